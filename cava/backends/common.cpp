@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+#include "cava/backends/common.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace cava {
+
+void Emitter::line(const std::string &text) {
+  text_ += text;
+  text_ += '\n';
+  lines_ += 1 + static_cast<unsigned>(std::count(text.begin(), text.end(), '\n'));
+}
+
+void Emitter::spec_code(const std::string &code, const Loc &loc) {
+  if (!loc.file.empty())
+    line("#line " + std::to_string(loc.line) + " \"" + loc.file + "\"");
+  line(code);
+  // lines_ counts lines written so far; the next one is lines_ + 1.
+  line("#line " + std::to_string(lines_ + 2) + " \"" + file_name_ + "\"");
+}
+
+std::string upper(const std::string &s) {
+  std::string out = s;
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return out;
+}
+
+std::string prefix(const Spec &spec) { return "ava_" + spec.identifier; }
+
+std::string fn_id_macro(const Spec &spec, const Function &fn) {
+  return "AVA_" + upper(spec.identifier) + "_FN_" + upper(fn.name);
+}
+
+std::string cb_id_macro(const Spec &spec, const Function &cb) {
+  return "AVA_" + upper(spec.identifier) + "_CB_" + upper(cb.name);
+}
+
+std::string type_id_macro(const Spec &spec, uint32_t type_id) {
+  std::string name = spec.handle_types.at(type_id - 1).name;
+  for (char &c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  }
+  return "AVA_" + upper(spec.identifier) + "_T_" + upper(name);
+}
+
+std::string call_struct(const Spec &spec, const Function &fn) {
+  return "struct " + prefix(spec) + "_" + fn.name + "_call";
+}
+
+std::string reply_struct(const Spec &spec, const Function &fn) {
+  return "struct " + prefix(spec) + "_" + fn.name + "_reply";
+}
+
+std::string cb_struct(const Spec &spec, const Function &cb) {
+  return "struct " + prefix(spec) + "_cb_" + cb.name;
+}
+
+std::string wire_header_name(const Spec &spec) { return spec.identifier + "_wire.h"; }
+
+std::string declarator(const TypeInfo &t, const std::string &name) {
+  const std::string &s = t.spelling;
+  const size_t fp = s.find("(*)");
+  if (fp != std::string::npos)
+    return s.substr(0, fp) + "(*" + name + ")" + s.substr(fp + 3);
+  if (!s.empty() && s.back() == '*')
+    return s + name;
+  return s + " " + name;
+}
+
+std::string param_list(const Function &fn) {
+  if (fn.params.empty())
+    return fn.variadic ? "..." : "void";
+  std::string out;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    if (i)
+      out += ", ";
+    out += declarator(fn.params[i].type, fn.params[i].name);
+  }
+  if (fn.variadic)
+    out += ", ...";
+  return out;
+}
+
+std::string arg_list(const Function &fn) {
+  std::string out;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    if (i)
+      out += ", ";
+    out += fn.params[i].name;
+  }
+  return out;
+}
+
+std::string prototype(const Function &fn, const std::string &name) {
+  return declarator(fn.ret, name + "(" + param_list(fn) + ")");
+}
+
+std::string elem_size_expr(const Param &p) {
+  if (p.info.elem_type.empty())
+    return "1";
+  return "sizeof(" + p.info.elem_type + ")";
+}
+
+uint64_t round8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
+
+namespace {
+
+void eval_block(Emitter &out, const Block &block, const Param &p, const std::string &indent,
+                const std::function<std::string(const std::string &)> &coupled_id) {
+  const std::string &n = p.name;
+  for (const Stmt &s : block.stmts) {
+    switch (s.kind) {
+    case Stmt::Kind::Annotation:
+      switch (s.ann.kind) {
+      case Ann::In:
+        out.line(indent + "ava_dir_" + n + " |= AVA_BUF_IN;");
+        break;
+      case Ann::Out:
+        out.line(indent + "ava_dir_" + n + " |= AVA_BUF_OUT;");
+        break;
+      case Ann::Buffer:
+        out.line(indent + "ava_count_" + n + " = (uint64_t)(" +
+                 (s.ann.args.empty() ? std::string("0") : s.ann.args[0]) + ");");
+        break;
+      case Ann::LifetimeCall:
+        out.line(indent + "ava_life_" + n + " = AVA_LIFETIME_CALL;");
+        break;
+      case Ann::LifetimeManual:
+        out.line(indent + "ava_life_" + n + " = AVA_LIFETIME_MANUAL;");
+        break;
+      case Ann::LifetimeStatic:
+        out.line(indent + "ava_life_" + n + " = AVA_LIFETIME_STATIC;");
+        break;
+      case Ann::LifetimeCoupled:
+        out.line(indent + "ava_life_" + n + " = AVA_LIFETIME_COUPLED;");
+        out.line(indent + "ava_coupled_" + n + " = " +
+                 coupled_id(s.ann.args.empty() ? std::string() : s.ann.args[0]) + ";");
+        break;
+      default:
+        break; // static annotations shape the wire layout, not runtime state
+      }
+      break;
+    case Stmt::Kind::If:
+      out.line(indent + "if (" + s.cond + ") {");
+      if (s.then_block)
+        eval_block(out, *s.then_block, p, indent + "\t", coupled_id);
+      if (s.else_block) {
+        out.line(indent + "} else {");
+        eval_block(out, *s.else_block, p, indent + "\t", coupled_id);
+      }
+      out.line(indent + "}");
+      break;
+    case Stmt::Kind::Element:
+    case Stmt::Kind::Field:
+      break;
+    }
+  }
+}
+
+bool has_lifetime(const Block &block) {
+  for (const Stmt &s : block.stmts) {
+    if (s.kind == Stmt::Kind::Annotation &&
+        (s.ann.kind == Ann::LifetimeCoupled || s.ann.kind == Ann::LifetimeManual ||
+         s.ann.kind == Ann::LifetimeStatic))
+      return true;
+    if (s.kind == Stmt::Kind::If && ((s.then_block && has_lifetime(*s.then_block)) ||
+                                     (s.else_block && has_lifetime(*s.else_block))))
+      return true;
+  }
+  return false;
+}
+
+} // namespace
+
+void emit_annotation_eval(Emitter &out, const Block &block, const Param &p, const std::string &indent,
+                          const std::function<std::string(const std::string &)> &coupled_id) {
+  eval_block(out, block, p, indent, coupled_id);
+}
+
+bool block_has_lifetime(const Block &block) { return has_lifetime(block); }
+
+uint64_t fnv1a(const std::string &text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+} // namespace cava

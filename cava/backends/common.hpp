@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+// Shared pieces of the backends: an emitter that knows its line number (for
+// #line directives back to the spec), names of generated symbols, and the
+// translation of annotation blocks into C statements.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "cava/ir/ir.hpp"
+
+namespace cava {
+
+class Emitter {
+ public:
+  explicit Emitter(std::string file_name) : file_name_(std::move(file_name)) {}
+  // Appends text (may hold several lines); a newline is added.
+  void line(const std::string &text = "");
+  // Copies spec code with #line directives so compiler errors point at the spec.
+  void spec_code(const std::string &code, const Loc &loc);
+  const std::string &text() const { return text_; }
+
+ private:
+  std::string file_name_;
+  std::string text_;
+  unsigned lines_ = 0;
+};
+
+std::string upper(const std::string &s);
+// "ava_demo"
+std::string prefix(const Spec &spec);
+std::string fn_id_macro(const Spec &spec, const Function &fn);
+std::string cb_id_macro(const Spec &spec, const Function &cb);
+std::string type_id_macro(const Spec &spec, uint32_t type_id);
+std::string call_struct(const Spec &spec, const Function &fn);
+std::string reply_struct(const Spec &spec, const Function &fn);
+std::string cb_struct(const Spec &spec, const Function &cb);
+std::string wire_header_name(const Spec &spec);
+
+// "int x", "void (*fn)(int)"
+std::string declarator(const TypeInfo &t, const std::string &name);
+// "demo_obj obj, uint64_t size" (or "void")
+std::string param_list(const Function &fn);
+// "obj, size"
+std::string arg_list(const Function &fn);
+// The prototype "T name(params)".
+std::string prototype(const Function &fn, const std::string &name);
+// Element size expression of a buffer: "sizeof(T)" or "1".
+std::string elem_size_expr(const Param &p);
+uint64_t round8(uint64_t n);
+
+// Emits the runtime evaluation of an argument's annotations: assignments to
+// ava_dir_<p>, ava_count_<p>, ava_life_<p>, ava_coupled_<p>.
+// coupled_id maps a handle argument name to its wire id expression.
+void emit_annotation_eval(Emitter &out, const Block &block, const Param &p, const std::string &indent,
+                          const std::function<std::string(const std::string &)> &coupled_id);
+bool block_has_lifetime(const Block &block);
+
+// 64-bit FNV-1a, the spec layout hash.
+uint64_t fnv1a(const std::string &text);
+
+} // namespace cava

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: MIT
+// Backend: the guest library. One exported stub per API function marshals
+// the call through the shim runtime (shim/ava_shim.h); unsupported
+// functions report themselves; callbacks from the worker are decoded by one
+// dispatch function.
+#include <sstream>
+
+#include "cava/backends/backends.hpp"
+#include "cava/backends/common.hpp"
+
+namespace cava {
+namespace {
+
+class GuestGen {
+ public:
+  GuestGen(const Spec &spec, const std::string &file_name)
+      : spec_(spec), p_(prefix(spec)), out_(file_name) {}
+  std::string run();
+
+ private:
+  void preamble();
+  void stub(const Function &fn);
+  void remote_body(const Function &fn);
+  void unsupported_stub(const Function &fn);
+  void callback_dispatch();
+  void spec_descriptor();
+  std::string spec_ref() const { return "&" + p_ + "_guest_spec"; }
+  std::string error_return(const Function &fn) const {
+    return fn.ret.kind == TypeInfo::Kind::Void ? "return;" : "return (" + fn.ret.spelling + ")(" + *fn.error + ");";
+  }
+
+  const Spec &spec_;
+  std::string p_;
+  Emitter out_;
+};
+
+void GuestGen::preamble() {
+  out_.line(banner(spec_));
+  out_.line("/*");
+  out_.line(" * Guest library of spec \"" + spec_.name + "\": answers to " +
+            (spec_.sonames.empty() ? std::string("?") : spec_.sonames[0]) +
+            " and forwards each call to an ava worker.");
+  out_.line(" */");
+  out_.line("#include <stddef.h>");
+  out_.line("#include <stdint.h>");
+  out_.line("#include <string.h>");
+  out_.line();
+  for (const std::string &inc : spec_.includes)
+    out_.line(inc);
+  out_.line();
+  out_.line("#include \"shim/ava_shim.h\"");
+  out_.line("#include \"" + wire_header_name(spec_) + "\"");
+  out_.line();
+  out_.line("#define AVA_EXPORT __attribute__((visibility(\"default\")))");
+  out_.line("#define ava_is_guest 1");
+  out_.line("#define ava_is_worker 0");
+  out_.line();
+  out_.line("static const struct ava_guest_spec " + p_ + "_guest_spec;");
+  out_.line();
+  if (!spec_.utility.empty()) {
+    out_.line("/* Utility code of the spec (compiled into guest and worker). */");
+    out_.line("#pragma GCC diagnostic push");
+    out_.line("#pragma GCC diagnostic ignored \"-Wunused-function\"");
+    out_.line("#pragma GCC diagnostic ignored \"-Wunused-variable\"");
+    for (const CodeRegion &r : spec_.utility)
+      out_.spec_code(r.text, r.loc);
+    out_.line("#pragma GCC diagnostic pop");
+    out_.line();
+  }
+  for (const char *h : {"guestlib_init_prologue", "guestlib_init_epilogue", "guestlib_fini_prologue",
+                        "guestlib_fini_epilogue"}) {
+    auto it = spec_.hooks.find(h);
+    if (it == spec_.hooks.end())
+      continue;
+    out_.line("static void " + p_ + "_" + h + "(void)");
+    out_.line("{");
+    out_.spec_code("\t" + it->second.text + ";", it->second.loc);
+    out_.line("}");
+    out_.line();
+  }
+  if (!spec_.replacement.empty()) {
+    out_.line("/* Replacement code of the spec: these functions run in the guest only. */");
+    out_.line("#pragma GCC visibility push(default)");
+    for (const CodeRegion &r : spec_.replacement)
+      out_.spec_code(r.text, r.loc);
+    out_.line("#pragma GCC visibility pop");
+    out_.line();
+  }
+}
+
+void GuestGen::unsupported_stub(const Function &fn) {
+  out_.line("AVA_EXPORT " + prototype(fn, fn.name));
+  out_.line("{");
+  for (const Param &p : fn.params)
+    out_.line("\t(void)" + p.name + ";");
+  out_.line("\tava_guest_unsupported(" + spec_ref() + ", \"" + fn.name + "\");");
+  if (fn.ret.kind != TypeInfo::Kind::Void)
+    out_.line("\t" + error_return(fn));
+  out_.line("}");
+  out_.line();
+}
+
+void GuestGen::remote_body(const Function &fn) {
+  const bool sync = !fn.async;
+  const bool has_ret = fn.ret.kind != TypeInfo::Kind::Void;
+  out_.line("{");
+  out_.line("\t" + call_struct(spec_, fn) + " ava_a;");
+  if (sync)
+    out_.line("\tconst " + reply_struct(spec_, fn) + " *ava_r = NULL;");
+  out_.line("\tstruct ava_call ava_c;");
+  if (has_ret && sync)
+    out_.line("\t" + declarator(fn.ret, "ava_ret") + ";");
+  for (const Param &p : fn.params) {
+    if (p.info.role == Role::Buffer) {
+      out_.line("\tuint32_t ava_dir_" + p.name + " = " +
+                (p.info.default_in ? "AVA_BUF_IN" : "0") + ";");
+      out_.line("\tuint64_t ava_count_" + p.name + " = 0;");
+    }
+    if (p.info.role == Role::Callback || p.info.role == Role::Buffer) {
+      out_.line("\tuint32_t ava_life_" + p.name + " = AVA_LIFETIME_CALL;");
+      out_.line("\tuint64_t ava_coupled_" + p.name + " = 0;");
+    }
+  }
+  out_.line();
+  out_.line("\tmemset(&ava_a, 0, sizeof(ava_a));");
+  for (const Param &p : fn.params) {
+    // A buffer's lifetime matters to the worker only.
+    if (p.info.role == Role::Buffer)
+      out_.line("\t(void)ava_life_" + p.name + ";\n\t(void)ava_coupled_" + p.name + ";");
+  }
+  auto coupled = [](const std::string &obj) { return "(uint64_t)(uintptr_t)(" + obj + ")"; };
+  for (const Param &p : fn.params) {
+    if (p.info.role == Role::Buffer) {
+      out_.line("\tif (" + p.name + " != NULL) {");
+      emit_annotation_eval(out_, p.block, p, "\t\t", coupled);
+      out_.line("\t}");
+    } else if (p.info.role == Role::Callback) {
+      emit_annotation_eval(out_, p.block, p, "\t", coupled);
+    }
+  }
+  out_.line("\tif (ava_call_begin(&ava_c, " + spec_ref() + ", " + fn_id_macro(spec_, fn) + ", " +
+            (sync ? std::string("AVA_F_SYNC") : std::string("AVA_F_ASYNC")) +
+            (fn.flush ? " | AVA_F_FLUSH" : "") + ") != 0)");
+  out_.line("\t\tgoto ava_fail;");
+  const Param *userdata = fn.userdata_param >= 0 ? &fn.params[fn.userdata_param] : nullptr;
+  for (const Param &p : fn.params) {
+    const std::string f = "ava_a." + p.name;
+    switch (p.info.role) {
+    case Role::Scalar:
+      out_.line("\t" + f + " = (" + (p.type.is_signed ? "ava_s64" : "ava_u64") + ")" + p.name + ";");
+      break;
+    case Role::Float:
+    case Role::Bytes:
+      out_.line("\tmemcpy(" + std::string(p.info.role == Role::Float ? "&" : "") + f + ", &" +
+                p.name + ", sizeof(" + p.name + "));");
+      break;
+    case Role::Handle:
+    case Role::Opaque:
+      out_.line("\t" + f + " = (ava_u64)(uintptr_t)" + p.name + ";");
+      break;
+    case Role::Callback:
+      out_.line("\t" + f + " = ava_call_callback(&ava_c, (void (*)(void))" + p.name + ", " +
+                (userdata ? userdata->name : std::string("NULL")) + ", ava_life_" + p.name +
+                ", ava_coupled_" + p.name + ");");
+      break;
+    case Role::Buffer:
+      out_.line("\tava_call_put_buffer(&ava_c, &" + f + ", " + p.name + ", ava_count_" + p.name +
+                ", " + elem_size_expr(p) + ", ava_dir_" + p.name + ");");
+      break;
+    case Role::Userdata:
+    case Role::None:
+      break;
+    }
+  }
+  if (!sync) {
+    out_.line("\tif (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)");
+    out_.line("\t\tgoto ava_fail;");
+    out_.line("\tava_call_end(&ava_c);");
+    if (has_ret)
+      out_.line("\treturn (" + fn.ret.spelling + ")(" + *fn.success + ");");
+    else
+      out_.line("\treturn;");
+  } else {
+    out_.line("\tif (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, "
+              "sizeof(*ava_r)) != 0)");
+    out_.line("\t\tgoto ava_fail;");
+    for (const Param &p : fn.params) {
+      if (p.info.role == Role::Buffer && p.info.may_out)
+        out_.line("\tif (ava_dir_" + p.name + " & AVA_BUF_OUT)\n\t\tava_call_get_buffer(&ava_c, &ava_r->" +
+                  p.name + ", " + p.name + ", ava_count_" + p.name + " * " + elem_size_expr(p) + ");");
+    }
+    out_.line("\tif (ava_c.failed)");
+    out_.line("\t\tgoto ava_fail;");
+    switch (fn.ret_info.role) {
+    case Role::Scalar:
+      out_.line("\tava_ret = (" + fn.ret.spelling + ")ava_r->ret;");
+      break;
+    case Role::Float:
+    case Role::Bytes:
+      out_.line(std::string("\tmemcpy(&ava_ret, ") + (fn.ret_info.role == Role::Float ? "&" : "") +
+                "ava_r->ret, sizeof(ava_ret));");
+      break;
+    case Role::Handle:
+    case Role::Opaque:
+      out_.line("\tava_ret = (" + fn.ret.spelling + ")(uintptr_t)ava_r->ret;");
+      break;
+    default:
+      break;
+    }
+    if (fn.success && has_ret) {
+      out_.line("\tif (ava_ret == (" + *fn.success + ")) {");
+      out_.line("\t\tint64_t ava_async_value;");
+      out_.line("\t\tif (ava_call_take_async_error(&ava_c, " + std::to_string(fn.ret_class) +
+                "u, &ava_async_value))");
+      out_.line("\t\t\tava_ret = (" + fn.ret.spelling + ")ava_async_value;");
+      out_.line("\t}");
+    }
+    for (const Param &p : fn.params) {
+      if (p.info.role == Role::Handle && p.info.deallocates) {
+        const std::string cond =
+            fn.success && has_ret ? "ava_ret == (" + *fn.success + ")" : std::string("1");
+        out_.line("\tif (" + cond + ")");
+        out_.line("\t\tava_guest_handle_released(" + spec_ref() + ", (uint64_t)(uintptr_t)" + p.name + ");");
+      }
+    }
+    out_.line("\tava_call_end(&ava_c);");
+    out_.line(has_ret ? "\treturn ava_ret;" : "\treturn;");
+  }
+  out_.line();
+  out_.line("ava_fail:");
+  out_.line("\tava_call_end(&ava_c);");
+  out_.line("\t" + error_return(fn));
+  out_.line("}");
+  out_.line();
+}
+
+void GuestGen::stub(const Function &fn) {
+  if (fn.unsupported) {
+    unsupported_stub(fn);
+    return;
+  }
+  const bool guest_code = !fn.code.empty() && !fn.disable_native_call;
+  if (!guest_code) {
+    out_.line("AVA_EXPORT " + prototype(fn, fn.name));
+    remote_body(fn);
+    return;
+  }
+  // The spec's code runs around the remote call: ava_execute() is that call.
+  const std::string remote = p_ + "_remote_" + fn.name;
+  out_.line("static " + prototype(fn, remote));
+  remote_body(fn);
+  out_.line("AVA_EXPORT " + prototype(fn, fn.name));
+  out_.line("{");
+  out_.line("#define ava_execute() " + remote + "(" + arg_list(fn) + ")");
+  out_.spec_code(fn.code, fn.code_loc);
+  out_.line("#undef ava_execute");
+  out_.line("}");
+  out_.line();
+}
+
+void GuestGen::callback_dispatch() {
+  out_.line("static int " + p_ + "_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void "
+            "*ava_userdata,");
+  out_.line("\t\t\t\tconst void *ava_args, uint64_t ava_args_len, const uint8_t *ava_payload,");
+  out_.line("\t\t\t\tuint64_t ava_payload_len)");
+  out_.line("{");
+  if (spec_.callbacks.empty()) {
+    out_.line("\t(void)ava_decl_id;\n\t(void)ava_fn;\n\t(void)ava_userdata;\n\t(void)ava_args;");
+    out_.line("\t(void)ava_args_len;\n\t(void)ava_payload;\n\t(void)ava_payload_len;");
+    out_.line("\treturn -1;");
+    out_.line("}");
+    out_.line();
+    return;
+  }
+  out_.line("\tswitch (ava_decl_id) {");
+  for (const Function &cb : spec_.callbacks) {
+    out_.line("\tcase " + cb_id_macro(spec_, cb) + ": {");
+    out_.line("\t\tconst " + cb_struct(spec_, cb) + " *ava_a = ava_args;");
+    for (const Param &p : cb.params)
+      out_.line("\t\t" + declarator(p.type, p.name) + ";");
+    out_.line();
+    out_.line("\t\tif (ava_args_len != sizeof(*ava_a))");
+    out_.line("\t\t\treturn -1;");
+    std::string call_types;
+    for (const Param &p : cb.params) {
+      const std::string f = "ava_a->" + p.name;
+      call_types += (call_types.empty() ? "" : ", ") + p.type.spelling;
+      switch (p.info.role) {
+      case Role::Scalar:
+        out_.line("\t\t" + p.name + " = (" + p.type.spelling + ")" + f + ";");
+        break;
+      case Role::Float:
+      case Role::Bytes:
+        out_.line("\t\tmemcpy(&" + p.name + ", " + (p.info.role == Role::Float ? "&" : "") + f +
+                  ", sizeof(" + p.name + "));");
+        break;
+      case Role::Handle:
+      case Role::Opaque:
+        out_.line("\t\t" + p.name + " = (" + p.type.spelling + ")(uintptr_t)" + f + ";");
+        break;
+      case Role::Userdata:
+        out_.line("\t\t" + p.name + " = ava_userdata;");
+        break;
+      case Role::Buffer:
+        out_.line("\t\tif (ava_callback_buffer(&" + f + ", ava_payload, ava_payload_len, (const void "
+                  "**)&" + p.name + ") != 0)");
+        out_.line("\t\t\treturn -1;");
+        break;
+      default:
+        break;
+      }
+    }
+    out_.line("\t\t((void (*)(" + call_types + "))ava_fn)(" + arg_list(cb) + ");");
+    out_.line("\t\treturn 0;");
+    out_.line("\t}");
+  }
+  out_.line("\tdefault:");
+  out_.line("\t\t(void)ava_fn;");
+  out_.line("\t\treturn -1;");
+  out_.line("\t}");
+  out_.line("}");
+  out_.line();
+}
+
+void GuestGen::spec_descriptor() {
+  out_.line("static const char *const " + p_ + "_func_names[] = {");
+  out_.line("\tNULL,");
+  for (const Function &fn : spec_.functions)
+    out_.line("\t\"" + fn.name + "\",");
+  out_.line("};");
+  out_.line();
+  const std::string up = upper(spec_.identifier);
+  out_.line("static const struct ava_guest_spec " + p_ + "_guest_spec = {");
+  out_.line("\t.name = AVA_" + up + "_SPEC_NAME,");
+  out_.line("\t.id = AVA_" + up + "_SPEC_ID,");
+  out_.line("\t.hash = AVA_" + up + "_SPEC_HASH,");
+  out_.line("\t.nfuncs = AVA_" + up + "_NFUNCS,");
+  out_.line("\t.func_names = " + p_ + "_func_names,");
+  out_.line("\t.callback_dispatch = " + p_ + "_guest_callback,");
+  for (const char *h : {"init_prologue", "init_epilogue", "fini_prologue", "fini_epilogue"}) {
+    const bool present = spec_.hooks.count(std::string("guestlib_") + h) != 0;
+    out_.line(std::string("\t.") + h + " = " + (present ? p_ + "_guestlib_" + h : "NULL") + ",");
+  }
+  out_.line("};");
+  out_.line();
+  out_.line("/* Closes the channel when the program exits or unloads the library. */");
+  out_.line("__attribute__((destructor)) static void " + p_ + "_guest_fini(void)");
+  out_.line("{");
+  out_.line("\tava_guest_shutdown(" + spec_ref() + ");");
+  out_.line("}");
+}
+
+std::string GuestGen::run() {
+  preamble();
+  callback_dispatch();
+  for (const Function &fn : spec_.functions)
+    stub(fn);
+  spec_descriptor();
+  return out_.text();
+}
+
+} // namespace
+
+std::string generate_guestlib(const Spec &spec, const std::string &file_name) {
+  GuestGen gen(spec, file_name);
+  return gen.run();
+}
+
+std::string generate_version_script(const Spec &spec) {
+  std::ostringstream out;
+  out << banner(spec, "/*", " */") << "\n{\n\tglobal:\n";
+  for (const Function &fn : spec.functions)
+    out << "\t\t" << fn.name << ";\n";
+  for (const std::string &name : spec.replacement_functions)
+    out << "\t\t" << name << ";\n";
+  out << "\tlocal:\n\t\t*;\n};\n";
+  return out.str();
+}
+
+} // namespace cava

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+// cava's intermediate representation: plain structs filled by the frontend
+// (libclang -> IR), checked and resolved by the validator, read by backends.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cava {
+
+struct Loc {
+  std::string file;
+  unsigned line = 0;
+  unsigned col = 0;
+};
+
+// Every annotation of DESIGN.md §3 that appears as a statement.
+enum class Ann {
+  // values (argument / return value / element / type scopes)
+  In,
+  Out,
+  Buffer,
+  Handle,
+  Opaque,
+  ZerocopyBuffer,
+  Callback,
+  Userdata,
+  LifetimeCall,
+  LifetimeCoupled,
+  LifetimeManual,
+  LifetimeStatic,
+  Allocates,
+  Deallocates,
+  AllocatesResource,
+  DeallocatesResource,
+  BufferAllocator,
+  DependsOn,
+  NoCopy,
+  ImplicitArgument,
+  Error,
+  // function level
+  Sync,
+  Async,
+  Flush,
+  Success,
+  OrderedBy,
+  ConsumesResource,
+  DisableNativeCall,
+  Unsupported,
+  TimeMe,
+  ObjectRecord,
+  ObjectDependsOn,
+  ObjectExplicitStateFunctions,
+};
+
+// Maps a marker function name ("__ava_in") to its annotation.
+std::optional<Ann> ann_from_marker(const std::string &marker);
+// The spelling users write ("ava_in").
+const char *ann_name(Ann a);
+bool ann_is_function_level(Ann a);
+
+struct Annotation {
+  Ann kind = Ann::In;
+  std::vector<std::string> args; // source text of each macro argument
+  Loc loc;
+};
+
+struct Block;
+
+// One item of an annotation block.
+struct Stmt {
+  enum class Kind { Annotation, If, Element, Field };
+  Kind kind = Kind::Annotation;
+  Annotation ann;                    // Annotation
+  std::string cond;                  // If: the C condition as written
+  std::string field;                 // Field: the field name
+  std::shared_ptr<Block> then_block; // If, Element, Field
+  std::shared_ptr<Block> else_block; // If (may be null)
+  Loc loc;
+};
+
+struct Block {
+  std::vector<Stmt> stmts;
+};
+
+struct TypeInfo {
+  enum class Kind { Void, Int, Float, Pointer, FunctionPointer, Record, Other };
+  Kind kind = Kind::Other;
+  std::string spelling;  // as written, e.g. "const demo_obj *"
+  std::string canonical; // e.g. "const struct demo_obj_s **"
+  bool is_signed = false;
+  uint64_t size = 0;     // bytes; 0 when unknown (void)
+  bool is_bool = false;
+  // Pointer / FunctionPointer
+  std::shared_ptr<TypeInfo> pointee;
+  bool pointee_const = false;
+  // FunctionPointer: parameter and result types of the pointee
+  std::vector<TypeInfo> fn_params;
+  std::shared_ptr<TypeInfo> fn_result;
+};
+
+// What a value is on the wire; resolved by the validator.
+enum class Role { None, Scalar, Float, Bytes, Handle, Opaque, Buffer, Callback, Userdata };
+
+struct ValueInfo {
+  Role role = Role::None;
+  uint32_t handle_type = 0; // Handle: type id (1-based)
+  bool allocates = false;
+  bool deallocates = false;
+  // Buffer
+  bool may_in = false;      // some path of the annotations says ava_in
+  bool may_out = false;     // some path says ava_out
+  bool default_in = false;  // no direction given and the pointee is const
+  std::string elem_type;    // pointee type without const; "" for void
+  uint64_t elem_size = 1;
+  uint32_t elem_handle_type = 0; // elements are handles of this type
+  bool elem_allocates = false;
+  // Callback
+  std::string callback_decl;
+};
+
+struct Param {
+  std::string name;
+  TypeInfo type;
+  Block block; // annotations of ava_argument(name), type rules merged first
+  Loc loc;
+  ValueInfo info;
+};
+
+struct Function {
+  std::string name;
+  TypeInfo ret;
+  std::vector<Param> params;
+  bool variadic = false;
+  Block block;     // function-level annotations
+  Block ret_block; // ava_return_value
+  ValueInfo ret_info;
+  Loc loc;
+  bool is_callback_decl = false;
+  bool in_spec = true; // false: declared in an API header only (unsupported stub)
+  std::string code;    // statements of the body that are not annotations
+  bool code_has_execute = false;
+  Loc code_loc;
+  // resolved
+  uint32_t id = 0;
+  bool async = false;
+  bool flush = false;
+  bool unsupported = false;
+  bool disable_native_call = false;
+  std::optional<std::string> success; // C expression
+  std::optional<std::string> error;   // C expression
+  uint32_t ret_class = 0;
+  int userdata_param = -1; // index of the ava_userdata argument
+  int callback_param = -1;
+};
+
+struct TypeRule {
+  std::string type; // spelling without qualifiers
+  Block block;
+  Loc loc;
+};
+
+struct HandleType {
+  std::string name; // spelling, e.g. "demo_obj"
+  std::string destroy_function; // "" when the spec has none
+};
+
+struct CodeRegion {
+  std::string text;
+  Loc loc;
+};
+
+struct Spec {
+  std::string source_file; // path as given to cava
+  std::string source_name; // path shown in banners (relative when possible)
+  std::string name;
+  std::string version;
+  std::string identifier;
+  uint32_t number = 0;
+  std::vector<std::string> sonames;
+  std::string libs;
+  std::string cflags;
+  std::string export_qualifier;
+  std::vector<std::string> includes; // "#include ..." lines of the spec, in order
+  std::vector<CodeRegion> utility;
+  std::vector<CodeRegion> replacement;
+  std::vector<std::string> replacement_functions; // names defined in replacement regions
+  std::map<std::string, CodeRegion> hooks;         // "guestlib_init_prologue" -> code
+  std::vector<TypeRule> type_rules;
+  Block defaults;
+  std::vector<Function> functions; // spec functions, then unsupported header functions
+  std::vector<Function> callbacks; // ava_callback_decl functions
+  std::vector<HandleType> handle_types;
+  std::vector<std::string> ret_classes; // index + 1 = class id
+  std::vector<std::string> unimplemented_seen;
+  Loc loc;
+};
+
+} // namespace cava

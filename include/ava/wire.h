@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ava wire format: the messages that travel between a guest library and a
+ * worker over any channel (socket, shared-memory ring, /dev/ava slot).
+ *
+ * This header is shared by user space (C and C++) and the Linux kernel, so it
+ * uses fixed-width types only, no pointers, no enums, no size_t and no
+ * implicit padding. Everything is little-endian (ava runs on x86_64 and other
+ * little-endian hosts; a big-endian port would byte-swap at the channel).
+ *
+ * One message:
+ *
+ *   0                  64                 64+args_len               total_len
+ *   +------------------+------------------+--------------------------+
+ *   | struct ava_msg_hdr | argument block | payload (buffers)        |
+ *   +------------------+------------------+--------------------------+
+ *
+ * The argument block of a CALL is the cava-generated struct of the function
+ * (see the generated <spec>_wire.h). The argument block of a REPLY is
+ * struct ava_reply_common followed by the generated reply struct. Buffers are
+ * referenced from the argument block by struct ava_buf_desc, whose offset is
+ * relative to the start of the payload. Every buffer in a payload is followed
+ * by at least one zero byte and padded to 8 bytes, so a receiver may treat an
+ * in-buffer as a terminated string after checking that guard byte.
+ *
+ * Nothing in a message is trusted by its receiver: lengths, offsets, ids and
+ * flags are all checked before use.
+ */
+#ifndef AVA_WIRE_H
+#define AVA_WIRE_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/build_bug.h>
+#define AVA_STATIC_ASSERT(c, m) static_assert(c, m)
+typedef u8 ava_u8;
+typedef u16 ava_u16;
+typedef u32 ava_u32;
+typedef u64 ava_u64;
+typedef s32 ava_s32;
+typedef s64 ava_s64;
+#else
+#include <stddef.h>
+#include <stdint.h>
+#ifdef __cplusplus
+#define AVA_STATIC_ASSERT(c, m) static_assert(c, m)
+#else
+#define AVA_STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
+typedef uint8_t ava_u8;
+typedef uint16_t ava_u16;
+typedef uint32_t ava_u32;
+typedef uint64_t ava_u64;
+typedef int32_t ava_s32;
+typedef int64_t ava_s64;
+#endif
+
+#define AVA_MSG_MAGIC 0x31415641u /* "AVA1" read as little-endian bytes */
+#define AVA_ABI_VERSION 1u
+
+/* struct ava_msg_hdr.kind */
+#define AVA_MSG_HELLO 1u         /* guest -> worker: struct ava_hello */
+#define AVA_MSG_HELLO_ACK 2u     /* worker -> guest: status only */
+#define AVA_MSG_CALL 3u          /* guest -> worker: an API call */
+#define AVA_MSG_REPLY 4u         /* worker -> guest: result of a sync CALL */
+#define AVA_MSG_CALLBACK 5u      /* worker -> guest: run a guest callback */
+#define AVA_MSG_CALLBACK_DONE 6u /* guest -> worker: that callback returned */
+#define AVA_MSG_GOODBYE 7u       /* either way: orderly close */
+#define AVA_MSG_KIND_MAX 7u
+
+/* struct ava_msg_hdr.flags */
+#define AVA_F_SYNC 0x1u  /* the sender waits for a REPLY */
+#define AVA_F_ASYNC 0x2u /* no REPLY; errors surface at the next sync call */
+#define AVA_F_FLUSH 0x4u /* deliver any batched async commands first */
+#define AVA_F_ALL (AVA_F_SYNC | AVA_F_ASYNC | AVA_F_FLUSH)
+
+/*
+ * struct ava_msg_hdr.status (REPLY, HELLO_ACK): 0 or a negative AVA_E_*.
+ * A non-zero status means the API function was NOT called (or, for
+ * AVA_E_HANDLE, was refused before the call); the guest stub then returns
+ * the function's error value.
+ */
+#define AVA_OK 0
+#define AVA_E_PROTO (-1)        /* malformed message */
+#define AVA_E_LENGTH (-2)       /* a length or offset is out of bounds */
+#define AVA_E_FUNC (-3)         /* unknown function id */
+#define AVA_E_HANDLE (-4)       /* unknown or wrongly typed handle */
+#define AVA_E_NOMEM (-5)        /* the worker could not allocate */
+#define AVA_E_UNSUPPORTED (-6)  /* the spec does not support the call */
+#define AVA_E_CLOSED (-7)       /* the channel is closed or broken */
+#define AVA_E_SPEC (-8)         /* spec name, id or layout hash mismatch */
+#define AVA_E_TOO_BIG (-9)      /* message above the configured limit */
+#define AVA_E_TIMEOUT (-10)     /* no answer within the configured time */
+#define AVA_E_STATE (-11)       /* call out of order (e.g. before HELLO) */
+
+/* Default upper bound of one message; channels may configure it lower. */
+#define AVA_MSG_MAX_DEFAULT (1ull << 32)
+
+/*
+ * The fixed header of every message; exactly one cache line.
+ *
+ *   0        4      6      8        12       16
+ *   +--------+------+------+--------+--------+
+ *   | magic  | abi  | kind | spec_id| func_id|
+ *   +--------+------+------+--------+--------+----------------+
+ *   16 total_len (u64)     24 thread_id (u64)
+ *   32 seq (u64)           40 call_id (u64)
+ *   48 args_len (u32)  52 flags (u32)  56 status (s32)  60 reserved (u32)
+ */
+struct ava_msg_hdr {
+	ava_u32 magic;
+	ava_u16 abi_version;
+	ava_u16 kind;
+	ava_u32 spec_id;
+	ava_u32 func_id; /* CALL/REPLY: function id; CALLBACK: callback decl id */
+	ava_u64 total_len; /* header + argument block + payload */
+	ava_u64 thread_id; /* guest thread that made the call */
+	ava_u64 seq;       /* per-thread ordering sequence of CALLs */
+	ava_u64 call_id;   /* REPLY echoes the CALL's; CALLBACK: registration id */
+	ava_u32 args_len;
+	ava_u32 flags;
+	ava_s32 status;
+	ava_u32 reserved; /* must be zero */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_msg_hdr) == 64, "ava_msg_hdr is one cache line");
+AVA_STATIC_ASSERT(offsetof(struct ava_msg_hdr, total_len) == 16, "ava_msg_hdr.total_len");
+AVA_STATIC_ASSERT(offsetof(struct ava_msg_hdr, call_id) == 40, "ava_msg_hdr.call_id");
+AVA_STATIC_ASSERT(offsetof(struct ava_msg_hdr, status) == 56, "ava_msg_hdr.status");
+
+/* struct ava_buf_desc.flags */
+#define AVA_BUF_PRESENT 0x1u /* the pointer was non-NULL */
+#define AVA_BUF_IN 0x2u      /* contents travel with the CALL */
+#define AVA_BUF_OUT 0x4u     /* contents travel back with the REPLY */
+#define AVA_BUF_ALL (AVA_BUF_PRESENT | AVA_BUF_IN | AVA_BUF_OUT)
+
+/*
+ * A buffer argument. In a CALL, offset/length locate an IN buffer in the
+ * payload; for an OUT-only buffer length is the capacity the guest offers and
+ * offset is zero. In a REPLY, offset/length locate the returned bytes.
+ */
+struct ava_buf_desc {
+	ava_u64 offset;
+	ava_u64 length;
+	ava_u32 flags;
+	ava_u32 reserved; /* must be zero */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_buf_desc) == 24, "ava_buf_desc size");
+
+/* First part of every REPLY argument block. */
+struct ava_reply_common {
+	/*
+	 * An async call of this guest thread failed since the last sync reply:
+	 * async_error_class is the cava return class of that function (0 =
+	 * none) and async_error_value its return value.
+	 */
+	ava_s64 async_error_value;
+	ava_u32 async_error_class;
+	ava_u32 async_error_func;
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_reply_common) == 16, "ava_reply_common size");
+
+#define AVA_SPEC_NAME_MAX 32
+
+/* Argument block of HELLO. */
+struct ava_hello {
+	ava_u64 spec_hash; /* cava's hash of the spec's wire layout */
+	ava_u64 pid;       /* guest process id, for logs */
+	ava_u32 spec_id;
+	ava_u32 reserved;
+	char spec_name[AVA_SPEC_NAME_MAX]; /* NUL-padded */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_hello) == 56, "ava_hello size");
+
+/* Round a payload item up so that it keeps a zero guard byte and 8-byte alignment. */
+#define AVA_PAYLOAD_SPAN(len) ((((ava_u64)(len)) + 8u) & ~(ava_u64)7u)
+
+#endif /* AVA_WIRE_H */

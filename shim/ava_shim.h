@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The guest-library runtime as seen by cava-generated guest stubs (C).
+ *
+ * A stub marshals one call like this:
+ *
+ *   struct ava_call c;
+ *   if (ava_call_begin(&c, &spec, FN_ID, AVA_F_SYNC) != 0) goto fail;
+ *   a.x = ...;                                    scalars, handles
+ *   ava_call_put_buffer(&c, &a.buf, ptr, n, 4, AVA_BUF_IN);
+ *   if (ava_call_invoke(&c, &a, sizeof a, &r, sizeof *r) != 0) goto fail;
+ *   ava_call_get_buffer(&c, &r->buf, ptr, n * 4); out buffers
+ *   ret = r->ret; ava_call_end(&c); return ret;
+ *   fail: ava_call_end(&c); return ERROR_VALUE;
+ *
+ * Every function returns 0 on success and -1 on failure; after a failure the
+ * call is marked failed (c.failed), later steps of the same call are no-ops
+ * returning -1, and the reason has been printed to stderr once, prefixed by
+ * "ava: ". Nothing here aborts the host program.
+ */
+#ifndef AVA_SHIM_H
+#define AVA_SHIM_H
+
+#include <stdint.h>
+
+#include "ava/wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Decodes one CALLBACK message on the guest's callback thread: generated per
+ * spec. fn/userdata are what the guest registered; args/args_len the argument
+ * block; payload/payload_len the payload. Returns 0, or -1 if the message was
+ * malformed (the callback is then not called).
+ */
+typedef int (*ava_guest_callback_fn)(uint32_t decl_id, void (*fn)(void), void *userdata,
+				     const void *args, uint64_t args_len, const uint8_t *payload,
+				     uint64_t payload_len);
+
+/* What the runtime needs to know of a spec; one constant per guest library. */
+struct ava_guest_spec {
+	const char *name;
+	uint32_t id;
+	uint64_t hash;
+	uint32_t nfuncs;
+	const char *const *func_names;
+	ava_guest_callback_fn callback_dispatch;
+	void (*init_prologue)(void); /* NULL when the spec has none */
+	void (*init_epilogue)(void);
+	void (*fini_prologue)(void);
+	void (*fini_epilogue)(void);
+};
+
+/* A call in progress; lives on the stub's stack. */
+struct ava_call {
+	void *impl;
+	int failed;
+	uint32_t func_id;
+};
+
+int ava_call_begin(struct ava_call *c, const struct ava_guest_spec *spec, uint32_t func_id,
+		   uint32_t flags);
+
+/*
+ * Describes a buffer argument of count elements of elem_size bytes.
+ * dir is AVA_BUF_IN, AVA_BUF_OUT or both. A NULL ptr is sent as absent.
+ * IN bytes are referenced, not copied, until ava_call_invoke sends them.
+ */
+int ava_call_put_buffer(struct ava_call *c, struct ava_buf_desc *d, const void *ptr,
+			uint64_t count, uint64_t elem_size, uint32_t dir);
+
+/*
+ * Registers a guest callback for this call and returns its id for the wire
+ * (0 when fn is NULL). lifetime is an AVA_LIFETIME_*; for
+ * AVA_LIFETIME_COUPLED the registration lives until coupled_handle is
+ * deallocated (see ava_guest_handle_released).
+ */
+uint64_t ava_call_callback(struct ava_call *c, void (*fn)(void), void *userdata, uint32_t lifetime,
+			   uint64_t coupled_handle);
+
+/*
+ * Sends the call. For a sync call, waits for the reply and points *reply at
+ * its function part (at least reply_len bytes, validated). For an async call
+ * reply may be NULL; the function returns once the call is queued.
+ */
+int ava_call_invoke(struct ava_call *c, const void *args, uint32_t args_len, const void **reply,
+		    uint32_t reply_len);
+
+/* Copies an OUT buffer of the reply into dst, which holds capacity bytes. */
+int ava_call_get_buffer(struct ava_call *c, const struct ava_buf_desc *d, void *dst,
+			uint64_t capacity);
+
+/*
+ * If the reply reported a failed async call whose function has return class
+ * ret_class, stores its return value in *value, consumes it and returns 1.
+ */
+int ava_call_take_async_error(struct ava_call *c, uint32_t ret_class, int64_t *value);
+
+/* Releases the reply and any per-call registrations of lifetime CALL. */
+void ava_call_end(struct ava_call *c);
+
+/*
+ * Used by generated callback decoders: points *ptr at an IN buffer of a
+ * CALLBACK payload after checking its descriptor (flags, bounds, zero guard
+ * byte); an absent buffer gives NULL. Returns 0 or -1.
+ */
+int ava_callback_buffer(const struct ava_buf_desc *d, const uint8_t *payload, uint64_t payload_len,
+			const void **ptr);
+
+/* The guest deallocated a handle: drop callbacks coupled to it. */
+void ava_guest_handle_released(const struct ava_guest_spec *spec, uint64_t handle);
+
+/* Reports, once per function, that the spec does not support it. */
+void ava_guest_unsupported(const struct ava_guest_spec *spec, const char *func_name);
+
+/* Closes the channel in an orderly way (library destructor). */
+void ava_guest_shutdown(const struct ava_guest_spec *spec);
+
+/* Lifetimes of callbacks and buffers (ava_lifetime_*). */
+#define AVA_LIFETIME_CALL 0u
+#define AVA_LIFETIME_COUPLED 1u
+#define AVA_LIFETIME_MANUAL 2u
+#define AVA_LIFETIME_STATIC 3u
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AVA_SHIM_H */

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+#include "shim/call.hpp"
+
+#include <climits>
+#include <cstring>
+#include <string>
+
+#include "shim/runtime_registry.hpp"
+#include "shim/thread_util.hpp"
+
+namespace ava::guest {
+
+namespace {
+
+constexpr uint64_t kHeader = sizeof(ava_msg_hdr);
+
+// Padding after IN buffers comes from here, so user buffers are sent in place.
+alignas(8) const uint8_t kZeros[8] = {};
+
+// A deferred async error that the call which received it did not consume;
+// it surfaces at a later call of this thread with a matching return class.
+// Trivially initialised, so no TLS constructor runs in the host program.
+struct PendingAsyncError {
+  const Runtime *owner;
+  int64_t value;
+  uint32_t ret_class;
+  uint32_t func_id;
+};
+thread_local PendingAsyncError t_pending_async = {nullptr, 0, 0, 0};
+
+} // namespace
+
+void reset_async_errors_after_fork() { t_pending_async = {nullptr, 0, 0, 0}; }
+
+Call::Call(Runtime *runtime, std::shared_ptr<Connection> conn, uint32_t func_id, uint32_t flags)
+    : runtime_(runtime), conn_(std::move(conn)), func_id_(func_id), flags_(flags) {}
+
+Call::~Call() {
+  try {
+    for (const Registration &reg : registrations_) {
+      // The worker never saw registrations of a call it did not accept.
+      if (reg.lifetime == AVA_LIFETIME_CALL || !delivered_) {
+        runtime_->callbacks().remove(reg.id);
+      }
+    }
+  } catch (...) {
+    // A registration left behind is harmless; an exception here is not.
+  }
+  if (async_error_.valid && t_pending_async.owner == nullptr) {
+    t_pending_async = {runtime_, async_error_.value, async_error_.ret_class, async_error_.func_id};
+  }
+}
+
+Status Call::put_buffer(ava_buf_desc *desc, const void *ptr, uint64_t count, uint64_t elem_size,
+                        uint32_t dir) {
+  if (desc == nullptr) {
+    return Status::error(AVA_E_PROTO, "internal error: buffer without a descriptor");
+  }
+  std::memset(desc, 0, sizeof *desc);
+  if (invoked_) {
+    return Status::error(AVA_E_STATE, "internal error: buffer described after the call was sent");
+  }
+  if ((dir & ~(AVA_BUF_IN | AVA_BUF_OUT)) != 0 || (dir & (AVA_BUF_IN | AVA_BUF_OUT)) == 0) {
+    return Status::error(AVA_E_PROTO,
+                         "internal error: invalid buffer direction " + std::to_string(dir));
+  }
+  uint64_t bytes;
+  if (__builtin_mul_overflow(count, elem_size, &bytes)) {
+    return Status::error(AVA_E_TOO_BIG, "a buffer of " + std::to_string(count) +
+                                            " elements of " + std::to_string(elem_size) +
+                                            " bytes is too large");
+  }
+  if (ptr == nullptr) {
+    return Status::ok();
+  }
+  if ((dir & AVA_BUF_IN) == 0) {
+    desc->length = bytes;
+    desc->flags = AVA_BUF_PRESENT | AVA_BUF_OUT;
+    return Status::ok();
+  }
+  if (bytes > UINT64_MAX - 8 || payload_len_ > UINT64_MAX - AVA_PAYLOAD_SPAN(bytes)) {
+    return Status::error(AVA_E_TOO_BIG, "a buffer of " + std::to_string(bytes) +
+                                            " bytes is too large");
+  }
+  uint64_t span = AVA_PAYLOAD_SPAN(bytes);
+  payload_iov_.reserve(payload_iov_.size() + 2);
+  if (bytes > 0) {
+    payload_iov_.push_back({const_cast<void *>(ptr), bytes});
+  }
+  payload_iov_.push_back({const_cast<uint8_t *>(kZeros), span - bytes});
+  desc->offset = payload_len_;
+  desc->length = bytes;
+  desc->flags = AVA_BUF_PRESENT | AVA_BUF_IN | (dir & AVA_BUF_OUT);
+  payload_len_ += span;
+  return Status::ok();
+}
+
+Status Call::add_callback(void (*fn)(void), void *userdata, uint32_t lifetime,
+                          uint64_t coupled_handle, uint64_t *id) {
+  *id = 0;
+  if (fn == nullptr) {
+    return Status::ok();
+  }
+  if (lifetime > AVA_LIFETIME_STATIC) {
+    return Status::error(AVA_E_PROTO,
+                         "internal error: invalid callback lifetime " + std::to_string(lifetime));
+  }
+  if (invoked_) {
+    return Status::error(AVA_E_STATE,
+                         "internal error: callback registered after the call was sent");
+  }
+  registrations_.reserve(registrations_.size() + 1);
+  *id = runtime_->callbacks().add({fn, userdata, lifetime, coupled_handle});
+  registrations_.push_back({*id, lifetime});
+  return Status::ok();
+}
+
+Status Call::invoke(const void *args, uint32_t args_len, const void **reply, uint32_t reply_len) {
+  if (invoked_) {
+    return Status::error(AVA_E_STATE, "internal error: call sent twice");
+  }
+  invoked_ = true;
+  if (args == nullptr && args_len != 0) {
+    return Status::error(AVA_E_PROTO, "internal error: argument block missing");
+  }
+  uint64_t fixed = kHeader + args_len;
+  if (payload_len_ > UINT64_MAX - fixed || fixed + payload_len_ > conn_->max_message()) {
+    return Status::error(AVA_E_TOO_BIG, "the call needs a message of " +
+                                            std::to_string(fixed + payload_len_) +
+                                            " bytes, above the limit of " +
+                                            std::to_string(conn_->max_message()) +
+                                            " bytes (max_message)");
+  }
+  if (payload_iov_.size() > INT_MAX - 2) {
+    return Status::error(AVA_E_TOO_BIG, "the call has too many buffers");
+  }
+  ava_msg_hdr hdr;
+  std::memset(&hdr, 0, sizeof hdr);
+  hdr.magic = AVA_MSG_MAGIC;
+  hdr.abi_version = AVA_ABI_VERSION;
+  hdr.kind = AVA_MSG_CALL;
+  hdr.spec_id = runtime_->spec()->id;
+  hdr.func_id = func_id_;
+  hdr.total_len = fixed + payload_len_;
+  hdr.thread_id = current_tid();
+  hdr.seq = next_thread_seq();
+  hdr.call_id = runtime_->next_call_id();
+  hdr.args_len = args_len;
+  hdr.flags = flags_;
+
+  std::vector<struct iovec> iov;
+  iov.reserve(2 + payload_iov_.size());
+  iov.push_back({&hdr, sizeof hdr});
+  if (args_len > 0) {
+    iov.push_back({const_cast<void *>(args), args_len});
+  }
+  iov.insert(iov.end(), payload_iov_.begin(), payload_iov_.end());
+
+  bool sync = (flags_ & AVA_F_SYNC) != 0;
+  Status st = conn_->send_call(iov.data(), static_cast<int>(iov.size()), hdr.call_id,
+                               sync ? &waiter_ : nullptr);
+  if (!st.is_ok()) {
+    return st;
+  }
+  if (!sync) {
+    delivered_ = true;
+    if (reply != nullptr) {
+      *reply = nullptr;
+    }
+    return Status::ok();
+  }
+  return wait_and_check(hdr.call_id, reply_len, reply);
+}
+
+Status Call::wait_and_check(uint64_t call_id, uint32_t reply_len, const void **reply) {
+  Status st = conn_->wait_reply(&waiter_, call_id, conn_->call_timeout_ms(), &reply_);
+  if (!st.is_ok()) {
+    if (st.code == AVA_E_TIMEOUT) {
+      st.message = "no reply from the " + std::string(runtime_->spec()->name) + " worker (" +
+                   conn_->address() + ") within " + std::to_string(conn_->call_timeout_ms()) +
+                   " ms (call_timeout_ms)";
+    }
+    return st;
+  }
+  ReplyExpect expect;
+  expect.spec_id = runtime_->spec()->id;
+  expect.func_id = func_id_;
+  expect.call_id = call_id;
+  expect.reply_len = reply_len;
+  st = check_reply(reply_, expect, &view_);
+  if (view_.has_common && view_.common.async_error_class != 0) {
+    async_error_.valid = true;
+    async_error_.value = view_.common.async_error_value;
+    async_error_.ret_class = view_.common.async_error_class;
+    async_error_.func_id = view_.common.async_error_func;
+  }
+  if (!st.is_ok()) {
+    return st;
+  }
+  delivered_ = true;
+  have_reply_ = true;
+  if (reply != nullptr) {
+    *reply = view_.reply;
+  }
+  return Status::ok();
+}
+
+Status Call::get_buffer(const ava_buf_desc *desc, void *dst, uint64_t capacity) {
+  if (!have_reply_) {
+    return Status::error(AVA_E_STATE, "internal error: output buffer read without a reply");
+  }
+  if (desc == nullptr) {
+    return Status::error(AVA_E_PROTO, "internal error: output buffer without a descriptor");
+  }
+  ava_buf_desc d;
+  std::memcpy(&d, desc, sizeof d);
+  uint64_t len;
+  Status st = check_out_buffer(d, view_.payload_len, capacity, dst != nullptr, &len);
+  if (!st.is_ok()) {
+    return st;
+  }
+  if (len > 0) {
+    std::memcpy(dst, view_.payload + d.offset, len);
+  }
+  return Status::ok();
+}
+
+bool Call::take_async_error(uint32_t ret_class, int64_t *value) {
+  if (ret_class == 0 || value == nullptr) {
+    return false;
+  }
+  // The older error first: it was reported before this reply's.
+  if (t_pending_async.owner == runtime_ && t_pending_async.ret_class == ret_class) {
+    *value = t_pending_async.value;
+    t_pending_async = {nullptr, 0, 0, 0};
+    return true;
+  }
+  if (async_error_.valid && async_error_.ret_class == ret_class) {
+    *value = async_error_.value;
+    async_error_.valid = false;
+    return true;
+  }
+  return false;
+}
+
+} // namespace ava::guest

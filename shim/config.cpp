@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+#include "shim/config.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <new>
+#include <vector>
+
+#include "shim/toml.hpp"
+
+namespace ava {
+namespace {
+
+constexpr const char *kDefaultPath = "/etc/ava/guest.toml";
+// A configuration file is a few lines; anything this big is a mistake.
+constexpr off_t kMaxFileBytes = 1 << 20;
+constexpr std::string_view kKeyList =
+    "channel, worker, connect_timeout_ms, call_timeout_ms, callback_timeout_ms, max_message";
+constexpr std::string_view kSpecPrefix = "spec.";
+
+Status config_error(std::string_view where, std::string_view message) {
+  return Status::error(AVA_E_PROTO, std::string(where) + ": error: " + std::string(message));
+}
+
+std::string errno_string(int err) {
+  char buf[128];
+  const char *text = strerror_r(err, buf, sizeof buf);
+  return text ? text : "unknown error";
+}
+
+// Where each resolved setting came from, for messages.
+struct Origins {
+  std::string channel;
+  std::string worker;
+};
+
+Status set_timeout(std::string_view key, const toml::Entry &entry, const std::string &where,
+                   int *field) {
+  const auto *v = std::get_if<int64_t>(&entry.value);
+  if (v == nullptr)
+    return config_error(where, "'" + std::string(key) + "' must be an integer, not a " +
+                                   std::string(toml::type_name(entry.value)));
+  if (*v < -1 || *v > INT_MAX)
+    return config_error(where, "'" + std::string(key) + "' must be -1 (no limit) or 0.." +
+                                   std::to_string(INT_MAX) + " milliseconds");
+  *field = static_cast<int>(*v);
+  return Status::ok();
+}
+
+// Applies one known key; returns AVA_E_UNSUPPORTED for an unknown key so the
+// caller can phrase that error for where the key was.
+Status apply_key(std::string_view key, const toml::Entry &entry, const std::string &where,
+                 GuestConfig *cfg, Origins *origins) {
+  if (key == "channel") {
+    const auto *v = std::get_if<std::string>(&entry.value);
+    if (v == nullptr)
+      return config_error(where, "'channel' must be a string (\"unix\" or \"tcp\"), not a " +
+                                     std::string(toml::type_name(entry.value)));
+    Status st = parse_channel_kind(*v, &cfg->channel);
+    if (!st.is_ok())
+      return config_error(where, st.message);
+    cfg->channel_set = true;
+    origins->channel = where;
+    return Status::ok();
+  }
+  if (key == "worker") {
+    const auto *v = std::get_if<std::string>(&entry.value);
+    if (v == nullptr)
+      return config_error(where, "'worker' must be a string (an address), not a " +
+                                     std::string(toml::type_name(entry.value)));
+    cfg->worker = *v;
+    origins->worker = where;
+    return Status::ok();
+  }
+  if (key == "connect_timeout_ms")
+    return set_timeout(key, entry, where, &cfg->connect_timeout_ms);
+  if (key == "call_timeout_ms")
+    return set_timeout(key, entry, where, &cfg->call_timeout_ms);
+  if (key == "callback_timeout_ms")
+    return set_timeout(key, entry, where, &cfg->callback_timeout_ms);
+  if (key == "max_message") {
+    const auto *v = std::get_if<int64_t>(&entry.value);
+    if (v == nullptr)
+      return config_error(where, "'max_message' must be an integer, not a " +
+                                     std::string(toml::type_name(entry.value)));
+    if (*v < static_cast<int64_t>(sizeof(ava_msg_hdr)))
+      return config_error(where, "'max_message' must be at least " +
+                                     std::to_string(sizeof(ava_msg_hdr)) + " bytes");
+    cfg->max_message = static_cast<uint64_t>(*v);
+    return Status::ok();
+  }
+  return Status::error(AVA_E_UNSUPPORTED, "unknown key");
+}
+
+bool has_prefix_kind(std::string_view text) {
+  return text.starts_with("unix:") || text.starts_with("tcp:");
+}
+
+// Without an explicit channel, "host:port" means tcp rather than a relative
+// socket path named like that, which is what a user writing it expects.
+ChannelKind infer_kind(std::string_view worker) {
+  if (worker.starts_with("tcp:") || worker.starts_with("["))
+    return ChannelKind::Tcp;
+  if (worker.starts_with("unix:") || worker.find('/') != std::string_view::npos ||
+      worker.starts_with("@") || worker.starts_with("."))
+    return ChannelKind::Unix;
+  const size_t colon = worker.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == worker.size())
+    return ChannelKind::Unix;
+  for (char c : worker.substr(colon + 1))
+    if (c < '0' || c > '9')
+      return ChannelKind::Unix;
+  return ChannelKind::Tcp;
+}
+
+const char *kind_name(ChannelKind kind) { return kind == ChannelKind::Tcp ? "tcp" : "unix"; }
+
+class ConfigBuilder {
+ public:
+  ConfigBuilder(std::string_view source, std::string_view spec_name)
+      : source_(source), spec_name_(spec_name) {}
+
+  Status apply_file(std::string_view text) {
+    toml::Document doc;
+    Status st = toml::parse(text, source_, &doc);
+    if (!st.is_ok())
+      return st;
+    for (const auto &[name, line] : doc.tables) {
+      if (name == "spec")
+        continue;
+      if (name.starts_with(kSpecPrefix) && name.find('.', kSpecPrefix.size()) == std::string::npos)
+        continue;
+      return config_error(where(line), "unknown table [" + name + "] (expected [spec.NAME])");
+    }
+    // Top-level keys first, so that a [spec.NAME] value wins whatever the order.
+    GuestConfig scratch;
+    Origins scratch_origins;
+    std::vector<std::pair<std::string_view, const toml::Entry *>> own;
+    for (const auto &[name, entry] : doc.values) {
+      const std::string at = where(entry.line);
+      if (name.find('.') == std::string::npos) {
+        st = apply_key(name, entry, at, &cfg_, &origins_);
+      } else if (name.starts_with(kSpecPrefix)) {
+        const std::string_view rest = std::string_view(name).substr(kSpecPrefix.size());
+        const size_t dot = rest.find('.');
+        if (dot == std::string_view::npos)
+          return config_error(at, "'" + name + "' is not a setting: settings for spec NAME go "
+                                      "in a [spec.NAME] table");
+        const std::string_view spec = rest.substr(0, dot);
+        const std::string_view key = rest.substr(dot + 1);
+        if (key.find('.') != std::string_view::npos)
+          return config_error(at, "unknown key '" + name + "'");
+        // Other specs' tables are checked as strictly as our own.
+        st = apply_key(key, entry, at, &scratch, &scratch_origins);
+        if (st.is_ok() && spec == spec_name_)
+          own.emplace_back(key, &entry);
+      } else {
+        return config_error(at, "unknown key '" + name + "' (expected one of: " +
+                                    std::string(kKeyList) + ", or a [spec.NAME] table)");
+      }
+      if (st.code == AVA_E_UNSUPPORTED)
+        return config_error(at, "unknown key '" + name + "' (expected one of: " +
+                                    std::string(kKeyList) + ")");
+      if (!st.is_ok())
+        return st;
+    }
+    for (const auto &[key, entry] : own) {
+      st = apply_key(key, *entry, where(entry->line), &cfg_, &origins_);
+      if (!st.is_ok())
+        return st;
+    }
+    return Status::ok();
+  }
+
+  Status apply_env(const std::function<const char *(const char *)> &getenv_fn) {
+    if (const char *v = lookup(getenv_fn, "AVA_CHANNEL")) {
+      Status st = parse_channel_kind(v, &cfg_.channel);
+      if (!st.is_ok())
+        return config_error("AVA_CHANNEL", st.message);
+      cfg_.channel_set = true;
+      origins_.channel = "AVA_CHANNEL";
+      used_env_.emplace_back("AVA_CHANNEL");
+    }
+    const std::string specific = worker_env_name(spec_name_);
+    for (const std::string &name : {std::string("AVA_WORKER"), specific}) {
+      if (const char *v = lookup(getenv_fn, name.c_str())) {
+        cfg_.worker = v;
+        origins_.worker = name;
+        used_env_.push_back(name);
+      }
+    }
+    return Status::ok();
+  }
+
+  Status finish(GuestConfig *out) {
+    if (!cfg_.worker.empty()) {
+      const ChannelKind default_kind = cfg_.channel_set ? cfg_.channel : infer_kind(cfg_.worker);
+      Address addr;
+      Status st = parse_address(cfg_.worker, default_kind, &addr);
+      if (!st.is_ok())
+        return config_error(origins_.worker, st.message);
+      if (cfg_.channel_set && addr.kind != cfg_.channel && has_prefix_kind(cfg_.worker))
+        return config_error(origins_.worker,
+                            "worker '" + cfg_.worker + "' is a " + kind_name(addr.kind) +
+                                " address but the channel is " + kind_name(cfg_.channel) + " (" +
+                                origins_.channel + ")");
+      cfg_.channel = addr.kind;
+    }
+    std::string joined = source_;
+    for (const std::string &name : used_env_)
+      joined += (joined.empty() ? "" : " + ") + name;
+    cfg_.source = joined.empty() ? "built-in defaults" : joined;
+    *out = std::move(cfg_);
+    return Status::ok();
+  }
+
+ private:
+  std::string where(int line) const { return source_ + ":" + std::to_string(line); }
+
+  // An empty variable counts as unset, as a shell user expects from AVA_WORKER= .
+  static const char *lookup(const std::function<const char *(const char *)> &getenv_fn,
+                            const char *name) {
+    if (!getenv_fn)
+      return nullptr;
+    const char *v = getenv_fn(name);
+    return v != nullptr && v[0] != '\0' ? v : nullptr;
+  }
+
+  std::string source_;
+  std::string spec_name_;
+  GuestConfig cfg_;
+  Origins origins_;
+  std::vector<std::string> used_env_;
+};
+
+// Reads a whole configuration file. Sets *missing (and returns ok) when it does not exist.
+Status read_file(const char *path, std::string *text, bool *missing) {
+  *missing = false;
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) {
+      *missing = true;
+      return Status::ok();
+    }
+    return Status::error(AVA_E_PROTO, std::string(path) + ": error: " + errno_string(errno));
+  }
+  struct stat st{};
+  Status result = Status::ok();
+  if (::fstat(fd, &st) != 0) {
+    result = Status::error(AVA_E_PROTO, std::string(path) + ": error: " + errno_string(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    result = Status::error(AVA_E_PROTO, std::string(path) + ": error: not a regular file");
+  } else if (st.st_size > kMaxFileBytes) {
+    result = Status::error(AVA_E_PROTO, std::string(path) + ": error: file larger than " +
+                                            std::to_string(kMaxFileBytes) + " bytes");
+  } else {
+    text->resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < text->size()) {
+      const ssize_t n = ::read(fd, text->data() + done, text->size() - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0) {
+        result = Status::error(AVA_E_PROTO, std::string(path) + ": error: " + errno_string(errno));
+        break;
+      }
+      if (n == 0)
+        break; // Shrunk while reading: use what is there.
+      done += static_cast<size_t>(n);
+    }
+    text->resize(done);
+  }
+  ::close(fd);
+  return result;
+}
+
+} // namespace
+
+std::string worker_env_name(std::string_view spec_name) {
+  std::string name = "AVA_WORKER_";
+  for (char c : spec_name) {
+    if (c >= 'a' && c <= 'z')
+      name.push_back(static_cast<char>(c - 'a' + 'A'));
+    else if ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+      name.push_back(c);
+    else
+      name.push_back('_');
+  }
+  return name;
+}
+
+Status parse_guest_config(std::string_view text, std::string_view source, std::string_view spec_name,
+                          const std::function<const char *(const char *)> &getenv_fn,
+                          GuestConfig *out) {
+  if (out == nullptr)
+    return Status::error(AVA_E_PROTO, "parse_guest_config: no output");
+  try {
+    ConfigBuilder builder(source, spec_name);
+    Status st = builder.apply_file(text);
+    if (!st.is_ok())
+      return st;
+    st = builder.apply_env(getenv_fn);
+    if (!st.is_ok())
+      return st;
+    return builder.finish(out);
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, "guest configuration: out of memory");
+  }
+}
+
+Status load_guest_config(std::string_view spec_name, GuestConfig *out) {
+  if (out == nullptr)
+    return Status::error(AVA_E_PROTO, "load_guest_config: no output");
+  try {
+    // secure_getenv: a set-uid program must not be steered to another file or worker.
+    auto env = [](const char *name) -> const char * { return ::secure_getenv(name); };
+    std::string text;
+    std::string source;
+    bool missing = false;
+    const char *explicit_path = env("AVA_CONFIG");
+    if (explicit_path != nullptr && explicit_path[0] != '\0') {
+      Status st = read_file(explicit_path, &text, &missing);
+      if (!st.is_ok())
+        return st;
+      if (missing)
+        return Status::error(AVA_E_PROTO, std::string(explicit_path) +
+                                              ": error: no such file (named by AVA_CONFIG)");
+      source = explicit_path;
+    } else {
+      Status st = read_file(kDefaultPath, &text, &missing);
+      if (!st.is_ok())
+        return st;
+      if (!missing)
+        source = kDefaultPath;
+    }
+    return parse_guest_config(text, source, spec_name, env, out);
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, "guest configuration: out of memory");
+  }
+}
+
+} // namespace ava

@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: MIT
+#include "shim/connection.hpp"
+
+#include <chrono>
+#include <cstring>
+
+#include "shim/log.hpp"
+#include "shim/thread_util.hpp"
+
+namespace ava::guest {
+
+namespace {
+
+constexpr uint64_t kHeader = sizeof(ava_msg_hdr);
+// A reply usually arrives within a few microseconds on a local channel, and a
+// blocking wake-up costs ~70 us here, so a short spin pays; longer would burn
+// a core that the reader may need.
+constexpr auto kSpin = std::chrono::microseconds(20);
+// Bounds on what a misbehaving worker can make the guest hold.
+constexpr size_t kMaxAbandoned = 4096;
+constexpr size_t kMaxQueuedCallbacks = 4096;
+constexpr uint64_t kMaxQueuedCallbackBytes = 256ull << 20;
+constexpr uint32_t kMaxUnknownCallbackLogs = 8;
+// Shutdown waits this long for a guest callback that does not return.
+constexpr auto kCallbackJoinWait = std::chrono::seconds(10);
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#else
+  std::this_thread::yield();
+#endif
+}
+
+ava_msg_hdr make_header(uint16_t kind, uint32_t spec_id) {
+  ava_msg_hdr hdr;
+  std::memset(&hdr, 0, sizeof hdr);
+  hdr.magic = AVA_MSG_MAGIC;
+  hdr.abi_version = AVA_ABI_VERSION;
+  hdr.kind = kind;
+  hdr.spec_id = spec_id;
+  hdr.total_len = kHeader;
+  hdr.thread_id = current_tid();
+  return hdr;
+}
+
+std::string reason_of(const Status &st) {
+  if (!st.message.empty()) {
+    return st.message;
+  }
+  return status_text(st.code);
+}
+
+} // namespace
+
+void ReplyWaiter::finish(MsgBuf *msg, int error) {
+  std::lock_guard lock(mu_);
+  if (msg != nullptr) {
+    msg_ = std::move(*msg);
+  }
+  error_ = error;
+  state_.store(msg != nullptr ? kDone : kFailed, std::memory_order_release);
+  cv_.notify_one();
+}
+
+Connection::Connection(const ava_guest_spec *spec, CallbackRegistry *callbacks,
+                       std::unique_ptr<Channel> channel, std::string address,
+                       uint64_t max_message, int call_timeout_ms)
+    : spec_(spec), callbacks_(callbacks), channel_(std::move(channel)),
+      address_(std::move(address)), max_message_(max_message), call_timeout_ms_(call_timeout_ms) {}
+
+Connection::~Connection() {
+  if (reader_.joinable()) {
+    channel_->shutdown();
+    if (reader_.get_id() == std::this_thread::get_id()) {
+      reader_.detach();
+    } else {
+      reader_.join();
+    }
+  }
+  stop_callback_thread();
+}
+
+Status Connection::start() {
+  try {
+    reader_ = start_quiet_thread([this] { reader_main(); });
+  } catch (const std::exception &e) {
+    return Status::error(AVA_E_NOMEM, std::string("cannot start the reader thread: ") + e.what());
+  }
+  return Status::ok();
+}
+
+bool Connection::broken() const {
+  std::lock_guard lock(pending_mu_);
+  return broken_;
+}
+
+Status Connection::send_locked_out(const struct iovec *iov, int iovcnt) {
+  Status st;
+  {
+    std::lock_guard lock(send_mu_);
+    st = channel_->send(iov, iovcnt);
+  }
+  if (!st.is_ok()) {
+    mark_broken(reason_of(st));
+    return Status::error(AVA_E_CLOSED, "");
+  }
+  return st;
+}
+
+Status Connection::send_call(const struct iovec *iov, int iovcnt, uint64_t call_id,
+                             ReplyWaiter *waiter) {
+  {
+    std::lock_guard lock(pending_mu_);
+    if (broken_) {
+      return Status::error(AVA_E_CLOSED, "");
+    }
+    if (waiter != nullptr) {
+      pending_.emplace(call_id, waiter);
+    }
+  }
+  Status st = send_locked_out(iov, iovcnt);
+  if (!st.is_ok() && waiter != nullptr) {
+    // The reader may be failing the waiter right now; taking pending_mu_
+    // waits for it to let go before the caller frees the waiter.
+    std::lock_guard lock(pending_mu_);
+    pending_.erase(call_id);
+  }
+  return st;
+}
+
+void Connection::remember_abandoned_locked(uint64_t call_id) {
+  if (abandoned_order_.size() >= kMaxAbandoned) {
+    abandoned_.erase(abandoned_order_.front());
+    abandoned_order_.pop_front();
+  }
+  abandoned_.insert(call_id);
+  abandoned_order_.push_back(call_id);
+}
+
+Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, MsgBuf *out) {
+  auto done = [w] { return w->state_.load(std::memory_order_acquire) != ReplyWaiter::kWaiting; };
+  auto start = std::chrono::steady_clock::now();
+  while (!done() && std::chrono::steady_clock::now() - start < kSpin) {
+    cpu_relax();
+  }
+  bool timed_out = false;
+  {
+    // Taking the waiter's mutex also waits for the reader to let go of it.
+    std::unique_lock lock(w->mu_);
+    if (timeout_ms < 0) {
+      w->cv_.wait(lock, done);
+    } else {
+      timed_out = !w->cv_.wait_until(lock, start + std::chrono::milliseconds(timeout_ms), done);
+    }
+  }
+  if (timed_out) {
+    std::lock_guard lock(pending_mu_);
+    auto it = pending_.find(call_id);
+    if (it != pending_.end() && it->second == w) {
+      pending_.erase(it);
+      try {
+        remember_abandoned_locked(call_id);
+      } catch (...) {
+        // Without the record a late reply breaks the connection: still safe.
+      }
+      return Status::error(AVA_E_TIMEOUT, "no reply within " + std::to_string(timeout_ms) + " ms");
+    }
+    // The reader finished the waiter under pending_mu_ meanwhile.
+  }
+  if (w->state_.load(std::memory_order_acquire) == ReplyWaiter::kDone) {
+    *out = std::move(w->msg_);
+    return Status::ok();
+  }
+  return Status::error(w->error_, "");
+}
+
+void Connection::mark_broken(const std::string &reason) {
+  bool quiet;
+  {
+    std::lock_guard lock(pending_mu_);
+    if (broken_) {
+      return;
+    }
+    broken_ = true;
+    quiet = closing_;
+    for (auto &[id, waiter] : pending_) {
+      waiter->finish(nullptr, AVA_E_CLOSED);
+    }
+    pending_.clear();
+  }
+  channel_->shutdown();
+  if (!quiet) {
+    log_line("lost connection to the %s worker (%s): %s", spec_->name, address_.c_str(),
+             reason.c_str());
+  }
+  {
+    std::lock_guard lock(cb_mu_);
+    cb_stop_ = true;
+    cb_queue_.clear();
+    cb_queued_bytes_ = 0;
+  }
+  cb_cv_.notify_all();
+}
+
+void Connection::reader_main() {
+  for (;;) {
+    std::string reason;
+    try {
+      MsgBuf msg;
+      Status st = channel_->recv(msg, -1);
+      if (!st.is_ok()) {
+        reason = st.code == AVA_E_CLOSED && st.message.empty() ? "the worker closed the connection"
+                                                               : reason_of(st);
+      } else if (route(std::move(msg), &reason)) {
+        continue;
+      }
+    } catch (const std::exception &e) {
+      reason = std::string("guest runtime error: ") + e.what();
+    }
+    mark_broken(reason);
+    return;
+  }
+}
+
+bool Connection::route(MsgBuf &&msg, std::string *reason) {
+  if (msg.size() < kHeader) {
+    *reason = "message shorter than its header";
+    return false;
+  }
+  switch (msg.header()->kind) {
+  case AVA_MSG_REPLY:
+    return deliver_reply(std::move(msg), reason);
+  case AVA_MSG_CALLBACK:
+    return queue_callback(std::move(msg), reason);
+  case AVA_MSG_GOODBYE:
+    *reason = "the worker said goodbye";
+    return false;
+  default:
+    *reason = "unexpected message of kind " + std::to_string(msg.header()->kind);
+    return false;
+  }
+}
+
+bool Connection::deliver_reply(MsgBuf &&msg, std::string *reason) {
+  uint64_t call_id = msg.header()->call_id;
+  std::lock_guard lock(pending_mu_);
+  auto it = pending_.find(call_id);
+  if (it != pending_.end()) {
+    ReplyWaiter *waiter = it->second;
+    pending_.erase(it);
+    waiter->finish(&msg, AVA_OK);
+    return true;
+  }
+  if (abandoned_.erase(call_id) != 0) {
+    return true;
+  }
+  *reason = "reply to call " + std::to_string(call_id) + ", which is not waiting for one";
+  return false;
+}
+
+bool Connection::queue_callback(MsgBuf &&msg, std::string *reason) {
+  std::unique_lock lock(cb_mu_);
+  if (cb_stop_) {
+    return true;
+  }
+  if (cb_queue_.size() >= kMaxQueuedCallbacks ||
+      msg.size() > kMaxQueuedCallbackBytes - cb_queued_bytes_) {
+    *reason = "too many callbacks queued";
+    return false;
+  }
+  if (!cb_started_) {
+    try {
+      cb_thread_ = start_quiet_thread([self = shared_from_this()] { self->callback_main(); });
+      cb_started_ = true;
+    } catch (const std::exception &e) {
+      lock.unlock();
+      log_line("cannot start the %s callback thread (%s): callback not run", spec_->name,
+               e.what());
+      answer_callback(*msg.header());
+      return true;
+    }
+  }
+  cb_queued_bytes_ += msg.size();
+  cb_queue_.push_back(std::move(msg));
+  lock.unlock();
+  cb_cv_.notify_one();
+  return true;
+}
+
+void Connection::callback_main() {
+  for (;;) {
+    MsgBuf msg;
+    {
+      std::unique_lock lock(cb_mu_);
+      cb_cv_.wait(lock, [this] { return cb_stop_ || !cb_queue_.empty(); });
+      if (cb_stop_) {
+        break;
+      }
+      msg = std::move(cb_queue_.front());
+      cb_queue_.pop_front();
+      cb_queued_bytes_ -= msg.size();
+    }
+    try {
+      run_callback(msg);
+    } catch (...) {
+      log_line("a %s callback raised an exception; it was ignored", spec_->name);
+    }
+  }
+  {
+    std::lock_guard lock(cb_mu_);
+    cb_exited_ = true;
+  }
+  cb_cv_.notify_all();
+}
+
+void Connection::run_callback(const MsgBuf &msg) {
+  ava_msg_hdr hdr;
+  std::memcpy(&hdr, msg.data(), sizeof hdr);
+  const char *problem = nullptr;
+  CallbackEntry entry;
+  if (hdr.total_len != msg.size() || hdr.args_len > hdr.total_len - kHeader) {
+    problem = "its argument block exceeds the message";
+  } else if (hdr.spec_id != spec_->id) {
+    problem = "it names another spec";
+  } else if (hdr.reserved != 0) {
+    problem = "its header has non-zero reserved bits";
+  } else if (spec_->callback_dispatch == nullptr) {
+    problem = "this spec declares no callbacks";
+  } else if (!callbacks_->find(hdr.call_id, &entry)) {
+    if (unknown_callbacks_logged_.fetch_add(1) < kMaxUnknownCallbackLogs) {
+      log_line("the %s worker asked for callback registration %llu, which is unknown; ignored",
+               spec_->name, static_cast<unsigned long long>(hdr.call_id));
+    }
+  } else {
+    const uint8_t *args = msg.data() + kHeader;
+    const uint8_t *payload = args + hdr.args_len;
+    uint64_t payload_len = hdr.total_len - kHeader - hdr.args_len;
+    if (spec_->callback_dispatch(hdr.func_id, entry.fn, entry.userdata, args, hdr.args_len,
+                                 payload, payload_len) != 0) {
+      problem = "it is malformed";
+    }
+  }
+  if (problem != nullptr) {
+    log_line("ignored a callback message (declaration %u) from the %s worker: %s", hdr.func_id,
+             spec_->name, problem);
+  }
+  answer_callback(hdr);
+}
+
+void Connection::answer_callback(const ava_msg_hdr &request) {
+  ava_msg_hdr done = make_header(AVA_MSG_CALLBACK_DONE, spec_->id);
+  done.func_id = request.func_id;
+  done.call_id = request.call_id;
+  done.seq = request.seq;
+  struct iovec iov = {&done, sizeof done};
+  static_cast<void>(send_locked_out(&iov, 1));
+}
+
+void Connection::stop_callback_thread() {
+  std::unique_lock lock(cb_mu_);
+  cb_stop_ = true;
+  cb_cv_.notify_all();
+  if (!cb_thread_.joinable()) {
+    return;
+  }
+  if (cb_thread_.get_id() == std::this_thread::get_id()) {
+    // Shutdown from inside a guest callback: the thread ends when it returns.
+    cb_thread_.detach();
+    return;
+  }
+  if (!cb_cv_.wait_for(lock, kCallbackJoinWait, [this] { return cb_exited_; })) {
+    log_line("a %s callback is still running at shutdown; not waiting for it", spec_->name);
+    cb_thread_.detach();
+    return;
+  }
+  lock.unlock();
+  cb_thread_.join();
+}
+
+void Connection::close() {
+  bool was_broken;
+  {
+    std::lock_guard lock(pending_mu_);
+    if (closing_) {
+      return;
+    }
+    closing_ = true;
+    was_broken = broken_;
+  }
+  if (!was_broken) {
+    ava_msg_hdr bye = make_header(AVA_MSG_GOODBYE, spec_->id);
+    struct iovec iov = {&bye, sizeof bye};
+    std::lock_guard lock(send_mu_);
+    static_cast<void>(channel_->send(&iov, 1));
+  }
+  mark_broken("closed by the guest");
+  if (reader_.joinable()) {
+    reader_.join();
+  }
+  stop_callback_thread();
+}
+
+} // namespace ava::guest

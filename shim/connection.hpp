@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+// One live connection of a guest library to its worker: the channel, the
+// reader thread that routes replies to waiting calls, and the callback thread
+// that runs guest callbacks the worker asks for.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "shim/ava_shim.h"
+#include "shim/callback_registry.hpp"
+#include "transport/channel.hpp"
+
+namespace ava::guest {
+
+// Where one sync call waits for its reply. The reader moves the received
+// message in, so a reply is never copied.
+class ReplyWaiter {
+public:
+  ReplyWaiter() = default;
+  ReplyWaiter(const ReplyWaiter &) = delete;
+  ReplyWaiter &operator=(const ReplyWaiter &) = delete;
+
+private:
+  friend class Connection;
+  enum : int { kWaiting = 0, kDone = 1, kFailed = 2 };
+
+  // Called with Connection::pending_mu_ held.
+  void finish(MsgBuf *msg, int error);
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::atomic<int> state_{kWaiting};
+  MsgBuf msg_;
+  int error_ = AVA_OK;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+public:
+  Connection(const ava_guest_spec *spec, CallbackRegistry *callbacks,
+             std::unique_ptr<Channel> channel, std::string address, uint64_t max_message,
+             int call_timeout_ms);
+  ~Connection();
+  Connection(const Connection &) = delete;
+  Connection &operator=(const Connection &) = delete;
+
+  // Starts the reader thread.
+  Status start();
+
+  // Sends one CALL. With a waiter, the reply is routed to it; the caller must
+  // then call wait_reply (or nothing, if this fails).
+  Status send_call(const struct iovec *iov, int iovcnt, uint64_t call_id, ReplyWaiter *waiter);
+
+  // Waits for the reply of call_id; timeout_ms < 0 waits until the reply or
+  // the end of the connection. AVA_E_CLOSED comes without a message: the
+  // connection has reported it once already.
+  Status wait_reply(ReplyWaiter *waiter, uint64_t call_id, int timeout_ms, MsgBuf *out);
+
+  // Orderly close: GOODBYE, shut the channel, join the threads. Idempotent.
+  void close();
+
+  bool broken() const;
+  // For a connection inherited over fork() when nothing else can hold it:
+  // its threads do not exist, so it must never be destroyed.
+  void keep_forever(const std::shared_ptr<Connection> &self) { keep_alive_ = self; }
+  const std::string &address() const { return address_; }
+  uint64_t max_message() const { return max_message_; }
+  int call_timeout_ms() const { return call_timeout_ms_; }
+
+private:
+  void reader_main();
+  // Returns false when msg breaks the protocol; *reason then says why.
+  bool route(MsgBuf &&msg, std::string *reason);
+  bool deliver_reply(MsgBuf &&msg, std::string *reason);
+  bool queue_callback(MsgBuf &&msg, std::string *reason);
+  void callback_main();
+  void run_callback(const MsgBuf &msg);
+  void answer_callback(const ava_msg_hdr &request);
+  Status send_locked_out(const struct iovec *iov, int iovcnt);
+  void mark_broken(const std::string &reason);
+  void stop_callback_thread();
+  void remember_abandoned_locked(uint64_t call_id);
+
+  const ava_guest_spec *spec_;
+  CallbackRegistry *callbacks_;
+  std::unique_ptr<Channel> channel_;
+  std::string address_;
+  uint64_t max_message_;
+  int call_timeout_ms_;
+
+  std::mutex send_mu_;
+
+  mutable std::mutex pending_mu_;
+  std::unordered_map<uint64_t, ReplyWaiter *> pending_;
+  // Calls that timed out: their late replies are dropped, not a protocol error.
+  std::unordered_set<uint64_t> abandoned_;
+  std::deque<uint64_t> abandoned_order_;
+  bool broken_ = false;
+  bool closing_ = false;
+
+  std::thread reader_;
+
+  std::mutex cb_mu_;
+  std::condition_variable cb_cv_;
+  std::deque<MsgBuf> cb_queue_;
+  uint64_t cb_queued_bytes_ = 0;
+  bool cb_started_ = false;
+  bool cb_stop_ = false;
+  bool cb_exited_ = false;
+  std::thread cb_thread_;
+  std::atomic<uint32_t> unknown_callbacks_logged_{0};
+  std::shared_ptr<Connection> keep_alive_;
+};
+
+} // namespace ava::guest

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+// The C API of shim/ava_shim.h. Generated stubs call it from arbitrary host
+// threads, so nothing may escape: every C++ exception stops here and becomes
+// a failed call with one "ava: ..." line.
+#include <cstring>
+#include <new>
+
+#include "shim/ava_shim.h"
+#include "shim/call.hpp"
+#include "shim/log.hpp"
+#include "shim/reply.hpp"
+#include "shim/runtime_registry.hpp"
+
+using ava::Status;
+using ava::guest::Call;
+using ava::guest::log_line;
+using ava::guest::Runtime;
+
+namespace {
+
+Call *impl_of(struct ava_call *c) { return static_cast<Call *>(c->impl); }
+
+// Marks c failed after reporting st.
+int fail(struct ava_call *c, const Status &st) {
+  c->failed = 1;
+  Call *call = impl_of(c);
+  if (call != nullptr) {
+    call->runtime()->report(c->func_id, st);
+  }
+  return -1;
+}
+
+int fail_exception(struct ava_call *c, const char *what) {
+  c->failed = 1;
+  Call *call = impl_of(c);
+  const char *name = call != nullptr ? call->runtime()->func_name(c->func_id) : "a call";
+  log_line("%s: %s", name, what);
+  return -1;
+}
+
+// Usable once begin succeeded and no step failed.
+bool usable(struct ava_call *c) { return c != nullptr && !c->failed && c->impl != nullptr; }
+
+} // namespace
+
+extern "C" {
+
+int ava_call_begin(struct ava_call *c, const struct ava_guest_spec *spec, uint32_t func_id,
+                   uint32_t flags) {
+  if (c == nullptr) {
+    return -1;
+  }
+  c->impl = nullptr;
+  c->failed = 1;
+  c->func_id = func_id;
+  if (spec == nullptr || spec->name == nullptr) {
+    log_line("internal error: a call without a spec");
+    return -1;
+  }
+  try {
+    Runtime *runtime = ava::guest::find_runtime(spec, true);
+    if (func_id >= spec->nfuncs) {
+      runtime->report(func_id, Status::error(AVA_E_FUNC, "internal error: function id " +
+                                                             std::to_string(func_id) +
+                                                             " is outside the spec"));
+      return -1;
+    }
+    uint32_t kind = flags & (AVA_F_SYNC | AVA_F_ASYNC);
+    if ((flags & ~AVA_F_ALL) != 0 || kind == (AVA_F_SYNC | AVA_F_ASYNC)) {
+      runtime->report(func_id, Status::error(AVA_E_PROTO, "internal error: invalid call flags " +
+                                                              std::to_string(flags)));
+      return -1;
+    }
+    if (kind == 0) {
+      flags |= AVA_F_SYNC;
+    }
+    std::shared_ptr<ava::guest::Connection> conn;
+    Status st = runtime->acquire(func_id, &conn);
+    if (!st.is_ok()) {
+      runtime->report(func_id, st);
+      return -1;
+    }
+    c->impl = new Call(runtime, std::move(conn), func_id, flags);
+    c->failed = 0;
+    return 0;
+  } catch (const std::bad_alloc &) {
+    log_line("out of memory starting a %s call", spec->name);
+  } catch (const std::exception &e) {
+    log_line("cannot start a %s call: %s", spec->name, e.what());
+  } catch (...) {
+    log_line("cannot start a %s call", spec->name);
+  }
+  return -1;
+}
+
+int ava_call_put_buffer(struct ava_call *c, struct ava_buf_desc *d, const void *ptr,
+                        uint64_t count, uint64_t elem_size, uint32_t dir) {
+  if (!usable(c)) {
+    return -1;
+  }
+  try {
+    Status st = impl_of(c)->put_buffer(d, ptr, count, elem_size, dir);
+    return st.is_ok() ? 0 : fail(c, st);
+  } catch (const std::bad_alloc &) {
+    return fail_exception(c, "out of memory");
+  } catch (...) {
+    return fail_exception(c, "internal error");
+  }
+}
+
+uint64_t ava_call_callback(struct ava_call *c, void (*fn)(void), void *userdata, uint32_t lifetime,
+                           uint64_t coupled_handle) {
+  if (!usable(c)) {
+    return 0;
+  }
+  try {
+    uint64_t id = 0;
+    Status st = impl_of(c)->add_callback(fn, userdata, lifetime, coupled_handle, &id);
+    if (!st.is_ok()) {
+      fail(c, st);
+      return 0;
+    }
+    return id;
+  } catch (const std::bad_alloc &) {
+    fail_exception(c, "out of memory");
+  } catch (...) {
+    fail_exception(c, "internal error");
+  }
+  return 0;
+}
+
+int ava_call_invoke(struct ava_call *c, const void *args, uint32_t args_len, const void **reply,
+                    uint32_t reply_len) {
+  if (!usable(c)) {
+    return -1;
+  }
+  try {
+    Status st = impl_of(c)->invoke(args, args_len, reply, reply_len);
+    return st.is_ok() ? 0 : fail(c, st);
+  } catch (const std::bad_alloc &) {
+    return fail_exception(c, "out of memory");
+  } catch (...) {
+    return fail_exception(c, "internal error");
+  }
+}
+
+int ava_call_get_buffer(struct ava_call *c, const struct ava_buf_desc *d, void *dst,
+                        uint64_t capacity) {
+  if (!usable(c)) {
+    return -1;
+  }
+  try {
+    Status st = impl_of(c)->get_buffer(d, dst, capacity);
+    return st.is_ok() ? 0 : fail(c, st);
+  } catch (const std::bad_alloc &) {
+    return fail_exception(c, "out of memory");
+  } catch (...) {
+    return fail_exception(c, "internal error");
+  }
+}
+
+int ava_call_take_async_error(struct ava_call *c, uint32_t ret_class, int64_t *value) {
+  if (!usable(c)) {
+    return 0;
+  }
+  return impl_of(c)->take_async_error(ret_class, value) ? 1 : 0;
+}
+
+void ava_call_end(struct ava_call *c) {
+  if (c == nullptr) {
+    return;
+  }
+  Call *call = impl_of(c);
+  c->impl = nullptr;
+  delete call;
+}
+
+int ava_callback_buffer(const struct ava_buf_desc *d, const uint8_t *payload, uint64_t payload_len,
+                        const void **ptr) {
+  if (ptr == nullptr) {
+    return -1;
+  }
+  *ptr = nullptr;
+  if (d == nullptr) {
+    return -1;
+  }
+  try {
+    ava_buf_desc desc;
+    std::memcpy(&desc, d, sizeof desc);
+    return ava::guest::check_callback_buffer(desc, payload, payload_len, ptr).is_ok() ? 0 : -1;
+  } catch (...) {
+    return -1;
+  }
+}
+
+void ava_guest_handle_released(const struct ava_guest_spec *spec, uint64_t handle) {
+  try {
+    Runtime *runtime = ava::guest::find_runtime(spec, false);
+    if (runtime != nullptr) {
+      runtime->callbacks().release_handle(handle);
+    }
+  } catch (...) {
+    log_line("internal error releasing callbacks of a handle");
+  }
+}
+
+void ava_guest_unsupported(const struct ava_guest_spec *spec, const char *func_name) {
+  try {
+    if (spec == nullptr) {
+      log_line("%s is not supported by this spec", func_name != nullptr ? func_name : "a function");
+      return;
+    }
+    ava::guest::find_runtime(spec, true)->report_unsupported(func_name);
+  } catch (...) {
+    log_line("%s is not supported by this spec", func_name != nullptr ? func_name : "a function");
+  }
+}
+
+void ava_guest_shutdown(const struct ava_guest_spec *spec) {
+  try {
+    Runtime *runtime = ava::guest::find_runtime(spec, false);
+    if (runtime != nullptr) {
+      runtime->shutdown();
+    }
+  } catch (...) {
+    log_line("internal error at shutdown");
+  }
+}
+
+} // extern "C"

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+// The `ava` executable: runs programs under ava (`ava run`) and serves guests
+// (`ava worker`).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <new>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tools/ava/commands.hpp"
+
+#ifndef AVA_VERSION_STRING
+#define AVA_VERSION_STRING "0.1"
+#endif
+
+namespace ava::tool {
+
+void print_help() {
+  std::fputs(
+      "Usage:\n"
+      "  ava run [--channel unix|tcp] [--worker ADDR] [--spec NAME]... -- PROGRAM [ARGS...]\n"
+      "  ava worker [--spec NAME]... --listen ADDR [--plugin-dir DIR] [--ready-fd N]\n"
+      "             [--exit-when-idle]\n"
+      "  ava --help | ava version\n"
+      "\n"
+      "ava run      runs PROGRAM with ava's guest libraries in place of the real ones.\n"
+      "             Without --worker, AVA_WORKER or a configured worker it starts a private\n"
+      "             worker for the program and stops it when the program exits.\n"
+      "  --channel  carrier of the private worker (default: $AVA_CHANNEL, else unix)\n"
+      "  --worker   use the worker listening at ADDR (unix:/path or tcp:host:port)\n"
+      "  --spec     spec to serve or to look up in the configuration (repeatable;\n"
+      "             default: every worker plugin installed)\n"
+      "  The exit status is PROGRAM's (128+N if signal N killed it), 127 if PROGRAM\n"
+      "  is not found.\n"
+      "\n"
+      "ava worker   serves guests on ADDR with the real libraries until SIGINT/SIGTERM.\n"
+      "  --listen          unix:/path or tcp:host:port (port 0 picks a free one)\n"
+      "  --spec            spec to serve (repeatable; default: every plugin found)\n"
+      "  --plugin-dir      where libava_worker_<spec>.so live\n"
+      "  --ready-fd        write the bound address and a newline to fd N once listening\n"
+      "  --exit-when-idle  exit when the last guest has disconnected\n"
+      "\n"
+      "Environment: AVA_GUEST_LIB_DIR, AVA_PLUGIN_DIR override the installed directories;\n"
+      "AVA_WORKER, AVA_CHANNEL, AVA_CONFIG are read by the guest libraries.\n",
+      stdout);
+}
+
+} // namespace ava::tool
+
+namespace {
+
+// A pipe or socket must never land on 0-2, where a child would take it for stdio.
+void ensure_standard_fds() {
+  for (int fd = 0; fd <= 2; fd++) {
+    if (fcntl(fd, F_GETFD) >= 0)
+      continue;
+    int opened = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (opened >= 0 && opened != fd) {
+      dup2(opened, fd);
+      close(opened);
+    }
+  }
+}
+
+int dispatch(const std::vector<std::string> &args) {
+  using namespace ava::tool;
+  if (args.empty()) {
+    std::fputs("ava: missing command\nTry 'ava --help' for more information.\n", stderr);
+    return kExitUsage;
+  }
+  const std::string &command = args[0];
+  std::span<const std::string> rest(args.begin() + 1, args.end());
+  if (command == "--help" || command == "-h" || command == "help") {
+    print_help();
+    return 0;
+  }
+  if (command == "version" || command == "--version") {
+    std::puts("ava " AVA_VERSION_STRING);
+    return 0;
+  }
+  if (command == "run")
+    return run_command(rest);
+  if (command == "worker")
+    return worker_command(rest);
+  std::fprintf(stderr, "ava: unknown command '%s'\nTry 'ava --help' for more information.\n",
+               command.c_str());
+  return kExitUsage;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  ensure_standard_fds();
+  try {
+    return dispatch(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const std::bad_alloc &) {
+    std::fputs("ava: out of memory\n", stderr);
+    return ava::tool::kExitFailure;
+  }
+}

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+// Command-line parsing of `ava run` and `ava worker`, kept apart from what the
+// commands do so that it can be tested without starting processes.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "transport/channel.hpp"
+
+namespace ava::tool {
+
+struct RunOptions {
+  ChannelKind channel = ChannelKind::Unix;
+  bool channel_set = false;
+  std::string worker;               // --worker: an existing worker's address
+  std::vector<std::string> specs;   // --spec, repeatable
+  std::vector<std::string> program; // PROGRAM [ARGS...]
+};
+
+struct WorkerCommandOptions {
+  std::vector<std::string> specs;
+  Address listen;
+  std::string plugin_dir; // empty: the install-relative default
+  int ready_fd = -1;
+  bool exit_when_idle = false;
+};
+
+// args excludes "ava" and the subcommand. A usage error is AVA_E_PROTO with a
+// message fit for "ava: run: <message>".
+Status parse_run_args(std::span<const std::string> args, RunOptions *out);
+Status parse_worker_args(std::span<const std::string> args, WorkerCommandOptions *out);
+
+} // namespace ava::tool

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// Entry points: pick the carrier for an address.
+#include <sys/socket.h>
+
+#include <new>
+
+#include "transport/socket_channel.hpp"
+
+namespace ava {
+
+Status connect_channel(const Address &address, int connect_timeout_ms,
+                       std::unique_ptr<Channel> *out) {
+  if (out == nullptr)
+    return Status::error(AVA_E_PROTO, "connect_channel: no output channel");
+  try {
+    switch (address.kind) {
+    case ChannelKind::Unix:
+      return detail::connect_unix(address, connect_timeout_ms, out);
+    case ChannelKind::Tcp:
+      return detail::connect_tcp(address, connect_timeout_ms, out);
+    }
+    return Status::error(AVA_E_UNSUPPORTED, "connect_channel: unknown channel kind");
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, "connect " + address.to_string() + ": out of memory");
+  }
+}
+
+Status listen_channel(const Address &address, std::unique_ptr<Listener> *out) {
+  if (out == nullptr)
+    return Status::error(AVA_E_PROTO, "listen_channel: no output listener");
+  try {
+    switch (address.kind) {
+    case ChannelKind::Unix:
+      return detail::listen_unix(address, out);
+    case ChannelKind::Tcp:
+      return detail::listen_tcp(address, out);
+    }
+    return Status::error(AVA_E_UNSUPPORTED, "listen_channel: unknown channel kind");
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, "listen " + address.to_string() + ": out of memory");
+  }
+}
+
+Status adopt_stream_socket(int fd, std::string description, std::unique_ptr<Channel> *out) {
+  detail::UniqueFd owned(fd);
+  if (fd < 0 || out == nullptr)
+    return Status::error(AVA_E_PROTO, "adopt_stream_socket: invalid arguments");
+  try {
+    *out = std::make_unique<detail::SocketChannel>(std::move(owned), std::move(description));
+    return Status::ok();
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, "adopt_stream_socket: out of memory");
+  }
+}
+
+Status channel_pair(std::unique_ptr<Channel> *a, std::unique_ptr<Channel> *b) {
+  if (a == nullptr || b == nullptr)
+    return Status::error(AVA_E_PROTO, "channel_pair: no output channels");
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return Status::error(AVA_E_NOMEM, "socketpair: " + detail::errno_text(errno));
+  detail::UniqueFd fd_a(sv[0]);
+  detail::UniqueFd fd_b(sv[1]);
+  try {
+    auto first = std::make_unique<detail::SocketChannel>(std::move(fd_a), "socketpair:0");
+    auto second = std::make_unique<detail::SocketChannel>(std::move(fd_b), "socketpair:1");
+    *a = std::move(first);
+    *b = std::move(second);
+    return Status::ok();
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, "channel_pair: out of memory");
+  }
+}
+
+} // namespace ava

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+// Channels: one interface for every carrier of ava messages (unix, tcp; later
+// vsock, shm, kmod). A channel moves whole messages framed by
+// ava_msg_hdr.total_len; it checks only the framing (magic, ABI version and
+// total_len within [sizeof(ava_msg_hdr), max_message]) and leaves the
+// meaning of a message to the runtime.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "ava/wire.h"
+
+namespace ava {
+
+// Result of an operation at a boundary: code is 0 or a negative AVA_E_*.
+struct Status {
+  int code = AVA_OK;
+  std::string message;
+
+  static Status ok() { return {}; }
+  static Status error(int code, std::string message) { return {code, std::move(message)}; }
+  bool is_ok() const { return code == AVA_OK; }
+};
+
+// An owned, 8-byte aligned, uninitialised byte buffer holding one message.
+class MsgBuf {
+ public:
+  MsgBuf() = default;
+  // Grows capacity (never shrinks); contents are not preserved.
+  bool reserve(uint64_t bytes);
+  uint8_t *data() { return reinterpret_cast<uint8_t *>(storage_.get()); }
+  const uint8_t *data() const { return reinterpret_cast<const uint8_t *>(storage_.get()); }
+  uint64_t size() const { return size_; }
+  void set_size(uint64_t size) { size_ = size; }
+  uint64_t capacity() const { return capacity_; }
+  const ava_msg_hdr *header() const { return reinterpret_cast<const ava_msg_hdr *>(storage_.get()); }
+  // Releases memory above keep_bytes so one huge message does not pin memory forever.
+  void trim(uint64_t keep_bytes);
+
+ private:
+  std::unique_ptr<uint64_t[]> storage_;
+  uint64_t size_ = 0;
+  uint64_t capacity_ = 0;
+};
+
+enum class ChannelKind { Unix, Tcp };
+
+struct Address {
+  ChannelKind kind = ChannelKind::Unix;
+  std::string path;  // Unix: filesystem path (a leading '@' means the abstract namespace)
+  std::string host;  // Tcp: numeric or resolvable host
+  uint16_t port = 0; // Tcp: 0 lets listen() choose
+  std::string to_string() const; // "unix:/path" or "tcp:host:port"
+};
+
+// Parses "unix:/path", "tcp:host:port", "host:port" or "/path". A bare form
+// is read as default_kind when ambiguous.
+Status parse_address(std::string_view text, ChannelKind default_kind, Address *out);
+// Parses "unix" or "tcp".
+Status parse_channel_kind(std::string_view text, ChannelKind *out);
+
+class Channel {
+ public:
+  virtual ~Channel() = default;
+  // Sends one whole message given as a gather list; the first element starts
+  // with its ava_msg_hdr. Not safe to call from two threads at once.
+  virtual Status send(const struct iovec *iov, int iovcnt) = 0;
+  // Receives one message into buf. timeout_ms < 0 waits forever; on timeout
+  // returns AVA_E_TIMEOUT with nothing consumed. A closed peer is AVA_E_CLOSED.
+  // A framing error is AVA_E_PROTO or AVA_E_TOO_BIG and leaves the channel broken.
+  // Not safe to call from two threads at once, but safe alongside send().
+  virtual Status recv(MsgBuf &buf, int timeout_ms) = 0;
+  // Makes blocked and future send/recv fail with AVA_E_CLOSED (any thread).
+  virtual void shutdown() = 0;
+  virtual std::string describe() const = 0;
+  void set_max_message(uint64_t bytes) { max_message_ = bytes; }
+  uint64_t max_message() const { return max_message_; }
+  // Once a message has started to arrive, recv gives up (AVA_E_TIMEOUT, channel
+  // broken) when no byte of it arrives for this long, so that a peer stopping
+  // mid-message cannot hang the receiver; < 0 waits forever.
+  void set_stall_timeout_ms(int ms) { stall_timeout_ms_ = ms; }
+  int stall_timeout_ms() const { return stall_timeout_ms_; }
+
+ protected:
+  uint64_t max_message_ = AVA_MSG_MAX_DEFAULT;
+  int stall_timeout_ms_ = 30000;
+};
+
+class Listener {
+ public:
+  virtual ~Listener() = default;
+  // Waits for a peer; timeout_ms < 0 waits forever (AVA_E_TIMEOUT otherwise).
+  virtual Status accept(std::unique_ptr<Channel> *out, int timeout_ms) = 0;
+  // Wakes a blocked accept(), which then returns AVA_E_CLOSED.
+  virtual void shutdown() = 0;
+  // The bound address, with the real port when 0 was asked for.
+  virtual Address address() const = 0;
+};
+
+// connect_timeout_ms bounds the connection attempt (retrying while a unix
+// socket file does not exist yet or the peer refuses).
+Status connect_channel(const Address &address, int connect_timeout_ms, std::unique_ptr<Channel> *out);
+Status listen_channel(const Address &address, std::unique_ptr<Listener> *out);
+
+// Wraps an already connected stream socket (e.g. one end of socketpair());
+// takes ownership of fd, which is closed on error too. describe() reports
+// description.
+Status adopt_stream_socket(int fd, std::string description, std::unique_ptr<Channel> *out);
+// Two channels connected to each other (AF_UNIX socketpair), for tests and
+// in-process peers.
+Status channel_pair(std::unique_ptr<Channel> *a, std::unique_ptr<Channel> *b);
+
+} // namespace ava

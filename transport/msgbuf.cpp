@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+#include "transport/channel.hpp"
+
+namespace ava {
+namespace {
+
+// Words needed for bytes, or 0 when that does not fit in memory at all.
+uint64_t words_for(uint64_t bytes) {
+  if (bytes > UINT64_MAX - 7)
+    return 0;
+  const uint64_t words = (bytes + 7) / 8;
+  if (words > SIZE_MAX / sizeof(uint64_t))
+    return 0;
+  return words;
+}
+
+} // namespace
+
+bool MsgBuf::reserve(uint64_t bytes) {
+  if (bytes <= capacity_)
+    return true;
+  const uint64_t words = words_for(bytes);
+  if (words == 0)
+    return false;
+  // Default-initialised uint64_t[]: no zero fill, so a large message costs no extra pass.
+  std::unique_ptr<uint64_t[]> fresh(new (std::nothrow) uint64_t[words]);
+  if (!fresh)
+    return false;
+  storage_ = std::move(fresh);
+  capacity_ = words * 8;
+  size_ = 0;
+  return true;
+}
+
+void MsgBuf::trim(uint64_t keep_bytes) {
+  if (capacity_ <= keep_bytes)
+    return;
+  const uint64_t words = words_for(keep_bytes);
+  if (words == 0) {
+    storage_.reset();
+    capacity_ = 0;
+    size_ = 0;
+    return;
+  }
+  std::unique_ptr<uint64_t[]> fresh(new (std::nothrow) uint64_t[words]);
+  if (!fresh)
+    return; // Trimming is an optimisation; keeping the big buffer is still correct.
+  const uint64_t keep_size = std::min(size_, words * 8);
+  if (keep_size > 0)
+    std::memcpy(fresh.get(), storage_.get(), keep_size);
+  storage_ = std::move(fresh);
+  capacity_ = words * 8;
+  size_ = keep_size;
+}
+
+} // namespace ava

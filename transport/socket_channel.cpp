@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: MIT
+#include "transport/socket_channel.hpp"
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+namespace ava::detail {
+namespace {
+
+constexpr size_t kHdrBytes = sizeof(ava_msg_hdr);
+
+// sendmsg() refuses more than IOV_MAX entries, so long gather lists go out in windows.
+#ifdef IOV_MAX
+constexpr int kMaxIov = IOV_MAX < 1024 ? IOV_MAX : 1024;
+#else
+constexpr int kMaxIov = 1024;
+#endif
+
+// One recv() call never asks for more than this, keeping the result within ssize_t.
+constexpr uint64_t kMaxReadChunk = uint64_t{1} << 30;
+
+bool is_retry_errno(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
+
+bool is_peer_gone_errno(int err) {
+  return err == ECONNRESET || err == EPIPE || err == ENOTCONN || err == ESHUTDOWN;
+}
+
+std::string fmt_u64(uint64_t v) { return std::to_string(v); }
+
+std::string fmt_hex32(uint32_t v) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%08" PRIx32, v);
+  return text;
+}
+
+std::string fmt_ms(int ms) { return ms < 0 ? std::string("ever") : std::to_string(ms) + " ms"; }
+
+} // namespace
+
+std::string errno_text(int err) {
+  char buf[128];
+  // GNU strerror_r: the text may or may not be placed in buf.
+  const char *text = strerror_r(err, buf, sizeof buf);
+  return text ? text : "unknown error";
+}
+
+int poll_fd(int fd, short events, const Deadline &deadline) {
+  for (;;) {
+    pollfd p{fd, events, 0};
+    int rc = ::poll(&p, 1, deadline.remaining_ms());
+    if (rc > 0)
+      return p.revents != 0 ? p.revents : events;
+    if (rc == 0) {
+      if (deadline.expired())
+        return 0;
+      continue;
+    }
+    if (errno != EINTR)
+      return -errno;
+  }
+}
+
+SocketChannel::SocketChannel(UniqueFd fd, std::string description)
+    : fd_(std::move(fd)), description_(std::move(description)) {}
+
+void SocketChannel::shutdown() {
+  shut_.store(true, std::memory_order_release);
+  // The fd itself stays open until destruction so a concurrent send/recv can
+  // never touch an fd number that was closed and reused meanwhile.
+  ::shutdown(fd_.get(), SHUT_RDWR);
+}
+
+Status SocketChannel::closed_status(const char *op) const {
+  return Status::error(AVA_E_CLOSED, description_ + ": " + op + ": channel shut down");
+}
+
+Status SocketChannel::break_recv(int code, std::string message) {
+  if (shut_.load(std::memory_order_acquire))
+    return closed_status("recv");
+  recv_broken_reason_ = message;
+  recv_broken_.store(true, std::memory_order_release);
+  return Status::error(code, description_ + ": " + message);
+}
+
+Status SocketChannel::check_header(const ava_msg_hdr &hdr) {
+  if (hdr.magic != AVA_MSG_MAGIC)
+    return break_recv(AVA_E_PROTO, "bad message magic " + fmt_hex32(hdr.magic) + " (expected " +
+                                       fmt_hex32(AVA_MSG_MAGIC) + ")");
+  if (hdr.abi_version != AVA_ABI_VERSION)
+    return break_recv(AVA_E_PROTO, "peer speaks ABI version " + std::to_string(hdr.abi_version) +
+                                       ", this side " + std::to_string(AVA_ABI_VERSION));
+  if (hdr.total_len < kHdrBytes)
+    return break_recv(AVA_E_PROTO, "message total_len " + fmt_u64(hdr.total_len) +
+                                       " is shorter than its 64-byte header");
+  if (hdr.total_len > max_message_)
+    return break_recv(AVA_E_TOO_BIG, "message of " + fmt_u64(hdr.total_len) +
+                                         " bytes exceeds the limit of " + fmt_u64(max_message_) +
+                                         " bytes");
+  return Status::ok();
+}
+
+Status SocketChannel::fill_stage(size_t want, int timeout_ms) {
+  Deadline idle(timeout_ms);
+  Deadline stall(stall_timeout_ms_);
+  uint8_t *stage = stage_.get();
+  while (stage_end_ - stage_begin_ < want) {
+    if (stage_begin_ == stage_end_) {
+      stage_begin_ = stage_end_ = 0;
+    } else if (kStageBytes - stage_begin_ < want) {
+      std::memmove(stage, stage + stage_begin_, stage_end_ - stage_begin_);
+      stage_end_ -= stage_begin_;
+      stage_begin_ = 0;
+    }
+    ssize_t n = ::recv(fd_.get(), stage + stage_end_, kStageBytes - stage_end_, MSG_DONTWAIT);
+    if (n > 0) {
+      stage_end_ += static_cast<size_t>(n);
+      stall.restart(stall_timeout_ms_);
+      continue;
+    }
+    const size_t have = stage_end_ - stage_begin_;
+    if (n == 0) {
+      if (have == 0)
+        return break_recv(AVA_E_CLOSED, "peer closed the channel");
+      return break_recv(AVA_E_CLOSED, "peer closed the channel mid-message (truncated header: " +
+                                          std::to_string(have) + " of 64 bytes)");
+    }
+    const int err = errno;
+    if (err == EINTR)
+      continue;
+    if (!is_retry_errno(err)) {
+      if (is_peer_gone_errno(err))
+        return break_recv(AVA_E_CLOSED, "peer closed the channel (" + errno_text(err) + ")");
+      return break_recv(AVA_E_CLOSED, "recv: " + errno_text(err));
+    }
+    if (shut_.load(std::memory_order_acquire))
+      return closed_status("recv");
+    const int rc = poll_fd(fd_.get(), POLLIN, have == 0 ? idle : stall);
+    if (rc < 0)
+      return break_recv(AVA_E_CLOSED, "poll: " + errno_text(-rc));
+    if (rc == 0) {
+      if (have == 0)
+        return Status::error(AVA_E_TIMEOUT,
+                             description_ + ": no message within " + fmt_ms(timeout_ms));
+      return break_recv(AVA_E_TIMEOUT, "peer stalled mid-message (header: " + std::to_string(have) +
+                                           " of 64 bytes, nothing more for " +
+                                           fmt_ms(stall_timeout_ms_) + ")");
+    }
+  }
+  return Status::ok();
+}
+
+Status SocketChannel::read_body(uint8_t *dst, uint64_t len, uint64_t total) {
+  Deadline stall(stall_timeout_ms_);
+  uint64_t done = 0;
+  while (done < len) {
+    const size_t chunk = static_cast<size_t>(std::min(len - done, kMaxReadChunk));
+    ssize_t n = ::recv(fd_.get(), dst + done, chunk, MSG_DONTWAIT);
+    if (n > 0) {
+      done += static_cast<uint64_t>(n);
+      stall.restart(stall_timeout_ms_);
+      continue;
+    }
+    const uint64_t got = total - len + done;
+    if (n == 0)
+      return break_recv(AVA_E_CLOSED, "peer closed the channel mid-message (truncated: " +
+                                          fmt_u64(got) + " of " + fmt_u64(total) + " bytes)");
+    const int err = errno;
+    if (err == EINTR)
+      continue;
+    if (!is_retry_errno(err)) {
+      if (is_peer_gone_errno(err))
+        return break_recv(AVA_E_CLOSED, "peer closed the channel mid-message (" +
+                                            errno_text(err) + ")");
+      return break_recv(AVA_E_CLOSED, "recv: " + errno_text(err));
+    }
+    if (shut_.load(std::memory_order_acquire))
+      return closed_status("recv");
+    const int rc = poll_fd(fd_.get(), POLLIN, stall);
+    if (rc < 0)
+      return break_recv(AVA_E_CLOSED, "poll: " + errno_text(-rc));
+    if (rc == 0)
+      return break_recv(AVA_E_TIMEOUT, "peer stalled mid-message (" + fmt_u64(got) + " of " +
+                                           fmt_u64(total) + " bytes, nothing more for " +
+                                           fmt_ms(stall_timeout_ms_) + ")");
+  }
+  return Status::ok();
+}
+
+Status SocketChannel::recv(MsgBuf &buf, int timeout_ms) {
+  buf.set_size(0);
+  if (shut_.load(std::memory_order_acquire))
+    return closed_status("recv");
+  if (recv_broken_.load(std::memory_order_acquire))
+    return Status::error(AVA_E_CLOSED,
+                         description_ + ": channel broken earlier: " + recv_broken_reason_);
+  if (!stage_) {
+    stage_.reset(new (std::nothrow) uint8_t[kStageBytes]);
+    if (!stage_)
+      return Status::error(AVA_E_NOMEM, description_ + ": cannot allocate the receive buffer");
+  }
+  Status st = fill_stage(kHdrBytes, timeout_ms);
+  if (!st.is_ok())
+    return st;
+  ava_msg_hdr hdr;
+  std::memcpy(&hdr, stage_.get() + stage_begin_, kHdrBytes);
+  st = check_header(hdr);
+  if (!st.is_ok())
+    return st;
+  // Only now, with total_len vetted against max_message, may the peer make us allocate.
+  if (!buf.reserve(hdr.total_len))
+    return break_recv(AVA_E_NOMEM,
+                      "cannot allocate " + fmt_u64(hdr.total_len) + " bytes for a message");
+  const uint64_t from_stage = std::min<uint64_t>(stage_end_ - stage_begin_, hdr.total_len);
+  std::memcpy(buf.data(), stage_.get() + stage_begin_, from_stage);
+  stage_begin_ += from_stage;
+  if (stage_begin_ == stage_end_)
+    stage_begin_ = stage_end_ = 0;
+  if (from_stage < hdr.total_len) {
+    st = read_body(buf.data() + from_stage, hdr.total_len - from_stage, hdr.total_len);
+    if (!st.is_ok())
+      return st;
+  }
+  buf.set_size(hdr.total_len);
+  return Status::ok();
+}
+
+Status SocketChannel::send(const struct iovec *iov, int iovcnt) {
+  if (shut_.load(std::memory_order_acquire))
+    return closed_status("send");
+  if (send_broken_.load(std::memory_order_acquire) || recv_broken_.load(std::memory_order_acquire))
+    return Status::error(AVA_E_CLOSED, description_ + ": send: channel broken by an earlier error");
+  if (iovcnt < 0 || (iovcnt > 0 && iov == nullptr))
+    return Status::error(AVA_E_PROTO, description_ + ": send: invalid gather list");
+  ava_msg_hdr hdr;
+  size_t hdr_have = 0;
+  uint64_t total = 0;
+  for (int i = 0; i < iovcnt; ++i) {
+    const size_t len = iov[i].iov_len;
+    if (len > 0 && iov[i].iov_base == nullptr)
+      return Status::error(AVA_E_PROTO,
+                           description_ + ": send: gather list entry " + std::to_string(i) +
+                               " has no buffer");
+    if (total + len < total)
+      return Status::error(AVA_E_TOO_BIG, description_ + ": send: gather list length overflows");
+    total += len;
+    if (hdr_have < kHdrBytes) {
+      const size_t take = std::min(len, kHdrBytes - hdr_have);
+      std::memcpy(reinterpret_cast<uint8_t *>(&hdr) + hdr_have, iov[i].iov_base, take);
+      hdr_have += take;
+    }
+  }
+  if (total < kHdrBytes)
+    return Status::error(AVA_E_PROTO, description_ + ": send: message of " + fmt_u64(total) +
+                                          " bytes is shorter than its 64-byte header");
+  if (hdr.magic != AVA_MSG_MAGIC || hdr.abi_version != AVA_ABI_VERSION)
+    return Status::error(AVA_E_PROTO,
+                         description_ + ": send: message header has a bad magic or ABI version");
+  if (hdr.total_len != total)
+    return Status::error(AVA_E_PROTO, description_ + ": send: header says total_len " +
+                                          fmt_u64(hdr.total_len) + " but the gather list holds " +
+                                          fmt_u64(total) + " bytes");
+  if (total > max_message_)
+    return Status::error(AVA_E_TOO_BIG, description_ + ": send: message of " + fmt_u64(total) +
+                                            " bytes exceeds the limit of " +
+                                            fmt_u64(max_message_) + " bytes");
+  return write_all(iov, iovcnt, total);
+}
+
+Status SocketChannel::write_all(const struct iovec *iov, int iovcnt, uint64_t total) {
+  struct iovec window[kMaxIov];
+  int index = 0;
+  size_t offset = 0; // bytes of iov[index] already sent
+  uint64_t sent = 0;
+  while (sent < total) {
+    int n = 0;
+    for (int i = index; i < iovcnt && n < kMaxIov; ++i) {
+      const size_t skip = i == index ? offset : 0;
+      if (iov[i].iov_len == skip)
+        continue;
+      window[n].iov_base = static_cast<uint8_t *>(iov[i].iov_base) + skip;
+      window[n].iov_len = iov[i].iov_len - skip;
+      ++n;
+    }
+    msghdr msg{};
+    msg.msg_iov = window;
+    msg.msg_iovlen = static_cast<size_t>(n);
+    const ssize_t w = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w > 0) {
+      sent += static_cast<uint64_t>(w);
+      size_t left = static_cast<size_t>(w);
+      while (left > 0) {
+        const size_t avail = iov[index].iov_len - offset;
+        if (left < avail) {
+          offset += left;
+          left = 0;
+        } else {
+          left -= avail;
+          ++index;
+          offset = 0;
+        }
+      }
+      continue;
+    }
+    const int err = w < 0 ? errno : EPIPE;
+    if (err == EINTR)
+      continue;
+    if (shut_.load(std::memory_order_acquire))
+      return closed_status("send");
+    if (is_retry_errno(err)) {
+      // No stall limit here: a peer that is slow to drain is still a live peer, and
+      // shutdown() or its death wakes this wait.
+      const int rc = poll_fd(fd_.get(), POLLOUT, Deadline(-1));
+      if (rc >= 0)
+        continue;
+      send_broken_.store(true, std::memory_order_release);
+      return Status::error(AVA_E_CLOSED, description_ + ": send: poll: " + errno_text(-rc));
+    }
+    send_broken_.store(true, std::memory_order_release);
+    const std::string where = sent > 0 ? " mid-message" : "";
+    if (is_peer_gone_errno(err))
+      return Status::error(AVA_E_CLOSED, description_ + ": send: peer closed the channel" + where +
+                                             " (" + errno_text(err) + ")");
+    return Status::error(AVA_E_CLOSED, description_ + ": send" + where + ": " + errno_text(err));
+  }
+  return Status::ok();
+}
+
+SocketListener::SocketListener(UniqueFd fd, UniqueFd wake, Address address)
+    : fd_(std::move(fd)), wake_(std::move(wake)), address_(std::move(address)) {}
+
+void SocketListener::shutdown() {
+  shut_.store(true, std::memory_order_release);
+  const uint64_t one = 1;
+  // The eventfd stays readable from now on, so every later accept() wakes at once too.
+  [[maybe_unused]] ssize_t rc = ::write(wake_.get(), &one, sizeof one);
+}
+
+Status SocketListener::accept(std::unique_ptr<Channel> *out, int timeout_ms) {
+  const std::string where = address_.to_string() + ": accept: ";
+  if (out == nullptr)
+    return Status::error(AVA_E_PROTO, where + "no output channel");
+  Deadline deadline(timeout_ms);
+  for (;;) {
+    if (shut_.load(std::memory_order_acquire))
+      return Status::error(AVA_E_CLOSED, where + "listener shut down");
+    UniqueFd conn(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (conn.valid()) {
+      try {
+        return adopt(std::move(conn), out);
+      } catch (const std::bad_alloc &) {
+        return Status::error(AVA_E_NOMEM, where + "out of memory");
+      }
+    }
+    const int err = errno;
+    switch (err) {
+    case EINTR:
+    case ECONNABORTED:
+    case EPROTO:
+    // accept(2): pending network errors of the new connection surface here; retry.
+    case ENETDOWN:
+    case ENOPROTOOPT:
+    case EHOSTDOWN:
+    case ENONET:
+    case EHOSTUNREACH:
+    case ENETUNREACH:
+    case EPERM:
+      continue;
+    case EMFILE:
+    case ENFILE:
+    case ENOBUFS:
+    case ENOMEM:
+      return Status::error(AVA_E_NOMEM, where + errno_text(err));
+    default:
+      break;
+    }
+    if (!is_retry_errno(err))
+      return Status::error(AVA_E_CLOSED, where + errno_text(err));
+    pollfd fds[2] = {{fd_.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
+    const int rc = ::poll(fds, 2, deadline.remaining_ms());
+    if (rc < 0 && errno != EINTR)
+      return Status::error(AVA_E_CLOSED, where + "poll: " + errno_text(errno));
+    if (rc == 0 && deadline.expired())
+      return Status::error(AVA_E_TIMEOUT, where + "no connection within " + fmt_ms(timeout_ms));
+  }
+}
+
+Status make_wake_fd(UniqueFd *out) {
+  out->reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!out->valid())
+    return Status::error(AVA_E_NOMEM, "eventfd: " + errno_text(errno));
+  return Status::ok();
+}
+
+} // namespace ava::detail

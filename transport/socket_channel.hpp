@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+// The stream-socket channel and listener that unix and tcp share: framing,
+// partial I/O, timeouts and shutdown live here; the carriers only make the
+// sockets and say how to describe them.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "transport/channel.hpp"
+#include "transport/fd_util.hpp"
+
+namespace ava::detail {
+
+class SocketChannel final : public Channel {
+ public:
+  // fd: a connected stream socket; blocking or not, every call on it is made
+  // non-blocking per operation.
+  SocketChannel(UniqueFd fd, std::string description);
+  ~SocketChannel() override = default;
+  SocketChannel(const SocketChannel &) = delete;
+  SocketChannel &operator=(const SocketChannel &) = delete;
+
+  Status send(const struct iovec *iov, int iovcnt) override;
+  Status recv(MsgBuf &buf, int timeout_ms) override;
+  void shutdown() override;
+  std::string describe() const override { return description_; }
+
+ private:
+  // Read-ahead so that a small message (and the header of a large one) costs
+  // one read syscall; bytes of the next message stay here for the next recv.
+  static constexpr size_t kStageBytes = 64 * 1024;
+
+  Status check_header(const ava_msg_hdr &hdr);
+  Status fill_stage(size_t want, int timeout_ms);
+  Status read_body(uint8_t *dst, uint64_t len, uint64_t total);
+  Status write_all(const struct iovec *iov, int iovcnt, uint64_t total);
+  // Records why the stream can no longer be read and returns that status.
+  Status break_recv(int code, std::string message);
+  Status closed_status(const char *op) const;
+
+  UniqueFd fd_;
+  std::string description_;
+  std::atomic<bool> shut_{false};
+  std::atomic<bool> recv_broken_{false};
+  std::atomic<bool> send_broken_{false};
+  std::string recv_broken_reason_; // touched only by the receiving thread
+  std::unique_ptr<uint8_t[]> stage_;
+  size_t stage_begin_ = 0;
+  size_t stage_end_ = 0;
+};
+
+// Common part of unix and tcp listeners: a non-blocking listening socket plus
+// an eventfd that shutdown() signals to wake accept().
+class SocketListener : public Listener {
+ public:
+  SocketListener(UniqueFd fd, UniqueFd wake, Address address);
+  Status accept(std::unique_ptr<Channel> *out, int timeout_ms) override;
+  void shutdown() override;
+  Address address() const override { return address_; }
+
+ protected:
+  // Wraps an accepted socket into a channel (carrier-specific options and description).
+  virtual Status adopt(UniqueFd fd, std::unique_ptr<Channel> *out) = 0;
+
+ private:
+  UniqueFd fd_;
+  UniqueFd wake_;
+  Address address_;
+  std::atomic<bool> shut_{false};
+};
+
+// Makes the eventfd used by SocketListener.
+Status make_wake_fd(UniqueFd *out);
+
+// Carriers.
+Status connect_unix(const Address &address, int connect_timeout_ms, std::unique_ptr<Channel> *out);
+Status listen_unix(const Address &address, std::unique_ptr<Listener> *out);
+Status connect_tcp(const Address &address, int connect_timeout_ms, std::unique_ptr<Channel> *out);
+Status listen_tcp(const Address &address, std::unique_ptr<Listener> *out);
+
+} // namespace ava::detail

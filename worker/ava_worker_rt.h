@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The worker runtime as seen by cava-generated worker dispatch code (C).
+ *
+ * The runtime reads a CALL, checks its header against the spec (magic, ABI,
+ * kind, spec id, function id, sync/async class, args_len <= total_len) and
+ * runs the generated handler on the shadow thread of the calling guest
+ * thread. A handler decodes in two phases:
+ *
+ *   1. ava_w_args, then every scalar, handle (ava_w_handle) and IN buffer
+ *      (ava_w_buffer_in: a pointer into the message, bounds-checked);
+ *   2. evaluates the spec's annotations with the decoded values and checks
+ *      each buffer against them (ava_w_buffer_check), which also allocates
+ *      OUT-only buffers; then calls the API and builds the reply.
+ *
+ * Functions returning int give 0 on success and a negative AVA_E_* on
+ * failure; the handler then returns ava_w_fail(...) with that status.
+ */
+#ifndef AVA_WORKER_RT_H
+#define AVA_WORKER_RT_H
+
+#include <stdint.h>
+
+#include "ava/wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ava_wcall; /* one CALL being served; owned by the runtime */
+
+/* Generated per spec: handles one CALL of func_id. Returns 0 or AVA_E_*. */
+typedef int (*ava_worker_dispatch_fn)(struct ava_wcall *w, uint32_t func_id);
+
+/* What the runtime needs to know of a spec; exported by the worker plugin. */
+struct ava_worker_spec {
+	const char *name;
+	uint32_t id;
+	uint64_t hash;
+	uint32_t nfuncs;
+	const char *const *func_names;
+	const uint32_t *func_flags; /* AVA_F_SYNC or AVA_F_ASYNC, 0 = unsupported */
+	uint32_t ntypes;            /* handle types are 1..ntypes */
+	const char *const *type_names; /* indexed by type id; [0] = NULL */
+	ava_worker_dispatch_fn dispatch;
+	/* Frees one owned object when its guest goes away; NULL if unknown. */
+	void (*destroy)(uint32_t type, void *object);
+	void (*init_epilogue)(void); /* ava_worker_init_epilogue, or NULL */
+};
+
+/* The symbol a worker plugin exports. */
+#define AVA_WORKER_SPEC_SYMBOL "ava_worker_spec_export"
+typedef const struct ava_worker_spec *(*ava_worker_spec_export_fn)(void);
+
+/* Points *args at the argument block; fails unless it is exactly size bytes. */
+int ava_w_args(struct ava_wcall *w, uint32_t size, const void **args);
+
+/*
+ * Looks up handle id of the given type. id 0 yields NULL. An unknown or
+ * wrongly typed id yields NULL in *object and returns AVA_E_HANDLE.
+ */
+int ava_w_handle(struct ava_wcall *w, uint64_t id, uint32_t type, void **object);
+
+/*
+ * Phase 1 of a buffer: for an IN buffer, points *ptr into the message after
+ * checking flags, offset, length and the zero guard byte; for an absent or
+ * OUT-only buffer sets *ptr = NULL.
+ */
+int ava_w_buffer_in(struct ava_wcall *w, const struct ava_buf_desc *d, void **ptr);
+
+/*
+ * Phase 2: checks d against count * elem_size bytes (overflow-checked) and
+ * the direction dir computed from the annotations. An OUT-only buffer is
+ * allocated here (zeroed, freed after the reply) and *ptr set to it.
+ */
+int ava_w_buffer_check(struct ava_wcall *w, const struct ava_buf_desc *d, uint64_t count,
+		       uint64_t elem_size, uint32_t dir, void **ptr);
+
+/* Translates an array of n handle ids into objects in place. */
+int ava_w_handles_in(struct ava_wcall *w, void *array, uint64_t n, uint32_t type);
+
+/*
+ * Returns the id for object (0 for NULL), registering it if new. With owned,
+ * the worker frees it (spec destroy) if the guest goes away without doing so.
+ */
+uint64_t ava_w_handle_out(struct ava_wcall *w, void *object, uint32_t type, int owned);
+
+/* Translates an array of n objects into handle ids in place. */
+int ava_w_handles_out(struct ava_wcall *w, void *array, uint64_t n, uint32_t type, int owned);
+
+/* The object behind id was deallocated by the API: forget it. */
+void ava_w_handle_release(struct ava_wcall *w, uint64_t id);
+
+/*
+ * Keeps an IN buffer alive beyond the call (ava_lifetime_static/manual/
+ * coupled): returns a copy owned by the worker, freed at guest teardown or
+ * when coupled_handle is released.
+ */
+void *ava_w_buffer_keep(struct ava_wcall *w, const void *ptr, uint64_t len, uint32_t lifetime,
+			uint64_t coupled_handle);
+
+/* Appends an OUT buffer to the reply and fills the reply's descriptor. */
+int ava_w_buffer_out(struct ava_wcall *w, struct ava_buf_desc *rd, const void *ptr,
+		     uint64_t len);
+
+/*
+ * Context to pass to the API as the user data of a callback registered by
+ * the guest (id from the wire). Freed after the call for lifetime CALL, with
+ * coupled_handle for COUPLED, at teardown otherwise.
+ */
+void *ava_w_callback_ctx(struct ava_wcall *w, uint64_t callback_id, uint32_t lifetime,
+			 uint64_t coupled_handle);
+
+/* An async call failed: report it with the next sync reply of this thread. */
+void ava_w_async_error(struct ava_wcall *w, uint32_t ret_class, int64_t value);
+
+/* Sends the reply of a sync call (no-op for async ones). Returns 0 or AVA_E_*. */
+int ava_w_reply(struct ava_wcall *w, const void *reply, uint32_t len);
+
+/*
+ * Ends a call that could not be made: sync calls get a reply with status;
+ * async calls record ret_class/error_value as an async error. Returns status.
+ */
+int ava_w_fail(struct ava_wcall *w, int status, uint32_t ret_class, int64_t error_value);
+
+/* Writes one line "ava worker: ..." about this call to the worker log. */
+void ava_w_log(struct ava_wcall *w, const char *message);
+
+/* --- worker-to-guest callbacks, used by generated trampolines --- */
+
+struct ava_wcb {
+	void *impl;
+};
+
+/* Starts a callback message for the context ava_w_callback_ctx returned. */
+int ava_wcb_begin(struct ava_wcb *cb, void *ctx, uint32_t decl_id);
+uint64_t ava_wcb_handle(struct ava_wcb *cb, void *object, uint32_t type);
+int ava_wcb_put_buffer(struct ava_wcb *cb, struct ava_buf_desc *d, const void *ptr,
+		       uint64_t count, uint64_t elem_size);
+/*
+ * Sends it; with wait, blocks (bounded by the callback timeout) until the
+ * guest's callback returned. Always releases cb.
+ */
+int ava_wcb_invoke(struct ava_wcb *cb, const void *args, uint32_t args_len, int wait);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AVA_WORKER_RT_H */

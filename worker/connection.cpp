@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+#include "worker/connection.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+
+#include "shim/ava_shim.h"
+#include "worker/callback_registry.hpp"
+#include "worker/log.hpp"
+#include "worker/server.hpp"
+
+namespace ava {
+namespace {
+
+// Queued CALL bytes above which the reader stops reading (the guest then
+// blocks in send): bounds worker memory against a guest that floods async calls.
+constexpr uint64_t kQueueLimitBytes = 256ull << 20;
+// Protocol errors logged per guest before the log goes quiet.
+constexpr uint32_t kMaxLoggedErrors = 64;
+
+} // namespace
+
+GuestConnection::GuestConnection(std::unique_ptr<Channel> channel, const WorkerOptions &options)
+    : channel_(std::move(channel)), callback_timeout_ms_(options.callback_timeout_ms) {
+  channel_->set_max_message(options.max_message);
+}
+
+GuestConnection::~GuestConnection() { release_all_kept(); }
+
+void GuestConnection::set_guest(const ava_worker_spec *spec, uint64_t pid) {
+  spec_ = spec;
+  pid_ = pid;
+}
+
+Status GuestConnection::send(const struct iovec *iov, int iovcnt) {
+  if (!alive())
+    return Status::error(AVA_E_CLOSED, "guest is gone");
+  std::lock_guard lock(send_mutex_);
+  return channel_->send(iov, iovcnt);
+}
+
+Status GuestConnection::send_status(const ava_msg_hdr &request, uint16_t kind, int status) {
+  struct {
+    ava_msg_hdr hdr;
+    ava_reply_common common;
+  } msg{};
+  uint32_t args_len = kind == AVA_MSG_REPLY ? sizeof(ava_reply_common) : 0;
+  msg.hdr.magic = AVA_MSG_MAGIC;
+  msg.hdr.abi_version = AVA_ABI_VERSION;
+  msg.hdr.kind = kind;
+  msg.hdr.spec_id = spec_ != nullptr ? spec_->id : request.spec_id;
+  msg.hdr.func_id = request.func_id;
+  msg.hdr.total_len = sizeof(ava_msg_hdr) + args_len;
+  msg.hdr.thread_id = request.thread_id;
+  msg.hdr.seq = request.seq;
+  msg.hdr.call_id = request.call_id;
+  msg.hdr.args_len = args_len;
+  msg.hdr.flags = kind == AVA_MSG_REPLY ? AVA_F_SYNC : 0;
+  msg.hdr.status = status;
+  struct iovec iov = {&msg, static_cast<size_t>(msg.hdr.total_len)};
+  return send(&iov, 1);
+}
+
+void GuestConnection::shutdown() {
+  alive_.store(false, std::memory_order_release);
+  channel_->shutdown();
+  std::lock_guard lock(state_mutex_);
+  state_cv_.notify_all();
+}
+
+void GuestConnection::keep_buffer(void *buffer, uint32_t lifetime, uint64_t coupled_handle) {
+  uint64_t key = lifetime == AVA_LIFETIME_COUPLED ? coupled_handle : 0;
+  std::lock_guard lock(kept_mutex_);
+  kept_.emplace(key, Kept{buffer, 0});
+}
+
+void GuestConnection::keep_callback_ctx(uint64_t ctx_key, uint32_t lifetime,
+                                        uint64_t coupled_handle) {
+  uint64_t key = lifetime == AVA_LIFETIME_COUPLED ? coupled_handle : 0;
+  std::lock_guard lock(kept_mutex_);
+  kept_.emplace(key, Kept{nullptr, ctx_key});
+}
+
+void GuestConnection::release_coupled(uint64_t handle) {
+  if (handle == 0)
+    return;
+  std::lock_guard lock(kept_mutex_);
+  auto range = kept_.equal_range(handle);
+  for (auto it = range.first; it != range.second; ++it)
+    release(it->second);
+  kept_.erase(range.first, range.second);
+}
+
+void GuestConnection::release_all_kept() {
+  std::unordered_multimap<uint64_t, Kept> released;
+  {
+    std::lock_guard lock(kept_mutex_);
+    released.swap(kept_);
+  }
+  for (auto &entry : released)
+    release(entry.second);
+}
+
+void GuestConnection::release(const Kept &kept) {
+  if (kept.ctx_key != 0)
+    CallbackRegistry::instance().remove(kept.ctx_key);
+  std::free(kept.buffer);
+}
+
+void GuestConnection::begin_callback_wait(uint64_t seq) {
+  std::lock_guard lock(state_mutex_);
+  waiters_.emplace(seq, Waiter{});
+  // The reader may be parked in wait_for_queue_space; it must keep reading
+  // so that this CALLBACK_DONE can arrive.
+  state_cv_.notify_all();
+}
+
+int GuestConnection::wait_callback(uint64_t seq) {
+  std::unique_lock lock(state_mutex_);
+  auto done = [&] {
+    auto it = waiters_.find(seq);
+    return it == waiters_.end() || it->second.done || !alive();
+  };
+  if (callback_timeout_ms_ < 0) {
+    state_cv_.wait(lock, done);
+  } else if (!state_cv_.wait_for(lock, std::chrono::milliseconds(callback_timeout_ms_), done)) {
+    waiters_.erase(seq);
+    return AVA_E_TIMEOUT;
+  }
+  auto it = waiters_.find(seq);
+  int status = AVA_E_CLOSED;
+  if (it != waiters_.end()) {
+    if (it->second.done)
+      status = it->second.status;
+    waiters_.erase(it);
+  }
+  return status;
+}
+
+void GuestConnection::cancel_callback_wait(uint64_t seq) {
+  std::lock_guard lock(state_mutex_);
+  waiters_.erase(seq);
+}
+
+bool GuestConnection::complete_callback(uint64_t seq, int status) {
+  std::lock_guard lock(state_mutex_);
+  auto it = waiters_.find(seq);
+  if (it == waiters_.end() || it->second.done)
+    return false;
+  it->second.done = true;
+  it->second.status = status;
+  state_cv_.notify_all();
+  return true;
+}
+
+void GuestConnection::queued(uint64_t bytes) {
+  std::lock_guard lock(state_mutex_);
+  queued_bytes_ += bytes;
+}
+
+void GuestConnection::dequeued(uint64_t bytes) {
+  std::lock_guard lock(state_mutex_);
+  queued_bytes_ -= bytes < queued_bytes_ ? bytes : queued_bytes_;
+  if (queued_bytes_ <= kQueueLimitBytes)
+    state_cv_.notify_all();
+}
+
+void GuestConnection::wait_for_queue_space() {
+  std::unique_lock lock(state_mutex_);
+  state_cv_.wait(lock, [&] {
+    return queued_bytes_ <= kQueueLimitBytes || !waiters_.empty() || !alive();
+  });
+}
+
+void GuestConnection::log_error(std::string_view what) {
+  uint32_t n = errors_logged_.fetch_add(1, std::memory_order_relaxed);
+  if (n > kMaxLoggedErrors)
+    return;
+  try {
+    std::string line = "guest " + std::to_string(pid_) + ": ";
+    if (n == kMaxLoggedErrors)
+      line += "too many errors, no longer logging them";
+    else
+      line.append(what);
+    worker_log(line);
+  } catch (const std::bad_alloc &) {
+    // Logging must never fail the call that is being refused.
+  }
+}
+
+void GuestConnection::log_debug(std::string_view what) {
+  if (!worker_debug_enabled())
+    return;
+  try {
+    worker_log("guest " + std::to_string(pid_) + ": " + std::string(what));
+  } catch (const std::bad_alloc &) {
+    // As above.
+  }
+}
+
+} // namespace ava

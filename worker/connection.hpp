@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+// State of one guest connection shared by its reader, its shadow threads and
+// callback trampolines (which may outlive it: they hold a weak_ptr and find
+// it dead). Owns the channel, the handle table, what the guest asked the
+// worker to keep (buffers, callback contexts) and the callback waits.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+
+#include "transport/channel.hpp"
+#include "worker/ava_worker_rt.h"
+#include "worker/handle_table.hpp"
+
+namespace ava {
+
+struct WorkerOptions;
+
+class GuestConnection {
+ public:
+  GuestConnection(std::unique_ptr<Channel> channel, const WorkerOptions &options);
+  ~GuestConnection();
+  GuestConnection(const GuestConnection &) = delete;
+  GuestConnection &operator=(const GuestConnection &) = delete;
+
+  // Only the reader receives, so it may use the channel directly.
+  Channel &channel() { return *channel_; }
+  // Set once the HELLO was accepted, before any shadow thread exists.
+  void set_guest(const ava_worker_spec *spec, uint64_t pid);
+  const ava_worker_spec *spec() const { return spec_; }
+  uint64_t pid() const { return pid_; }
+  int callback_timeout_ms() const { return callback_timeout_ms_; }
+  uint64_t max_message() const { return channel_->max_message(); }
+
+  // Sends one message; serialised with every other sender of this guest.
+  Status send(const struct iovec *iov, int iovcnt);
+  // Sends a message that carries only a status (HELLO_ACK, GOODBYE, or a
+  // REPLY with a zeroed ava_reply_common), echoing the ids of request.
+  Status send_status(const ava_msg_hdr &request, uint16_t kind, int status);
+
+  // Marks the guest gone: sends fail, blocked receives and callback waits wake.
+  void shutdown();
+  bool alive() const { return alive_.load(std::memory_order_acquire); }
+
+  HandleTable &handles() { return handles_; }
+
+  // Worker-owned copies and callback contexts that outlive their call.
+  // Throw std::bad_alloc; on failure the caller still owns what it passed.
+  void keep_buffer(void *buffer, uint32_t lifetime, uint64_t coupled_handle);
+  void keep_callback_ctx(uint64_t key, uint32_t lifetime, uint64_t coupled_handle);
+  // The coupled handle was released: free what was kept for it.
+  void release_coupled(uint64_t handle);
+  // Teardown: free everything kept.
+  void release_all_kept();
+
+  // Callback waits, matched by the CALLBACK's seq.
+  uint64_t next_callback_seq() { return callback_seq_.fetch_add(1, std::memory_order_relaxed); }
+  void begin_callback_wait(uint64_t seq); // throws std::bad_alloc
+  // Blocks until the CALLBACK_DONE, the callback timeout or the guest's death.
+  int wait_callback(uint64_t seq);
+  void cancel_callback_wait(uint64_t seq);
+  // Returns false if nobody waits for seq (late or bogus CALLBACK_DONE).
+  bool complete_callback(uint64_t seq, int status);
+
+  // Flow control: bytes of CALLs queued for shadow threads but not yet done.
+  void queued(uint64_t bytes);
+  void dequeued(uint64_t bytes);
+  // Blocks the reader while too much is queued, unless a callback wait needs
+  // the reader to make progress.
+  void wait_for_queue_space();
+
+  // Logs "guest PID: what"; rate-limited because a hostile guest controls it.
+  void log_error(std::string_view what);
+  void log_debug(std::string_view what);
+
+ private:
+  struct Waiter {
+    bool done = false;
+    int status = AVA_OK;
+  };
+  struct Kept {
+    void *buffer;     // malloc'ed, or nullptr
+    uint64_t ctx_key; // callback context, or 0
+  };
+
+  static void release(const Kept &kept);
+
+  std::unique_ptr<Channel> channel_;
+  const ava_worker_spec *spec_ = nullptr;
+  uint64_t pid_ = 0;
+  int callback_timeout_ms_;
+  std::atomic<bool> alive_{true};
+  std::atomic<uint64_t> callback_seq_{1};
+  std::atomic<uint32_t> errors_logged_{0};
+
+  std::mutex send_mutex_;
+  HandleTable handles_;
+
+  std::mutex kept_mutex_;
+  std::unordered_multimap<uint64_t, Kept> kept_; // by coupled handle; 0 = until teardown
+
+  std::mutex state_mutex_; // waiters_, queued_bytes_
+  std::condition_variable state_cv_;
+  std::unordered_map<uint64_t, Waiter> waiters_;
+  uint64_t queued_bytes_ = 0;
+};
+
+} // namespace ava

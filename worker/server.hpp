@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+// The worker process: accepts guests on a channel listener and serves each one
+// with the spec plugin it asks for (see worker/ava_worker_rt.h for the C side
+// that generated plugins call).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ava/wire.h"
+#include "transport/channel.hpp"
+#include "worker/plugin_set.hpp"
+
+namespace ava {
+
+struct WorkerOptions {
+  std::vector<std::string> specs; // spec names this worker serves; empty = any plugin in plugin_dir
+  std::string plugin_dir;         // holds libava_worker_<spec>.so
+  Address listen;
+  int callback_timeout_ms = 30000;
+  uint64_t max_message = AVA_MSG_MAX_DEFAULT;
+  int ready_fd = -1;           // if >= 0: receives "ADDRESS\n" once listening, then is closed
+  bool exit_when_idle = false; // exit after the last guest disconnects (used by `ava run`)
+  // Shadow threads one guest may have; a CALL from one more guest thread gets AVA_E_NOMEM.
+  uint32_t max_guest_threads = 1024;
+};
+
+// Serves guests until SIGINT/SIGTERM (or, with exit_when_idle, until the last
+// guest left). Returns the process exit code. Call it from the main thread
+// before other threads exist: it blocks SIGINT/SIGTERM so that only its
+// signalfd sees them.
+int run_worker(const WorkerOptions &options);
+
+// Serves one already-connected guest on the calling thread until it
+// disconnects, then releases everything the guest left behind. An orderly
+// GOODBYE or EOF is ok; a protocol error is returned (and logged).
+Status serve_guest(std::unique_ptr<Channel> channel, PluginSet &plugins,
+                   const WorkerOptions &options);
+
+} // namespace ava

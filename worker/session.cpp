@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+#include "worker/session.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "worker/connection.hpp"
+#include "worker/log.hpp"
+#include "worker/server.hpp"
+#include "worker/shadow_thread.hpp"
+#include "worker/wcall.hpp"
+
+namespace ava {
+namespace {
+
+// A peer that connects but never says HELLO is dropped after this long.
+constexpr int kHelloTimeoutMs = 30000;
+
+int sanitize_guest_status(int32_t status) {
+  return status <= AVA_OK && status >= AVA_E_STATE ? status : AVA_E_PROTO;
+}
+
+std::string hex(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "%#llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+} // namespace
+
+GuestSession::GuestSession(std::unique_ptr<Channel> channel, PluginSet &plugins,
+                           const WorkerOptions &options)
+    : connection_(std::make_shared<GuestConnection>(std::move(channel), options)),
+      plugins_(plugins), max_guest_threads_(options.max_guest_threads) {}
+
+GuestSession::~GuestSession() { teardown(); }
+
+void GuestSession::stop() { connection_->shutdown(); }
+
+Status GuestSession::serve() {
+  Status result;
+  try {
+    result = hello();
+    if (result.is_ok() && connection_->spec() != nullptr)
+      result = read_loop();
+  } catch (const std::bad_alloc &) {
+    connection_->log_error("out of memory; dropping the guest");
+    result = Status::error(AVA_E_NOMEM, "out of memory");
+  }
+  teardown();
+  return result;
+}
+
+Status GuestSession::hello() {
+  MsgBuf buf;
+  Status s = connection_->channel().recv(buf, kHelloTimeoutMs);
+  if (!s.is_ok()) {
+    if (s.code == AVA_E_CLOSED)
+      return Status::ok(); // connected and left without a word, or we are stopping
+    connection_->log_error("no valid HELLO: " + s.message);
+    return s;
+  }
+  ava_msg_hdr hdr;
+  std::memcpy(&hdr, buf.data(), sizeof hdr);
+  if (hdr.kind != AVA_MSG_HELLO) {
+    bool call = hdr.kind == AVA_MSG_CALL && (hdr.flags & AVA_F_SYNC) != 0;
+    connection_->send_status(hdr, call ? AVA_MSG_REPLY : AVA_MSG_GOODBYE, AVA_E_STATE);
+    connection_->log_error("message of kind " + std::to_string(hdr.kind) + " before HELLO");
+    return Status::error(AVA_E_STATE, "message before HELLO");
+  }
+  if (hdr.args_len < sizeof(ava_hello) || hdr.args_len > hdr.total_len - sizeof hdr) {
+    connection_->send_status(hdr, AVA_MSG_HELLO_ACK, AVA_E_PROTO);
+    connection_->log_error("malformed HELLO");
+    return Status::error(AVA_E_PROTO, "malformed HELLO");
+  }
+  ava_hello hello;
+  std::memcpy(&hello, buf.data() + sizeof hdr, sizeof hello);
+  connection_->set_guest(nullptr, hello.pid);
+
+  auto refuse = [&](const std::string &why) {
+    connection_->send_status(hdr, AVA_MSG_HELLO_ACK, AVA_E_SPEC);
+    connection_->log_error(why);
+    return Status::error(AVA_E_SPEC, why);
+  };
+  if (std::memchr(hello.spec_name, 0, sizeof hello.spec_name) == nullptr)
+    return refuse("HELLO with an unterminated spec name");
+  std::string name = hello.spec_name;
+  const ava_worker_spec *spec = nullptr;
+  Status found = plugins_.find(name, &spec);
+  if (!found.is_ok())
+    return refuse("cannot serve spec '" + name + "': " + found.message);
+  if (hello.spec_id != spec->id || hello.spec_hash != spec->hash)
+    return refuse("spec '" + name + "' mismatch: guest has id " + std::to_string(hello.spec_id) +
+                  " hash " + hex(hello.spec_hash) + ", worker has id " + std::to_string(spec->id) +
+                  " hash " + hex(spec->hash) +
+                  " (worker and guest library were generated from different specs)");
+  connection_->set_guest(spec, hello.pid);
+  Status acked = connection_->send_status(hdr, AVA_MSG_HELLO_ACK, AVA_OK);
+  if (!acked.is_ok()) {
+    connection_->set_guest(nullptr, hello.pid);
+    return Status::ok(); // gone already
+  }
+  connection_->log_debug("connected (spec " + name + ", " + connection_->channel().describe() +
+                         ")");
+  return Status::ok();
+}
+
+Status GuestSession::read_loop() {
+  for (;;) {
+    connection_->wait_for_queue_space();
+    // A fresh buffer each time: the previous one moved to a shadow thread.
+    MsgBuf buf;
+    Status s = connection_->channel().recv(buf, -1);
+    if (!s.is_ok()) {
+      if (s.code == AVA_E_CLOSED || !connection_->alive())
+        return Status::ok();
+      connection_->log_error("closing the connection: " + s.message);
+      return s;
+    }
+    ava_msg_hdr hdr;
+    if (buf.size() < sizeof hdr) {
+      connection_->log_error("closing the connection: short message");
+      return Status::error(AVA_E_PROTO, "short message");
+    }
+    std::memcpy(&hdr, buf.data(), sizeof hdr);
+    if (hdr.magic != AVA_MSG_MAGIC || hdr.abi_version != AVA_ABI_VERSION ||
+        hdr.total_len != buf.size()) {
+      connection_->log_error("closing the connection: bad message framing");
+      return Status::error(AVA_E_PROTO, "bad message framing");
+    }
+    switch (hdr.kind) {
+    case AVA_MSG_CALL:
+      on_call(buf);
+      break;
+    case AVA_MSG_CALLBACK_DONE:
+      if (!connection_->complete_callback(hdr.seq, sanitize_guest_status(hdr.status)))
+        connection_->log_debug("CALLBACK_DONE for no waiting callback (seq " +
+                               std::to_string(hdr.seq) + ")");
+      break;
+    case AVA_MSG_GOODBYE:
+      return Status::ok();
+    default:
+      connection_->log_error("closing the connection: unexpected message of kind " +
+                             std::to_string(hdr.kind));
+      return Status::error(AVA_E_PROTO, "unexpected message kind");
+    }
+  }
+}
+
+int GuestSession::check_call(const ava_msg_hdr &hdr) const {
+  const ava_worker_spec *spec = connection_->spec();
+  if (hdr.spec_id != spec->id)
+    return AVA_E_SPEC;
+  if (hdr.reserved != 0 || (hdr.flags & ~AVA_F_ALL) != 0)
+    return AVA_E_PROTO;
+  if (hdr.args_len > hdr.total_len - sizeof(ava_msg_hdr))
+    return AVA_E_LENGTH;
+  if (hdr.func_id >= spec->nfuncs)
+    return AVA_E_FUNC;
+  uint32_t cls = spec->func_flags[hdr.func_id] & (AVA_F_SYNC | AVA_F_ASYNC);
+  if (cls == 0)
+    return AVA_E_UNSUPPORTED;
+  if ((hdr.flags & (AVA_F_SYNC | AVA_F_ASYNC)) != cls)
+    return AVA_E_PROTO;
+  return AVA_OK;
+}
+
+void GuestSession::reject(const ava_msg_hdr &hdr, int status, const char *why) {
+  bool sync = (hdr.flags & AVA_F_SYNC) != 0;
+  connection_->log_error(std::string(sync ? "refused" : "dropped") + " call of function " +
+                         std::to_string(hdr.func_id) + " (guest thread " +
+                         std::to_string(hdr.thread_id) + "): " + why + ": " +
+                         status_name(status));
+  if (sync)
+    connection_->send_status(hdr, AVA_MSG_REPLY, status);
+}
+
+void GuestSession::on_call(MsgBuf &message) {
+  ava_msg_hdr hdr;
+  std::memcpy(&hdr, message.data(), sizeof hdr);
+  int status = check_call(hdr);
+  if (status != AVA_OK) {
+    reject(hdr, status, "bad call header");
+    return;
+  }
+  ShadowThread *shadow = nullptr;
+  auto it = shadows_.find(hdr.thread_id);
+  if (it != shadows_.end()) {
+    shadow = it->second.get();
+  } else {
+    if (shadows_.size() >= max_guest_threads_) {
+      reject(hdr, AVA_E_NOMEM, "too many guest threads");
+      return;
+    }
+    auto created = std::make_unique<ShadowThread>(connection_, hdr.thread_id);
+    Status started = created->start();
+    if (!started.is_ok()) {
+      reject(hdr, started.code, started.message.c_str());
+      return;
+    }
+    shadow = created.get();
+    shadows_.emplace(hdr.thread_id, std::move(created));
+  }
+  uint64_t bytes = message.size();
+  connection_->queued(bytes);
+  try {
+    shadow->enqueue(std::move(message));
+  } catch (const std::bad_alloc &) {
+    connection_->dequeued(bytes);
+    reject(hdr, AVA_E_NOMEM, "cannot queue the call");
+  }
+}
+
+void GuestSession::teardown() {
+  if (torn_down_)
+    return;
+  torn_down_ = true;
+  connection_->shutdown();
+  for (auto &[id, shadow] : shadows_)
+    shadow->stop();
+  for (auto &[id, shadow] : shadows_)
+    shadow->join();
+  shadows_.clear();
+
+  const ava_worker_spec *spec = connection_->spec();
+  uint64_t destroyed = 0;
+  HandleTable::Entry entry;
+  while (connection_->handles().pop_newest(&entry)) {
+    if (entry.owned && spec != nullptr && spec->destroy != nullptr) {
+      try {
+        spec->destroy(entry.type, entry.object);
+      } catch (...) {
+        // A C++ plugin threw; the remaining objects still need freeing.
+      }
+      ++destroyed;
+    }
+    connection_->release_coupled(entry.id);
+  }
+  connection_->release_all_kept();
+  if (spec != nullptr && worker_debug_enabled()) {
+    try {
+      connection_->log_debug("disconnected; released " + std::to_string(destroyed) + " objects");
+    } catch (const std::bad_alloc &) {
+      // Teardown must finish; the line is optional.
+    }
+  }
+}
+
+Status serve_guest(std::unique_ptr<Channel> channel, PluginSet &plugins,
+                   const WorkerOptions &options) {
+  try {
+    GuestSession session(std::move(channel), plugins, options);
+    return session.serve();
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, "out of memory");
+  }
+}
+
+} // namespace ava

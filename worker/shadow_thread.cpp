@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+#include "worker/shadow_thread.hpp"
+
+#include <string>
+#include <system_error>
+
+#include "worker/connection.hpp"
+
+namespace ava {
+namespace {
+
+thread_local const GuestConnection *tls_connection = nullptr;
+thread_local uint64_t tls_guest_thread = 0;
+
+std::string func_name(const ava_worker_spec *spec, uint32_t func_id) {
+  if (spec->func_names != nullptr && spec->func_names[func_id] != nullptr)
+    return std::string(spec->name) + "." + spec->func_names[func_id];
+  return std::string(spec->name) + ".#" + std::to_string(func_id);
+}
+
+} // namespace
+
+ShadowThread::ShadowThread(std::shared_ptr<GuestConnection> connection, uint64_t guest_thread_id)
+    : connection_(std::move(connection)), guest_thread_id_(guest_thread_id) {}
+
+ShadowThread::~ShadowThread() {
+  stop();
+  join();
+}
+
+Status ShadowThread::start() {
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error &e) {
+    return Status::error(AVA_E_NOMEM, std::string("cannot start a shadow thread: ") + e.what());
+  }
+  return Status::ok();
+}
+
+void ShadowThread::enqueue(MsgBuf message) {
+  std::lock_guard lock(mutex_);
+  queue_.push_back(std::move(message));
+  cv_.notify_one();
+}
+
+void ShadowThread::stop() {
+  std::deque<MsgBuf> dropped;
+  std::lock_guard lock(mutex_);
+  stopping_ = true;
+  dropped.swap(queue_);
+  cv_.notify_one();
+}
+
+void ShadowThread::join() {
+  if (thread_.joinable())
+    thread_.join();
+}
+
+uint64_t ShadowThread::current_guest_thread(const GuestConnection *connection) {
+  return tls_connection == connection ? tls_guest_thread : 0;
+}
+
+void ShadowThread::run() {
+  tls_connection = connection_.get();
+  tls_guest_thread = guest_thread_id_;
+  for (;;) {
+    MsgBuf message;
+    {
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_)
+        break;
+      message = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    serve(message);
+    connection_->dequeued(message.size());
+  }
+  tls_connection = nullptr;
+  tls_guest_thread = 0;
+}
+
+void ShadowThread::serve(MsgBuf &message) {
+  ava_wcall w(connection_, &async_error_, message.data());
+  const ava_worker_spec *spec = w.spec;
+  int rc;
+  try {
+    rc = spec->dispatch(&w, w.hdr.func_id);
+  } catch (...) {
+    // A C++ plugin let an exception escape; the guest must still get an answer.
+    connection_->log_error(func_name(spec, w.hdr.func_id) + ": handler threw an exception");
+    rc = AVA_E_PROTO;
+  }
+  if (w.finished)
+    return;
+  if (w.sync) {
+    if (rc == AVA_OK) {
+      connection_->log_error(func_name(spec, w.hdr.func_id) + ": handler did not reply");
+      rc = AVA_E_PROTO;
+    }
+    ava_w_fail(&w, rc, 0, 0);
+  } else if (rc != AVA_OK) {
+    connection_->log_error(func_name(spec, w.hdr.func_id) + ": async call failed: " +
+                           status_name(rc));
+  }
+}
+
+} // namespace ava

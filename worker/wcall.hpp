@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+// struct ava_wcall: one CALL being served on a shadow thread, and the reply
+// under construction. Generated code only ever sees a pointer to it.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ava/wire.h"
+#include "worker/ava_worker_rt.h"
+
+// The ava_w_* functions are called by dlopen'ed plugins through the worker
+// executable's dynamic symbol table, so they must keep default visibility even
+// if the build ever turns hidden visibility on.
+#define AVA_W_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace ava {
+
+class GuestConnection;
+
+// The first failed async call of a shadow thread not yet reported to the guest.
+struct AsyncErrorSlot {
+  bool pending = false;
+  uint32_t ret_class = 0;
+  uint32_t func_id = 0;
+  int64_t value = 0;
+};
+
+} // namespace ava
+
+struct ava_wcall {
+  ava_wcall(const std::shared_ptr<ava::GuestConnection> &connection, ava::AsyncErrorSlot *slot,
+            uint8_t *message);
+  ~ava_wcall();
+  ava_wcall(const ava_wcall &) = delete;
+  ava_wcall &operator=(const ava_wcall &) = delete;
+
+  const std::shared_ptr<ava::GuestConnection> &connection;
+  ava::AsyncErrorSlot *async_error;
+  const ava_worker_spec *spec;
+  ava_msg_hdr hdr; // a copy: generated code may rewrite the message in place
+  uint8_t *args;
+  uint8_t *payload;
+  uint64_t payload_len;
+  bool sync;
+  bool finished = false;    // the reply was sent, or the failure reported
+  int pending_status = 0;   // failure of a helper that cannot return one (e.g. ava_w_handle_out)
+  uint64_t out_alloc = 0;   // bytes of OUT buffers allocated for this call
+  uint64_t out_payload = 0; // reply payload bytes so far, padding included
+  std::vector<void *> arena;               // malloc'ed, freed after the call
+  std::vector<struct iovec> out_items;     // reply payload items, referenced until the reply
+  std::vector<uint64_t> call_callback_keys; // lifetime CALL callback contexts
+};
+
+namespace ava {
+
+// Text for an AVA_E_* status, for log lines.
+const char *status_name(int status);
+
+} // namespace ava

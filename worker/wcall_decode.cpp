@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+// Decoding a CALL: argument block, handles and buffers. Everything here reads
+// guest-controlled bytes, so every offset, length and flag is checked before use.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "worker/callback_registry.hpp"
+#include "worker/connection.hpp"
+#include "worker/wcall.hpp"
+
+using ava::GuestConnection;
+
+static_assert(sizeof(void *) == sizeof(uint64_t), "handle arrays are translated in place");
+
+ava_wcall::ava_wcall(const std::shared_ptr<GuestConnection> &conn, ava::AsyncErrorSlot *slot,
+                     uint8_t *message)
+    : connection(conn), async_error(slot), spec(conn->spec()) {
+  std::memcpy(&hdr, message, sizeof hdr);
+  // The reader checked args_len <= total_len - sizeof(hdr) before queueing.
+  args = message + sizeof hdr;
+  payload = args + hdr.args_len;
+  payload_len = hdr.total_len - sizeof hdr - hdr.args_len;
+  sync = (hdr.flags & AVA_F_SYNC) != 0;
+}
+
+ava_wcall::~ava_wcall() {
+  for (void *p : arena)
+    std::free(p);
+  for (uint64_t key : call_callback_keys)
+    ava::CallbackRegistry::instance().remove(key);
+}
+
+namespace {
+
+constexpr uint32_t kDirMask = AVA_BUF_IN | AVA_BUF_OUT;
+
+ava_buf_desc read_desc(const ava_buf_desc *d) {
+  ava_buf_desc copy;
+  std::memcpy(&copy, d, sizeof copy);
+  return copy;
+}
+
+// Checks what holds for every descriptor, whatever the annotations say.
+int check_desc(const ava_buf_desc &d) {
+  if ((d.flags & ~AVA_BUF_ALL) != 0 || d.reserved != 0)
+    return AVA_E_PROTO;
+  if ((d.flags & AVA_BUF_PRESENT) == 0)
+    return d.flags == 0 && d.offset == 0 && d.length == 0 ? AVA_OK : AVA_E_PROTO;
+  if ((d.flags & AVA_BUF_IN) == 0 && d.offset != 0)
+    return AVA_E_PROTO;
+  return AVA_OK;
+}
+
+// Locates a present IN buffer in the payload, with its zero guard byte.
+int locate_in(ava_wcall *w, const ava_buf_desc &d, void **ptr) {
+  if (d.offset > w->payload_len || d.length > w->payload_len - d.offset)
+    return AVA_E_LENGTH;
+  if (d.length == w->payload_len - d.offset)
+    return AVA_E_LENGTH; // no room for the guard byte
+  if (d.offset % 8 != 0)
+    return AVA_E_PROTO; // payload items are 8-byte aligned
+  if (w->payload[d.offset + d.length] != 0)
+    return AVA_E_PROTO;
+  *ptr = w->payload + d.offset;
+  return AVA_OK;
+}
+
+bool valid_type(const ava_wcall *w, uint32_t type) { return type >= 1 && type <= w->spec->ntypes; }
+
+// Records a failure for a helper that returns no status; the reply turns into it.
+void set_pending(ava_wcall *w, int status) {
+  if (w->pending_status == AVA_OK)
+    w->pending_status = status;
+}
+
+} // namespace
+
+AVA_W_EXPORT int ava_w_args(struct ava_wcall *w, uint32_t size, const void **args) {
+  *args = nullptr;
+  if (w->hdr.args_len != size)
+    return AVA_E_LENGTH;
+  *args = w->args;
+  return AVA_OK;
+}
+
+AVA_W_EXPORT int ava_w_handle(struct ava_wcall *w, uint64_t id, uint32_t type, void **object) {
+  *object = nullptr;
+  if (id == 0)
+    return AVA_OK;
+  if (!valid_type(w, type))
+    return AVA_E_HANDLE;
+  void *found = w->connection->handles().lookup(id, type);
+  if (found == nullptr)
+    return AVA_E_HANDLE;
+  *object = found;
+  return AVA_OK;
+}
+
+AVA_W_EXPORT int ava_w_buffer_in(struct ava_wcall *w, const struct ava_buf_desc *d, void **ptr) {
+  *ptr = nullptr;
+  ava_buf_desc desc = read_desc(d);
+  int rc = check_desc(desc);
+  if (rc != AVA_OK)
+    return rc;
+  if ((desc.flags & AVA_BUF_IN) == 0)
+    return AVA_OK;
+  return locate_in(w, desc, ptr);
+}
+
+AVA_W_EXPORT int ava_w_buffer_check(struct ava_wcall *w, const struct ava_buf_desc *d,
+                                    uint64_t count, uint64_t elem_size, uint32_t dir, void **ptr) {
+  *ptr = nullptr;
+  ava_buf_desc desc = read_desc(d);
+  int rc = check_desc(desc);
+  if (rc != AVA_OK)
+    return rc;
+  if ((dir & ~kDirMask) != 0)
+    return AVA_E_PROTO;
+  if ((desc.flags & AVA_BUF_PRESENT) == 0)
+    return AVA_OK;
+  if ((desc.flags & kDirMask) != dir)
+    return AVA_E_PROTO;
+  uint64_t bytes;
+  if (__builtin_mul_overflow(count, elem_size, &bytes) || desc.length != bytes)
+    return AVA_E_LENGTH;
+  if ((dir & AVA_BUF_IN) != 0)
+    return locate_in(w, desc, ptr);
+  // OUT-only (or present without a direction): the worker provides the memory.
+  uint64_t limit = w->connection->max_message();
+  if (bytes > limit || w->out_alloc > limit - bytes)
+    return AVA_E_TOO_BIG;
+  void *mem = std::calloc(1, bytes > 0 ? bytes : 1);
+  if (mem == nullptr)
+    return AVA_E_NOMEM;
+  try {
+    w->arena.push_back(mem);
+  } catch (const std::bad_alloc &) {
+    std::free(mem);
+    return AVA_E_NOMEM;
+  }
+  w->out_alloc += bytes;
+  *ptr = mem;
+  return AVA_OK;
+}
+
+AVA_W_EXPORT int ava_w_handles_in(struct ava_wcall *w, void *array, uint64_t n, uint32_t type) {
+  if (n == 0)
+    return AVA_OK;
+  if (array == nullptr || reinterpret_cast<uintptr_t>(array) % alignof(uint64_t) != 0)
+    return AVA_E_PROTO;
+  if (!valid_type(w, type))
+    return AVA_E_HANDLE;
+  auto *slots = static_cast<uint8_t *>(array);
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t id;
+    std::memcpy(&id, slots + i * 8, sizeof id);
+    void *object = nullptr;
+    if (id != 0) {
+      object = w->connection->handles().lookup(id, type);
+      if (object == nullptr)
+        return AVA_E_HANDLE;
+    }
+    std::memcpy(slots + i * 8, &object, sizeof object);
+  }
+  return AVA_OK;
+}
+
+AVA_W_EXPORT uint64_t ava_w_handle_out(struct ava_wcall *w, void *object, uint32_t type,
+                                       int owned) {
+  if (object == nullptr)
+    return 0;
+  if (!valid_type(w, type)) {
+    set_pending(w, AVA_E_PROTO);
+    return 0;
+  }
+  try {
+    return w->connection->handles().insert(object, type, owned != 0);
+  } catch (const std::bad_alloc &) {
+    // The guest will see the call fail, so nobody could ever free an owned object.
+    if (owned != 0 && w->spec->destroy != nullptr)
+      w->spec->destroy(type, object);
+    set_pending(w, AVA_E_NOMEM);
+    return 0;
+  }
+}
+
+AVA_W_EXPORT int ava_w_handles_out(struct ava_wcall *w, void *array, uint64_t n, uint32_t type,
+                                   int owned) {
+  if (n == 0)
+    return AVA_OK;
+  if (array == nullptr || reinterpret_cast<uintptr_t>(array) % alignof(uint64_t) != 0)
+    return AVA_E_PROTO;
+  if (!valid_type(w, type))
+    return AVA_E_PROTO;
+  auto *slots = static_cast<uint8_t *>(array);
+  for (uint64_t i = 0; i < n; ++i) {
+    void *object;
+    std::memcpy(&object, slots + i * 8, sizeof object);
+    uint64_t id = 0;
+    if (object != nullptr) {
+      try {
+        id = w->connection->handles().insert(object, type, owned != 0);
+      } catch (const std::bad_alloc &) {
+        return AVA_E_NOMEM;
+      }
+    }
+    std::memcpy(slots + i * 8, &id, sizeof id);
+  }
+  return AVA_OK;
+}
+
+AVA_W_EXPORT void ava_w_handle_release(struct ava_wcall *w, uint64_t id) {
+  if (id != 0 && w->connection->handles().release(id))
+    w->connection->release_coupled(id);
+}
