@@ -60,7 +60,7 @@ Status Call::put_buffer(ava_buf_desc *desc, const void *ptr, uint64_t count, uin
   if (invoked_) {
     return Status::error(AVA_E_STATE, "internal error: buffer described after the call was sent");
   }
-  if ((dir & ~(AVA_BUF_IN | AVA_BUF_OUT)) != 0 || (dir & (AVA_BUF_IN | AVA_BUF_OUT)) == 0) {
+  if ((dir & ~(AVA_BUF_IN | AVA_BUF_OUT)) != 0) {
     return Status::error(AVA_E_PROTO,
                          "internal error: invalid buffer direction " + std::to_string(dir));
   }
@@ -70,7 +70,8 @@ Status Call::put_buffer(ava_buf_desc *desc, const void *ptr, uint64_t count, uin
                                             " elements of " + std::to_string(elem_size) +
                                             " bytes is too large");
   }
-  if (ptr == nullptr) {
+  // NULL, or no direction after the spec's conditions: the buffer is absent.
+  if (ptr == nullptr || dir == 0) {
     return Status::ok();
   }
   if ((dir & AVA_BUF_IN) == 0) {

@@ -119,10 +119,12 @@ ChannelKind infer_kind(std::string_view worker) {
   return ChannelKind::Tcp;
 }
 
-const char *kind_name(ChannelKind kind) { return kind == ChannelKind::Tcp ? "tcp" : "unix"; }
+const char *kind_name(ChannelKind kind) {
+  return kind == ChannelKind::Tcp ? "tcp" : "unix";
+}
 
 class ConfigBuilder {
- public:
+public:
   ConfigBuilder(std::string_view source, std::string_view spec_name)
       : source_(source), spec_name_(spec_name) {}
 
@@ -150,7 +152,8 @@ class ConfigBuilder {
         const std::string_view rest = std::string_view(name).substr(kSpecPrefix.size());
         const size_t dot = rest.find('.');
         if (dot == std::string_view::npos)
-          return config_error(at, "'" + name + "' is not a setting: settings for spec NAME go "
+          return config_error(at, "'" + name +
+                                      "' is not a setting: settings for spec NAME go "
                                       "in a [spec.NAME] table");
         const std::string_view spec = rest.substr(0, dot);
         const std::string_view key = rest.substr(dot + 1);
@@ -165,8 +168,8 @@ class ConfigBuilder {
                                     std::string(kKeyList) + ", or a [spec.NAME] table)");
       }
       if (st.code == AVA_E_UNSUPPORTED)
-        return config_error(at, "unknown key '" + name + "' (expected one of: " +
-                                    std::string(kKeyList) + ")");
+        return config_error(at, "unknown key '" + name +
+                                    "' (expected one of: " + std::string(kKeyList) + ")");
       if (!st.is_ok())
         return st;
     }
@@ -220,7 +223,7 @@ class ConfigBuilder {
     return Status::ok();
   }
 
- private:
+private:
   std::string where(int line) const { return source_ + ":" + std::to_string(line); }
 
   // An empty variable counts as unset, as a shell user expects from AVA_WORKER= .
@@ -250,7 +253,7 @@ Status read_file(const char *path, std::string *text, bool *missing) {
     }
     return Status::error(AVA_E_PROTO, std::string(path) + ": error: " + errno_string(errno));
   }
-  struct stat st{};
+  struct stat st {};
   Status result = Status::ok();
   if (::fstat(fd, &st) != 0) {
     result = Status::error(AVA_E_PROTO, std::string(path) + ": error: " + errno_string(errno));
@@ -295,7 +298,8 @@ std::string worker_env_name(std::string_view spec_name) {
   return name;
 }
 
-Status parse_guest_config(std::string_view text, std::string_view source, std::string_view spec_name,
+Status parse_guest_config(std::string_view text, std::string_view source,
+                          std::string_view spec_name,
                           const std::function<const char *(const char *)> &getenv_fn,
                           GuestConfig *out) {
   if (out == nullptr)

@@ -37,8 +37,10 @@ struct GuestConfig {
 // error. Timeouts < 0 mean no limit. Errors are AVA_E_PROTO (AVA_E_NOMEM when
 // out of memory) with a message naming the file and line or the variable.
 Status load_guest_config(std::string_view spec_name, GuestConfig *out);
-// Same but with explicit inputs, for tests: file text (may be empty), source name, and an env lookup.
-Status parse_guest_config(std::string_view text, std::string_view source, std::string_view spec_name,
+// Same but with explicit inputs, for tests: file text (may be empty), source name, and an env
+// lookup.
+Status parse_guest_config(std::string_view text, std::string_view source,
+                          std::string_view spec_name,
                           const std::function<const char *(const char *)> &getenv_fn,
                           GuestConfig *out);
 

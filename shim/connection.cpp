@@ -193,8 +193,9 @@ void Connection::mark_broken(const std::string &reason) {
   }
   channel_->shutdown();
   if (!quiet) {
+    std::string why = without_address(reason, address_);
     log_line("lost connection to the %s worker (%s): %s", spec_->name, address_.c_str(),
-             reason.c_str());
+             why.c_str());
   }
   {
     std::lock_guard lock(cb_mu_);
@@ -390,6 +391,9 @@ void Connection::close() {
     closing_ = true;
     was_broken = broken_;
   }
+  // A callback in progress finishes first (it may still call the API) and
+  // answers CALLBACK_DONE before the worker sees GOODBYE.
+  stop_callback_thread();
   if (!was_broken) {
     ava_msg_hdr bye = make_header(AVA_MSG_GOODBYE, spec_->id);
     struct iovec iov = {&bye, sizeof bye};
@@ -400,7 +404,6 @@ void Connection::close() {
   if (reader_.joinable()) {
     reader_.join();
   }
-  stop_callback_thread();
 }
 
 } // namespace ava::guest

@@ -217,11 +217,13 @@ void ava_guest_unsupported(const struct ava_guest_spec *spec, const char *func_n
 }
 
 void ava_guest_shutdown(const struct ava_guest_spec *spec) {
+  if (spec == nullptr) {
+    return;
+  }
   try {
-    Runtime *runtime = ava::guest::find_runtime(spec, false);
-    if (runtime != nullptr) {
-      runtime->shutdown();
-    }
+    // Created if need be, so that a call from a later destructor finds the
+    // library shut down instead of connecting.
+    ava::guest::find_runtime(spec, true)->shutdown();
   } catch (...) {
     log_line("internal error at shutdown");
   }

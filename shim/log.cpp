@@ -92,4 +92,13 @@ const char *status_text(int status) {
   return info != nullptr ? info->text : "unknown status";
 }
 
+std::string without_address(const std::string &reason, const std::string &address) {
+  if (!address.empty() && reason.size() > address.size() + 2 &&
+      reason.compare(0, address.size(), address) == 0 &&
+      reason.compare(address.size(), 2, ": ") == 0) {
+    return reason.substr(address.size() + 2);
+  }
+  return reason;
+}
+
 } // namespace ava::guest

@@ -18,4 +18,8 @@ std::string status_name(int status);
 // What a status means to a user, e.g. "unknown or wrongly typed handle".
 const char *status_text(int status);
 
+// Channel errors start with the channel's address; messages that name the
+// address already drop that prefix so it is said once.
+std::string without_address(const std::string &reason, const std::string &address);
+
 } // namespace ava::guest

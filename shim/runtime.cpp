@@ -83,7 +83,8 @@ Status Runtime::connect_locked(bool *run_epilogue) {
   if (!st.is_ok()) {
     std::string source = config.source.empty() ? "" : " (configured by " + config.source + ")";
     return fail_connect_locked("cannot connect to the " + std::string(spec_->name) +
-                               " worker at " + address + source + ": " + st.message);
+                               " worker at " + address + source + ": " +
+                               without_address(st.message, address));
   }
   auto conn = std::make_shared<Connection>(spec_, &callbacks_, std::move(channel), address,
                                            config.max_message, config.call_timeout_ms);

@@ -11,7 +11,9 @@ bool is_bare_key_char(char c) {
          c == '-';
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 bool is_control(char c) {
   const auto u = static_cast<unsigned char>(c);
@@ -20,7 +22,7 @@ bool is_control(char c) {
 
 // Parses one file line by line (the subset has no construct spanning lines).
 class Parser {
- public:
+public:
   Parser(std::string_view source, Document *doc) : source_(source), doc_(doc) {}
 
   Status run(std::string_view text) {
@@ -41,7 +43,7 @@ class Parser {
     return Status::ok();
   }
 
- private:
+private:
   bool fail(std::string message) {
     error_ = std::move(message);
     return false;
@@ -296,11 +298,10 @@ class Parser {
   }
 
   static std::string describe_bad_token(const std::string &token) {
-    const bool digit_led = !token.empty() && (is_digit(token[0]) || token[0] == '+' ||
-                                              token[0] == '-');
-    if (token == "inf" || token == "nan" || token == "+inf" || token == "-inf" ||
-        token == "+nan" || token == "-nan" ||
-        (digit_led && token.find_first_of(".eE") != std::string::npos))
+    const bool digit_led =
+        !token.empty() && (is_digit(token[0]) || token[0] == '+' || token[0] == '-');
+    if (token == "inf" || token == "nan" || token == "+inf" || token == "-inf" || token == "+nan" ||
+        token == "-nan" || (digit_led && token.find_first_of(".eE") != std::string::npos))
       return "floating-point values are not supported: '" + token + "'";
     if (digit_led && token.find_first_of(":T") != std::string::npos)
       return "dates and times are not supported: '" + token + "'";

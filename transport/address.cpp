@@ -38,8 +38,8 @@ Status parse_unix(std::string_view text, std::string_view path, Address *out) {
       return bad(text, "empty abstract socket name");
     // The abstract name replaces the '@' by a NUL byte and needs no terminator.
     if (path.size() > kSunPath)
-      return bad(text, "abstract socket name longer than " + std::to_string(kSunPath - 1) +
-                           " bytes");
+      return bad(text,
+                 "abstract socket name longer than " + std::to_string(kSunPath - 1) + " bytes");
   } else if (path.size() >= kSunPath) {
     return bad(text, "socket path longer than " + std::to_string(kSunPath - 1) + " bytes");
   }
@@ -114,7 +114,8 @@ Status parse_address_impl(std::string_view text, ChannelKind default_kind, Addre
   const size_t colon = text.find(':');
   if (colon != std::string_view::npos && is_future_kind(text.substr(0, colon)))
     return Status::error(AVA_E_UNSUPPORTED, "invalid address '" + std::string(text) +
-                                                "': channel '" + std::string(text.substr(0, colon)) +
+                                                "': channel '" +
+                                                std::string(text.substr(0, colon)) +
                                                 "' is not supported yet (expected unix or tcp)");
   // Only a socket path can hold '/' or start with '@'; only tcp starts with '['.
   if (text[0] == '/' || text[0] == '@' || text[0] == '.' ||

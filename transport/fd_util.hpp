@@ -12,7 +12,7 @@
 namespace ava::detail {
 
 class UniqueFd {
- public:
+public:
   UniqueFd() = default;
   explicit UniqueFd(int fd) : fd_(fd) {}
   UniqueFd(UniqueFd &&other) noexcept : fd_(other.release()) {}
@@ -34,13 +34,13 @@ class UniqueFd {
     fd_ = fd;
   }
 
- private:
+private:
   int fd_ = -1;
 };
 
 // A point in time after which waiting stops; a negative timeout never expires.
 class Deadline {
- public:
+public:
   explicit Deadline(int timeout_ms) { restart(timeout_ms); }
   void restart(int timeout_ms) {
     forever_ = timeout_ms < 0;
@@ -60,7 +60,7 @@ class Deadline {
   }
   bool expired() const { return !forever_ && remaining_ms() == 0; }
 
- private:
+private:
   bool forever_ = true;
   std::chrono::steady_clock::time_point end_{};
 };

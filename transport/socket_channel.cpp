@@ -29,13 +29,17 @@ constexpr int kMaxIov = 1024;
 // One recv() call never asks for more than this, keeping the result within ssize_t.
 constexpr uint64_t kMaxReadChunk = uint64_t{1} << 30;
 
-bool is_retry_errno(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
+bool is_retry_errno(int err) {
+  return err == EAGAIN || err == EWOULDBLOCK;
+}
 
 bool is_peer_gone_errno(int err) {
   return err == ECONNRESET || err == EPIPE || err == ENOTCONN || err == ESHUTDOWN;
 }
 
-std::string fmt_u64(uint64_t v) { return std::to_string(v); }
+std::string fmt_u64(uint64_t v) {
+  return std::to_string(v);
+}
 
 std::string fmt_hex32(uint32_t v) {
   char text[16];
@@ -43,7 +47,9 @@ std::string fmt_hex32(uint32_t v) {
   return text;
 }
 
-std::string fmt_ms(int ms) { return ms < 0 ? std::string("ever") : std::to_string(ms) + " ms"; }
+std::string fmt_ms(int ms) {
+  return ms < 0 ? std::string("ever") : std::to_string(ms) + " ms";
+}
 
 } // namespace
 
@@ -179,8 +185,8 @@ Status SocketChannel::read_body(uint8_t *dst, uint64_t len, uint64_t total) {
       continue;
     if (!is_retry_errno(err)) {
       if (is_peer_gone_errno(err))
-        return break_recv(AVA_E_CLOSED, "peer closed the channel mid-message (" +
-                                            errno_text(err) + ")");
+        return break_recv(AVA_E_CLOSED,
+                          "peer closed the channel mid-message (" + errno_text(err) + ")");
       return break_recv(AVA_E_CLOSED, "recv: " + errno_text(err));
     }
     if (shut_.load(std::memory_order_acquire))
@@ -247,9 +253,8 @@ Status SocketChannel::send(const struct iovec *iov, int iovcnt) {
   for (int i = 0; i < iovcnt; ++i) {
     const size_t len = iov[i].iov_len;
     if (len > 0 && iov[i].iov_base == nullptr)
-      return Status::error(AVA_E_PROTO,
-                           description_ + ": send: gather list entry " + std::to_string(i) +
-                               " has no buffer");
+      return Status::error(AVA_E_PROTO, description_ + ": send: gather list entry " +
+                                            std::to_string(i) + " has no buffer");
     if (total + len < total)
       return Status::error(AVA_E_TOO_BIG, description_ + ": send: gather list length overflows");
     total += len;
@@ -271,8 +276,8 @@ Status SocketChannel::send(const struct iovec *iov, int iovcnt) {
                                           fmt_u64(total) + " bytes");
   if (total > max_message_)
     return Status::error(AVA_E_TOO_BIG, description_ + ": send: message of " + fmt_u64(total) +
-                                            " bytes exceeds the limit of " +
-                                            fmt_u64(max_message_) + " bytes");
+                                            " bytes exceeds the limit of " + fmt_u64(max_message_) +
+                                            " bytes");
   return write_all(iov, iovcnt, total);
 }
 

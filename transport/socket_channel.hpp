@@ -14,7 +14,7 @@
 namespace ava::detail {
 
 class SocketChannel final : public Channel {
- public:
+public:
   // fd: a connected stream socket; blocking or not, every call on it is made
   // non-blocking per operation.
   SocketChannel(UniqueFd fd, std::string description);
@@ -27,7 +27,7 @@ class SocketChannel final : public Channel {
   void shutdown() override;
   std::string describe() const override { return description_; }
 
- private:
+private:
   // Read-ahead so that a small message (and the header of a large one) costs
   // one read syscall; bytes of the next message stay here for the next recv.
   static constexpr size_t kStageBytes = 64 * 1024;
@@ -54,17 +54,17 @@ class SocketChannel final : public Channel {
 // Common part of unix and tcp listeners: a non-blocking listening socket plus
 // an eventfd that shutdown() signals to wake accept().
 class SocketListener : public Listener {
- public:
+public:
   SocketListener(UniqueFd fd, UniqueFd wake, Address address);
   Status accept(std::unique_ptr<Channel> *out, int timeout_ms) override;
   void shutdown() override;
   Address address() const override { return address_; }
 
- protected:
+protected:
   // Wraps an accepted socket into a channel (carrier-specific options and description).
   virtual Status adopt(UniqueFd fd, std::unique_ptr<Channel> *out) = 0;
 
- private:
+private:
   UniqueFd fd_;
   UniqueFd wake_;
   Address address_;

@@ -72,10 +72,10 @@ void tune_stream(int fd) {
 }
 
 class TcpListener final : public SocketListener {
- public:
+public:
   using SocketListener::SocketListener;
 
- protected:
+protected:
   Status adopt(UniqueFd fd, std::unique_ptr<Channel> *out) override {
     tune_stream(fd.get());
     std::string description = address().to_string() + " (peer " + peer_text(fd.get()) + ")";
@@ -87,8 +87,8 @@ class TcpListener final : public SocketListener {
 // One non-blocking connect attempt. Returns 0 with *out set, or an errno
 // (ETIMEDOUT when the deadline passed).
 int try_connect(const addrinfo *ai, const Deadline &deadline, UniqueFd *out) {
-  UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                       ai->ai_protocol));
+  UniqueFd fd(
+      ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
   if (!fd.valid())
     return errno;
   if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
@@ -167,8 +167,8 @@ Status listen_tcp(const Address &address, std::unique_ptr<Listener> *out) {
     return st;
   int err = EADDRNOTAVAIL;
   for (const addrinfo *ai = list.get(); ai != nullptr; ai = ai->ai_next) {
-    UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                         ai->ai_protocol));
+    UniqueFd fd(
+        ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
     if (!fd.valid()) {
       err = errno;
       continue;

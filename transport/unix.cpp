@@ -43,7 +43,7 @@ std::string peer_suffix(int fd) {
 }
 
 class UnixListener final : public SocketListener {
- public:
+public:
   UnixListener(UniqueFd fd, UniqueFd wake, Address address, bool owns_file, dev_t dev, ino_t ino)
       : SocketListener(std::move(fd), std::move(wake), std::move(address)), owns_file_(owns_file),
         dev_(dev), ino_(ino) {}
@@ -54,20 +54,20 @@ class UnixListener final : public SocketListener {
     // Remove the socket file only while it is still ours: a newer listener may
     // have replaced it in the meantime.
     const std::string path = address().path;
-    struct stat st{};
+    struct stat st {};
     if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == dev_ &&
         st.st_ino == ino_)
       ::unlink(path.c_str());
   }
 
- protected:
+protected:
   Status adopt(UniqueFd fd, std::unique_ptr<Channel> *out) override {
     std::string description = address().to_string() + peer_suffix(fd.get());
     *out = std::make_unique<SocketChannel>(std::move(fd), std::move(description));
     return Status::ok();
   }
 
- private:
+private:
   bool owns_file_;
   dev_t dev_;
   ino_t ino_;
@@ -77,7 +77,7 @@ class UnixListener final : public SocketListener {
 // one accepts them. Only the former may be replaced.
 Status remove_stale_socket(const std::string &path, const sockaddr_un &sa, socklen_t len) {
   const std::string where = "listen unix:" + path + ": ";
-  struct stat st{};
+  struct stat st {};
   if (::lstat(path.c_str(), &st) != 0)
     return Status::ok();
   if (!S_ISSOCK(st.st_mode))
@@ -88,8 +88,8 @@ Status remove_stale_socket(const std::string &path, const sockaddr_un &sa, sockl
   if (::connect(probe.get(), reinterpret_cast<const sockaddr *>(&sa), len) == 0 || errno == EAGAIN)
     return Status::error(AVA_E_STATE, where + "another process is already listening there");
   if (errno == ECONNREFUSED && ::unlink(path.c_str()) != 0 && errno != ENOENT)
-    return Status::error(AVA_E_STATE, where + "cannot remove the stale socket file: " +
-                                          errno_text(errno));
+    return Status::error(AVA_E_STATE,
+                         where + "cannot remove the stale socket file: " + errno_text(errno));
   return Status::ok();
 }
 
@@ -150,7 +150,7 @@ Status listen_unix(const Address &address, std::unique_ptr<Listener> *out) {
   dev_t dev = 0;
   ino_t ino = 0;
   if (!abstract) {
-    struct stat sst{};
+    struct stat sst {};
     if (::lstat(address.path.c_str(), &sst) == 0) {
       dev = sst.st_dev;
       ino = sst.st_ino;
@@ -162,8 +162,8 @@ Status listen_unix(const Address &address, std::unique_ptr<Listener> *out) {
       ::unlink(address.path.c_str());
     return Status::error(AVA_E_STATE, where + "listen: " + errno_text(err));
   }
-  *out = std::make_unique<UnixListener>(std::move(fd), std::move(wake), address, !abstract, dev,
-                                        ino);
+  *out =
+      std::make_unique<UnixListener>(std::move(fd), std::move(wake), address, !abstract, dev, ino);
   return Status::ok();
 }
 

@@ -96,7 +96,8 @@ Status PluginSet::load_locked(const std::string &name, const ava_worker_spec **o
   void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char *why = ::dlerror();
-    return Status::error(AVA_E_SPEC, "cannot load " + path + ": " + (why ? why : "unknown error"));
+    // dlerror() already names the file.
+    return Status::error(AVA_E_SPEC, why != nullptr ? why : "cannot load " + path);
   }
   void *symbol = ::dlsym(handle, AVA_WORKER_SPEC_SYMBOL);
   if (symbol == nullptr)

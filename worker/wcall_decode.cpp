@@ -152,6 +152,9 @@ AVA_W_EXPORT int ava_w_handles_in(struct ava_wcall *w, void *array, uint64_t n, 
   if (!valid_type(w, type))
     return AVA_E_HANDLE;
   auto *slots = static_cast<uint8_t *>(array);
+  // Every element is translated: an unknown id must become NULL, never stay
+  // behind as a guest-chosen number the API would take for a pointer.
+  int rc = AVA_OK;
   for (uint64_t i = 0; i < n; ++i) {
     uint64_t id;
     std::memcpy(&id, slots + i * 8, sizeof id);
@@ -159,11 +162,11 @@ AVA_W_EXPORT int ava_w_handles_in(struct ava_wcall *w, void *array, uint64_t n, 
     if (id != 0) {
       object = w->connection->handles().lookup(id, type);
       if (object == nullptr)
-        return AVA_E_HANDLE;
+        rc = AVA_E_HANDLE;
     }
     std::memcpy(slots + i * 8, &object, sizeof object);
   }
-  return AVA_OK;
+  return rc;
 }
 
 AVA_W_EXPORT uint64_t ava_w_handle_out(struct ava_wcall *w, void *object, uint32_t type,

@@ -270,7 +270,9 @@ void WorkerGen::handler(const Function &fn) {
   for (const Param &p : fn.params) {
     if (p.info.role != Role::Buffer || !p.info.may_out)
       continue;
-    out_.line("\tif (ava_dir_" + p.name + " & AVA_BUF_OUT) {");
+    // A failed call leaves the guest's out buffers as they were, as natively.
+    const std::string ok = fn.success && has_ret ? " && ava_ret == (" + *fn.success + ")" : "";
+    out_.line("\tif ((ava_dir_" + p.name + " & AVA_BUF_OUT)" + ok + ") {");
     if (p.info.elem_handle_type) {
       out_.line("\t\tif (" + p.name + " != NULL)");
       out_.line("\t\t\t(void)ava_w_handles_out(ava_w, (void *)" + p.name + ", ava_count_" + p.name +

@@ -78,7 +78,9 @@ const AddressCase kCases[] = {
     {"shm:demo", kTcp, AVA_E_UNSUPPORTED},
 };
 
-const char *kind_name(ChannelKind kind) { return kind == kTcp ? "tcp" : "unix"; }
+const char *kind_name(ChannelKind kind) {
+  return kind == kTcp ? "tcp" : "unix";
+}
 
 } // namespace
 
@@ -117,8 +119,8 @@ Test(address, to_string_round_trips) {
     for (ChannelKind other : {kUnix, kTcp}) {
       Address again;
       ava::Status st = ava::parse_address(text, other, &again);
-      cr_expect_eq(st.code, AVA_OK, "'%s' -> '%s' does not parse: %s", c.text.c_str(),
-                   text.c_str(), st.message.c_str());
+      cr_expect_eq(st.code, AVA_OK, "'%s' -> '%s' does not parse: %s", c.text.c_str(), text.c_str(),
+                   st.message.c_str());
       cr_expect(again.kind == addr.kind && again.path == addr.path && again.host == addr.host &&
                     again.port == addr.port,
                 "'%s' -> '%s' does not round-trip", c.text.c_str(), text.c_str());
@@ -146,10 +148,14 @@ Test(address, channel_kind_table) {
     ChannelKind kind;
   };
   const KindCase cases[] = {
-      {"unix", AVA_OK, kUnix},         {"tcp", AVA_OK, kTcp},
-      {"TCP", AVA_E_PROTO, kUnix},     {"", AVA_E_PROTO, kUnix},
-      {"udp", AVA_E_PROTO, kUnix},     {"tcp ", AVA_E_PROTO, kUnix},
-      {"vsock", AVA_E_UNSUPPORTED, kUnix}, {"kmod", AVA_E_UNSUPPORTED, kUnix},
+      {"unix", AVA_OK, kUnix},
+      {"tcp", AVA_OK, kTcp},
+      {"TCP", AVA_E_PROTO, kUnix},
+      {"", AVA_E_PROTO, kUnix},
+      {"udp", AVA_E_PROTO, kUnix},
+      {"tcp ", AVA_E_PROTO, kUnix},
+      {"vsock", AVA_E_UNSUPPORTED, kUnix},
+      {"kmod", AVA_E_UNSUPPORTED, kUnix},
   };
   for (const KindCase &c : cases) {
     ChannelKind kind = c.kind == kTcp ? kUnix : kTcp;

@@ -33,7 +33,9 @@ ava_msg_hdr make_hdr(uint64_t total_len, uint64_t seq = 0) {
   return hdr;
 }
 
-uint8_t pattern(uint64_t seq, uint64_t i) { return static_cast<uint8_t>(i * 131 + seq * 7 + 1); }
+uint8_t pattern(uint64_t seq, uint64_t i) {
+  return static_cast<uint8_t>(i * 131 + seq * 7 + 1);
+}
 
 void write_raw(int fd, const void *data, size_t len) {
   const auto *p = static_cast<const uint8_t *>(data);
@@ -259,8 +261,8 @@ Test(framing, truncation_message_says_so) {
 
 namespace {
 
-const uint64_t kSizes[] = {kHdr,         kHdr + 1,           kHdr + 8,  4096,
-                           64 * 1024 + 7, 64 * 1024 + kHdr, 1 << 20,   64ull << 20};
+const uint64_t kSizes[] = {kHdr,          kHdr + 1,         kHdr + 8, 4096,
+                           64 * 1024 + 7, 64 * 1024 + kHdr, 1 << 20,  64ull << 20};
 
 void one_way(Channel &from, Channel &to) {
   Status send_status;
@@ -335,8 +337,7 @@ Test(framing, many_iovecs_beyond_iov_max) {
   }
   hdr = make_hdr(kHdr + expected.size(), 9);
   Status send_status;
-  std::thread sender(
-      [&] { send_status = a->send(iov.data(), static_cast<int>(iov.size())); });
+  std::thread sender([&] { send_status = a->send(iov.data(), static_cast<int>(iov.size())); });
   MsgBuf buf;
   Status st = b->recv(buf, 30000);
   sender.join();

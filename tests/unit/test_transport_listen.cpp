@@ -43,7 +43,7 @@ Address unix_address(const std::string &path) {
 }
 
 bool exists(const std::string &path) {
-  struct stat st{};
+  struct stat st {};
   return ::lstat(path.c_str(), &st) == 0;
 }
 

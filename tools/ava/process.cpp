@@ -228,9 +228,10 @@ int shell_status(int wait_status) {
   return 1;
 }
 
-int stop_process(pid_t pid, int grace_ms) {
+int stop_process(pid_t pid, int grace_ms, bool *forced) {
   constexpr int kPollMs = 10;
   int status = 0;
+  *forced = false;
   kill(pid, SIGTERM);
   for (int waited = 0; waited <= grace_ms; waited += kPollMs) {
     pid_t done = waitpid(pid, &status, WNOHANG);
@@ -238,6 +239,7 @@ int stop_process(pid_t pid, int grace_ms) {
       return status;
     sleep_ms(kPollMs);
   }
+  *forced = true;
   kill(pid, SIGKILL);
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -99,8 +99,8 @@ std::vector<std::string> environment_with(const std::map<std::string, std::strin
 // What a shell reports for a wait status: the exit code, or 128 + signal.
 int shell_status(int wait_status);
 
-// SIGTERM, then at most grace_ms later SIGKILL; always reaps pid.
-// Returns the wait status.
-int stop_process(pid_t pid, int grace_ms);
+// SIGTERM, then at most grace_ms later SIGKILL (*forced then set); always
+// reaps pid. Returns the wait status.
+int stop_process(pid_t pid, int grace_ms, bool *forced);
 
 } // namespace ava::tool

@@ -222,8 +222,17 @@ bool LocalWorker::reaped(pid_t pid, int wait_status) {
 void LocalWorker::stop() {
   if (pid_ < 0)
     return;
-  stop_process(pid_, kWorkerStopGraceMs);
+  bool forced = false;
+  int wait_status = stop_process(pid_, kWorkerStopGraceMs, &forced);
   pid_ = -1;
+  // An orderly stop is silent; a worker that had crashed already, or would not stop, is not.
+  if (forced) {
+    std::fprintf(stderr, "ava: the local worker did not stop within %d s and was killed\n",
+                 kWorkerStopGraceMs / 1000);
+  } else if ((WIFSIGNALED(wait_status) && WTERMSIG(wait_status) != SIGTERM) ||
+             (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) != 0)) {
+    std::fprintf(stderr, "ava: the local worker %s\n", describe_wait_status(wait_status).c_str());
+  }
 }
 
 // A terminal's Ctrl-C or hangup already reached the program if it shares our

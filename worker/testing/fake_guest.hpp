@@ -42,6 +42,9 @@ class RawMessage {
   RawMessage(uint16_t kind, uint32_t func_id, const void *args, uint32_t args_len,
              const std::vector<uint8_t> &payload = {});
   ava_msg_hdr &hdr() { return *reinterpret_cast<ava_msg_hdr *>(storage_.data()); }
+  const ava_msg_hdr &hdr() const {
+    return *reinterpret_cast<const ava_msg_hdr *>(storage_.data());
+  }
   uint8_t *data() { return reinterpret_cast<uint8_t *>(storage_.data()); }
   uint8_t *args() { return data() + sizeof(ava_msg_hdr); }
   uint64_t size() const { return size_; }
@@ -129,10 +132,14 @@ class WorkerHarness {
   PluginSet &plugins() { return plugins_; }
   // Connects a new fake guest (no HELLO sent yet); nullptr on failure.
   std::unique_ptr<FakeGuest> connect();
+  // Connects a plain socket (to write bytes no channel would send); -1 on failure.
+  int connect_raw();
   // Waits for serve_guest() of the index-th guest to return; its status.
   Status finish(size_t index);
 
  private:
+  bool serve_next();
+
   struct Served {
     std::thread thread;
     Status result;

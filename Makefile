@@ -1,0 +1,45 @@
+# ava: the one entry point. `make` builds, `make test` runs every test (also
+# an ASan/UBSan build), `make demo` runs the demo program natively and under ava.
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+BUILD_TYPE ?= RelWithDebInfo
+CTEST_ARGS ?= --output-on-failure --timeout 300
+
+.PHONY: all deps build build-asan test test-asan demo goldens format format-check clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/build.ninja: | deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD)
+
+$(ASAN_BUILD)/build.ninja: | deps
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DAVA_SANITIZE=ON
+
+build-asan: deps $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD)
+
+test: build build-asan
+	cd $(BUILD) && ctest $(CTEST_ARGS)
+	cd $(ASAN_BUILD) && ctest $(CTEST_ARGS) -L sanitize
+
+demo: build
+	scripts/demo.sh $(BUILD)
+
+# Regenerates the cava golden files after an intended change of the output.
+goldens: build
+	scripts/update-goldens.sh $(BUILD)
+
+format:
+	git ls-files '*.cpp' '*.hpp' | xargs clang-format-14 -i
+
+format-check:
+	git ls-files '*.cpp' '*.hpp' | xargs clang-format-14 --dry-run --Werror
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * demo_probe: an ordinary libdemo program whose subcommands each exercise one
+ * part of the remoting machinery, for the end-to-end tests. It knows nothing
+ * of ava.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "demo.h"
+
+#define BAD_HANDLE ((demo_obj)(uintptr_t)0x12345678u)
+
+static int async_error(void)
+{
+	demo_obj a = NULL, b = NULL;
+
+	printf("create a: %d\n", demo_obj_create("a", 16, &a));
+	printf("create b: %d\n", demo_obj_create("b", 16, &b));
+	printf("release a: %d\n", demo_obj_release(a));
+	/* a is gone: the async fill fails, and ava reports it at the next sync call. */
+	printf("fill released: %d\n", demo_obj_fill(a, 7));
+	printf("write b: %d\n", demo_obj_write(b, 0, "x", 1));
+	printf("write b again: %d\n", demo_obj_write(b, 0, "y", 1));
+	printf("release b: %d\n", demo_obj_release(b));
+	return 0;
+}
+
+static int bad_handles(void)
+{
+	demo_obj good = NULL;
+	demo_obj list[3];
+	uint64_t total = 0;
+	char buf[8];
+
+	printf("create: %d\n", demo_obj_create("good", 8, &good));
+	printf("release bad: %d\n", demo_obj_release(BAD_HANDLE));
+	printf("read bad: %d\n", demo_obj_read(BAD_HANDLE, 0, buf, sizeof(buf)));
+	printf("write null handle: %d\n", demo_obj_write(NULL, 0, "x", 1));
+	list[0] = good;
+	list[1] = BAD_HANDLE;
+	list[2] = good;
+	printf("sum with a bad handle: %d\n", demo_sum_sizes(list, 3, &total));
+	printf("sum good: %d\n", demo_sum_sizes(list, 1, &total));
+	printf("total: %llu\n", (unsigned long long)total);
+	printf("write null data: %d\n", demo_obj_write(good, 0, NULL, 4));
+	printf("read null data: %d\n", demo_obj_read(good, 0, NULL, 4));
+	printf("read out of range: %d\n", demo_obj_read(good, 4, buf, 8));
+	printf("create null name: %d\n", demo_obj_create(NULL, 8, &good) == DEMO_OK ? 0 : 1);
+	printf("info too small: %d\n", demo_obj_info(good, DEMO_INFO_SIZE, buf, 2));
+	printf("release: %d\n", demo_obj_release(good));
+	printf("release twice: %d\n", demo_obj_release(good));
+	return 0;
+}
+
+static int sleeper(const char *ms)
+{
+	demo_obj o[3];
+
+	for (int i = 0; i < 3; ++i)
+		demo_obj_create("held", 1024, &o[i]);
+	printf("live: %llu\n", (unsigned long long)demo_live_objects());
+	printf("ready\n");
+	fflush(stdout);
+	printf("sleep: %d\n", demo_sleep_ms((uint32_t)strtoul(ms, NULL, 10)));
+	printf("after sleep: %d\n", demo_version());
+	return 0;
+}
+
+static int big(const char *mib)
+{
+	const uint64_t size = strtoull(mib, NULL, 10) << 20;
+	uint8_t *in = malloc(size), *out = malloc(size);
+	demo_obj o = NULL;
+	uint64_t i;
+	int same;
+
+	if (!in || !out)
+		return 2;
+	for (i = 0; i < size; ++i)
+		in[i] = (uint8_t)(i * 2654435761u >> 13);
+	printf("create: %d\n", demo_obj_create("big", size, &o));
+	printf("write: %d\n", demo_obj_write(o, 0, in, size));
+	memset(out, 0, size);
+	printf("read: %d\n", demo_obj_read(o, 0, out, size));
+	same = memcmp(in, out, size) == 0;
+	printf("round trip of %s MiB: %s\n", mib, same ? "identical" : "DIFFERENT");
+	printf("release: %d\n", demo_obj_release(o));
+	free(in);
+	free(out);
+	return same ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: demo_probe async-error|bad-handles|unsupported|live|sleep MS|big MIB\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "async-error"))
+		return async_error();
+	if (!strcmp(argv[1], "bad-handles"))
+		return bad_handles();
+	if (!strcmp(argv[1], "unsupported")) {
+		printf("reserved: %d\n", demo_reserved_call(21));
+		printf("version: %d\n", demo_version());
+		return 0;
+	}
+	if (!strcmp(argv[1], "live")) {
+		printf("live: %llu\n", (unsigned long long)demo_live_objects());
+		return 0;
+	}
+	if (!strcmp(argv[1], "sleep") && argc > 2)
+		return sleeper(argv[2]);
+	if (!strcmp(argv[1], "big") && argc > 2)
+		return big(argv[2]);
+	fprintf(stderr, "demo_probe: unknown command %s\n", argv[1]);
+	return 2;
+}

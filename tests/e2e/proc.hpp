@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+// Runs programs for end-to-end tests: captured stdout/stderr, extra
+// environment, a hard timeout (the child is killed, never waited on forever).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+struct ProcResult {
+  int exit_code = -1; // exit status, or 128 + signal
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+};
+
+// env entries are "NAME=value" added to (or replacing in) our environment;
+// "NAME=" with nothing after '=' removes NAME.
+ProcResult run_proc(const std::vector<std::string> &argv, const std::vector<std::string> &env,
+                    int timeout_ms);
+
+// A background process (e.g. a worker) that is killed when the object dies.
+class BackgroundProc {
+ public:
+  BackgroundProc(const std::vector<std::string> &argv, const std::vector<std::string> &env);
+  ~BackgroundProc();
+  BackgroundProc(const BackgroundProc &) = delete;
+  BackgroundProc &operator=(const BackgroundProc &) = delete;
+  pid_t pid() const { return pid_; }
+  // Reads stdout until a line containing text appears (or timeout).
+  bool wait_for_line(const std::string &text, int timeout_ms, std::string *seen = nullptr);
+  void kill_now(int sig);
+  // Waits for exit; returns exit code (128 + signal) or -1 on timeout.
+  int wait_exit(int timeout_ms);
+
+ private:
+  pid_t pid_ = -1;
+  int out_fd_ = -1;
+  std::string buffered_;
+  bool reaped_ = false;
+};
+
+std::string make_temp_dir();

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+// Faults: a worker that dies mid-call, a guest that dies mid-call, a call
+// that crashes the worker, and garbage on the worker's socket.
+#include <criterion/criterion.h>
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+#include "e2e_env.hpp"
+#include "proc.hpp"
+
+namespace {
+
+struct Worker {
+  std::string dir = make_temp_dir();
+  std::string address = "unix:" + dir + "/worker.sock";
+  BackgroundProc proc{worker_argv(address), clean_env()};
+  ~Worker() {
+    proc.kill_now(SIGTERM);
+    proc.wait_exit(5000);
+    const std::string rm = "rm -rf " + dir;
+    [[maybe_unused]] int rc = system(rm.c_str());
+  }
+};
+
+int live_objects(const std::string &address) {
+  const ProcResult r = run_proc({DEMO_PROBE, "live"}, guest_env(address), 30000);
+  unsigned long long n = 0;
+  if (r.exit_code != 0 || sscanf(r.out.c_str(), "live: %llu", &n) != 1)
+    return -1;
+  return static_cast<int>(n);
+}
+
+} // namespace
+
+Test(e2e_faults, worker_killed_mid_call_fails_the_call_quickly, .timeout = 60) {
+  Worker w;
+  BackgroundProc guest({DEMO_PROBE, "sleep", "20000"}, guest_env(w.address));
+  std::string seen;
+  cr_assert(guest.wait_for_line("ready", 20000, &seen), "guest never got ready:\n%s", seen.c_str());
+  w.proc.kill_now(SIGKILL);
+  // The 20 s call must fail as soon as the connection drops, not when it would have ended.
+  const int code = guest.wait_exit(5000);
+  cr_assert_neq(code, -1, "the guest still waits on a dead worker");
+  guest.wait_for_line("after sleep", 1000, &seen);
+  cr_expect_eq(code, 0, "guest exit %d:\n%s", code, seen.c_str());
+  cr_expect(seen.find("sleep: -5") != std::string::npos, "%s", seen.c_str());
+  cr_expect(seen.find("after sleep: -1") != std::string::npos, "%s", seen.c_str());
+  cr_expect(seen.find("ava: lost connection to the demo worker") != std::string::npos, "%s",
+            seen.c_str());
+}
+
+Test(e2e_faults, guest_killed_mid_call_leaks_nothing, .timeout = 90) {
+  Worker w;
+  cr_assert_eq(live_objects(w.address), 0);
+  BackgroundProc guest({DEMO_PROBE, "sleep", "3000"}, guest_env(w.address));
+  std::string seen;
+  cr_assert(guest.wait_for_line("ready", 20000, &seen), "%s", seen.c_str());
+  cr_expect(seen.find("live: 3") != std::string::npos, "%s", seen.c_str());
+  guest.kill_now(SIGKILL);
+  guest.wait_exit(5000);
+  // Other guests are served while the dead guest's call is still sleeping.
+  const int during = live_objects(w.address);
+  cr_expect(during == 3 || during == 0, "live objects while tearing down: %d", during);
+  int live = -1;
+  for (int i = 0; i < 100 && live != 0; ++i) {
+    live = live_objects(w.address);
+    if (live != 0)
+      usleep(100000);
+  }
+  cr_expect_eq(live, 0, "the dead guest's objects were not freed");
+}
+
+Test(e2e_faults, call_that_crashes_the_worker_fails_cleanly, .timeout = 60) {
+  const ProcResult r =
+      run_proc({AVA_BIN, "run", "--", DEMO_CRASH_APP}, clean_env(), 30000);
+  // demo_crash_app exits 3 when demo_crash() returned instead of killing it.
+  cr_expect_eq(r.exit_code, 3, "exit %d\nstdout:\n%s\nstderr:\n%s", r.exit_code, r.out.c_str(),
+               r.err.c_str());
+  cr_expect(r.err.find("ava: lost connection to the demo worker") != std::string::npos, "%s",
+            r.err.c_str());
+}
+
+Test(e2e_faults, garbage_on_the_socket_does_not_hurt_other_guests, .timeout = 60) {
+  Worker w;
+  cr_assert_eq(live_objects(w.address), 0);
+  const std::string path = w.address.substr(5);
+  // Plain text, a header cut short, and a header announcing an absurd length.
+  static const char kText[] = "hello, worker";
+  static const char kShort[] = "AVA1\x01\x00\x03\x00";
+  static const char kHuge[] = "AVA1\x01\x00\x03\x00\x01\x00\x00\x00\x01\x00\x00\x00"
+                              "\xff\xff\xff\xff\xff\xff\xff\xff";
+  const std::string garbage[] = {std::string(kText, sizeof kText - 1),
+                                 std::string(kShort, sizeof kShort - 1),
+                                 std::string(kHuge, sizeof kHuge - 1) + std::string(40, '\0')};
+  for (const std::string &g : garbage) {
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::strncpy(sa.sun_path, path.c_str(), sizeof(sa.sun_path) - 1);
+    cr_assert_eq(connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa), 0);
+    [[maybe_unused]] ssize_t n = write(fd, g.data(), g.size());
+    close(fd);
+  }
+  cr_expect_eq(live_objects(w.address), 0, "the worker stopped serving after garbage");
+  cr_expect_eq(w.proc.wait_exit(0), -1, "the worker exited");
+}

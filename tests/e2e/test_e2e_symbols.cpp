@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// The guest library is loaded into arbitrary programs: it must export the
+// API's functions and nothing else, and must not drag in libstdc++.
+#include <criterion/criterion.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "proc.hpp"
+
+namespace {
+
+std::set<std::string> api_functions() {
+  std::ifstream in(DEMO_HEADER);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  std::set<std::string> names;
+  const std::regex decl(R"(\b(demo_\w+)\s*\()");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), decl); it != std::sregex_iterator(); ++it) {
+    const std::string name = (*it)[1];
+    if (name != "demo_event_fn")
+      names.insert(name);
+  }
+  return names;
+}
+
+} // namespace
+
+Test(e2e_symbols, guest_library_exports_only_the_api) {
+  const ProcResult r = run_proc({"nm", "-D", "--defined-only", GUEST_LIB}, {}, 30000);
+  cr_assert_eq(r.exit_code, 0, "%s", r.err.c_str());
+  std::set<std::string> exported;
+  std::istringstream lines(r.out);
+  std::string addr, kind, name;
+  while (lines >> addr >> kind >> name)
+    exported.insert(name);
+  const std::set<std::string> api = api_functions();
+  cr_assert_gt(api.size(), 20u);
+  for (const std::string &s : exported)
+    cr_expect(api.count(s), "the guest library exports %s, which is not part of demo.h", s.c_str());
+  for (const std::string &s : api)
+    cr_expect(exported.count(s), "the guest library does not export %s", s.c_str());
+}
+
+Test(e2e_symbols, guest_library_needs_only_libc) {
+  const ProcResult r = run_proc({"readelf", "-d", GUEST_LIB}, {}, 30000);
+  cr_assert_eq(r.exit_code, 0);
+  const std::regex needed(R"(\(NEEDED\)\s+Shared library: \[([^\]]+)\])");
+  std::string out = r.out;
+  int count = 0;
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), needed); it != std::sregex_iterator(); ++it) {
+    const std::string lib = (*it)[1];
+    ++count;
+    cr_expect(lib.rfind("libc.so", 0) == 0 || lib.rfind("libm.so", 0) == 0 ||
+                  lib.rfind("ld-linux", 0) == 0 || lib.rfind("libasan", 0) == 0 ||
+                  lib.rfind("libubsan", 0) == 0,
+              "the guest library needs %s", lib.c_str());
+  }
+  cr_expect_gt(count, 0);
+  cr_expect(r.out.find("SONAME") != std::string::npos && r.out.find("[libdemo.so.1]") != std::string::npos,
+            "soname is not libdemo.so.1:\n%s", r.out.c_str());
+}

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+// Guest callbacks: the worker sends CALLBACK messages, the guest runs the
+// registered function on its callback thread with the registered user data
+// and answers CALLBACK_DONE; unknown or malformed ones are answered but not
+// run; registrations end with their lifetime.
+#include <criterion/criterion.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "test_guest_support.hpp"
+
+using gtest_fake::FakeWorker;
+using gtest_fake::kHdr;
+using gtest_fake::Seen;
+using gtest_fake::StderrCapture;
+using namespace gtest_spec;
+
+namespace {
+
+// What the guest callback saw; waited for with a bound, never timed.
+struct Observed {
+  std::mutex mu;
+  std::condition_variable cv;
+  int calls = 0;
+  uint64_t handle = 0;
+  int32_t event = 0;
+  std::string message;
+  void *user = nullptr;
+  uint64_t tid = 0;
+
+  bool wait_calls(int n) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(10), [&] { return calls >= n; });
+  }
+};
+
+Observed g_seen;
+void (*g_in_callback)() = nullptr; // extra work done inside the callback
+
+void on_event(uint64_t handle, int32_t event, const char *message, void *user) {
+  if (g_in_callback != nullptr) {
+    g_in_callback();
+  }
+  std::lock_guard lock(g_seen.mu);
+  ++g_seen.calls;
+  g_seen.handle = handle;
+  g_seen.event = event;
+  g_seen.message = message != nullptr ? message : "(null)";
+  g_seen.user = user;
+  g_seen.tid = static_cast<uint64_t>(gettid());
+  g_seen.cv.notify_all();
+}
+
+constexpr uint64_t kSeq = 0xfeed0001;
+
+// Sends a CALLBACK for registration id with event and message, then checks
+// the CALLBACK_DONE that answers it.
+bool fire(FakeWorker &w, uint64_t id, int32_t event, const char *message, uint64_t seq = kSeq) {
+  EventCallbackArgs a;
+  std::memset(&a, 0, sizeof a);
+  a.handle = 9;
+  a.event = event;
+  size_t len = std::strlen(message);
+  a.message = {0, len, AVA_BUF_PRESENT | AVA_BUF_IN, 0};
+  uint8_t payload[64] = {};
+  std::memcpy(payload, message, len);
+  ava_msg_hdr hdr = gtest_fake::make_header(AVA_MSG_CALLBACK, kSpec.id, kHdr);
+  hdr.func_id = 0;
+  hdr.call_id = id;
+  hdr.seq = seq;
+  w.send(hdr, &a, sizeof a, payload, AVA_PAYLOAD_SPAN(len));
+  Seen done;
+  if (!w.expect(AVA_MSG_CALLBACK_DONE, &done)) {
+    return false;
+  }
+  if (done.hdr.call_id != id || done.hdr.seq != seq || done.hdr.func_id != 0 ||
+      done.hdr.args_len != 0 || done.hdr.total_len != kHdr || done.hdr.spec_id != kSpec.id) {
+    w.fail("CALLBACK_DONE does not echo the CALLBACK");
+    return false;
+  }
+  return true;
+}
+
+// Serves t_set_callback and returns the registration id it carried.
+uint64_t serve_set_callback(FakeWorker &w) {
+  Seen call;
+  if (!w.expect(AVA_MSG_CALL, &call) || call.hdr.func_id != kSetCallback) {
+    w.fail("expected t_set_callback");
+    return 0;
+  }
+  SetCallbackArgs a;
+  std::memcpy(&a, call.args(), sizeof a);
+  StatusReply r = {0, 0};
+  w.reply(call, &r, sizeof r);
+  return a.callback_id;
+}
+
+void serve_status_call(FakeWorker &w, uint32_t func, int32_t ret) {
+  Seen call;
+  if (!w.expect(AVA_MSG_CALL, &call) || call.hdr.func_id != func) {
+    w.fail("expected function " + std::to_string(func));
+    return;
+  }
+  StatusReply r = {ret, 0};
+  w.reply(call, &r, sizeof r);
+}
+
+std::atomic<uint64_t> g_id{0};
+
+} // namespace
+
+Test(guest_callbacks, delivered_on_callback_thread_with_user_data) {
+  FakeWorker w;
+  w.configure_guest();
+  w.start([](FakeWorker &fw) {
+    uint64_t id = serve_set_callback(fw);
+    g_id = id;
+    if (id == 0) {
+      fw.fail("no registration id");
+      return;
+    }
+    fire(fw, id, 5, "event 5 on obj");
+    fire(fw, id, 6, "event 6 on obj", kSeq + 1);
+    fw.wait_goodbye();
+  });
+  int user = 0;
+  cr_assert_eq(t_set_callback(9, on_event, &user, AVA_LIFETIME_MANUAL), 0);
+  cr_assert(g_seen.wait_calls(2), "the callback was not run");
+  ava_guest_shutdown(&kSpec);
+  w.join();
+  cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
+  std::lock_guard lock(g_seen.mu);
+  cr_expect_eq(g_seen.calls, 2);
+  cr_expect_eq(g_seen.handle, 9u);
+  cr_expect_eq(g_seen.event, 6);
+  cr_expect_str_eq(g_seen.message.c_str(), "event 6 on obj");
+  cr_expect_eq(g_seen.user, &user);
+  cr_expect_neq(g_seen.tid, static_cast<uint64_t>(gettid()), "callbacks run on their own thread");
+}
+
+// Malformed CALLBACK messages: each is answered with CALLBACK_DONE but the
+// guest function is not run; a good one afterwards still works.
+Test(guest_callbacks, unknown_or_malformed_are_answered_not_run) {
+  FakeWorker w;
+  w.configure_guest();
+  w.start([](FakeWorker &fw) {
+    uint64_t id = serve_set_callback(fw);
+    // Unknown registration id.
+    fire(fw, id + 1000, 1, "unknown");
+    struct Mutation {
+      uint32_t decl;
+      uint32_t spec_delta;
+      uint32_t args_len;
+      uint64_t msg_offset;
+      uint8_t guard;
+    };
+    static const Mutation kBad[] = {
+        {7, 0, sizeof(EventCallbackArgs), 0, 0},     // unknown declaration
+        {0, 1, sizeof(EventCallbackArgs), 0, 0},     // other spec
+        {0, 0, sizeof(EventCallbackArgs) - 8, 0, 0}, // short argument block
+        {0, 0, sizeof(EventCallbackArgs), 40, 0},    // buffer beyond the payload
+        {0, 0, sizeof(EventCallbackArgs), 0, 'x'},   // no zero guard byte
+    };
+    uint64_t seq = 100;
+    for (const Mutation &m : kBad) {
+      EventCallbackArgs a;
+      std::memset(&a, 0, sizeof a);
+      a.message = {m.msg_offset, 8, AVA_BUF_PRESENT | AVA_BUF_IN, 0};
+      uint8_t payload[16] = {'b', 'a', 'd', 'b', 'a', 'd', 'b', 'a', m.guard};
+      ava_msg_hdr hdr = gtest_fake::make_header(AVA_MSG_CALLBACK, kSpec.id + m.spec_delta, kHdr);
+      hdr.func_id = m.decl;
+      hdr.call_id = id;
+      hdr.seq = ++seq;
+      fw.send(hdr, &a, m.args_len, payload, sizeof payload);
+      Seen done;
+      if (!fw.expect(AVA_MSG_CALLBACK_DONE, &done) || done.hdr.seq != seq) {
+        fw.fail("malformed callback not answered");
+        return;
+      }
+    }
+    fire(fw, id, 3, "good one");
+    fw.wait_goodbye();
+  });
+  StderrCapture err;
+  int user = 0;
+  cr_assert_eq(t_set_callback(9, on_event, &user, AVA_LIFETIME_STATIC), 0);
+  cr_assert(g_seen.wait_calls(1));
+  ava_guest_shutdown(&kSpec);
+  w.join();
+  std::string log = err.finish();
+  cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
+  std::lock_guard lock(g_seen.mu);
+  cr_expect_eq(g_seen.calls, 1, "only the good callback runs");
+  cr_expect_eq(g_seen.event, 3);
+  cr_expect(log.find("which is unknown; ignored") != std::string::npos, "%s", log.c_str());
+  cr_expect(log.find("it is malformed") != std::string::npos, "%s", log.c_str());
+  cr_expect(log.find("it names another spec") != std::string::npos, "%s", log.c_str());
+}
+
+// A COUPLED registration ends when its handle is released, a CALL one with
+// its call; the worker's late CALLBACKs for them are answered, not run.
+Test(guest_callbacks, lifetimes_end_registrations) {
+  FakeWorker w;
+  w.configure_guest();
+  w.start([](FakeWorker &fw) {
+    uint64_t coupled = serve_set_callback(fw);
+    uint64_t per_call = serve_set_callback(fw);
+    uint64_t manual = serve_set_callback(fw);
+    serve_status_call(fw, kRelease, 0);
+    // Inside the next call the guest has dropped the coupled registration.
+    Seen call;
+    if (!fw.expect(AVA_MSG_CALL, &call)) {
+      return;
+    }
+    fire(fw, coupled, 1, "coupled");
+    fire(fw, per_call, 2, "per call");
+    fire(fw, manual, 3, "manual");
+    StatusReply r = {0, 0};
+    fw.reply(call, &r, sizeof r);
+    fw.wait_goodbye();
+  });
+  StderrCapture err;
+  int user = 0;
+  cr_assert_eq(t_set_callback(7, on_event, &user, AVA_LIFETIME_COUPLED), 0);
+  cr_assert_eq(t_set_callback(8, on_event, &user, AVA_LIFETIME_CALL), 0);
+  cr_assert_eq(t_set_callback(9, on_event, &user, AVA_LIFETIME_MANUAL), 0);
+  cr_assert_eq(t_release(7), 0);
+  cr_assert_eq(t_version(), 0);
+  ava_guest_shutdown(&kSpec);
+  w.join();
+  err.finish();
+  cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
+  std::lock_guard lock(g_seen.mu);
+  cr_expect_eq(g_seen.calls, 1, "only the MANUAL registration is still live");
+  cr_expect_eq(g_seen.event, 3);
+}
+
+namespace {
+void call_api_from_callback() { cr_expect_eq(t_version(), 11, "a call made inside a callback"); }
+void shutdown_from_callback() { ava_guest_shutdown(&kSpec); }
+} // namespace
+
+// A callback may call the API: the reply reaches it while the worker waits
+// for CALLBACK_DONE.
+Test(guest_callbacks, callback_may_call_the_api) {
+  g_in_callback = call_api_from_callback;
+  FakeWorker w;
+  w.configure_guest();
+  w.start([](FakeWorker &fw) {
+    uint64_t id = serve_set_callback(fw);
+    EventCallbackArgs a;
+    std::memset(&a, 0, sizeof a);
+    a.message = {0, 0, 0, 0};
+    ava_msg_hdr hdr = gtest_fake::make_header(AVA_MSG_CALLBACK, kSpec.id, kHdr);
+    hdr.call_id = id;
+    hdr.seq = 1;
+    fw.send(hdr, &a, sizeof a, nullptr, 0);
+    serve_status_call(fw, kVersion, 11);
+    Seen done;
+    fw.expect(AVA_MSG_CALLBACK_DONE, &done);
+    fw.wait_goodbye();
+  });
+  int user = 0;
+  cr_assert_eq(t_set_callback(9, on_event, &user, AVA_LIFETIME_MANUAL), 0);
+  cr_assert(g_seen.wait_calls(1));
+  ava_guest_shutdown(&kSpec);
+  w.join();
+  cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
+  std::lock_guard lock(g_seen.mu);
+  cr_expect_str_eq(g_seen.message.c_str(), "(null)", "an absent buffer arrives as NULL");
+}
+
+// ava_guest_shutdown from inside a callback (e.g. exit() in a callback runs
+// the library destructor there) must not join the callback thread itself.
+Test(guest_callbacks, shutdown_from_inside_a_callback) {
+  g_in_callback = shutdown_from_callback;
+  FakeWorker w;
+  w.configure_guest();
+  w.start([](FakeWorker &fw) {
+    uint64_t id = serve_set_callback(fw);
+    EventCallbackArgs a;
+    std::memset(&a, 0, sizeof a);
+    ava_msg_hdr hdr = gtest_fake::make_header(AVA_MSG_CALLBACK, kSpec.id, kHdr);
+    hdr.call_id = id;
+    hdr.seq = 1;
+    fw.send(hdr, &a, sizeof a, nullptr, 0);
+    if (!fw.wait_goodbye()) {
+      fw.fail("no GOODBYE from a shutdown inside a callback");
+    }
+  });
+  int user = 0;
+  cr_assert_eq(t_set_callback(9, on_event, &user, AVA_LIFETIME_MANUAL), 0);
+  cr_assert(g_seen.wait_calls(1));
+  w.join();
+  cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
+  StderrCapture err;
+  cr_expect_eq(t_version(), kErr, "calls after shutdown fail");
+  cr_expect(err.finish().find("after the gtest guest library was shut down") != std::string::npos);
+  ava_guest_shutdown(&kSpec);
+}

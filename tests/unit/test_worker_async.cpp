@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+// Async calls: per-guest-thread ordering, shadow threads with their own
+// thread-local state, and deferred errors reported with the next sync reply
+// of the same guest thread.
+#include <criterion/criterion.h>
+
+#include "worker/testing/fake_guest.hpp"
+#include "worker/testing/wtest_spec.h"
+
+using namespace ava;
+using namespace ava::testing;
+
+namespace {
+
+struct Session {
+  WorkerHarness harness;
+  std::unique_ptr<FakeGuest> guest;
+  uint64_t obj = 0;
+
+  Session() {
+    harness.plugins().add(&wt_worker_spec);
+    guest = harness.connect();
+    cr_assert(guest != nullptr);
+    cr_assert_eq(guest->hello(), AVA_OK);
+    obj = guest->create_obj(8);
+    cr_assert_neq(obj, 0u);
+  }
+
+  // A sync call on thread; returns its ava_reply_common.
+  ava_reply_common get_value(uint64_t thread, int32_t *value) {
+    wt_handle_args a{obj};
+    Received reply;
+    cr_assert_eq(guest->call(WT_FN_GET_VALUE, a, &reply, {}, thread), AVA_OK);
+    *value = reply.reply<wt_value_reply>().value;
+    return reply.common();
+  }
+};
+
+} // namespace
+
+Test(worker_async, async_then_sync_on_one_thread_stay_ordered, .timeout = 60) {
+  Session s;
+  for (int32_t i = 1; i <= 200; ++i) {
+    cr_assert(s.guest->send_async(WT_FN_ASYNC_SET, wt_async_set_args{s.obj, i, 0}).is_ok());
+    if (i % 20 == 0) {
+      int32_t value = 0;
+      ava_reply_common c = s.get_value(1, &value);
+      cr_expect_eq(value, i);
+      cr_expect_eq(c.async_error_class, 0u);
+    }
+  }
+}
+
+Test(worker_async, error_surfaces_once_at_the_next_sync_call, .timeout = 60) {
+  Session s;
+  cr_assert(s.guest->send_async(WT_FN_ASYNC_SET, wt_async_set_args{s.obj, -5, 0}).is_ok());
+  // A second failure before the report does not replace the first.
+  cr_assert(s.guest->send_async(WT_FN_ASYNC_SET, wt_async_set_args{0xbad, 1, 0}).is_ok());
+  int32_t value = 0;
+  ava_reply_common c = s.get_value(1, &value);
+  cr_expect_eq(c.async_error_class, WT_CLASS_STATUS);
+  cr_expect_eq(c.async_error_value, WT_ERR_INVALID);
+  cr_expect_eq(c.async_error_func, (uint32_t)WT_FN_ASYNC_SET);
+  c = s.get_value(1, &value);
+  cr_expect_eq(c.async_error_class, 0u, "reported twice");
+}
+
+Test(worker_async, errors_belong_to_their_guest_thread, .timeout = 60) {
+  Session s;
+  cr_assert(s.guest->send_async(WT_FN_ASYNC_SET, wt_async_set_args{s.obj, -1, 0}, 7).is_ok());
+  int32_t value = 0;
+  ava_reply_common c = s.get_value(1, &value);
+  cr_expect_eq(c.async_error_class, 0u, "thread 1 got thread 7's error");
+  c = s.get_value(7, &value);
+  cr_expect_eq(c.async_error_class, WT_CLASS_STATUS);
+}
+
+Test(worker_async, error_replies_do_not_consume_the_report, .timeout = 60) {
+  Session s;
+  cr_assert(s.guest->send_async(WT_FN_ASYNC_SET, wt_async_set_args{s.obj, -1, 0}).is_ok());
+  wt_handle_args bogus{0xbad};
+  Received reply;
+  cr_expect_eq(s.guest->call(WT_FN_GET_VALUE, bogus, &reply), AVA_E_HANDLE);
+  int32_t value = 0;
+  ava_reply_common c = s.get_value(1, &value);
+  cr_expect_eq(c.async_error_class, WT_CLASS_STATUS);
+}
+
+Test(worker_async, each_guest_thread_has_its_own_shadow_thread, .timeout = 60) {
+  Session s;
+  const uint64_t threads[] = {1, 2, 99, 0xffffffffffffull};
+  for (uint64_t t : threads) {
+    wt_tag_args a{static_cast<int32_t>(t % 1000 + 10), 0};
+    Received reply;
+    cr_assert_eq(s.guest->call(WT_FN_SET_TAG, a, &reply, {}, t), AVA_OK);
+  }
+  for (uint64_t t : threads) {
+    wt_handle_args a{0};
+    Received reply;
+    cr_assert_eq(s.guest->call(WT_FN_GET_TAG, a, &reply, {}, t), AVA_OK);
+    cr_expect_eq(reply.reply<wt_status_reply>().ret, static_cast<int32_t>(t % 1000 + 10));
+  }
+}
+
+Test(worker_async, a_slow_call_blocks_only_its_own_thread, .timeout = 60) {
+  Session s;
+  wt_handle_args none{0};
+  RawMessage block = s.guest->make_call(WT_FN_BLOCK, &none, sizeof none, {}, AVA_F_SYNC, 5);
+  cr_assert(s.guest->send(block).is_ok());
+  cr_assert(wt_lib_wait_blocked(kWaitMs));
+  cr_expect_eq(s.guest->add(2, 2, 6), 4);
+  wt_lib_unblock();
+  Received reply;
+  cr_assert(s.guest->recv(&reply).is_ok());
+  cr_expect_eq(reply.hdr.call_id, block.hdr().call_id);
+  cr_expect_eq(reply.reply<wt_status_reply>().ret, WT_OK);
+}

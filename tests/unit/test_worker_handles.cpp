@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+// The per-guest handle table on its own.
+#include <criterion/criterion.h>
+
+#include <thread>
+#include <vector>
+
+#include "worker/handle_table.hpp"
+
+using ava::HandleTable;
+
+Test(worker_handles, ids_are_stable_and_type_checked) {
+  HandleTable table;
+  int a = 0, b = 0;
+  uint64_t ia = table.insert(&a, 1, true);
+  uint64_t ib = table.insert(&b, 1, false);
+  cr_expect_neq(ia, 0u);
+  cr_expect_neq(ia, ib);
+  cr_expect_eq(table.insert(&a, 1, false), ia, "same object and type, same id");
+  uint64_t ia2 = table.insert(&a, 2, false);
+  cr_expect_neq(ia2, ia, "another type is another handle");
+  cr_expect_eq(table.lookup(ia, 1), &a);
+  cr_expect_null(table.lookup(ia, 2));
+  cr_expect_null(table.lookup(ia2, 1));
+  cr_expect_null(table.lookup(0, 1));
+  cr_expect_null(table.lookup(12345, 1));
+  cr_expect(table.release(ia));
+  cr_expect_not(table.release(ia));
+  cr_expect_null(table.lookup(ia, 1));
+  uint64_t again = table.insert(&a, 1, true);
+  cr_expect_gt(again, ia2, "ids are not reused");
+}
+
+Test(worker_handles, pop_newest_goes_backwards_and_keeps_ownership) {
+  HandleTable table;
+  int objs[4];
+  table.insert(&objs[0], 1, true);
+  table.insert(&objs[1], 1, false);
+  table.insert(&objs[2], 2, true);
+  table.insert(&objs[1], 1, true); // later ownership upgrades the entry
+  table.insert(&objs[3], 1, false);
+  const void *order[] = {&objs[3], &objs[2], &objs[1], &objs[0]};
+  const bool owned[] = {false, true, true, true};
+  HandleTable::Entry e;
+  for (int i = 0; i < 4; ++i) {
+    cr_assert(table.pop_newest(&e));
+    cr_expect_eq(e.object, order[i], "entry %d", i);
+    cr_expect_eq(e.owned, owned[i], "entry %d", i);
+  }
+  cr_expect_not(table.pop_newest(&e));
+  cr_expect_eq(table.size(), 0u);
+}
+
+Test(worker_handles, concurrent_use) {
+  HandleTable table;
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 2000;
+  std::vector<std::vector<int>> objects(kThreads, std::vector<int>(kPerThread));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        uint64_t id = table.insert(&objects[t][i], 1, true);
+        if (table.lookup(id, 1) != &objects[t][i])
+          return;
+        if (i % 2 == 0)
+          table.release(id);
+      }
+    });
+  }
+  for (auto &thread : threads)
+    thread.join();
+  cr_expect_eq(table.size(), static_cast<size_t>(kThreads * kPerThread / 2));
+}
