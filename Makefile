@@ -26,7 +26,7 @@ build-asan: deps $(ASAN_BUILD)/build.ninja
 
 test: build build-asan
 	cd $(BUILD) && ctest $(CTEST_ARGS)
-	cd $(ASAN_BUILD) && ctest $(CTEST_ARGS) -L sanitize
+	cd $(ASAN_BUILD) && ctest $(CTEST_ARGS)
 
 demo: build
 	scripts/demo.sh $(BUILD)

@@ -33,8 +33,15 @@ int fail(struct ava_call *c, const Status &st) {
 int fail_exception(struct ava_call *c, const char *what) {
   c->failed = 1;
   Call *call = impl_of(c);
-  const char *name = call != nullptr ? call->runtime()->func_name(c->func_id) : "a call";
-  log_line("%s: %s", name, what);
+  try {
+    if (call != nullptr) {
+      log_line("%s: %s", call->runtime()->func_name(c->func_id).c_str(), what);
+      return -1;
+    }
+  } catch (...) {
+    // Out of memory for the name too: say it without.
+  }
+  log_line("a call failed: %s", what);
   return -1;
 }
 

@@ -11,12 +11,12 @@
 
 namespace ava::guest {
 
-const char *Runtime::func_name(uint32_t func_id) const {
+std::string Runtime::func_name(uint32_t func_id) const {
   if (spec_->func_names != nullptr && func_id < spec_->nfuncs &&
       spec_->func_names[func_id] != nullptr) {
     return spec_->func_names[func_id];
   }
-  return "an unknown function";
+  return std::string(spec_->name) + " function " + std::to_string(func_id);
 }
 
 void Runtime::report(uint32_t func_id, const Status &st) {
@@ -34,7 +34,7 @@ void Runtime::report(uint32_t func_id, const Status &st) {
       // Reporting again is better than not at all.
     }
   }
-  log_line("%s: %s", func_name(func_id), st.message.c_str());
+  log_line("%s: %s", func_name(func_id).c_str(), st.message.c_str());
 }
 
 void Runtime::report_unsupported(const char *name) {
@@ -118,8 +118,8 @@ Status Runtime::acquire(uint32_t func_id, std::shared_ptr<Connection> *out) {
     case State::ShutDown:
       if (!shutdown_reported_) {
         shutdown_reported_ = true;
-        log_line("%s called after the %s guest library was shut down", func_name(func_id),
-                 spec_->name);
+        log_line("%s called after the %s guest library was shut down",
+                 func_name(func_id).c_str(), spec_->name);
       }
       return Status::error(AVA_E_CLOSED, "");
     case State::Failed:

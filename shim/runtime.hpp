@@ -39,7 +39,8 @@ public:
   // function and status code so a failing loop does not flood stderr.
   void report(uint32_t func_id, const Status &st);
   void report_unsupported(const char *func_name);
-  const char *func_name(uint32_t func_id) const;
+  // The function's name, or "SPEC function N" for an id outside the spec.
+  std::string func_name(uint32_t func_id) const;
 
   void prepare_fork();
   void parent_after_fork();

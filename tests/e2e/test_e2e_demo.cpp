@@ -3,6 +3,10 @@
 // every channel, exit statuses, errors the remoting adds on purpose.
 #include <criterion/criterion.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+
 #include <string>
 #include <vector>
 
@@ -88,8 +92,16 @@ Test(e2e_demo, exit_status_is_the_programs, .timeout = 60) {
 Test(e2e_demo, no_worker_configured_is_a_clear_error, .timeout = 60) {
   std::vector<std::string> env = clean_env();
   env.push_back(std::string("LD_LIBRARY_PATH=") + AVA_GUEST_LIB_DIR);
-  env.push_back("AVA_CONFIG=/dev/null");
+  const std::string dir = make_temp_dir();
+  const std::string config = dir + "/guest.toml";
+  FILE *f = fopen(config.c_str(), "w");
+  cr_assert(f != nullptr);
+  fputs("# a configuration that names no worker\nconnect_timeout_ms = 2000\n", f);
+  fclose(f);
+  env.push_back("AVA_CONFIG=" + config);
   const ProcResult r = run_proc({DEMO_PROBE, "live"}, env, 30000);
+  remove(config.c_str());
+  rmdir(dir.c_str());
   cr_expect(r.exit_code >= 0 && r.exit_code < 128, "crashed: %d", r.exit_code);
   cr_expect(r.err.find("ava: no worker configured for spec 'demo'") != std::string::npos, "%s",
             r.err.c_str());

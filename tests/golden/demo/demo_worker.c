@@ -174,7 +174,7 @@ static int ava_demo_serve_demo_obj_create(struct ava_wcall *ava_w)
 
 	ava_ret = demo_obj_create(name, size, out);
 
-	if (ava_dir_out & AVA_BUF_OUT) {
+	if ((ava_dir_out & AVA_BUF_OUT) && ava_ret == (DEMO_OK)) {
 		if (out != NULL)
 			(void)ava_w_handles_out(ava_w, (void *)out, ava_count_out, AVA_DEMO_T_DEMO_OBJ, 1);
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.out, out, ava_count_out * sizeof(demo_obj));
@@ -324,7 +324,7 @@ static int ava_demo_serve_demo_obj_read(struct ava_wcall *ava_w)
 
 	ava_ret = demo_obj_read(obj, offset, data, size);
 
-	if (ava_dir_data & AVA_BUF_OUT) {
+	if ((ava_dir_data & AVA_BUF_OUT) && ava_ret == (DEMO_OK)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.data, data, ava_count_data * 1);
 		if (ava_st != 0)
 			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
@@ -374,7 +374,7 @@ static int ava_demo_serve_demo_obj_xor(struct ava_wcall *ava_w)
 
 	ava_ret = demo_obj_xor(obj, data, size);
 
-	if (ava_dir_data & AVA_BUF_OUT) {
+	if ((ava_dir_data & AVA_BUF_OUT) && ava_ret == (DEMO_OK)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.data, data, ava_count_data * sizeof(uint8_t));
 		if (ava_st != 0)
 			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
@@ -429,7 +429,7 @@ static int ava_demo_serve_demo_obj_transfer(struct ava_wcall *ava_w)
 
 	ava_ret = demo_obj_transfer(obj, flags, data, size);
 
-	if (ava_dir_data & AVA_BUF_OUT) {
+	if ((ava_dir_data & AVA_BUF_OUT) && ava_ret == (DEMO_OK)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.data, data, ava_count_data * 1);
 		if (ava_st != 0)
 			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
@@ -495,12 +495,12 @@ static int ava_demo_serve_demo_obj_get_name(struct ava_wcall *ava_w)
 
 	ava_ret = demo_obj_get_name(obj, name, capacity, length_ret);
 
-	if (ava_dir_name & AVA_BUF_OUT) {
+	if ((ava_dir_name & AVA_BUF_OUT) && ava_ret == (DEMO_OK)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.name, name, ava_count_name * sizeof(char));
 		if (ava_st != 0)
 			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
 	}
-	if (ava_dir_length_ret & AVA_BUF_OUT) {
+	if ((ava_dir_length_ret & AVA_BUF_OUT) && ava_ret == (DEMO_OK)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.length_ret, length_ret, ava_count_length_ret * sizeof(uint64_t));
 		if (ava_st != 0)
 			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
@@ -551,7 +551,7 @@ static int ava_demo_serve_demo_obj_info(struct ava_wcall *ava_w)
 
 	ava_ret = demo_obj_info(obj, key, value, value_size);
 
-	if (ava_dir_value & AVA_BUF_OUT) {
+	if ((ava_dir_value & AVA_BUF_OUT) && ava_ret == (DEMO_OK)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.value, value, ava_count_value * 1);
 		if (ava_st != 0)
 			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
@@ -649,7 +649,7 @@ static int ava_demo_serve_demo_obj_get_label(struct ava_wcall *ava_w)
 
 	ava_ret = demo_obj_get_label(obj, label, capacity);
 
-	if (ava_dir_label & AVA_BUF_OUT) {
+	if ((ava_dir_label & AVA_BUF_OUT) && ava_ret == (DEMO_OK)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.label, label, ava_count_label * sizeof(char));
 		if (ava_st != 0)
 			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
@@ -772,7 +772,7 @@ static int ava_demo_serve_demo_sum_sizes(struct ava_wcall *ava_w)
 
 	ava_ret = demo_sum_sizes(objs, count, total);
 
-	if (ava_dir_total & AVA_BUF_OUT) {
+	if ((ava_dir_total & AVA_BUF_OUT) && ava_ret == (DEMO_OK)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.total, total, ava_count_total * sizeof(uint64_t));
 		if (ava_st != 0)
 			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
@@ -837,14 +837,14 @@ static int ava_demo_serve_demo_list_objects(struct ava_wcall *ava_w)
 
 	ava_ret = demo_list_objects(objs, capacity, count_ret);
 
-	if (ava_dir_objs & AVA_BUF_OUT) {
+	if ((ava_dir_objs & AVA_BUF_OUT) && ava_ret == (DEMO_OK)) {
 		if (objs != NULL)
 			(void)ava_w_handles_out(ava_w, (void *)objs, ava_count_objs, AVA_DEMO_T_DEMO_OBJ, 0);
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.objs, objs, ava_count_objs * sizeof(demo_obj));
 		if (ava_st != 0)
 			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
 	}
-	if (ava_dir_count_ret & AVA_BUF_OUT) {
+	if ((ava_dir_count_ret & AVA_BUF_OUT) && ava_ret == (DEMO_OK)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.count_ret, count_ret, ava_count_count_ret * sizeof(uint32_t));
 		if (ava_st != 0)
 			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
