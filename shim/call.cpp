@@ -30,7 +30,9 @@ thread_local PendingAsyncError t_pending_async = {nullptr, 0, 0, 0};
 
 } // namespace
 
-void reset_async_errors_after_fork() { t_pending_async = {nullptr, 0, 0, 0}; }
+void reset_async_errors_after_fork() {
+  t_pending_async = {nullptr, 0, 0, 0};
+}
 
 Call::Call(Runtime *runtime, std::shared_ptr<Connection> conn, uint32_t func_id, uint32_t flags)
     : runtime_(runtime), conn_(std::move(conn)), func_id_(func_id), flags_(flags) {}
@@ -66,9 +68,8 @@ Status Call::put_buffer(ava_buf_desc *desc, const void *ptr, uint64_t count, uin
   }
   uint64_t bytes;
   if (__builtin_mul_overflow(count, elem_size, &bytes)) {
-    return Status::error(AVA_E_TOO_BIG, "a buffer of " + std::to_string(count) +
-                                            " elements of " + std::to_string(elem_size) +
-                                            " bytes is too large");
+    return Status::error(AVA_E_TOO_BIG, "a buffer of " + std::to_string(count) + " elements of " +
+                                            std::to_string(elem_size) + " bytes is too large");
   }
   // NULL, or no direction after the spec's conditions: the buffer is absent.
   if (ptr == nullptr || dir == 0) {
@@ -80,8 +81,8 @@ Status Call::put_buffer(ava_buf_desc *desc, const void *ptr, uint64_t count, uin
     return Status::ok();
   }
   if (bytes > UINT64_MAX - 8 || payload_len_ > UINT64_MAX - AVA_PAYLOAD_SPAN(bytes)) {
-    return Status::error(AVA_E_TOO_BIG, "a buffer of " + std::to_string(bytes) +
-                                            " bytes is too large");
+    return Status::error(AVA_E_TOO_BIG,
+                         "a buffer of " + std::to_string(bytes) + " bytes is too large");
   }
   uint64_t span = AVA_PAYLOAD_SPAN(bytes);
   payload_iov_.reserve(payload_iov_.size() + 2);
@@ -126,11 +127,10 @@ Status Call::invoke(const void *args, uint32_t args_len, const void **reply, uin
   }
   uint64_t fixed = kHeader + args_len;
   if (payload_len_ > UINT64_MAX - fixed || fixed + payload_len_ > conn_->max_message()) {
-    return Status::error(AVA_E_TOO_BIG, "the call needs a message of " +
-                                            std::to_string(fixed + payload_len_) +
-                                            " bytes, above the limit of " +
-                                            std::to_string(conn_->max_message()) +
-                                            " bytes (max_message)");
+    return Status::error(AVA_E_TOO_BIG,
+                         "the call needs a message of " + std::to_string(fixed + payload_len_) +
+                             " bytes, above the limit of " + std::to_string(conn_->max_message()) +
+                             " bytes (max_message)");
   }
   if (payload_iov_.size() > INT_MAX - 2) {
     return Status::error(AVA_E_TOO_BIG, "the call has too many buffers");

@@ -21,8 +21,6 @@ constexpr size_t kMaxAbandoned = 4096;
 constexpr size_t kMaxQueuedCallbacks = 4096;
 constexpr uint64_t kMaxQueuedCallbackBytes = 256ull << 20;
 constexpr uint32_t kMaxUnknownCallbackLogs = 8;
-// Shutdown waits this long for a guest callback that does not return.
-constexpr auto kCallbackJoinWait = std::chrono::seconds(10);
 
 void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -67,20 +65,21 @@ void ReplyWaiter::finish(MsgBuf *msg, int error) {
 
 Connection::Connection(const ava_guest_spec *spec, CallbackRegistry *callbacks,
                        std::unique_ptr<Channel> channel, std::string address,
-                       uint64_t max_message, int call_timeout_ms)
+                       const GuestConfig &config)
     : spec_(spec), callbacks_(callbacks), channel_(std::move(channel)),
-      address_(std::move(address)), max_message_(max_message), call_timeout_ms_(call_timeout_ms) {}
+      address_(std::move(address)), max_message_(config.max_message),
+      call_timeout_ms_(config.call_timeout_ms), callback_timeout_ms_(config.callback_timeout_ms) {}
 
 Connection::~Connection() {
-  if (reader_.joinable()) {
-    channel_->shutdown();
-    if (reader_.get_id() == std::this_thread::get_id()) {
-      reader_.detach();
-    } else {
+  try {
+    if (reader_.joinable()) {
+      channel_->shutdown();
       reader_.join();
     }
+    stop_callback_thread();
+  } catch (...) {
+    // Joining failed: nothing sensible is left to do in a destructor.
   }
-  stop_callback_thread();
 }
 
 Status Connection::start() {
@@ -193,9 +192,13 @@ void Connection::mark_broken(const std::string &reason) {
   }
   channel_->shutdown();
   if (!quiet) {
-    std::string why = without_address(reason, address_);
-    log_line("lost connection to the %s worker (%s): %s", spec_->name, address_.c_str(),
-             why.c_str());
+    try {
+      std::string why = without_address(reason, address_);
+      log_line("lost connection to the %s worker (%s): %s", spec_->name, address_.c_str(),
+               why.c_str());
+    } catch (...) {
+      log_line("lost connection to the %s worker", spec_->name);
+    }
   }
   {
     std::lock_guard lock(cb_mu_);
@@ -218,8 +221,8 @@ void Connection::reader_main() {
       } else if (route(std::move(msg), &reason)) {
         continue;
       }
-    } catch (const std::exception &e) {
-      reason = std::string("guest runtime error: ") + e.what();
+    } catch (...) {
+      reason = "out of memory in the guest runtime";
     }
     mark_broken(reason);
     return;
@@ -278,8 +281,7 @@ bool Connection::queue_callback(MsgBuf &&msg, std::string *reason) {
       cb_started_ = true;
     } catch (const std::exception &e) {
       lock.unlock();
-      log_line("cannot start the %s callback thread (%s): callback not run", spec_->name,
-               e.what());
+      log_line("cannot start the %s callback thread (%s): callback not run", spec_->name, e.what());
       answer_callback(*msg.header());
       return true;
     }
@@ -287,7 +289,7 @@ bool Connection::queue_callback(MsgBuf &&msg, std::string *reason) {
   cb_queued_bytes_ += msg.size();
   cb_queue_.push_back(std::move(msg));
   lock.unlock();
-  cb_cv_.notify_one();
+  cb_cv_.notify_all(); // shutdown may wait on the same condition
   return true;
 }
 
@@ -339,8 +341,8 @@ void Connection::run_callback(const MsgBuf &msg) {
     const uint8_t *args = msg.data() + kHeader;
     const uint8_t *payload = args + hdr.args_len;
     uint64_t payload_len = hdr.total_len - kHeader - hdr.args_len;
-    if (spec_->callback_dispatch(hdr.func_id, entry.fn, entry.userdata, args, hdr.args_len,
-                                 payload, payload_len) != 0) {
+    if (spec_->callback_dispatch(hdr.func_id, entry.fn, entry.userdata, args, hdr.args_len, payload,
+                                 payload_len) != 0) {
       problem = "it is malformed";
     }
   }
@@ -372,7 +374,10 @@ void Connection::stop_callback_thread() {
     cb_thread_.detach();
     return;
   }
-  if (!cb_cv_.wait_for(lock, kCallbackJoinWait, [this] { return cb_exited_; })) {
+  auto exited = [this] { return cb_exited_; };
+  if (callback_timeout_ms_ < 0) {
+    cb_cv_.wait(lock, exited);
+  } else if (!cb_cv_.wait_for(lock, std::chrono::milliseconds(callback_timeout_ms_), exited)) {
     log_line("a %s callback is still running at shutdown; not waiting for it", spec_->name);
     cb_thread_.detach();
     return;

@@ -17,6 +17,7 @@
 
 #include "shim/ava_shim.h"
 #include "shim/callback_registry.hpp"
+#include "shim/config.hpp"
 #include "transport/channel.hpp"
 
 namespace ava::guest {
@@ -45,9 +46,9 @@ private:
 
 class Connection : public std::enable_shared_from_this<Connection> {
 public:
+  // Takes max_message, call_timeout_ms and callback_timeout_ms from config.
   Connection(const ava_guest_spec *spec, CallbackRegistry *callbacks,
-             std::unique_ptr<Channel> channel, std::string address, uint64_t max_message,
-             int call_timeout_ms);
+             std::unique_ptr<Channel> channel, std::string address, const GuestConfig &config);
   ~Connection();
   Connection(const Connection &) = delete;
   Connection &operator=(const Connection &) = delete;
@@ -95,6 +96,8 @@ private:
   std::string address_;
   uint64_t max_message_;
   int call_timeout_ms_;
+  // How long shutdown waits for a guest callback that does not return.
+  int callback_timeout_ms_;
 
   std::mutex send_mu_;
 

@@ -18,7 +18,9 @@ using ava::guest::Runtime;
 
 namespace {
 
-Call *impl_of(struct ava_call *c) { return static_cast<Call *>(c->impl); }
+Call *impl_of(struct ava_call *c) {
+  return static_cast<Call *>(c->impl);
+}
 
 // Marks c failed after reporting st.
 int fail(struct ava_call *c, const Status &st) {
@@ -46,7 +48,9 @@ int fail_exception(struct ava_call *c, const char *what) {
 }
 
 // Usable once begin succeeded and no step failed.
-bool usable(struct ava_call *c) { return c != nullptr && !c->failed && c->impl != nullptr; }
+bool usable(struct ava_call *c) {
+  return c != nullptr && !c->failed && c->impl != nullptr;
+}
 
 } // namespace
 
@@ -100,8 +104,8 @@ int ava_call_begin(struct ava_call *c, const struct ava_guest_spec *spec, uint32
   return -1;
 }
 
-int ava_call_put_buffer(struct ava_call *c, struct ava_buf_desc *d, const void *ptr,
-                        uint64_t count, uint64_t elem_size, uint32_t dir) {
+int ava_call_put_buffer(struct ava_call *c, struct ava_buf_desc *d, const void *ptr, uint64_t count,
+                        uint64_t elem_size, uint32_t dir) {
   if (!usable(c)) {
     return -1;
   }

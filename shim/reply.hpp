@@ -38,7 +38,7 @@ Status check_out_buffer(const ava_buf_desc &desc, uint64_t payload_len, uint64_t
 
 // Checks an IN buffer of a CALLBACK message: known flags, inside the
 // payload, followed by its zero guard byte. *ptr is NULL for an absent one.
-Status check_callback_buffer(const ava_buf_desc &desc, const uint8_t *payload,
-                             uint64_t payload_len, const void **ptr);
+Status check_callback_buffer(const ava_buf_desc &desc, const uint8_t *payload, uint64_t payload_len,
+                             const void **ptr);
 
 } // namespace ava::guest

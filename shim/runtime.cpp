@@ -23,15 +23,23 @@ void Runtime::report(uint32_t func_id, const Status &st) {
   if (st.message.empty()) {
     return;
   }
-  uint64_t key = (uint64_t{func_id} << 32) | static_cast<uint32_t>(st.code);
+  uint64_t key = std::hash<std::string>{}(st.message) ^ (uint64_t{func_id} * 0x9e3779b97f4a7c15ull);
   {
     std::lock_guard lock(report_mu_);
-    try {
-      if (!reported_.insert(key).second) {
-        return;
+    if (reported_.count(key) != 0) {
+      return;
+    }
+    if (reported_.size() >= kMaxReported) {
+      if (!reports_capped_) {
+        reports_capped_ = true;
+        log_line("too many different %s errors; further ones are not reported", spec_->name);
       }
+      return;
+    }
+    try {
+      reported_.insert(key);
     } catch (const std::bad_alloc &) {
-      // Reporting again is better than not at all.
+      // Reporting again later is better than not at all.
     }
   }
   log_line("%s: %s", func_name(func_id).c_str(), st.message.c_str());
@@ -82,12 +90,10 @@ Status Runtime::connect_locked(bool *run_epilogue) {
   st = connect_worker(spec_, config, &channel, &address);
   if (!st.is_ok()) {
     std::string source = config.source.empty() ? "" : " (configured by " + config.source + ")";
-    return fail_connect_locked("cannot connect to the " + std::string(spec_->name) +
-                               " worker at " + address + source + ": " +
-                               without_address(st.message, address));
+    return fail_connect_locked("cannot connect to the " + std::string(spec_->name) + " worker at " +
+                               address + source + ": " + without_address(st.message, address));
   }
-  auto conn = std::make_shared<Connection>(spec_, &callbacks_, std::move(channel), address,
-                                           config.max_message, config.call_timeout_ms);
+  auto conn = std::make_shared<Connection>(spec_, &callbacks_, std::move(channel), address, config);
   st = conn->start();
   if (!st.is_ok()) {
     return fail_connect_locked(st.message);
@@ -118,8 +124,8 @@ Status Runtime::acquire(uint32_t func_id, std::shared_ptr<Connection> *out) {
     case State::ShutDown:
       if (!shutdown_reported_) {
         shutdown_reported_ = true;
-        log_line("%s called after the %s guest library was shut down",
-                 func_name(func_id).c_str(), spec_->name);
+        log_line("%s called after the %s guest library was shut down", func_name(func_id).c_str(),
+                 spec_->name);
       }
       return Status::error(AVA_E_CLOSED, "");
     case State::Failed:

@@ -36,7 +36,7 @@ public:
   void shutdown();
 
   // Prints "FUNC: message" unless the status has no message, once per
-  // function and status code so a failing loop does not flood stderr.
+  // function and message so a failing loop does not flood stderr.
   void report(uint32_t func_id, const Status &st);
   void report_unsupported(const char *func_name);
   // The function's name, or "SPEC function N" for an id outside the spec.
@@ -73,8 +73,10 @@ private:
   std::atomic<uint64_t> next_call_id_{1};
   CallbackRegistry callbacks_;
 
+  static constexpr size_t kMaxReported = 1024;
   std::mutex report_mu_;
-  std::unordered_set<uint64_t> reported_;
+  std::unordered_set<uint64_t> reported_; // hashes of (function, message)
+  bool reports_capped_ = false;
   std::unordered_set<std::string> unsupported_reported_;
 };
 

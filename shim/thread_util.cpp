@@ -21,9 +21,13 @@ uint64_t current_tid() {
   return t_tid;
 }
 
-uint64_t next_thread_seq() { return ++t_seq; }
+uint64_t next_thread_seq() {
+  return ++t_seq;
+}
 
-void reset_thread_cache_after_fork() { t_tid = 0; }
+void reset_thread_cache_after_fork() {
+  t_tid = 0;
+}
 
 SignalBlock::SignalBlock() {
   sigset_t all;

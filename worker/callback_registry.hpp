@@ -22,7 +22,7 @@ struct CallbackCtx {
 };
 
 class CallbackRegistry {
- public:
+public:
   // The one table; never destroyed, so late trampolines during exit stay safe.
   static CallbackRegistry &instance();
 
@@ -35,7 +35,7 @@ class CallbackRegistry {
   static void *to_user_data(uint64_t key) { return reinterpret_cast<void *>(key); }
   static uint64_t from_user_data(void *ctx) { return reinterpret_cast<uint64_t>(ctx); }
 
- private:
+private:
   CallbackRegistry() = default;
   mutable std::mutex mutex_;
   uint64_t next_key_ = 1;

@@ -145,8 +145,7 @@ AVA_W_EXPORT int ava_wcb_put_buffer(struct ava_wcb *cb, struct ava_buf_desc *d, 
   return AVA_OK;
 }
 
-AVA_W_EXPORT int ava_wcb_invoke(struct ava_wcb *cb, const void *args, uint32_t args_len,
-                                int wait) {
+AVA_W_EXPORT int ava_wcb_invoke(struct ava_wcb *cb, const void *args, uint32_t args_len, int wait) {
   CallbackMessage *m = impl_of(cb);
   if (m == nullptr)
     return AVA_E_CLOSED;

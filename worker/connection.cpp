@@ -26,7 +26,9 @@ GuestConnection::GuestConnection(std::unique_ptr<Channel> channel, const WorkerO
   channel_->set_max_message(options.max_message);
 }
 
-GuestConnection::~GuestConnection() { release_all_kept(); }
+GuestConnection::~GuestConnection() {
+  release_all_kept();
+}
 
 void GuestConnection::set_guest(const ava_worker_spec *spec, uint64_t pid) {
   spec_ = spec;
@@ -168,9 +170,8 @@ void GuestConnection::dequeued(uint64_t bytes) {
 
 void GuestConnection::wait_for_queue_space() {
   std::unique_lock lock(state_mutex_);
-  state_cv_.wait(lock, [&] {
-    return queued_bytes_ <= kQueueLimitBytes || !waiters_.empty() || !alive();
-  });
+  state_cv_.wait(
+      lock, [&] { return queued_bytes_ <= kQueueLimitBytes || !waiters_.empty() || !alive(); });
 }
 
 void GuestConnection::log_error(std::string_view what) {

@@ -24,7 +24,7 @@ namespace ava {
 struct WorkerOptions;
 
 class GuestConnection {
- public:
+public:
   GuestConnection(std::unique_ptr<Channel> channel, const WorkerOptions &options);
   ~GuestConnection();
   GuestConnection(const GuestConnection &) = delete;
@@ -80,7 +80,7 @@ class GuestConnection {
   void log_error(std::string_view what);
   void log_debug(std::string_view what);
 
- private:
+private:
   struct Waiter {
     bool done = false;
     int status = AVA_OK;

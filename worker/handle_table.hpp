@@ -4,14 +4,14 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <map>
+#include <mutex>
 #include <unordered_map>
 
 namespace ava {
 
 class HandleTable {
- public:
+public:
   struct Entry {
     uint64_t id;
     void *object;
@@ -32,7 +32,7 @@ class HandleTable {
   bool pop_newest(Entry *out);
   size_t size() const;
 
- private:
+private:
   struct Key {
     void *object;
     uint32_t type;

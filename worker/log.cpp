@@ -3,7 +3,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -18,9 +22,44 @@ bool worker_debug_enabled() {
   return enabled;
 }
 
+namespace {
+
+// A hostile or broken guest can cause a protocol error per message; the log
+// must not become the bottleneck (or block the worker on a full stderr pipe).
+// Token bucket: bursts of kBurst lines, then kPerSecond lines a second.
+constexpr double kBurst = 50;
+constexpr double kPerSecond = 20;
+
+bool log_allowed(uint64_t *suppressed_before) {
+  static std::mutex mu;
+  static double tokens = kBurst;
+  static std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+  static uint64_t suppressed = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  const auto now = std::chrono::steady_clock::now();
+  tokens = std::min(kBurst, tokens + std::chrono::duration<double>(now - last).count() * kPerSecond);
+  last = now;
+  if (tokens < 1) {
+    ++suppressed;
+    return false;
+  }
+  tokens -= 1;
+  *suppressed_before = suppressed;
+  suppressed = 0;
+  return true;
+}
+
+} // namespace
+
 void worker_log(std::string_view message) {
   try {
-    std::string line = "ava worker: ";
+    uint64_t suppressed = 0;
+    if (!log_allowed(&suppressed))
+      return;
+    std::string line;
+    if (suppressed > 0)
+      line = "ava worker: (" + std::to_string(suppressed) + " more messages suppressed)\n";
+    line += "ava worker: ";
     line.append(message);
     line.push_back('\n');
     const char *p = line.data();

@@ -108,7 +108,8 @@ Status PluginSet::load_locked(const std::string &name, const ava_worker_spec **o
   if (!valid.is_ok())
     return Status::error(AVA_E_SPEC, path + ": " + valid.message);
   if (name != spec->name)
-    return Status::error(AVA_E_SPEC, path + " serves spec '" + spec->name + "', not '" + name + "'");
+    return Status::error(AVA_E_SPEC,
+                         path + " serves spec '" + spec->name + "', not '" + name + "'");
   specs_.emplace(name, spec);
   if (spec->init_epilogue != nullptr)
     spec->init_epilogue();

@@ -17,7 +17,7 @@
 namespace ava {
 
 class PluginSet {
- public:
+public:
   // allowed: the spec names that may be served; empty allows any plugin in plugin_dir.
   explicit PluginSet(std::string plugin_dir = {}, std::vector<std::string> allowed = {});
   PluginSet(const PluginSet &) = delete;
@@ -33,7 +33,7 @@ class PluginSet {
   // Checks that a spec table is self-consistent (exposed for tests).
   static Status validate(const ava_worker_spec *spec);
 
- private:
+private:
   Status load_locked(const std::string &name, const ava_worker_spec **out);
   bool allowed(std::string_view name) const;
 

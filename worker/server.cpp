@@ -24,7 +24,7 @@ namespace ava {
 namespace {
 
 class Fd {
- public:
+public:
   explicit Fd(int fd = -1) : fd_(fd) {}
   ~Fd() {
     if (fd_ >= 0)
@@ -34,19 +34,19 @@ class Fd {
   Fd &operator=(const Fd &) = delete;
   int get() const { return fd_; }
 
- private:
+private:
   int fd_;
 };
 
 // Restores the caller's signal mask when run_worker returns.
 class BlockedSignals {
- public:
+public:
   explicit BlockedSignals(const sigset_t &set) { ::pthread_sigmask(SIG_BLOCK, &set, &old_); }
   ~BlockedSignals() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
   BlockedSignals(const BlockedSignals &) = delete;
   BlockedSignals &operator=(const BlockedSignals &) = delete;
 
- private:
+private:
   sigset_t old_;
 };
 
@@ -72,7 +72,7 @@ void drain(int fd) {
 // The guests being served. Session threads report their end through done_fd
 // so that the main thread can join them and notice when the worker is idle.
 class Guests {
- public:
+public:
   Guests(PluginSet &plugins, const WorkerOptions &options, int done_fd)
       : plugins_(plugins), options_(options), done_fd_(done_fd) {}
   ~Guests() { stop_all(); }
@@ -138,7 +138,7 @@ class Guests {
     entries_.clear();
   }
 
- private:
+private:
   struct Entry {
     std::unique_ptr<GuestSession> session;
     std::thread thread;
@@ -180,7 +180,7 @@ void accept_loop(Listener &listener, Guests &guests) {
 
 // Owns the accepting thread; stops it on every way out of serve().
 class Acceptor {
- public:
+public:
   explicit Acceptor(Listener &listener) : listener_(listener) {}
   ~Acceptor() { stop(); }
   Acceptor(const Acceptor &) = delete;
@@ -190,7 +190,8 @@ class Acceptor {
     try {
       thread_ = std::thread([this, &guests] { accept_loop(listener_, guests); });
     } catch (const std::system_error &e) {
-      return Status::error(AVA_E_NOMEM, std::string("cannot start the listener thread: ") + e.what());
+      return Status::error(AVA_E_NOMEM,
+                           std::string("cannot start the listener thread: ") + e.what());
     }
     return Status::ok();
   }
@@ -200,7 +201,7 @@ class Acceptor {
       thread_.join();
   }
 
- private:
+private:
   Listener &listener_;
   std::thread thread_;
 };

@@ -35,9 +35,13 @@ GuestSession::GuestSession(std::unique_ptr<Channel> channel, PluginSet &plugins,
     : connection_(std::make_shared<GuestConnection>(std::move(channel), options)),
       plugins_(plugins), max_guest_threads_(options.max_guest_threads) {}
 
-GuestSession::~GuestSession() { teardown(); }
+GuestSession::~GuestSession() {
+  teardown();
+}
 
-void GuestSession::stop() { connection_->shutdown(); }
+void GuestSession::stop() {
+  connection_->shutdown();
+}
 
 Status GuestSession::serve() {
   Status result;
@@ -171,8 +175,7 @@ void GuestSession::reject(const ava_msg_hdr &hdr, int status, const char *why) {
   bool sync = (hdr.flags & AVA_F_SYNC) != 0;
   connection_->log_error(std::string(sync ? "refused" : "dropped") + " call of function " +
                          std::to_string(hdr.func_id) + " (guest thread " +
-                         std::to_string(hdr.thread_id) + "): " + why + ": " +
-                         status_name(status));
+                         std::to_string(hdr.thread_id) + "): " + why + ": " + status_name(status));
   if (sync)
     connection_->send_status(hdr, AVA_MSG_REPLY, status);
 }

@@ -17,7 +17,7 @@ class GuestConnection;
 class ShadowThread;
 
 class GuestSession {
- public:
+public:
   GuestSession(std::unique_ptr<Channel> channel, PluginSet &plugins, const WorkerOptions &options);
   ~GuestSession();
   GuestSession(const GuestSession &) = delete;
@@ -29,7 +29,7 @@ class GuestSession {
   // Any thread: makes serve() wind down.
   void stop();
 
- private:
+private:
   Status hello();
   Status read_loop();
   void on_call(MsgBuf &message);

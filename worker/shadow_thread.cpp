@@ -100,8 +100,8 @@ void ShadowThread::serve(MsgBuf &message) {
     }
     ava_w_fail(&w, rc, 0, 0);
   } else if (rc != AVA_OK) {
-    connection_->log_error(func_name(spec, w.hdr.func_id) + ": async call failed: " +
-                           status_name(rc));
+    connection_->log_error(func_name(spec, w.hdr.func_id) +
+                           ": async call failed: " + status_name(rc));
   }
 }
 

@@ -20,7 +20,7 @@ namespace ava {
 class GuestConnection;
 
 class ShadowThread {
- public:
+public:
   ShadowThread(std::shared_ptr<GuestConnection> connection, uint64_t guest_thread_id);
   ~ShadowThread();
   ShadowThread(const ShadowThread &) = delete;
@@ -38,7 +38,7 @@ class ShadowThread {
   // or 0 when the caller is not one of its shadow threads.
   static uint64_t current_guest_thread(const GuestConnection *connection);
 
- private:
+private:
   void run();
   void serve(MsgBuf &message);
 

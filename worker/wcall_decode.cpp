@@ -66,7 +66,9 @@ int locate_in(ava_wcall *w, const ava_buf_desc &d, void **ptr) {
   return AVA_OK;
 }
 
-bool valid_type(const ava_wcall *w, uint32_t type) { return type >= 1 && type <= w->spec->ntypes; }
+bool valid_type(const ava_wcall *w, uint32_t type) {
+  return type >= 1 && type <= w->spec->ntypes;
+}
 
 // Records a failure for a helper that returns no status; the reply turns into it.
 void set_pending(ava_wcall *w, int status) {

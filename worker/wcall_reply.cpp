@@ -179,8 +179,8 @@ AVA_W_EXPORT int ava_w_buffer_out(struct ava_wcall *w, struct ava_buf_desc *rd, 
   return AVA_OK;
 }
 
-AVA_W_EXPORT void *ava_w_callback_ctx(struct ava_wcall *w, uint64_t callback_id,
-                                      uint32_t lifetime, uint64_t coupled_handle) {
+AVA_W_EXPORT void *ava_w_callback_ctx(struct ava_wcall *w, uint64_t callback_id, uint32_t lifetime,
+                                      uint64_t coupled_handle) {
   if (callback_id == 0)
     return nullptr;
   ava::CallbackRegistry &registry = ava::CallbackRegistry::instance();

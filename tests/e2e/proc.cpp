@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -110,6 +112,7 @@ BackgroundProc::BackgroundProc(const std::vector<std::string> &argv,
   pid_ = spawn(argv, env, out[1], out[1]); // stderr too: tests look for messages
   close(out[1]);
   out_fd_ = out[0];
+  drainer_ = std::thread([this] { drain(); });
 }
 
 BackgroundProc::~BackgroundProc() {
@@ -117,25 +120,34 @@ BackgroundProc::~BackgroundProc() {
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
   }
+  // The pipe reaches EOF once the child and anything it forked are gone.
+  if (drainer_.joinable())
+    drainer_.join();
   if (out_fd_ >= 0)
     close(out_fd_);
 }
 
-bool BackgroundProc::wait_for_line(const std::string &text, int timeout_ms, std::string *seen) {
-  const long long deadline = now_ms() + timeout_ms;
-  while (buffered_.find(text) == std::string::npos) {
-    const long long left = deadline - now_ms();
-    if (left <= 0 || out_fd_ < 0)
-      break;
-    pollfd p{out_fd_, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left)) <= 0)
-      continue;
-    char buf[4096];
+void BackgroundProc::drain() {
+  char buf[4096];
+  for (;;) {
     const ssize_t n = read(out_fd_, buf, sizeof buf);
-    if (n <= 0)
-      break;
+    if (n < 0 && errno == EINTR)
+      continue;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (n <= 0) {
+      eof_ = true;
+      cv_.notify_all();
+      return;
+    }
     buffered_.append(buf, static_cast<size_t>(n));
+    cv_.notify_all();
   }
+}
+
+bool BackgroundProc::wait_for_line(const std::string &text, int timeout_ms, std::string *seen) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+               [&] { return eof_ || buffered_.find(text) != std::string::npos; });
   if (seen)
     *seen = buffered_;
   return buffered_.find(text) != std::string::npos;

@@ -3,7 +3,10 @@
 // environment, a hard timeout (the child is killed, never waited on forever).
 #pragma once
 
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <sys/types.h>
@@ -35,9 +38,16 @@ class BackgroundProc {
   int wait_exit(int timeout_ms);
 
  private:
+  // Output is drained all the time: a child blocked on a full pipe would
+  // look like a hang of the code under test.
+  void drain();
   pid_t pid_ = -1;
   int out_fd_ = -1;
+  std::mutex mu_;
+  std::condition_variable cv_;
   std::string buffered_;
+  bool eof_ = false;
+  std::thread drainer_;
   bool reaped_ = false;
 };
 

@@ -242,8 +242,12 @@ Test(guest_callbacks, lifetimes_end_registrations) {
 }
 
 namespace {
-void call_api_from_callback() { cr_expect_eq(t_version(), 11, "a call made inside a callback"); }
-void shutdown_from_callback() { ava_guest_shutdown(&kSpec); }
+void call_api_from_callback() {
+  cr_expect_eq(t_version(), 11, "a call made inside a callback");
+}
+void shutdown_from_callback() {
+  ava_guest_shutdown(&kSpec);
+}
 } // namespace
 
 // A callback may call the API: the reply reaches it while the worker waits

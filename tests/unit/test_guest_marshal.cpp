@@ -185,7 +185,11 @@ Test(guest_marshal, invalid_call_setup) {
   cr_expect_eq(ava_call_begin(&c, nullptr, 0, AVA_F_SYNC), -1);
   ava_call_end(&c);
   cr_assert_eq(ava_call_begin(&c, &kSpec, kEcho, AVA_F_SYNC), 0);
-  cr_expect_eq(ava_call_put_buffer(&c, &d, &byte, 1, 1, 0), -1, "no direction");
+  // No direction (the spec's conditions ruled both out): sent as absent.
+  std::memset(&d, 0xff, sizeof d);
+  cr_expect_eq(ava_call_put_buffer(&c, &d, &byte, 1, 1, 0), 0);
+  cr_expect(desc_is(d, 0, 0, 0));
+  cr_expect_eq(ava_call_put_buffer(&c, &d, &byte, 1, 1, 0x8), -1, "unknown direction bits");
   ava_call_end(&c);
   cr_assert_eq(ava_call_begin(&c, &kSpec, kEcho, AVA_F_SYNC), 0);
   cr_expect_eq(ava_call_callback(&c, reinterpret_cast<void (*)(void)>(&serve_echo), nullptr, 9, 0),

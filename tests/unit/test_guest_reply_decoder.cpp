@@ -305,10 +305,10 @@ ParameterizedTest(size_t *index, guest_reply_decoder, malformed) {
 // Many malformed replies in a row on one connection: the runtime never
 // crashes and keeps serving good replies in between.
 Test(guest_reply_decoder, many_bad_replies_in_a_row) {
-  static const Bad kSurvivable[] = {Bad::WrongFuncId,      Bad::ShortArgs,        Bad::NoCommon,
-                                    Bad::ArgsBeyondTotal,  Bad::DescBeyondPayload, Bad::DescOffsetHuge,
-                                    Bad::DescOverCapacity, Bad::DescUnknownFlags, Bad::StatusHandle,
-                                    Bad::StatusIntMin};
+  static const Bad kSurvivable[] = {
+      Bad::WrongFuncId,       Bad::ShortArgs,      Bad::NoCommon,         Bad::ArgsBeyondTotal,
+      Bad::DescBeyondPayload, Bad::DescOffsetHuge, Bad::DescOverCapacity, Bad::DescUnknownFlags,
+      Bad::StatusHandle,      Bad::StatusIntMin};
   FakeWorker w;
   w.configure_guest();
   w.start([](FakeWorker &fw) {

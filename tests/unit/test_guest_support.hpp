@@ -67,7 +67,8 @@ struct StatusReply {
   uint32_t pad;
 };
 
-// Callback declaration 0: void (*)(uint64_t handle, int32_t event, const char *message, void *user).
+// Callback declaration 0: void (*)(uint64_t handle, int32_t event, const char *message, void
+// *user).
 using EventFn = void (*)(uint64_t handle, int32_t event, const char *message, void *user);
 struct EventCallbackArgs {
   uint64_t handle;
@@ -91,12 +92,12 @@ inline int callback_dispatch(uint32_t decl_id, void (*fn)(void), void *userdata,
   return 0;
 }
 
-inline const char *const kFuncNames[kNumFuncs] = {"t_echo",    "t_async_put", "t_set_callback",
+inline const char *const kFuncNames[kNumFuncs] = {"t_echo",    "t_async_put",   "t_set_callback",
                                                   "t_release", "t_unsupported", "t_version"};
 
 inline const ava_guest_spec kSpec = {
-    "gtest", 77, 0x1234abcdull, kNumFuncs, kFuncNames, callback_dispatch,
-    nullptr, nullptr,         nullptr,   nullptr,
+    "gtest",           77,      0x1234abcdull, kNumFuncs, kFuncNames,
+    callback_dispatch, nullptr, nullptr,       nullptr,   nullptr,
 };
 
 // --- stubs, as the generator writes them ---
@@ -267,11 +268,11 @@ public:
   std::string config_path() const { return dir_ + "/guest.toml"; }
 
   // Points the guest library at this worker (before its first call).
-  void configure_guest(int call_timeout_ms = 10000) {
+  void configure_guest(int call_timeout_ms = 10000, int connect_timeout_ms = 5000) {
     FILE *f = std::fopen(config_path().c_str(), "w");
     cr_assert_not_null(f);
-    std::fprintf(f, "# written by the test\nconnect_timeout_ms = 5000\ncall_timeout_ms = %d\n",
-                 call_timeout_ms);
+    std::fprintf(f, "# written by the test\nconnect_timeout_ms = %d\ncall_timeout_ms = %d\n",
+                 connect_timeout_ms, call_timeout_ms);
     std::fclose(f);
     setenv("AVA_CONFIG", config_path().c_str(), 1);
     setenv("AVA_WORKER", address().c_str(), 1);
@@ -400,8 +401,7 @@ public:
     if (reply_len > 0) {
       std::memcpy(args.data() + sizeof common, reply, reply_len);
     }
-    send(reply_header(call), args.data(), static_cast<uint32_t>(args.size()), payload,
-         payload_len);
+    send(reply_header(call), args.data(), static_cast<uint32_t>(args.size()), payload, payload_len);
   }
 
   void write_raw(const void *data, size_t len) {

@@ -137,7 +137,7 @@ Test(worker_teardown, objects_seen_but_not_owned_are_left_alone, .timeout = 60) 
   cr_expect_eq(wt_lib_bad_destroys(), 0u);
 }
 
-Test(worker_teardown, many_guests_come_and_go, .timeout = 120) {
+Test(worker_teardown, many_guests_come_and_go, .timeout = 60) {
   std::unique_ptr<WorkerHarness> harness(new_harness());
   auto steady = connect(*harness);
   constexpr int kGuests = 20;

@@ -23,7 +23,7 @@ constexpr int kWaitMs = 10000;
 
 // The payload of a CALL under construction.
 class Payload {
- public:
+public:
   // Appends an IN (or IN|OUT) buffer with its zero guard and padding.
   ava_buf_desc add(const void *data, uint64_t len, uint32_t dir = AVA_BUF_IN);
   static ava_buf_desc out(uint64_t capacity) {
@@ -32,24 +32,22 @@ class Payload {
   std::vector<uint8_t> &bytes() { return bytes_; }
   const std::vector<uint8_t> &bytes() const { return bytes_; }
 
- private:
+private:
   std::vector<uint8_t> bytes_;
 };
 
 // A whole message in 8-byte aligned storage.
 class RawMessage {
- public:
+public:
   RawMessage(uint16_t kind, uint32_t func_id, const void *args, uint32_t args_len,
              const std::vector<uint8_t> &payload = {});
   ava_msg_hdr &hdr() { return *reinterpret_cast<ava_msg_hdr *>(storage_.data()); }
-  const ava_msg_hdr &hdr() const {
-    return *reinterpret_cast<const ava_msg_hdr *>(storage_.data());
-  }
+  const ava_msg_hdr &hdr() const { return *reinterpret_cast<const ava_msg_hdr *>(storage_.data()); }
   uint8_t *data() { return reinterpret_cast<uint8_t *>(storage_.data()); }
   uint8_t *args() { return data() + sizeof(ava_msg_hdr); }
   uint64_t size() const { return size_; }
 
- private:
+private:
   std::vector<uint64_t> storage_;
   uint64_t size_;
 };
@@ -79,7 +77,7 @@ struct Received {
 };
 
 class FakeGuest {
- public:
+public:
   explicit FakeGuest(std::unique_ptr<Channel> channel) : channel_(std::move(channel)) {}
 
   // HELLO with the wtest spec identity unless told otherwise; returns the ACK status.
@@ -101,8 +99,7 @@ class FakeGuest {
     RawMessage message = make_call(func_id, &args, sizeof args, payload, AVA_F_SYNC, thread_id);
     return call(message, reply);
   }
-  template <class A>
-  Status send_async(uint32_t func_id, const A &args, uint64_t thread_id = 1) {
+  template <class A> Status send_async(uint32_t func_id, const A &args, uint64_t thread_id = 1) {
     RawMessage message = make_call(func_id, &args, sizeof args, {}, AVA_F_ASYNC, thread_id);
     return send(message);
   }
@@ -115,7 +112,7 @@ class FakeGuest {
   void close() { channel_.reset(); }
   Channel *channel() { return channel_.get(); }
 
- private:
+private:
   std::unique_ptr<Channel> channel_;
   uint64_t next_call_id_ = 1;
 };
@@ -123,7 +120,7 @@ class FakeGuest {
 // Serves guests of the given plugins over an abstract unix socket; each
 // connect() gets its own serve_guest() thread.
 class WorkerHarness {
- public:
+public:
   explicit WorkerHarness(WorkerOptions options = {});
   ~WorkerHarness();
   WorkerHarness(const WorkerHarness &) = delete;
@@ -137,7 +134,7 @@ class WorkerHarness {
   // Waits for serve_guest() of the index-th guest to return; its status.
   Status finish(size_t index);
 
- private:
+private:
   bool serve_next();
 
   struct Served {

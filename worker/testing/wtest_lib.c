@@ -224,19 +224,21 @@ int32_t wt_async_set(wt_obj *obj, int32_t value)
 {
 	pthread_mutex_lock(&lib_mutex);
 	async_calls++;
+	int ok = is_live(obj, WT_TYPE_OBJ) && value >= 0;
+	if (ok)
+		obj->value = value;
 	pthread_mutex_unlock(&lib_mutex);
-	if (check_obj(obj) != WT_OK || value < 0)
-		return WT_ERR_INVALID;
-	obj->value = value;
-	return WT_OK;
+	return ok ? WT_OK : WT_ERR_INVALID;
 }
 
 int32_t wt_get_value(wt_obj *obj, int32_t *value)
 {
-	if (check_obj(obj) != WT_OK)
-		return WT_ERR_INVALID;
-	*value = obj->value;
-	return WT_OK;
+	pthread_mutex_lock(&lib_mutex);
+	int ok = is_live(obj, WT_TYPE_OBJ);
+	if (ok)
+		*value = obj->value;
+	pthread_mutex_unlock(&lib_mutex);
+	return ok ? WT_OK : WT_ERR_INVALID;
 }
 
 int32_t wt_block(void)
