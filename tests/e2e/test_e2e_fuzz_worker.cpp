@@ -247,10 +247,14 @@ Bytes mutate(const Bytes &in, std::mt19937_64 &rng) {
   const size_t args_at = sizeof(ava_msg_hdr);
   const uint32_t args_len = h->args_len;
   auto pick = [&](uint64_t n) { return n ? rng() % n : 0; };
+  // Descriptors sit at 8-byte aligned positions of the argument block; with
+  // no room for one, the header's reserved field is hit instead.
+  static ava_buf_desc scratch;
   auto desc_at = [&](size_t i) -> ava_buf_desc * {
-    // Descriptors sit at 8-byte aligned positions of the argument block.
-    const size_t off = args_at + (i * 8) % (args_len > 24 ? args_len - 23 : 1);
-    return reinterpret_cast<ava_buf_desc *>(m.data() + (off & ~size_t{7}));
+    if (args_len < sizeof(ava_buf_desc) || m.size() < args_at + args_len)
+      return &scratch;
+    const size_t slots = (args_len - sizeof(ava_buf_desc)) / 8 + 1;
+    return reinterpret_cast<ava_buf_desc *>(m.data() + args_at + (i % slots) * 8);
   };
   switch (pick(14)) {
   case 0: // truncated: the header says less than there is
