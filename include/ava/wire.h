@@ -131,6 +131,8 @@ AVA_STATIC_ASSERT(offsetof(struct ava_msg_hdr, status) == 56, "ava_msg_hdr.statu
 #define AVA_BUF_PRESENT 0x1u /* the pointer was non-NULL */
 #define AVA_BUF_IN 0x2u      /* contents travel with the CALL */
 #define AVA_BUF_OUT 0x4u     /* contents travel back with the REPLY */
+#define AVA_BUF_HEAP 0x8u    /* offset is into the channel's shared heap (see ring.h) */
+/* Flags every channel understands; AVA_BUF_HEAP only where the channel has a heap. */
 #define AVA_BUF_ALL (AVA_BUF_PRESENT | AVA_BUF_IN | AVA_BUF_OUT)
 
 /*
