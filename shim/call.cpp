@@ -158,8 +158,9 @@ Status Call::invoke(const void *args, uint32_t args_len, const void **reply, uin
   iov.insert(iov.end(), payload_iov_.begin(), payload_iov_.end());
 
   bool sync = (flags_ & AVA_F_SYNC) != 0;
-  Status st = conn_->send_call(iov.data(), static_cast<int>(iov.size()), hdr.call_id,
-                               sync ? &waiter_ : nullptr);
+  const bool batchable = !sync && (flags_ & AVA_F_FLUSH) == 0;
+  Status st = conn_->send_call(iov.data(), static_cast<int>(iov.size()), hdr.total_len,
+                               hdr.call_id, sync ? &waiter_ : nullptr, batchable);
   if (!st.is_ok()) {
     return st;
   }

@@ -72,6 +72,7 @@ Connection::Connection(const ava_guest_spec *spec, CallbackRegistry *callbacks,
 
 Connection::~Connection() {
   try {
+    stop_flusher();
     if (reader_.joinable()) {
       channel_->shutdown();
       reader_.join();
@@ -96,11 +97,29 @@ bool Connection::broken() const {
   return broken_;
 }
 
+Status Connection::send_with_batch_locked(const struct iovec *iov, int iovcnt) {
+  if (batch_.empty()) {
+    return channel_->send(iov, iovcnt);
+  }
+  // Batched async calls were made first: they go first, in the same write.
+  std::vector<struct iovec> all;
+  try {
+    all.reserve(static_cast<size_t>(iovcnt) + 1);
+    all.push_back(batch_.as_iovec());
+    all.insert(all.end(), iov, iov + iovcnt);
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, "out of memory while sending batched calls");
+  }
+  Status st = channel_->send(all.data(), static_cast<int>(all.size()));
+  batch_.clear();
+  return st;
+}
+
 Status Connection::send_locked_out(const struct iovec *iov, int iovcnt) {
   Status st;
   {
     std::lock_guard lock(send_mu_);
-    st = channel_->send(iov, iovcnt);
+    st = send_with_batch_locked(iov, iovcnt);
   }
   if (!st.is_ok()) {
     mark_broken(reason_of(st));
@@ -109,8 +128,67 @@ Status Connection::send_locked_out(const struct iovec *iov, int iovcnt) {
   return st;
 }
 
-Status Connection::send_call(const struct iovec *iov, int iovcnt, uint64_t call_id,
-                             ReplyWaiter *waiter) {
+Status Connection::send_batched(const struct iovec *iov, int iovcnt, uint64_t total) {
+  Status st;
+  {
+    std::unique_lock lock(send_mu_);
+    if (!batch_.append(iov, iovcnt, total)) {
+      st = send_with_batch_locked(iov, iovcnt);
+    } else if (batch_.full()) {
+      st = send_with_batch_locked(nullptr, 0);
+    } else {
+      if (!flusher_.joinable() && !flusher_stop_) {
+        try {
+          flusher_ = start_quiet_thread([this] { flusher_main(); });
+        } catch (const std::exception &) {
+          // No timer: send now rather than let calls wait for the next sync call.
+          st = send_with_batch_locked(nullptr, 0);
+        }
+      }
+      flush_cv_.notify_one();
+    }
+  }
+  if (!st.is_ok()) {
+    mark_broken(reason_of(st));
+    return Status::error(AVA_E_CLOSED, "");
+  }
+  return st;
+}
+
+void Connection::flusher_main() {
+  std::unique_lock lock(send_mu_);
+  while (!flusher_stop_) {
+    if (batch_.empty()) {
+      flush_cv_.wait(lock);
+      continue;
+    }
+    const auto deadline = batch_.deadline();
+    if (std::chrono::steady_clock::now() < deadline) {
+      flush_cv_.wait_until(lock, deadline);
+      continue;
+    }
+    Status st = send_with_batch_locked(nullptr, 0);
+    if (!st.is_ok()) {
+      lock.unlock();
+      mark_broken(reason_of(st));
+      lock.lock();
+    }
+  }
+}
+
+void Connection::stop_flusher() {
+  {
+    std::lock_guard lock(send_mu_);
+    flusher_stop_ = true;
+  }
+  flush_cv_.notify_all();
+  if (flusher_.joinable()) {
+    flusher_.join();
+  }
+}
+
+Status Connection::send_call(const struct iovec *iov, int iovcnt, uint64_t total, uint64_t call_id,
+                             ReplyWaiter *waiter, bool batchable) {
   {
     std::lock_guard lock(pending_mu_);
     if (broken_) {
@@ -120,7 +198,9 @@ Status Connection::send_call(const struct iovec *iov, int iovcnt, uint64_t call_
       pending_.emplace(call_id, waiter);
     }
   }
-  Status st = send_locked_out(iov, iovcnt);
+  Status st = batchable && waiter == nullptr && batch_.accepts(total)
+                  ? send_batched(iov, iovcnt, total)
+                  : send_locked_out(iov, iovcnt);
   if (!st.is_ok() && waiter != nullptr) {
     // The reader may be failing the waiter right now; taking pending_mu_
     // waits for it to let go before the caller frees the waiter.
@@ -399,11 +479,13 @@ void Connection::close() {
   // A callback in progress finishes first (it may still call the API) and
   // answers CALLBACK_DONE before the worker sees GOODBYE.
   stop_callback_thread();
+  stop_flusher();
   if (!was_broken) {
+    // Batched async calls still go out, before GOODBYE.
     ava_msg_hdr bye = make_header(AVA_MSG_GOODBYE, spec_->id);
     struct iovec iov = {&bye, sizeof bye};
     std::lock_guard lock(send_mu_);
-    static_cast<void>(channel_->send(&iov, 1));
+    static_cast<void>(send_with_batch_locked(&iov, 1));
   }
   mark_broken("closed by the guest");
   if (reader_.joinable()) {

@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "shim/ava_shim.h"
+#include "shim/batch.hpp"
 #include "shim/callback_registry.hpp"
 #include "shim/config.hpp"
 #include "transport/channel.hpp"
@@ -57,8 +58,11 @@ public:
   Status start();
 
   // Sends one CALL. With a waiter, the reply is routed to it; the caller must
-  // then call wait_reply (or nothing, if this fails).
-  Status send_call(const struct iovec *iov, int iovcnt, uint64_t call_id, ReplyWaiter *waiter);
+  // then call wait_reply (or nothing, if this fails). A batchable call (async,
+  // no flush) may wait in the batch; everything else goes out at once, after
+  // any batched calls. total is the message's size.
+  Status send_call(const struct iovec *iov, int iovcnt, uint64_t total, uint64_t call_id,
+                   ReplyWaiter *waiter, bool batchable);
 
   // Waits for the reply of call_id; timeout_ms < 0 waits until the reply or
   // the end of the connection. AVA_E_CLOSED comes without a message: the
@@ -86,6 +90,11 @@ private:
   void run_callback(const MsgBuf &msg);
   void answer_callback(const ava_msg_hdr &request);
   Status send_locked_out(const struct iovec *iov, int iovcnt);
+  // Sends the batch (if any) followed by iov; send_mu_ must be held.
+  Status send_with_batch_locked(const struct iovec *iov, int iovcnt);
+  Status send_batched(const struct iovec *iov, int iovcnt, uint64_t total);
+  void flusher_main();
+  void stop_flusher();
   void mark_broken(const std::string &reason);
   void stop_callback_thread();
   void remember_abandoned_locked(uint64_t call_id);
@@ -99,7 +108,12 @@ private:
   // How long shutdown waits for a guest callback that does not return.
   int callback_timeout_ms_;
 
+  // Guards the channel's send side and the batch.
   std::mutex send_mu_;
+  Batch batch_{Batch::Limits::from_env()};
+  std::condition_variable flush_cv_;
+  std::thread flusher_;
+  bool flusher_stop_ = false;
 
   mutable std::mutex pending_mu_;
   std::unordered_map<uint64_t, ReplyWaiter *> pending_;

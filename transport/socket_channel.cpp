@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "transport/socket_channel.hpp"
 
+#include "transport/gather.hpp"
+
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -245,39 +247,10 @@ Status SocketChannel::send(const struct iovec *iov, int iovcnt) {
     return closed_status("send");
   if (send_broken_.load(std::memory_order_acquire) || recv_broken_.load(std::memory_order_acquire))
     return Status::error(AVA_E_CLOSED, description_ + ": send: channel broken by an earlier error");
-  if (iovcnt < 0 || (iovcnt > 0 && iov == nullptr))
-    return Status::error(AVA_E_PROTO, description_ + ": send: invalid gather list");
-  ava_msg_hdr hdr;
-  size_t hdr_have = 0;
   uint64_t total = 0;
-  for (int i = 0; i < iovcnt; ++i) {
-    const size_t len = iov[i].iov_len;
-    if (len > 0 && iov[i].iov_base == nullptr)
-      return Status::error(AVA_E_PROTO, description_ + ": send: gather list entry " +
-                                            std::to_string(i) + " has no buffer");
-    if (total + len < total)
-      return Status::error(AVA_E_TOO_BIG, description_ + ": send: gather list length overflows");
-    total += len;
-    if (hdr_have < kHdrBytes) {
-      const size_t take = std::min(len, kHdrBytes - hdr_have);
-      std::memcpy(reinterpret_cast<uint8_t *>(&hdr) + hdr_have, iov[i].iov_base, take);
-      hdr_have += take;
-    }
-  }
-  if (total < kHdrBytes)
-    return Status::error(AVA_E_PROTO, description_ + ": send: message of " + fmt_u64(total) +
-                                          " bytes is shorter than its 64-byte header");
-  if (hdr.magic != AVA_MSG_MAGIC || hdr.abi_version != AVA_ABI_VERSION)
-    return Status::error(AVA_E_PROTO,
-                         description_ + ": send: message header has a bad magic or ABI version");
-  if (hdr.total_len != total)
-    return Status::error(AVA_E_PROTO, description_ + ": send: header says total_len " +
-                                          fmt_u64(hdr.total_len) + " but the gather list holds " +
-                                          fmt_u64(total) + " bytes");
-  if (total > max_message_)
-    return Status::error(AVA_E_TOO_BIG, description_ + ": send: message of " + fmt_u64(total) +
-                                            " bytes exceeds the limit of " + fmt_u64(max_message_) +
-                                            " bytes");
+  Status st = check_gather_messages(iov, iovcnt, max_message_, description_, &total);
+  if (!st.is_ok())
+    return st;
   return write_all(iov, iovcnt, total);
 }
 
