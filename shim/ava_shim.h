@@ -72,6 +72,12 @@ int ava_call_put_buffer(struct ava_call *c, struct ava_buf_desc *d, const void *
 			uint64_t count, uint64_t elem_size, uint32_t dir);
 
 /*
+ * Or'ed into dir by stubs for ava_zerocopy_buffer arguments: on a channel
+ * with a shared heap, the buffer goes through the heap whatever its size.
+ */
+#define AVA_CALL_ZEROCOPY 0x100u
+
+/*
  * Registers a guest callback for this call and returns its id for the wire
  * (0 when fn is NULL). lifetime is an AVA_LIFETIME_*; for
  * AVA_LIFETIME_COUPLED the registration lives until coupled_handle is
@@ -114,6 +120,14 @@ void ava_guest_handle_released(const struct ava_guest_spec *spec, uint64_t handl
 
 /* Reports, once per function, that the spec does not support it. */
 void ava_guest_unsupported(const struct ava_guest_spec *spec, const char *func_name);
+
+/*
+ * For programs: memory in the channel's shared heap, so buffers allocated here
+ * reach the worker without any copy. Falls back to malloc when the channel has
+ * no heap. Every guest library exports them as ava_zerocopy_alloc/free.
+ */
+void *ava_guest_zerocopy_alloc(const struct ava_guest_spec *spec, uint64_t size);
+void ava_guest_zerocopy_free(const struct ava_guest_spec *spec, void *ptr);
 
 /* Closes the channel in an orderly way (library destructor). */
 void ava_guest_shutdown(const struct ava_guest_spec *spec);

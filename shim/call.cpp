@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "shim/heap.hpp"
 #include "shim/runtime_registry.hpp"
 #include "shim/thread_util.hpp"
 
@@ -48,6 +49,10 @@ Call::~Call() {
   } catch (...) {
     // A registration left behind is harmless; an exception here is not.
   }
+  if (HeapAllocator *heap = conn_->heap()) {
+    for (void *p : heap_temps_)
+      heap->release(p);
+  }
   if (async_error_.valid && t_pending_async.owner == nullptr) {
     t_pending_async = {runtime_, async_error_.value, async_error_.ret_class, async_error_.func_id};
   }
@@ -62,6 +67,8 @@ Status Call::put_buffer(ava_buf_desc *desc, const void *ptr, uint64_t count, uin
   if (invoked_) {
     return Status::error(AVA_E_STATE, "internal error: buffer described after the call was sent");
   }
+  const bool zerocopy_hint = (dir & AVA_CALL_ZEROCOPY) != 0;
+  dir &= ~AVA_CALL_ZEROCOPY;
   if ((dir & ~(AVA_BUF_IN | AVA_BUF_OUT)) != 0) {
     return Status::error(AVA_E_PROTO,
                          "internal error: invalid buffer direction " + std::to_string(dir));
@@ -74,6 +81,11 @@ Status Call::put_buffer(ava_buf_desc *desc, const void *ptr, uint64_t count, uin
   // NULL, or no direction after the spec's conditions: the buffer is absent.
   if (ptr == nullptr || dir == 0) {
     return Status::ok();
+  }
+  bool placed = false;
+  Status heap_st = put_heap_buffer(desc, ptr, bytes, dir, zerocopy_hint, &placed);
+  if (!heap_st.is_ok() || placed) {
+    return heap_st;
   }
   if ((dir & AVA_BUF_IN) == 0) {
     desc->length = bytes;
@@ -94,6 +106,43 @@ Status Call::put_buffer(ava_buf_desc *desc, const void *ptr, uint64_t count, uin
   desc->length = bytes;
   desc->flags = AVA_BUF_PRESENT | AVA_BUF_IN | (dir & AVA_BUF_OUT);
   payload_len_ += span;
+  return Status::ok();
+}
+
+Status Call::put_heap_buffer(ava_buf_desc *desc, const void *ptr, uint64_t bytes, uint32_t dir,
+                             bool hint, bool *placed) {
+  *placed = false;
+  HeapAllocator *heap = conn_->heap();
+  if (heap == nullptr || bytes == 0) {
+    return Status::ok();
+  }
+  uint64_t offset = 0;
+  if (!heap->contains(ptr, bytes, &offset)) {
+    // A large buffer is copied into the heap once instead of through the
+    // channel twice; only for sync calls, whose heap space can be freed when
+    // the reply is in.
+    if ((flags_ & AVA_F_SYNC) == 0 || (bytes < conn_->zerocopy_min() && !hint)) {
+      return Status::ok();
+    }
+    void *tmp = heap->allocate(bytes);
+    if (tmp == nullptr) {
+      return Status::ok(); // heap full: the payload still works
+    }
+    try {
+      heap_temps_.push_back(tmp);
+    } catch (const std::bad_alloc &) {
+      heap->release(tmp);
+      return Status::ok();
+    }
+    if ((dir & AVA_BUF_IN) != 0) {
+      std::memcpy(tmp, ptr, bytes);
+    }
+    heap->contains(tmp, bytes, &offset);
+  }
+  desc->offset = offset;
+  desc->length = bytes;
+  desc->flags = AVA_BUF_PRESENT | AVA_BUF_HEAP | dir;
+  *placed = true;
   return Status::ok();
 }
 
@@ -216,6 +265,26 @@ Status Call::get_buffer(const ava_buf_desc *desc, void *dst, uint64_t capacity) 
   }
   ava_buf_desc d;
   std::memcpy(&d, desc, sizeof d);
+  if ((d.flags & AVA_BUF_HEAP) != 0) {
+    // The worker wrote into the heap range this call lent it; the reply only
+    // says where, and that is checked like any other worker input.
+    HeapAllocator *heap = conn_->heap();
+    const uint64_t known = AVA_BUF_PRESENT | AVA_BUF_OUT | AVA_BUF_HEAP;
+    if (heap == nullptr || (d.flags & ~known) != 0 || d.reserved != 0 ||
+        d.offset > heap->size() || d.length > heap->size() - d.offset) {
+      return Status::error(AVA_E_LENGTH, "the reply names an output buffer outside the shared heap");
+    }
+    if (d.length > capacity || (d.length > 0 && dst == nullptr)) {
+      return Status::error(AVA_E_LENGTH, "the reply returns " + std::to_string(d.length) +
+                                             " bytes for a buffer of " +
+                                             std::to_string(capacity));
+    }
+    const uint8_t *src = heap->base() + d.offset;
+    if (d.length > 0 && src != dst) {
+      std::memmove(dst, src, d.length);
+    }
+    return Status::ok();
+  }
   uint64_t len;
   Status st = check_out_buffer(d, view_.payload_len, capacity, dst != nullptr, &len);
   if (!st.is_ok()) {

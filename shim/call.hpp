@@ -55,7 +55,12 @@ private:
   // The worker accepted the call, so registrations it was given are live.
   bool delivered_ = false;
 
+  Status put_heap_buffer(ava_buf_desc *desc, const void *ptr, uint64_t bytes, uint32_t dir,
+                         bool hint, bool *placed);
+
   std::vector<struct iovec> payload_iov_;
+  // Heap space this call borrowed to carry large buffers; freed with the call.
+  std::vector<void *> heap_temps_;
   uint64_t payload_len_ = 0;
   std::vector<Registration> registrations_;
 

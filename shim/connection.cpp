@@ -2,6 +2,7 @@
 #include "shim/connection.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include "shim/log.hpp"
@@ -84,6 +85,20 @@ Connection::~Connection() {
 }
 
 Status Connection::start() {
+  const Channel::Heap h = channel_->heap();
+  if (h.base != nullptr && h.size > 0) {
+    try {
+      heap_ = std::make_unique<HeapAllocator>(h.base, h.size);
+    } catch (const std::bad_alloc &) {
+      heap_.reset(); // zero copy is an optimisation; calls still work without it
+    }
+  }
+  if (const char *v = std::getenv("AVA_ZEROCOPY_MIN"); v != nullptr && *v != '\0') {
+    char *end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (end != nullptr && *end == '\0')
+      zerocopy_min_ = n;
+  }
   try {
     reader_ = start_quiet_thread([this] { reader_main(); });
   } catch (const std::exception &e) {

@@ -18,6 +18,7 @@
 #include "shim/ava_shim.h"
 #include "shim/batch.hpp"
 #include "shim/callback_registry.hpp"
+#include "shim/heap.hpp"
 #include "shim/config.hpp"
 #include "transport/channel.hpp"
 
@@ -77,6 +78,10 @@ public:
   // its threads do not exist, so it must never be destroyed.
   void keep_forever(const std::shared_ptr<Connection> &self) { keep_alive_ = self; }
   const std::string &address() const { return address_; }
+  // The allocator of the channel's shared heap, or nullptr without one.
+  HeapAllocator *heap() const { return heap_.get(); }
+  // Buffers of at least this many bytes go through the heap (AVA_ZEROCOPY_MIN).
+  uint64_t zerocopy_min() const { return zerocopy_min_; }
   uint64_t max_message() const { return max_message_; }
   int call_timeout_ms() const { return call_timeout_ms_; }
 
@@ -102,6 +107,8 @@ private:
   const ava_guest_spec *spec_;
   CallbackRegistry *callbacks_;
   std::unique_ptr<Channel> channel_;
+  std::unique_ptr<HeapAllocator> heap_;
+  uint64_t zerocopy_min_ = 64 * 1024;
   std::string address_;
   uint64_t max_message_;
   int call_timeout_ms_;

@@ -78,6 +78,14 @@ class Channel {
   // Makes blocked and future send/recv fail with AVA_E_CLOSED (any thread).
   virtual void shutdown() = 0;
   virtual std::string describe() const = 0;
+  // Memory shared with the peer for zero-copy buffers (shm channels); empty
+  // for channels without one. The guest allocates in it; the worker only
+  // uses ranges a message names, after checking them.
+  struct Heap {
+    uint8_t *base = nullptr;
+    uint64_t size = 0;
+  };
+  virtual Heap heap() { return {}; }
   void set_max_message(uint64_t bytes) { max_message_ = bytes; }
   uint64_t max_message() const { return max_message_; }
   // Once a message has started to arrive, recv gives up (AVA_E_TIMEOUT, channel

@@ -165,7 +165,8 @@ void GuestGen::remote_body(const Function &fn) {
       break;
     case Role::Buffer:
       out_.line("\tava_call_put_buffer(&ava_c, &" + f + ", " + p.name + ", ava_count_" + p.name +
-                ", " + elem_size_expr(p) + ", ava_dir_" + p.name + ");");
+                ", " + elem_size_expr(p) + ", ava_dir_" + p.name +
+                (p.info.zerocopy ? " | AVA_CALL_ZEROCOPY" : "") + ");");
       break;
     case Role::Userdata:
     case Role::None:
@@ -343,6 +344,17 @@ void GuestGen::spec_descriptor() {
   }
   out_.line("};");
   out_.line();
+  out_.line("/* Memory in the channel's shared heap: buffers there reach the worker uncopied. */");
+  out_.line("AVA_EXPORT void *ava_zerocopy_alloc(uint64_t size)");
+  out_.line("{");
+  out_.line("\treturn ava_guest_zerocopy_alloc(" + spec_ref() + ", size);");
+  out_.line("}");
+  out_.line();
+  out_.line("AVA_EXPORT void ava_zerocopy_free(void *ptr)");
+  out_.line("{");
+  out_.line("\tava_guest_zerocopy_free(" + spec_ref() + ", ptr);");
+  out_.line("}");
+  out_.line();
   out_.line("/* Closes the channel when the program exits or unloads the library. */");
   out_.line("__attribute__((destructor)) static void " + p_ + "_guest_fini(void)");
   out_.line("{");
@@ -373,6 +385,7 @@ std::string generate_version_script(const Spec &spec) {
     out << "\t\t" << fn.name << ";\n";
   for (const std::string &name : spec.replacement_functions)
     out << "\t\t" << name << ";\n";
+  out << "\t\tava_zerocopy_alloc;\n\t\tava_zerocopy_free;\n";
   out << "\tlocal:\n\t\t*;\n};\n";
   return out.str();
 }

@@ -119,6 +119,7 @@ struct ValueInfo {
   uint64_t elem_size = 1;
   uint32_t elem_handle_type = 0; // elements are handles of this type
   bool elem_allocates = false;
+  bool zerocopy = false; // ava_zerocopy_buffer: prefer the channel's shared heap
   // Callback
   std::string callback_decl;
 };

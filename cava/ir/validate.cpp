@@ -102,7 +102,7 @@ void Validator::check_implemented(const Annotation &a, bool function_scope) {
       Ann::In,           Ann::Out,           Ann::Buffer,         Ann::Handle,
       Ann::Opaque,       Ann::Callback,      Ann::Userdata,       Ann::LifetimeCall,
       Ann::LifetimeCoupled, Ann::LifetimeManual, Ann::LifetimeStatic, Ann::Allocates,
-      Ann::Deallocates,  Ann::Error,         Ann::Success};
+      Ann::Deallocates,  Ann::Error,         Ann::Success,        Ann::ZerocopyBuffer};
   static const std::set<Ann> kFunction = {Ann::Sync,    Ann::Async,
                                           Ann::Flush,   Ann::Success,
                                           Ann::Error,   Ann::DisableNativeCall,
@@ -265,6 +265,7 @@ void Validator::resolve_param(Function &fn, Param &p) {
       return;
     }
     v.role = Role::Buffer;
+    v.zerocopy = has(Ann::ZerocopyBuffer);
     v.may_in = has(Ann::In);
     v.may_out = has(Ann::Out);
     if (!v.may_in && !v.may_out) {
@@ -323,8 +324,8 @@ void Validator::resolve_param(Function &fn, Param &p) {
   } else {
     diag_.error(p.loc, where + " has type '" + t.spelling + "' which cava cannot marshal");
   }
-  if (v.role != Role::Buffer && (has(Ann::Out) || has(Ann::Buffer)))
-    diag_.error(p.loc, "ava_out/ava_buffer need a pointer: " + where + " is not a buffer");
+  if (v.role != Role::Buffer && (has(Ann::Out) || has(Ann::Buffer) || has(Ann::ZerocopyBuffer)))
+    diag_.error(p.loc, "ava_out/ava_buffer/ava_zerocopy_buffer need a pointer: " + where + " is not a buffer");
   if (v.role != Role::Handle && has(Ann::Deallocates))
     diag_.error(p.loc, "ava_deallocates applies to handle arguments; " + where + " is not one");
   if (has(Ann::Allocates))

@@ -95,14 +95,23 @@ demo_status demo_obj_release(demo_obj obj)
 	ava_argument(obj) { ava_deallocates; }
 }
 
+/* Bulk data: on a channel with a shared heap it goes through the heap. */
 demo_status demo_obj_write(demo_obj obj, uint64_t offset, const void *data, uint64_t size)
 {
-	ava_argument(data) { ava_in; ava_buffer(size); }
+	ava_argument(data) {
+		ava_in;
+		ava_buffer(size);
+		ava_zerocopy_buffer;
+	}
 }
 
 demo_status demo_obj_read(demo_obj obj, uint64_t offset, void *data, uint64_t size)
 {
-	ava_argument(data) { ava_out; ava_buffer(size); }
+	ava_argument(data) {
+		ava_out;
+		ava_buffer(size);
+		ava_zerocopy_buffer;
+	}
 }
 
 demo_status demo_obj_xor(demo_obj obj, uint8_t *data, uint64_t size)

@@ -273,7 +273,7 @@ AVA_EXPORT demo_status demo_obj_write(demo_obj obj, uint64_t offset, const void 
 		goto ava_fail;
 	ava_a.obj = (ava_u64)(uintptr_t)obj;
 	ava_a.offset = (ava_u64)offset;
-	ava_call_put_buffer(&ava_c, &ava_a.data, data, ava_count_data, 1, ava_dir_data);
+	ava_call_put_buffer(&ava_c, &ava_a.data, data, ava_count_data, 1, ava_dir_data | AVA_CALL_ZEROCOPY);
 	ava_a.size = (ava_u64)size;
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
@@ -315,7 +315,7 @@ AVA_EXPORT demo_status demo_obj_read(demo_obj obj, uint64_t offset, void *data, 
 		goto ava_fail;
 	ava_a.obj = (ava_u64)(uintptr_t)obj;
 	ava_a.offset = (ava_u64)offset;
-	ava_call_put_buffer(&ava_c, &ava_a.data, data, ava_count_data, 1, ava_dir_data);
+	ava_call_put_buffer(&ava_c, &ava_a.data, data, ava_count_data, 1, ava_dir_data | AVA_CALL_ZEROCOPY);
 	ava_a.size = (ava_u64)size;
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
@@ -919,7 +919,7 @@ ava_fail:
 AVA_EXPORT demo_status demo_sleep_ms(uint32_t ms)
 {
 #define ava_execute() ava_demo_remote_demo_sleep_ms(ms)
-#line 211 "specs/demo/demo.spec.c"
+#line 220 "specs/demo/demo.spec.c"
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
@@ -1019,6 +1019,17 @@ static const struct ava_guest_spec ava_demo_guest_spec = {
 	.fini_prologue = NULL,
 	.fini_epilogue = NULL,
 };
+
+/* Memory in the channel's shared heap: buffers there reach the worker uncopied. */
+AVA_EXPORT void *ava_zerocopy_alloc(uint64_t size)
+{
+	return ava_guest_zerocopy_alloc(&ava_demo_guest_spec, size);
+}
+
+AVA_EXPORT void ava_zerocopy_free(void *ptr)
+{
+	ava_guest_zerocopy_free(&ava_demo_guest_spec, ptr);
+}
 
 /* Closes the channel when the program exits or unloads the library. */
 __attribute__((destructor)) static void ava_demo_guest_fini(void)

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Baseline: the floor under the unix and tcp channels. Two processes joined
+ * by a stream socket (an AF_UNIX socket pair, or a TCP_NODELAY connection on
+ * 127.0.0.1) exchange 64-byte messages with plain blocking read and write.
+ *
+ *   rt_p50, rt_p99  round trip of one 64-byte message there and back (µs)
+ *   msg_rate        64-byte messages per second, one write() each, drained by the peer
+ *
+ * usage: baseline_socket unix|tcp [--quick] [--iters N]
+ */
+#define _GNU_SOURCE
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+
+/* Messages of the short burst that sizes the timed one. */
+#define STREAM_CALIBRATION 20000u
+#define STREAM_MAX (50u * 1000 * 1000)
+
+enum { MSG_QUIT = 1, MSG_PING = 2, MSG_STREAM = 3, MSG_STREAM_END = 4, MSG_ACK = 5 };
+
+struct msg {
+	uint64_t kind;
+	uint64_t seq;
+	uint8_t pad[BENCH_MSG_SIZE - 16];
+};
+_Static_assert(sizeof(struct msg) == BENCH_MSG_SIZE, "messages are 64 bytes");
+
+static int write_all(int fd, const void *data, size_t size)
+{
+	const uint8_t *p = data;
+	while (size > 0) {
+		ssize_t n = write(fd, p, size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		size -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Returns 0, or -1 on error or when the peer closed (a dead peer reads as EOF). */
+static int read_all(int fd, void *data, size_t size)
+{
+	uint8_t *p = data;
+	while (size > 0) {
+		ssize_t n = read(fd, p, size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		size -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Reads in large chunks, as a channel's receive path would, and parses whole messages. */
+static int child_main(int fd)
+{
+	enum { BUFFER = 64 * 1024 };
+	static uint8_t buffer[BUFFER];
+	size_t have = 0;
+	uint64_t expected = 0;
+	while (1) {
+		ssize_t n = read(fd, buffer + have, BUFFER - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 1;
+		have += (size_t)n;
+		size_t used = 0;
+		for (; have - used >= sizeof(struct msg); used += sizeof(struct msg)) {
+			struct msg msg;
+			memcpy(&msg, buffer + used, sizeof msg);
+			switch (msg.kind) {
+			case MSG_QUIT:
+				return 0;
+			case MSG_PING:
+				if (write_all(fd, &msg, sizeof msg) != 0)
+					return 1;
+				break;
+			case MSG_STREAM:
+				if (msg.seq != expected++)
+					return 1;
+				break;
+			case MSG_STREAM_END:
+				msg.kind = MSG_ACK;
+				msg.seq = expected;
+				expected = 0;
+				if (write_all(fd, &msg, sizeof msg) != 0)
+					return 1;
+				break;
+			default:
+				return 1;
+			}
+		}
+		memmove(buffer, buffer + used, have - used);
+		have -= used;
+	}
+}
+
+static int tcp_pair(int fds[2])
+{
+	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof addr;
+	int one = 1;
+	int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fds[0] = fds[1] = -1;
+	if (listener < 0 || bind(listener, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+	    listen(listener, 1) != 0 || getsockname(listener, (struct sockaddr *)&addr, &len) != 0)
+		goto fail;
+	/* The kernel completes a loopback connect from the backlog before accept runs. */
+	fds[0] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fds[0] < 0 || connect(fds[0], (struct sockaddr *)&addr, sizeof addr) != 0)
+		goto fail;
+	fds[1] = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+	if (fds[1] < 0)
+		goto fail;
+	close(listener);
+	for (int i = 0; i < 2; i++)
+		if (setsockopt(fds[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
+			goto fail_pair;
+	return 0;
+fail:
+	if (listener >= 0)
+		close(listener);
+fail_pair:
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return -1;
+}
+
+static int ping_pong(int fd, const struct bench_options *options)
+{
+	uint64_t *samples = bench_alloc(options->iters * sizeof(uint64_t), "baseline_socket");
+	struct msg msg;
+	memset(&msg, 0, sizeof msg);
+	for (uint64_t i = 0; i < options->warmup + options->iters; i++) {
+		msg.kind = MSG_PING;
+		msg.seq = i;
+		uint64_t t0 = bench_now_ns();
+		if (write_all(fd, &msg, sizeof msg) != 0 || read_all(fd, &msg, sizeof msg) != 0) {
+			fprintf(stderr, "baseline_socket: ping-pong: %s\n",
+				errno ? strerror(errno) : "the peer closed the socket");
+			free(samples);
+			return -1;
+		}
+		uint64_t t1 = bench_now_ns();
+		if (msg.kind != MSG_PING || msg.seq != i) {
+			fprintf(stderr, "baseline_socket: the echo does not match the ping\n");
+			free(samples);
+			return -1;
+		}
+		if (i >= options->warmup)
+			samples[i - options->warmup] = t1 - t0;
+	}
+	bench_report_latency("rt", samples, options->iters);
+	free(samples);
+	return 0;
+}
+
+/* Pushes count messages one way and waits until the peer has drained them; returns ns or 0. */
+static uint64_t stream_burst(int fd, uint64_t count)
+{
+	struct msg msg;
+	memset(&msg, 0, sizeof msg);
+	uint64_t t0 = bench_now_ns();
+	for (uint64_t i = 0; i < count; i++) {
+		msg.kind = MSG_STREAM;
+		msg.seq = i;
+		if (write_all(fd, &msg, sizeof msg) != 0)
+			goto broken;
+	}
+	msg.kind = MSG_STREAM_END;
+	if (write_all(fd, &msg, sizeof msg) != 0 || read_all(fd, &msg, sizeof msg) != 0)
+		goto broken;
+	uint64_t t1 = bench_now_ns();
+	if (msg.kind != MSG_ACK || msg.seq != count) {
+		fprintf(stderr, "baseline_socket: the peer lost or reordered streamed messages\n");
+		return 0;
+	}
+	return t1 > t0 ? t1 - t0 : 1;
+broken:
+	fprintf(stderr, "baseline_socket: stream: %s\n",
+		errno ? strerror(errno) : "the peer closed the socket");
+	return 0;
+}
+
+static int stream(int fd, const struct bench_options *options)
+{
+	uint64_t ns = stream_burst(fd, STREAM_CALIBRATION);
+	if (ns == 0)
+		return -1;
+	uint64_t count = bench_scale_count(STREAM_CALIBRATION, ns, bench_burst_ns(options), STREAM_MAX);
+	ns = stream_burst(fd, count);
+	if (ns == 0)
+		return -1;
+	bench_result("msg_rate", BENCH_MSG_SIZE, (double)count / ((double)ns / 1e9), "msg/s");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct bench_options options;
+	if (bench_parse_common(&argc, argv, &options) != 0)
+		return 2;
+	int fds[2];
+	if (argc == 2 && strcmp(argv[1], "unix") == 0) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+			perror("baseline_socket: socketpair");
+			return 1;
+		}
+	} else if (argc == 2 && strcmp(argv[1], "tcp") == 0) {
+		if (tcp_pair(fds) != 0) {
+			perror("baseline_socket: tcp connection on 127.0.0.1");
+			return 1;
+		}
+	} else {
+		fprintf(stderr, "usage: baseline_socket unix|tcp [--quick] [--iters N]\n");
+		return 2;
+	}
+	/* A writer blocked on a dead reader must get EPIPE, not a silent SIGPIPE exit. */
+	signal(SIGPIPE, SIG_IGN);
+	pid_t parent = getpid();
+	pid_t child = fork();
+	if (child < 0) {
+		perror("baseline_socket: fork");
+		return 1;
+	}
+	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		close(fds[0]);
+		_exit(child_main(fds[1]));
+	}
+	close(fds[1]);
+
+	errno = 0;
+	int status = ping_pong(fds[0], &options) == 0 && stream(fds[0], &options) == 0 ? 0 : 1;
+	struct msg quit = {.kind = MSG_QUIT};
+	if (status != 0 || write_all(fds[0], &quit, sizeof quit) != 0)
+		kill(child, SIGKILL);
+	close(fds[0]);
+	int wait_status = 0;
+	if (waitpid(child, &wait_status, 0) != child || !WIFEXITED(wait_status) ||
+	    (status == 0 && WEXITSTATUS(wait_status) != 0)) {
+		fprintf(stderr, "baseline_socket: the peer process failed\n");
+		status = 1;
+	}
+	return status;
+}

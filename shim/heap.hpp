@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+// The guest's allocator for a channel's shared heap (zero-copy buffers).
+// Only the guest allocates there; the worker reads and writes inside what a
+// call's descriptors name. Metadata stays in guest-private memory, so a
+// worker scribbling on the heap cannot corrupt the allocator.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+namespace ava::guest {
+
+class HeapAllocator {
+public:
+  HeapAllocator(uint8_t *base, uint64_t size);
+  HeapAllocator(const HeapAllocator &) = delete;
+  HeapAllocator &operator=(const HeapAllocator &) = delete;
+
+  // 64-byte aligned; nullptr when nothing large enough is free.
+  void *allocate(uint64_t bytes);
+  // Frees what allocate returned; false for a pointer it did not return.
+  bool release(void *ptr);
+  // Whether [ptr, ptr + bytes) lies inside the heap; *offset gets its offset.
+  bool contains(const void *ptr, uint64_t bytes, uint64_t *offset) const;
+  uint8_t *base() const { return base_; }
+  uint64_t size() const { return size_; }
+
+private:
+  uint8_t *base_;
+  uint64_t size_;
+  std::mutex mu_;
+  std::map<uint64_t, uint64_t> free_; // offset -> length, coalesced
+  std::map<uint64_t, uint64_t> used_; // offset -> length
+};
+
+} // namespace ava::guest
