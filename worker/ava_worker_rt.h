@@ -76,6 +76,12 @@ int ava_w_buffer_in(struct ava_wcall *w, const struct ava_buf_desc *d, void **pt
 int ava_w_buffer_check(struct ava_wcall *w, const struct ava_buf_desc *d, uint64_t count,
 		       uint64_t elem_size, uint32_t dir, void **ptr);
 
+/*
+ * Or'ed into dir for buffers the worker rewrites in place (handle arrays): a
+ * buffer in the shared heap is then copied to worker-private memory first.
+ */
+#define AVA_W_PRIVATE 0x200u
+
 /* Translates an array of n handle ids into objects in place. */
 int ava_w_handles_in(struct ava_wcall *w, void *array, uint64_t n, uint32_t type);
 

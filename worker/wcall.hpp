@@ -45,6 +45,8 @@ struct ava_wcall {
   uint8_t *args;
   uint8_t *payload;
   uint64_t payload_len;
+  uint8_t *heap = nullptr; // the channel's shared heap, if it has one
+  uint64_t heap_size = 0;
   bool sync;
   bool finished = false;     // the reply was sent, or the failure reported
   int pending_status = 0;    // failure of a helper that cannot return one (e.g. ava_w_handle_out)

@@ -22,6 +22,9 @@ ava_wcall::ava_wcall(const std::shared_ptr<GuestConnection> &conn, ava::AsyncErr
   payload = args + hdr.args_len;
   payload_len = hdr.total_len - sizeof hdr - hdr.args_len;
   sync = (hdr.flags & AVA_F_SYNC) != 0;
+  const ava::Channel::Heap h = conn->channel().heap();
+  heap = h.base;
+  heap_size = h.base != nullptr ? h.size : 0;
 }
 
 ava_wcall::~ava_wcall() {
@@ -42,9 +45,17 @@ ava_buf_desc read_desc(const ava_buf_desc *d) {
 }
 
 // Checks what holds for every descriptor, whatever the annotations say.
-int check_desc(const ava_buf_desc &d) {
-  if ((d.flags & ~AVA_BUF_ALL) != 0 || d.reserved != 0)
+int check_desc(const ava_wcall *w, const ava_buf_desc &d) {
+  if ((d.flags & ~(AVA_BUF_ALL | AVA_BUF_HEAP)) != 0 || d.reserved != 0)
     return AVA_E_PROTO;
+  if ((d.flags & AVA_BUF_HEAP) != 0) {
+    // A range of the shared heap: only on a channel that has one, inside it.
+    if ((d.flags & AVA_BUF_PRESENT) == 0 || w->heap == nullptr)
+      return AVA_E_PROTO;
+    if (d.offset > w->heap_size || d.length > w->heap_size - d.offset)
+      return AVA_E_LENGTH;
+    return AVA_OK;
+  }
   if ((d.flags & AVA_BUF_PRESENT) == 0)
     return d.flags == 0 && d.offset == 0 && d.length == 0 ? AVA_OK : AVA_E_PROTO;
   if ((d.flags & AVA_BUF_IN) == 0 && d.offset != 0)
@@ -102,11 +113,15 @@ AVA_W_EXPORT int ava_w_handle(struct ava_wcall *w, uint64_t id, uint32_t type, v
 AVA_W_EXPORT int ava_w_buffer_in(struct ava_wcall *w, const struct ava_buf_desc *d, void **ptr) {
   *ptr = nullptr;
   ava_buf_desc desc = read_desc(d);
-  int rc = check_desc(desc);
+  int rc = check_desc(w, desc);
   if (rc != AVA_OK)
     return rc;
   if ((desc.flags & AVA_BUF_IN) == 0)
     return AVA_OK;
+  if ((desc.flags & AVA_BUF_HEAP) != 0) {
+    *ptr = w->heap + desc.offset;
+    return AVA_OK;
+  }
   return locate_in(w, desc, ptr);
 }
 
@@ -114,9 +129,11 @@ AVA_W_EXPORT int ava_w_buffer_check(struct ava_wcall *w, const struct ava_buf_de
                                     uint64_t count, uint64_t elem_size, uint32_t dir, void **ptr) {
   *ptr = nullptr;
   ava_buf_desc desc = read_desc(d);
-  int rc = check_desc(desc);
+  int rc = check_desc(w, desc);
   if (rc != AVA_OK)
     return rc;
+  const bool want_private = (dir & AVA_W_PRIVATE) != 0;
+  dir &= ~AVA_W_PRIVATE;
   if ((dir & ~kDirMask) != 0)
     return AVA_E_PROTO;
   if ((desc.flags & AVA_BUF_PRESENT) == 0)
@@ -126,6 +143,30 @@ AVA_W_EXPORT int ava_w_buffer_check(struct ava_wcall *w, const struct ava_buf_de
   uint64_t bytes;
   if (__builtin_mul_overflow(count, elem_size, &bytes) || desc.length != bytes)
     return AVA_E_LENGTH;
+  if ((desc.flags & AVA_BUF_HEAP) != 0 && !want_private) {
+    // Zero copy: the API works on the shared heap itself.
+    *ptr = w->heap + desc.offset;
+    return AVA_OK;
+  }
+  if ((desc.flags & AVA_BUF_HEAP) != 0) {
+    // Rewritten in place (handle ids <-> objects): a private copy, so the
+    // guest neither sees worker pointers nor changes ids under our feet.
+    void *mem = std::malloc(bytes > 0 ? bytes : 1);
+    if (mem == nullptr)
+      return AVA_E_NOMEM;
+    try {
+      w->arena.push_back(mem);
+    } catch (const std::bad_alloc &) {
+      std::free(mem);
+      return AVA_E_NOMEM;
+    }
+    if ((dir & AVA_BUF_IN) != 0)
+      std::memcpy(mem, w->heap + desc.offset, bytes);
+    else
+      std::memset(mem, 0, bytes);
+    *ptr = mem;
+    return AVA_OK;
+  }
   if ((dir & AVA_BUF_IN) != 0)
     return locate_in(w, desc, ptr);
   // OUT-only (or present without a direction): the worker provides the memory.

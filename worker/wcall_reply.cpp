@@ -163,6 +163,15 @@ AVA_W_EXPORT int ava_w_buffer_out(struct ava_wcall *w, struct ava_buf_desc *rd, 
     return len == 0 ? AVA_OK : AVA_E_PROTO;
   if (!w->sync)
     return AVA_OK; // nothing travels back from an async call
+  const auto p = reinterpret_cast<uintptr_t>(ptr);
+  const auto heap = reinterpret_cast<uintptr_t>(w->heap);
+  if (w->heap != nullptr && p >= heap && p - heap < w->heap_size && len <= w->heap_size - (p - heap)) {
+    // Already in the shared heap, where the guest lent it: say where.
+    rd->offset = p - heap;
+    rd->length = len;
+    rd->flags = AVA_BUF_PRESENT | AVA_BUF_OUT | AVA_BUF_HEAP;
+    return AVA_OK;
+  }
   uint64_t span = AVA_PAYLOAD_SPAN(len);
   uint64_t limit = w->connection->max_message();
   if (len > limit || span > limit - w->out_payload)

@@ -216,7 +216,8 @@ void WorkerGen::handler(const Function &fn) {
       emit_annotation_eval(out_, p.block, p, "\t\t", coupled);
       out_.line("\t}");
       out_.line("\tava_st = ava_w_buffer_check(ava_w, &" + f + ", ava_count_" + p.name + ", " +
-                elem_size_expr(p) + ", ava_dir_" + p.name + ", (void **)&" + p.name + ");");
+                elem_size_expr(p) + ", ava_dir_" + p.name +
+                (p.info.elem_handle_type ? " | AVA_W_PRIVATE" : "") + ", (void **)&" + p.name + ");");
       out_.line("\tif (ava_st != 0)");
       out_.line("\t\t" + fail_return(fn));
       if (p.info.elem_handle_type) {

@@ -164,7 +164,7 @@ static int ava_demo_serve_demo_obj_create(struct ava_wcall *ava_w)
 		ava_dir_out |= AVA_BUF_OUT;
 		ava_count_out = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->out, ava_count_out, sizeof(demo_obj), ava_dir_out, (void **)&out);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->out, ava_count_out, sizeof(demo_obj), ava_dir_out | AVA_W_PRIVATE, (void **)&out);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
 	if (out != NULL && (ava_dir_out & AVA_BUF_IN))
@@ -753,7 +753,7 @@ static int ava_demo_serve_demo_sum_sizes(struct ava_wcall *ava_w)
 		ava_dir_objs |= AVA_BUF_IN;
 		ava_count_objs = (uint64_t)(count);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->objs, ava_count_objs, sizeof(demo_obj), ava_dir_objs, (void **)&objs);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->objs, ava_count_objs, sizeof(demo_obj), ava_dir_objs | AVA_W_PRIVATE, (void **)&objs);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
 	if (objs != NULL && (ava_dir_objs & AVA_BUF_IN))
@@ -818,7 +818,7 @@ static int ava_demo_serve_demo_list_objects(struct ava_wcall *ava_w)
 		ava_dir_objs |= AVA_BUF_OUT;
 		ava_count_objs = (uint64_t)(capacity);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->objs, ava_count_objs, sizeof(demo_obj), ava_dir_objs, (void **)&objs);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->objs, ava_count_objs, sizeof(demo_obj), ava_dir_objs | AVA_W_PRIVATE, (void **)&objs);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
 	if (objs != NULL && (ava_dir_objs & AVA_BUF_IN))
