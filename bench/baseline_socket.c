@@ -4,7 +4,10 @@
  * by a stream socket (an AF_UNIX socket pair, or a TCP_NODELAY connection on
  * 127.0.0.1) exchange 64-byte messages with plain blocking read and write.
  *
- *   rt_p50, rt_p99  round trip of one 64-byte message there and back (µs)
+ *   rt_p50, rt_p99  round trip of one 64-byte message there and back (µs),
+ *                   processes placed by the kernel (see measure())
+ *   rt_same_cpu_*   the same with both processes pinned to one CPU
+ *   rt_cross_cpu_*  the same with the processes pinned to two CPUs
  *   msg_rate        64-byte messages per second, one write() each, drained by the peer
  *
  * usage: baseline_socket unix|tcp [--quick] [--iters N]
@@ -13,6 +16,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -30,6 +34,7 @@
 #define STREAM_CALIBRATION 20000u
 #define STREAM_MAX (50u * 1000 * 1000)
 
+/* What a message asks of the child (its first 8 bytes). */
 enum { MSG_QUIT = 1, MSG_PING = 2, MSG_STREAM = 3, MSG_STREAM_END = 4, MSG_ACK = 5 };
 
 struct msg {
@@ -147,32 +152,28 @@ fail_pair:
 	return -1;
 }
 
-static int ping_pong(int fd, const struct bench_options *options)
+/* Times count round trips after the warm-up ones into samples. */
+static int ping_pong(int fd, uint64_t warmup, uint64_t count, uint64_t *samples)
 {
-	uint64_t *samples = bench_alloc(options->iters * sizeof(uint64_t), "baseline_socket");
 	struct msg msg;
 	memset(&msg, 0, sizeof msg);
-	for (uint64_t i = 0; i < options->warmup + options->iters; i++) {
+	for (uint64_t i = 0; i < warmup + count; i++) {
 		msg.kind = MSG_PING;
 		msg.seq = i;
 		uint64_t t0 = bench_now_ns();
 		if (write_all(fd, &msg, sizeof msg) != 0 || read_all(fd, &msg, sizeof msg) != 0) {
 			fprintf(stderr, "baseline_socket: ping-pong: %s\n",
 				errno ? strerror(errno) : "the peer closed the socket");
-			free(samples);
 			return -1;
 		}
 		uint64_t t1 = bench_now_ns();
 		if (msg.kind != MSG_PING || msg.seq != i) {
 			fprintf(stderr, "baseline_socket: the echo does not match the ping\n");
-			free(samples);
 			return -1;
 		}
-		if (i >= options->warmup)
-			samples[i - options->warmup] = t1 - t0;
+		if (i >= warmup)
+			samples[i - warmup] = t1 - t0;
 	}
-	bench_report_latency("rt", samples, options->iters);
-	free(samples);
 	return 0;
 }
 
@@ -216,54 +217,138 @@ static int stream(int fd, const struct bench_options *options)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* A connected pair with an echoing child process on the other end. */
+struct session {
+	int fd;
+	pid_t child;
+};
+
+static int pin_to(int cpu)
 {
-	struct bench_options options;
-	if (bench_parse_common(&argc, argv, &options) != 0)
-		return 2;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof set, &set);
+}
+
+/* Pins the child to child_cpu when it is >= 0. */
+static int session_start(int tcp, int child_cpu, struct session *out)
+{
 	int fds[2];
-	if (argc == 2 && strcmp(argv[1], "unix") == 0) {
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
-			perror("baseline_socket: socketpair");
-			return 1;
-		}
-	} else if (argc == 2 && strcmp(argv[1], "tcp") == 0) {
-		if (tcp_pair(fds) != 0) {
-			perror("baseline_socket: tcp connection on 127.0.0.1");
-			return 1;
-		}
-	} else {
-		fprintf(stderr, "usage: baseline_socket unix|tcp [--quick] [--iters N]\n");
-		return 2;
+	if (tcp ? tcp_pair(fds) != 0 : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+		perror(tcp ? "baseline_socket: tcp connection on 127.0.0.1" : "baseline_socket: socketpair");
+		return -1;
 	}
-	/* A writer blocked on a dead reader must get EPIPE, not a silent SIGPIPE exit. */
-	signal(SIGPIPE, SIG_IGN);
 	pid_t parent = getpid();
 	pid_t child = fork();
 	if (child < 0) {
 		perror("baseline_socket: fork");
-		return 1;
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
 	}
 	if (child == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
+		if (getppid() != parent || (child_cpu >= 0 && pin_to(child_cpu) != 0))
 			_exit(1);
 		close(fds[0]);
 		_exit(child_main(fds[1]));
 	}
 	close(fds[1]);
+	out->fd = fds[0];
+	out->child = child;
+	return 0;
+}
 
-	errno = 0;
-	int status = ping_pong(fds[0], &options) == 0 && stream(fds[0], &options) == 0 ? 0 : 1;
+/* Stops the child (killing it when ok is 0); returns ok, or 0 when the child failed. */
+static int session_end(struct session *session, int ok)
+{
 	struct msg quit = {.kind = MSG_QUIT};
-	if (status != 0 || write_all(fds[0], &quit, sizeof quit) != 0)
-		kill(child, SIGKILL);
-	close(fds[0]);
+	if (!ok || write_all(session->fd, &quit, sizeof quit) != 0)
+		kill(session->child, SIGKILL);
+	close(session->fd);
 	int wait_status = 0;
-	if (waitpid(child, &wait_status, 0) != child || !WIFEXITED(wait_status) ||
-	    (status == 0 && WEXITSTATUS(wait_status) != 0)) {
+	if (waitpid(session->child, &wait_status, 0) != session->child || !WIFEXITED(wait_status) ||
+	    (ok && WEXITSTATUS(wait_status) != 0)) {
 		fprintf(stderr, "baseline_socket: the peer process failed\n");
-		status = 1;
+		return 0;
 	}
+	return ok;
+}
+
+/*
+ * A blocking round trip costs about 3x more when the two processes sit on
+ * different CPUs (waking an idle CPU) than when they share one, and the
+ * kernel picks either. The main figure (rt) pools FREE_ROUNDS fresh process
+ * pairs placed by the kernel, as ava's processes are; rt_same_cpu and
+ * rt_cross_cpu pin both cases, so that a reader sees which one a channel hit.
+ */
+#define FREE_ROUNDS 3
+
+static int measure(int tcp, const struct bench_options *options, uint64_t *samples)
+{
+	cpu_set_t allowed;
+	int cpus[2] = {-1, -1};
+	int ncpus = 0;
+	if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+		perror("baseline_socket: sched_getaffinity");
+		return -1;
+	}
+	for (int cpu = 0; cpu < CPU_SETSIZE && ncpus < 2; cpu++)
+		if (CPU_ISSET(cpu, &allowed))
+			cpus[ncpus++] = cpu;
+
+	struct session session;
+	uint64_t per_round = options->iters / FREE_ROUNDS ? options->iters / FREE_ROUNDS : 1;
+	for (int round = 0; round < FREE_ROUNDS; round++) {
+		if (session_start(tcp, -1, &session) != 0)
+			return -1;
+		int ok = ping_pong(session.fd, options->warmup, per_round, samples + round * per_round) == 0;
+		/* One stream is enough: a one-way flood keeps both CPUs busy whatever the placement. */
+		if (ok && round == 0)
+			ok = stream(session.fd, options) == 0;
+		if (!session_end(&session, ok))
+			return -1;
+	}
+	bench_report_latency("rt", samples, per_round * FREE_ROUNDS);
+
+	static const struct {
+		const char *prefix;
+		int child_slot;
+	} pinned[] = {{"rt_same_cpu", 0}, {"rt_cross_cpu", 1}};
+	for (size_t p = 0; p < sizeof pinned / sizeof pinned[0]; p++) {
+		int child_cpu = cpus[pinned[p].child_slot];
+		if (child_cpu < 0)
+			continue; /* one CPU only: nothing to cross */
+		if (pin_to(cpus[0]) != 0 || session_start(tcp, child_cpu, &session) != 0) {
+			perror("baseline_socket: pinning");
+			sched_setaffinity(0, sizeof allowed, &allowed);
+			return -1;
+		}
+		int ok = ping_pong(session.fd, options->warmup, options->iters, samples) == 0;
+		ok = session_end(&session, ok);
+		sched_setaffinity(0, sizeof allowed, &allowed);
+		if (!ok)
+			return -1;
+		bench_report_latency(pinned[p].prefix, samples, options->iters);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct bench_options options;
+	if (bench_parse_common(&argc, argv, &options) != 0)
+		return 2;
+	if (argc != 2 || (strcmp(argv[1], "unix") != 0 && strcmp(argv[1], "tcp") != 0)) {
+		fprintf(stderr, "usage: baseline_socket unix|tcp [--quick] [--iters N]\n");
+		return 2;
+	}
+	/* A writer blocked on a dead reader must get EPIPE, not a silent SIGPIPE exit. */
+	signal(SIGPIPE, SIG_IGN);
+	uint64_t *samples = bench_alloc(options.iters * sizeof(uint64_t), "baseline_socket");
+	errno = 0;
+	int status = measure(strcmp(argv[1], "tcp") == 0, &options, samples) == 0 ? 0 : 1;
+	free(samples);
 	return status;
 }
