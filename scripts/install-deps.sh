@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libclang-14-dev libclang-common-14-dev clang-format-14
-  libcriterion-dev
+  libcriterion-dev liburing-dev
 )
 
 missing=()

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Address text: "unix:/path", "unix:@abstract", "tcp:host:port", "tcp:[v6]:port"
+// Address text: "unix:/path", "unix:@abstract", "tcp:host:port", "tcp:[v6]:port",
+// "shm:/path" (the bootstrap socket of a shm worker)
+// "vsock:CID:PORT" (parsed in vsock_address.cpp)
 // and the bare forms "/path", "@abstract", "host:port", "[v6]:port".
 #include <sys/un.h>
 
@@ -7,13 +9,14 @@
 #include <new>
 
 #include "transport/channel.hpp"
+#include "transport/vsock.hpp"
 
 namespace ava {
 namespace {
 
 // Channel kinds the design names but this build does not carry yet; naming
 // them gives a clearer error than "unknown".
-constexpr std::array<std::string_view, 3> kFutureKinds = {"vsock", "shm", "kmod"};
+constexpr std::array<std::string_view, 2> kFutureKinds = {"vsock", "kmod"};
 
 bool is_future_kind(std::string_view name) {
   for (std::string_view kind : kFutureKinds)
@@ -48,6 +51,14 @@ Status parse_unix(std::string_view text, std::string_view path, Address *out) {
   addr.path = std::string(path);
   *out = std::move(addr);
   return Status::ok();
+}
+
+// A shm address names the worker's bootstrap unix socket.
+Status parse_shm(std::string_view text, std::string_view path, Address *out) {
+  Status st = parse_unix(text, path, out);
+  if (st.is_ok())
+    out->kind = ChannelKind::Shm;
+  return st;
 }
 
 bool all_digits(std::string_view s) {
@@ -111,20 +122,27 @@ Status parse_address_impl(std::string_view text, ChannelKind default_kind, Addre
     return parse_unix(text, text.substr(5), out);
   if (text.starts_with("tcp:"))
     return parse_tcp(text, text.substr(4), out);
+  if (text.starts_with("shm:"))
+    return parse_shm(text, text.substr(4), out);
+  if (text.starts_with("vsock:"))
+    return detail::parse_vsock_address(text, text.substr(6), out);
   const size_t colon = text.find(':');
   if (colon != std::string_view::npos && is_future_kind(text.substr(0, colon)))
     return Status::error(AVA_E_UNSUPPORTED, "invalid address '" + std::string(text) +
                                                 "': channel '" +
                                                 std::string(text.substr(0, colon)) +
-                                                "' is not supported yet (expected unix or tcp)");
+                                                "' is not supported yet (expected unix, tcp or shm)");
   // Only a socket path can hold '/' or start with '@'; only tcp starts with '['.
   if (text[0] == '/' || text[0] == '@' || text[0] == '.' ||
       text.find('/') != std::string_view::npos)
-    return parse_unix(text, text, out);
+    return default_kind == ChannelKind::Shm ? parse_shm(text, text, out)
+                                            : parse_unix(text, text, out);
   if (text[0] == '[')
     return parse_tcp(text, text, out);
   if (default_kind == ChannelKind::Tcp)
     return parse_tcp(text, text, out);
+  if (default_kind == ChannelKind::Shm)
+    return parse_shm(text, text, out);
   return parse_unix(text, text, out);
 }
 
@@ -133,6 +151,10 @@ Status parse_address_impl(std::string_view text, ChannelKind default_kind, Addre
 std::string Address::to_string() const {
   if (kind == ChannelKind::Unix)
     return "unix:" + path;
+  if (kind == ChannelKind::Shm)
+    return "shm:" + path;
+  if (kind == ChannelKind::Vsock)
+    return detail::vsock_address_text(*this);
   const bool v6 = host.find(':') != std::string::npos;
   return "tcp:" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
@@ -158,12 +180,16 @@ Status parse_channel_kind(std::string_view text, ChannelKind *out) {
     *out = ChannelKind::Tcp;
     return Status::ok();
   }
+  if (text == "shm") {
+    *out = ChannelKind::Shm;
+    return Status::ok();
+  }
   try {
     if (is_future_kind(text))
       return Status::error(AVA_E_UNSUPPORTED, "channel '" + std::string(text) +
-                                                  "' is not supported yet (expected unix or tcp)");
+                                                  "' is not supported yet (expected unix, tcp or shm)");
     return Status::error(AVA_E_PROTO,
-                         "unknown channel '" + std::string(text) + "' (expected unix or tcp)");
+                         "unknown channel '" + std::string(text) + "' (expected unix, tcp or shm)");
   } catch (const std::bad_alloc &) {
     return Status::error(AVA_E_NOMEM, "parse_channel_kind: out of memory");
   }

@@ -4,7 +4,9 @@
 
 #include <new>
 
+#include "transport/shm.hpp"
 #include "transport/socket_channel.hpp"
+#include "transport/vsock.hpp"
 
 namespace ava {
 
@@ -18,6 +20,15 @@ Status connect_channel(const Address &address, int connect_timeout_ms,
       return detail::connect_unix(address, connect_timeout_ms, out);
     case ChannelKind::Tcp:
       return detail::connect_tcp(address, connect_timeout_ms, out);
+    case ChannelKind::Shm: {
+      ShmOptions options;
+      Status st = shm_options_from_env(&options);
+      if (!st.is_ok())
+        return Status::error(st.code, "connect " + address.to_string() + ": " + st.message);
+      return connect_shm(address, connect_timeout_ms, options, out);
+    }
+    case ChannelKind::Vsock:
+      return detail::connect_vsock(address, connect_timeout_ms, out);
     }
     return Status::error(AVA_E_UNSUPPORTED, "connect_channel: unknown channel kind");
   } catch (const std::bad_alloc &) {
@@ -34,6 +45,15 @@ Status listen_channel(const Address &address, std::unique_ptr<Listener> *out) {
       return detail::listen_unix(address, out);
     case ChannelKind::Tcp:
       return detail::listen_tcp(address, out);
+    case ChannelKind::Shm: {
+      ShmOptions options;
+      Status st = shm_options_from_env(&options);
+      if (!st.is_ok())
+        return Status::error(st.code, "listen " + address.to_string() + ": " + st.message);
+      return listen_shm(address, options, out);
+    }
+    case ChannelKind::Vsock:
+      return detail::listen_vsock(address, out);
     }
     return Status::error(AVA_E_UNSUPPORTED, "listen_channel: unknown channel kind");
   } catch (const std::bad_alloc &) {

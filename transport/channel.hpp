@@ -48,27 +48,36 @@ class MsgBuf {
   uint64_t capacity_ = 0;
 };
 
-enum class ChannelKind { Unix, Tcp };
+enum class ChannelKind { Unix, Tcp, Shm, Vsock };
 
 struct Address {
   ChannelKind kind = ChannelKind::Unix;
   std::string path;  // Unix: filesystem path (a leading '@' means the abstract namespace)
+                     // Shm: the worker's bootstrap unix socket, same forms
   std::string host;  // Tcp: numeric or resolvable host
   uint16_t port = 0; // Tcp: 0 lets listen() choose
-  std::string to_string() const; // "unix:/path" or "tcp:host:port"
+  // Vsock ("vsock:CID:PORT"): 0xffffffff is "any" (VMADDR_CID_ANY / VMADDR_PORT_ANY).
+  uint32_t vsock_cid = 0;
+  uint32_t vsock_port = 0;
+  std::string to_string() const; // "unix:/path", "tcp:host:port" or "shm:/path"
 };
 
-// Parses "unix:/path", "tcp:host:port", "host:port" or "/path". A bare form
-// is read as default_kind when ambiguous.
+// Parses "unix:/path", "tcp:host:port", "shm:/path", "host:port" or "/path".
+// A bare form is read as default_kind when ambiguous (a bare path is shm when
+// default_kind is Shm).
 Status parse_address(std::string_view text, ChannelKind default_kind, Address *out);
-// Parses "unix" or "tcp".
+// Parses "unix", "tcp" or "shm".
 Status parse_channel_kind(std::string_view text, ChannelKind *out);
 
 class Channel {
  public:
   virtual ~Channel() = default;
   // Sends one whole message given as a gather list; the first element starts
-  // with its ava_msg_hdr. Not safe to call from two threads at once.
+  // with its ava_msg_hdr. The list may also hold several complete messages
+  // back to back (callers batch async calls): each header's total_len says
+  // where the next one starts, and the receiver gets them as separate
+  // messages, in order. Every message is checked before any is sent. Not
+  // safe to call from two threads at once.
   virtual Status send(const struct iovec *iov, int iovcnt) = 0;
   // Receives one message into buf. timeout_ms < 0 waits forever; on timeout
   // returns AVA_E_TIMEOUT with nothing consumed. A closed peer is AVA_E_CLOSED.

@@ -26,6 +26,14 @@ public:
   Status recv(MsgBuf &buf, int timeout_ms) override;
   void shutdown() override;
   std::string describe() const override { return description_; }
+  // Hands the socket to another channel implementation (io_uring). Refused
+  // once bytes were read ahead, since they would be lost with this object.
+  bool release_socket(UniqueFd *out) {
+    if (stage_begin_ != stage_end_)
+      return false;
+    *out = std::move(fd_);
+    return true;
+  }
 
 private:
   // Read-ahead so that a small message (and the header of a large one) costs

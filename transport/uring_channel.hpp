@@ -20,9 +20,11 @@ namespace ava::detail {
 
 class UringChannel final : public Channel {
 public:
-  // Sets up the rings; takes fd (a connected stream socket) only on success,
-  // so that the caller can fall back to a SocketChannel on the same socket.
-  static Status create(UniqueFd *fd, std::string description, std::unique_ptr<Channel> *out);
+  // Sets up the rings and buffers, before any socket is involved, so that a
+  // caller can give up on io_uring without having touched its socket.
+  static Status create(std::string description, std::unique_ptr<UringChannel> *out);
+  // Takes fd (a connected stream socket) only on success.
+  Status attach(UniqueFd *fd);
   ~UringChannel() override;
   UringChannel(const UringChannel &) = delete;
   UringChannel &operator=(const UringChannel &) = delete;
@@ -41,7 +43,6 @@ private:
   explicit UringChannel(std::string description);
 
   Status check_header(const ava_msg_hdr &hdr);
-  Status check_gather(const struct iovec *iov, int iovcnt, uint64_t *total);
   Status fill_stage(size_t want, int timeout_ms);
   Status read_body(uint8_t *dst, uint64_t len, uint64_t total);
   Status write_all(const struct iovec *iov, int iovcnt, uint64_t total);

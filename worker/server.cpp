@@ -3,6 +3,8 @@
 // SIGINT/SIGTERM (or when the last guest left, with exit_when_idle).
 #include "worker/server.hpp"
 
+#include "transport/uring.hpp"
+
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -221,6 +223,11 @@ int serve(const WorkerOptions &options, int signal_fd) {
   if (!listening.is_ok()) {
     worker_log("cannot listen on " + options.listen.to_string() + ": " + listening.message);
     return 1;
+  }
+  if (options.io_uring) {
+    Status wrapped = wrap_listener_uring(std::move(listener), &listener);
+    if (!wrapped.is_ok())
+      worker_log("io_uring is not available, serving with plain sockets: " + wrapped.message);
   }
   std::string address = listener->address().to_string();
   if (options.ready_fd >= 0) {

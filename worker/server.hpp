@@ -23,6 +23,7 @@ struct WorkerOptions {
   uint64_t max_message = AVA_MSG_MAX_DEFAULT;
   int ready_fd = -1;           // if >= 0: receives "ADDRESS\n" once listening, then is closed
   bool exit_when_idle = false; // exit after the last guest disconnects (used by `ava run`)
+  bool io_uring = false;       // unix/tcp guests are served through io_uring channels
   // Shadow threads one guest may have; a CALL from one more guest thread gets AVA_E_NOMEM.
   uint32_t max_guest_threads = 1024;
 };

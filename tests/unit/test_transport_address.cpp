@@ -74,8 +74,8 @@ const AddressCase kCases[] = {
     // Nothing at all, and carriers this build does not have.
     {"", kUnix, AVA_E_PROTO},
     {"", kTcp, AVA_E_PROTO},
-    {"vsock:3:5000", kUnix, AVA_E_UNSUPPORTED},
-    {"shm:demo", kTcp, AVA_E_UNSUPPORTED},
+    {"kmod:0", kUnix, AVA_E_UNSUPPORTED},
+    {"kmod:0", kTcp, AVA_E_UNSUPPORTED},
 };
 
 const char *kind_name(ChannelKind kind) {

@@ -21,30 +21,34 @@ namespace ava::tool {
 void print_help() {
   std::fputs(
       "Usage:\n"
-      "  ava run [--channel unix|tcp] [--worker ADDR] [--spec NAME]... -- PROGRAM [ARGS...]\n"
+      "  ava run [--channel unix|tcp|shm] [--worker ADDR] [--spec NAME]... -- PROGRAM [ARGS...]\n"
       "  ava worker [--spec NAME]... --listen ADDR [--plugin-dir DIR] [--ready-fd N]\n"
-      "             [--exit-when-idle]\n"
+      "             [--exit-when-idle] [--io-uring]\n"
       "  ava --help | ava version\n"
       "\n"
       "ava run      runs PROGRAM with ava's guest libraries in place of the real ones.\n"
       "             Without --worker, AVA_WORKER or a configured worker it starts a private\n"
       "             worker for the program and stops it when the program exits.\n"
       "  --channel  carrier of the private worker (default: $AVA_CHANNEL, else unix)\n"
-      "  --worker   use the worker listening at ADDR (unix:/path or tcp:host:port)\n"
+      "  --worker   use the worker listening at ADDR (unix:/path, tcp:host:port or\n"
+      "             shm:/path)\n"
       "  --spec     spec to serve or to look up in the configuration (repeatable;\n"
       "             default: every worker plugin installed)\n"
       "  The exit status is PROGRAM's (128+N if signal N killed it), 127 if PROGRAM\n"
       "  is not found.\n"
       "\n"
       "ava worker   serves guests on ADDR with the real libraries until SIGINT/SIGTERM.\n"
-      "  --listen          unix:/path or tcp:host:port (port 0 picks a free one)\n"
+      "  --listen          unix:/path, tcp:host:port (port 0 picks a free one) or\n"
+      "                    shm:/path (shared memory, handed over on that unix socket)\n"
       "  --spec            spec to serve (repeatable; default: every plugin found)\n"
       "  --plugin-dir      where libava_worker_<spec>.so live\n"
       "  --ready-fd        write the bound address and a newline to fd N once listening\n"
       "  --exit-when-idle  exit when the last guest has disconnected\n"
+      "  --io-uring        receive and send on guest sockets with io_uring\n"
       "\n"
       "Environment: AVA_GUEST_LIB_DIR, AVA_PLUGIN_DIR override the installed directories;\n"
-      "AVA_WORKER, AVA_CHANNEL, AVA_CONFIG are read by the guest libraries.\n",
+      "AVA_WORKER, AVA_CHANNEL, AVA_CONFIG are read by the guest libraries;\n"
+      "AVA_SHM_RING_MB, AVA_SHM_HEAP_MB, AVA_SHM_SPIN_NS size the shm channel.\n",
       stdout);
 }
 

@@ -91,7 +91,7 @@ Status parse_run_args(std::span<const std::string> args, RunOptions *out) {
       if (!(status = take_value(args, &i, option, &value)).is_ok())
         return status;
       if (!parse_channel_kind(value, &options.channel).is_ok())
-        return usage("unknown channel '" + value + "' (expected unix or tcp)");
+        return usage("unknown channel '" + value + "' (expected unix, tcp or shm)");
       options.channel_set = true;
     } else if (option.name == "--worker") {
       if (!(status = take_value(args, &i, option, &options.worker)).is_ok())
@@ -144,6 +144,10 @@ Status parse_worker_args(std::span<const std::string> args, WorkerCommandOptions
       if (!(status = reject_value(option)).is_ok())
         return status;
       options.exit_when_idle = true;
+    } else if (option.name == "--io-uring") {
+      if (!(status = reject_value(option)).is_ok())
+        return status;
+      options.io_uring = true;
     } else {
       return usage("unknown option '" + option.name + "'");
     }

@@ -25,6 +25,7 @@ struct WorkerCommandOptions {
   std::string plugin_dir; // empty: the install-relative default
   int ready_fd = -1;
   bool exit_when_idle = false;
+  bool io_uring = false;
 };
 
 // args excludes "ava" and the subcommand. A usage error is AVA_E_PROTO with a

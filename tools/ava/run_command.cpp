@@ -34,7 +34,14 @@ constexpr size_t kMaxSocketPath = 107;
 constexpr const char *kSocketName = "/worker.sock";
 
 const char *kind_name(ChannelKind kind) {
-  return kind == ChannelKind::Tcp ? "tcp" : "unix";
+  switch (kind) {
+  case ChannelKind::Tcp:
+    return "tcp";
+  case ChannelKind::Shm:
+    return "shm";
+  default:
+    return "unix";
+  }
 }
 
 std::string describe_wait_status(int wait_status) {
@@ -99,11 +106,12 @@ Status LocalWorker::start(ChannelKind kind, const std::vector<std::string> &spec
   if (self.empty() || plugins.empty())
     return Status::error(AVA_E_STATE, "cannot locate the ava executable via /proc/self/exe");
   std::string listen = "tcp:127.0.0.1:0";
-  if (kind == ChannelKind::Unix) {
+  // A shm worker listens on a unix socket too, for the hand-over of the region.
+  if (kind == ChannelKind::Unix || kind == ChannelKind::Shm) {
     Status status = dir_.create("ava-run.", kMaxSocketPath - std::strlen(kSocketName));
     if (!status.is_ok())
       return status;
-    listen = "unix:" + dir_.path() + kSocketName;
+    listen = std::string(kind == ChannelKind::Shm ? "shm:" : "unix:") + dir_.path() + kSocketName;
   }
 
   int ready[2];

@@ -38,6 +38,7 @@ Test(ava_options, run) {
       {{"prog", "--channel", "tcp"}, true, ChannelKind::Unix, "", 0, {"prog", "--channel", "tcp"}},
       {{"--channel", "tcp", "--", "prog"}, true, ChannelKind::Tcp, "", 0, {"prog"}},
       {{"--channel=tcp", "prog"}, true, ChannelKind::Tcp, "", 0, {"prog"}},
+      {{"--channel", "shm", "prog"}, true, ChannelKind::Shm, "", 0, {"prog"}},
       {{"--worker", "unix:/w", "--spec", "demo", "--spec=cl", "--", "p"},
        true,
        ChannelKind::Unix,
@@ -74,6 +75,7 @@ Test(ava_options, run) {
 Test(ava_options, worker) {
   const std::vector<WorkerCase> cases = {
       {{"--listen", "unix:/tmp/w.sock"}, true, -1, false, 0},
+      {{"--listen", "shm:/tmp/w.sock"}, true, -1, false, 0},
       {{"--listen=tcp:127.0.0.1:0", "--ready-fd", "5", "--exit-when-idle", "--spec", "demo"},
        true,
        5,

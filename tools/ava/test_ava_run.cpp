@@ -121,5 +121,10 @@ Test(ava_run, private_worker_lifecycle) {
   cr_expect(r.out.rfind("tcp tcp:127.0.0.1:", 0) == 0, "got: %s", r.out.c_str());
   cr_expect(r.out.find(":0\n") == std::string::npos, "the real port is reported: %s",
             r.out.c_str());
+
+  r = shell(prefix + " run --channel shm -- sh -c 'echo \"$AVA_CHANNEL $AVA_WORKER\"'");
+  cr_expect_eq(r.status, 0);
+  cr_expect(r.out.rfind("shm shm:/", 0) == 0 && r.out.find("/worker.sock\n") != std::string::npos,
+            "got: %s", r.out.c_str());
   rmdir(plugins);
 }

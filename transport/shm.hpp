@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+// The local shared-memory channel ("shm:/path/worker.sock"): a memfd region
+// laid out as in include/ava/ring.h (command ring, reply ring, heap), made by
+// the guest and handed to the worker over the worker's unix socket, which
+// then stays open as the liveness signal. connect_channel/listen_channel use
+// these with shm_options_from_env(); call them directly to choose sizes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "transport/channel.hpp"
+
+namespace ava {
+
+struct ShmOptions {
+  // Each ring (command and reply); a power of two within ring.h's bounds.
+  uint64_t ring_bytes = uint64_t{64} << 20;
+  // The zero-copy heap; a multiple of 4096, may be 0. memfd pages cost
+  // nothing until touched, so a large heap is cheap.
+  uint64_t heap_bytes = uint64_t{256} << 20;
+  // How long a waiting side polls before it sleeps on a futex: the first
+  // 2 us with pause instructions, the rest yielding the CPU between checks.
+  uint64_t spin_ns = 20000;
+};
+
+// Defaults overridden by AVA_SHM_RING_MB, AVA_SHM_HEAP_MB and AVA_SHM_SPIN_NS;
+// a malformed value is AVA_E_PROTO naming the variable.
+Status shm_options_from_env(ShmOptions *out);
+// Checks sizes and spin budget; the message names the bad field.
+Status check_shm_options(const ShmOptions &options);
+
+// The guest side: connects to the worker's bootstrap socket, creates the
+// region and hands it over. connect_timeout_ms bounds the connection attempt
+// and the worker's answer.
+Status connect_shm(const Address &address, int connect_timeout_ms, const ShmOptions &options,
+                   std::unique_ptr<Channel> *out);
+// The worker side: the sizes come from each guest; only spin_ns is used here.
+// accept() refuses a region that fails any check with AVA_E_PROTO (the guest
+// is told why); a guest that connects and says nothing does not block others.
+Status listen_shm(const Address &address, const ShmOptions &options,
+                  std::unique_ptr<Listener> *out);
+
+} // namespace ava

@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: MIT
+// connect_shm / listen_shm: the bootstrap socket and the region hand-over.
+#include "transport/shm_bootstrap.hpp"
+
+#include <errno.h>
+#include <poll.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <thread>
+#include <vector>
+
+#include "transport/shm_channel.hpp"
+#include "transport/socket_channel.hpp"
+
+namespace ava::detail {
+namespace {
+
+constexpr int kConnectRetryMs = 20;
+// A connected guest gets this long to send its hello; until then it waits
+// beside others instead of blocking them.
+constexpr int kHelloTimeoutMs = 5000;
+constexpr size_t kMaxPending = 64;
+// More descriptors than the one expected are received only to be closed.
+constexpr size_t kMaxFds = 8;
+
+Status make_sockaddr(const std::string &path, sockaddr_un *sa, socklen_t *len) {
+  std::memset(sa, 0, sizeof *sa);
+  sa->sun_family = AF_UNIX;
+  const bool abstract = !path.empty() && path[0] == '@';
+  const size_t limit = abstract ? sizeof sa->sun_path : sizeof sa->sun_path - 1;
+  if (path.empty() || path.size() > limit || (abstract && path.size() == 1) ||
+      path.find('\0') != std::string::npos)
+    return Status::error(AVA_E_PROTO, "shm:" + path + ": invalid socket path");
+  std::memcpy(sa->sun_path, path.data(), path.size());
+  if (abstract)
+    sa->sun_path[0] = '\0';
+  *len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size() + (abstract ? 0 : 1));
+  return Status::ok();
+}
+
+std::string peer_suffix(int fd) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid > 0)
+    return " (peer pid " + std::to_string(cred.pid) + ")";
+  return "";
+}
+
+// ---- guest side ----------------------------------------------------------
+
+Status connect_socket(const Address &address, const Deadline &deadline, int timeout_ms,
+                      UniqueFd *out) {
+  sockaddr_un sa;
+  socklen_t len = 0;
+  Status st = make_sockaddr(address.path, &sa, &len);
+  if (!st.is_ok())
+    return st;
+  const std::string name = address.to_string();
+  for (;;) {
+    UniqueFd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!fd.valid())
+      return Status::error(AVA_E_NOMEM, "connect " + name + ": socket: " + errno_text(errno));
+    if (::connect(fd.get(), reinterpret_cast<const sockaddr *>(&sa), len) == 0) {
+      *out = std::move(fd);
+      return Status::ok();
+    }
+    const int err = errno;
+    if (err == EPROTOTYPE)
+      return Status::error(AVA_E_PROTO, "connect " + name +
+                                            ": the socket there is not a shm worker's (a unix "
+                                            "channel worker listens there?)");
+    // The worker may still be starting: no file yet, or not listening yet, or a full backlog.
+    if (err != ENOENT && err != ECONNREFUSED && err != EAGAIN && err != EINTR)
+      return Status::error(AVA_E_CLOSED, "connect " + name + ": " + errno_text(err));
+    const int left = deadline.remaining_ms();
+    if (left == 0)
+      return Status::error(AVA_E_TIMEOUT, "connect " + name + ": " + errno_text(err) +
+                                              " (gave up after " + std::to_string(timeout_ms) +
+                                              " ms)");
+    const int nap = left < 0 ? kConnectRetryMs : std::min(left, kConnectRetryMs);
+    std::this_thread::sleep_for(std::chrono::milliseconds(nap));
+  }
+}
+
+Status send_hello(int sock, int memfd, uint64_t region_size, const Deadline &deadline,
+                  const std::string &name) {
+  ShmHello hello{kShmHelloMagic, kShmHelloVersion, region_size, static_cast<uint64_t>(::getpid()),
+                 0};
+  iovec iov{&hello, sizeof hello};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(cmsg), &memfd, sizeof memfd);
+  for (;;) {
+    if (::sendmsg(sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) == static_cast<ssize_t>(sizeof hello))
+      return Status::ok();
+    const int err = errno;
+    if (err == EINTR)
+      continue;
+    if (err != EAGAIN && err != EWOULDBLOCK)
+      return Status::error(AVA_E_CLOSED,
+                           "connect " + name + ": sending the shared region: " + errno_text(err));
+    const int rc = poll_fd(sock, POLLOUT, deadline);
+    if (rc == 0)
+      return Status::error(AVA_E_TIMEOUT,
+                           "connect " + name + ": the worker does not take the shared region");
+    if (rc < 0)
+      return Status::error(AVA_E_CLOSED, "connect " + name + ": poll: " + errno_text(-rc));
+  }
+}
+
+Status receive_ack(int sock, const Deadline &deadline, const std::string &name) {
+  for (;;) {
+    ShmHelloAck ack{};
+    const ssize_t got = ::recv(sock, &ack, sizeof ack, MSG_DONTWAIT | MSG_TRUNC);
+    if (got == 0)
+      return Status::error(AVA_E_CLOSED, "connect " + name +
+                                             ": the worker closed the connection during the shm "
+                                             "hand-over (see its log)");
+    if (got < 0) {
+      const int err = errno;
+      if (err == EINTR)
+        continue;
+      if (err != EAGAIN && err != EWOULDBLOCK)
+        return Status::error(AVA_E_CLOSED, "connect " + name + ": " + errno_text(err));
+      const int rc = poll_fd(sock, POLLIN, deadline);
+      if (rc == 0)
+        return Status::error(AVA_E_TIMEOUT, "connect " + name +
+                                                ": no answer from the worker to the shm hand-over");
+      if (rc < 0)
+        return Status::error(AVA_E_CLOSED, "connect " + name + ": poll: " + errno_text(-rc));
+      continue;
+    }
+    if (got != static_cast<ssize_t>(sizeof ack) || ack.magic != kShmHelloMagic ||
+        ack.version != kShmHelloVersion)
+      return Status::error(AVA_E_PROTO,
+                           "connect " + name + ": malformed answer to the shm hand-over");
+    if (ack.status == AVA_OK)
+      return Status::ok();
+    ack.reason[sizeof ack.reason - 1] = '\0';
+    const int code = ack.status < 0 && ack.status >= AVA_E_STATE ? ack.status : AVA_E_PROTO;
+    return Status::error(code, "connect " + name + ": the worker refused the shared region: " +
+                                   std::string(ack.reason));
+  }
+}
+
+Status connect_impl(const Address &address, int connect_timeout_ms, const ShmOptions &options,
+                    const ShmGuestTamper &tamper, std::unique_ptr<Channel> *out) {
+  if (out == nullptr)
+    return Status::error(AVA_E_PROTO, "connect_shm: no output channel");
+  const std::string name = address.to_string();
+  Status st = check_shm_options(options);
+  if (!st.is_ok())
+    return Status::error(st.code, "connect " + name + ": " + st.message);
+  Deadline deadline(connect_timeout_ms);
+  UniqueFd sock;
+  st = connect_socket(address, deadline, connect_timeout_ms, &sock);
+  if (!st.is_ok())
+    return st;
+  UniqueFd memfd;
+  ShmMapping map;
+  RegionLayout layout;
+  st = create_region(options, &memfd, &map, &layout);
+  if (!st.is_ok())
+    return Status::error(st.code, "connect " + name + ": " + st.message);
+  if (tamper.edit_header)
+    tamper.edit_header(map.header());
+  const int send_fd = tamper.send_fd >= 0 ? tamper.send_fd : memfd.get();
+  st = send_hello(sock.get(), send_fd, layout.total_size, deadline, name);
+  if (!st.is_ok())
+    return st;
+  // The mapping and the worker's copy keep the memory alive.
+  memfd.reset();
+  st = receive_ack(sock.get(), deadline, name);
+  if (!st.is_ok())
+    return st;
+  std::string description = name + peer_suffix(sock.get());
+  *out = std::make_unique<ShmChannel>(std::move(map), layout, ShmSide::Guest, std::move(sock),
+                                      std::move(description), options.spin_ns);
+  return Status::ok();
+}
+
+// ---- worker side ---------------------------------------------------------
+
+void send_ack(int sock, int status, const std::string &reason) {
+  ShmHelloAck ack{};
+  ack.magic = kShmHelloMagic;
+  ack.version = kShmHelloVersion;
+  ack.status = status;
+  std::strncpy(ack.reason, reason.c_str(), sizeof ack.reason - 1);
+  // Best effort: a guest that is gone learns nothing either way.
+  [[maybe_unused]] ssize_t rc = ::send(sock, &ack, sizeof ack, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+bool ack_ok(int sock) {
+  ShmHelloAck ack{};
+  ack.magic = kShmHelloMagic;
+  ack.version = kShmHelloVersion;
+  return ::send(sock, &ack, sizeof ack, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+         static_cast<ssize_t>(sizeof ack);
+}
+
+// A socket file left behind by a dead listener refuses connections; a live
+// one (of any socket type) accepts them or names the wrong type. Only the
+// former may be replaced.
+Status remove_stale_socket(const std::string &path, const sockaddr_un &sa, socklen_t len) {
+  const std::string where = "listen shm:" + path + ": ";
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0)
+    return Status::ok();
+  if (!S_ISSOCK(st.st_mode))
+    return Status::error(AVA_E_STATE, where + "the path exists and is not a socket");
+  UniqueFd probe(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!probe.valid())
+    return Status::error(AVA_E_NOMEM, where + "socket: " + errno_text(errno));
+  if (::connect(probe.get(), reinterpret_cast<const sockaddr *>(&sa), len) == 0 ||
+      errno == EAGAIN || errno == EPROTOTYPE)
+    return Status::error(AVA_E_STATE, where + "another process is already listening there");
+  if (errno == ECONNREFUSED && ::unlink(path.c_str()) != 0 && errno != ENOENT)
+    return Status::error(AVA_E_STATE,
+                         where + "cannot remove the stale socket file: " + errno_text(errno));
+  return Status::ok();
+}
+
+class ShmListener final : public Listener {
+public:
+  ShmListener(UniqueFd fd, UniqueFd wake, Address address, uint64_t spin_ns, bool owns_file,
+              dev_t dev, ino_t ino)
+      : fd_(std::move(fd)), wake_(std::move(wake)), address_(std::move(address)), spin_ns_(spin_ns),
+        owns_file_(owns_file), dev_(dev), ino_(ino) {}
+
+  ~ShmListener() override {
+    if (!owns_file_)
+      return;
+    // Remove the socket file only while it is still ours: a newer listener may
+    // have replaced it in the meantime.
+    struct stat st {};
+    if (::lstat(address_.path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == dev_ &&
+        st.st_ino == ino_)
+      ::unlink(address_.path.c_str());
+  }
+
+  Status accept(std::unique_ptr<Channel> *out, int timeout_ms) override;
+
+  void shutdown() override {
+    shut_.store(true, std::memory_order_release);
+    const uint64_t one = 1;
+    // The eventfd stays readable from now on, so every later accept() wakes at once too.
+    [[maybe_unused]] ssize_t rc = ::write(wake_.get(), &one, sizeof one);
+  }
+
+  Address address() const override { return address_; }
+
+private:
+  struct Pending {
+    UniqueFd fd;
+    Deadline deadline;
+  };
+  enum class Hello { NotYet, Gone, Done };
+
+  Status take_connections(const std::string &where);
+  Hello try_hello(Pending &pending, std::unique_ptr<Channel> *out, Status *result);
+  Status refuse(int sock, const std::string &peer, const std::string &why);
+
+  UniqueFd fd_;
+  UniqueFd wake_;
+  Address address_;
+  uint64_t spin_ns_;
+  bool owns_file_;
+  dev_t dev_;
+  ino_t ino_;
+  std::atomic<bool> shut_{false};
+  std::vector<Pending> pending_; // touched only by the accepting thread
+};
+
+Status ShmListener::take_connections(const std::string &where) {
+  for (;;) {
+    UniqueFd conn(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    if (conn.valid()) {
+      // The oldest silent guest makes room: a flood of connections cannot grow this.
+      if (pending_.size() >= kMaxPending)
+        pending_.erase(pending_.begin());
+      pending_.push_back(Pending{std::move(conn), Deadline(kHelloTimeoutMs)});
+      continue;
+    }
+    const int err = errno;
+    switch (err) {
+    case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+    case EWOULDBLOCK:
+#endif
+      return Status::ok();
+    case EINTR:
+    case ECONNABORTED:
+    case EPROTO:
+    case EPERM:
+      continue;
+    case EMFILE:
+    case ENFILE:
+    case ENOBUFS:
+    case ENOMEM:
+      return Status::error(AVA_E_NOMEM, where + errno_text(err));
+    default:
+      return Status::error(AVA_E_CLOSED, where + errno_text(err));
+    }
+  }
+}
+
+Status ShmListener::refuse(int sock, const std::string &peer, const std::string &why) {
+  send_ack(sock, AVA_E_PROTO, why);
+  return Status::error(AVA_E_PROTO,
+                       address_.to_string() + ": refused a shm guest" + peer + ": " + why);
+}
+
+ShmListener::Hello ShmListener::try_hello(Pending &pending, std::unique_ptr<Channel> *out,
+                                          Status *result) {
+  const int sock = pending.fd.get();
+  ShmHello hello{};
+  iovec iov{&hello, sizeof hello};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t got;
+  do {
+    got = ::recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0)
+    return errno == EAGAIN || errno == EWOULDBLOCK ? Hello::NotYet : Hello::Gone;
+  // Every descriptor that arrived is owned (and closed) from here on.
+  std::vector<UniqueFd> fds;
+  for (cmsghdr *c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+      continue;
+    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      fds.emplace_back(fd);
+    }
+  }
+  if (got == 0)
+    return Hello::Gone;
+  const std::string peer = peer_suffix(sock);
+  if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || got != static_cast<ssize_t>(sizeof hello))
+    *result = refuse(sock, peer, "malformed shm hello (" + std::to_string(got) + " bytes)");
+  else if (hello.magic != kShmHelloMagic || hello.version != kShmHelloVersion ||
+           hello.reserved != 0)
+    *result = refuse(sock, peer, "shm hello of an unknown kind or version");
+  else if (fds.size() != 1)
+    *result = refuse(sock, peer,
+                     "the shm hello carries " + std::to_string(fds.size()) +
+                         " descriptors instead of one");
+  if (!result->is_ok())
+    return Hello::Done;
+  ShmMapping map;
+  RegionLayout layout;
+  Status st = attach_region(fds[0].get(), &map, &layout);
+  if (st.is_ok() && layout.total_size != hello.region_size)
+    st = Status::error(AVA_E_PROTO, "the hello announces " + std::to_string(hello.region_size) +
+                                        " bytes but the region has " +
+                                        std::to_string(layout.total_size));
+  if (!st.is_ok()) {
+    *result = refuse(sock, peer, st.message);
+    return Hello::Done;
+  }
+  if (!ack_ok(sock))
+    return Hello::Gone;
+  *out = std::make_unique<ShmChannel>(std::move(map), layout, ShmSide::Worker,
+                                      std::move(pending.fd), address_.to_string() + peer, spin_ns_);
+  *result = Status::ok();
+  return Hello::Done;
+}
+
+Status ShmListener::accept(std::unique_ptr<Channel> *out, int timeout_ms) {
+  const std::string where = address_.to_string() + ": accept: ";
+  if (out == nullptr)
+    return Status::error(AVA_E_PROTO, where + "no output channel");
+  try {
+    Deadline deadline(timeout_ms);
+    std::vector<pollfd> fds;
+    for (;;) {
+      if (shut_.load(std::memory_order_acquire))
+        return Status::error(AVA_E_CLOSED, where + "listener shut down");
+      Status st = take_connections(where);
+      if (!st.is_ok())
+        return st;
+      int next_ms = deadline.remaining_ms();
+      for (size_t i = 0; i < pending_.size();) {
+        Status result;
+        const Hello h = try_hello(pending_[i], out, &result);
+        if (h == Hello::Done) {
+          pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+          return result;
+        }
+        if (h == Hello::Gone || pending_[i].deadline.expired()) {
+          pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+          continue;
+        }
+        const int left = pending_[i].deadline.remaining_ms();
+        next_ms = next_ms < 0 ? left : std::min(next_ms, left);
+        ++i;
+      }
+      fds.assign({{fd_.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}});
+      for (const Pending &p : pending_)
+        fds.push_back({p.fd.get(), POLLIN, 0});
+      const int rc = ::poll(fds.data(), fds.size(), next_ms);
+      if (rc < 0 && errno != EINTR)
+        return Status::error(AVA_E_CLOSED, where + "poll: " + errno_text(errno));
+      if (rc == 0 && deadline.expired())
+        return Status::error(AVA_E_TIMEOUT,
+                             where + "no connection within " + std::to_string(timeout_ms) + " ms");
+    }
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, where + "out of memory");
+  }
+}
+
+} // namespace
+
+Status connect_shm_tampered(const Address &address, int connect_timeout_ms,
+                            const ShmOptions &options, const ShmGuestTamper &tamper,
+                            std::unique_ptr<Channel> *out) {
+  try {
+    return connect_impl(address, connect_timeout_ms, options, tamper, out);
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, "connect " + address.to_string() + ": out of memory");
+  }
+}
+
+} // namespace ava::detail
+
+namespace ava {
+
+Status connect_shm(const Address &address, int connect_timeout_ms, const ShmOptions &options,
+                   std::unique_ptr<Channel> *out) {
+  return detail::connect_shm_tampered(address, connect_timeout_ms, options, {}, out);
+}
+
+Status listen_shm(const Address &address, const ShmOptions &options,
+                  std::unique_ptr<Listener> *out) {
+  using namespace detail;
+  if (out == nullptr)
+    return Status::error(AVA_E_PROTO, "listen_shm: no output listener");
+  try {
+    const std::string where = "listen " + address.to_string() + ": ";
+    Status st = check_shm_options(options);
+    if (!st.is_ok())
+      return Status::error(st.code, where + st.message);
+    sockaddr_un sa;
+    socklen_t len = 0;
+    st = make_sockaddr(address.path, &sa, &len);
+    if (!st.is_ok())
+      return st;
+    const bool abstract = address.path[0] == '@';
+    if (!abstract) {
+      st = remove_stale_socket(address.path, sa, len);
+      if (!st.is_ok())
+        return st;
+    }
+    UniqueFd wake;
+    st = make_wake_fd(&wake);
+    if (!st.is_ok())
+      return st;
+    UniqueFd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!fd.valid())
+      return Status::error(AVA_E_NOMEM, where + "socket: " + errno_text(errno));
+    if (::bind(fd.get(), reinterpret_cast<const sockaddr *>(&sa), len) != 0)
+      return Status::error(AVA_E_STATE, where + "bind: " + errno_text(errno));
+    dev_t dev = 0;
+    ino_t ino = 0;
+    if (!abstract) {
+      struct stat sst {};
+      if (::lstat(address.path.c_str(), &sst) == 0) {
+        dev = sst.st_dev;
+        ino = sst.st_ino;
+      }
+    }
+    if (::listen(fd.get(), SOMAXCONN) != 0) {
+      const int err = errno;
+      if (!abstract)
+        ::unlink(address.path.c_str());
+      return Status::error(AVA_E_STATE, where + "listen: " + errno_text(err));
+    }
+    Address bound = address;
+    bound.kind = ChannelKind::Shm;
+    *out = std::make_unique<ShmListener>(std::move(fd), std::move(wake), std::move(bound),
+                                         options.spin_ns, !abstract, dev, ino);
+    return Status::ok();
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, "listen " + address.to_string() + ": out of memory");
+  }
+}
+
+} // namespace ava

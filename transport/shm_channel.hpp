@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+// The shm channel proper: messages through the two rings of a mapped region
+// (include/ava/ring.h), spin-then-futex waiting, and the bootstrap unix
+// socket kept open as the liveness signal. Made by connect_shm/listen_shm
+// (shm_bootstrap.cpp) once the region is agreed on.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "transport/channel.hpp"
+#include "transport/fd_util.hpp"
+#include "transport/shm_region.hpp"
+#include "transport/shm_ring.hpp"
+
+namespace ava::detail {
+
+enum class ShmSide { Guest, Worker };
+
+class ShmChannel final : public Channel {
+public:
+  // The guest sends on the command ring and receives on the reply ring; the
+  // worker the other way round. socket is the connected bootstrap socket.
+  ShmChannel(ShmMapping map, const RegionLayout &layout, ShmSide side, UniqueFd socket,
+             std::string description, uint64_t spin_ns);
+  ~ShmChannel() override;
+  ShmChannel(const ShmChannel &) = delete;
+  ShmChannel &operator=(const ShmChannel &) = delete;
+
+  Status send(const struct iovec *iov, int iovcnt) override;
+  Status recv(MsgBuf &buf, int timeout_ms) override;
+  void shutdown() override;
+  std::string describe() const override { return description_; }
+  Heap heap() override;
+
+  // For tests that play a misbehaving peer by writing into the region.
+  uint8_t *region_base() const { return map_.base(); }
+  const RegionLayout &layout() const { return layout_; }
+
+private:
+  enum class Wait { Ready, Timeout, Shut, PeerGone, Broken, Corrupt };
+
+  // Whether op may start; recv still drains what a closed peer left.
+  Status usable(const char *op, bool for_recv);
+  // Waits for probe() to say Ready (or Corrupt) with spin-then-sleep on word.
+  template <typename Probe> Wait wait_for(uint32_t *word, const Deadline &deadline, Probe probe);
+  bool peer_gone();
+  uint32_t region_state() const;
+
+  // Waits up to wait_ms for the next record; got/total describe a message
+  // being reassembled (mid_message) for the error text.
+  Status next_record(RingRecord *rec, int wait_ms, bool mid_message, uint64_t got, uint64_t total);
+  Status copy_header(const RingRecord &rec, ava_msg_hdr *hdr);
+  Status recv_parts(MsgBuf &buf, const RingRecord &first);
+  // Reads a gather list front to back.
+  struct Cursor {
+    const struct iovec *iov;
+    int iovcnt;
+    int index = 0;
+    size_t offset = 0; // bytes of iov[index] already read
+    void copy(uint8_t *dst, uint64_t n);
+  };
+  Status write_record(uint32_t kind, uint64_t length, Cursor &cursor);
+  Status wait_for_space(uint64_t length);
+  void notify_consumer();
+  void notify_producer();
+
+  // Marks the region broken (the peer fails too) and returns code.
+  Status break_region(int code, std::string why);
+  Status wait_failure(Wait w, const char *op, bool mid_message);
+  Status closed_status(const char *op) const;
+
+  ShmMapping map_;
+  RegionLayout layout_;
+  ShmSide side_;
+  UniqueFd socket_;
+  std::string description_;
+  uint64_t spin_ns_;
+  RingProducer tx_;
+  RingConsumer rx_;
+  std::atomic<bool> shut_{false};
+  std::atomic<bool> breaking_{false}; // the first break_region() call wins
+  std::atomic<bool> broken_{false};
+  std::atomic<bool> peer_gone_{false};
+  std::string broken_reason_; // written once, before broken_ is set
+};
+
+} // namespace ava::detail

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+// The shared-memory region of include/ava/ring.h as a local memfd: creating
+// and initialising it (guest), checking and mapping one received from a peer
+// (worker), and the mapping's lifetime.
+#pragma once
+
+#include <cstdint>
+
+#include "ava/ring.h"
+#include "transport/channel.hpp"
+#include "transport/fd_util.hpp"
+#include "transport/shm.hpp"
+
+namespace ava::detail {
+
+// Upper bound of a heap either side accepts (address space, not memory).
+constexpr uint64_t kShmMaxHeapBytes = uint64_t{1} << 40;
+
+// A power of two within ring.h's bounds.
+bool shm_ring_size_ok(uint64_t bytes);
+
+// A MAP_SHARED mapping of a whole region; unmapped on destruction.
+class ShmMapping {
+public:
+  ShmMapping() = default;
+  ShmMapping(uint8_t *base, uint64_t size) : base_(base), size_(size) {}
+  ShmMapping(ShmMapping &&other) noexcept;
+  ShmMapping &operator=(ShmMapping &&other) noexcept;
+  ShmMapping(const ShmMapping &) = delete;
+  ShmMapping &operator=(const ShmMapping &) = delete;
+  ~ShmMapping() { reset(); }
+
+  uint8_t *base() const { return base_; }
+  uint64_t size() const { return size_; }
+  ava_region_hdr *header() const { return reinterpret_cast<ava_region_hdr *>(base_); }
+  void reset();
+
+private:
+  uint8_t *base_ = nullptr;
+  uint64_t size_ = 0;
+};
+
+// The geometry both sides use: a private copy made once from a checked
+// header, so that later writes to the shared header change nothing.
+struct RegionLayout {
+  uint64_t total_size = 0;
+  uint64_t cmd_off = 0;
+  uint64_t cmd_size = 0;
+  uint64_t reply_off = 0;
+  uint64_t reply_size = 0;
+  uint64_t heap_off = 0;
+  uint64_t heap_size = 0;
+};
+
+// Guest side: a memfd of the options' sizes (sealed against shrinking and
+// growing), mapped, with its header filled in and marked READY.
+Status create_region(const ShmOptions &options, UniqueFd *fd, ShmMapping *map,
+                     RegionLayout *layout);
+
+// Checks a private copy of a peer's header against the size of its file;
+// the message says which rule failed.
+Status check_region_header(const ava_region_hdr &hdr, uint64_t file_size, RegionLayout *layout);
+
+// Worker side: checks the file behind fd (a sealed regular file), maps it,
+// checks a copy of its header, then records worker_pid and sets ATTACHED.
+Status attach_region(int fd, ShmMapping *map, RegionLayout *layout);
+
+} // namespace ava::detail
