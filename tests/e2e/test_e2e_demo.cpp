@@ -15,7 +15,7 @@
 
 namespace {
 
-const char *const kChannels[] = {"unix", "tcp"};
+const char *const kChannels[] = {"unix", "tcp", "shm"};
 constexpr int kTimeoutMs = 120000;
 
 ProcResult native(const std::vector<std::string> &argv) {

@@ -17,8 +17,10 @@
 namespace {
 
 struct Worker {
+  explicit Worker(const char *scheme = "unix") : scheme_(scheme) {}
+  std::string scheme_;
   std::string dir = make_temp_dir();
-  std::string address = "unix:" + dir + "/worker.sock";
+  std::string address = scheme_ + ":" + dir + "/worker.sock";
   BackgroundProc proc{worker_argv(address), clean_env()};
   ~Worker() {
     proc.kill_now(SIGTERM);
@@ -38,8 +40,8 @@ int live_objects(const std::string &address) {
 
 } // namespace
 
-Test(e2e_faults, worker_killed_mid_call_fails_the_call_quickly, .timeout = 60) {
-  Worker w;
+static void worker_killed_mid_call(const char *scheme) {
+  Worker w(scheme);
   BackgroundProc guest({DEMO_PROBE, "sleep", "20000"}, guest_env(w.address));
   std::string seen;
   cr_assert(guest.wait_for_line("ready", 20000, &seen), "guest never got ready:\n%s", seen.c_str());
@@ -55,8 +57,16 @@ Test(e2e_faults, worker_killed_mid_call_fails_the_call_quickly, .timeout = 60) {
             seen.c_str());
 }
 
-Test(e2e_faults, guest_killed_mid_call_leaks_nothing, .timeout = 90) {
-  Worker w;
+Test(e2e_faults, worker_killed_mid_call_fails_the_call_quickly, .timeout = 60) {
+  worker_killed_mid_call("unix");
+}
+
+Test(e2e_faults, worker_killed_mid_call_over_shm_fails_the_call_quickly, .timeout = 60) {
+  worker_killed_mid_call("shm");
+}
+
+static void guest_killed_mid_call(const char *scheme) {
+  Worker w(scheme);
   cr_assert_eq(live_objects(w.address), 0);
   BackgroundProc guest({DEMO_PROBE, "sleep", "3000"}, guest_env(w.address));
   std::string seen;
@@ -74,6 +84,14 @@ Test(e2e_faults, guest_killed_mid_call_leaks_nothing, .timeout = 90) {
       usleep(100000);
   }
   cr_expect_eq(live, 0, "the dead guest's objects were not freed");
+}
+
+Test(e2e_faults, guest_killed_mid_call_leaks_nothing, .timeout = 90) {
+  guest_killed_mid_call("unix");
+}
+
+Test(e2e_faults, guest_killed_mid_call_over_shm_leaks_nothing, .timeout = 90) {
+  guest_killed_mid_call("shm");
 }
 
 Test(e2e_faults, call_that_crashes_the_worker_fails_cleanly, .timeout = 60) {
