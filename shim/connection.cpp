@@ -16,7 +16,18 @@ constexpr uint64_t kHeader = sizeof(ava_msg_hdr);
 // A reply usually arrives within a few microseconds on a local channel, and a
 // blocking wake-up costs ~70 us here, so a short spin pays; longer would burn
 // a core that the reader may need.
-constexpr auto kSpin = std::chrono::microseconds(20);
+// AVA_SPIN_US overrides it (0: no spinning, e.g. on a machine with one core).
+std::chrono::microseconds spin_budget() {
+  static const std::chrono::microseconds budget = [] {
+    const char *v = std::getenv("AVA_SPIN_US");
+    if (v == nullptr || *v == '\0')
+      return std::chrono::microseconds(20);
+    char *end = nullptr;
+    const unsigned long n = std::strtoul(v, &end, 10);
+    return std::chrono::microseconds(end != nullptr && *end == '\0' && n <= 100000 ? n : 20);
+  }();
+  return budget;
+}
 // Bounds on what a misbehaving worker can make the guest hold.
 constexpr size_t kMaxAbandoned = 4096;
 constexpr size_t kMaxQueuedCallbacks = 4096;
@@ -237,7 +248,7 @@ void Connection::remember_abandoned_locked(uint64_t call_id) {
 Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, MsgBuf *out) {
   auto done = [w] { return w->state_.load(std::memory_order_acquire) != ReplyWaiter::kWaiting; };
   auto start = std::chrono::steady_clock::now();
-  while (!done() && std::chrono::steady_clock::now() - start < kSpin) {
+  while (!done() && std::chrono::steady_clock::now() - start < spin_budget()) {
     cpu_relax();
   }
   bool timed_out = false;
