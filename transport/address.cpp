@@ -128,10 +128,10 @@ Status parse_address_impl(std::string_view text, ChannelKind default_kind, Addre
     return detail::parse_vsock_address(text, text.substr(6), out);
   const size_t colon = text.find(':');
   if (colon != std::string_view::npos && is_future_kind(text.substr(0, colon)))
-    return Status::error(AVA_E_UNSUPPORTED, "invalid address '" + std::string(text) +
-                                                "': channel '" +
-                                                std::string(text.substr(0, colon)) +
-                                                "' is not supported yet (expected unix, tcp or shm)");
+    return Status::error(AVA_E_UNSUPPORTED,
+                         "invalid address '" + std::string(text) + "': channel '" +
+                             std::string(text.substr(0, colon)) +
+                             "' is not supported yet (expected unix, tcp or shm)");
   // Only a socket path can hold '/' or start with '@'; only tcp starts with '['.
   if (text[0] == '/' || text[0] == '@' || text[0] == '.' ||
       text.find('/') != std::string_view::npos)
@@ -186,8 +186,9 @@ Status parse_channel_kind(std::string_view text, ChannelKind *out) {
   }
   try {
     if (is_future_kind(text))
-      return Status::error(AVA_E_UNSUPPORTED, "channel '" + std::string(text) +
-                                                  "' is not supported yet (expected unix, tcp or shm)");
+      return Status::error(AVA_E_UNSUPPORTED,
+                           "channel '" + std::string(text) +
+                               "' is not supported yet (expected unix, tcp or shm)");
     return Status::error(AVA_E_PROTO,
                          "unknown channel '" + std::string(text) + "' (expected unix, tcp or shm)");
   } catch (const std::bad_alloc &) {

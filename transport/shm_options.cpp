@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // ShmOptions: checks and environment overrides.
+#include <sched.h>
+
 #include <charconv>
 #include <cstdlib>
 #include <new>
@@ -34,6 +36,16 @@ Status env_number(const char *name, uint64_t limit, uint64_t *value) {
 }
 
 } // namespace
+
+uint64_t default_shm_spin_ns() {
+  constexpr uint64_t kSpinNs = 20000;
+  constexpr int kMinCpus = 4;
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (::sched_getaffinity(0, sizeof cpus, &cpus) != 0)
+    return kSpinNs;
+  return CPU_COUNT(&cpus) >= kMinCpus ? kSpinNs : 0;
+}
 
 Status check_shm_options(const ShmOptions &options) {
   try {

@@ -71,9 +71,11 @@ Test(shm_channel, round_trips, .timeout = 300) {
     round_trip(c);
 }
 
-Test(shm_channel, many_messages_wrap_the_ring) {
-  Pair pair(small_options(4096));
-  constexpr uint64_t kCount = 20000;
+namespace {
+
+void many_messages(uint64_t spin_ns) {
+  Pair pair(small_options(4096, 4096, spin_ns));
+  constexpr uint64_t kCount = 10000;
   std::atomic<bool> failed{false};
   std::thread sender([&] {
     for (uint64_t i = 0; i < kCount && !failed; ++i) {
@@ -99,6 +101,13 @@ Test(shm_channel, many_messages_wrap_the_ring) {
   }
   sender.join();
   cr_expect(!failed);
+}
+
+} // namespace
+
+Test(shm_channel, many_messages_wrap_the_ring) {
+  for (uint64_t spin : kSpinBudgets)
+    many_messages(spin);
 }
 
 Test(shm_channel, batched_send_delivers_each_message) {
@@ -283,9 +292,11 @@ Test(shm_channel, worker_death_closes_the_guest_side) {
   cr_expect_eq(st.code, AVA_E_CLOSED, "%s", st.message.c_str());
 }
 
-Test(shm_channel, concurrent_send_and_recv_both_ways) {
-  Pair pair(small_options(16384));
-  constexpr uint64_t kCount = 5000;
+namespace {
+
+void concurrent_both_ways(uint64_t spin_ns) {
+  Pair pair(small_options(16384, 4096, spin_ns));
+  constexpr uint64_t kCount = 3000;
   std::atomic<int> failures{0};
   auto sender = [&](Channel &ch, uint64_t base) {
     for (uint64_t i = 0; i < kCount; ++i)
@@ -309,6 +320,13 @@ Test(shm_channel, concurrent_send_and_recv_both_ways) {
   for (std::thread &t : threads)
     t.join();
   cr_expect_eq(failures.load(), 0);
+}
+
+} // namespace
+
+Test(shm_channel, concurrent_send_and_recv_both_ways) {
+  for (uint64_t spin : kSpinBudgets)
+    concurrent_both_ways(spin);
 }
 
 Test(shm_channel, heap_is_shared) {
@@ -403,6 +421,9 @@ Test(shm_channel, too_big_for_the_receiver) {
 }
 
 Test(shm_channel, options_from_environment) {
+  const uint64_t kDefaultSpin = ava::default_shm_spin_ns();
+  cr_expect(kDefaultSpin == 0 || kDefaultSpin == 20000);
+  cr_expect_eq(ava::ShmOptions{}.spin_ns, kDefaultSpin);
   struct Case {
     const char *ring;
     const char *heap;
@@ -413,9 +434,9 @@ Test(shm_channel, options_from_environment) {
     uint64_t spin_ns;
   };
   const Case cases[] = {
-      {nullptr, nullptr, nullptr, AVA_OK, 64 * kMiB, 256 * kMiB, 20000},
+      {nullptr, nullptr, nullptr, AVA_OK, 64 * kMiB, 256 * kMiB, kDefaultSpin},
       {"1", "0", "0", AVA_OK, kMiB, 0, 0},
-      {"", "", "", AVA_OK, 64 * kMiB, 256 * kMiB, 20000},
+      {"", "", "", AVA_OK, 64 * kMiB, 256 * kMiB, kDefaultSpin},
       {"1024", "4096", "1000000", AVA_OK, 1024 * kMiB, 4096 * kMiB, 1000000},
       {"3", nullptr, nullptr, AVA_E_PROTO, 0, 0, 0},
       {"2048", nullptr, nullptr, AVA_E_PROTO, 0, 0, 0},

@@ -81,12 +81,18 @@ inline ava::Address shm_address(const std::string &path) {
   return addr;
 }
 
-inline ava::ShmOptions small_options(uint64_t ring_bytes = 4096, uint64_t heap_bytes = 4096) {
+inline ava::ShmOptions small_options(uint64_t ring_bytes = 4096, uint64_t heap_bytes = 4096,
+                                     uint64_t spin_ns = ava::default_shm_spin_ns()) {
   ava::ShmOptions options;
   options.ring_bytes = ring_bytes;
   options.heap_bytes = heap_bytes;
+  options.spin_ns = spin_ns;
   return options;
 }
+
+// Spin budgets worth covering whatever the default on this machine: none
+// (straight to the futex), a short one, and the default of larger machines.
+constexpr uint64_t kSpinBudgets[] = {0, 1000, 20000};
 
 // A listening worker side and a connected guest/worker channel pair.
 struct Pair {
