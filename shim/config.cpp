@@ -99,7 +99,8 @@ Status apply_key(std::string_view key, const toml::Entry &entry, const std::stri
 }
 
 bool has_prefix_kind(std::string_view text) {
-  return text.starts_with("unix:") || text.starts_with("tcp:");
+  return text.starts_with("unix:") || text.starts_with("tcp:") || text.starts_with("shm:") ||
+         text.starts_with("vsock:");
 }
 
 // Without an explicit channel, "host:port" means tcp rather than a relative
@@ -107,6 +108,10 @@ bool has_prefix_kind(std::string_view text) {
 ChannelKind infer_kind(std::string_view worker) {
   if (worker.starts_with("tcp:") || worker.starts_with("["))
     return ChannelKind::Tcp;
+  if (worker.starts_with("shm:"))
+    return ChannelKind::Shm;
+  if (worker.starts_with("vsock:"))
+    return ChannelKind::Vsock;
   if (worker.starts_with("unix:") || worker.find('/') != std::string_view::npos ||
       worker.starts_with("@") || worker.starts_with("."))
     return ChannelKind::Unix;
@@ -120,7 +125,17 @@ ChannelKind infer_kind(std::string_view worker) {
 }
 
 const char *kind_name(ChannelKind kind) {
-  return kind == ChannelKind::Tcp ? "tcp" : "unix";
+  switch (kind) {
+  case ChannelKind::Tcp:
+    return "tcp";
+  case ChannelKind::Shm:
+    return "shm";
+  case ChannelKind::Vsock:
+    return "vsock";
+  case ChannelKind::Unix:
+    break;
+  }
+  return "unix";
 }
 
 class ConfigBuilder {
