@@ -24,7 +24,7 @@ $(ASAN_BUILD)/build.ninja: | deps
 build-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD)
 
-test: build build-asan
+test: build build-asan format-check
 	cd $(BUILD) && ctest $(CTEST_ARGS)
 	cd $(ASAN_BUILD) && ctest $(CTEST_ARGS)
 

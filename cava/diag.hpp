@@ -10,7 +10,7 @@
 namespace cava {
 
 class Diagnostics {
- public:
+public:
   void error(const Loc &loc, const std::string &message);
   void warning(const Loc &loc, const std::string &message);
   bool has_errors() const { return errors_ > 0; }
@@ -18,7 +18,7 @@ class Diagnostics {
   // Everything reported so far, one diagnostic per line, in order.
   const std::vector<std::string> &lines() const { return lines_; }
 
- private:
+private:
   void add(const Loc &loc, const char *severity, const std::string &message);
   std::vector<std::string> lines_;
   int errors_ = 0;

@@ -17,13 +17,13 @@
 namespace {
 
 void usage(FILE *to) {
-  std::fprintf(to,
-               "usage: cava [options] SPEC.c\n"
-               "  -o, --out-dir DIR   write ID_wire.h, ID_guest.c, ID_guest.map, ID_worker.c there\n"
-               "  -I DIR, -D NAME[=V] passed to libclang when parsing the spec\n"
-               "  --name-as PATH      path shown in diagnostics and generated banners\n"
-               "  --check             parse and validate only\n"
-               "  -h, --help          this text\n");
+  std::fprintf(
+      to, "usage: cava [options] SPEC.c\n"
+          "  -o, --out-dir DIR   write ID_wire.h, ID_guest.c, ID_guest.map, ID_worker.c there\n"
+          "  -I DIR, -D NAME[=V] passed to libclang when parsing the spec\n"
+          "  --name-as PATH      path shown in diagnostics and generated banners\n"
+          "  --check             parse and validate only\n"
+          "  -h, --help          this text\n");
 }
 
 // Writes only when the content changed, so builds do not redo work.
@@ -113,9 +113,8 @@ int main(int argc, char **argv) {
   const std::string map = cava::generate_version_script(spec);
   const std::string worker = cava::generate_worker(spec, id + "_worker.c");
   const std::string base = out_dir + "/" + id;
-  const bool ok = write_if_changed(base + "_wire.h", wire) &&
-                  write_if_changed(base + "_guest.c", guest) &&
-                  write_if_changed(base + "_guest.map", map) &&
-                  write_if_changed(base + "_worker.c", worker);
+  const bool ok =
+      write_if_changed(base + "_wire.h", wire) && write_if_changed(base + "_guest.c", guest) &&
+      write_if_changed(base + "_guest.map", map) && write_if_changed(base + "_worker.c", worker);
   return ok ? 0 : 1;
 }

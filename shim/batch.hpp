@@ -34,7 +34,9 @@ public:
   std::chrono::steady_clock::time_point deadline() const { return oldest_ + limits_.max_delay; }
   // Copies one whole message; false if memory ran out (nothing appended).
   bool append(const struct iovec *iov, int iovcnt, uint64_t total);
-  struct iovec as_iovec() { return {bytes_.data(), bytes_.size()}; }
+  struct iovec as_iovec() {
+    return {bytes_.data(), bytes_.size()};
+  }
   void clear();
 
 private:

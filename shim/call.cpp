@@ -208,8 +208,8 @@ Status Call::invoke(const void *args, uint32_t args_len, const void **reply, uin
 
   bool sync = (flags_ & AVA_F_SYNC) != 0;
   const bool batchable = !sync && (flags_ & AVA_F_FLUSH) == 0;
-  Status st = conn_->send_call(iov.data(), static_cast<int>(iov.size()), hdr.total_len,
-                               hdr.call_id, sync ? &waiter_ : nullptr, batchable);
+  Status st = conn_->send_call(iov.data(), static_cast<int>(iov.size()), hdr.total_len, hdr.call_id,
+                               sync ? &waiter_ : nullptr, batchable);
   if (!st.is_ok()) {
     return st;
   }
@@ -270,14 +270,14 @@ Status Call::get_buffer(const ava_buf_desc *desc, void *dst, uint64_t capacity) 
     // says where, and that is checked like any other worker input.
     HeapAllocator *heap = conn_->heap();
     const uint64_t known = AVA_BUF_PRESENT | AVA_BUF_OUT | AVA_BUF_HEAP;
-    if (heap == nullptr || (d.flags & ~known) != 0 || d.reserved != 0 ||
-        d.offset > heap->size() || d.length > heap->size() - d.offset) {
-      return Status::error(AVA_E_LENGTH, "the reply names an output buffer outside the shared heap");
+    if (heap == nullptr || (d.flags & ~known) != 0 || d.reserved != 0 || d.offset > heap->size() ||
+        d.length > heap->size() - d.offset) {
+      return Status::error(AVA_E_LENGTH,
+                           "the reply names an output buffer outside the shared heap");
     }
     if (d.length > capacity || (d.length > 0 && dst == nullptr)) {
       return Status::error(AVA_E_LENGTH, "the reply returns " + std::to_string(d.length) +
-                                             " bytes for a buffer of " +
-                                             std::to_string(capacity));
+                                             " bytes for a buffer of " + std::to_string(capacity));
     }
     const uint8_t *src = heap->base() + d.offset;
     if (d.length > 0 && src != dst) {

@@ -18,8 +18,8 @@
 #include "shim/ava_shim.h"
 #include "shim/batch.hpp"
 #include "shim/callback_registry.hpp"
-#include "shim/heap.hpp"
 #include "shim/config.hpp"
+#include "shim/heap.hpp"
 #include "transport/channel.hpp"
 
 namespace ava::guest {

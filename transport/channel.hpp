@@ -29,7 +29,7 @@ struct Status {
 
 // An owned, 8-byte aligned, uninitialised byte buffer holding one message.
 class MsgBuf {
- public:
+public:
   MsgBuf() = default;
   // Grows capacity (never shrinks); contents are not preserved.
   bool reserve(uint64_t bytes);
@@ -38,11 +38,13 @@ class MsgBuf {
   uint64_t size() const { return size_; }
   void set_size(uint64_t size) { size_ = size; }
   uint64_t capacity() const { return capacity_; }
-  const ava_msg_hdr *header() const { return reinterpret_cast<const ava_msg_hdr *>(storage_.get()); }
+  const ava_msg_hdr *header() const {
+    return reinterpret_cast<const ava_msg_hdr *>(storage_.get());
+  }
   // Releases memory above keep_bytes so one huge message does not pin memory forever.
   void trim(uint64_t keep_bytes);
 
- private:
+private:
   std::unique_ptr<uint64_t[]> storage_;
   uint64_t size_ = 0;
   uint64_t capacity_ = 0;
@@ -70,7 +72,7 @@ Status parse_address(std::string_view text, ChannelKind default_kind, Address *o
 Status parse_channel_kind(std::string_view text, ChannelKind *out);
 
 class Channel {
- public:
+public:
   virtual ~Channel() = default;
   // Sends one whole message given as a gather list; the first element starts
   // with its ava_msg_hdr. The list may also hold several complete messages
@@ -103,13 +105,13 @@ class Channel {
   void set_stall_timeout_ms(int ms) { stall_timeout_ms_ = ms; }
   int stall_timeout_ms() const { return stall_timeout_ms_; }
 
- protected:
+protected:
   uint64_t max_message_ = AVA_MSG_MAX_DEFAULT;
   int stall_timeout_ms_ = 30000;
 };
 
 class Listener {
- public:
+public:
   virtual ~Listener() = default;
   // Waits for a peer; timeout_ms < 0 waits forever (AVA_E_TIMEOUT otherwise).
   virtual Status accept(std::unique_ptr<Channel> *out, int timeout_ms) = 0;
@@ -121,7 +123,8 @@ class Listener {
 
 // connect_timeout_ms bounds the connection attempt (retrying while a unix
 // socket file does not exist yet or the peer refuses).
-Status connect_channel(const Address &address, int connect_timeout_ms, std::unique_ptr<Channel> *out);
+Status connect_channel(const Address &address, int connect_timeout_ms,
+                       std::unique_ptr<Channel> *out);
 Status listen_channel(const Address &address, std::unique_ptr<Listener> *out);
 
 // Wraps an already connected stream socket (e.g. one end of socketpair());

@@ -43,7 +43,8 @@ Status check_gather_messages(const struct iovec *iov, int iovcnt, uint64_t max_m
       if (hdr_have < sizeof hdr)
         continue;
       if (hdr.magic != AVA_MSG_MAGIC || hdr.abi_version != AVA_ABI_VERSION)
-        return Status::error(AVA_E_PROTO, who + ": send: message header has a bad magic or ABI version");
+        return Status::error(AVA_E_PROTO,
+                             who + ": send: message header has a bad magic or ABI version");
       if (hdr.total_len < sizeof hdr)
         return Status::error(AVA_E_PROTO, who + ": send: message shorter than its 64-byte header");
       if (hdr.total_len > max_message)

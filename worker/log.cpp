@@ -7,9 +7,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 namespace ava {
@@ -37,7 +37,8 @@ bool log_allowed(uint64_t *suppressed_before) {
   static uint64_t suppressed = 0;
   std::lock_guard<std::mutex> lock(mu);
   const auto now = std::chrono::steady_clock::now();
-  tokens = std::min(kBurst, tokens + std::chrono::duration<double>(now - last).count() * kPerSecond);
+  tokens =
+      std::min(kBurst, tokens + std::chrono::duration<double>(now - last).count() * kPerSecond);
   last = now;
   if (tokens < 1) {
     ++suppressed;

@@ -165,7 +165,8 @@ AVA_W_EXPORT int ava_w_buffer_out(struct ava_wcall *w, struct ava_buf_desc *rd, 
     return AVA_OK; // nothing travels back from an async call
   const auto p = reinterpret_cast<uintptr_t>(ptr);
   const auto heap = reinterpret_cast<uintptr_t>(w->heap);
-  if (w->heap != nullptr && p >= heap && p - heap < w->heap_size && len <= w->heap_size - (p - heap)) {
+  if (w->heap != nullptr && p >= heap && p - heap < w->heap_size &&
+      len <= w->heap_size - (p - heap)) {
     // Already in the shared heap, where the guest lent it: say where.
     rd->offset = p - heap;
     rd->length = len;

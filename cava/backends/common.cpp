@@ -27,7 +27,9 @@ std::string upper(const std::string &s) {
   return out;
 }
 
-std::string prefix(const Spec &spec) { return "ava_" + spec.identifier; }
+std::string prefix(const Spec &spec) {
+  return "ava_" + spec.identifier;
+}
 
 std::string fn_id_macro(const Spec &spec, const Function &fn) {
   return "AVA_" + upper(spec.identifier) + "_FN_" + upper(fn.name);
@@ -58,7 +60,9 @@ std::string cb_struct(const Spec &spec, const Function &cb) {
   return "struct " + prefix(spec) + "_cb_" + cb.name;
 }
 
-std::string wire_header_name(const Spec &spec) { return spec.identifier + "_wire.h"; }
+std::string wire_header_name(const Spec &spec) {
+  return spec.identifier + "_wire.h";
+}
 
 std::string declarator(const TypeInfo &t, const std::string &name) {
   const std::string &s = t.spelling;
@@ -104,7 +108,9 @@ std::string elem_size_expr(const Param &p) {
   return "sizeof(" + p.info.elem_type + ")";
 }
 
-uint64_t round8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
+uint64_t round8(uint64_t n) {
+  return (n + 7) & ~uint64_t{7};
+}
 
 namespace {
 
@@ -175,12 +181,15 @@ bool has_lifetime(const Block &block) {
 
 } // namespace
 
-void emit_annotation_eval(Emitter &out, const Block &block, const Param &p, const std::string &indent,
+void emit_annotation_eval(Emitter &out, const Block &block, const Param &p,
+                          const std::string &indent,
                           const std::function<std::string(const std::string &)> &coupled_id) {
   eval_block(out, block, p, indent, coupled_id);
 }
 
-bool block_has_lifetime(const Block &block) { return has_lifetime(block); }
+bool block_has_lifetime(const Block &block) {
+  return has_lifetime(block);
+}
 
 uint64_t fnv1a(const std::string &text) {
   uint64_t h = 0xcbf29ce484222325ull;

@@ -13,7 +13,7 @@
 namespace cava {
 
 class Emitter {
- public:
+public:
   explicit Emitter(std::string file_name) : file_name_(std::move(file_name)) {}
   // Appends text (may hold several lines); a newline is added.
   void line(const std::string &text = "");
@@ -21,7 +21,7 @@ class Emitter {
   void spec_code(const std::string &code, const Loc &loc);
   const std::string &text() const { return text_; }
 
- private:
+private:
   std::string file_name_;
   std::string text_;
   unsigned lines_ = 0;
@@ -53,7 +53,8 @@ uint64_t round8(uint64_t n);
 // Emits the runtime evaluation of an argument's annotations: assignments to
 // ava_dir_<p>, ava_count_<p>, ava_life_<p>, ava_coupled_<p>.
 // coupled_id maps a handle argument name to its wire id expression.
-void emit_annotation_eval(Emitter &out, const Block &block, const Param &p, const std::string &indent,
+void emit_annotation_eval(Emitter &out, const Block &block, const Param &p,
+                          const std::string &indent,
                           const std::function<std::string(const std::string &)> &coupled_id);
 bool block_has_lifetime(const Block &block);
 

@@ -12,12 +12,12 @@ namespace cava {
 namespace {
 
 class GuestGen {
- public:
+public:
   GuestGen(const Spec &spec, const std::string &file_name)
       : spec_(spec), p_(prefix(spec)), out_(file_name) {}
   std::string run();
 
- private:
+private:
   void preamble();
   void stub(const Function &fn);
   void remote_body(const Function &fn);
@@ -26,7 +26,9 @@ class GuestGen {
   void spec_descriptor();
   std::string spec_ref() const { return "&" + p_ + "_guest_spec"; }
   std::string error_return(const Function &fn) const {
-    return fn.ret.kind == TypeInfo::Kind::Void ? "return;" : "return (" + fn.ret.spelling + ")(" + *fn.error + ");";
+    return fn.ret.kind == TypeInfo::Kind::Void
+               ? "return;"
+               : "return (" + fn.ret.spelling + ")(" + *fn.error + ");";
   }
 
   const Spec &spec_;
@@ -67,8 +69,8 @@ void GuestGen::preamble() {
     out_.line("#pragma GCC diagnostic pop");
     out_.line();
   }
-  for (const char *h : {"guestlib_init_prologue", "guestlib_init_epilogue", "guestlib_fini_prologue",
-                        "guestlib_fini_epilogue"}) {
+  for (const char *h : {"guestlib_init_prologue", "guestlib_init_epilogue",
+                        "guestlib_fini_prologue", "guestlib_fini_epilogue"}) {
     auto it = spec_.hooks.find(h);
     if (it == spec_.hooks.end())
       continue;
@@ -112,8 +114,8 @@ void GuestGen::remote_body(const Function &fn) {
     out_.line("\t" + declarator(fn.ret, "ava_ret") + ";");
   for (const Param &p : fn.params) {
     if (p.info.role == Role::Buffer) {
-      out_.line("\tuint32_t ava_dir_" + p.name + " = " +
-                (p.info.default_in ? "AVA_BUF_IN" : "0") + ";");
+      out_.line("\tuint32_t ava_dir_" + p.name + " = " + (p.info.default_in ? "AVA_BUF_IN" : "0") +
+                ";");
       out_.line("\tuint64_t ava_count_" + p.name + " = 0;");
     }
     if (p.info.role == Role::Callback || p.info.role == Role::Buffer) {
@@ -147,7 +149,8 @@ void GuestGen::remote_body(const Function &fn) {
     const std::string f = "ava_a." + p.name;
     switch (p.info.role) {
     case Role::Scalar:
-      out_.line("\t" + f + " = (" + (p.type.is_signed ? "ava_s64" : "ava_u64") + ")" + p.name + ";");
+      out_.line("\t" + f + " = (" + (p.type.is_signed ? "ava_s64" : "ava_u64") + ")" + p.name +
+                ";");
       break;
     case Role::Float:
     case Role::Bytes:
@@ -187,8 +190,9 @@ void GuestGen::remote_body(const Function &fn) {
     out_.line("\t\tgoto ava_fail;");
     for (const Param &p : fn.params) {
       if (p.info.role == Role::Buffer && p.info.may_out)
-        out_.line("\tif (ava_dir_" + p.name + " & AVA_BUF_OUT)\n\t\tava_call_get_buffer(&ava_c, &ava_r->" +
-                  p.name + ", " + p.name + ", ava_count_" + p.name + " * " + elem_size_expr(p) + ");");
+        out_.line("\tif (ava_dir_" + p.name +
+                  " & AVA_BUF_OUT)\n\t\tava_call_get_buffer(&ava_c, &ava_r->" + p.name + ", " +
+                  p.name + ", ava_count_" + p.name + " * " + elem_size_expr(p) + ");");
     }
     out_.line("\tif (ava_c.failed)");
     out_.line("\t\tgoto ava_fail;");
@@ -221,7 +225,8 @@ void GuestGen::remote_body(const Function &fn) {
         const std::string cond =
             fn.success && has_ret ? "ava_ret == (" + *fn.success + ")" : std::string("1");
         out_.line("\tif (" + cond + ")");
-        out_.line("\t\tava_guest_handle_released(" + spec_ref() + ", (uint64_t)(uintptr_t)" + p.name + ");");
+        out_.line("\t\tava_guest_handle_released(" + spec_ref() + ", (uint64_t)(uintptr_t)" +
+                  p.name + ");");
       }
     }
     out_.line("\tava_call_end(&ava_c);");
@@ -260,7 +265,8 @@ void GuestGen::stub(const Function &fn) {
 }
 
 void GuestGen::callback_dispatch() {
-  out_.line("static int " + p_ + "_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void "
+  out_.line("static int " + p_ +
+            "_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void "
             "*ava_userdata,");
   out_.line("\t\t\t\tconst void *ava_args, uint64_t ava_args_len, const uint8_t *ava_payload,");
   out_.line("\t\t\t\tuint64_t ava_payload_len)");
@@ -303,8 +309,10 @@ void GuestGen::callback_dispatch() {
         out_.line("\t\t" + p.name + " = ava_userdata;");
         break;
       case Role::Buffer:
-        out_.line("\t\tif (ava_callback_buffer(&" + f + ", ava_payload, ava_payload_len, (const void "
-                  "**)&" + p.name + ") != 0)");
+        out_.line("\t\tif (ava_callback_buffer(&" + f +
+                  ", ava_payload, ava_payload_len, (const void "
+                  "**)&" +
+                  p.name + ") != 0)");
         out_.line("\t\t\treturn -1;");
         break;
       default:

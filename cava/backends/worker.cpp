@@ -9,12 +9,12 @@ namespace cava {
 namespace {
 
 class WorkerGen {
- public:
+public:
   WorkerGen(const Spec &spec, const std::string &file_name)
       : spec_(spec), p_(prefix(spec)), out_(file_name) {}
   std::string run();
 
- private:
+private:
   void preamble();
   void trampoline(const Function &cb);
   void impl(const Function &fn);
@@ -81,8 +81,8 @@ void WorkerGen::trampoline(const Function &cb) {
   out_.line("\tstruct ava_wcb ava_cb;");
   for (const Param &p : cb.params) {
     if (p.info.role == Role::Buffer) {
-      out_.line("\tuint32_t ava_dir_" + p.name + " = " +
-                (p.info.default_in ? "AVA_BUF_IN" : "0") + ";");
+      out_.line("\tuint32_t ava_dir_" + p.name + " = " + (p.info.default_in ? "AVA_BUF_IN" : "0") +
+                ";");
       out_.line("\tuint64_t ava_count_" + p.name + " = 0;");
       out_.line("\tuint32_t ava_life_" + p.name + " = AVA_LIFETIME_CALL;");
       out_.line("\tuint64_t ava_coupled_" + p.name + " = 0;");
@@ -97,7 +97,8 @@ void WorkerGen::trampoline(const Function &cb) {
     const std::string f = "ava_a." + p.name;
     switch (p.info.role) {
     case Role::Scalar:
-      out_.line("\t" + f + " = (" + (p.type.is_signed ? "ava_s64" : "ava_u64") + ")" + p.name + ";");
+      out_.line("\t" + f + " = (" + (p.type.is_signed ? "ava_s64" : "ava_u64") + ")" + p.name +
+                ";");
       break;
     case Role::Float:
     case Role::Bytes:
@@ -124,8 +125,8 @@ void WorkerGen::trampoline(const Function &cb) {
       break;
     }
   }
-  out_.line("\tava_wcb_invoke(&ava_cb, &ava_a, sizeof(ava_a), " + std::string(cb.async ? "0" : "1") +
-            ");");
+  out_.line("\tava_wcb_invoke(&ava_cb, &ava_a, sizeof(ava_a), " +
+            std::string(cb.async ? "0" : "1") + ");");
   out_.line("}");
   out_.line();
 }
@@ -156,8 +157,8 @@ void WorkerGen::handler(const Function &fn) {
     out_.line("\t" + declarator(fn.ret, "ava_ret") + ";");
   for (const Param &p : fn.params) {
     if (p.info.role == Role::Buffer) {
-      out_.line("\tuint32_t ava_dir_" + p.name + " = " +
-                (p.info.default_in ? "AVA_BUF_IN" : "0") + ";");
+      out_.line("\tuint32_t ava_dir_" + p.name + " = " + (p.info.default_in ? "AVA_BUF_IN" : "0") +
+                ";");
       out_.line("\tuint64_t ava_count_" + p.name + " = 0;");
     }
     if (p.info.role == Role::Buffer || p.info.role == Role::Callback) {
@@ -187,8 +188,8 @@ void WorkerGen::handler(const Function &fn) {
       break;
     case Role::Handle:
       out_.line("\t/* An unknown id becomes NULL: the library reports its own error. */");
-      out_.line("\t(void)ava_w_handle(ava_w, " + f + ", " + type_id_macro(spec_, p.info.handle_type) +
-                ", (void **)&" + p.name + ");");
+      out_.line("\t(void)ava_w_handle(ava_w, " + f + ", " +
+                type_id_macro(spec_, p.info.handle_type) + ", (void **)&" + p.name + ");");
       break;
     case Role::Opaque:
       out_.line("\t" + p.name + " = (" + p.type.spelling + ")(uintptr_t)" + f + ";");
@@ -217,7 +218,8 @@ void WorkerGen::handler(const Function &fn) {
       out_.line("\t}");
       out_.line("\tava_st = ava_w_buffer_check(ava_w, &" + f + ", ava_count_" + p.name + ", " +
                 elem_size_expr(p) + ", ava_dir_" + p.name +
-                (p.info.elem_handle_type ? " | AVA_W_PRIVATE" : "") + ", (void **)&" + p.name + ");");
+                (p.info.elem_handle_type ? " | AVA_W_PRIVATE" : "") + ", (void **)&" + p.name +
+                ");");
       out_.line("\tif (ava_st != 0)");
       out_.line("\t\t" + fail_return(fn));
       if (p.info.elem_handle_type) {
@@ -226,7 +228,8 @@ void WorkerGen::handler(const Function &fn) {
                   ", " + type_id_macro(spec_, p.info.elem_handle_type) + ");");
       }
       if (block_has_lifetime(p.block)) {
-        out_.line("\tif (" + p.name + " != NULL && ava_life_" + p.name + " != AVA_LIFETIME_CALL) {");
+        out_.line("\tif (" + p.name + " != NULL && ava_life_" + p.name +
+                  " != AVA_LIFETIME_CALL) {");
         out_.line("\t\t" + p.name + " = ava_w_buffer_keep(ava_w, " + p.name + ", ava_count_" +
                   p.name + " * " + elem_size_expr(p) + ", ava_life_" + p.name + ", ava_coupled_" +
                   p.name + ");");
@@ -288,7 +291,8 @@ void WorkerGen::handler(const Function &fn) {
   }
   switch (fn.ret_info.role) {
   case Role::Scalar:
-    out_.line(std::string("\tava_r.ret = (") + (fn.ret.is_signed ? "ava_s64" : "ava_u64") + ")ava_ret;");
+    out_.line(std::string("\tava_r.ret = (") + (fn.ret.is_signed ? "ava_s64" : "ava_u64") +
+              ")ava_ret;");
     break;
   case Role::Float:
   case Role::Bytes:
@@ -386,11 +390,13 @@ void WorkerGen::tables() {
   out_.line("\t.dispatch = " + p_ + "_dispatch,");
   out_.line("\t.destroy = " + p_ + "_destroy,");
   out_.line("\t.init_epilogue = " +
-            (spec_.hooks.count("worker_init_epilogue") ? p_ + "_worker_init_epilogue" : std::string("NULL")) +
+            (spec_.hooks.count("worker_init_epilogue") ? p_ + "_worker_init_epilogue"
+                                                       : std::string("NULL")) +
             ",");
   out_.line("};");
   out_.line();
-  out_.line("__attribute__((visibility(\"default\"))) const struct ava_worker_spec *ava_worker_spec_export(void);");
+  out_.line("__attribute__((visibility(\"default\"))) const struct ava_worker_spec "
+            "*ava_worker_spec_export(void);");
   out_.line("const struct ava_worker_spec *ava_worker_spec_export(void)");
   out_.line("{");
   out_.line("\treturn &" + p_ + "_worker_spec;");

@@ -109,9 +109,11 @@ TypeInfo type_info(CXType t) {
     break;
   case CXType_Enum: {
     info.kind = TypeInfo::Kind::Int;
-    const CXType it = clang_getCanonicalType(clang_getEnumDeclIntegerType(clang_getTypeDeclaration(canon)));
-    info.is_signed = it.kind == CXType_Int || it.kind == CXType_Long || it.kind == CXType_LongLong ||
-                     it.kind == CXType_Short || it.kind == CXType_SChar || it.kind == CXType_Char_S;
+    const CXType it =
+        clang_getCanonicalType(clang_getEnumDeclIntegerType(clang_getTypeDeclaration(canon)));
+    info.is_signed = it.kind == CXType_Int || it.kind == CXType_Long ||
+                     it.kind == CXType_LongLong || it.kind == CXType_Short ||
+                     it.kind == CXType_SChar || it.kind == CXType_Char_S;
     break;
   }
   case CXType_Float:

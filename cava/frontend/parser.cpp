@@ -54,7 +54,7 @@ std::string unquote(const std::string &text, bool *ok) {
 }
 
 class Parser {
- public:
+public:
   Parser(const ParseOptions &options, Diagnostics &diag, Spec *spec)
       : options_(options), diag_(diag), spec_(spec) {}
   ~Parser() {
@@ -68,7 +68,7 @@ class Parser {
 
   bool run();
 
- private:
+private:
   Loc loc_of(CXCursor c) const;
   size_t offset_of(CXCursor c) const;
   bool in_main_file(CXCursor c) const;
@@ -169,8 +169,7 @@ bool Parser::run() {
   index_ = clang_createIndex(0, 0);
   const CXErrorCode rc = clang_parseTranslationUnit2(
       index_, options_.spec_path.c_str(), argv.data(), static_cast<int>(argv.size()), nullptr, 0,
-      CXTranslationUnit_DetailedPreprocessingRecord,
-      &tu_);
+      CXTranslationUnit_DetailedPreprocessingRecord, &tu_);
   if (rc != CXError_Success || !tu_) {
     diag_.error(Loc{options_.shown_name, 1, 1}, "libclang could not parse the spec (error " +
                                                     std::to_string(static_cast<int>(rc)) + ")");
@@ -349,8 +348,8 @@ void Parser::handle_special_function(CXCursor c, const std::string &name) {
       return;
     }
     TypeRule rule;
-    rule.type = unqualified(to_string(clang_getTypeSpelling(
-        clang_getCursorType(clang_Cursor_getArgument(c, 0)))));
+    rule.type = unqualified(
+        to_string(clang_getTypeSpelling(clang_getCursorType(clang_Cursor_getArgument(c, 0)))));
     rule.loc = loc;
     parse_block(body, &rule.block, "ava_type(" + rule.type + ")");
     spec_->type_rules.push_back(std::move(rule));

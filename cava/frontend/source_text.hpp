@@ -13,7 +13,7 @@
 namespace cava {
 
 class SourceText {
- public:
+public:
   bool load(const std::string &path, const std::string &shown_name);
   const std::string &text() const { return text_; }
   Loc loc_at(size_t offset) const;
@@ -31,7 +31,7 @@ class SourceText {
   bool matching_brace(size_t offset, size_t *end) const;
   std::string slice(size_t begin, size_t end) const;
 
- private:
+private:
   // Past a string/char literal or comment starting at offset; offset itself if none.
   size_t skip_literal_or_comment(size_t offset) const;
   bool balanced(size_t open_offset, char open, char close, size_t *close_offset) const;

@@ -93,7 +93,7 @@ struct TypeInfo {
   std::string spelling;  // as written, e.g. "const demo_obj *"
   std::string canonical; // e.g. "const struct demo_obj_s **"
   bool is_signed = false;
-  uint64_t size = 0;     // bytes; 0 when unknown (void)
+  uint64_t size = 0; // bytes; 0 when unknown (void)
   bool is_bool = false;
   // Pointer / FunctionPointer
   std::shared_ptr<TypeInfo> pointee;
@@ -112,10 +112,10 @@ struct ValueInfo {
   bool allocates = false;
   bool deallocates = false;
   // Buffer
-  bool may_in = false;      // some path of the annotations says ava_in
-  bool may_out = false;     // some path says ava_out
-  bool default_in = false;  // no direction given and the pointee is const
-  std::string elem_type;    // pointee type without const; "" for void
+  bool may_in = false;     // some path of the annotations says ava_in
+  bool may_out = false;    // some path says ava_out
+  bool default_in = false; // no direction given and the pointee is const
+  std::string elem_type;   // pointee type without const; "" for void
   uint64_t elem_size = 1;
   uint32_t elem_handle_type = 0; // elements are handles of this type
   bool elem_allocates = false;
@@ -166,7 +166,7 @@ struct TypeRule {
 };
 
 struct HandleType {
-  std::string name; // spelling, e.g. "demo_obj"
+  std::string name;             // spelling, e.g. "demo_obj"
   std::string destroy_function; // "" when the spec has none
 };
 
@@ -190,7 +190,7 @@ struct Spec {
   std::vector<CodeRegion> utility;
   std::vector<CodeRegion> replacement;
   std::vector<std::string> replacement_functions; // names defined in replacement regions
-  std::map<std::string, CodeRegion> hooks;         // "guestlib_init_prologue" -> code
+  std::map<std::string, CodeRegion> hooks;        // "guestlib_init_prologue" -> code
   std::vector<TypeRule> type_rules;
   Block defaults;
   std::vector<Function> functions; // spec functions, then unsupported header functions

@@ -43,16 +43,17 @@ void collect(const Block &b, bool conditional, std::vector<Found> *out,
 bool is_c_identifier(const std::string &s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
     return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 class Validator {
- public:
+public:
   Validator(Spec &spec, Diagnostics &diag) : spec_(spec), diag_(diag) {}
   bool run();
 
- private:
+private:
   const TypeRule *rule_for(const std::string &type) const;
   uint32_t handle_type_id(const std::string &type);
   bool is_handle_type(const std::string &type) const;
@@ -98,19 +99,30 @@ uint32_t Validator::handle_type_id(const std::string &type) {
 }
 
 void Validator::check_implemented(const Annotation &a, bool function_scope) {
-  static const std::set<Ann> kValue = {
-      Ann::In,           Ann::Out,           Ann::Buffer,         Ann::Handle,
-      Ann::Opaque,       Ann::Callback,      Ann::Userdata,       Ann::LifetimeCall,
-      Ann::LifetimeCoupled, Ann::LifetimeManual, Ann::LifetimeStatic, Ann::Allocates,
-      Ann::Deallocates,  Ann::Error,         Ann::Success,        Ann::ZerocopyBuffer};
-  static const std::set<Ann> kFunction = {Ann::Sync,    Ann::Async,
-                                          Ann::Flush,   Ann::Success,
-                                          Ann::Error,   Ann::DisableNativeCall,
+  static const std::set<Ann> kValue = {Ann::In,
+                                       Ann::Out,
+                                       Ann::Buffer,
+                                       Ann::Handle,
+                                       Ann::Opaque,
+                                       Ann::Callback,
+                                       Ann::Userdata,
+                                       Ann::LifetimeCall,
+                                       Ann::LifetimeCoupled,
+                                       Ann::LifetimeManual,
+                                       Ann::LifetimeStatic,
+                                       Ann::Allocates,
+                                       Ann::Deallocates,
+                                       Ann::Error,
+                                       Ann::Success,
+                                       Ann::ZerocopyBuffer};
+  static const std::set<Ann> kFunction = {Ann::Sync,       Ann::Async, Ann::Flush,
+                                          Ann::Success,    Ann::Error, Ann::DisableNativeCall,
                                           Ann::Unsupported};
   const bool fn_level = ann_is_function_level(a.kind);
   if (function_scope && !fn_level && a.kind != Ann::Error) {
-    diag_.error(a.loc, std::string(ann_name(a.kind)) +
-                           " describes a value: put it inside ava_argument(...) or ava_return_value");
+    diag_.error(a.loc,
+                std::string(ann_name(a.kind)) +
+                    " describes a value: put it inside ava_argument(...) or ava_return_value");
     return;
   }
   if (!function_scope && fn_level && a.kind != Ann::Success) {
@@ -120,7 +132,8 @@ void Validator::check_implemented(const Annotation &a, bool function_scope) {
   }
   const auto &ok = function_scope ? kFunction : kValue;
   if (!ok.count(a.kind))
-    diag_.error(a.loc, std::string(ann_name(a.kind)) + " is not implemented by cava's backends yet");
+    diag_.error(a.loc,
+                std::string(ann_name(a.kind)) + " is not implemented by cava's backends yet");
 }
 
 void Validator::check_spec_level() {
@@ -144,9 +157,10 @@ void Validator::check_spec_level() {
         diag_.error(x.ann->loc, "annotations in ava_type cannot be conditional");
       else if (x.ann->kind != Ann::Handle && x.ann->kind != Ann::Opaque &&
                x.ann->kind != Ann::Error && x.ann->kind != Ann::Success)
-        diag_.error(x.ann->loc, std::string(ann_name(x.ann->kind)) +
-                                    " in ava_type is not implemented by cava's backends yet "
-                                    "(ava_type takes ava_handle, ava_opaque, ava_error, ava_success)");
+        diag_.error(x.ann->loc,
+                    std::string(ann_name(x.ann->kind)) +
+                        " in ava_type is not implemented by cava's backends yet "
+                        "(ava_type takes ava_handle, ava_opaque, ava_error, ava_success)");
     }
     if (!scopes.empty())
       diag_.error(r.loc, "ava_element/ava_field in ava_type is not implemented yet");
@@ -171,7 +185,8 @@ void Validator::apply_rules_and_defaults(Function &fn) {
     if (s.kind != Stmt::Kind::Annotation)
       continue;
     const Ann k = s.ann.kind;
-    const bool conflicts = (k == Ann::Sync || k == Ann::Async) && (has(Ann::Sync) || has(Ann::Async));
+    const bool conflicts =
+        (k == Ann::Sync || k == Ann::Async) && (has(Ann::Sync) || has(Ann::Async));
     if (!has(k) && !conflicts)
       fn.block.stmts.push_back(s);
   }
@@ -211,21 +226,23 @@ void Validator::resolve_param(Function &fn, Param &p) {
     return std::any_of(anns.begin(), anns.end(), [&](const Found &x) { return x.ann->kind == k; });
   };
   const std::string where = "argument '" + p.name + "' of " + fn.name;
-  static const std::set<Ann> kStatic = {Ann::Handle,    Ann::Opaque,      Ann::Callback,
-                                        Ann::Userdata,  Ann::Allocates,   Ann::Deallocates,
+  static const std::set<Ann> kStatic = {Ann::Handle,        Ann::Opaque,    Ann::Callback,
+                                        Ann::Userdata,      Ann::Allocates, Ann::Deallocates,
                                         Ann::ZerocopyBuffer};
   for (const Found &x : anns) {
     check_implemented(*x.ann, false);
     if (x.conditional && kStatic.count(x.ann->kind))
       diag_.error(x.ann->loc, std::string(ann_name(x.ann->kind)) + " cannot be conditional");
     if (x.ann->kind == Ann::Error || x.ann->kind == Ann::Success)
-      diag_.error(x.ann->loc, std::string(ann_name(x.ann->kind)) + " belongs to the function, not to " + where);
+      diag_.error(x.ann->loc,
+                  std::string(ann_name(x.ann->kind)) + " belongs to the function, not to " + where);
     if (x.ann->kind == Ann::LifetimeCoupled) {
       const std::string obj = x.ann->args.empty() ? "" : x.ann->args[0];
       auto it = std::find_if(fn.params.begin(), fn.params.end(),
                              [&](const Param &q) { return q.name == obj; });
       if (it == fn.params.end())
-        diag_.error(x.ann->loc, "ava_lifetime_coupled takes the name of a handle argument of " + fn.name);
+        diag_.error(x.ann->loc,
+                    "ava_lifetime_coupled takes the name of a handle argument of " + fn.name);
     }
   }
   const TypeInfo &t = p.type;
@@ -244,7 +261,8 @@ void Validator::resolve_param(Function &fn, Param &p) {
     auto cb = std::find_if(spec_.callbacks.begin(), spec_.callbacks.end(),
                            [&](const Function &c) { return c.name == v.callback_decl; });
     if (cb == spec_.callbacks.end())
-      diag_.error(p.loc, "ava_callback(" + v.callback_decl + "): no ava_callback_decl function of that name");
+      diag_.error(p.loc, "ava_callback(" + v.callback_decl +
+                             "): no ava_callback_decl function of that name");
     else if (cb->params.size() != t.fn_params.size())
       diag_.error(p.loc, "ava_callback(" + v.callback_decl + ") takes " +
                              std::to_string(cb->params.size()) + " arguments but " + where +
@@ -313,8 +331,10 @@ void Validator::resolve_param(Function &fn, Param &p) {
     if (v.elem_allocates && !v.elem_handle_type)
       diag_.error(p.loc, "ava_element { ava_allocates; } needs handle elements in " + where);
     if (pt.kind == TypeInfo::Kind::Pointer && !v.elem_handle_type && !elem_opaque)
-      diag_.error(p.loc, "buffer " + where +
-                             " holds pointers: say ava_element { ava_handle; } or ava_element { ava_opaque; }");
+      diag_.error(
+          p.loc,
+          "buffer " + where +
+              " holds pointers: say ava_element { ava_handle; } or ava_element { ava_opaque; }");
   } else if (t.kind == TypeInfo::Kind::Int) {
     v.role = Role::Scalar;
   } else if (t.kind == TypeInfo::Kind::Float) {
@@ -325,7 +345,8 @@ void Validator::resolve_param(Function &fn, Param &p) {
     diag_.error(p.loc, where + " has type '" + t.spelling + "' which cava cannot marshal");
   }
   if (v.role != Role::Buffer && (has(Ann::Out) || has(Ann::Buffer) || has(Ann::ZerocopyBuffer)))
-    diag_.error(p.loc, "ava_out/ava_buffer/ava_zerocopy_buffer need a pointer: " + where + " is not a buffer");
+    diag_.error(p.loc, "ava_out/ava_buffer/ava_zerocopy_buffer need a pointer: " + where +
+                           " is not a buffer");
   if (v.role != Role::Handle && has(Ann::Deallocates))
     diag_.error(p.loc, "ava_deallocates applies to handle arguments; " + where + " is not one");
   if (has(Ann::Allocates))
@@ -351,7 +372,8 @@ void Validator::resolve_return(Function &fn) {
       diag_.error(x.ann->loc, "buffer return values are not implemented by cava's backends yet");
   }
   if (!scopes.empty())
-    diag_.error(fn.loc, "ava_element in ava_return_value is not implemented by cava's backends yet");
+    diag_.error(fn.loc,
+                "ava_element in ava_return_value is not implemented by cava's backends yet");
   ValueInfo &v = fn.ret_info;
   const TypeInfo &t = fn.ret;
   switch (t.kind) {
@@ -430,9 +452,10 @@ void Validator::resolve_function(Function &fn) {
   if (fn.ret.kind == TypeInfo::Kind::Pointer && !fn.error)
     fn.error = "NULL";
   if (fn.ret.kind != TypeInfo::Kind::Void && !fn.error) {
-    diag_.error(fn.loc, fn.name + " returns " + fn.ret.spelling +
-                            " but has no error value: add ava_error(value) to its body or ava_type(" +
-                            unqualified(fn.ret.spelling) + ") { ava_error(value); }");
+    diag_.error(fn.loc,
+                fn.name + " returns " + fn.ret.spelling +
+                    " but has no error value: add ava_error(value) to its body or ava_type(" +
+                    unqualified(fn.ret.spelling) + ") { ava_error(value); }");
   }
   if (fn.unsupported)
     return;
@@ -449,32 +472,39 @@ void Validator::resolve_function(Function &fn) {
     }
     if (fn.params[i].info.role == Role::Callback) {
       if (fn.callback_param >= 0)
-        diag_.error(fn.params[i].loc, fn.name + " has more than one callback argument (not implemented yet)");
+        diag_.error(fn.params[i].loc,
+                    fn.name + " has more than one callback argument (not implemented yet)");
       fn.callback_param = static_cast<int>(i);
     }
   }
   if ((fn.callback_param >= 0) != (fn.userdata_param >= 0))
-    diag_.error(fn.loc, fn.name + ": an ava_callback argument needs exactly one ava_userdata argument");
+    diag_.error(fn.loc,
+                fn.name + ": an ava_callback argument needs exactly one ava_userdata argument");
   if (fn.async) {
     if (fn.ret.kind != TypeInfo::Kind::Void && !fn.success)
-      diag_.error(fn.loc, "ava_async " + fn.name + " needs ava_success(value): it returns before the call is made");
+      diag_.error(fn.loc, "ava_async " + fn.name +
+                              " needs ava_success(value): it returns before the call is made");
     for (const Param &p : fn.params) {
       if (p.info.may_out)
         diag_.error(p.loc, "ava_async " + fn.name + " cannot have the out buffer '" + p.name + "'");
       if (p.info.elem_allocates || p.info.role == Role::Callback)
-        diag_.error(p.loc, "ava_async " + fn.name + " cannot allocate handles or register callbacks");
+        diag_.error(p.loc,
+                    "ava_async " + fn.name + " cannot allocate handles or register callbacks");
     }
     if (fn.ret_info.allocates)
       diag_.error(fn.loc, "ava_async " + fn.name + " cannot return an allocated handle");
   }
   if (fn.disable_native_call) {
     if (fn.code.empty())
-      diag_.error(fn.loc, "ava_disable_native_call: the body of " + fn.name + " must implement the call");
+      diag_.error(fn.loc,
+                  "ava_disable_native_call: the body of " + fn.name + " must implement the call");
     if (fn.code_has_execute)
-      diag_.error(fn.code_loc, "ava_disable_native_call: " + fn.name + " cannot call ava_execute()");
+      diag_.error(fn.code_loc,
+                  "ava_disable_native_call: " + fn.name + " cannot call ava_execute()");
   } else if (!fn.code.empty() && !fn.code_has_execute) {
-    diag_.error(fn.code_loc, "the code in " + fn.name +
-                                 " never calls ava_execute(); add it or say ava_disable_native_call");
+    diag_.error(fn.code_loc,
+                "the code in " + fn.name +
+                    " never calls ava_execute(); add it or say ava_disable_native_call");
   }
   if (fn.success) {
     const std::string t = unqualified(fn.ret.spelling);
@@ -552,17 +582,20 @@ bool Validator::run() {
   }
   find_destroy_functions();
   for (const HandleType &h : spec_.handle_types) {
-    const bool allocated = std::any_of(spec_.functions.begin(), spec_.functions.end(), [&](const Function &f) {
-      if (f.ret_info.allocates && spec_.handle_types[f.ret_info.handle_type - 1].name == h.name)
-        return true;
-      return std::any_of(f.params.begin(), f.params.end(), [&](const Param &p) {
-        return p.info.elem_allocates && spec_.handle_types[p.info.elem_handle_type - 1].name == h.name;
-      });
-    });
+    const bool allocated =
+        std::any_of(spec_.functions.begin(), spec_.functions.end(), [&](const Function &f) {
+          if (f.ret_info.allocates && spec_.handle_types[f.ret_info.handle_type - 1].name == h.name)
+            return true;
+          return std::any_of(f.params.begin(), f.params.end(), [&](const Param &p) {
+            return p.info.elem_allocates &&
+                   spec_.handle_types[p.info.elem_handle_type - 1].name == h.name;
+          });
+        });
     if (allocated && h.destroy_function.empty())
-      diag_.error(spec_.loc, "handles of type " + h.name +
-                                 " are allocated but no function deallocates them (a one-argument "
-                                 "function with ava_deallocates): guests that exit would leak them");
+      diag_.error(spec_.loc,
+                  "handles of type " + h.name +
+                      " are allocated but no function deallocates them (a one-argument "
+                      "function with ava_deallocates): guests that exit would leak them");
   }
   return !diag_.has_errors();
 }

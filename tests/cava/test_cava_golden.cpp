@@ -22,16 +22,17 @@ Test(cava_golden, demo_spec_matches_goldens) {
   const std::string src = AVA_SOURCE_DIR;
   const std::string out = make_tmp();
   cr_assert(!out.empty());
-  const CavaResult r = run_cava("-I" + src + "/specs/demo/lib --name-as specs/demo/demo.spec.c -o " +
-                                out + " " + src + "/specs/demo/demo.spec.c");
+  const CavaResult r =
+      run_cava("-I" + src + "/specs/demo/lib --name-as specs/demo/demo.spec.c -o " + out + " " +
+               src + "/specs/demo/demo.spec.c");
   cr_assert_eq(r.status, 0, "cava failed:\n%s", r.output.c_str());
   for (const char *f : {"demo_wire.h", "demo_guest.c", "demo_guest.map", "demo_worker.c"}) {
     const std::string got = read_file(out + "/" + f);
     const std::string want = read_file(src + "/tests/golden/demo/" + f);
     cr_assert(!want.empty(), "missing golden file tests/golden/demo/%s", f);
     if (got != want) {
-      const std::string diff = "diff -u " + src + "/tests/golden/demo/" + f + " " + out + "/" + f +
-                               " | head -n 60";
+      const std::string diff =
+          "diff -u " + src + "/tests/golden/demo/" + f + " " + out + "/" + f + " | head -n 60";
       [[maybe_unused]] int rc = std::system(diff.c_str());
       cr_assert_fail("%s differs from tests/golden/demo/%s (run `make goldens` if intended)", f, f);
     }

@@ -25,7 +25,7 @@ ProcResult run_proc(const std::vector<std::string> &argv, const std::vector<std:
 
 // A background process (e.g. a worker) that is killed when the object dies.
 class BackgroundProc {
- public:
+public:
   BackgroundProc(const std::vector<std::string> &argv, const std::vector<std::string> &env);
   ~BackgroundProc();
   BackgroundProc(const BackgroundProc &) = delete;
@@ -37,7 +37,7 @@ class BackgroundProc {
   // Waits for exit; returns exit code (128 + signal) or -1 on timeout.
   int wait_exit(int timeout_ms);
 
- private:
+private:
   // Output is drained all the time: a child blocked on a full pipe would
   // look like a hang of the code under test.
   void drain();

@@ -59,7 +59,8 @@ Test(e2e_demo, large_buffers_round_trip, .timeout = 300) {
 
 Test(e2e_demo, async_error_surfaces_at_next_sync_call, .timeout = 60) {
   const ProcResult n = native({DEMO_PROBE, "async-error"});
-  cr_expect(n.out.find("fill released: -1\nwrite b: 0\n") != std::string::npos, "%s", n.out.c_str());
+  cr_expect(n.out.find("fill released: -1\nwrite b: 0\n") != std::string::npos, "%s",
+            n.out.c_str());
   for (const char *ch : kChannels) {
     const ProcResult r = remoted(ch, {DEMO_PROBE, "async-error"});
     cr_expect_eq(r.exit_code, 0);
@@ -76,7 +77,8 @@ Test(e2e_demo, function_missing_from_spec_reports_itself, .timeout = 60) {
   const ProcResult r = remoted("unix", {DEMO_PROBE, "unsupported"});
   cr_expect_eq(r.exit_code, 0);
   cr_expect(r.out == "reserved: -5\nversion: 10203\n", "%s", r.out.c_str());
-  cr_expect(r.err.find("ava: demo_reserved_call is not supported by this spec") != std::string::npos,
+  cr_expect(r.err.find("ava: demo_reserved_call is not supported by this spec") !=
+                std::string::npos,
             "%s", r.err.c_str());
 }
 

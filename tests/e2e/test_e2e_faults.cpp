@@ -95,8 +95,7 @@ Test(e2e_faults, guest_killed_mid_call_over_shm_leaks_nothing, .timeout = 90) {
 }
 
 Test(e2e_faults, call_that_crashes_the_worker_fails_cleanly, .timeout = 60) {
-  const ProcResult r =
-      run_proc({AVA_BIN, "run", "--", DEMO_CRASH_APP}, clean_env(), 30000);
+  const ProcResult r = run_proc({AVA_BIN, "run", "--", DEMO_CRASH_APP}, clean_env(), 30000);
   // demo_crash_app exits 3 when demo_crash() returned instead of killing it.
   cr_expect_eq(r.exit_code, 3, "exit %d\nstdout:\n%s\nstderr:\n%s", r.exit_code, r.out.c_str(),
                r.err.c_str());

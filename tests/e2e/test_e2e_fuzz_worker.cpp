@@ -28,7 +28,7 @@ namespace {
 using Bytes = std::vector<uint8_t>;
 
 class RawGuest {
- public:
+public:
   explicit RawGuest(const std::string &path) : path_(path) {}
   ~RawGuest() { close_fd(); }
   RawGuest(const RawGuest &) = delete;
@@ -165,7 +165,7 @@ class RawGuest {
     return id;
   }
 
- private:
+private:
   void close_fd() {
     if (fd_ >= 0)
       close(fd_);
@@ -186,7 +186,8 @@ std::vector<Bytes> templates(uint64_t obj) {
     a.obj = obj;
     a.data = {0, 8, AVA_BUF_PRESENT | AVA_BUF_IN, 0};
     a.size = 8;
-    out.push_back(RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_WRITE, AVA_F_SYNC, &a, sizeof a, payload));
+    out.push_back(RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_WRITE, AVA_F_SYNC, &a,
+                                    sizeof a, payload));
   }
   {
     ava_demo_demo_obj_read_call a{};
@@ -194,7 +195,8 @@ std::vector<Bytes> templates(uint64_t obj) {
     a.offset = 8;
     a.data = {0, 16, AVA_BUF_PRESENT | AVA_BUF_OUT, 0};
     a.size = 16;
-    out.push_back(RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_READ, AVA_F_SYNC, &a, sizeof a, {}));
+    out.push_back(
+        RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_READ, AVA_F_SYNC, &a, sizeof a, {}));
   }
   {
     ava_demo_demo_obj_xor_call a{};
@@ -202,7 +204,8 @@ std::vector<Bytes> templates(uint64_t obj) {
     a.obj = obj;
     a.data = {0, 4, AVA_BUF_PRESENT | AVA_BUF_IN | AVA_BUF_OUT, 0};
     a.size = 4;
-    out.push_back(RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_XOR, AVA_F_SYNC, &a, sizeof a, payload));
+    out.push_back(RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_XOR, AVA_F_SYNC, &a,
+                                    sizeof a, payload));
   }
   {
     ava_demo_demo_sum_sizes_call a{};
@@ -212,7 +215,8 @@ std::vector<Bytes> templates(uint64_t obj) {
     a.objs = {0, 16, AVA_BUF_PRESENT | AVA_BUF_IN, 0};
     a.count = 2;
     a.total = {0, 8, AVA_BUF_PRESENT | AVA_BUF_OUT, 0};
-    out.push_back(RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_SUM_SIZES, AVA_F_SYNC, &a, sizeof a, payload));
+    out.push_back(RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_SUM_SIZES, AVA_F_SYNC, &a,
+                                    sizeof a, payload));
   }
   {
     ava_demo_demo_obj_set_label_call a{};
@@ -220,13 +224,15 @@ std::vector<Bytes> templates(uint64_t obj) {
     std::memcpy(payload.data(), "label", 6);
     a.obj = obj;
     a.label = {0, 6, AVA_BUF_PRESENT | AVA_BUF_IN, 0};
-    out.push_back(RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_SET_LABEL, AVA_F_SYNC, &a, sizeof a, payload));
+    out.push_back(RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_SET_LABEL, AVA_F_SYNC, &a,
+                                    sizeof a, payload));
   }
   {
     ava_demo_demo_obj_fill_call a{};
     a.obj = obj;
     a.value = 3;
-    out.push_back(RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_FILL, AVA_F_ASYNC, &a, sizeof a, {}));
+    out.push_back(
+        RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_FILL, AVA_F_ASYNC, &a, sizeof a, {}));
   }
   {
     ava_demo_demo_obj_get_name_call a{};
@@ -234,7 +240,8 @@ std::vector<Bytes> templates(uint64_t obj) {
     a.name = {0, 32, AVA_BUF_PRESENT | AVA_BUF_OUT, 0};
     a.capacity = 32;
     a.length_ret = {0, 8, AVA_BUF_PRESENT | AVA_BUF_OUT, 0};
-    out.push_back(RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_GET_NAME, AVA_F_SYNC, &a, sizeof a, {}));
+    out.push_back(RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_GET_NAME, AVA_F_SYNC, &a,
+                                    sizeof a, {}));
   }
   return out;
 }

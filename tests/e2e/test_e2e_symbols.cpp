@@ -20,7 +20,8 @@ std::set<std::string> api_functions() {
   const std::string text = ss.str();
   std::set<std::string> names;
   const std::regex decl(R"(\b(demo_\w+)\s*\()");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), decl); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), decl); it != std::sregex_iterator();
+       ++it) {
     const std::string name = (*it)[1];
     if (name != "demo_event_fn")
       names.insert(name);
@@ -55,7 +56,8 @@ Test(e2e_symbols, guest_library_needs_only_libc) {
   const std::regex needed(R"(\(NEEDED\)\s+Shared library: \[([^\]]+)\])");
   std::string out = r.out;
   int count = 0;
-  for (auto it = std::sregex_iterator(out.begin(), out.end(), needed); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), needed); it != std::sregex_iterator();
+       ++it) {
     const std::string lib = (*it)[1];
     ++count;
     cr_expect(lib.rfind("libc.so", 0) == 0 || lib.rfind("libm.so", 0) == 0 ||
@@ -64,6 +66,7 @@ Test(e2e_symbols, guest_library_needs_only_libc) {
               "the guest library needs %s", lib.c_str());
   }
   cr_expect_gt(count, 0);
-  cr_expect(r.out.find("SONAME") != std::string::npos && r.out.find("[libdemo.so.1]") != std::string::npos,
+  cr_expect(r.out.find("SONAME") != std::string::npos &&
+                r.out.find("[libdemo.so.1]") != std::string::npos,
             "soname is not libdemo.so.1:\n%s", r.out.c_str());
 }
