@@ -39,11 +39,23 @@ bool ctl_is_zero(const ava_ring_ctl &ctl) {
   return ctl.head == 0 && ctl.tail == 0 && ctl.sleeping == 0 && ctl.c_sleeping == 0;
 }
 
+// The region is followed by one page of private, read-only zeros: the heap is
+// last, and a buffer there that the peer leaves unterminated (or changes
+// after it was checked) then ends a string scan in that page instead of
+// running off the mapping.
 Status map_fd(int fd, uint64_t size, ShmMapping *map) {
-  void *p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED)
+  const long page = ::sysconf(_SC_PAGESIZE);
+  const uint64_t guard = page > 0 ? static_cast<uint64_t>(page) : 4096;
+  void *area = ::mmap(nullptr, size + guard, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (area == MAP_FAILED)
     return Status::error(AVA_E_NOMEM, "mmap of " + n(size) + " bytes: " + errno_text(errno));
-  *map = ShmMapping(static_cast<uint8_t *>(p), size);
+  void *p = ::mmap(area, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+  if (p == MAP_FAILED) {
+    const int err = errno;
+    ::munmap(area, size + guard);
+    return Status::error(AVA_E_NOMEM, "mmap of " + n(size) + " bytes: " + errno_text(err));
+  }
+  *map = ShmMapping(static_cast<uint8_t *>(p), size, guard);
   return Status::ok();
 }
 
@@ -55,22 +67,25 @@ bool shm_ring_size_ok(uint64_t v) {
 }
 
 ShmMapping::ShmMapping(ShmMapping &&other) noexcept
-    : base_(std::exchange(other.base_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+    : base_(std::exchange(other.base_, nullptr)), size_(std::exchange(other.size_, 0)),
+      guard_(std::exchange(other.guard_, 0)) {}
 
 ShmMapping &ShmMapping::operator=(ShmMapping &&other) noexcept {
   if (this != &other) {
     reset();
     base_ = std::exchange(other.base_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    guard_ = std::exchange(other.guard_, 0);
   }
   return *this;
 }
 
 void ShmMapping::reset() {
   if (base_ != nullptr)
-    ::munmap(base_, size_);
+    ::munmap(base_, size_ + guard_);
   base_ = nullptr;
   size_ = 0;
+  guard_ = 0;
 }
 
 Status create_region(const ShmOptions &options, UniqueFd *fd, ShmMapping *map,

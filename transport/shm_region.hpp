@@ -23,7 +23,9 @@ bool shm_ring_size_ok(uint64_t bytes);
 class ShmMapping {
 public:
   ShmMapping() = default;
-  ShmMapping(uint8_t *base, uint64_t size) : base_(base), size_(size) {}
+  // guard: bytes mapped after the region (read-only zeros) that reset() also unmaps.
+  ShmMapping(uint8_t *base, uint64_t size, uint64_t guard = 0)
+      : base_(base), size_(size), guard_(guard) {}
   ShmMapping(ShmMapping &&other) noexcept;
   ShmMapping &operator=(ShmMapping &&other) noexcept;
   ShmMapping(const ShmMapping &) = delete;
@@ -38,6 +40,7 @@ public:
 private:
   uint8_t *base_ = nullptr;
   uint64_t size_ = 0;
+  uint64_t guard_ = 0;
 };
 
 // The geometry both sides use: a private copy made once from a checked
