@@ -57,6 +57,11 @@ Test(e2e_demo, large_buffers_round_trip, .timeout = 300) {
   expect_same_as_native({DEMO_PROBE, "big", "200"});
 }
 
+Test(e2e_demo, zero_copy_buffers_round_trip, .timeout = 300) {
+  // On shm, ava_zerocopy_alloc memory is handed to the worker in place.
+  expect_same_as_native({DEMO_PROBE, "zerocopy", "64"});
+}
+
 Test(e2e_demo, async_error_surfaces_at_next_sync_call, .timeout = 60) {
   const ProcResult n = native({DEMO_PROBE, "async-error"});
   cr_expect(n.out.find("fill released: -1\nwrite b: 0\n") != std::string::npos, "%s",
