@@ -23,7 +23,7 @@ set_target_properties(ava_worker_wtest PROPERTIES
   LIBRARY_OUTPUT_DIRECTORY ${ava_wt_plugin_dir})
 target_link_libraries(ava_worker_wtest PRIVATE Threads::Threads)
 
-set(ava_wt_static_tests protocol buffers handles teardown async callbacks)
+set(ava_wt_static_tests protocol buffers handles teardown async callbacks heap)
 foreach(feature IN LISTS ava_wt_static_tests)
   set(name test_worker_${feature})
   add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.cpp)

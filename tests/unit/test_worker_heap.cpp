@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+// Zero-copy buffers on the worker side: over a real shm channel, descriptors
+// with AVA_BUF_HEAP point the API at the shared heap; ones that lie about
+// their range are refused with a status, and the worker keeps serving.
+#include <criterion/criterion.h>
+
+#include <cstring>
+#include <thread>
+
+#include "test_transport_shm_support.hpp"
+#include "worker/plugin_set.hpp"
+#include "worker/server.hpp"
+#include "worker/testing/fake_guest.hpp"
+#include "worker/testing/wtest_spec.h"
+
+using namespace ava::testing;
+using shm_test::Pair;
+using shm_test::small_options;
+
+namespace {
+
+// A shm pair whose worker end is served by serve_guest() on a thread.
+struct HeapSession {
+  Pair pair{small_options(64 * 1024, 1 << 20)};
+  ava::PluginSet plugins{"", {}};
+  ava::WorkerOptions options;
+  std::thread server;
+  std::unique_ptr<FakeGuest> guest;
+  ava::Channel::Heap heap;
+
+  HeapSession() {
+    plugins.add(&wt_worker_spec);
+    heap = pair.guest->heap();
+    cr_assert(heap.base != nullptr && heap.size >= (1u << 20));
+    server = std::thread([this] { ava::serve_guest(std::move(pair.worker), plugins, options); });
+    guest = std::make_unique<FakeGuest>(std::move(pair.guest));
+    cr_assert_eq(guest->hello(), AVA_OK);
+  }
+  ~HeapSession() {
+    guest->goodbye();
+    guest.reset();
+    server.join();
+  }
+};
+
+ava_buf_desc heap_desc(uint64_t offset, uint64_t length, uint32_t dir) {
+  return ava_buf_desc{offset, length, AVA_BUF_PRESENT | AVA_BUF_HEAP | dir, 0};
+}
+
+} // namespace
+
+Test(worker_heap, buffers_in_the_heap_are_used_in_place, .timeout = 60) {
+  HeapSession s;
+  const uint64_t size = 300000;
+  uint64_t obj = s.guest->create_obj(size);
+  cr_assert_neq(obj, 0u);
+  for (uint64_t i = 0; i < size; ++i)
+    s.heap.base[4096 + i] = static_cast<uint8_t>(i * 7);
+  wt_rw_args w{obj, size, heap_desc(4096, size, AVA_BUF_IN)};
+  Received reply;
+  cr_assert_eq(s.guest->call(WT_FN_OBJ_WRITE, w, &reply), AVA_OK);
+
+  std::memset(s.heap.base + 512 * 1024, 0, size);
+  wt_rw_args r{obj, size, heap_desc(512 * 1024, size, AVA_BUF_OUT)};
+  cr_assert_eq(s.guest->call(WT_FN_OBJ_READ, r, &reply), AVA_OK);
+  const auto out = reply.reply<wt_buffer_reply>();
+  // The reply points back into the heap: nothing was copied into the message.
+  cr_expect_eq(out.data.flags, AVA_BUF_PRESENT | AVA_BUF_OUT | AVA_BUF_HEAP);
+  cr_expect_eq(out.data.offset, 512u * 1024);
+  cr_expect_eq(out.data.length, size);
+  cr_expect_eq(reply.payload.size(), 0u);
+  cr_expect(std::memcmp(s.heap.base + 4096, s.heap.base + 512 * 1024, size) == 0);
+}
+
+Test(worker_heap, lying_heap_descriptors_are_refused, .timeout = 60) {
+  HeapSession s;
+  uint64_t obj = s.guest->create_obj(64);
+  cr_assert_neq(obj, 0u);
+  const uint64_t hs = s.heap.size;
+  struct Case {
+    const char *what;
+    ava_buf_desc desc;
+    uint64_t size;
+    int status;
+  };
+  const Case cases[] = {
+      {"offset past the heap", heap_desc(hs + 8, 8, AVA_BUF_IN), 8, AVA_E_LENGTH},
+      {"range past the heap", heap_desc(hs - 8, 64, AVA_BUF_IN), 64, AVA_E_LENGTH},
+      {"offset + length overflows", heap_desc(UINT64_MAX - 4, 64, AVA_BUF_IN), 64, AVA_E_LENGTH},
+      {"length differs from the size", heap_desc(0, 32, AVA_BUF_IN), 64, AVA_E_LENGTH},
+      {"heap flag without present", ava_buf_desc{0, 8, AVA_BUF_HEAP | AVA_BUF_IN, 0}, 8,
+       AVA_E_PROTO},
+      {"unknown flag", ava_buf_desc{0, 8, AVA_BUF_PRESENT | AVA_BUF_IN | 0x40, 0}, 8, AVA_E_PROTO},
+      {"reserved set", ava_buf_desc{0, 8, AVA_BUF_PRESENT | AVA_BUF_HEAP | AVA_BUF_IN, 1}, 8,
+       AVA_E_PROTO},
+  };
+  for (const Case &c : cases) {
+    wt_rw_args w{obj, c.size, c.desc};
+    Received reply;
+    cr_expect_eq(s.guest->call(WT_FN_OBJ_WRITE, w, &reply), c.status, "[%s]", c.what);
+    cr_expect_eq(s.guest->add(2, 3), 5, "[%s] the worker stopped serving", c.what);
+  }
+}
