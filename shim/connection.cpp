@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "shim/connection.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,11 @@ std::chrono::microseconds spin_budget() {
   }();
   return budget;
 }
+// Readers block in recv for at most this long, so that others can take over.
+constexpr int kReadSliceMs = 20;
+// The background reader leaves the channel to callers until they have not
+// waited for this long.
+constexpr auto kCallerIdle = std::chrono::milliseconds(2);
 // Bounds on what a misbehaving worker can make the guest hold.
 constexpr size_t kMaxAbandoned = 4096;
 constexpr size_t kMaxQueuedCallbacks = 4096;
@@ -247,21 +253,55 @@ void Connection::remember_abandoned_locked(uint64_t call_id) {
 
 Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, MsgBuf *out) {
   auto done = [w] { return w->state_.load(std::memory_order_acquire) != ReplyWaiter::kWaiting; };
-  auto start = std::chrono::steady_clock::now();
-  while (!done() && std::chrono::steady_clock::now() - start < spin_budget()) {
-    cpu_relax();
-  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
+  auto left_ms = [&]() -> int {
+    if (timeout_ms < 0)
+      return kReadSliceMs;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    return static_cast<int>(std::clamp<int64_t>(left.count(), 0, kReadSliceMs));
+  };
+  callers_waiting_.fetch_add(1, std::memory_order_acq_rel);
   bool timed_out = false;
-  {
-    // Taking the waiter's mutex also waits for the reader to let go of it.
-    std::unique_lock lock(w->mu_);
-    if (timeout_ms < 0) {
-      w->cv_.wait(lock, done);
-    } else {
-      timed_out = !w->cv_.wait_until(lock, start + std::chrono::milliseconds(timeout_ms), done);
+  while (!done()) {
+    if (rx_mu_.try_lock()) {
+      // Nobody is reading: read our own reply, which saves handing it over
+      // from another thread (a wake-up each way on a busy machine).
+      std::unique_lock rx(rx_mu_, std::adopt_lock);
+      while (!done()) {
+        const int slice = left_ms();
+        if (slice == 0 && timeout_ms >= 0) {
+          timed_out = true;
+          break;
+        }
+        if (!read_one(slice))
+          break; // broken: mark_broken has failed the waiter
+      }
+      break;
+    }
+    // Another thread reads; it routes our reply to us. Spin, then sleep in
+    // short slices so we can take over reading when it lets go.
+    const auto spin_until = std::chrono::steady_clock::now() + spin_budget();
+    while (!done() && std::chrono::steady_clock::now() < spin_until)
+      cpu_relax();
+    {
+      std::unique_lock lock(w->mu_);
+      w->cv_.wait_for(lock, std::chrono::microseconds(100), done);
+    }
+    if (!done() && timeout_ms >= 0 && std::chrono::steady_clock::now() >= deadline) {
+      timed_out = true;
+      break;
     }
   }
-  if (timed_out) {
+  last_wait_end_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                       std::memory_order_release);
+  callers_waiting_.fetch_sub(1, std::memory_order_acq_rel);
+  {
+    // Taking the waiter's mutex also waits for the reader to let go of it.
+    std::lock_guard lock(w->mu_);
+  }
+  if (timed_out && !done()) {
     std::lock_guard lock(pending_mu_);
     auto it = pending_.find(call_id);
     if (it != pending_.end() && it->second == w) {
@@ -280,6 +320,27 @@ Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, 
     return Status::ok();
   }
   return Status::error(w->error_, "");
+}
+
+bool Connection::read_one(int timeout_ms) {
+  std::string reason;
+  try {
+    MsgBuf msg;
+    Status st = channel_->recv(msg, timeout_ms);
+    if (st.code == AVA_E_TIMEOUT) {
+      return true; // nothing arrived; a stalled message breaks the channel for the next recv
+    }
+    if (!st.is_ok()) {
+      reason = st.code == AVA_E_CLOSED && st.message.empty() ? "the worker closed the connection"
+                                                             : reason_of(st);
+    } else if (route(std::move(msg), &reason)) {
+      return true;
+    }
+  } catch (...) {
+    reason = "out of memory in the guest runtime";
+  }
+  mark_broken(reason);
+  return false;
 }
 
 void Connection::mark_broken(const std::string &reason) {
@@ -315,23 +376,23 @@ void Connection::mark_broken(const std::string &reason) {
   cb_cv_.notify_all();
 }
 
+// The background reader takes messages nobody waits for (callbacks, replies
+// while no caller reads). While calls are in flight it stays away, so that
+// callers read their own replies; it comes back once they have been idle.
 void Connection::reader_main() {
   for (;;) {
-    std::string reason;
-    try {
-      MsgBuf msg;
-      Status st = channel_->recv(msg, -1);
-      if (!st.is_ok()) {
-        reason = st.code == AVA_E_CLOSED && st.message.empty() ? "the worker closed the connection"
-                                                               : reason_of(st);
-      } else if (route(std::move(msg), &reason)) {
-        continue;
-      }
-    } catch (...) {
-      reason = "out of memory in the guest runtime";
+    if (broken())
+      return;
+    const int64_t idle_since = last_wait_end_.load(std::memory_order_acquire);
+    const auto idle = std::chrono::steady_clock::now().time_since_epoch() -
+                      std::chrono::steady_clock::duration(idle_since);
+    if (callers_waiting_.load(std::memory_order_acquire) > 0 || idle < kCallerIdle) {
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+      continue;
     }
-    mark_broken(reason);
-    return;
+    std::unique_lock rx(rx_mu_);
+    if (!read_one(kReadSliceMs))
+      return;
   }
 }
 

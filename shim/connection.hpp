@@ -87,6 +87,8 @@ public:
 
 private:
   void reader_main();
+  // Receives and routes one message (rx_mu_ held); false once the connection broke.
+  bool read_one(int timeout_ms);
   // Returns false when msg breaks the protocol; *reason then says why.
   bool route(MsgBuf &&msg, std::string *reason);
   bool deliver_reply(MsgBuf &&msg, std::string *reason);
@@ -131,6 +133,11 @@ private:
   bool closing_ = false;
 
   std::thread reader_;
+  // Whoever holds rx_mu_ may call channel_->recv: a caller waiting for its
+  // reply, or the background reader when no caller is around.
+  std::mutex rx_mu_;
+  std::atomic<int> callers_waiting_{0};
+  std::atomic<int64_t> last_wait_end_{0}; // steady_clock ticks
 
   std::mutex cb_mu_;
   std::condition_variable cb_cv_;
