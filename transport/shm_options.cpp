@@ -39,7 +39,9 @@ Status env_number(const char *name, uint64_t limit, uint64_t *value) {
 
 uint64_t default_shm_spin_ns() {
   constexpr uint64_t kSpinNs = 20000;
-  constexpr int kMinCpus = 4;
+  // Each side has one thread waiting on a ring (the caller for its reply, an
+  // idle shadow thread for its next call), so two CPUs are enough to spin.
+  constexpr int kMinCpus = 2;
   cpu_set_t cpus;
   CPU_ZERO(&cpus);
   if (::sched_getaffinity(0, sizeof cpus, &cpus) != 0)

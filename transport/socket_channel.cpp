@@ -3,6 +3,11 @@
 
 #include "transport/gather.hpp"
 
+#include <sched.h>
+
+#include <chrono>
+#include <cstdlib>
+
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -60,6 +65,25 @@ std::string errno_text(int err) {
   // GNU strerror_r: the text may or may not be placed in buf.
   const char *text = strerror_r(err, buf, sizeof buf);
   return text ? text : "unknown error";
+}
+
+// AVA_SOCKET_SPIN_NS, default 20 us with at least 2 CPUs (the waiting thread
+// is the one that acts on the message, as on the shm channel), else 0.
+uint64_t socket_spin_ns() {
+  static const uint64_t spin = [] {
+    if (const char *v = std::getenv("AVA_SOCKET_SPIN_NS"); v != nullptr && *v != '\0') {
+      char *end = nullptr;
+      const unsigned long long n = std::strtoull(v, &end, 10);
+      if (end != nullptr && *end == '\0' && n <= 1000000000ull)
+        return static_cast<uint64_t>(n);
+    }
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    if (::sched_getaffinity(0, sizeof cpus, &cpus) != 0)
+      return uint64_t{20000};
+    return CPU_COUNT(&cpus) >= 2 ? uint64_t{20000} : uint64_t{0};
+  }();
+  return spin;
 }
 
 int poll_fd(int fd, short events, const Deadline &deadline) {
@@ -121,6 +145,8 @@ Status SocketChannel::fill_stage(size_t want, int timeout_ms) {
   Deadline idle(timeout_ms);
   Deadline stall(stall_timeout_ms_);
   uint8_t *stage = stage_.get();
+  bool spinning = false;
+  std::chrono::steady_clock::time_point spin_until;
   while (stage_end_ - stage_begin_ < want) {
     if (stage_begin_ == stage_end_) {
       stage_begin_ = stage_end_ = 0;
@@ -152,6 +178,21 @@ Status SocketChannel::fill_stage(size_t want, int timeout_ms) {
     }
     if (shut_.load(std::memory_order_acquire))
       return closed_status("recv");
+    if (have == 0 && timeout_ms != 0 && socket_spin_ns() > 0) {
+      // The answer to what we just sent usually comes within microseconds;
+      // polling for it briefly saves a sleep and a wake-up.
+      const auto now = std::chrono::steady_clock::now();
+      if (!spinning) {
+        spinning = true;
+        spin_until = now + std::chrono::nanoseconds(socket_spin_ns());
+      }
+      if (now < spin_until) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        continue;
+      }
+    }
     const int rc = poll_fd(fd_.get(), POLLIN, have == 0 ? idle : stall);
     if (rc < 0)
       return break_recv(AVA_E_CLOSED, "poll: " + errno_text(-rc));

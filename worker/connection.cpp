@@ -145,6 +145,11 @@ void GuestConnection::cancel_callback_wait(uint64_t seq) {
   waiters_.erase(seq);
 }
 
+bool GuestConnection::has_callback_waiters() {
+  std::lock_guard lock(state_mutex_);
+  return !waiters_.empty();
+}
+
 bool GuestConnection::complete_callback(uint64_t seq, int status) {
   std::lock_guard lock(state_mutex_);
   auto it = waiters_.find(seq);
@@ -166,6 +171,11 @@ void GuestConnection::dequeued(uint64_t bytes) {
   queued_bytes_ -= bytes < queued_bytes_ ? bytes : queued_bytes_;
   if (queued_bytes_ <= kQueueLimitBytes)
     state_cv_.notify_all();
+}
+
+bool GuestConnection::queue_full() {
+  std::lock_guard lock(state_mutex_);
+  return queued_bytes_ > kQueueLimitBytes && waiters_.empty();
 }
 
 void GuestConnection::wait_for_queue_space() {

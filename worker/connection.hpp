@@ -68,6 +68,10 @@ public:
   void cancel_callback_wait(uint64_t seq);
   // Returns false if nobody waits for seq (late or bogus CALLBACK_DONE).
   bool complete_callback(uint64_t seq, int status);
+  // Whether a trampoline waits for a CALLBACK_DONE (someone must read soon).
+  bool has_callback_waiters();
+  // Whether wait_for_queue_space() would block now.
+  bool queue_full();
 
   // Flow control: bytes of CALLs queued for shadow threads but not yet done.
   void queued(uint64_t bytes);

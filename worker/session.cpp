@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "worker/session.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <new>
 #include <string>
+#include <thread>
 
 #include "worker/connection.hpp"
 #include "worker/log.hpp"
@@ -111,45 +113,106 @@ Status GuestSession::hello() {
   return Status::ok();
 }
 
-Status GuestSession::read_loop() {
-  for (;;) {
-    connection_->wait_for_queue_space();
-    // A fresh buffer each time: the previous one moved to a shadow thread.
-    MsgBuf buf;
-    Status s = connection_->channel().recv(buf, -1);
-    if (!s.is_ok()) {
-      if (s.code == AVA_E_CLOSED || !connection_->alive())
-        return Status::ok();
+void GuestSession::close_with(const Status &status) {
+  {
+    std::lock_guard lock(close_mu_);
+    if (closed_)
+      return;
+    closed_ = true;
+    close_status_ = status;
+  }
+  // Wakes every reader blocked in recv and makes the session loop return.
+  connection_->shutdown();
+}
+
+bool GuestSession::queue_full() const {
+  return connection_->queue_full();
+}
+
+void GuestSession::shadow_idle(bool idle) {
+  if (idle)
+    idle_shadows_.fetch_add(1, std::memory_order_acq_rel);
+  else
+    idle_shadows_.fetch_sub(1, std::memory_order_acq_rel);
+  last_idle_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                   std::memory_order_release);
+}
+
+GuestSession::ReadResult GuestSession::read_step(int timeout_ms, uint64_t self, MsgBuf *mine) {
+  // A fresh buffer each time: the previous one moved to a shadow thread.
+  MsgBuf buf;
+  Status s = connection_->channel().recv(buf, timeout_ms);
+  if (s.code == AVA_E_TIMEOUT)
+    return ReadResult::Nothing;
+  if (!s.is_ok()) {
+    if (s.code == AVA_E_CLOSED || !connection_->alive()) {
+      close_with(Status::ok());
+    } else {
       connection_->log_error("closing the connection: " + s.message);
-      return s;
+      close_with(s);
     }
-    ava_msg_hdr hdr;
-    if (buf.size() < sizeof hdr) {
-      connection_->log_error("closing the connection: short message");
-      return Status::error(AVA_E_PROTO, "short message");
+    return ReadResult::Closed;
+  }
+  ava_msg_hdr hdr;
+  if (buf.size() < sizeof hdr) {
+    connection_->log_error("closing the connection: short message");
+    close_with(Status::error(AVA_E_PROTO, "short message"));
+    return ReadResult::Closed;
+  }
+  std::memcpy(&hdr, buf.data(), sizeof hdr);
+  if (hdr.magic != AVA_MSG_MAGIC || hdr.abi_version != AVA_ABI_VERSION ||
+      hdr.total_len != buf.size()) {
+    connection_->log_error("closing the connection: bad message framing");
+    close_with(Status::error(AVA_E_PROTO, "bad message framing"));
+    return ReadResult::Closed;
+  }
+  switch (hdr.kind) {
+  case AVA_MSG_CALL:
+    if (self != 0 && hdr.thread_id == self && check_call(hdr) == AVA_OK) {
+      *mine = std::move(buf);
+      return ReadResult::Mine;
     }
-    std::memcpy(&hdr, buf.data(), sizeof hdr);
-    if (hdr.magic != AVA_MSG_MAGIC || hdr.abi_version != AVA_ABI_VERSION ||
-        hdr.total_len != buf.size()) {
-      connection_->log_error("closing the connection: bad message framing");
-      return Status::error(AVA_E_PROTO, "bad message framing");
+    on_call(buf);
+    return ReadResult::Nothing;
+  case AVA_MSG_CALLBACK_DONE:
+    if (!connection_->complete_callback(hdr.seq, sanitize_guest_status(hdr.status)))
+      connection_->log_debug("CALLBACK_DONE for no waiting callback (seq " +
+                             std::to_string(hdr.seq) + ")");
+    return ReadResult::Nothing;
+  case AVA_MSG_GOODBYE:
+    close_with(Status::ok());
+    return ReadResult::Closed;
+  default:
+    connection_->log_error("closing the connection: unexpected message of kind " +
+                           std::to_string(hdr.kind));
+    close_with(Status::error(AVA_E_PROTO, "unexpected message kind"));
+    return ReadResult::Closed;
+  }
+}
+
+// The session thread reads whatever idle shadow threads do not: while some
+// shadow thread is (or just was) idle it stays away, unless a callback waits
+// for its CALLBACK_DONE and nobody may be reading.
+Status GuestSession::read_loop() {
+  constexpr auto kShadowGrace = std::chrono::milliseconds(1);
+  for (;;) {
+    {
+      std::lock_guard lock(close_mu_);
+      if (closed_)
+        return close_status_;
     }
-    switch (hdr.kind) {
-    case AVA_MSG_CALL:
-      on_call(buf);
-      break;
-    case AVA_MSG_CALLBACK_DONE:
-      if (!connection_->complete_callback(hdr.seq, sanitize_guest_status(hdr.status)))
-        connection_->log_debug("CALLBACK_DONE for no waiting callback (seq " +
-                               std::to_string(hdr.seq) + ")");
-      break;
-    case AVA_MSG_GOODBYE:
-      return Status::ok();
-    default:
-      connection_->log_error("closing the connection: unexpected message of kind " +
-                             std::to_string(hdr.kind));
-      return Status::error(AVA_E_PROTO, "unexpected message kind");
+    const auto since_idle = std::chrono::steady_clock::now().time_since_epoch() -
+                            std::chrono::steady_clock::duration(last_idle_.load());
+    const bool shadows_read =
+        idle_shadows_.load(std::memory_order_acquire) > 0 || since_idle < kShadowGrace;
+    if (shadows_read && !connection_->has_callback_waiters()) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      continue;
     }
+    connection_->wait_for_queue_space();
+    std::unique_lock rx(rx_mu_);
+    MsgBuf unused;
+    read_step(kShadowReadMs, 0, &unused);
   }
 }
 
@@ -197,7 +260,7 @@ void GuestSession::on_call(MsgBuf &message) {
       reject(hdr, AVA_E_NOMEM, "too many guest threads");
       return;
     }
-    auto created = std::make_unique<ShadowThread>(connection_, hdr.thread_id);
+    auto created = std::make_unique<ShadowThread>(connection_, this, hdr.thread_id);
     Status started = created->start();
     if (!started.is_ok()) {
       reject(hdr, started.code, started.message.c_str());
@@ -221,6 +284,12 @@ void GuestSession::teardown() {
     return;
   torn_down_ = true;
   connection_->shutdown();
+  {
+    // A shadow thread may be reading (and creating shadow threads): wait for
+    // it to let go, and keep everyone from reading again.
+    std::lock_guard rx(rx_mu_);
+    reading_over_ = true;
+  }
   for (auto &[id, shadow] : shadows_)
     shadow->stop();
   for (auto &[id, shadow] : shadows_)

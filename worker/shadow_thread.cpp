@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "worker/connection.hpp"
+#include "worker/session.hpp"
 
 namespace ava {
 namespace {
@@ -43,8 +44,9 @@ std::string func_name(const ava_worker_spec *spec, uint32_t func_id) {
 
 } // namespace
 
-ShadowThread::ShadowThread(std::shared_ptr<GuestConnection> connection, uint64_t guest_thread_id)
-    : connection_(std::move(connection)), guest_thread_id_(guest_thread_id) {}
+ShadowThread::ShadowThread(std::shared_ptr<GuestConnection> connection, GuestSession *session,
+                           uint64_t guest_thread_id)
+    : connection_(std::move(connection)), session_(session), guest_thread_id_(guest_thread_id) {}
 
 ShadowThread::~ShadowThread() {
   stop();
@@ -90,26 +92,62 @@ uint64_t ShadowThread::current_guest_thread(const GuestConnection *connection) {
 void ShadowThread::run() {
   tls_connection = connection_.get();
   tls_guest_thread = guest_thread_id_;
+  bool idle = false;
+  auto set_idle = [&](bool now) {
+    if (idle != now && session_ != nullptr)
+      session_->shadow_idle(now);
+    idle = now;
+  };
   for (;;) {
     MsgBuf message;
-    // The next call of a guest thread usually follows within microseconds,
-    // and a futex wake-up costs tens of them here: spin a little first.
-    const auto spin_until = std::chrono::steady_clock::now() + spin_budget();
-    while (pending_.load(std::memory_order_acquire) == 0 &&
-           std::chrono::steady_clock::now() < spin_until)
-      cpu_relax();
+    bool queued = false;
     {
       std::unique_lock lock(mutex_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (stopping_)
         break;
-      message = std::move(queue_.front());
-      queue_.pop_front();
-      pending_.fetch_sub(1, std::memory_order_relaxed);
+      if (!queue_.empty()) {
+        message = std::move(queue_.front());
+        queue_.pop_front();
+        pending_.fetch_sub(1, std::memory_order_relaxed);
+        queued = true;
+      }
     }
+    if (!queued) {
+      set_idle(true);
+      // Nothing queued: read for ourselves if nobody else is reading.
+      using Result = GuestSession::ReadResult;
+      Result r =
+          session_ != nullptr
+              ? session_->read_for(guest_thread_id_, &message,
+                                   [this] { return pending_.load(std::memory_order_acquire) == 0; })
+              : Result::Nothing;
+      if (r == Result::Mine) {
+        set_idle(false);
+        serve(message);
+        continue;
+      }
+      if (r == Result::Nothing) {
+        // Someone else reads (or the read timed out): wait briefly for a
+        // queued call, then try to read again.
+        const auto spin_until = std::chrono::steady_clock::now() + spin_budget();
+        while (pending_.load(std::memory_order_acquire) == 0 &&
+               std::chrono::steady_clock::now() < spin_until)
+          cpu_relax();
+        std::unique_lock lock(mutex_);
+        cv_.wait_for(lock, std::chrono::microseconds(200),
+                     [&] { return stopping_ || !queue_.empty(); });
+        continue;
+      }
+      // Closed: wait to be stopped.
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [&] { return stopping_; });
+      break;
+    }
+    set_idle(false);
     serve(message);
     connection_->dequeued(message.size());
   }
+  set_idle(false);
   tls_connection = nullptr;
   tls_guest_thread = 0;
 }

@@ -19,10 +19,12 @@
 namespace ava {
 
 class GuestConnection;
+class GuestSession;
 
 class ShadowThread {
 public:
-  ShadowThread(std::shared_ptr<GuestConnection> connection, uint64_t guest_thread_id);
+  ShadowThread(std::shared_ptr<GuestConnection> connection, GuestSession *session,
+               uint64_t guest_thread_id);
   ~ShadowThread();
   ShadowThread(const ShadowThread &) = delete;
   ShadowThread &operator=(const ShadowThread &) = delete;
@@ -44,6 +46,7 @@ private:
   void serve(MsgBuf &message);
 
   std::shared_ptr<GuestConnection> connection_;
+  GuestSession *session_; // outlives the thread: teardown joins it
   uint64_t guest_thread_id_;
   AsyncErrorSlot async_error_; // touched only by the shadow thread itself
   std::mutex mutex_;
