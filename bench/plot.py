@@ -68,7 +68,9 @@ def bandwidth_panel(ax, rows, channels):
     if sizes:
         ax.plot(sizes, values, color="black", linewidth=2.5, label="memcpy")
     for channel in (c for c in channels if c not in BASELINES):
-        for metric, style, label in (("write_bw", "-", "in"), ("read_bw", "--", "out")):
+        for metric, style, label in (("write_bw", "-", "in"), ("read_bw", "--", "out"),
+                                     ("zc_write_bw", ":", "zero-copy in"),
+                                     ("zc_read_bw", "-.", "zero-copy out")):
             sizes, values = series(channel, metric)
             if sizes:
                 ax.plot(sizes, values, style, color=colour(channel, channels), marker=".",

@@ -160,6 +160,10 @@ measure_ava() {
   measure "$channel" "ava_$channel" env AVA_BATCH=1 "$@" "$demo_bench" --tag batched
   measure "$channel" "ava_${channel}_unbatched" env AVA_BATCH=0 "$@" "$demo_bench" \
     --only async --tag unbatched
+  # Buffers from ava_zerocopy_alloc: on shm they reach the worker in place.
+  if [[ $channel == shm ]]; then
+    measure "$channel" "ava_${channel}_zerocopy" env "$@" "$demo_bench" --only bw --zerocopy
+  fi
 }
 
 first_line() {

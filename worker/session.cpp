@@ -206,7 +206,7 @@ Status GuestSession::read_loop() {
     const bool shadows_read =
         idle_shadows_.load(std::memory_order_acquire) > 0 || since_idle < kShadowGrace;
     if (shadows_read && !connection_->has_callback_waiters()) {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
       continue;
     }
     connection_->wait_for_queue_space();

@@ -15,27 +15,6 @@ namespace {
 thread_local const GuestConnection *tls_connection = nullptr;
 thread_local uint64_t tls_guest_thread = 0;
 
-void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#else
-  std::this_thread::yield();
-#endif
-}
-
-// AVA_WORKER_SPIN_US (default 50; 0 turns spinning off).
-std::chrono::microseconds spin_budget() {
-  static const std::chrono::microseconds budget = [] {
-    const char *v = std::getenv("AVA_WORKER_SPIN_US");
-    if (v == nullptr || *v == '\0')
-      return std::chrono::microseconds(50);
-    char *end = nullptr;
-    const unsigned long n = std::strtoul(v, &end, 10);
-    return std::chrono::microseconds(end != nullptr && *end == '\0' && n <= 100000 ? n : 50);
-  }();
-  return budget;
-}
-
 std::string func_name(const ava_worker_spec *spec, uint32_t func_id) {
   if (spec->func_names != nullptr && spec->func_names[func_id] != nullptr)
     return std::string(spec->name) + "." + spec->func_names[func_id];
@@ -127,14 +106,10 @@ void ShadowThread::run() {
         continue;
       }
       if (r == Result::Nothing) {
-        // Someone else reads (or the read timed out): wait briefly for a
-        // queued call, then try to read again.
-        const auto spin_until = std::chrono::steady_clock::now() + spin_budget();
-        while (pending_.load(std::memory_order_acquire) == 0 &&
-               std::chrono::steady_clock::now() < spin_until)
-          cpu_relax();
+        // Someone else reads (or our read timed out): the reader queues our
+        // calls and wakes us; now and then we try to take over reading.
         std::unique_lock lock(mutex_);
-        cv_.wait_for(lock, std::chrono::microseconds(200),
+        cv_.wait_for(lock, std::chrono::milliseconds(2),
                      [&] { return stopping_ || !queue_.empty(); });
         continue;
       }
