@@ -24,9 +24,9 @@ uint64_t env_u64(const char *name, uint64_t fallback, uint64_t min, uint64_t max
 
 } // namespace
 
-Batch::Limits Batch::Limits::from_env() {
+Batch::Limits Batch::Limits::from_env(bool cheap_sends) {
   Limits l;
-  l.enabled = env_u64("AVA_BATCH", 1, 0, 1) == 1;
+  l.enabled = env_u64("AVA_BATCH", cheap_sends ? 0 : 1, 0, 1) == 1;
   l.max_bytes = env_u64("AVA_BATCH_BYTES", l.max_bytes, 4096, 64ull << 20);
   l.max_calls = static_cast<uint32_t>(env_u64("AVA_BATCH_CALLS", l.max_calls, 1, 1u << 20));
   l.max_delay = std::chrono::microseconds(env_u64("AVA_BATCH_US", 1000, 1, 10'000'000));

@@ -20,9 +20,11 @@ public:
     uint64_t max_bytes = 256 * 1024;
     uint32_t max_calls = 1024;
     std::chrono::microseconds max_delay{1000};
-    // AVA_BATCH=0 turns batching off; AVA_BATCH_BYTES, AVA_BATCH_CALLS and
-    // AVA_BATCH_US set the bounds.
-    static Limits from_env();
+    // AVA_BATCH=0 turns batching off, AVA_BATCH=1 on; without it, batching is
+    // on where a send costs a system call (sockets) and off on shm, where a
+    // send is a ring write and the copy into the batch would cost more.
+    // AVA_BATCH_BYTES, AVA_BATCH_CALLS and AVA_BATCH_US set the bounds.
+    static Limits from_env(bool cheap_sends);
   };
 
   explicit Batch(Limits limits) : limits_(limits) {}

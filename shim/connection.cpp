@@ -103,6 +103,7 @@ Connection::~Connection() {
 
 Status Connection::start() {
   const Channel::Heap h = channel_->heap();
+  batch_ = Batch(Batch::Limits::from_env(h.base != nullptr));
   if (h.base != nullptr && h.size > 0) {
     try {
       heap_ = std::make_unique<HeapAllocator>(h.base, h.size);

@@ -119,7 +119,7 @@ private:
 
   // Guards the channel's send side and the batch.
   std::mutex send_mu_;
-  Batch batch_{Batch::Limits::from_env()};
+  Batch batch_{Batch::Limits::from_env(false)};
   std::condition_variable flush_cv_;
   std::thread flusher_;
   bool flusher_stop_ = false;

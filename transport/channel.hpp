@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "ava/wire.h"
 
@@ -31,6 +32,18 @@ struct Status {
 class MsgBuf {
 public:
   MsgBuf() = default;
+  // A moved-from buffer is empty, with no capacity, and may be reused.
+  MsgBuf(MsgBuf &&other) noexcept
+      : storage_(std::move(other.storage_)), size_(std::exchange(other.size_, 0)),
+        capacity_(std::exchange(other.capacity_, 0)) {}
+  MsgBuf &operator=(MsgBuf &&other) noexcept {
+    storage_ = std::move(other.storage_);
+    size_ = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
+    return *this;
+  }
+  MsgBuf(const MsgBuf &) = delete;
+  MsgBuf &operator=(const MsgBuf &) = delete;
   // Grows capacity (never shrinks); contents are not preserved.
   bool reserve(uint64_t bytes);
   uint8_t *data() { return reinterpret_cast<uint8_t *>(storage_.get()); }

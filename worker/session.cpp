@@ -139,8 +139,10 @@ void GuestSession::shadow_idle(bool idle) {
 }
 
 GuestSession::ReadResult GuestSession::read_step(int timeout_ms, uint64_t self, MsgBuf *mine) {
-  // A fresh buffer each time: the previous one moved to a shadow thread.
-  MsgBuf buf;
+  // A shadow thread reads into its own buffer and keeps it from call to call;
+  // a message for another thread moves to that thread's queue.
+  MsgBuf scratch;
+  MsgBuf &buf = self != 0 ? *mine : scratch;
   Status s = connection_->channel().recv(buf, timeout_ms);
   if (s.code == AVA_E_TIMEOUT)
     return ReadResult::Nothing;
@@ -168,10 +170,8 @@ GuestSession::ReadResult GuestSession::read_step(int timeout_ms, uint64_t self, 
   }
   switch (hdr.kind) {
   case AVA_MSG_CALL:
-    if (self != 0 && hdr.thread_id == self && check_call(hdr) == AVA_OK) {
-      *mine = std::move(buf);
+    if (self != 0 && hdr.thread_id == self && check_call(hdr) == AVA_OK)
       return ReadResult::Mine;
-    }
     on_call(buf);
     return ReadResult::Nothing;
   case AVA_MSG_CALLBACK_DONE:

@@ -77,6 +77,7 @@ void ShadowThread::run() {
       session_->shadow_idle(now);
     idle = now;
   };
+  MsgBuf read_buf; // reused for calls this thread reads itself
   for (;;) {
     MsgBuf message;
     bool queued = false;
@@ -97,12 +98,12 @@ void ShadowThread::run() {
       using Result = GuestSession::ReadResult;
       Result r =
           session_ != nullptr
-              ? session_->read_for(guest_thread_id_, &message,
+              ? session_->read_for(guest_thread_id_, &read_buf,
                                    [this] { return pending_.load(std::memory_order_acquire) == 0; })
               : Result::Nothing;
       if (r == Result::Mine) {
         set_idle(false);
-        serve(message);
+        serve(read_buf);
         continue;
       }
       if (r == Result::Nothing) {
