@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs demo_app natively and under `ava run` over the unix and tcp channels,
+# Runs demo_app natively and under `ava run` over the unix, tcp and shm channels,
 # shows the native and remoted outputs side by side, and checks that they are
 # identical (exit status included).
 #
@@ -44,10 +44,11 @@ show_stderr() {
   fi
 }
 
-echo "running demo_app natively, then under ava run --channel unix and --channel tcp ..."
+echo "running demo_app natively, then under ava run --channel unix, tcp and shm ..."
 run native "$app"
 run unix "$ava" run --channel unix -- "$app"
 run tcp "$ava" run --channel tcp -- "$app"
+run shm "$ava" run --channel shm -- "$app"
 
 # diff --side-by-side starts its right column at width / 2 + 2.
 printf '\n%-*s%s\n' $((columns / 2 + 2)) "native" "ava run --channel unix"
@@ -56,7 +57,7 @@ diff --side-by-side --expand-tabs --width="$columns" "$out/native.out" "$out/uni
 echo
 
 failed=()
-for channel in unix tcp; do
+for channel in unix tcp shm; do
   if cmp -s "$out/native.out" "$out/$channel.out"; then
     echo "$channel: remoted output matches the native one"
   else
@@ -75,7 +76,7 @@ fi
 
 echo
 if [[ ${#failed[@]} -eq 0 ]]; then
-  echo "native and remoted outputs match (unix, tcp)"
+  echo "native and remoted outputs match (unix, tcp, shm)"
   exit 0
 fi
 echo "demo FAILED (${failed[*]})"
