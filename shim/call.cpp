@@ -198,17 +198,28 @@ Status Call::invoke(const void *args, uint32_t args_len, const void **reply, uin
   hdr.args_len = args_len;
   hdr.flags = flags_;
 
-  std::vector<struct iovec> iov;
-  iov.reserve(2 + payload_iov_.size());
-  iov.push_back({&hdr, sizeof hdr});
-  if (args_len > 0) {
-    iov.push_back({const_cast<void *>(args), args_len});
+  // Most calls have a few buffers: their gather list lives on the stack.
+  constexpr size_t kInlineIov = 16;
+  struct iovec inline_iov[kInlineIov];
+  std::vector<struct iovec> heap_iov;
+  struct iovec *iov_base = inline_iov;
+  const size_t iov_count = 1 + (args_len > 0 ? 1 : 0) + payload_iov_.size();
+  if (iov_count > kInlineIov) {
+    heap_iov.resize(iov_count);
+    iov_base = heap_iov.data();
   }
-  iov.insert(iov.end(), payload_iov_.begin(), payload_iov_.end());
+  size_t at = 0;
+  iov_base[at++] = {&hdr, sizeof hdr};
+  if (args_len > 0) {
+    iov_base[at++] = {const_cast<void *>(args), args_len};
+  }
+  for (const struct iovec &item : payload_iov_) {
+    iov_base[at++] = item;
+  }
 
   bool sync = (flags_ & AVA_F_SYNC) != 0;
   const bool batchable = !sync && (flags_ & AVA_F_FLUSH) == 0;
-  Status st = conn_->send_call(iov.data(), static_cast<int>(iov.size()), hdr.total_len, hdr.call_id,
+  Status st = conn_->send_call(iov_base, static_cast<int>(at), hdr.total_len, hdr.call_id,
                                sync ? &waiter_ : nullptr, batchable);
   if (!st.is_ok()) {
     return st;
