@@ -150,6 +150,11 @@ bool GuestConnection::has_callback_waiters() {
   return !waiters_.empty();
 }
 
+void GuestConnection::wait_for_callback_waiter(std::chrono::microseconds most) {
+  std::unique_lock lock(state_mutex_);
+  state_cv_.wait_for(lock, most, [&] { return !waiters_.empty() || !alive(); });
+}
+
 bool GuestConnection::complete_callback(uint64_t seq, int status) {
   std::lock_guard lock(state_mutex_);
   auto it = waiters_.find(seq);

@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -70,6 +71,9 @@ public:
   bool complete_callback(uint64_t seq, int status);
   // Whether a trampoline waits for a CALLBACK_DONE (someone must read soon).
   bool has_callback_waiters();
+  // Sleeps up to `most`, waking early when a callback starts waiting for its
+  // CALLBACK_DONE or the guest goes away.
+  void wait_for_callback_waiter(std::chrono::microseconds most);
   // Whether wait_for_queue_space() would block now.
   bool queue_full();
 

@@ -196,6 +196,8 @@ GuestSession::ReadResult GuestSession::read_step(int timeout_ms, uint64_t self, 
 Status GuestSession::read_loop() {
   constexpr auto kShadowGrace = std::chrono::milliseconds(1);
   for (;;) {
+    if (!connection_->alive())
+      close_with(Status::ok()); // stopped from outside (stop(), SIGTERM)
     {
       std::lock_guard lock(close_mu_);
       if (closed_)
@@ -206,7 +208,9 @@ Status GuestSession::read_loop() {
     const bool shadows_read =
         idle_shadows_.load(std::memory_order_acquire) > 0 || since_idle < kShadowGrace;
     if (shadows_read && !connection_->has_callback_waiters()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      // begin_callback_wait() wakes us: a trampoline waiting for its
+      // CALLBACK_DONE must not wait for this nap to end.
+      connection_->wait_for_callback_waiter(std::chrono::milliseconds(1));
       continue;
     }
     connection_->wait_for_queue_space();
