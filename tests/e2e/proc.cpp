@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,9 +26,14 @@ long long now_ms() {
 
 pid_t spawn(const std::vector<std::string> &argv, const std::vector<std::string> &env, int out_fd,
             int err_fd) {
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid != 0)
     return pid;
+  // A test killed by its timeout must not leave workers behind.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent)
+    _exit(127);
   for (const std::string &e : env) {
     const size_t eq = e.find('=');
     if (eq == std::string::npos)
