@@ -2,6 +2,8 @@
 // connect_shm / listen_shm: the bootstrap socket and the region hand-over.
 #include "transport/shm_bootstrap.hpp"
 
+#include "transport/unix_socket.hpp"
+
 #include <errno.h>
 #include <poll.h>
 #include <stddef.h>
@@ -30,21 +32,6 @@ constexpr size_t kMaxPending = 64;
 // More descriptors than the one expected are received only to be closed.
 constexpr size_t kMaxFds = 8;
 
-Status make_sockaddr(const std::string &path, sockaddr_un *sa, socklen_t *len) {
-  std::memset(sa, 0, sizeof *sa);
-  sa->sun_family = AF_UNIX;
-  const bool abstract = !path.empty() && path[0] == '@';
-  const size_t limit = abstract ? sizeof sa->sun_path : sizeof sa->sun_path - 1;
-  if (path.empty() || path.size() > limit || (abstract && path.size() == 1) ||
-      path.find('\0') != std::string::npos)
-    return Status::error(AVA_E_PROTO, "shm:" + path + ": invalid socket path");
-  std::memcpy(sa->sun_path, path.data(), path.size());
-  if (abstract)
-    sa->sun_path[0] = '\0';
-  *len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size() + (abstract ? 0 : 1));
-  return Status::ok();
-}
-
 std::string peer_suffix(int fd) {
   ucred cred{};
   socklen_t len = sizeof cred;
@@ -59,7 +46,7 @@ Status connect_socket(const Address &address, const Deadline &deadline, int time
                       UniqueFd *out) {
   sockaddr_un sa;
   socklen_t len = 0;
-  Status st = make_sockaddr(address.path, &sa, &len);
+  Status st = make_unix_sockaddr(address.path, "shm", &sa, &len);
   if (!st.is_ok())
     return st;
   const std::string name = address.to_string();
@@ -214,28 +201,6 @@ bool ack_ok(int sock) {
          static_cast<ssize_t>(sizeof ack);
 }
 
-// A socket file left behind by a dead listener refuses connections; a live
-// one (of any socket type) accepts them or names the wrong type. Only the
-// former may be replaced.
-Status remove_stale_socket(const std::string &path, const sockaddr_un &sa, socklen_t len) {
-  const std::string where = "listen shm:" + path + ": ";
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0)
-    return Status::ok();
-  if (!S_ISSOCK(st.st_mode))
-    return Status::error(AVA_E_STATE, where + "the path exists and is not a socket");
-  UniqueFd probe(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!probe.valid())
-    return Status::error(AVA_E_NOMEM, where + "socket: " + errno_text(errno));
-  if (::connect(probe.get(), reinterpret_cast<const sockaddr *>(&sa), len) == 0 ||
-      errno == EAGAIN || errno == EPROTOTYPE)
-    return Status::error(AVA_E_STATE, where + "another process is already listening there");
-  if (errno == ECONNREFUSED && ::unlink(path.c_str()) != 0 && errno != ENOENT)
-    return Status::error(AVA_E_STATE,
-                         where + "cannot remove the stale socket file: " + errno_text(errno));
-  return Status::ok();
-}
-
 class ShmListener final : public Listener {
 public:
   ShmListener(UniqueFd fd, UniqueFd wake, Address address, uint64_t spin_ns, bool owns_file,
@@ -244,14 +209,8 @@ public:
         owns_file_(owns_file), dev_(dev), ino_(ino) {}
 
   ~ShmListener() override {
-    if (!owns_file_)
-      return;
-    // Remove the socket file only while it is still ours: a newer listener may
-    // have replaced it in the meantime.
-    struct stat st {};
-    if (::lstat(address_.path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == dev_ &&
-        st.st_ino == ino_)
-      ::unlink(address_.path.c_str());
+    if (owns_file_)
+      remove_own_socket_file(address_.path, dev_, ino_);
   }
 
   Status accept(std::unique_ptr<Channel> *out, int timeout_ms) override;
@@ -463,45 +422,15 @@ Status listen_shm(const Address &address, const ShmOptions &options,
     Status st = check_shm_options(options);
     if (!st.is_ok())
       return Status::error(st.code, where + st.message);
-    sockaddr_un sa;
-    socklen_t len = 0;
-    st = make_sockaddr(address.path, &sa, &len);
+    // SEQPACKET: the hand-over is a few whole records, with the memfd attached.
+    UnixListenSocket sock;
+    st = listen_unix_socket(address, "shm", SOCK_SEQPACKET, &sock);
     if (!st.is_ok())
       return st;
-    const bool abstract = address.path[0] == '@';
-    if (!abstract) {
-      st = remove_stale_socket(address.path, sa, len);
-      if (!st.is_ok())
-        return st;
-    }
-    UniqueFd wake;
-    st = make_wake_fd(&wake);
-    if (!st.is_ok())
-      return st;
-    UniqueFd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-    if (!fd.valid())
-      return Status::error(AVA_E_NOMEM, where + "socket: " + errno_text(errno));
-    if (::bind(fd.get(), reinterpret_cast<const sockaddr *>(&sa), len) != 0)
-      return Status::error(AVA_E_STATE, where + "bind: " + errno_text(errno));
-    dev_t dev = 0;
-    ino_t ino = 0;
-    if (!abstract) {
-      struct stat sst {};
-      if (::lstat(address.path.c_str(), &sst) == 0) {
-        dev = sst.st_dev;
-        ino = sst.st_ino;
-      }
-    }
-    if (::listen(fd.get(), SOMAXCONN) != 0) {
-      const int err = errno;
-      if (!abstract)
-        ::unlink(address.path.c_str());
-      return Status::error(AVA_E_STATE, where + "listen: " + errno_text(err));
-    }
     Address bound = address;
     bound.kind = ChannelKind::Shm;
-    *out = std::make_unique<ShmListener>(std::move(fd), std::move(wake), std::move(bound),
-                                         options.spin_ns, !abstract, dev, ino);
+    *out = std::make_unique<ShmListener>(std::move(sock.fd), std::move(sock.wake), std::move(bound),
+                                         options.spin_ns, sock.owns_file, sock.dev, sock.ino);
     return Status::ok();
   } catch (const std::bad_alloc &) {
     return Status::error(AVA_E_NOMEM, "listen " + address.to_string() + ": out of memory");
