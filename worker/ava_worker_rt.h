@@ -39,7 +39,7 @@ struct ava_worker_spec {
 	uint64_t hash;
 	uint32_t nfuncs;
 	const char *const *func_names;
-	const uint32_t *func_flags; /* AVA_F_SYNC or AVA_F_ASYNC, 0 = unsupported */
+	const uint32_t *func_flags; /* AVA_F_SYNC and/or AVA_F_ASYNC, 0 = unsupported */
 	uint32_t ntypes;            /* handle types are 1..ntypes */
 	const char *const *type_names; /* indexed by type id; [0] = NULL */
 	ava_worker_dispatch_fn dispatch;
@@ -94,8 +94,30 @@ uint64_t ava_w_handle_out(struct ava_wcall *w, void *object, uint32_t type, int 
 /* Translates an array of n objects into handle ids in place. */
 int ava_w_handles_out(struct ava_wcall *w, void *array, uint64_t n, uint32_t type, int owned);
 
-/* The object behind id was deallocated by the API: forget it. */
+/*
+ * The guest dropped one reference to id (ava_deallocates): the id is
+ * forgotten, and what was kept for it freed, when that was its last one.
+ */
 void ava_w_handle_release(struct ava_wcall *w, uint64_t id);
+
+/* The guest took one more reference to id (ava_retains). */
+void ava_w_handle_retain(struct ava_wcall *w, uint64_t id);
+
+/* Whether the CALL was sent async (for functions that are async only sometimes). */
+int ava_w_is_async(const struct ava_wcall *w);
+
+/*
+ * For spec code (prologues, epilogues, ava_disable_native_call bodies), which
+ * runs inside a handler on a shadow thread but does not see its ava_wcall:
+ * the same lookups for the call being served on the calling thread. Outside
+ * a call they find nothing (NULL / 0).
+ */
+void *ava_w_current_handle(uint64_t id, uint32_t type);
+/* Like ava_w_current_handle for any of the ntypes types in types; *found_type set. */
+void *ava_w_current_handle_of(uint64_t id, const uint32_t *types, uint32_t ntypes,
+			      uint32_t *found_type);
+/* The id of object (registered, not owned, if new); 0 for NULL or outside a call. */
+uint64_t ava_w_current_handle_id(void *object, uint32_t type);
 
 /*
  * Keeps an IN buffer alive beyond the call (ava_lifetime_static/manual/

@@ -67,8 +67,43 @@ Status GuestConnection::send_status(const ava_msg_hdr &request, uint16_t kind, i
 void GuestConnection::shutdown() {
   alive_.store(false, std::memory_order_release);
   channel_->shutdown();
+  {
+    std::lock_guard lock(turn_mutex_);
+    turn_cv_.notify_all();
+  }
   std::lock_guard lock(state_mutex_);
   state_cv_.notify_all();
+}
+
+void GuestConnection::wait_async_turn(uint64_t before) {
+  // Pairs with the release increment in async_finished: what those calls did
+  // (objects registered, API state) is visible to the call about to run.
+  if (async_done_.load(std::memory_order_acquire) >= before)
+    return;
+  // The call we wait for is usually running on another core right now.
+  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+  while (std::chrono::steady_clock::now() < spin_until) {
+    if (async_done_.load(std::memory_order_acquire) >= before)
+      return;
+  }
+  turn_waiters_.fetch_add(1, std::memory_order_seq_cst);
+  {
+    std::unique_lock lock(turn_mutex_);
+    turn_cv_.wait(
+        lock, [&] { return async_done_.load(std::memory_order_acquire) >= before || !alive(); });
+  }
+  turn_waiters_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void GuestConnection::async_finished() {
+  async_done_.fetch_add(1, std::memory_order_release);
+  // seq_cst pairs with the waiter's seq_cst increment of turn_waiters_: either
+  // it sees our count in its predicate, or we see it waiting and notify.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (turn_waiters_.load(std::memory_order_relaxed) > 0) {
+    std::lock_guard lock(turn_mutex_);
+    turn_cv_.notify_all();
+  }
 }
 
 void GuestConnection::keep_buffer(void *buffer, uint32_t lifetime, uint64_t coupled_handle) {

@@ -77,6 +77,21 @@ public:
   // Whether wait_for_queue_space() would block now.
   bool queue_full();
 
+  // Program order across guest threads. The guest sends under one lock, so
+  // the order of CALLs on the channel is an order its program allowed; the
+  // reader stamps each CALL with the number of async CALLs before it, and a
+  // call runs only once all of those have run. Async calls thus run one after
+  // another in channel order (a launch on thread A before an event wait on
+  // thread B), sync calls after every async call sent before them, and sync
+  // calls of different threads still run in parallel.
+  uint64_t stamp_call(bool async) {
+    return async ? async_received_++ : async_received_;
+  } // reader only
+  // Blocks until `before` async calls have finished, or the guest is gone.
+  void wait_async_turn(uint64_t before);
+  // One async call finished (or was dropped without running).
+  void async_finished();
+
   // Flow control: bytes of CALLs queued for shadow threads but not yet done.
   void queued(uint64_t bytes);
   void dequeued(uint64_t bytes);
@@ -113,6 +128,12 @@ private:
 
   std::mutex kept_mutex_;
   std::unordered_multimap<uint64_t, Kept> kept_; // by coupled handle; 0 = until teardown
+
+  uint64_t async_received_ = 0; // the reader's, under the session's rx lock
+  std::atomic<uint64_t> async_done_{0};
+  std::atomic<uint32_t> turn_waiters_{0};
+  std::mutex turn_mutex_;
+  std::condition_variable turn_cv_;
 
   std::mutex state_mutex_; // waiters_, queued_bytes_
   std::condition_variable state_cv_;

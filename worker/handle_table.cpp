@@ -2,19 +2,27 @@
 #include "worker/handle_table.hpp"
 
 #include <iterator>
+#include <random>
 
 namespace ava {
+
+HandleTable::HandleTable() {
+  std::random_device rd;
+  const uint64_t tag = (static_cast<uint64_t>(rd()) & 0xffffffu) | 0x800000u;
+  next_id_ = (tag << 32) | 1u;
+}
 
 uint64_t HandleTable::insert(void *object, uint32_t type, bool owned) {
   std::lock_guard lock(mutex_);
   auto it = by_object_.find(Key{object, type});
   if (it != by_object_.end()) {
     Value &value = by_id_.at(it->second);
-    value.owned = value.owned || owned;
+    if (owned && value.refs < UINT32_MAX)
+      ++value.refs;
     return it->second;
   }
   uint64_t id = next_id_;
-  by_id_.emplace(id, Value{object, type, owned});
+  by_id_.emplace(id, Value{object, type, owned ? 1u : 0u});
   try {
     by_object_.emplace(Key{object, type}, id);
   } catch (...) {
@@ -33,10 +41,31 @@ void *HandleTable::lookup(uint64_t id, uint32_t type) const {
   return it->second.object;
 }
 
-bool HandleTable::release(uint64_t id) {
+void *HandleTable::lookup_any(uint64_t id, uint32_t *type) const {
   std::lock_guard lock(mutex_);
   auto it = by_id_.find(id);
   if (it == by_id_.end())
+    return nullptr;
+  *type = it->second.type;
+  return it->second.object;
+}
+
+bool HandleTable::retain(uint64_t id) {
+  std::lock_guard lock(mutex_);
+  auto it = by_id_.find(id);
+  if (it == by_id_.end())
+    return false;
+  if (it->second.refs < UINT32_MAX)
+    ++it->second.refs;
+  return true;
+}
+
+bool HandleTable::release(uint64_t id) {
+  std::lock_guard lock(mutex_);
+  auto it = by_id_.find(id);
+  if (it == by_id_.end() || it->second.refs == 0)
+    return false;
+  if (--it->second.refs > 0)
     return false;
   by_object_.erase(Key{it->second.object, it->second.type});
   by_id_.erase(it);
@@ -48,7 +77,7 @@ bool HandleTable::pop_newest(Entry *out) {
   if (by_id_.empty())
     return false;
   auto it = std::prev(by_id_.end());
-  *out = Entry{it->first, it->second.object, it->second.type, it->second.owned};
+  *out = Entry{it->first, it->second.object, it->second.type, it->second.refs};
   by_object_.erase(Key{it->second.object, it->second.type});
   by_id_.erase(it);
   return true;

@@ -16,16 +16,28 @@ public:
     uint64_t id;
     void *object;
     uint32_t type;
-    bool owned;
+    uint32_t refs; // references the guest owns (see insert)
   };
 
-  // Returns the id of (object, type), registering it if new; ids start at 1
-  // and are never reused. Registering an existing object as owned makes it
-  // owned. Throws std::bad_alloc.
+  // Ids carry a random tag in bits 32..55 and a counter below: a by-value
+  // argument that happens to be a small integer is never mistaken for a
+  // handle where spec code has to guess (OpenCL kernel arguments).
+  HandleTable();
+
+  // Returns the id of (object, type), registering it if new; ids are never
+  // reused. With owned the guest gets one more reference to drop (a create
+  // or retain), which teardown drops for it if it does not. Throws
+  // std::bad_alloc.
   uint64_t insert(void *object, uint32_t type, bool owned);
   // The object behind id if it has the given type, else nullptr.
   void *lookup(uint64_t id, uint32_t type) const;
-  // Forgets id; false if it was unknown.
+  // Any type: the object behind id and its type, or nullptr.
+  void *lookup_any(uint64_t id, uint32_t *type) const;
+  // The guest took one more reference to id (retain); false if unknown.
+  bool retain(uint64_t id);
+  // The guest dropped one reference to id. When it held the last one the id
+  // is forgotten and true is returned; ids the guest never owned stay (their
+  // object lives on without it: a root device, an object from an info query).
   bool release(uint64_t id);
   // Removes the most recently created entry; false when empty. Never allocates,
   // so teardown can always run to the end.
@@ -46,11 +58,11 @@ private:
   struct Value {
     void *object;
     uint32_t type;
-    bool owned;
+    uint32_t refs;
   };
 
   mutable std::mutex mutex_;
-  uint64_t next_id_ = 1;
+  uint64_t next_id_;
   std::map<uint64_t, Value> by_id_; // ordered: teardown goes newest first
   std::unordered_map<Key, uint64_t, KeyHash> by_object_;
 };

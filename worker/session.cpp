@@ -169,11 +169,16 @@ GuestSession::ReadResult GuestSession::read_step(int timeout_ms, uint64_t self, 
     return ReadResult::Closed;
   }
   switch (hdr.kind) {
-  case AVA_MSG_CALL:
+  case AVA_MSG_CALL: {
+    // Our private copy carries the ordering stamp from here on (see
+    // GuestConnection::stamp_call); the guest's per-thread seq is not needed.
+    const uint64_t stamp = connection_->stamp_call((hdr.flags & AVA_F_ASYNC) != 0);
+    std::memcpy(buf.data() + offsetof(ava_msg_hdr, seq), &stamp, sizeof stamp);
     if (self != 0 && hdr.thread_id == self && check_call(hdr) == AVA_OK)
       return ReadResult::Mine;
     on_call(buf);
     return ReadResult::Nothing;
+  }
   case AVA_MSG_CALLBACK_DONE:
     if (!connection_->complete_callback(hdr.seq, sanitize_guest_status(hdr.status)))
       connection_->log_debug("CALLBACK_DONE for no waiting callback (seq " +
@@ -233,7 +238,9 @@ int GuestSession::check_call(const ava_msg_hdr &hdr) const {
   uint32_t cls = spec->func_flags[hdr.func_id] & (AVA_F_SYNC | AVA_F_ASYNC);
   if (cls == 0)
     return AVA_E_UNSUPPORTED;
-  if ((hdr.flags & (AVA_F_SYNC | AVA_F_ASYNC)) != cls)
+  // Exactly one of the two, and one the function allows (some allow both).
+  const uint32_t sent = hdr.flags & (AVA_F_SYNC | AVA_F_ASYNC);
+  if ((sent != AVA_F_SYNC && sent != AVA_F_ASYNC) || (sent & cls) == 0)
     return AVA_E_PROTO;
   return AVA_OK;
 }
@@ -243,6 +250,9 @@ void GuestSession::reject(const ava_msg_hdr &hdr, int status, const char *why) {
   connection_->log_error(std::string(sync ? "refused" : "dropped") + " call of function " +
                          std::to_string(hdr.func_id) + " (guest thread " +
                          std::to_string(hdr.thread_id) + "): " + why + ": " + status_name(status));
+  // It was stamped as async by the reader: later calls must not wait for it.
+  if ((hdr.flags & AVA_F_ASYNC) != 0)
+    connection_->async_finished();
   if (sync)
     connection_->send_status(hdr, AVA_MSG_REPLY, status);
 }
@@ -304,14 +314,17 @@ void GuestSession::teardown() {
   uint64_t destroyed = 0;
   HandleTable::Entry entry;
   while (connection_->handles().pop_newest(&entry)) {
-    if (entry.owned && spec != nullptr && spec->destroy != nullptr) {
+    // Each reference the guest still held is dropped for it (OpenCL objects
+    // are reference counted; a once-created object has one).
+    for (uint32_t r = 0; r < entry.refs && spec != nullptr && spec->destroy != nullptr; ++r) {
       try {
         spec->destroy(entry.type, entry.object);
       } catch (...) {
         // A C++ plugin threw; the remaining objects still need freeing.
       }
-      ++destroyed;
     }
+    if (entry.refs > 0)
+      ++destroyed;
     connection_->release_coupled(entry.id);
   }
   connection_->release_all_kept();

@@ -131,14 +131,19 @@ void ShadowThread::run() {
 void ShadowThread::serve(MsgBuf &message) {
   ava_wcall w(connection_, &async_error_, message.data());
   const ava_worker_spec *spec = w.spec;
+  // hdr.seq is the reader's stamp: the async calls that must run first.
+  connection_->wait_async_turn(w.hdr.seq);
   int rc;
   try {
+    CurrentCall current(&w);
     rc = spec->dispatch(&w, w.hdr.func_id);
   } catch (...) {
     // A C++ plugin let an exception escape; the guest must still get an answer.
     connection_->log_error(func_name(spec, w.hdr.func_id) + ": handler threw an exception");
     rc = AVA_E_PROTO;
   }
+  if (!w.sync)
+    connection_->async_finished();
   if (w.finished)
     return;
   if (w.sync) {

@@ -59,6 +59,18 @@ struct ava_wcall {
 
 namespace ava {
 
+// Makes w the call that ava_w_current_* see on this thread while in scope.
+class CurrentCall {
+public:
+  explicit CurrentCall(ava_wcall *w);
+  ~CurrentCall();
+  CurrentCall(const CurrentCall &) = delete;
+  CurrentCall &operator=(const CurrentCall &) = delete;
+
+private:
+  ava_wcall *previous_;
+};
+
 // Text for an AVA_E_* status, for log lines.
 const char *status_name(int status);
 

@@ -140,6 +140,9 @@ AVA_W_EXPORT int ava_w_buffer_check(struct ava_wcall *w, const struct ava_buf_de
     return AVA_OK;
   if ((desc.flags & kDirMask) != dir)
     return AVA_E_PROTO;
+  // Nobody would receive it; a guest that sends one anyway is confused or lying.
+  if (!w->sync && (dir & AVA_BUF_OUT) != 0)
+    return AVA_E_PROTO;
   uint64_t bytes;
   if (__builtin_mul_overflow(count, elem_size, &bytes) || desc.length != bytes)
     return AVA_E_LENGTH;
@@ -259,4 +262,59 @@ AVA_W_EXPORT int ava_w_handles_out(struct ava_wcall *w, void *array, uint64_t n,
 AVA_W_EXPORT void ava_w_handle_release(struct ava_wcall *w, uint64_t id) {
   if (id != 0 && w->connection->handles().release(id))
     w->connection->release_coupled(id);
+}
+
+AVA_W_EXPORT void ava_w_handle_retain(struct ava_wcall *w, uint64_t id) {
+  if (id != 0)
+    (void)w->connection->handles().retain(id);
+}
+
+AVA_W_EXPORT int ava_w_is_async(const struct ava_wcall *w) {
+  return w->sync ? 0 : 1;
+}
+
+namespace {
+thread_local ava_wcall *tls_current_call = nullptr;
+} // namespace
+
+namespace ava {
+
+CurrentCall::CurrentCall(ava_wcall *w) : previous_(tls_current_call) {
+  tls_current_call = w;
+}
+CurrentCall::~CurrentCall() {
+  tls_current_call = previous_;
+}
+
+} // namespace ava
+
+AVA_W_EXPORT void *ava_w_current_handle(uint64_t id, uint32_t type) {
+  ava_wcall *w = tls_current_call;
+  if (w == nullptr || id == 0)
+    return nullptr;
+  return w->connection->handles().lookup(id, type);
+}
+
+AVA_W_EXPORT void *ava_w_current_handle_of(uint64_t id, const uint32_t *types, uint32_t ntypes,
+                                           uint32_t *found_type) {
+  ava_wcall *w = tls_current_call;
+  *found_type = 0;
+  if (w == nullptr || id == 0)
+    return nullptr;
+  uint32_t type = 0;
+  void *object = w->connection->handles().lookup_any(id, &type);
+  for (uint32_t i = 0; object != nullptr && i < ntypes; ++i) {
+    if (types[i] == type) {
+      *found_type = type;
+      return object;
+    }
+  }
+  return nullptr;
+}
+
+AVA_W_EXPORT uint64_t ava_w_current_handle_id(void *object, uint32_t type) {
+  ava_wcall *w = tls_current_call;
+  if (w == nullptr || object == nullptr)
+    return 0;
+  return ava_w_handle_out(w, object, type, 0);
 }

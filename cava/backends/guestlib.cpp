@@ -25,6 +25,8 @@ private:
   void callback_dispatch();
   void spec_descriptor();
   std::string spec_ref() const { return "&" + p_ + "_guest_spec"; }
+  // The spec's own helpers stay inside the library (hidden by default).
+  static std::string export_kw(const Function &fn) { return fn.internal ? "" : "AVA_EXPORT "; }
   std::string error_return(const Function &fn) const {
     return fn.ret.kind == TypeInfo::Kind::Void
                ? "return;"
@@ -56,6 +58,9 @@ void GuestGen::preamble() {
   out_.line("#define AVA_EXPORT __attribute__((visibility(\"default\")))");
   out_.line("#define ava_is_guest 1");
   out_.line("#define ava_is_worker 0");
+  out_.line("/* In the guest a handle is its id. */");
+  out_.line("#define ava_handle_object(T, id) ((T)(uintptr_t)(id))");
+  out_.line("#define ava_handle_id(T, object) ((uint64_t)(uintptr_t)(object))");
   out_.line();
   out_.line("static const struct ava_guest_spec " + p_ + "_guest_spec;");
   out_.line();
@@ -80,6 +85,17 @@ void GuestGen::preamble() {
     out_.line("}");
     out_.line();
   }
+  bool any_internal = false;
+  for (const Function &fn : spec_.functions) {
+    if (!fn.internal || fn.unsupported)
+      continue;
+    if (!any_internal)
+      out_.line("/* The spec's own helpers (remote calls, not exported), for replacement code. */");
+    any_internal = true;
+    out_.line(prototype(fn, fn.name) + ";");
+  }
+  if (any_internal)
+    out_.line();
   if (!spec_.replacement.empty()) {
     out_.line("/* Replacement code of the spec: these functions run in the guest only. */");
     out_.line("#pragma GCC visibility push(default)");
@@ -91,7 +107,7 @@ void GuestGen::preamble() {
 }
 
 void GuestGen::unsupported_stub(const Function &fn) {
-  out_.line("AVA_EXPORT " + prototype(fn, fn.name));
+  out_.line(export_kw(fn) + prototype(fn, fn.name));
   out_.line("{");
   for (const Param &p : fn.params)
     out_.line("\t(void)" + p.name + ";");
@@ -140,9 +156,14 @@ void GuestGen::remote_body(const Function &fn) {
       emit_annotation_eval(out_, p.block, p, "\t", coupled);
     }
   }
+  std::string flags = sync ? "AVA_F_SYNC" : "AVA_F_ASYNC";
+  if (fn.async_if) {
+    out_.line("\t/* Sent without waiting only when the spec's condition holds. */");
+    out_.line("\tconst int ava_async = (" + *fn.async_if + ") ? 1 : 0;");
+    flags = "(ava_async ? AVA_F_ASYNC : AVA_F_SYNC)";
+  }
   out_.line("\tif (ava_call_begin(&ava_c, " + spec_ref() + ", " + fn_id_macro(spec_, fn) + ", " +
-            (sync ? std::string("AVA_F_SYNC") : std::string("AVA_F_ASYNC")) +
-            (fn.flush ? " | AVA_F_FLUSH" : "") + ") != 0)");
+            flags + (fn.flush ? " | AVA_F_FLUSH" : "") + ") != 0)");
   out_.line("\t\tgoto ava_fail;");
   const Param *userdata = fn.userdata_param >= 0 ? &fn.params[fn.userdata_param] : nullptr;
   for (const Param &p : fn.params) {
@@ -175,6 +196,15 @@ void GuestGen::remote_body(const Function &fn) {
     case Role::None:
       break;
     }
+  }
+  if (fn.async_if) {
+    out_.line("\tif (ava_async) {");
+    out_.line("\t\tif (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)");
+    out_.line("\t\t\tgoto ava_fail;");
+    out_.line("\t\tava_call_end(&ava_c);");
+    out_.line(has_ret ? "\t\treturn (" + fn.ret.spelling + ")(" + *fn.success + ");"
+                      : std::string("\t\treturn;"));
+    out_.line("\t}");
   }
   if (!sync) {
     out_.line("\tif (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)");
@@ -247,7 +277,7 @@ void GuestGen::stub(const Function &fn) {
   }
   const bool guest_code = !fn.code.empty() && !fn.disable_native_call;
   if (!guest_code) {
-    out_.line("AVA_EXPORT " + prototype(fn, fn.name));
+    out_.line(export_kw(fn) + prototype(fn, fn.name));
     remote_body(fn);
     return;
   }
@@ -255,7 +285,7 @@ void GuestGen::stub(const Function &fn) {
   const std::string remote = p_ + "_remote_" + fn.name;
   out_.line("static " + prototype(fn, remote));
   remote_body(fn);
-  out_.line("AVA_EXPORT " + prototype(fn, fn.name));
+  out_.line(export_kw(fn) + prototype(fn, fn.name));
   out_.line("{");
   out_.line("#define ava_execute() " + remote + "(" + arg_list(fn) + ")");
   out_.spec_code(fn.code, fn.code_loc);
@@ -388,13 +418,33 @@ std::string generate_guestlib(const Spec &spec, const std::string &file_name) {
 
 std::string generate_version_script(const Spec &spec) {
   std::ostringstream out;
-  out << banner(spec, "/*", " */") << "\n{\n\tglobal:\n";
-  for (const Function &fn : spec.functions)
-    out << "\t\t" << fn.name << ";\n";
-  for (const std::string &name : spec.replacement_functions)
-    out << "\t\t" << name << ";\n";
-  out << "\t\tava_zerocopy_alloc;\n\t\tava_zerocopy_free;\n";
-  out << "\tlocal:\n\t\t*;\n};\n";
+  out << banner(spec, "/*", " */") << "\n";
+  if (spec.export_versions.empty()) {
+    out << "{\n\tglobal:\n";
+    for (const Function &fn : spec.functions)
+      if (!fn.internal)
+        out << "\t\t" << fn.name << ";\n";
+    for (const std::string &name : spec.replacement_functions)
+      out << "\t\t" << name << ";\n";
+    out << "\t\tava_zerocopy_alloc;\n\t\tava_zerocopy_free;\n";
+    out << "\tlocal:\n\t\t*;\n};\n";
+    return out.str();
+  }
+  // The real library's version nodes, each inheriting the previous one; ava's
+  // own exports go into the first, which also hides everything else.
+  std::string previous;
+  for (size_t i = 0; i < spec.export_versions.size(); ++i) {
+    const ExportVersion &v = spec.export_versions[i];
+    out << v.node << " {\n\tglobal:\n";
+    for (const std::string &f : v.functions)
+      out << "\t\t" << f << ";\n";
+    if (i == 0) {
+      out << "\t\tava_zerocopy_alloc;\n\t\tava_zerocopy_free;\n";
+      out << "\tlocal:\n\t\t*;\n";
+    }
+    out << "}" << (previous.empty() ? "" : " " + previous) << ";\n";
+    previous = v.node;
+  }
   return out.str();
 }
 

@@ -52,6 +52,34 @@ void WorkerGen::preamble() {
   out_.line("#define ava_is_guest 0");
   out_.line("#define ava_is_worker 1");
   out_.line();
+  out_.line("/* ava_handle_object / ava_handle_id for spec code: handle types by name. */");
+  out_.line("static uint32_t " + p_ + "_type_by_name(const char *ava_name)");
+  out_.line("{");
+  for (size_t i = 0; i < spec_.handle_types.size(); ++i) {
+    out_.line("\tif (strcmp(ava_name, \"" + spec_.handle_types[i].name + "\") == 0)");
+    out_.line("\t\treturn " + type_id_macro(spec_, static_cast<uint32_t>(i + 1)) + ";");
+  }
+  out_.line("\t(void)ava_name;");
+  out_.line("\treturn 0;");
+  out_.line("}");
+  out_.line();
+  out_.line("__attribute__((unused)) static void *__ava_handle_object(unsigned long long ava_id, "
+            "const char *ava_type)");
+  out_.line("{");
+  out_.line("\treturn ava_w_current_handle(ava_id, " + p_ + "_type_by_name(ava_type));");
+  out_.line("}");
+  out_.line();
+  out_.line("__attribute__((unused)) static unsigned long long __ava_handle_id(const void "
+            "*ava_object, const char *ava_type)");
+  out_.line("{");
+  out_.line("\treturn ava_w_current_handle_id((void *)ava_object, " + p_ +
+            "_type_by_name(ava_type));");
+  out_.line("}");
+  out_.line();
+  out_.line("#define ava_handle_object(T, id) ((T)__ava_handle_object((unsigned long long)(id), "
+            "#T))");
+  out_.line("#define ava_handle_id(T, object) __ava_handle_id((const void *)(object), #T)");
+  out_.line();
   if (!spec_.utility.empty()) {
     out_.line("/* Utility code of the spec (compiled into guest and worker). */");
     out_.line("#pragma GCC diagnostic push");
@@ -271,6 +299,17 @@ void WorkerGen::handler(const Function &fn) {
     out_.line();
     return;
   }
+  if (fn.async_if) {
+    // Sent async (the guest's condition held): no reply, errors come later.
+    out_.line("\tif (ava_w_is_async(ava_w)) {");
+    if (fn.success && has_ret) {
+      out_.line("\t\tif (!(ava_ret == (" + *fn.success + ")))");
+      out_.line("\t\t\tava_w_async_error(ava_w, " + std::to_string(fn.ret_class) +
+                "u, (int64_t)ava_ret);");
+    }
+    out_.line("\t\treturn ava_w_reply(ava_w, NULL, 0);");
+    out_.line("\t}");
+  }
   for (const Param &p : fn.params) {
     if (p.info.role != Role::Buffer || !p.info.may_out)
       continue;
@@ -311,11 +350,12 @@ void WorkerGen::handler(const Function &fn) {
     break;
   }
   for (const Param &p : fn.params) {
-    if (p.info.role == Role::Handle && p.info.deallocates) {
+    if (p.info.role == Role::Handle && (p.info.deallocates || p.info.retains)) {
       const std::string cond =
           fn.success && has_ret ? "ava_ret == (" + *fn.success + ")" : std::string("1");
       out_.line("\tif (" + cond + ")");
-      out_.line("\t\tava_w_handle_release(ava_w, ava_a->" + p.name + ");");
+      out_.line(std::string("\t\tava_w_handle_") + (p.info.retains ? "retain" : "release") +
+                "(ava_w, ava_a->" + p.name + ");");
     }
   }
   out_.line("\treturn ava_w_reply(ava_w, &ava_r, sizeof(ava_r));");
@@ -363,11 +403,14 @@ void WorkerGen::tables() {
     out_.line("\t\"" + fn.name + "\",");
   out_.line("};");
   out_.line();
-  out_.line("/* AVA_F_SYNC or AVA_F_ASYNC per function; 0 = not supported. */");
+  out_.line("/* AVA_F_SYNC and/or AVA_F_ASYNC per function; 0 = not supported. */");
   out_.line("static const uint32_t " + p_ + "_func_flags[] = {");
   out_.line("\t0,");
   for (const Function &fn : spec_.functions) {
-    std::string flags = fn.unsupported ? "0" : fn.async ? "AVA_F_ASYNC" : "AVA_F_SYNC";
+    std::string flags = fn.unsupported ? "0"
+                        : fn.async_if  ? "AVA_F_SYNC | AVA_F_ASYNC"
+                        : fn.async     ? "AVA_F_ASYNC"
+                                       : "AVA_F_SYNC";
     out_.line("\t" + flags + ", /* " + fn.name + " */");
   }
   out_.line("};");

@@ -85,6 +85,7 @@ private:
   bool annotation_of(CXCursor call, Annotation *ann);
   bool add_code(CXCursor stmt, Function *fn);
   void collect_api_functions(const std::vector<CXCursor> &top);
+  bool is_lone_async(CXCursor then);
   bool invocation_at(CXCursor c, std::string *name, std::vector<std::string> *args);
 
   const ParseOptions &options_;
@@ -310,6 +311,16 @@ void Parser::handle_marker_var(CXCursor c, const std::string &name) {
     string_arg(&spec_->cflags);
   } else if (name == "__ava_export_qualifier") {
     spec_->export_qualifier = args[0];
+  } else if (name.rfind("__ava_export_version_", 0) == 0) {
+    ExportVersion v;
+    v.loc = loc;
+    bool ok = false;
+    v.node = unquote(args[0], &ok);
+    if (!ok || v.node.empty())
+      diag_.error(loc, "ava_export_version takes a version node name (a string literal) first");
+    for (size_t i = 1; i < args.size(); ++i)
+      v.functions.push_back(args[i]);
+    spec_->export_versions.push_back(std::move(v));
   } else {
     // ava_guestlib_srcs, ava_worker_srcs, ava_register_metadata, resources:
     // parsed, but no backend implements them yet.
@@ -508,6 +519,8 @@ bool Parser::add_code(CXCursor stmt, Function *fn) {
   for_each_call(stmt, [&](const std::string &callee) {
     if (callee == "__ava_execute")
       has_execute = true;
+    else if (callee == "__ava_handle_object" || callee == "__ava_handle_id")
+      return; // helpers for worker code, not annotations
     else if (callee.rfind("__ava_", 0) == 0 && bad.empty())
       bad = callee.substr(2);
   });
@@ -571,6 +584,23 @@ void Parser::parse_body(CXCursor body, Function *fn) {
         diag_.error(loc, cond_name.substr(2) + " must be inside ava_argument or ava_return_value");
         continue;
       }
+      if (parts.size() == 2 && is_lone_async(parts[1])) {
+        // `if (cond) { ava_async; }`: async only when cond holds.
+        std::string cond;
+        size_t end = 0;
+        if (!src_.parenthesized_after_word(offset_of(stmt), &cond, &end)) {
+          diag_.error(loc, "cannot read the condition of this if");
+          continue;
+        }
+        Stmt s;
+        s.kind = Stmt::Kind::If;
+        s.loc = loc;
+        s.cond = cond;
+        s.then_block = std::make_shared<Block>();
+        parse_block(parts[1], s.then_block.get(), "if (" + cond + ")");
+        fn->block.stmts.push_back(std::move(s));
+        continue;
+      }
     }
     CXCursor call = find_call(stmt);
     const std::string callee =
@@ -586,6 +616,18 @@ void Parser::parse_body(CXCursor body, Function *fn) {
     }
     add_code(stmt, fn);
   }
+}
+
+bool Parser::is_lone_async(CXCursor then) {
+  std::vector<CXCursor> stmts;
+  if (clang_getCursorKind(then) == CXCursor_CompoundStmt)
+    stmts = children_of(then);
+  else
+    stmts.push_back(then);
+  if (stmts.size() != 1 || clang_getCursorKind(stmts[0]) == CXCursor_IfStmt)
+    return false;
+  CXCursor call = find_call(stmts[0]);
+  return !clang_Cursor_isNull(call) && to_string(clang_getCursorSpelling(call)) == "__ava_async";
 }
 
 void Parser::collect_api_functions(const std::vector<CXCursor> &top) {
@@ -608,9 +650,16 @@ void Parser::collect_api_functions(const std::vector<CXCursor> &top) {
     if (clang_getCursorLinkage(c) != CXLinkage_External)
       continue;
     const std::string name = to_string(clang_getCursorSpelling(c));
-    if (name.rfind("__", 0) == 0 || defined_.count(name) || !seen.insert(name).second)
+    if (name.rfind("__", 0) == 0 || !seen.insert(name).second)
+      continue;
+    spec_->api_functions.push_back(name);
+    if (defined_.count(name))
       continue;
     spec_->functions.push_back(make_function(c, name, false));
+  }
+  for (Function &fn : spec_->functions) {
+    if (fn.in_spec && !seen.count(fn.name))
+      fn.internal = true;
   }
 }
 

@@ -27,6 +27,7 @@ constexpr AnnEntry kAnns[] = {
     {Ann::LifetimeStatic, "ava_lifetime_static", false},
     {Ann::Allocates, "ava_allocates", false},
     {Ann::Deallocates, "ava_deallocates", false},
+    {Ann::Retains, "ava_retains", false},
     {Ann::AllocatesResource, "ava_allocates_resource", false},
     {Ann::DeallocatesResource, "ava_deallocates_resource", false},
     {Ann::BufferAllocator, "ava_buffer_allocator", false},

@@ -35,6 +35,7 @@ enum class Ann {
   LifetimeStatic,
   Allocates,
   Deallocates,
+  Retains,
   AllocatesResource,
   DeallocatesResource,
   BufferAllocator,
@@ -110,7 +111,8 @@ struct ValueInfo {
   Role role = Role::None;
   uint32_t handle_type = 0; // Handle: type id (1-based)
   bool allocates = false;
-  bool deallocates = false;
+  bool deallocates = false; // the call drops one guest reference (release)
+  bool retains = false;     // the call adds one guest reference (retain)
   // Buffer
   bool may_in = false;     // some path of the annotations says ava_in
   bool may_out = false;    // some path says ava_out
@@ -143,12 +145,17 @@ struct Function {
   Loc loc;
   bool is_callback_decl = false;
   bool in_spec = true; // false: declared in an API header only (unsupported stub)
-  std::string code;    // statements of the body that are not annotations
+  // Defined by the spec but declared in no API header: a helper that guest
+  // replacement code calls; not exported, implemented by its worker body.
+  bool internal = false;
+  std::string code; // statements of the body that are not annotations
   bool code_has_execute = false;
   Loc code_loc;
   // resolved
   uint32_t id = 0;
   bool async = false;
+  // `if (cond) { ava_async; }`: async when cond holds, else sync.
+  std::optional<std::string> async_if;
   bool flush = false;
   bool unsupported = false;
   bool disable_native_call = false;
@@ -168,6 +175,13 @@ struct TypeRule {
 struct HandleType {
   std::string name;             // spelling, e.g. "demo_obj"
   std::string destroy_function; // "" when the spec has none
+};
+
+// ava_export_version(node, functions...): the symbol version of exports.
+struct ExportVersion {
+  std::string node;
+  std::vector<std::string> functions;
+  Loc loc;
 };
 
 struct CodeRegion {
@@ -198,6 +212,8 @@ struct Spec {
   std::vector<HandleType> handle_types;
   std::vector<std::string> ret_classes; // index + 1 = class id
   std::vector<std::string> unimplemented_seen;
+  std::vector<ExportVersion> export_versions; // in the order of the spec
+  std::vector<std::string> api_functions;     // every function the API headers declare
   Loc loc;
 };
 

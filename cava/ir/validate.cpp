@@ -65,6 +65,7 @@ private:
   void resolve_callback_decl(Function &cb);
   void check_implemented(const Annotation &a, bool function_scope);
   void find_destroy_functions();
+  void check_export_versions();
 
   Spec &spec_;
   Diagnostics &diag_;
@@ -112,6 +113,7 @@ void Validator::check_implemented(const Annotation &a, bool function_scope) {
                                        Ann::LifetimeStatic,
                                        Ann::Allocates,
                                        Ann::Deallocates,
+                                       Ann::Retains,
                                        Ann::Error,
                                        Ann::Success,
                                        Ann::ZerocopyBuffer};
@@ -226,9 +228,9 @@ void Validator::resolve_param(Function &fn, Param &p) {
     return std::any_of(anns.begin(), anns.end(), [&](const Found &x) { return x.ann->kind == k; });
   };
   const std::string where = "argument '" + p.name + "' of " + fn.name;
-  static const std::set<Ann> kStatic = {Ann::Handle,        Ann::Opaque,    Ann::Callback,
-                                        Ann::Userdata,      Ann::Allocates, Ann::Deallocates,
-                                        Ann::ZerocopyBuffer};
+  static const std::set<Ann> kStatic = {Ann::Handle,   Ann::Opaque,        Ann::Callback,
+                                        Ann::Userdata, Ann::Allocates,     Ann::Deallocates,
+                                        Ann::Retains,  Ann::ZerocopyBuffer};
   for (const Found &x : anns) {
     check_implemented(*x.ann, false);
     if (x.conditional && kStatic.count(x.ann->kind))
@@ -273,6 +275,9 @@ void Validator::resolve_param(Function &fn, Param &p) {
       diag_.error(p.loc, "ava_handle " + where + " must be a pointer type");
     v.handle_type = handle_type_id(t.spelling);
     v.deallocates = has(Ann::Deallocates);
+    v.retains = has(Ann::Retains);
+    if (v.retains && v.deallocates)
+      diag_.error(p.loc, where + " cannot be both ava_retains and ava_deallocates");
   } else if (has(Ann::Opaque)) {
     v.role = Role::Opaque;
   } else if (t.kind == TypeInfo::Kind::FunctionPointer) {
@@ -347,6 +352,8 @@ void Validator::resolve_param(Function &fn, Param &p) {
   if (v.role != Role::Buffer && (has(Ann::Out) || has(Ann::Buffer) || has(Ann::ZerocopyBuffer)))
     diag_.error(p.loc, "ava_out/ava_buffer/ava_zerocopy_buffer need a pointer: " + where +
                            " is not a buffer");
+  if (v.role != Role::Handle && has(Ann::Retains))
+    diag_.error(p.loc, "ava_retains applies to handle arguments; " + where + " is not one");
   if (v.role != Role::Handle && has(Ann::Deallocates))
     diag_.error(p.loc, "ava_deallocates applies to handle arguments; " + where + " is not one");
   if (has(Ann::Allocates))
@@ -421,7 +428,8 @@ void Validator::resolve_function(Function &fn) {
       check_implemented(*x.ann, true);
     switch (x.ann->kind) {
     case Ann::Async:
-      fn.async = true;
+      if (!x.conditional)
+        fn.async = true;
       break;
     case Ann::Sync:
       sync = true;
@@ -449,6 +457,28 @@ void Validator::resolve_function(Function &fn) {
   }
   if (fn.async && sync)
     diag_.error(fn.loc, fn.name + " is both ava_sync and ava_async");
+  for (const Stmt &s : fn.block.stmts) {
+    if (s.kind != Stmt::Kind::If || !s.then_block)
+      continue;
+    const bool lone_async = s.then_block->stmts.size() == 1 && !s.else_block &&
+                            s.then_block->stmts[0].kind == Stmt::Kind::Annotation &&
+                            s.then_block->stmts[0].ann.kind == Ann::Async;
+    if (!lone_async)
+      diag_.error(s.loc, "a function-level if may only hold ava_async: if (cond) { ava_async; }");
+    else if (fn.async_if)
+      diag_.error(s.loc, fn.name + " has more than one conditional ava_async");
+    else
+      fn.async_if = s.cond;
+  }
+  if (fn.async_if && (fn.async || sync))
+    diag_.error(fn.loc, fn.name + " is conditionally async and also ava_sync or ava_async");
+  if (fn.async_if && fn.ret.kind != TypeInfo::Kind::Void && !fn.success)
+    diag_.error(fn.loc, "conditionally async " + fn.name +
+                            " needs ava_success(value): it may return before the call is made");
+  if (fn.internal && !fn.unsupported && !fn.disable_native_call)
+    diag_.error(fn.loc, fn.name +
+                            " is declared in no API header, so the worker has no such function: "
+                            "say ava_disable_native_call and implement it in its body");
   if (fn.ret.kind == TypeInfo::Kind::Pointer && !fn.error)
     fn.error = "NULL";
   if (fn.ret.kind != TypeInfo::Kind::Void && !fn.error) {
@@ -553,6 +583,33 @@ void Validator::resolve_callback_decl(Function &cb) {
     diag_.error(cb.loc, "ava_callback_decl " + cb.name + " needs an ava_userdata argument");
 }
 
+void Validator::check_export_versions() {
+  if (spec_.export_versions.empty())
+    return;
+  std::map<std::string, std::string> node_of;
+  std::set<std::string> exported;
+  for (const Function &fn : spec_.functions)
+    if (!fn.internal)
+      exported.insert(fn.name);
+  for (const std::string &name : spec_.replacement_functions)
+    exported.insert(name);
+  std::set<std::string> nodes;
+  for (const ExportVersion &v : spec_.export_versions) {
+    if (!nodes.insert(v.node).second)
+      diag_.error(v.loc, "version node " + v.node + " is named twice");
+    for (const std::string &f : v.functions) {
+      if (!exported.count(f))
+        diag_.error(v.loc, "ava_export_version(" + v.node + "): " + f +
+                               " is not a function the guest library exports");
+      else if (!node_of.emplace(f, v.node).second)
+        diag_.error(v.loc, f + " is in two version nodes (" + node_of[f] + " and " + v.node + ")");
+    }
+  }
+  for (const std::string &f : exported)
+    if (!node_of.count(f))
+      diag_.error(spec_.loc, f + " is exported but in no ava_export_version node");
+}
+
 void Validator::find_destroy_functions() {
   for (HandleType &h : spec_.handle_types) {
     for (const Function &fn : spec_.functions) {
@@ -581,6 +638,7 @@ bool Validator::run() {
     fn.id = id++;
   }
   find_destroy_functions();
+  check_export_versions();
   for (const HandleType &h : spec_.handle_types) {
     const bool allocated =
         std::any_of(spec_.functions.begin(), spec_.functions.end(), [&](const Function &f) {

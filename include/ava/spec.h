@@ -50,6 +50,16 @@ extern const int ava_is_out;
 #define ava_throughput_resource(r)                                                                 \
 	static const int __ava_throughput_resource_##r __attribute__((unused)) = 0
 #define ava_storage_resource(r) static const int __ava_storage_resource_##r __attribute__((unused)) = 0
+/*
+ * Symbol versions of the guest library's exports, as the real library has
+ * them (programs linked against it ask for e.g. clFinish@OPENCL_1.0):
+ *   ava_export_version("OPENCL_1.0", clGetPlatformIDs, clFinish);
+ * Nodes are emitted in spec order, each inheriting the one before. Once a
+ * spec names a version, every exported function must be in exactly one.
+ */
+#define ava_export_version(node, ...)                                                              \
+	static const void *const AVA_SPEC_UNIQUE(__ava_export_version_)[] __attribute__((unused)) = \
+		{node, __VA_ARGS__}
 
 /* Hooks: bodies are C statements run at the named moment. */
 #define ava_guestlib_init_prologue(...)                                                            \
@@ -102,6 +112,7 @@ void __ava_lifetime_manual(void);
 void __ava_lifetime_static(void);
 void __ava_allocates(void);
 void __ava_deallocates(void);
+void __ava_retains(void);
 void __ava_allocates_resource(const char *resource, unsigned long long amount);
 void __ava_deallocates_resource(const char *resource, unsigned long long amount);
 void __ava_buffer_allocator(const void *allocate, const void *deallocate);
@@ -122,7 +133,10 @@ void __ava_error(long double value);
 #define ava_lifetime_manual __ava_lifetime_manual()
 #define ava_lifetime_static __ava_lifetime_static()
 #define ava_allocates __ava_allocates()
+/* The call drops one guest reference to this handle (a release); the id goes with the last one. */
 #define ava_deallocates __ava_deallocates()
+/* The call adds one guest reference to this handle (a retain). */
+#define ava_retains __ava_retains()
 #define ava_allocates_resource(r, n) __ava_allocates_resource(#r, (unsigned long long)(n))
 #define ava_deallocates_resource(r, n) __ava_deallocates_resource(#r, (unsigned long long)(n))
 #define ava_buffer_allocator(a, f) __ava_buffer_allocator((const void *)&(a), (const void *)&(f))
@@ -161,5 +175,18 @@ long long __ava_execute(void);
 	__ava_object_explicit_state_functions((const void *)&(e), (const void *)&(r))
 /* The real call: in the guest it is the remote call, in the worker the native one. */
 #define ava_execute() __ava_execute()
+
+/*
+ * For code in the worker (ava_is_worker): the object behind the guest handle
+ * id of handle type T in the call being served (NULL if the guest has no such
+ * handle), and the guest's id for an object of type T (registered if new).
+ * Needed where handles hide inside other data: property lists, kernel
+ * arguments, info queries returning handles. In the guest an id and a
+ * handle are the same value.
+ */
+void *__ava_handle_object(unsigned long long id, const char *type);
+unsigned long long __ava_handle_id(const void *object, const char *type);
+#define ava_handle_object(T, id) ((T)__ava_handle_object((unsigned long long)(id), #T))
+#define ava_handle_id(T, object) __ava_handle_id((const void *)(object), #T)
 
 #endif /* AVA_SPEC_H */

@@ -40,15 +40,47 @@ Test(worker_handles, pop_newest_goes_backwards_and_keeps_ownership) {
   table.insert(&objs[1], 1, true); // later ownership upgrades the entry
   table.insert(&objs[3], 1, false);
   const void *order[] = {&objs[3], &objs[2], &objs[1], &objs[0]};
-  const bool owned[] = {false, true, true, true};
+  const uint32_t refs[] = {0, 1, 1, 1};
   HandleTable::Entry e;
   for (int i = 0; i < 4; ++i) {
     cr_assert(table.pop_newest(&e));
     cr_expect_eq(e.object, order[i], "entry %d", i);
-    cr_expect_eq(e.owned, owned[i], "entry %d", i);
+    cr_expect_eq(e.refs, refs[i], "entry %d", i);
   }
   cr_expect_not(table.pop_newest(&e));
   cr_expect_eq(table.size(), 0u);
+}
+
+// Reference-counted APIs (OpenCL): every create or retain is one reference
+// the guest owns; the id lives until the last one is released.
+Test(worker_handles, references_keep_an_id_alive) {
+  HandleTable table;
+  int a = 0, root = 0;
+  uint64_t ia = table.insert(&a, 1, true);
+  cr_expect(table.retain(ia));
+  cr_expect_eq(table.insert(&a, 1, true), ia, "a second create of the same object");
+  cr_expect_not(table.release(ia), "3 references, 1 dropped");
+  cr_expect_not(table.release(ia), "2 references, 1 dropped");
+  cr_expect_eq(table.lookup(ia, 1), &a);
+  cr_expect(table.release(ia), "the last reference forgets the id");
+  cr_expect_null(table.lookup(ia, 1));
+  cr_expect_not(table.retain(ia));
+
+  uint64_t ir = table.insert(&root, 1, false);
+  cr_expect_not(table.release(ir), "never owned: the guest cannot drop it");
+  cr_expect_eq(table.lookup(ir, 1), &root);
+  uint32_t type = 0;
+  cr_expect_eq(table.lookup_any(ir, &type), &root);
+  cr_expect_eq(type, 1u);
+  cr_expect_null(table.lookup_any(ir + 1000, &type));
+}
+
+Test(worker_handles, ids_are_tagged) {
+  HandleTable table;
+  int a = 0;
+  uint64_t id = table.insert(&a, 1, false);
+  cr_expect_geq(id >> 32, 0x800000u, "a tag above a 32-bit value");
+  cr_expect_lt(id >> 56, 1u, "the top byte stays free");
 }
 
 Test(worker_handles, concurrent_use) {

@@ -16,6 +16,28 @@
 #define ava_is_guest 0
 #define ava_is_worker 1
 
+/* ava_handle_object / ava_handle_id for spec code: handle types by name. */
+static uint32_t ava_demo_type_by_name(const char *ava_name)
+{
+	if (strcmp(ava_name, "demo_obj") == 0)
+		return AVA_DEMO_T_DEMO_OBJ;
+	(void)ava_name;
+	return 0;
+}
+
+__attribute__((unused)) static void *__ava_handle_object(unsigned long long ava_id, const char *ava_type)
+{
+	return ava_w_current_handle(ava_id, ava_demo_type_by_name(ava_type));
+}
+
+__attribute__((unused)) static unsigned long long __ava_handle_id(const void *ava_object, const char *ava_type)
+{
+	return ava_w_current_handle_id((void *)ava_object, ava_demo_type_by_name(ava_type));
+}
+
+#define ava_handle_object(T, id) ((T)__ava_handle_object((unsigned long long)(id), #T))
+#define ava_handle_id(T, object) __ava_handle_id((const void *)(object), #T)
+
 /* Utility code of the spec (compiled into guest and worker). */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
@@ -43,7 +65,7 @@ static const char *demo_status_text(demo_status status)
 	}
 }
 
-#line 47 "demo_worker.c"
+#line 69 "demo_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_demo_tramp_demo_event_callback(demo_obj obj, int32_t event, const char *message, void *user_data)
@@ -688,7 +710,7 @@ static demo_status ava_demo_impl_demo_obj_clear(demo_obj obj)
 {
 #line 172 "specs/demo/demo.spec.c"
 	return demo_obj_fill(obj, 0);
-#line 692 "demo_worker.c"
+#line 714 "demo_worker.c"
 }
 
 static int ava_demo_serve_demo_obj_clear(struct ava_wcall *ava_w)
@@ -974,7 +996,7 @@ static demo_status ava_demo_impl_demo_sleep_ms(uint32_t ms)
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 978 "demo_worker.c"
+#line 1000 "demo_worker.c"
 #undef ava_execute
 }
 
@@ -1142,7 +1164,7 @@ static const char *const ava_demo_func_names[] = {
 	"demo_reserved_call",
 };
 
-/* AVA_F_SYNC or AVA_F_ASYNC per function; 0 = not supported. */
+/* AVA_F_SYNC and/or AVA_F_ASYNC per function; 0 = not supported. */
 static const uint32_t ava_demo_func_flags[] = {
 	0,
 	AVA_F_SYNC, /* demo_version */
