@@ -42,7 +42,7 @@ Status PluginSet::validate(const ava_worker_spec *spec) {
   for (uint32_t i = 0; i < spec->nfuncs; ++i) {
     uint32_t flags = spec->func_flags[i];
     uint32_t cls = flags & (AVA_F_SYNC | AVA_F_ASYNC);
-    if ((flags & ~AVA_F_ALL) != 0 || (flags != 0 && cls != AVA_F_SYNC && cls != AVA_F_ASYNC))
+    if ((flags & ~AVA_F_ALL) != 0 || (flags != 0 && cls == 0))
       return Status::error(AVA_E_SPEC, "spec '" + name + "' function " + std::to_string(i) +
                                            " has bad flags " + std::to_string(flags));
   }

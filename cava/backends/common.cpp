@@ -71,6 +71,14 @@ std::string declarator(const TypeInfo &t, const std::string &name) {
     return s.substr(0, fp) + "(*" + name + ")" + s.substr(fp + 3);
   if (!s.empty() && s.back() == '*')
     return s + name;
+  // A parameter declared as an array ("void *[]", "int [4]"): write it as such.
+  const size_t bracket = s.find('[');
+  if (bracket != std::string::npos && s.back() == ']') {
+    std::string base = s.substr(0, bracket);
+    while (!base.empty() && base.back() == ' ')
+      base.pop_back();
+    return base + (base.back() == '*' ? "" : " ") + name + s.substr(bracket);
+  }
   return s + " " + name;
 }
 

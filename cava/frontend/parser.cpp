@@ -189,14 +189,29 @@ bool Parser::run() {
 void Parser::collect_top_level(const std::vector<CXCursor> &top) {
   // Pass 1: inclusion directives, API-level declarations and region markers.
   std::vector<std::pair<size_t, std::string>> markers;
+  bool seen_spec_h = false;
   for (CXCursor c : top) {
     if (!in_main_file(c))
       continue;
     const CXCursorKind kind = clang_getCursorKind(c);
+    if (kind == CXCursor_MacroDefinition && !seen_spec_h) {
+      // Configuration of the API headers (CL_TARGET_OPENCL_VERSION, ...):
+      // the generated code must see the headers the way the spec did.
+      size_t begin = offset_of(c);
+      while (begin > 0 && src_.text()[begin - 1] != '\n')
+        --begin;
+      size_t end = begin;
+      while (end < src_.text().size() && src_.text()[end] != '\n')
+        end += src_.text()[end] == '\\' && end + 1 < src_.text().size() ? 2 : 1;
+      spec_->includes.push_back(trim(src_.slice(begin, end)));
+      continue;
+    }
     if (kind == CXCursor_InclusionDirective) {
       const std::string included = to_string(clang_getCursorSpelling(c));
-      if (included == "ava/spec.h")
+      if (included == "ava/spec.h") {
+        seen_spec_h = true;
         continue;
+      }
       const size_t off = offset_of(c);
       const size_t line_end = src_.text().find('\n', off);
       spec_->includes.push_back(trim(src_.slice(off, line_end)));
@@ -261,7 +276,8 @@ void Parser::collect_top_level(const std::vector<CXCursor> &top) {
     if (in_region(utility_, off))
       continue;
     if (in_region(replacement_, off)) {
-      if (clang_isCursorDefinition(c)) {
+      // Static helpers of replacement code are not part of the API.
+      if (clang_isCursorDefinition(c) && clang_getCursorLinkage(c) == CXLinkage_External) {
         spec_->replacement_functions.push_back(name);
         defined_.insert(name);
       }

@@ -16,6 +16,9 @@
  * Expressions inside annotations (sizes, conditions, success values) are
  * copied into the generated guest and worker code, where they see the
  * function's arguments under the same names.
+ *
+ * The spec's #include lines, and the #define lines above the include of
+ * this file (API header configuration), are copied into the generated code.
  */
 #ifndef AVA_SPEC_H
 #define AVA_SPEC_H
