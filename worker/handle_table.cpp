@@ -19,10 +19,11 @@ uint64_t HandleTable::insert(void *object, uint32_t type, bool owned) {
     Value &value = by_id_.at(it->second);
     if (owned && value.refs < UINT32_MAX)
       ++value.refs;
+    value.created = value.created || owned;
     return it->second;
   }
   uint64_t id = next_id_;
-  by_id_.emplace(id, Value{object, type, owned ? 1u : 0u});
+  by_id_.emplace(id, Value{object, type, owned ? 1u : 0u, owned});
   try {
     by_object_.emplace(Key{object, type}, id);
   } catch (...) {
@@ -65,7 +66,7 @@ bool HandleTable::release(uint64_t id) {
   auto it = by_id_.find(id);
   if (it == by_id_.end() || it->second.refs == 0)
     return false;
-  if (--it->second.refs > 0)
+  if (--it->second.refs > 0 || !it->second.created)
     return false;
   by_object_.erase(Key{it->second.object, it->second.type});
   by_id_.erase(it);

@@ -36,8 +36,9 @@ public:
   // The guest took one more reference to id (retain); false if unknown.
   bool retain(uint64_t id);
   // The guest dropped one reference to id. When it held the last one the id
-  // is forgotten and true is returned; ids the guest never owned stay (their
-  // object lives on without it: a root device, an object from an info query).
+  // is forgotten and true is returned; ids of objects the guest never created
+  // stay (they live on without it: a root device, even when retained and
+  // released again).
   bool release(uint64_t id);
   // Removes the most recently created entry; false when empty. Never allocates,
   // so teardown can always run to the end.
@@ -59,6 +60,7 @@ private:
     void *object;
     uint32_t type;
     uint32_t refs;
+    bool created; // registered as owned at least once (made by the guest's calls)
   };
 
   mutable std::mutex mutex_;

@@ -193,6 +193,9 @@ void GuestGen::remote_body(const Function &fn) {
                 (p.info.zerocopy ? " | AVA_CALL_ZEROCOPY" : "") + ");");
       break;
     case Role::Userdata:
+      // Only whether there is any: an API may refuse user data without a callback.
+      out_.line("\t" + f + " = " + p.name + " != NULL ? 1 : 0;");
+      break;
     case Role::None:
       break;
     }

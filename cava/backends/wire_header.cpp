@@ -35,7 +35,8 @@ uint64_t field(Emitter &out, const std::string &name, const TypeInfo &t, Role ro
     out.line("\tava_u64 " + name + "; /* callback registration id */");
     return 8;
   case Role::Userdata:
-    out.line("\tava_u64 " + name + "; /* unused: user data stays in the guest */");
+    out.line("\tava_u64 " + name +
+             "; /* 1 if the guest passed user data (it stays in the guest) */");
     return 8;
   case Role::Buffer:
     out.line("\tstruct ava_buf_desc " + name + "; /* " + t.spelling + note + " */");

@@ -52,6 +52,9 @@ void WorkerGen::preamble() {
   out_.line("#define ava_is_guest 0");
   out_.line("#define ava_is_worker 1");
   out_.line();
+  out_.line("/* Stands in for user data the guest passed without a callback. */");
+  out_.line("static char " + p_ + "_userdata_mark;");
+  out_.line();
   out_.line("/* ava_handle_object / ava_handle_id for spec code: handle types by name. */");
   out_.line("static uint32_t " + p_ + "_type_by_name(const char *ava_name)");
   out_.line("{");
@@ -228,8 +231,12 @@ void WorkerGen::handler(const Function &fn) {
       out_.line("\t\t" + fail_return(fn));
       break;
     case Role::Callback:
-    case Role::Userdata:
       out_.line("\t" + p.name + " = NULL;");
+      break;
+    case Role::Userdata:
+      // Replaced by the callback's context below; without a callback the API
+      // still sees whether the guest passed any.
+      out_.line("\t" + p.name + " = " + f + " ? (void *)&" + p_ + "_userdata_mark : NULL;");
       break;
     case Role::None:
       break;

@@ -68,6 +68,8 @@ Test(worker_handles, references_keep_an_id_alive) {
 
   uint64_t ir = table.insert(&root, 1, false);
   cr_expect_not(table.release(ir), "never owned: the guest cannot drop it");
+  cr_expect(table.retain(ir));
+  cr_expect_not(table.release(ir), "retained and released, but not the guest's to forget");
   cr_expect_eq(table.lookup(ir, 1), &root);
   uint32_t type = 0;
   cr_expect_eq(table.lookup_any(ir, &type), &root);

@@ -790,6 +790,7 @@ AVA_EXPORT demo_status demo_obj_set_callback(demo_obj obj, demo_event_fn fn, voi
 		goto ava_fail;
 	ava_a.obj = (ava_u64)(uintptr_t)obj;
 	ava_a.fn = ava_call_callback(&ava_c, (void (*)(void))fn, user_data, ava_life_fn, ava_coupled_fn);
+	ava_a.user_data = user_data != NULL ? 1 : 0;
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
@@ -926,7 +927,7 @@ AVA_EXPORT demo_status demo_sleep_ms(uint32_t ms)
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 930 "demo_guest.c"
+#line 931 "demo_guest.c"
 #undef ava_execute
 }
 

@@ -10,7 +10,7 @@
 #include "ava/wire.h"
 
 /* FNV-1a of the layout below: guest and worker must agree. */
-#define AVA_DEMO_SPEC_HASH 0x1feb2281180056edull
+#define AVA_DEMO_SPEC_HASH 0x5fcdecbf7ae899c5ull
 #define AVA_DEMO_SPEC_NAME "demo"
 #define AVA_DEMO_SPEC_ID 1u
 #define AVA_DEMO_NFUNCS 26u
@@ -277,7 +277,7 @@ AVA_STATIC_ASSERT(sizeof(struct ava_demo_demo_list_objects_reply) == 56, "struct
 struct ava_demo_demo_obj_set_callback_call {
 	ava_u64 obj; /* handle demo_obj */
 	ava_u64 fn; /* callback registration id */
-	ava_u64 user_data; /* unused: user data stays in the guest */
+	ava_u64 user_data; /* 1 if the guest passed user data (it stays in the guest) */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_demo_demo_obj_set_callback_call) == 24, "struct ava_demo_demo_obj_set_callback_call");
 
@@ -358,7 +358,7 @@ struct ava_demo_cb_demo_event_callback {
 	ava_u64 obj; /* handle demo_obj */
 	ava_s64 event; /* int32_t */
 	struct ava_buf_desc message; /* const char *, in */
-	ava_u64 user_data; /* unused: user data stays in the guest */
+	ava_u64 user_data; /* 1 if the guest passed user data (it stays in the guest) */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_demo_cb_demo_event_callback) == 48, "struct ava_demo_cb_demo_event_callback");
 

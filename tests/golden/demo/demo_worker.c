@@ -16,6 +16,9 @@
 #define ava_is_guest 0
 #define ava_is_worker 1
 
+/* Stands in for user data the guest passed without a callback. */
+static char ava_demo_userdata_mark;
+
 /* ava_handle_object / ava_handle_id for spec code: handle types by name. */
 static uint32_t ava_demo_type_by_name(const char *ava_name)
 {
@@ -65,7 +68,7 @@ static const char *demo_status_text(demo_status status)
 	}
 }
 
-#line 69 "demo_worker.c"
+#line 72 "demo_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_demo_tramp_demo_event_callback(demo_obj obj, int32_t event, const char *message, void *user_data)
@@ -710,7 +713,7 @@ static demo_status ava_demo_impl_demo_obj_clear(demo_obj obj)
 {
 #line 172 "specs/demo/demo.spec.c"
 	return demo_obj_fill(obj, 0);
-#line 714 "demo_worker.c"
+#line 717 "demo_worker.c"
 }
 
 static int ava_demo_serve_demo_obj_clear(struct ava_wcall *ava_w)
@@ -896,7 +899,7 @@ static int ava_demo_serve_demo_obj_set_callback(struct ava_wcall *ava_w)
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->obj, AVA_DEMO_T_DEMO_OBJ, (void **)&obj);
 	fn = NULL;
-	user_data = NULL;
+	user_data = ava_a->user_data ? (void *)&ava_demo_userdata_mark : NULL;
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 	ava_life_fn = AVA_LIFETIME_COUPLED;
@@ -996,7 +999,7 @@ static demo_status ava_demo_impl_demo_sleep_ms(uint32_t ms)
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 1000 "demo_worker.c"
+#line 1003 "demo_worker.c"
 #undef ava_execute
 }
 
