@@ -66,6 +66,13 @@ cl_int ava_cl_get_program_info(cl_program program, cl_program_info param_name,
 			       size_t param_value_size, void *param_value,
 			       size_t *param_value_size_ret);
 cl_int ava_cl_get_program_binaries(cl_program program, size_t total, unsigned char *binaries);
+cl_int ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags,
+			 size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list,
+			 const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+			   size_t size, cl_int write, const void *data,
+			   cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			   cl_event *event);
 cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices,
 			      const cl_device_id *device_list, const char *options,
 			      cl_uint num_input_headers, const cl_program *input_headers,
@@ -411,8 +418,8 @@ void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool 
 			*errcode_ret = CL_OUT_OF_HOST_MEMORY;
 		return NULL;
 	}
-	rc = clEnqueueReadBuffer(command_queue, buffer, CL_TRUE, offset, size, m->ptr,
-				 num_events_in_wait_list, event_wait_list, event);
+	rc = ava_cl_map_buffer(command_queue, buffer, map_flags, offset, size, m->ptr,
+			       num_events_in_wait_list, event_wait_list, event);
 	if (rc == CL_SUCCESS && map_flags == 0)
 		map_flags = CL_MAP_READ | CL_MAP_WRITE;
 	if (rc != CL_SUCCESS) {
@@ -512,12 +519,14 @@ cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, vo
 						 m->row_pitch, m->slice_pitch, m->ptr,
 						 num_events_in_wait_list, event_wait_list, event);
 		else
-			rc = clEnqueueWriteBuffer(command_queue, memobj, CL_FALSE, m->offset, m->size,
-						  m->ptr, num_events_in_wait_list, event_wait_list,
-						  event);
-	} else {
+			rc = ava_cl_unmap_buffer(command_queue, memobj, m->offset, m->size, 1, m->ptr,
+						 num_events_in_wait_list, event_wait_list, event);
+	} else if (m->image) {
 		rc = clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list,
 						 event_wait_list, event);
+	} else {
+		rc = ava_cl_unmap_buffer(command_queue, memobj, m->offset, m->size, 0, NULL,
+					 num_events_in_wait_list, event_wait_list, event);
 	}
 	if (rc != CL_SUCCESS) {
 		ava_cl_add_mapping(m); /* still mapped, as natively */
@@ -1285,6 +1294,63 @@ cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t p
 	    param_name == CL_SAMPLER_CONTEXT)
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	return ret;
+}
+
+/*
+ * Mapping, worker side: a real map (so events are map and unmap commands)
+ * whose contents travel to the guest, and a real map + unmap that carries
+ * the guest's writes back. The worker keeps no mapping between the calls.
+ */
+cl_int ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags,
+			 size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list,
+			 const cl_event *event_wait_list, cl_event *event)
+{
+	ava_argument(data) { ava_out; ava_buffer(ava_cl_span(buffer, offset, size)); }
+	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
+	ava_argument(event) {
+		ava_out;
+		ava_buffer(1);
+		ava_element { ava_allocates; }
+	}
+	ava_disable_native_call;
+	cl_int ret = CL_SUCCESS;
+	cl_event ava_unmapped = NULL;
+	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE, map_flags, offset, size,
+					 num_events_in_wait_list, event_wait_list, event, &ret);
+	if (ava_p == NULL)
+		return ret;
+	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
+		memcpy(data, ava_p, size);
+	if (clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 0, NULL, &ava_unmapped) ==
+	    CL_SUCCESS) {
+		clWaitForEvents(1, &ava_unmapped);
+		clReleaseEvent(ava_unmapped);
+	}
+	return CL_SUCCESS;
+}
+
+cl_int ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+			   size_t size, cl_int write, const void *data,
+			   cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			   cl_event *event)
+{
+	ava_argument(data) { ava_in; ava_buffer(ava_cl_span(buffer, offset, size)); }
+	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
+	ava_argument(event) {
+		ava_out;
+		ava_buffer(1);
+		ava_element { ava_allocates; }
+	}
+	ava_disable_native_call;
+	cl_int ret = CL_SUCCESS;
+	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE,
+					 write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, offset,
+					 size, num_events_in_wait_list, event_wait_list, NULL, &ret);
+	if (ava_p == NULL)
+		return ret;
+	if (write && data != NULL)
+		memcpy(ava_p, data, size);
+	return clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 0, NULL, event);
 }
 
 /* ------------------------------------------------------------------------

@@ -71,12 +71,14 @@ Test(worker_plugin, refuses_unknown_or_unsafe_names) {
 }
 
 Test(worker_plugin, validates_spec_tables) {
-  const uint32_t good_flags[] = {AVA_F_SYNC, AVA_F_ASYNC | AVA_F_FLUSH, 0};
-  const uint32_t bad_flags[] = {AVA_F_SYNC | AVA_F_ASYNC};
+  // SYNC | ASYNC: a function the guest sends either way (conditionally async).
+  const uint32_t good_flags[] = {AVA_F_SYNC, AVA_F_ASYNC | AVA_F_FLUSH, 0,
+                                 AVA_F_SYNC | AVA_F_ASYNC};
+  const uint32_t bad_flags[] = {AVA_F_FLUSH};
   const uint32_t unknown_flags[] = {AVA_F_SYNC | 0x80};
   ava_worker_spec good{};
   good.name = "ok";
-  good.nfuncs = 3;
+  good.nfuncs = 4;
   good.func_flags = good_flags;
   good.dispatch = dummy_dispatch;
   cr_expect(PluginSet::validate(&good).is_ok());
