@@ -9,6 +9,8 @@
 #   ava         demo_bench under `ava run --channel X` for unix, tcp, shm, and
 #               against an `ava worker --io-uring` for unix-uring, tcp-uring;
 #               async calls with AVA_BATCH=1 and AVA_BATCH=0
+#   clpeak      scripts/bench-clpeak.sh: OpenCL transfers and launch latency,
+#               natively and under ava (OUT_DIR/clpeak.csv, clpeak.json)
 # A channel the build does not support yet is skipped, saying so.
 #
 # usage: scripts/bench.sh BUILD_DIR [OUT_DIR]     (OUT_DIR defaults to out/bench)
@@ -258,6 +260,10 @@ if [[ -n $plot_python ]]; then
   fi
 fi
 echo "results: $out/results.csv, $out/results.json"
+
+# clpeak (OpenCL) natively and under ava: its own table, clpeak.csv and clpeak.json.
+echo
+"$root/scripts/bench-clpeak.sh" "$build" "$out" || failed+=(clpeak)
 
 if [[ ${#failed[@]} -ne 0 ]]; then
   echo "bench.sh: ${#failed[@]} step(s) failed: ${failed[*]}" >&2

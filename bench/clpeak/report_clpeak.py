@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Turns the clpeak runs of scripts/bench-clpeak.sh into one table (metric |
+each run | each remoted run / native) and OUT_DIR/clpeak.csv, clpeak.json.
+
+The runs file has one tab-separated line per run, in column order:
+    NAME  STATUS(ok|failed)  EXIT_STATUS  WALL_SECONDS  REASON
+and each run's clpeak output lies in LOG_DIR/NAME.log (console), NAME.xml
+(XML dump). A failed run still shows the figures it printed before failing.
+
+Ratios are remoted / native of this same run: below 1 for a bandwidth, and
+above 1 for a latency, mean that remoting costs.
+"""
+
+import argparse
+import csv
+import datetime
+import json
+import os
+import platform
+import sys
+
+# No __pycache__ in the source tree.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import parse_clpeak  # noqa: E402  (lives next to this file)
+
+NATIVE = "native"
+
+
+def read_runs(path):
+    runs = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            fields = line.split("\t")
+            if len(fields) != 5 or fields[1] not in ("ok", "failed"):
+                raise ValueError(f"{path}:{number}: expected NAME STATUS EXIT WALL REASON")
+            name, status, exit_status, wall, reason = fields
+            runs.append({
+                "name": name,
+                "status": status,
+                "exit_status": int(exit_status) if exit_status.lstrip("-").isdigit() else None,
+                "wall_s": parse_clpeak.finite(wall),
+                "reason": reason,
+            })
+    return runs
+
+
+def load_figures(runs, log_dir):
+    for run in runs:
+        log_text = parse_clpeak.read_text(os.path.join(log_dir, run["name"] + ".log")) or ""
+        xml_text = parse_clpeak.read_text(os.path.join(log_dir, run["name"] + ".xml"))
+        figures, missing, errors = parse_clpeak.parse_run(log_text, xml_text)
+        run["figures"] = figures
+        run["missing"] = missing
+        run["clpeak_errors"] = errors
+        log = os.path.join(log_dir, run["name"] + ".log")
+        # A run that failed before it started has no log.
+        run["log"] = log if os.path.exists(log) else None
+
+
+def ratio(value, native):
+    if value is None or native is None or native == 0:
+        return None
+    return value / native
+
+
+def metric_rows(runs):
+    native = next((r for r in runs if r["name"] == NATIVE), None)
+    rows = []
+    for metric, label, unit in parse_clpeak.METRICS:
+        base = native["figures"].get(metric) if native else None
+        values = {r["name"]: r["figures"].get(metric) for r in runs}
+        ratios = {r["name"]: ratio(values[r["name"]], base) for r in runs if r["name"] != NATIVE}
+        rows.append({"metric": metric, "label": label, "unit": unit,
+                     "values": values, "ratios": ratios})
+    return rows
+
+
+def fmt_value(value):
+    if value is None:
+        return "-"
+    if abs(value) < 0.1:
+        return f"{value:.3g}"
+    return f"{value:.2f}" if abs(value) < 1000 else f"{value:.0f}"
+
+
+def fmt_seconds(value):
+    return "-" if value is None else f"{value:.1f}"
+
+
+def fmt_ratio(value):
+    return "-" if value is None else f"{value:.2f}"
+
+
+def print_table(runs, rows, quick, load_before):
+    cpus = os.cpu_count() or 1
+    mode = "quick" if quick else "full"
+    print(f"\nclpeak, natively and under ava ({mode} run, {cpus} CPUs); "
+          "ratio = remoted / native of this same run")
+    # Other work on the host shows up in every figure.
+    if load_before is not None and load_before > 0.5 * cpus:
+        print(f"WARNING: the host was busy when the run started (load average {load_before}); "
+              "figures are noisy, rerun on a quiet host")
+    remoted = [r["name"] for r in runs if r["name"] != NATIVE]
+    header = ["metric", "unit"] + [r["name"] for r in runs] + [f"{n}/native" for n in remoted]
+    table = [header]
+    for row in rows:
+        table.append([row["label"], row["unit"]] +
+                     [fmt_value(row["values"][r["name"]]) for r in runs] +
+                     [fmt_ratio(row["ratios"][n]) for n in remoted])
+    table.append(["clpeak run wall time", "s"] +
+                 [fmt_seconds(r["wall_s"]) for r in runs] + [""] * len(remoted))
+    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    for number, line in enumerate(table):
+        cells = [line[0].ljust(widths[0]), line[1].ljust(widths[1])]
+        cells += [cell.rjust(width) for cell, width in zip(line[2:], widths[2:])]
+        print("  " + "  ".join(cells).rstrip())
+        if number == 0:
+            print("  " + "  ".join("-" * width for width in widths))
+    print("  (bandwidth: a ratio below 1 is a slowdown; latency: above 1 is a slowdown)")
+    # clpeak times launches with event profiling, on the device's clock.
+    print("  (kernel launch latency is clpeak's CL_PROFILING_COMMAND_QUEUED to _START, both "
+          "stamped by the real runtime)")
+    for run in runs:
+        if run["status"] != "ok":
+            where = f" (log: {run['log']})" if run["log"] else ""
+            print(f"  FAILED run {run['name']}: {run['reason']}{where}")
+
+
+def write_csv(path, runs, rows):
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(["run", "metric", "value", "unit", "native", "ratio"])
+        for row in rows:
+            native = row["values"].get(NATIVE)
+            for run in runs:
+                value = row["values"][run["name"]]
+                if value is None:
+                    continue
+                r = 1.0 if run["name"] == NATIVE else row["ratios"][run["name"]]
+                writer.writerow([run["name"], row["metric"], f"{value:g}", row["unit"],
+                                 "" if native is None else f"{native:g}",
+                                 "" if r is None else f"{r:.4g}"])
+
+
+def write_json(path, runs, rows, quick, load_before, clpeak_version):
+    document = {
+        "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "quick": quick,
+        "clpeak_version": clpeak_version,
+        "host": {"cpus": os.cpu_count(), "kernel": platform.release(),
+                 "machine": platform.machine(), "load_before": load_before},
+        "runs": [{k: run[k] for k in ("name", "status", "exit_status", "wall_s", "reason",
+                                      "missing", "clpeak_errors", "log")} for run in runs],
+        "metrics": rows,
+    }
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(document, f, indent=1)
+        f.write("\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", required=True, help="the runs file (see above)")
+    parser.add_argument("--log-dir", required=True, help="where NAME.log and NAME.xml lie")
+    parser.add_argument("--out-dir", required=True, help="where clpeak.csv and clpeak.json go")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--load-before", type=float, default=None,
+                        help="the host's 1-minute load average when the run started")
+    parser.add_argument("--clpeak-version", default="")
+    args = parser.parse_args()
+
+    try:
+        runs = read_runs(args.runs)
+    except (OSError, ValueError) as error:
+        print(f"report_clpeak.py: {error}", file=sys.stderr)
+        return 2
+    load_figures(runs, args.log_dir)
+    rows = metric_rows(runs)
+    try:
+        write_csv(os.path.join(args.out_dir, "clpeak.csv"), runs, rows)
+        write_json(os.path.join(args.out_dir, "clpeak.json"), runs, rows, args.quick,
+                   args.load_before, args.clpeak_version)
+    except OSError as error:
+        print(f"report_clpeak.py: {error}", file=sys.stderr)
+        return 2
+    print_table(runs, rows, args.quick, args.load_before)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
