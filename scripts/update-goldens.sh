@@ -3,6 +3,7 @@
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
-mkdir -p tests/golden/demo
+mkdir -p tests/golden/demo tests/golden/opencl
 "$build/bin/cava" -Ispecs/demo/lib --name-as specs/demo/demo.spec.c -o tests/golden/demo specs/demo/demo.spec.c
+"$build/bin/cava" -Ispecs/opencl --name-as specs/opencl/opencl.spec.c -o tests/golden/opencl specs/opencl/opencl.spec.c
 git status --short tests/golden

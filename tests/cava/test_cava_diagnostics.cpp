@@ -98,6 +98,23 @@ const BadSpec kCases[] = {
      "the spec has no ava_name"},
     {"reserved identifier", true, "int __ava_mine(int x) { }\n", 1,
      "identifiers starting with __ava_ are reserved"},
+    {"helper no API header declares, run natively", true, "int helper(int x) { }\n", 1,
+     "helper is declared in no API header, so the worker has no such function"},
+    {"function-level if holding more than ava_async", true,
+     "int f(int x) {\n  ava_success(0);\n  if (x) { ava_sync; }\n}\n", 3,
+     "annotation ava_sync cannot appear inside code"},
+    {"conditional async without success value", true,
+     "int f(int x) {\n  if (x) { ava_async; }\n}\n", 1,
+     "conditionally async f needs ava_success(value)"},
+    {"conditional async next to ava_async", true,
+     "int f(int x) {\n  ava_async;\n  ava_success(0);\n  if (x) { ava_async; }\n}\n", 1,
+     "f is conditionally async and also ava_sync or ava_async"},
+    {"retains on a non-handle", true, "int f(int x) {\n  ava_argument(x) { ava_retains; }\n}\n", 1,
+     "ava_retains applies to handle arguments; argument 'x' of f is not one"},
+    {"symbol version naming no export", true, "int g(int x);\nava_export_version(\"V_1\", g);\n", 2,
+     "ava_export_version(V_1): g is not a function the guest library exports"},
+    {"symbol version without a node name", true, "int g(int x);\nava_export_version(V_1, g);\n", 2,
+     "use of undeclared identifier 'V_1'"},
 };
 
 std::string write_spec(const BadSpec &c) {

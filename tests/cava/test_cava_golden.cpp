@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// cava's output for specs/demo is compared with tests/golden/demo: any
+// cava's output for each spec is compared with tests/golden/<spec>: any
 // change of the generated code must be deliberate (make goldens).
 #include <criterion/criterion.h>
 
@@ -16,29 +16,50 @@ std::string make_tmp() {
   return d ? d : "";
 }
 
-} // namespace
+struct GoldenSpec {
+  const char *name;    // spec id: tests/golden/<name>/<name>_*.{h,c,map}
+  const char *spec;    // relative to the source tree
+  const char *include; // -I for the API headers
+};
 
-Test(cava_golden, demo_spec_matches_goldens) {
+const GoldenSpec kGoldenSpecs[] = {
+    {"demo", "specs/demo/demo.spec.c", "specs/demo/lib"},
+    {"opencl", "specs/opencl/opencl.spec.c", "specs/opencl"},
+};
+
+void check_goldens(const GoldenSpec &g) {
   const std::string src = AVA_SOURCE_DIR;
   const std::string out = make_tmp();
   cr_assert(!out.empty());
-  const CavaResult r =
-      run_cava("-I" + src + "/specs/demo/lib --name-as specs/demo/demo.spec.c -o " + out + " " +
-               src + "/specs/demo/demo.spec.c");
-  cr_assert_eq(r.status, 0, "cava failed:\n%s", r.output.c_str());
-  for (const char *f : {"demo_wire.h", "demo_guest.c", "demo_guest.map", "demo_worker.c"}) {
+  const CavaResult r = run_cava("-I" + src + "/" + g.include + " --name-as " + g.spec + " -o " +
+                                out + " " + src + "/" + g.spec);
+  cr_assert_eq(r.status, 0, "cava failed on %s:\n%s", g.spec, r.output.c_str());
+  const std::string name = g.name;
+  for (const std::string suffix : {"_wire.h", "_guest.c", "_guest.map", "_worker.c"}) {
+    const std::string f = name + suffix;
+    const std::string golden = src + "/tests/golden/" + name + "/" + f;
     const std::string got = read_file(out + "/" + f);
-    const std::string want = read_file(src + "/tests/golden/demo/" + f);
-    cr_assert(!want.empty(), "missing golden file tests/golden/demo/%s", f);
+    const std::string want = read_file(golden);
+    cr_assert(!want.empty(), "missing golden file %s", golden.c_str());
     if (got != want) {
-      const std::string diff =
-          "diff -u " + src + "/tests/golden/demo/" + f + " " + out + "/" + f + " | head -n 60";
+      const std::string diff = "diff -u " + golden + " " + out + "/" + f + " | head -n 60";
       [[maybe_unused]] int rc = std::system(diff.c_str());
-      cr_assert_fail("%s differs from tests/golden/demo/%s (run `make goldens` if intended)", f, f);
+      cr_assert_fail("%s differs from %s (run `make goldens` if intended)", f.c_str(),
+                     golden.c_str());
     }
   }
   const std::string rm = "rm -rf " + out;
   [[maybe_unused]] int rc = std::system(rm.c_str());
+}
+
+} // namespace
+
+Test(cava_golden, demo_spec_matches_goldens) {
+  check_goldens(kGoldenSpecs[0]);
+}
+
+Test(cava_golden, opencl_spec_matches_goldens) {
+  check_goldens(kGoldenSpecs[1]);
 }
 
 Test(cava_golden, output_is_deterministic) {
