@@ -118,6 +118,11 @@ void *ava_w_current_handle_of(uint64_t id, const uint32_t *types, uint32_t ntype
 			      uint32_t *found_type);
 /* The id of object (registered, not owned, if new); 0 for NULL or outside a call. */
 uint64_t ava_w_current_handle_id(void *object, uint32_t type);
+/*
+ * Whether the call being served had a handle argument of type whose id was
+ * not zero but named no object of that type (it was passed to the API as NULL).
+ */
+int ava_w_current_bad_handle(uint32_t type);
 
 /*
  * Keeps an IN buffer alive beyond the call (ava_lifetime_static/manual/

@@ -104,8 +104,12 @@ AVA_W_EXPORT int ava_w_handle(struct ava_wcall *w, uint64_t id, uint32_t type, v
   if (!valid_type(w, type))
     return AVA_E_HANDLE;
   void *found = w->connection->handles().lookup(id, type);
-  if (found == nullptr)
+  if (found == nullptr) {
+    // Spec code may want to tell "no object" (0) from "no such object".
+    if (type < 64)
+      w->bad_handle_types |= 1ull << type;
     return AVA_E_HANDLE;
+  }
   *object = found;
   return AVA_OK;
 }
@@ -310,6 +314,11 @@ AVA_W_EXPORT void *ava_w_current_handle_of(uint64_t id, const uint32_t *types, u
     }
   }
   return nullptr;
+}
+
+AVA_W_EXPORT int ava_w_current_bad_handle(uint32_t type) {
+  ava_wcall *w = tls_current_call;
+  return w != nullptr && type < 64 && (w->bad_handle_types & (1ull << type)) != 0 ? 1 : 0;
 }
 
 AVA_W_EXPORT uint64_t ava_w_current_handle_id(void *object, uint32_t type) {

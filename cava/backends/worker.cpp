@@ -79,8 +79,14 @@ void WorkerGen::preamble() {
             "_type_by_name(ava_type));");
   out_.line("}");
   out_.line();
+  out_.line("__attribute__((unused)) static int __ava_handle_invalid(const char *ava_type)");
+  out_.line("{");
+  out_.line("\treturn ava_w_current_bad_handle(" + p_ + "_type_by_name(ava_type));");
+  out_.line("}");
+  out_.line();
   out_.line("#define ava_handle_object(T, id) ((T)__ava_handle_object((unsigned long long)(id), "
             "#T))");
+  out_.line("#define ava_handle_invalid(T) __ava_handle_invalid(#T)");
   out_.line("#define ava_handle_id(T, object) __ava_handle_id((const void *)(object), #T)");
   out_.line();
   if (!spec_.utility.empty()) {

@@ -535,7 +535,8 @@ bool Parser::add_code(CXCursor stmt, Function *fn) {
   for_each_call(stmt, [&](const std::string &callee) {
     if (callee == "__ava_execute")
       has_execute = true;
-    else if (callee == "__ava_handle_object" || callee == "__ava_handle_id")
+    else if (callee == "__ava_handle_object" || callee == "__ava_handle_id" ||
+             callee == "__ava_handle_invalid")
       return; // helpers for worker code, not annotations
     else if (callee.rfind("__ava_", 0) == 0 && bad.empty())
       bad = callee.substr(2);

@@ -189,7 +189,14 @@ long long __ava_execute(void);
  */
 void *__ava_handle_object(unsigned long long id, const char *type);
 unsigned long long __ava_handle_id(const void *object, const char *type);
+int __ava_handle_invalid(const char *type);
 #define ava_handle_object(T, id) ((T)__ava_handle_object((unsigned long long)(id), #T))
 #define ava_handle_id(T, object) __ava_handle_id((const void *)(object), #T)
+/*
+ * Worker: whether a handle argument of type T named no object of that type
+ * (an unknown id reaches the API as NULL, which some APIs take as "the
+ * default"; the spec can answer with the API's invalid-handle error instead).
+ */
+#define ava_handle_invalid(T) __ava_handle_invalid(#T)
 
 #endif /* AVA_SPEC_H */

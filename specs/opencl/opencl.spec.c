@@ -80,6 +80,22 @@ cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices,
 			      void(CL_CALLBACK *pfn_notify)(cl_program program, void *user_data),
 			      void *user_data);
 
+/*
+ * PoCL sets itself up on first use, which is not safe from several threads
+ * at once (and under ASan it takes over that thread's signal stack): the
+ * worker does it once, while loading the plugin.
+ */
+static void ava_cl_worker_init(void)
+{
+	cl_platform_id platforms[16];
+	cl_uint n = 0, devices = 0;
+
+	if (clGetPlatformIDs(16, platforms, &n) != CL_SUCCESS)
+		return;
+	for (cl_uint i = 0; i < n && i < 16; ++i)
+		(void)clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, 0, NULL, &devices);
+}
+
 /* Every OpenCL property list is 64-bit key/value pairs ending with a 0 key. */
 #define AVA_CL_MAX_PROPERTIES 1024u
 static uint64_t ava_cl_props_count(const void *properties)
@@ -245,8 +261,13 @@ static uint64_t ava_cl_span(cl_mem buffer, size_t offset, size_t size)
 	if (ava_is_guest) {
 		if (!ava_cl_guest_mem_size(buffer, &total))
 			return 0;
-	} else if (clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof(total), &total, NULL) != CL_SUCCESS) {
-		return 0;
+	} else {
+		cl_mem_object_type type = 0;
+
+		if (clGetMemObjectInfo(buffer, CL_MEM_TYPE, sizeof(type), &type, NULL) != CL_SUCCESS ||
+		    type != CL_MEM_OBJECT_BUFFER ||
+		    clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof(total), &total, NULL) != CL_SUCCESS)
+			return 0;
 	}
 	return offset <= total && size <= total - offset ? size : 0;
 }
@@ -256,6 +277,8 @@ struct ava_cl_mem_info {
 	uint64_t id;
 	size_t size; /* buffers; 0 for images */
 	void *host_ptr; /* CL_MEM_USE_HOST_PTR */
+	uint32_t refs; /* the program's references, as the worker counts them */
+	uint32_t gone; /* released for good: a tombstone for the probe chain */
 };
 static pthread_mutex_t ava_cl_mem_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ava_cl_mem_info *ava_cl_mems; /* open addressing, never shrinks */
@@ -267,6 +290,7 @@ static struct ava_cl_mem_info *ava_cl_mem_slot(uint64_t id)
 
 	while (ava_cl_mems[i].id != 0 && ava_cl_mems[i].id != id)
 		i = (i + 1) & (ava_cl_mem_cap - 1);
+	/* Ids are never reused, so a released id's slot stays its tombstone. */
 	return &ava_cl_mems[i];
 }
 
@@ -289,7 +313,7 @@ static void ava_cl_remember_mem(cl_mem mem, size_t size, void *host_ptr)
 		ava_cl_mems = grown;
 		ava_cl_mem_cap = cap;
 		for (size_t i = 0; i < old_cap; ++i)
-			if (old[i].id != 0)
+			if (old[i].id != 0 && !old[i].gone)
 				*ava_cl_mem_slot(old[i].id) = old[i];
 		free(old);
 	}
@@ -299,6 +323,24 @@ static void ava_cl_remember_mem(cl_mem mem, size_t size, void *host_ptr)
 	slot->id = id;
 	slot->size = size;
 	slot->host_ptr = host_ptr;
+	slot->refs = 1;
+	slot->gone = 0;
+	pthread_mutex_unlock(&ava_cl_mem_lock);
+}
+
+/* clRetainMemObject (+1) / clReleaseMemObject (-1) succeeded. */
+static void ava_cl_mem_ref(cl_mem mem, int delta)
+{
+	pthread_mutex_lock(&ava_cl_mem_lock);
+	if (ava_cl_mem_cap != 0 && mem != NULL) {
+		struct ava_cl_mem_info *slot = ava_cl_mem_slot((uint64_t)(uintptr_t)mem);
+
+		if (slot->id != 0 && !slot->gone) {
+			slot->refs += delta;
+			if (slot->refs == 0)
+				slot->gone = 1;
+		}
+	}
 	pthread_mutex_unlock(&ava_cl_mem_lock);
 }
 
@@ -310,7 +352,7 @@ static int ava_cl_guest_mem(cl_mem mem, struct ava_cl_mem_info *out)
 	if (ava_cl_mem_cap != 0 && mem != NULL) {
 		struct ava_cl_mem_info *slot = ava_cl_mem_slot((uint64_t)(uintptr_t)mem);
 
-		if (slot->id != 0) {
+		if (slot->id != 0 && !slot->gone) {
 			*out = *slot;
 			found = 1;
 		}
@@ -337,6 +379,8 @@ static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
 	} while (0)
 ava_end_utility;
+
+ava_worker_init_epilogue(ava_cl_worker_init());
 
 /* ------------------------------------------------------------------------
  * Guest-only code: what OpenCL does with guest memory or arrays of pointers
@@ -740,11 +784,18 @@ cl_int clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint 
 	ava_argument(num_platforms) { ava_out; ava_buffer(1); }
 }
 
+/*
+ * An unknown platform id reaches the worker as NULL, which OpenCL takes as
+ * "the default platform": it must be refused as the bad handle it is.
+ */
 cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name,
 			 size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 	ava_argument(param_value) { ava_out; ava_buffer(param_value_size); }
 	ava_argument(param_value_size_ret) { ava_out; ava_buffer(1); }
+	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
+		return CL_INVALID_PLATFORM;
+	return ava_execute();
 }
 
 cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries,
@@ -752,6 +803,9 @@ cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_ui
 {
 	ava_argument(devices) { ava_out; ava_buffer(num_entries); }
 	ava_argument(num_devices) { ava_out; ava_buffer(1); }
+	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
+		return CL_INVALID_PLATFORM;
+	return ava_execute();
 }
 
 cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size,
@@ -808,20 +862,25 @@ cl_int clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
  * ------------------------------------------------------------------------ */
 /* CL_CONTEXT_PLATFORM values are handles: the worker passes the objects. */
 ava_begin_utility;
+/* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
 static const cl_context_properties *ava_cl_context_props_in(const cl_context_properties *props,
 							    cl_context_properties *copy,
-							    size_t capacity)
+							    size_t capacity, int *bad)
 {
 	size_t n = 0;
 
+	*bad = 0;
 	if (!ava_is_worker || props == NULL)
 		return props;
 	while (props[n] != 0 && n + 2 < capacity) {
 		copy[n] = props[n];
-		copy[n + 1] = props[n] == CL_CONTEXT_PLATFORM
-				      ? (cl_context_properties)ava_handle_object(cl_platform_id,
-										 props[n + 1])
-				      : props[n + 1];
+		copy[n + 1] = props[n + 1];
+		if (props[n] == CL_CONTEXT_PLATFORM) {
+			copy[n + 1] = (cl_context_properties)ava_handle_object(cl_platform_id,
+									       props[n + 1]);
+			if (copy[n + 1] == 0 && props[n + 1] != 0)
+				*bad = 1;
+		}
 		n += 2;
 	}
 	copy[n] = 0;
@@ -857,7 +916,14 @@ cl_context clCreateContext(const cl_context_properties *properties, cl_uint num_
 	ava_argument(errcode_ret) { ava_out; ava_buffer(1); }
 	ava_return_value { ava_allocates; }
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
-	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1);
+	int ava_bad_platform;
+	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
+					     &ava_bad_platform);
+	if (ava_bad_platform) {
+		if (errcode_ret)
+			*errcode_ret = CL_INVALID_PLATFORM;
+		return NULL;
+	}
 	return ava_execute();
 }
 
@@ -877,7 +943,14 @@ cl_context clCreateContextFromType(const cl_context_properties *properties,
 	ava_argument(errcode_ret) { ava_out; ava_buffer(1); }
 	ava_return_value { ava_allocates; }
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
-	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1);
+	int ava_bad_platform;
+	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
+					     &ava_bad_platform);
+	if (ava_bad_platform) {
+		if (errcode_ret)
+			*errcode_ret = CL_INVALID_PLATFORM;
+		return NULL;
+	}
 	return ava_execute();
 }
 
@@ -921,12 +994,42 @@ cl_int clSetContextDestructorCallback(cl_context context,
 /* ------------------------------------------------------------------------
  * Command queues
  * ------------------------------------------------------------------------ */
+/* PoCL exits on an on-device queue it cannot make: refuse it as OpenCL says. */
+ava_begin_utility;
+static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
+{
+	cl_command_queue_properties on_device = 0;
+
+	if (!ava_is_worker || !(props & CL_QUEUE_ON_DEVICE) || device == NULL)
+		return 0;
+	if (clGetDeviceInfo(device, CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES, sizeof(on_device),
+			    &on_device, NULL) != CL_SUCCESS)
+		return 1;
+	return on_device == 0;
+}
+
+static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties *p)
+{
+	for (size_t n = 0; p != NULL && n < AVA_CL_MAX_PROPERTIES && p[n] != 0; n += 2)
+		if (p[n] == CL_QUEUE_PROPERTIES)
+			return p[n + 1];
+	return 0;
+}
+ava_end_utility;
+
 cl_command_queue clCreateCommandQueue(cl_context context, cl_device_id device,
 				      cl_command_queue_properties properties, cl_int *errcode_ret)
 {
 	ava_argument(errcode_ret) { ava_out; ava_buffer(1); }
 	ava_return_value { ava_allocates; }
+	if (ava_cl_device_queue_unsupported(device, properties)) {
+		if (errcode_ret)
+			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
+		return NULL;
+	}
+	return ava_execute();
 }
+
 
 cl_command_queue clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
 						    const cl_queue_properties *properties,
@@ -935,6 +1038,12 @@ cl_command_queue clCreateCommandQueueWithProperties(cl_context context, cl_devic
 	ava_argument(properties) { ava_in; ava_buffer(ava_cl_props_count(properties)); }
 	ava_argument(errcode_ret) { ava_out; ava_buffer(1); }
 	ava_return_value { ava_allocates; }
+	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
+		if (errcode_ret)
+			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
+		return NULL;
+	}
+	return ava_execute();
 }
 
 cl_int clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device,
@@ -970,11 +1079,13 @@ cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_in
 	return ret;
 }
 
+/* Removed in OpenCL 1.1; PoCL has no such entry (ocl-icd would jump to NULL). */
 cl_int clSetCommandQueueProperty(cl_command_queue command_queue,
 				 cl_command_queue_properties properties, cl_bool enable,
 				 cl_command_queue_properties *old_properties)
 {
-	ava_argument(old_properties) { ava_out; ava_buffer(1); }
+	ava_unsupported;
+	ava_error(CL_INVALID_OPERATION);
 }
 
 /* Sent without waiting: commands already queued start while the guest goes on. */
@@ -1059,11 +1170,19 @@ cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 cl_int clRetainMemObject(cl_mem memobj)
 {
 	ava_argument(memobj) { ava_retains; }
+	cl_int ret = ava_execute();
+	if (ava_is_guest && ret == CL_SUCCESS)
+		ava_cl_mem_ref(memobj, 1);
+	return ret;
 }
 
 cl_int clReleaseMemObject(cl_mem memobj)
 {
 	ava_argument(memobj) { ava_deallocates; }
+	cl_int ret = ava_execute();
+	if (ava_is_guest && ret == CL_SUCCESS)
+		ava_cl_mem_ref(memobj, -1);
+	return ret;
 }
 
 cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size,
@@ -1425,6 +1544,126 @@ cl_int clReleaseProgram(cl_program program)
 	ava_argument(program) { ava_deallocates; }
 }
 
+/*
+ * The worker builds every program with kernel argument information, which
+ * tells it whether an argument is a memory object, image or sampler: an id
+ * that names no such object is then refused instead of reaching the device
+ * as a pointer. The worker remembers which programs got the option from it
+ * and hides it again from their build options and argument queries.
+ */
+ava_begin_utility;
+#define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
+#define AVA_CL_MAX_ARG_INFO_PROGRAMS 4096
+static pthread_mutex_t ava_cl_arg_info_lock = PTHREAD_MUTEX_INITIALIZER;
+static cl_program ava_cl_arg_info_programs[AVA_CL_MAX_ARG_INFO_PROGRAMS];
+
+/* Records whether program's latest build got the option from ava. */
+static void ava_cl_mark_arg_info(cl_program program, int added)
+{
+	int free_slot = -1;
+
+	pthread_mutex_lock(&ava_cl_arg_info_lock);
+	for (int i = 0; i < AVA_CL_MAX_ARG_INFO_PROGRAMS; ++i) {
+		if (ava_cl_arg_info_programs[i] == program) {
+			if (!added)
+				ava_cl_arg_info_programs[i] = NULL;
+			added = 0;
+			break;
+		}
+		if (ava_cl_arg_info_programs[i] == NULL && free_slot < 0)
+			free_slot = i;
+	}
+	if (added && free_slot >= 0)
+		ava_cl_arg_info_programs[free_slot] = program;
+	pthread_mutex_unlock(&ava_cl_arg_info_lock);
+}
+
+static int ava_cl_has_added_arg_info(cl_program program)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&ava_cl_arg_info_lock);
+	for (int i = 0; i < AVA_CL_MAX_ARG_INFO_PROGRAMS && !found; ++i)
+		found = program != NULL && ava_cl_arg_info_programs[i] == program;
+	pthread_mutex_unlock(&ava_cl_arg_info_lock);
+	return found;
+}
+
+static const char *ava_cl_with_arg_info(cl_program program, const char *options, char **owned)
+{
+	size_t n = options ? strlen(options) : 0;
+
+	*owned = NULL;
+	if (!ava_is_worker)
+		return options;
+	if (options && strstr(options, AVA_CL_ARG_INFO_OPTION)) {
+		ava_cl_mark_arg_info(program, 0);
+		return options;
+	}
+	*owned = malloc(n + sizeof(AVA_CL_ARG_INFO_OPTION) + 1);
+	if (*owned == NULL) {
+		ava_cl_mark_arg_info(program, 0);
+		return options;
+	}
+	memcpy(*owned, options ? options : "", n);
+	(*owned)[n] = ' ';
+	memcpy(*owned + n + 1, AVA_CL_ARG_INFO_OPTION, sizeof(AVA_CL_ARG_INFO_OPTION));
+	ava_cl_mark_arg_info(program, 1);
+	return *owned;
+}
+
+/* Strips the option ava added from the end of a build options string. */
+static void ava_cl_strip_arg_info(char *options)
+{
+	size_t n = strlen(options), k = sizeof(AVA_CL_ARG_INFO_OPTION) - 1;
+
+	if (n < k || strcmp(options + n - k, AVA_CL_ARG_INFO_OPTION) != 0)
+		return;
+	n -= k;
+	while (n > 0 && options[n - 1] == ' ')
+		--n;
+	options[n] = '\0';
+}
+
+/* Whether kernel's program has argument information only because ava asked. */
+static int ava_cl_arg_info_hidden(cl_kernel kernel)
+{
+	cl_program program = NULL;
+
+	if (clGetKernelInfo(kernel, CL_KERNEL_PROGRAM, sizeof(program), &program, NULL) != CL_SUCCESS)
+		return 0;
+	return ava_cl_has_added_arg_info(program);
+}
+
+/* The error for an argument value that names no object of the argument's kind, or 0. */
+static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
+{
+	cl_kernel_arg_address_qualifier address = 0;
+	cl_kernel_arg_type_qualifier type_qualifier = 0;
+	char type[64] = "";
+
+	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(address),
+			       &address, NULL) != CL_SUCCESS)
+		return 0; /* no information (a program from a binary): pass the bytes on */
+	if (address == CL_KERNEL_ARG_ADDRESS_GLOBAL || address == CL_KERNEL_ARG_ADDRESS_CONSTANT)
+		return CL_INVALID_MEM_OBJECT;
+	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(type_qualifier),
+			       &type_qualifier, NULL) == CL_SUCCESS &&
+	    (type_qualifier & CL_KERNEL_ARG_TYPE_PIPE))
+		return CL_INVALID_MEM_OBJECT;
+	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, sizeof(type) - 1, type,
+			       NULL) != CL_SUCCESS)
+		return 0;
+	if (strncmp(type, "image", 5) == 0)
+		return CL_INVALID_MEM_OBJECT;
+	if (strcmp(type, "sampler_t") == 0)
+		return CL_INVALID_SAMPLER;
+	if (strcmp(type, "queue_t") == 0)
+		return CL_INVALID_DEVICE_QUEUE;
+	return 0;
+}
+ava_end_utility;
+
 cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
 		      const char *options,
 		      void(CL_CALLBACK *pfn_notify)(cl_program program, void *user_data),
@@ -1437,6 +1676,11 @@ cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_i
 		ava_lifetime_static;
 	}
 	ava_argument(user_data) { ava_userdata; }
+	char *ava_owned;
+	options = ava_cl_with_arg_info(program, options, &ava_owned);
+	cl_int ret = ava_execute();
+	free(ava_owned);
+	return ret;
 }
 
 cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices,
@@ -1467,12 +1711,18 @@ cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices,
 		ava_names[n++] = include_names + ava_at;
 		ava_at += len + 1;
 	}
+	char *ava_owned;
+	cl_int ret;
+	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	if (include_names == NULL || n != num_input_headers || ava_at != include_names_length)
-		return clCompileProgram(program, num_devices, device_list, options,
-					num_input_headers, input_headers, NULL, pfn_notify,
-					user_data);
-	return clCompileProgram(program, num_devices, device_list, options, num_input_headers,
-				input_headers, ava_names, pfn_notify, user_data);
+		ret = clCompileProgram(program, num_devices, device_list, options, num_input_headers,
+				       input_headers, NULL, pfn_notify, user_data);
+	else
+		ret = clCompileProgram(program, num_devices, device_list, options,
+				       num_input_headers, input_headers, ava_names, pfn_notify,
+				       user_data);
+	free(ava_owned);
+	return ret;
 }
 
 cl_program clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list,
@@ -1501,6 +1751,9 @@ cl_int clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, s
 
 cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 {
+	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
+		return CL_INVALID_PLATFORM;
+	return ava_execute();
 }
 
 cl_int clUnloadCompiler(void)
@@ -1561,6 +1814,31 @@ cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 {
 	ava_argument(param_value) { ava_out; ava_buffer(param_value_size); }
 	ava_argument(param_value_size_ret) { ava_out; ava_buffer(1); }
+	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
+		return ava_execute();
+	/* The options as the program gave them, without ava's. */
+	size_t ava_need = 0, ava_len;
+	char *ava_options;
+	cl_int ret = clGetProgramBuildInfo(program, device, param_name, 0, NULL, &ava_need);
+	if (ret != CL_SUCCESS)
+		return ret;
+	ava_options = calloc(1, ava_need + 1);
+	if (ava_options == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	ret = clGetProgramBuildInfo(program, device, param_name, ava_need, ava_options, NULL);
+	if (ret == CL_SUCCESS) {
+		if (ava_cl_has_added_arg_info(program))
+			ava_cl_strip_arg_info(ava_options);
+		ava_len = strlen(ava_options) + 1;
+		if (param_value != NULL && param_value_size < ava_len)
+			ret = CL_INVALID_VALUE;
+		else if (param_value != NULL)
+			memcpy(param_value, ava_options, ava_len);
+		if (ret == CL_SUCCESS && param_value_size_ret != NULL)
+			*param_value_size_ret = ava_len;
+	}
+	free(ava_options);
+	return ret;
 }
 
 /* ------------------------------------------------------------------------
@@ -1622,6 +1900,11 @@ cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, cons
 		cl_command_queue ava_queue = ava_handle_object(cl_command_queue, ava_id);
 		if (ava_queue != NULL)
 			return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
+		/* Bytes that are no object where the kernel wants one would be a wild pointer. */
+		cl_int ava_bad = ava_id != 0 && kernel != NULL ? ava_cl_bad_object_arg(kernel, arg_index)
+							       : 0;
+		if (ava_bad != 0)
+			return ava_bad;
 	}
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
 }
@@ -1646,6 +1929,10 @@ cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_inf
 {
 	ava_argument(param_value) { ava_out; ava_buffer(param_value_size); }
 	ava_argument(param_value_size_ret) { ava_out; ava_buffer(1); }
+	cl_int ret = ava_execute();
+	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
+		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
+	return ret;
 }
 
 cl_int clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device,
@@ -2052,6 +2339,10 @@ cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, 
 		ava_buffer(1);
 		ava_element { ava_allocates; }
 	}
+	/* PoCL dereferences a NULL kernel here; the worker must not. */
+	if (ava_is_worker && kernel == NULL)
+		return CL_INVALID_KERNEL;
+	return ava_execute();
 }
 
 cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
@@ -2067,6 +2358,9 @@ cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 		ava_buffer(1);
 		ava_element { ava_allocates; }
 	}
+	if (ava_is_worker && kernel == NULL)
+		return CL_INVALID_KERNEL;
+	return ava_execute();
 }
 
 cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list,
@@ -2112,11 +2406,16 @@ cl_int clEnqueueBarrier(cl_command_queue command_queue)
 	ava_async;
 }
 
+/* PoCL aborts on this OpenCL 1.1 call; it is a barrier with a wait list. */
 cl_int clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events,
 			      const cl_event *event_list)
 {
 	ava_async;
 	ava_argument(event_list) { ava_in; ava_buffer(num_events); }
+	ava_disable_native_call;
+	if (num_events == 0 || event_list == NULL)
+		return CL_INVALID_VALUE;
+	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
 }
 
 /* ------------------------------------------------------------------------

@@ -18,6 +18,7 @@
 /* In the guest a handle is its id. */
 #define ava_handle_object(T, id) ((T)(uintptr_t)(id))
 #define ava_handle_id(T, object) ((uint64_t)(uintptr_t)(object))
+#define ava_handle_invalid(T) 0
 
 static const struct ava_guest_spec ava_demo_guest_spec;
 
@@ -48,14 +49,14 @@ static const char *demo_status_text(demo_status status)
 	}
 }
 
-#line 52 "demo_guest.c"
+#line 53 "demo_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_demo_guestlib_init_epilogue(void)
 {
 #line 42 "specs/demo/demo.spec.c"
 	demo_guest_connections++;
-#line 59 "demo_guest.c"
+#line 60 "demo_guest.c"
 }
 
 /* Replacement code of the spec: these functions run in the guest only. */
@@ -67,7 +68,7 @@ const char *demo_status_string(demo_status status)
 	return demo_status_text(status);
 }
 
-#line 71 "demo_guest.c"
+#line 72 "demo_guest.c"
 #pragma GCC visibility pop
 
 static int ava_demo_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -927,7 +928,7 @@ AVA_EXPORT demo_status demo_sleep_ms(uint32_t ms)
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 931 "demo_guest.c"
+#line 932 "demo_guest.c"
 #undef ava_execute
 }
 

@@ -38,7 +38,13 @@ __attribute__((unused)) static unsigned long long __ava_handle_id(const void *av
 	return ava_w_current_handle_id((void *)ava_object, ava_demo_type_by_name(ava_type));
 }
 
+__attribute__((unused)) static int __ava_handle_invalid(const char *ava_type)
+{
+	return ava_w_current_bad_handle(ava_demo_type_by_name(ava_type));
+}
+
 #define ava_handle_object(T, id) ((T)__ava_handle_object((unsigned long long)(id), #T))
+#define ava_handle_invalid(T) __ava_handle_invalid(#T)
 #define ava_handle_id(T, object) __ava_handle_id((const void *)(object), #T)
 
 /* Utility code of the spec (compiled into guest and worker). */
@@ -68,7 +74,7 @@ static const char *demo_status_text(demo_status status)
 	}
 }
 
-#line 72 "demo_worker.c"
+#line 78 "demo_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_demo_tramp_demo_event_callback(demo_obj obj, int32_t event, const char *message, void *user_data)
@@ -713,7 +719,7 @@ static demo_status ava_demo_impl_demo_obj_clear(demo_obj obj)
 {
 #line 172 "specs/demo/demo.spec.c"
 	return demo_obj_fill(obj, 0);
-#line 717 "demo_worker.c"
+#line 723 "demo_worker.c"
 }
 
 static int ava_demo_serve_demo_obj_clear(struct ava_wcall *ava_w)
@@ -999,7 +1005,7 @@ static demo_status ava_demo_impl_demo_sleep_ms(uint32_t ms)
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 1003 "demo_worker.c"
+#line 1009 "demo_worker.c"
 #undef ava_execute
 }
 

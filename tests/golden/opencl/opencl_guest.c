@@ -29,6 +29,7 @@
 /* In the guest a handle is its id. */
 #define ava_handle_object(T, id) ((T)(uintptr_t)(id))
 #define ava_handle_id(T, object) ((uint64_t)(uintptr_t)(object))
+#define ava_handle_invalid(T) 0
 
 static const struct ava_guest_spec ava_opencl_guest_spec;
 
@@ -62,6 +63,22 @@ cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices,
 			      const char *include_names, size_t include_names_length,
 			      void(CL_CALLBACK *pfn_notify)(cl_program program, void *user_data),
 			      void *user_data);
+
+/*
+ * PoCL sets itself up on first use, which is not safe from several threads
+ * at once (and under ASan it takes over that thread's signal stack): the
+ * worker does it once, while loading the plugin.
+ */
+static void ava_cl_worker_init(void)
+{
+	cl_platform_id platforms[16];
+	cl_uint n = 0, devices = 0;
+
+	if (clGetPlatformIDs(16, platforms, &n) != CL_SUCCESS)
+		return;
+	for (cl_uint i = 0; i < n && i < 16; ++i)
+		(void)clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, 0, NULL, &devices);
+}
 
 /* Every OpenCL property list is 64-bit key/value pairs ending with a 0 key. */
 #define AVA_CL_MAX_PROPERTIES 1024u
@@ -228,8 +245,13 @@ static uint64_t ava_cl_span(cl_mem buffer, size_t offset, size_t size)
 	if (ava_is_guest) {
 		if (!ava_cl_guest_mem_size(buffer, &total))
 			return 0;
-	} else if (clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof(total), &total, NULL) != CL_SUCCESS) {
-		return 0;
+	} else {
+		cl_mem_object_type type = 0;
+
+		if (clGetMemObjectInfo(buffer, CL_MEM_TYPE, sizeof(type), &type, NULL) != CL_SUCCESS ||
+		    type != CL_MEM_OBJECT_BUFFER ||
+		    clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof(total), &total, NULL) != CL_SUCCESS)
+			return 0;
 	}
 	return offset <= total && size <= total - offset ? size : 0;
 }
@@ -239,6 +261,8 @@ struct ava_cl_mem_info {
 	uint64_t id;
 	size_t size; /* buffers; 0 for images */
 	void *host_ptr; /* CL_MEM_USE_HOST_PTR */
+	uint32_t refs; /* the program's references, as the worker counts them */
+	uint32_t gone; /* released for good: a tombstone for the probe chain */
 };
 static pthread_mutex_t ava_cl_mem_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ava_cl_mem_info *ava_cl_mems; /* open addressing, never shrinks */
@@ -250,6 +274,7 @@ static struct ava_cl_mem_info *ava_cl_mem_slot(uint64_t id)
 
 	while (ava_cl_mems[i].id != 0 && ava_cl_mems[i].id != id)
 		i = (i + 1) & (ava_cl_mem_cap - 1);
+	/* Ids are never reused, so a released id's slot stays its tombstone. */
 	return &ava_cl_mems[i];
 }
 
@@ -272,7 +297,7 @@ static void ava_cl_remember_mem(cl_mem mem, size_t size, void *host_ptr)
 		ava_cl_mems = grown;
 		ava_cl_mem_cap = cap;
 		for (size_t i = 0; i < old_cap; ++i)
-			if (old[i].id != 0)
+			if (old[i].id != 0 && !old[i].gone)
 				*ava_cl_mem_slot(old[i].id) = old[i];
 		free(old);
 	}
@@ -282,6 +307,24 @@ static void ava_cl_remember_mem(cl_mem mem, size_t size, void *host_ptr)
 	slot->id = id;
 	slot->size = size;
 	slot->host_ptr = host_ptr;
+	slot->refs = 1;
+	slot->gone = 0;
+	pthread_mutex_unlock(&ava_cl_mem_lock);
+}
+
+/* clRetainMemObject (+1) / clReleaseMemObject (-1) succeeded. */
+static void ava_cl_mem_ref(cl_mem mem, int delta)
+{
+	pthread_mutex_lock(&ava_cl_mem_lock);
+	if (ava_cl_mem_cap != 0 && mem != NULL) {
+		struct ava_cl_mem_info *slot = ava_cl_mem_slot((uint64_t)(uintptr_t)mem);
+
+		if (slot->id != 0 && !slot->gone) {
+			slot->refs += delta;
+			if (slot->refs == 0)
+				slot->gone = 1;
+		}
+	}
 	pthread_mutex_unlock(&ava_cl_mem_lock);
 }
 
@@ -293,7 +336,7 @@ static int ava_cl_guest_mem(cl_mem mem, struct ava_cl_mem_info *out)
 	if (ava_cl_mem_cap != 0 && mem != NULL) {
 		struct ava_cl_mem_info *slot = ava_cl_mem_slot((uint64_t)(uintptr_t)mem);
 
-		if (slot->id != 0) {
+		if (slot->id != 0 && !slot->gone) {
 			*out = *slot;
 			found = 1;
 		}
@@ -320,23 +363,28 @@ static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
 	} while (0)
 
-#line 324 "opencl_guest.c"
-#line 810 "specs/opencl/opencl.spec.c"
+#line 367 "opencl_guest.c"
+#line 864 "specs/opencl/opencl.spec.c"
 
+/* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
 static const cl_context_properties *ava_cl_context_props_in(const cl_context_properties *props,
 							    cl_context_properties *copy,
-							    size_t capacity)
+							    size_t capacity, int *bad)
 {
 	size_t n = 0;
 
+	*bad = 0;
 	if (!ava_is_worker || props == NULL)
 		return props;
 	while (props[n] != 0 && n + 2 < capacity) {
 		copy[n] = props[n];
-		copy[n + 1] = props[n] == CL_CONTEXT_PLATFORM
-				      ? (cl_context_properties)ava_handle_object(cl_platform_id,
-										 props[n + 1])
-				      : props[n + 1];
+		copy[n + 1] = props[n + 1];
+		if (props[n] == CL_CONTEXT_PLATFORM) {
+			copy[n + 1] = (cl_context_properties)ava_handle_object(cl_platform_id,
+									       props[n + 1]);
+			if (copy[n + 1] == 0 && props[n + 1] != 0)
+				*bad = 1;
+		}
 		n += 2;
 	}
 	copy[n] = 0;
@@ -354,8 +402,31 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size)
 	}
 }
 
-#line 358 "opencl_guest.c"
-#line 999 "specs/opencl/opencl.spec.c"
+#line 406 "opencl_guest.c"
+#line 998 "specs/opencl/opencl.spec.c"
+
+static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
+{
+	cl_command_queue_properties on_device = 0;
+
+	if (!ava_is_worker || !(props & CL_QUEUE_ON_DEVICE) || device == NULL)
+		return 0;
+	if (clGetDeviceInfo(device, CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES, sizeof(on_device),
+			    &on_device, NULL) != CL_SUCCESS)
+		return 1;
+	return on_device == 0;
+}
+
+static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties *p)
+{
+	for (size_t n = 0; p != NULL && n < AVA_CL_MAX_PROPERTIES && p[n] != 0; n += 2)
+		if (p[n] == CL_QUEUE_PROPERTIES)
+			return p[n + 1];
+	return 0;
+}
+
+#line 429 "opencl_guest.c"
+#line 1110 "specs/opencl/opencl.spec.c"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 {
@@ -365,8 +436,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 369 "opencl_guest.c"
-#line 1135 "specs/opencl/opencl.spec.c"
+#line 440 "opencl_guest.c"
+#line 1254 "specs/opencl/opencl.spec.c"
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -377,7 +448,121 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 381 "opencl_guest.c"
+#line 452 "opencl_guest.c"
+#line 1554 "specs/opencl/opencl.spec.c"
+
+#define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
+#define AVA_CL_MAX_ARG_INFO_PROGRAMS 4096
+static pthread_mutex_t ava_cl_arg_info_lock = PTHREAD_MUTEX_INITIALIZER;
+static cl_program ava_cl_arg_info_programs[AVA_CL_MAX_ARG_INFO_PROGRAMS];
+
+/* Records whether program's latest build got the option from ava. */
+static void ava_cl_mark_arg_info(cl_program program, int added)
+{
+	int free_slot = -1;
+
+	pthread_mutex_lock(&ava_cl_arg_info_lock);
+	for (int i = 0; i < AVA_CL_MAX_ARG_INFO_PROGRAMS; ++i) {
+		if (ava_cl_arg_info_programs[i] == program) {
+			if (!added)
+				ava_cl_arg_info_programs[i] = NULL;
+			added = 0;
+			break;
+		}
+		if (ava_cl_arg_info_programs[i] == NULL && free_slot < 0)
+			free_slot = i;
+	}
+	if (added && free_slot >= 0)
+		ava_cl_arg_info_programs[free_slot] = program;
+	pthread_mutex_unlock(&ava_cl_arg_info_lock);
+}
+
+static int ava_cl_has_added_arg_info(cl_program program)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&ava_cl_arg_info_lock);
+	for (int i = 0; i < AVA_CL_MAX_ARG_INFO_PROGRAMS && !found; ++i)
+		found = program != NULL && ava_cl_arg_info_programs[i] == program;
+	pthread_mutex_unlock(&ava_cl_arg_info_lock);
+	return found;
+}
+
+static const char *ava_cl_with_arg_info(cl_program program, const char *options, char **owned)
+{
+	size_t n = options ? strlen(options) : 0;
+
+	*owned = NULL;
+	if (!ava_is_worker)
+		return options;
+	if (options && strstr(options, AVA_CL_ARG_INFO_OPTION)) {
+		ava_cl_mark_arg_info(program, 0);
+		return options;
+	}
+	*owned = malloc(n + sizeof(AVA_CL_ARG_INFO_OPTION) + 1);
+	if (*owned == NULL) {
+		ava_cl_mark_arg_info(program, 0);
+		return options;
+	}
+	memcpy(*owned, options ? options : "", n);
+	(*owned)[n] = ' ';
+	memcpy(*owned + n + 1, AVA_CL_ARG_INFO_OPTION, sizeof(AVA_CL_ARG_INFO_OPTION));
+	ava_cl_mark_arg_info(program, 1);
+	return *owned;
+}
+
+/* Strips the option ava added from the end of a build options string. */
+static void ava_cl_strip_arg_info(char *options)
+{
+	size_t n = strlen(options), k = sizeof(AVA_CL_ARG_INFO_OPTION) - 1;
+
+	if (n < k || strcmp(options + n - k, AVA_CL_ARG_INFO_OPTION) != 0)
+		return;
+	n -= k;
+	while (n > 0 && options[n - 1] == ' ')
+		--n;
+	options[n] = '\0';
+}
+
+/* Whether kernel's program has argument information only because ava asked. */
+static int ava_cl_arg_info_hidden(cl_kernel kernel)
+{
+	cl_program program = NULL;
+
+	if (clGetKernelInfo(kernel, CL_KERNEL_PROGRAM, sizeof(program), &program, NULL) != CL_SUCCESS)
+		return 0;
+	return ava_cl_has_added_arg_info(program);
+}
+
+/* The error for an argument value that names no object of the argument's kind, or 0. */
+static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
+{
+	cl_kernel_arg_address_qualifier address = 0;
+	cl_kernel_arg_type_qualifier type_qualifier = 0;
+	char type[64] = "";
+
+	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(address),
+			       &address, NULL) != CL_SUCCESS)
+		return 0; /* no information (a program from a binary): pass the bytes on */
+	if (address == CL_KERNEL_ARG_ADDRESS_GLOBAL || address == CL_KERNEL_ARG_ADDRESS_CONSTANT)
+		return CL_INVALID_MEM_OBJECT;
+	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(type_qualifier),
+			       &type_qualifier, NULL) == CL_SUCCESS &&
+	    (type_qualifier & CL_KERNEL_ARG_TYPE_PIPE))
+		return CL_INVALID_MEM_OBJECT;
+	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, sizeof(type) - 1, type,
+			       NULL) != CL_SUCCESS)
+		return 0;
+	if (strncmp(type, "image", 5) == 0)
+		return CL_INVALID_MEM_OBJECT;
+	if (strcmp(type, "sampler_t") == 0)
+		return CL_INVALID_SAMPLER;
+	if (strcmp(type, "queue_t") == 0)
+		return CL_INVALID_DEVICE_QUEUE;
+	return 0;
+}
+
+#line 566 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -391,7 +576,7 @@ cl_int ava_cl_get_program_binaries(cl_program program, size_t total, unsigned ch
 
 /* Replacement code of the spec: these functions run in the guest only. */
 #pragma GCC visibility push(default)
-#line 344 "specs/opencl/opencl.spec.c"
+#line 388 "specs/opencl/opencl.spec.c"
 
 /*
  * A mapping is guest memory: filled by a read at map time, written back at
@@ -749,7 +934,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return NULL;
 }
 
-#line 753 "opencl_guest.c"
+#line 938 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -886,7 +1071,7 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+static cl_int ava_opencl_remote_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetPlatformInfo_call ava_a;
 	const struct ava_opencl_clGetPlatformInfo_reply *ava_r = NULL;
@@ -943,7 +1128,18 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
+AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+#define ava_execute() ava_opencl_remote_clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret)
+#line 796 "specs/opencl/opencl.spec.c"
+	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
+		return CL_INVALID_PLATFORM;
+	return ava_execute();
+#line 1139 "opencl_guest.c"
+#undef ava_execute
+}
+
+static cl_int ava_opencl_remote_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
 	struct ava_opencl_clGetDeviceIDs_call ava_a;
 	const struct ava_opencl_clGetDeviceIDs_reply *ava_r = NULL;
@@ -998,6 +1194,17 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
+{
+#define ava_execute() ava_opencl_remote_clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices)
+#line 806 "specs/opencl/opencl.spec.c"
+	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
+		return CL_INVALID_PLATFORM;
+	return ava_execute();
+#line 1207 "opencl_guest.c"
+#undef ava_execute
 }
 
 static cl_int ava_opencl_remote_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
@@ -1060,7 +1267,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 762 "specs/opencl/opencl.spec.c"
+#line 816 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_DEVICE_PLATFORM)
@@ -1069,7 +1276,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 1073 "opencl_guest.c"
+#line 1280 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1364,11 +1571,18 @@ ava_fail:
 AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret)
-#line 859 "specs/opencl/opencl.spec.c"
+#line 918 "specs/opencl/opencl.spec.c"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
-	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1);
+	int ava_bad_platform;
+	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
+					     &ava_bad_platform);
+	if (ava_bad_platform) {
+		if (errcode_ret)
+			*errcode_ret = CL_INVALID_PLATFORM;
+		return NULL;
+	}
 	return ava_execute();
-#line 1372 "opencl_guest.c"
+#line 1586 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1428,11 +1642,18 @@ ava_fail:
 AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret)
-#line 879 "specs/opencl/opencl.spec.c"
+#line 945 "specs/opencl/opencl.spec.c"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
-	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1);
+	int ava_bad_platform;
+	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
+					     &ava_bad_platform);
+	if (ava_bad_platform) {
+		if (errcode_ret)
+			*errcode_ret = CL_INVALID_PLATFORM;
+		return NULL;
+	}
 	return ava_execute();
-#line 1436 "opencl_guest.c"
+#line 1657 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1556,7 +1777,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 899 "specs/opencl/opencl.spec.c"
+#line 972 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_CONTEXT_DEVICES)
@@ -1565,7 +1786,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 			ava_cl_context_props_out(param_value, param_value_size);
 	}
 	return ret;
-#line 1569 "opencl_guest.c"
+#line 1790 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1603,7 +1824,7 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
+static cl_command_queue ava_opencl_remote_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateCommandQueue_call ava_a;
 	const struct ava_opencl_clCreateCommandQueue_reply *ava_r = NULL;
@@ -1642,7 +1863,21 @@ ava_fail:
 	return (cl_command_queue)(NULL);
 }
 
-AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
+AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
+{
+#define ava_execute() ava_opencl_remote_clCreateCommandQueue(context, device, properties, errcode_ret)
+#line 1025 "specs/opencl/opencl.spec.c"
+	if (ava_cl_device_queue_unsupported(device, properties)) {
+		if (errcode_ret)
+			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
+		return NULL;
+	}
+	return ava_execute();
+#line 1877 "opencl_guest.c"
+#undef ava_execute
+}
+
+static cl_command_queue ava_opencl_remote_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateCommandQueueWithProperties_call ava_a;
 	const struct ava_opencl_clCreateCommandQueueWithProperties_reply *ava_r = NULL;
@@ -1689,6 +1924,20 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cl_command_queue)(NULL);
+}
+
+AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
+{
+#define ava_execute() ava_opencl_remote_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
+#line 1041 "specs/opencl/opencl.spec.c"
+	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
+		if (errcode_ret)
+			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
+		return NULL;
+	}
+	return ava_execute();
+#line 1940 "opencl_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT cl_int clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, cl_command_queue command_queue)
@@ -1842,7 +2091,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 961 "specs/opencl/opencl.spec.c"
+#line 1070 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_QUEUE_CONTEXT)
@@ -1853,52 +2102,18 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
 	}
 	return ret;
-#line 1857 "opencl_guest.c"
+#line 2106 "opencl_guest.c"
 #undef ava_execute
 }
 
 AVA_EXPORT cl_int clSetCommandQueueProperty(cl_command_queue command_queue, cl_command_queue_properties properties, cl_bool enable, cl_command_queue_properties *old_properties)
 {
-	struct ava_opencl_clSetCommandQueueProperty_call ava_a;
-	const struct ava_opencl_clSetCommandQueueProperty_reply *ava_r = NULL;
-	struct ava_call ava_c;
-	cl_int ava_ret;
-	uint32_t ava_dir_old_properties = 0;
-	uint64_t ava_count_old_properties = 0;
-	uint32_t ava_life_old_properties = AVA_LIFETIME_CALL;
-	uint64_t ava_coupled_old_properties = 0;
-
-	memset(&ava_a, 0, sizeof(ava_a));
-	(void)ava_life_old_properties;
-	(void)ava_coupled_old_properties;
-	if (old_properties != NULL) {
-		ava_dir_old_properties |= AVA_BUF_OUT;
-		ava_count_old_properties = (uint64_t)(1);
-	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLSETCOMMANDQUEUEPROPERTY, AVA_F_SYNC) != 0)
-		goto ava_fail;
-	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
-	ava_a.properties = (ava_u64)properties;
-	ava_a.enable = (ava_u64)enable;
-	ava_call_put_buffer(&ava_c, &ava_a.old_properties, old_properties, ava_count_old_properties, sizeof(cl_command_queue_properties), ava_dir_old_properties);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
-		goto ava_fail;
-	if (ava_dir_old_properties & AVA_BUF_OUT)
-		ava_call_get_buffer(&ava_c, &ava_r->old_properties, old_properties, ava_count_old_properties * sizeof(cl_command_queue_properties));
-	if (ava_c.failed)
-		goto ava_fail;
-	ava_ret = (cl_int)ava_r->ret;
-	if (ava_ret == (CL_SUCCESS)) {
-		int64_t ava_async_value;
-		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
-			ava_ret = (cl_int)ava_async_value;
-	}
-	ava_call_end(&ava_c);
-	return ava_ret;
-
-ava_fail:
-	ava_call_end(&ava_c);
-	return (cl_int)(CL_OUT_OF_RESOURCES);
+	(void)command_queue;
+	(void)properties;
+	(void)enable;
+	(void)old_properties;
+	ava_guest_unsupported(&ava_opencl_guest_spec, "clSetCommandQueueProperty");
+	return (cl_int)(CL_INVALID_OPERATION);
 }
 
 AVA_EXPORT cl_int clFlush(cl_command_queue command_queue)
@@ -2002,14 +2217,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateBuffer(context, flags, size, host_ptr, errcode_ret)
-#line 1015 "specs/opencl/opencl.spec.c"
+#line 1126 "specs/opencl/opencl.spec.c"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2013 "opencl_guest.c"
+#line 2228 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2077,14 +2292,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret)
-#line 1031 "specs/opencl/opencl.spec.c"
+#line 1142 "specs/opencl/opencl.spec.c"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2088 "opencl_guest.c"
+#line 2303 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2141,7 +2356,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret)
-#line 1046 "specs/opencl/opencl.spec.c"
+#line 1157 "specs/opencl/opencl.spec.c"
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
@@ -2153,11 +2368,11 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2157 "opencl_guest.c"
+#line 2372 "opencl_guest.c"
 #undef ava_execute
 }
 
-AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
+static cl_int ava_opencl_remote_clRetainMemObject(cl_mem memobj)
 {
 	struct ava_opencl_clRetainMemObject_call ava_a;
 	const struct ava_opencl_clRetainMemObject_reply *ava_r = NULL;
@@ -2186,7 +2401,19 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
+AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
+{
+#define ava_execute() ava_opencl_remote_clRetainMemObject(memobj)
+#line 1173 "specs/opencl/opencl.spec.c"
+	cl_int ret = ava_execute();
+	if (ava_is_guest && ret == CL_SUCCESS)
+		ava_cl_mem_ref(memobj, 1);
+	return ret;
+#line 2413 "opencl_guest.c"
+#undef ava_execute
+}
+
+static cl_int ava_opencl_remote_clReleaseMemObject(cl_mem memobj)
 {
 	struct ava_opencl_clReleaseMemObject_call ava_a;
 	const struct ava_opencl_clReleaseMemObject_reply *ava_r = NULL;
@@ -2215,6 +2442,18 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
+{
+#define ava_execute() ava_opencl_remote_clReleaseMemObject(memobj)
+#line 1182 "specs/opencl/opencl.spec.c"
+	cl_int ret = ava_execute();
+	if (ava_is_guest && ret == CL_SUCCESS)
+		ava_cl_mem_ref(memobj, -1);
+	return ret;
+#line 2456 "opencl_guest.c"
+#undef ava_execute
 }
 
 static cl_int ava_opencl_remote_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
@@ -2277,7 +2516,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1074 "specs/opencl/opencl.spec.c"
+#line 1193 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ret != CL_SUCCESS || param_value == NULL)
 		return ret;
@@ -2305,7 +2544,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 2309 "opencl_guest.c"
+#line 2548 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2525,7 +2764,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 1157 "specs/opencl/opencl.spec.c"
+#line 1276 "specs/opencl/opencl.spec.c"
 	cl_image_desc ava_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
 	flags = ava_cl_worker_flags(flags);
@@ -2533,7 +2772,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, 0, NULL);
 	return ret;
-#line 2537 "opencl_guest.c"
+#line 2776 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2622,7 +2861,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 1180 "specs/opencl/opencl.spec.c"
+#line 1299 "specs/opencl/opencl.spec.c"
 	cl_image_desc ava_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
 	flags = ava_cl_worker_flags(flags);
@@ -2630,7 +2869,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, 0, NULL);
 	return ret;
-#line 2634 "opencl_guest.c"
+#line 2873 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2704,13 +2943,13 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 1204 "specs/opencl/opencl.spec.c"
+#line 1323 "specs/opencl/opencl.spec.c"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, 0, NULL);
 	return ret;
-#line 2714 "opencl_guest.c"
+#line 2953 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2790,13 +3029,13 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 1231 "specs/opencl/opencl.spec.c"
+#line 1350 "specs/opencl/opencl.spec.c"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, 0, NULL);
 	return ret;
-#line 2800 "opencl_guest.c"
+#line 3039 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2918,12 +3157,12 @@ ava_fail:
 AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1251 "specs/opencl/opencl.spec.c"
+#line 1370 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
 	return ret;
-#line 2927 "opencl_guest.c"
+#line 3166 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3135,13 +3374,13 @@ ava_fail:
 AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1292 "specs/opencl/opencl.spec.c"
+#line 1411 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL &&
 	    param_name == CL_SAMPLER_CONTEXT)
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	return ret;
-#line 3145 "opencl_guest.c"
+#line 3384 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3588,7 +3827,7 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
+static cl_int ava_opencl_remote_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
 	struct ava_opencl_clBuildProgram_call ava_a;
 	const struct ava_opencl_clBuildProgram_reply *ava_r = NULL;
@@ -3643,6 +3882,19 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
+{
+#define ava_execute() ava_opencl_remote_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
+#line 1679 "specs/opencl/opencl.spec.c"
+	char *ava_owned;
+	options = ava_cl_with_arg_info(program, options, &ava_owned);
+	cl_int ret = ava_execute();
+	free(ava_owned);
+	return ret;
+#line 3897 "opencl_guest.c"
+#undef ava_execute
 }
 
 cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char *include_names, size_t include_names_length, void (*pfn_notify)(cl_program, void *), void *user_data)
@@ -3845,7 +4097,7 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
+static cl_int ava_opencl_remote_clUnloadPlatformCompiler(cl_platform_id platform)
 {
 	struct ava_opencl_clUnloadPlatformCompiler_call ava_a;
 	const struct ava_opencl_clUnloadPlatformCompiler_reply *ava_r = NULL;
@@ -3872,6 +4124,17 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
+{
+#define ava_execute() ava_opencl_remote_clUnloadPlatformCompiler(platform)
+#line 1754 "specs/opencl/opencl.spec.c"
+	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
+		return CL_INVALID_PLATFORM;
+	return ava_execute();
+#line 4137 "opencl_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT cl_int clUnloadCompiler(void)
@@ -4002,7 +4265,7 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+static cl_int ava_opencl_remote_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetProgramBuildInfo_call ava_a;
 	const struct ava_opencl_clGetProgramBuildInfo_reply *ava_r = NULL;
@@ -4058,6 +4321,38 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+#define ava_execute() ava_opencl_remote_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
+#line 1817 "specs/opencl/opencl.spec.c"
+	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
+		return ava_execute();
+	size_t ava_need = 0, ava_len;
+	char *ava_options;
+	cl_int ret = clGetProgramBuildInfo(program, device, param_name, 0, NULL, &ava_need);
+	if (ret != CL_SUCCESS)
+		return ret;
+	ava_options = calloc(1, ava_need + 1);
+	if (ava_options == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	ret = clGetProgramBuildInfo(program, device, param_name, ava_need, ava_options, NULL);
+	if (ret == CL_SUCCESS) {
+		if (ava_cl_has_added_arg_info(program))
+			ava_cl_strip_arg_info(ava_options);
+		ava_len = strlen(ava_options) + 1;
+		if (param_value != NULL && param_value_size < ava_len)
+			ret = CL_INVALID_VALUE;
+		else if (param_value != NULL)
+			memcpy(param_value, ava_options, ava_len);
+		if (ret == CL_SUCCESS && param_value_size_ret != NULL)
+			*param_value_size_ret = ava_len;
+	}
+	free(ava_options);
+	return ret;
+#line 4355 "opencl_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
@@ -4353,7 +4648,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1634 "specs/opencl/opencl.spec.c"
+#line 1917 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_KERNEL_CONTEXT)
@@ -4362,11 +4657,11 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
 	}
 	return ret;
-#line 4366 "opencl_guest.c"
+#line 4661 "opencl_guest.c"
 #undef ava_execute
 }
 
-AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+static cl_int ava_opencl_remote_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetKernelArgInfo_call ava_a;
 	const struct ava_opencl_clGetKernelArgInfo_reply *ava_r = NULL;
@@ -4422,6 +4717,18 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+#define ava_execute() ava_opencl_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
+#line 1932 "specs/opencl/opencl.spec.c"
+	cl_int ret = ava_execute();
+	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
+		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
+	return ret;
+#line 4731 "opencl_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT cl_int clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
@@ -4652,7 +4959,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1682 "specs/opencl/opencl.spec.c"
+#line 1969 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_EVENT_COMMAND_QUEUE)
@@ -4661,7 +4968,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	}
 	return ret;
-#line 4665 "opencl_guest.c"
+#line 4972 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4958,11 +5265,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 1753 "specs/opencl/opencl.spec.c"
+#line 2040 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 4966 "opencl_guest.c"
+#line 5273 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5046,11 +5353,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 1778 "specs/opencl/opencl.spec.c"
+#line 2065 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5054 "opencl_guest.c"
+#line 5361 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5164,11 +5471,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 1804 "specs/opencl/opencl.spec.c"
+#line 2091 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5172 "opencl_guest.c"
+#line 5479 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5287,11 +5594,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 1833 "specs/opencl/opencl.spec.c"
+#line 2120 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5295 "opencl_guest.c"
+#line 5602 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5639,11 +5946,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 1913 "specs/opencl/opencl.spec.c"
+#line 2200 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5647 "opencl_guest.c"
+#line 5954 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5749,11 +6056,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 1940 "specs/opencl/opencl.spec.c"
+#line 2227 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5757 "opencl_guest.c"
+#line 6064 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6199,7 +6506,7 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_opencl_remote_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueNDRangeKernel_call ava_a;
 	const struct ava_opencl_clEnqueueNDRangeKernel_reply *ava_r = NULL;
@@ -6296,7 +6603,18 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
+#line 2343 "specs/opencl/opencl.spec.c"
+	if (ava_is_worker && kernel == NULL)
+		return CL_INVALID_KERNEL;
+	return ava_execute();
+#line 6614 "opencl_guest.c"
+#undef ava_execute
+}
+
+static cl_int ava_opencl_remote_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueTask_call ava_a;
 	const struct ava_opencl_clEnqueueTask_reply *ava_r = NULL;
@@ -6357,6 +6675,17 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
+#line 2361 "specs/opencl/opencl.spec.c"
+	if (ava_is_worker && kernel == NULL)
+		return CL_INVALID_KERNEL;
+	return ava_execute();
+#line 6688 "opencl_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)

@@ -10,7 +10,7 @@
 #include "ava/wire.h"
 
 /* FNV-1a of the layout below: guest and worker must agree. */
-#define AVA_OPENCL_SPEC_HASH 0x4c8edd46a694b647ull
+#define AVA_OPENCL_SPEC_HASH 0x7fbc84708148cc0full
 #define AVA_OPENCL_SPEC_NAME "opencl"
 #define AVA_OPENCL_SPEC_ID 2u
 #define AVA_OPENCL_NFUNCS 132u
@@ -38,7 +38,7 @@
 #define AVA_OPENCL_FN_CLRETAINCOMMANDQUEUE 19u
 #define AVA_OPENCL_FN_CLRELEASECOMMANDQUEUE 20u
 #define AVA_OPENCL_FN_CLGETCOMMANDQUEUEINFO 21u
-#define AVA_OPENCL_FN_CLSETCOMMANDQUEUEPROPERTY 22u
+#define AVA_OPENCL_FN_CLSETCOMMANDQUEUEPROPERTY 22u /* unsupported: never sent */
 #define AVA_OPENCL_FN_CLFLUSH 23u
 #define AVA_OPENCL_FN_CLFINISH 24u
 #define AVA_OPENCL_FN_CLCREATEBUFFER 25u
@@ -469,21 +469,6 @@ struct ava_opencl_clGetCommandQueueInfo_reply {
 	struct ava_buf_desc param_value_size_ret; /* size_t *, out */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clGetCommandQueueInfo_reply) == 56, "struct ava_opencl_clGetCommandQueueInfo_reply");
-
-/* clSetCommandQueueProperty */
-struct ava_opencl_clSetCommandQueueProperty_call {
-	ava_u64 command_queue; /* handle cl_command_queue */
-	ava_u64 properties; /* cl_command_queue_properties */
-	ava_u64 enable; /* cl_bool */
-	struct ava_buf_desc old_properties; /* cl_command_queue_properties *, out */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clSetCommandQueueProperty_call) == 48, "struct ava_opencl_clSetCommandQueueProperty_call");
-
-struct ava_opencl_clSetCommandQueueProperty_reply {
-	ava_s64 ret; /* cl_int, return value */
-	struct ava_buf_desc old_properties; /* cl_command_queue_properties *, out */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clSetCommandQueueProperty_reply) == 32, "struct ava_opencl_clSetCommandQueueProperty_reply");
 
 /* clFlush (async) */
 struct ava_opencl_clFlush_call {

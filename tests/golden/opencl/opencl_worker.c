@@ -65,7 +65,13 @@ __attribute__((unused)) static unsigned long long __ava_handle_id(const void *av
 	return ava_w_current_handle_id((void *)ava_object, ava_opencl_type_by_name(ava_type));
 }
 
+__attribute__((unused)) static int __ava_handle_invalid(const char *ava_type)
+{
+	return ava_w_current_bad_handle(ava_opencl_type_by_name(ava_type));
+}
+
 #define ava_handle_object(T, id) ((T)__ava_handle_object((unsigned long long)(id), #T))
+#define ava_handle_invalid(T) __ava_handle_invalid(#T)
 #define ava_handle_id(T, object) __ava_handle_id((const void *)(object), #T)
 
 /* Utility code of the spec (compiled into guest and worker). */
@@ -98,6 +104,22 @@ cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices,
 			      const char *include_names, size_t include_names_length,
 			      void(CL_CALLBACK *pfn_notify)(cl_program program, void *user_data),
 			      void *user_data);
+
+/*
+ * PoCL sets itself up on first use, which is not safe from several threads
+ * at once (and under ASan it takes over that thread's signal stack): the
+ * worker does it once, while loading the plugin.
+ */
+static void ava_cl_worker_init(void)
+{
+	cl_platform_id platforms[16];
+	cl_uint n = 0, devices = 0;
+
+	if (clGetPlatformIDs(16, platforms, &n) != CL_SUCCESS)
+		return;
+	for (cl_uint i = 0; i < n && i < 16; ++i)
+		(void)clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, 0, NULL, &devices);
+}
 
 /* Every OpenCL property list is 64-bit key/value pairs ending with a 0 key. */
 #define AVA_CL_MAX_PROPERTIES 1024u
@@ -264,8 +286,13 @@ static uint64_t ava_cl_span(cl_mem buffer, size_t offset, size_t size)
 	if (ava_is_guest) {
 		if (!ava_cl_guest_mem_size(buffer, &total))
 			return 0;
-	} else if (clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof(total), &total, NULL) != CL_SUCCESS) {
-		return 0;
+	} else {
+		cl_mem_object_type type = 0;
+
+		if (clGetMemObjectInfo(buffer, CL_MEM_TYPE, sizeof(type), &type, NULL) != CL_SUCCESS ||
+		    type != CL_MEM_OBJECT_BUFFER ||
+		    clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof(total), &total, NULL) != CL_SUCCESS)
+			return 0;
 	}
 	return offset <= total && size <= total - offset ? size : 0;
 }
@@ -275,6 +302,8 @@ struct ava_cl_mem_info {
 	uint64_t id;
 	size_t size; /* buffers; 0 for images */
 	void *host_ptr; /* CL_MEM_USE_HOST_PTR */
+	uint32_t refs; /* the program's references, as the worker counts them */
+	uint32_t gone; /* released for good: a tombstone for the probe chain */
 };
 static pthread_mutex_t ava_cl_mem_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ava_cl_mem_info *ava_cl_mems; /* open addressing, never shrinks */
@@ -286,6 +315,7 @@ static struct ava_cl_mem_info *ava_cl_mem_slot(uint64_t id)
 
 	while (ava_cl_mems[i].id != 0 && ava_cl_mems[i].id != id)
 		i = (i + 1) & (ava_cl_mem_cap - 1);
+	/* Ids are never reused, so a released id's slot stays its tombstone. */
 	return &ava_cl_mems[i];
 }
 
@@ -308,7 +338,7 @@ static void ava_cl_remember_mem(cl_mem mem, size_t size, void *host_ptr)
 		ava_cl_mems = grown;
 		ava_cl_mem_cap = cap;
 		for (size_t i = 0; i < old_cap; ++i)
-			if (old[i].id != 0)
+			if (old[i].id != 0 && !old[i].gone)
 				*ava_cl_mem_slot(old[i].id) = old[i];
 		free(old);
 	}
@@ -318,6 +348,24 @@ static void ava_cl_remember_mem(cl_mem mem, size_t size, void *host_ptr)
 	slot->id = id;
 	slot->size = size;
 	slot->host_ptr = host_ptr;
+	slot->refs = 1;
+	slot->gone = 0;
+	pthread_mutex_unlock(&ava_cl_mem_lock);
+}
+
+/* clRetainMemObject (+1) / clReleaseMemObject (-1) succeeded. */
+static void ava_cl_mem_ref(cl_mem mem, int delta)
+{
+	pthread_mutex_lock(&ava_cl_mem_lock);
+	if (ava_cl_mem_cap != 0 && mem != NULL) {
+		struct ava_cl_mem_info *slot = ava_cl_mem_slot((uint64_t)(uintptr_t)mem);
+
+		if (slot->id != 0 && !slot->gone) {
+			slot->refs += delta;
+			if (slot->refs == 0)
+				slot->gone = 1;
+		}
+	}
 	pthread_mutex_unlock(&ava_cl_mem_lock);
 }
 
@@ -329,7 +377,7 @@ static int ava_cl_guest_mem(cl_mem mem, struct ava_cl_mem_info *out)
 	if (ava_cl_mem_cap != 0 && mem != NULL) {
 		struct ava_cl_mem_info *slot = ava_cl_mem_slot((uint64_t)(uintptr_t)mem);
 
-		if (slot->id != 0) {
+		if (slot->id != 0 && !slot->gone) {
 			*out = *slot;
 			found = 1;
 		}
@@ -356,23 +404,28 @@ static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
 	} while (0)
 
-#line 360 "opencl_worker.c"
-#line 810 "specs/opencl/opencl.spec.c"
+#line 408 "opencl_worker.c"
+#line 864 "specs/opencl/opencl.spec.c"
 
+/* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
 static const cl_context_properties *ava_cl_context_props_in(const cl_context_properties *props,
 							    cl_context_properties *copy,
-							    size_t capacity)
+							    size_t capacity, int *bad)
 {
 	size_t n = 0;
 
+	*bad = 0;
 	if (!ava_is_worker || props == NULL)
 		return props;
 	while (props[n] != 0 && n + 2 < capacity) {
 		copy[n] = props[n];
-		copy[n + 1] = props[n] == CL_CONTEXT_PLATFORM
-				      ? (cl_context_properties)ava_handle_object(cl_platform_id,
-										 props[n + 1])
-				      : props[n + 1];
+		copy[n + 1] = props[n + 1];
+		if (props[n] == CL_CONTEXT_PLATFORM) {
+			copy[n + 1] = (cl_context_properties)ava_handle_object(cl_platform_id,
+									       props[n + 1]);
+			if (copy[n + 1] == 0 && props[n + 1] != 0)
+				*bad = 1;
+		}
 		n += 2;
 	}
 	copy[n] = 0;
@@ -390,8 +443,31 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size)
 	}
 }
 
-#line 394 "opencl_worker.c"
-#line 999 "specs/opencl/opencl.spec.c"
+#line 447 "opencl_worker.c"
+#line 998 "specs/opencl/opencl.spec.c"
+
+static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
+{
+	cl_command_queue_properties on_device = 0;
+
+	if (!ava_is_worker || !(props & CL_QUEUE_ON_DEVICE) || device == NULL)
+		return 0;
+	if (clGetDeviceInfo(device, CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES, sizeof(on_device),
+			    &on_device, NULL) != CL_SUCCESS)
+		return 1;
+	return on_device == 0;
+}
+
+static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties *p)
+{
+	for (size_t n = 0; p != NULL && n < AVA_CL_MAX_PROPERTIES && p[n] != 0; n += 2)
+		if (p[n] == CL_QUEUE_PROPERTIES)
+			return p[n + 1];
+	return 0;
+}
+
+#line 470 "opencl_worker.c"
+#line 1110 "specs/opencl/opencl.spec.c"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 {
@@ -401,8 +477,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 405 "opencl_worker.c"
-#line 1135 "specs/opencl/opencl.spec.c"
+#line 481 "opencl_worker.c"
+#line 1254 "specs/opencl/opencl.spec.c"
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -413,8 +489,129 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 417 "opencl_worker.c"
+#line 493 "opencl_worker.c"
+#line 1554 "specs/opencl/opencl.spec.c"
+
+#define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
+#define AVA_CL_MAX_ARG_INFO_PROGRAMS 4096
+static pthread_mutex_t ava_cl_arg_info_lock = PTHREAD_MUTEX_INITIALIZER;
+static cl_program ava_cl_arg_info_programs[AVA_CL_MAX_ARG_INFO_PROGRAMS];
+
+/* Records whether program's latest build got the option from ava. */
+static void ava_cl_mark_arg_info(cl_program program, int added)
+{
+	int free_slot = -1;
+
+	pthread_mutex_lock(&ava_cl_arg_info_lock);
+	for (int i = 0; i < AVA_CL_MAX_ARG_INFO_PROGRAMS; ++i) {
+		if (ava_cl_arg_info_programs[i] == program) {
+			if (!added)
+				ava_cl_arg_info_programs[i] = NULL;
+			added = 0;
+			break;
+		}
+		if (ava_cl_arg_info_programs[i] == NULL && free_slot < 0)
+			free_slot = i;
+	}
+	if (added && free_slot >= 0)
+		ava_cl_arg_info_programs[free_slot] = program;
+	pthread_mutex_unlock(&ava_cl_arg_info_lock);
+}
+
+static int ava_cl_has_added_arg_info(cl_program program)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&ava_cl_arg_info_lock);
+	for (int i = 0; i < AVA_CL_MAX_ARG_INFO_PROGRAMS && !found; ++i)
+		found = program != NULL && ava_cl_arg_info_programs[i] == program;
+	pthread_mutex_unlock(&ava_cl_arg_info_lock);
+	return found;
+}
+
+static const char *ava_cl_with_arg_info(cl_program program, const char *options, char **owned)
+{
+	size_t n = options ? strlen(options) : 0;
+
+	*owned = NULL;
+	if (!ava_is_worker)
+		return options;
+	if (options && strstr(options, AVA_CL_ARG_INFO_OPTION)) {
+		ava_cl_mark_arg_info(program, 0);
+		return options;
+	}
+	*owned = malloc(n + sizeof(AVA_CL_ARG_INFO_OPTION) + 1);
+	if (*owned == NULL) {
+		ava_cl_mark_arg_info(program, 0);
+		return options;
+	}
+	memcpy(*owned, options ? options : "", n);
+	(*owned)[n] = ' ';
+	memcpy(*owned + n + 1, AVA_CL_ARG_INFO_OPTION, sizeof(AVA_CL_ARG_INFO_OPTION));
+	ava_cl_mark_arg_info(program, 1);
+	return *owned;
+}
+
+/* Strips the option ava added from the end of a build options string. */
+static void ava_cl_strip_arg_info(char *options)
+{
+	size_t n = strlen(options), k = sizeof(AVA_CL_ARG_INFO_OPTION) - 1;
+
+	if (n < k || strcmp(options + n - k, AVA_CL_ARG_INFO_OPTION) != 0)
+		return;
+	n -= k;
+	while (n > 0 && options[n - 1] == ' ')
+		--n;
+	options[n] = '\0';
+}
+
+/* Whether kernel's program has argument information only because ava asked. */
+static int ava_cl_arg_info_hidden(cl_kernel kernel)
+{
+	cl_program program = NULL;
+
+	if (clGetKernelInfo(kernel, CL_KERNEL_PROGRAM, sizeof(program), &program, NULL) != CL_SUCCESS)
+		return 0;
+	return ava_cl_has_added_arg_info(program);
+}
+
+/* The error for an argument value that names no object of the argument's kind, or 0. */
+static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
+{
+	cl_kernel_arg_address_qualifier address = 0;
+	cl_kernel_arg_type_qualifier type_qualifier = 0;
+	char type[64] = "";
+
+	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(address),
+			       &address, NULL) != CL_SUCCESS)
+		return 0; /* no information (a program from a binary): pass the bytes on */
+	if (address == CL_KERNEL_ARG_ADDRESS_GLOBAL || address == CL_KERNEL_ARG_ADDRESS_CONSTANT)
+		return CL_INVALID_MEM_OBJECT;
+	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(type_qualifier),
+			       &type_qualifier, NULL) == CL_SUCCESS &&
+	    (type_qualifier & CL_KERNEL_ARG_TYPE_PIPE))
+		return CL_INVALID_MEM_OBJECT;
+	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, sizeof(type) - 1, type,
+			       NULL) != CL_SUCCESS)
+		return 0;
+	if (strncmp(type, "image", 5) == 0)
+		return CL_INVALID_MEM_OBJECT;
+	if (strcmp(type, "sampler_t") == 0)
+		return CL_INVALID_SAMPLER;
+	if (strcmp(type, "queue_t") == 0)
+		return CL_INVALID_DEVICE_QUEUE;
+	return 0;
+}
+
+#line 607 "opencl_worker.c"
 #pragma GCC diagnostic pop
+
+static void ava_opencl_worker_init_epilogue(void)
+{
+#line 383 "specs/opencl/opencl.spec.c"
+	ava_cl_worker_init();
+#line 614 "opencl_worker.c"
+}
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
 {
@@ -571,6 +768,17 @@ static int ava_opencl_serve_clGetPlatformIDs(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+#define ava_execute() clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret)
+#line 796 "specs/opencl/opencl.spec.c"
+	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
+		return CL_INVALID_PLATFORM;
+	return ava_execute();
+#line 779 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clGetPlatformInfo(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clGetPlatformInfo_call *ava_a;
@@ -628,7 +836,7 @@ static int ava_opencl_serve_clGetPlatformInfo(struct ava_wcall *ava_w)
 	(void)ava_life_param_value_size_ret;
 	(void)ava_coupled_param_value_size_ret;
 
-	ava_ret = clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
+	ava_ret = ava_opencl_impl_clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
 
 	if ((ava_dir_param_value & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.param_value, param_value, ava_count_param_value * 1);
@@ -642,6 +850,17 @@ static int ava_opencl_serve_clGetPlatformInfo(struct ava_wcall *ava_w)
 	}
 	ava_r.ret = (ava_s64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
+{
+#define ava_execute() clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices)
+#line 806 "specs/opencl/opencl.spec.c"
+	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
+		return CL_INVALID_PLATFORM;
+	return ava_execute();
+#line 863 "opencl_worker.c"
+#undef ava_execute
 }
 
 static int ava_opencl_serve_clGetDeviceIDs(struct ava_wcall *ava_w)
@@ -703,7 +922,7 @@ static int ava_opencl_serve_clGetDeviceIDs(struct ava_wcall *ava_w)
 	(void)ava_life_num_devices;
 	(void)ava_coupled_num_devices;
 
-	ava_ret = clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
+	ava_ret = ava_opencl_impl_clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
 
 	if ((ava_dir_devices & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
 		if (devices != NULL)
@@ -724,7 +943,7 @@ static int ava_opencl_serve_clGetDeviceIDs(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 762 "specs/opencl/opencl.spec.c"
+#line 816 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_DEVICE_PLATFORM)
@@ -733,7 +952,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 737 "opencl_worker.c"
+#line 956 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1075,11 +1294,18 @@ static int ava_opencl_serve_clGetHostTimer(struct ava_wcall *ava_w)
 static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret)
-#line 859 "specs/opencl/opencl.spec.c"
+#line 918 "specs/opencl/opencl.spec.c"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
-	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1);
+	int ava_bad_platform;
+	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
+					     &ava_bad_platform);
+	if (ava_bad_platform) {
+		if (errcode_ret)
+			*errcode_ret = CL_INVALID_PLATFORM;
+		return NULL;
+	}
 	return ava_execute();
-#line 1083 "opencl_worker.c"
+#line 1309 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1183,11 +1409,18 @@ static int ava_opencl_serve_clCreateContext(struct ava_wcall *ava_w)
 static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret)
-#line 879 "specs/opencl/opencl.spec.c"
+#line 945 "specs/opencl/opencl.spec.c"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
-	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1);
+	int ava_bad_platform;
+	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
+					     &ava_bad_platform);
+	if (ava_bad_platform) {
+		if (errcode_ret)
+			*errcode_ret = CL_INVALID_PLATFORM;
+		return NULL;
+	}
 	return ava_execute();
-#line 1191 "opencl_worker.c"
+#line 1424 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1326,7 +1559,7 @@ static int ava_opencl_serve_clReleaseContext(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 899 "specs/opencl/opencl.spec.c"
+#line 972 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_CONTEXT_DEVICES)
@@ -1335,7 +1568,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 			ava_cl_context_props_out(param_value, param_value_size);
 	}
 	return ret;
-#line 1339 "opencl_worker.c"
+#line 1572 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1452,6 +1685,20 @@ static int ava_opencl_serve_clSetContextDestructorCallback(struct ava_wcall *ava
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
+{
+#define ava_execute() clCreateCommandQueue(context, device, properties, errcode_ret)
+#line 1025 "specs/opencl/opencl.spec.c"
+	if (ava_cl_device_queue_unsupported(device, properties)) {
+		if (errcode_ret)
+			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
+		return NULL;
+	}
+	return ava_execute();
+#line 1699 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clCreateCommandQueue(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clCreateCommandQueue_call *ava_a;
@@ -1493,7 +1740,7 @@ static int ava_opencl_serve_clCreateCommandQueue(struct ava_wcall *ava_w)
 	(void)ava_life_errcode_ret;
 	(void)ava_coupled_errcode_ret;
 
-	ava_ret = clCreateCommandQueue(context, device, properties, errcode_ret);
+	ava_ret = ava_opencl_impl_clCreateCommandQueue(context, device, properties, errcode_ret);
 
 	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -1502,6 +1749,20 @@ static int ava_opencl_serve_clCreateCommandQueue(struct ava_wcall *ava_w)
 	}
 	ava_r.ret = ava_w_handle_out(ava_w, (void *)ava_ret, AVA_OPENCL_T_CL_COMMAND_QUEUE, 1);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
+{
+#define ava_execute() clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
+#line 1041 "specs/opencl/opencl.spec.c"
+	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
+		if (errcode_ret)
+			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
+		return NULL;
+	}
+	return ava_execute();
+#line 1765 "opencl_worker.c"
+#undef ava_execute
 }
 
 static int ava_opencl_serve_clCreateCommandQueueWithProperties(struct ava_wcall *ava_w)
@@ -1560,7 +1821,7 @@ static int ava_opencl_serve_clCreateCommandQueueWithProperties(struct ava_wcall 
 	(void)ava_life_errcode_ret;
 	(void)ava_coupled_errcode_ret;
 
-	ava_ret = clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
+	ava_ret = ava_opencl_impl_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
 
 	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -1659,7 +1920,7 @@ static int ava_opencl_serve_clReleaseCommandQueue(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 961 "specs/opencl/opencl.spec.c"
+#line 1070 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_QUEUE_CONTEXT)
@@ -1670,7 +1931,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
 	}
 	return ret;
-#line 1674 "opencl_worker.c"
+#line 1935 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1747,57 +2008,6 @@ static int ava_opencl_serve_clGetCommandQueueInfo(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
-static int ava_opencl_serve_clSetCommandQueueProperty(struct ava_wcall *ava_w)
-{
-	const struct ava_opencl_clSetCommandQueueProperty_call *ava_a;
-	struct ava_opencl_clSetCommandQueueProperty_reply ava_r;
-	cl_command_queue command_queue;
-	cl_command_queue_properties properties;
-	cl_bool enable;
-	cl_command_queue_properties *old_properties;
-	cl_int ava_ret;
-	uint32_t ava_dir_old_properties = 0;
-	uint64_t ava_count_old_properties = 0;
-	uint32_t ava_life_old_properties = AVA_LIFETIME_CALL;
-	uint64_t ava_coupled_old_properties = 0;
-	int ava_st;
-
-	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
-	if (ava_st != 0)
-		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	memset(&ava_r, 0, sizeof(ava_r));
-
-	/* Phase 1: values as sent by the guest. */
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
-	properties = (cl_command_queue_properties)ava_a->properties;
-	enable = (cl_bool)ava_a->enable;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->old_properties, (void **)&old_properties);
-	if (ava_st != 0)
-		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-
-	/* Phase 2: the spec's annotations, evaluated with those values. */
-	if (ava_a->old_properties.flags & AVA_BUF_PRESENT) {
-		ava_dir_old_properties |= AVA_BUF_OUT;
-		ava_count_old_properties = (uint64_t)(1);
-	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->old_properties, ava_count_old_properties, sizeof(cl_command_queue_properties), ava_dir_old_properties, (void **)&old_properties);
-	if (ava_st != 0)
-		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	(void)ava_life_old_properties;
-	(void)ava_coupled_old_properties;
-
-	ava_ret = clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
-
-	if ((ava_dir_old_properties & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
-		ava_st = ava_w_buffer_out(ava_w, &ava_r.old_properties, old_properties, ava_count_old_properties * sizeof(cl_command_queue_properties));
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
-	ava_r.ret = (ava_s64)ava_ret;
-	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
-}
-
 static int ava_opencl_serve_clFlush(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clFlush_call *ava_a;
@@ -1850,14 +2060,14 @@ static int ava_opencl_serve_clFinish(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateBuffer(context, flags, size, host_ptr, errcode_ret)
-#line 1015 "specs/opencl/opencl.spec.c"
+#line 1126 "specs/opencl/opencl.spec.c"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 1861 "opencl_worker.c"
+#line 2071 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1932,14 +2142,14 @@ static int ava_opencl_serve_clCreateBuffer(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret)
-#line 1031 "specs/opencl/opencl.spec.c"
+#line 1142 "specs/opencl/opencl.spec.c"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 1943 "opencl_worker.c"
+#line 2153 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2031,7 +2241,7 @@ static int ava_opencl_serve_clCreateBufferWithProperties(struct ava_wcall *ava_w
 static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret)
-#line 1046 "specs/opencl/opencl.spec.c"
+#line 1157 "specs/opencl/opencl.spec.c"
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
@@ -2043,7 +2253,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2047 "opencl_worker.c"
+#line 2257 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2115,6 +2325,18 @@ static int ava_opencl_serve_clCreateSubBuffer(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
+{
+#define ava_execute() clRetainMemObject(memobj)
+#line 1173 "specs/opencl/opencl.spec.c"
+	cl_int ret = ava_execute();
+	if (ava_is_guest && ret == CL_SUCCESS)
+		ava_cl_mem_ref(memobj, 1);
+	return ret;
+#line 2337 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clRetainMemObject(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clRetainMemObject_call *ava_a;
@@ -2134,12 +2356,24 @@ static int ava_opencl_serve_clRetainMemObject(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = clRetainMemObject(memobj);
+	ava_ret = ava_opencl_impl_clRetainMemObject(memobj);
 
 	ava_r.ret = (ava_s64)ava_ret;
 	if (ava_ret == (CL_SUCCESS))
 		ava_w_handle_retain(ava_w, ava_a->memobj);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
+{
+#define ava_execute() clReleaseMemObject(memobj)
+#line 1182 "specs/opencl/opencl.spec.c"
+	cl_int ret = ava_execute();
+	if (ava_is_guest && ret == CL_SUCCESS)
+		ava_cl_mem_ref(memobj, -1);
+	return ret;
+#line 2376 "opencl_worker.c"
+#undef ava_execute
 }
 
 static int ava_opencl_serve_clReleaseMemObject(struct ava_wcall *ava_w)
@@ -2161,7 +2395,7 @@ static int ava_opencl_serve_clReleaseMemObject(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = clReleaseMemObject(memobj);
+	ava_ret = ava_opencl_impl_clReleaseMemObject(memobj);
 
 	ava_r.ret = (ava_s64)ava_ret;
 	if (ava_ret == (CL_SUCCESS))
@@ -2172,7 +2406,7 @@ static int ava_opencl_serve_clReleaseMemObject(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1074 "specs/opencl/opencl.spec.c"
+#line 1193 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ret != CL_SUCCESS || param_value == NULL)
 		return ret;
@@ -2200,7 +2434,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 2204 "opencl_worker.c"
+#line 2438 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2463,7 +2697,7 @@ static int ava_opencl_serve_clGetPipeInfo(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 1157 "specs/opencl/opencl.spec.c"
+#line 1276 "specs/opencl/opencl.spec.c"
 	cl_image_desc ava_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
 	flags = ava_cl_worker_flags(flags);
@@ -2471,7 +2705,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, 0, NULL);
 	return ret;
-#line 2475 "opencl_worker.c"
+#line 2709 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2578,7 +2812,7 @@ static int ava_opencl_serve_clCreateImage(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 1180 "specs/opencl/opencl.spec.c"
+#line 1299 "specs/opencl/opencl.spec.c"
 	cl_image_desc ava_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
 	flags = ava_cl_worker_flags(flags);
@@ -2586,7 +2820,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, 0, NULL);
 	return ret;
-#line 2590 "opencl_worker.c"
+#line 2824 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2710,13 +2944,13 @@ static int ava_opencl_serve_clCreateImageWithProperties(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 1204 "specs/opencl/opencl.spec.c"
+#line 1323 "specs/opencl/opencl.spec.c"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, 0, NULL);
 	return ret;
-#line 2720 "opencl_worker.c"
+#line 2954 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2816,13 +3050,13 @@ static int ava_opencl_serve_clCreateImage2D(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 1231 "specs/opencl/opencl.spec.c"
+#line 1350 "specs/opencl/opencl.spec.c"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, 0, NULL);
 	return ret;
-#line 2826 "opencl_worker.c"
+#line 3060 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3005,12 +3239,12 @@ static int ava_opencl_serve_clGetSupportedImageFormats(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1251 "specs/opencl/opencl.spec.c"
+#line 1370 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
 	return ret;
-#line 3014 "opencl_worker.c"
+#line 3248 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3261,13 +3495,13 @@ static int ava_opencl_serve_clReleaseSampler(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1292 "specs/opencl/opencl.spec.c"
+#line 1411 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL &&
 	    param_name == CL_SAMPLER_CONTEXT)
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	return ret;
-#line 3271 "opencl_worker.c"
+#line 3505 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3346,7 +3580,7 @@ static int ava_opencl_serve_clGetSamplerInfo(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1316 "specs/opencl/opencl.spec.c"
+#line 1435 "specs/opencl/opencl.spec.c"
 	cl_int ret = CL_SUCCESS;
 	cl_event ava_unmapped = NULL;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE, map_flags, offset, size,
@@ -3361,7 +3595,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 3365 "opencl_worker.c"
+#line 3599 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -3469,7 +3703,7 @@ static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1345 "specs/opencl/opencl.spec.c"
+#line 1464 "specs/opencl/opencl.spec.c"
 	cl_int ret = CL_SUCCESS;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE,
 					 write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, offset,
@@ -3479,7 +3713,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	if (write && data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 0, NULL, event);
-#line 3483 "opencl_worker.c"
+#line 3717 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -3582,10 +3816,10 @@ static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
 
 static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context context, const char *source, size_t length, cl_int *errcode_ret)
 {
-#line 1366 "specs/opencl/opencl.spec.c"
+#line 1485 "specs/opencl/opencl.spec.c"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 3589 "opencl_worker.c"
+#line 3823 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -3656,7 +3890,7 @@ static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *
 
 static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const size_t *lengths, const unsigned char *binaries, size_t binaries_length, cl_int *binary_status, cl_int *errcode_ret)
 {
-#line 1382 "specs/opencl/opencl.spec.c"
+#line 1501 "specs/opencl/opencl.spec.c"
 	const unsigned char *ava_parts[64];
 	size_t ava_at = 0;
 	for (cl_uint i = 0; lengths != NULL && binaries != NULL && i < num_devices && i < 64; ++i) {
@@ -3672,7 +3906,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 3676 "opencl_worker.c"
+#line 3910 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -4006,6 +4240,19 @@ static int ava_opencl_serve_clReleaseProgram(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
+{
+#define ava_execute() clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
+#line 1679 "specs/opencl/opencl.spec.c"
+	char *ava_owned;
+	options = ava_cl_with_arg_info(program, options, &ava_owned);
+	cl_int ret = ava_execute();
+	free(ava_owned);
+	return ret;
+#line 4253 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clBuildProgram(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clBuildProgram_call *ava_a;
@@ -4078,7 +4325,7 @@ static int ava_opencl_serve_clBuildProgram(struct ava_wcall *ava_w)
 		}
 	}
 
-	ava_ret = clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
+	ava_ret = ava_opencl_impl_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
 
 	ava_r.ret = (ava_s64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
@@ -4086,7 +4333,7 @@ static int ava_opencl_serve_clBuildProgram(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char *include_names, size_t include_names_length, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
-#line 1459 "specs/opencl/opencl.spec.c"
+#line 1703 "specs/opencl/opencl.spec.c"
 	const char *ava_names[256];
 	size_t ava_at = 0;
 	cl_uint n = 0;
@@ -4097,13 +4344,19 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 		ava_names[n++] = include_names + ava_at;
 		ava_at += len + 1;
 	}
+	char *ava_owned;
+	cl_int ret;
+	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	if (include_names == NULL || n != num_input_headers || ava_at != include_names_length)
-		return clCompileProgram(program, num_devices, device_list, options,
-					num_input_headers, input_headers, NULL, pfn_notify,
-					user_data);
-	return clCompileProgram(program, num_devices, device_list, options, num_input_headers,
-				input_headers, ava_names, pfn_notify, user_data);
-#line 4107 "opencl_worker.c"
+		ret = clCompileProgram(program, num_devices, device_list, options, num_input_headers,
+				       input_headers, NULL, pfn_notify, user_data);
+	else
+		ret = clCompileProgram(program, num_devices, device_list, options,
+				       num_input_headers, input_headers, ava_names, pfn_notify,
+				       user_data);
+	free(ava_owned);
+	return ret;
+#line 4360 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -4391,6 +4644,17 @@ static int ava_opencl_serve_clSetProgramSpecializationConstant(struct ava_wcall 
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
+{
+#define ava_execute() clUnloadPlatformCompiler(platform)
+#line 1754 "specs/opencl/opencl.spec.c"
+	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
+		return CL_INVALID_PLATFORM;
+	return ava_execute();
+#line 4655 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clUnloadPlatformCompiler(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clUnloadPlatformCompiler_call *ava_a;
@@ -4410,7 +4674,7 @@ static int ava_opencl_serve_clUnloadPlatformCompiler(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = clUnloadPlatformCompiler(platform);
+	ava_ret = ava_opencl_impl_clUnloadPlatformCompiler(platform);
 
 	ava_r.ret = (ava_s64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
@@ -4440,7 +4704,7 @@ static int ava_opencl_serve_clUnloadCompiler(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-#line 1518 "specs/opencl/opencl.spec.c"
+#line 1771 "specs/opencl/opencl.spec.c"
 	if (param_name == CL_PROGRAM_BINARIES && param_value != NULL)
 		return CL_INVALID_VALUE;
 	cl_int ret = clGetProgramInfo(program, param_name, param_value_size, param_value,
@@ -4452,7 +4716,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 4456 "opencl_worker.c"
+#line 4720 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -4530,7 +4794,7 @@ static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, size_t total, unsigned char *binaries)
 {
-#line 1535 "specs/opencl/opencl.spec.c"
+#line 1788 "specs/opencl/opencl.spec.c"
 	cl_uint ava_ndev = 0;
 	size_t ava_sizes[64], ava_sum = 0;
 	unsigned char *ava_parts[64];
@@ -4552,7 +4816,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 4556 "opencl_worker.c"
+#line 4820 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -4602,6 +4866,38 @@ static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
 	}
 	ava_r.ret = (ava_s64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+#define ava_execute() clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
+#line 1817 "specs/opencl/opencl.spec.c"
+	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
+		return ava_execute();
+	size_t ava_need = 0, ava_len;
+	char *ava_options;
+	cl_int ret = clGetProgramBuildInfo(program, device, param_name, 0, NULL, &ava_need);
+	if (ret != CL_SUCCESS)
+		return ret;
+	ava_options = calloc(1, ava_need + 1);
+	if (ava_options == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	ret = clGetProgramBuildInfo(program, device, param_name, ava_need, ava_options, NULL);
+	if (ret == CL_SUCCESS) {
+		if (ava_cl_has_added_arg_info(program))
+			ava_cl_strip_arg_info(ava_options);
+		ava_len = strlen(ava_options) + 1;
+		if (param_value != NULL && param_value_size < ava_len)
+			ret = CL_INVALID_VALUE;
+		else if (param_value != NULL)
+			memcpy(param_value, ava_options, ava_len);
+		if (ret == CL_SUCCESS && param_value_size_ret != NULL)
+			*param_value_size_ret = ava_len;
+	}
+	free(ava_options);
+	return ret;
+#line 4900 "opencl_worker.c"
+#undef ava_execute
 }
 
 static int ava_opencl_serve_clGetProgramBuildInfo(struct ava_wcall *ava_w)
@@ -4664,7 +4960,7 @@ static int ava_opencl_serve_clGetProgramBuildInfo(struct ava_wcall *ava_w)
 	(void)ava_life_param_value_size_ret;
 	(void)ava_coupled_param_value_size_ret;
 
-	ava_ret = clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
+	ava_ret = ava_opencl_impl_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
 
 	if ((ava_dir_param_value & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.param_value, param_value, ava_count_param_value * 1);
@@ -4922,7 +5218,7 @@ static int ava_opencl_serve_clReleaseKernel(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
-#line 1613 "specs/opencl/opencl.spec.c"
+#line 1891 "specs/opencl/opencl.spec.c"
 	if (arg_value != NULL && arg_size == sizeof(cl_mem)) {
 		uint64_t ava_id;
 		memcpy(&ava_id, arg_value, sizeof(ava_id));
@@ -4935,9 +5231,14 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 		cl_command_queue ava_queue = ava_handle_object(cl_command_queue, ava_id);
 		if (ava_queue != NULL)
 			return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
+		/* Bytes that are no object where the kernel wants one would be a wild pointer. */
+		cl_int ava_bad = ava_id != 0 && kernel != NULL ? ava_cl_bad_object_arg(kernel, arg_index)
+							       : 0;
+		if (ava_bad != 0)
+			return ava_bad;
 	}
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 4941 "opencl_worker.c"
+#line 5242 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -4988,7 +5289,7 @@ static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1634 "specs/opencl/opencl.spec.c"
+#line 1917 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_KERNEL_CONTEXT)
@@ -4997,7 +5298,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
 	}
 	return ret;
-#line 5001 "opencl_worker.c"
+#line 5302 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5074,6 +5375,18 @@ static int ava_opencl_serve_clGetKernelInfo(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+#define ava_execute() clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
+#line 1932 "specs/opencl/opencl.spec.c"
+	cl_int ret = ava_execute();
+	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
+		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
+	return ret;
+#line 5387 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clGetKernelArgInfo(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clGetKernelArgInfo_call *ava_a;
@@ -5133,7 +5446,7 @@ static int ava_opencl_serve_clGetKernelArgInfo(struct ava_wcall *ava_w)
 	(void)ava_life_param_value_size_ret;
 	(void)ava_coupled_param_value_size_ret;
 
-	ava_ret = clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
+	ava_ret = ava_opencl_impl_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
 
 	if ((ava_dir_param_value & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.param_value, param_value, ava_count_param_value * 1);
@@ -5366,7 +5679,7 @@ static int ava_opencl_serve_clWaitForEvents(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1682 "specs/opencl/opencl.spec.c"
+#line 1969 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_EVENT_COMMAND_QUEUE)
@@ -5375,7 +5688,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	}
 	return ret;
-#line 5379 "opencl_worker.c"
+#line 5692 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5698,11 +6011,11 @@ static int ava_opencl_serve_clGetEventProfilingInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 1753 "specs/opencl/opencl.spec.c"
+#line 2040 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5706 "opencl_worker.c"
+#line 6019 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5812,11 +6125,11 @@ static int ava_opencl_serve_clEnqueueReadBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 1778 "specs/opencl/opencl.spec.c"
+#line 2065 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5820 "opencl_worker.c"
+#line 6133 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5926,11 +6239,11 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 1804 "specs/opencl/opencl.spec.c"
+#line 2091 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5934 "opencl_worker.c"
+#line 6247 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6096,11 +6409,11 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 1833 "specs/opencl/opencl.spec.c"
+#line 2120 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6104 "opencl_worker.c"
+#line 6417 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6599,11 +6912,11 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 1913 "specs/opencl/opencl.spec.c"
+#line 2200 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6607 "opencl_worker.c"
+#line 6920 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6750,11 +7063,11 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 1940 "specs/opencl/opencl.spec.c"
+#line 2227 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6758 "opencl_worker.c"
+#line 7071 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7498,6 +7811,17 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
+#line 2343 "specs/opencl/opencl.spec.c"
+	if (ava_is_worker && kernel == NULL)
+		return CL_INVALID_KERNEL;
+	return ava_execute();
+#line 7822 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueNDRangeKernel_call *ava_a;
@@ -7613,7 +7937,7 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 	(void)ava_life_event;
 	(void)ava_coupled_event;
 
-	ava_ret = clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
+	ava_ret = ava_opencl_impl_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
 
 	if (ava_w_is_async(ava_w)) {
 		if (!(ava_ret == (CL_SUCCESS)))
@@ -7629,6 +7953,17 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 	}
 	ava_r.ret = (ava_s64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
+#line 2361 "specs/opencl/opencl.spec.c"
+	if (ava_is_worker && kernel == NULL)
+		return CL_INVALID_KERNEL;
+	return ava_execute();
+#line 7966 "opencl_worker.c"
+#undef ava_execute
 }
 
 static int ava_opencl_serve_clEnqueueTask(struct ava_wcall *ava_w)
@@ -7693,7 +8028,7 @@ static int ava_opencl_serve_clEnqueueTask(struct ava_wcall *ava_w)
 	(void)ava_life_event;
 	(void)ava_coupled_event;
 
-	ava_ret = clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
+	ava_ret = ava_opencl_impl_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
 
 	if (ava_w_is_async(ava_w)) {
 		if (!(ava_ret == (CL_SUCCESS)))
@@ -7940,6 +8275,15 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, NULL, 0);
 }
 
+static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
+{
+#line 2416 "specs/opencl/opencl.spec.c"
+	if (num_events == 0 || event_list == NULL)
+		return CL_INVALID_VALUE;
+	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
+#line 8285 "opencl_worker.c"
+}
+
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueWaitForEvents_call *ava_a;
@@ -7978,7 +8322,7 @@ static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
 	(void)ava_life_event_list;
 	(void)ava_coupled_event_list;
 
-	ava_ret = clEnqueueWaitForEvents(command_queue, num_events, event_list);
+	ava_ret = ava_opencl_impl_clEnqueueWaitForEvents(command_queue, num_events, event_list);
 
 	if (!(ava_ret == (CL_SUCCESS)))
 		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
@@ -8030,8 +8374,6 @@ static int ava_opencl_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
 		return ava_opencl_serve_clReleaseCommandQueue(ava_w);
 	case AVA_OPENCL_FN_CLGETCOMMANDQUEUEINFO:
 		return ava_opencl_serve_clGetCommandQueueInfo(ava_w);
-	case AVA_OPENCL_FN_CLSETCOMMANDQUEUEPROPERTY:
-		return ava_opencl_serve_clSetCommandQueueProperty(ava_w);
 	case AVA_OPENCL_FN_CLFLUSH:
 		return ava_opencl_serve_clFlush(ava_w);
 	case AVA_OPENCL_FN_CLFINISH:
@@ -8386,7 +8728,7 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC, /* clRetainCommandQueue */
 	AVA_F_SYNC, /* clReleaseCommandQueue */
 	AVA_F_SYNC, /* clGetCommandQueueInfo */
-	AVA_F_SYNC, /* clSetCommandQueueProperty */
+	0, /* clSetCommandQueueProperty */
 	AVA_F_ASYNC, /* clFlush */
 	AVA_F_SYNC, /* clFinish */
 	AVA_F_SYNC, /* clCreateBuffer */
@@ -8522,7 +8864,7 @@ static const struct ava_worker_spec ava_opencl_worker_spec = {
 	.type_names = ava_opencl_type_names,
 	.dispatch = ava_opencl_dispatch,
 	.destroy = ava_opencl_destroy,
-	.init_epilogue = NULL,
+	.init_epilogue = ava_opencl_worker_init_epilogue,
 };
 
 __attribute__((visibility("default"))) const struct ava_worker_spec *ava_worker_spec_export(void);

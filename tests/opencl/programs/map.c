@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/* Mapping: buffers (read, write, write-invalidate; blocking and not; with
+ * offsets; host-pointer buffers) and images (row pitch). */
+#include "common.h"
+
+enum { N = 2048 };
+
+static OclEnv g_env;
+static cl_command_queue g_q;
+
+static void fill_pattern(cl_uint *p, size_t n, cl_uint seed) {
+  for (size_t i = 0; i < n; ++i)
+    p[i] = seed * 0x9e3779b9u ^ (cl_uint)i * 2246822519u;
+}
+
+static void read_back(cl_mem m, cl_uint *out) {
+  CHECK(clEnqueueReadBuffer(g_q, m, CL_TRUE, 0, N * sizeof(cl_uint), out, 0, NULL, NULL));
+}
+
+static cl_uint *map(cl_mem m, cl_bool blocking, cl_map_flags flags, size_t offset, size_t size,
+                    cl_event *ev) {
+  cl_int err;
+  cl_uint *p = clEnqueueMapBuffer(g_q, m, blocking, flags, offset, size, 0, NULL, ev, &err);
+  CHECK_ERR(err, "clEnqueueMapBuffer");
+  return p;
+}
+
+static void unmap(cl_mem m, void *p) {
+  CHECK(clEnqueueUnmapMemObject(g_q, m, p, 0, NULL, NULL));
+}
+
+static void buffers(void) {
+  static cl_uint src[N], out[N];
+  fill_pattern(src, N, 1);
+  cl_mem m = ocl_buffer(&g_env, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof src, src);
+
+  cl_uint *p = map(m, CL_TRUE, CL_MAP_READ, 0, sizeof src, NULL);
+  printf("blocking map READ: checksum %s\n",
+         checksum(p, sizeof src) == checksum(src, sizeof src) ? "matches" : "DIFFERS");
+  EXPECT(checksum(p, sizeof src) == checksum(src, sizeof src), "map READ contents");
+  unmap(m, p);
+
+  p = map(m, CL_TRUE, CL_MAP_WRITE, 0, sizeof src, NULL);
+  for (int i = 0; i < N; i += 2)
+    p[i] = (cl_uint)i;
+  unmap(m, p);
+  read_back(m, out);
+  printf("blocking map WRITE (even elements): checksum %08x, [2]=%u [3]=%s\n",
+         checksum(out, sizeof out), out[2], yes_no(out[3] == src[3]));
+  EXPECT(out[2] == 2 && out[3] == src[3] && out[N - 2] == N - 2, "map WRITE lost writes");
+
+  /* A region with an offset: the pointer addresses the region's first byte. */
+  const size_t off = 100 * sizeof(cl_uint), len = 50 * sizeof(cl_uint);
+  p = map(m, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, off, len, NULL);
+  for (int i = 0; i < 50; ++i)
+    p[i] = 0xc0de0000u + (cl_uint)i;
+  unmap(m, p);
+  read_back(m, out);
+  printf("map WRITE_INVALIDATE_REGION at 100..149: [99] kept %s, [100]=%08x [149]=%08x, [150] "
+         "kept %s\n",
+         yes_no(out[99] == src[99]), out[100], out[149], yes_no(out[150] == 150));
+  EXPECT(out[99] == src[99] && out[100] == 0xc0de0000u && out[149] == 0xc0de0031u &&
+             out[150] == 150,
+         "invalidate-region map misplaced");
+
+  /* Non-blocking: the pointer's contents are valid once the event completes. */
+  cl_event ev;
+  p = map(m, CL_FALSE, CL_MAP_READ, off, len, &ev);
+  CHECK(clWaitForEvents(1, &ev));
+  cl_command_type type = 0;
+  CHECK(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL));
+  printf("non-blocking map READ + wait: [0]=%08x [49]=%08x, command MAP_BUFFER %s\n", p[0], p[49],
+         yes_no(type == CL_COMMAND_MAP_BUFFER));
+  EXPECT(p[0] == 0xc0de0000u && p[49] == 0xc0de0031u, "non-blocking map contents");
+  CHECK(clReleaseEvent(ev));
+  cl_event unmap_ev;
+  CHECK(clEnqueueUnmapMemObject(g_q, m, p, 0, NULL, &unmap_ev));
+  CHECK(clWaitForEvents(1, &unmap_ev));
+  CHECK(clGetEventInfo(unmap_ev, CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL));
+  printf("unmap command UNMAP_MEM_OBJECT: %s\n", yes_no(type == CL_COMMAND_UNMAP_MEM_OBJECT));
+  CHECK(clReleaseEvent(unmap_ev));
+
+  /* Non-blocking write map, modified after the wait, unmapped, finished. */
+  p = map(m, CL_FALSE, CL_MAP_WRITE, 0, 16 * sizeof(cl_uint), &ev);
+  CHECK(clWaitForEvents(1, &ev));
+  CHECK(clReleaseEvent(ev));
+  for (int i = 0; i < 16; ++i)
+    p[i] = 7000u + (cl_uint)i;
+  unmap(m, p);
+  CHECK(clFinish(g_q));
+  read_back(m, out);
+  printf("non-blocking map WRITE + wait: [0]=%u [15]=%u [16] kept %s\n", out[0], out[15],
+         yes_no(out[16] == 16));
+  EXPECT(out[0] == 7000 && out[15] == 7015 && out[16] == 16, "non-blocking write map");
+
+  /* Two regions mapped at once. */
+  cl_uint *a = map(m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, 64, NULL);
+  cl_uint *b = map(m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 1024, 64, NULL);
+  a[1] = 111;
+  b[1] = 222;
+  unmap(m, b);
+  unmap(m, a);
+  read_back(m, out);
+  printf("two mapped regions: [1]=%u [257]=%u\n", out[1], out[257]);
+  EXPECT(out[1] == 111 && out[257] == 222, "two maps");
+  printf("final checksum %08x\n", checksum(out, sizeof out));
+  CHECK(clReleaseMemObject(m));
+}
+
+static void host_ptr_buffers(void) {
+  static cl_uint host[N], out[N];
+  fill_pattern(host, N, 2);
+  cl_mem m = ocl_buffer(&g_env, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, sizeof host, host);
+  /* With USE_HOST_PTR the mapped pointer is derived from the host pointer. */
+  const size_t off = 64 * sizeof(cl_uint);
+  cl_uint *p = map(m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, off, 128 * sizeof(cl_uint), NULL);
+  printf("USE_HOST_PTR map: pointer is host + offset: %s, [0]=%s\n", yes_no(p == host + 64),
+         yes_no(p[0] == host[64]));
+  EXPECT(p == host + 64, "USE_HOST_PTR map pointer");
+  p[0] = 4242;
+  unmap(m, p);
+  read_back(m, out);
+  printf("USE_HOST_PTR after unmap: [64]=%u, checksum %08x\n", out[64], checksum(out, sizeof out));
+  EXPECT(out[64] == 4242, "USE_HOST_PTR write through map");
+  CHECK(clReleaseMemObject(m));
+
+  cl_mem alloc = ocl_buffer(&g_env, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, sizeof host, NULL);
+  p = map(alloc, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, sizeof host, NULL);
+  for (int i = 0; i < N; ++i)
+    p[i] = (cl_uint)(N - i);
+  unmap(alloc, p);
+  read_back(alloc, out);
+  printf("ALLOC_HOST_PTR map write: [0]=%u [%d]=%u\n", out[0], N - 1, out[N - 1]);
+  EXPECT(out[0] == N && out[N - 1] == 1, "ALLOC_HOST_PTR map");
+  CHECK(clReleaseMemObject(alloc));
+}
+
+static void images(void) {
+  enum { W = 64, H = 32 };
+  const cl_image_format fmt = {CL_RGBA, CL_UNORM_INT8};
+  cl_image_desc desc;
+  memset(&desc, 0, sizeof desc);
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = W;
+  desc.image_height = H;
+  static unsigned char pixels[H][W][4];
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x)
+      for (int c = 0; c < 4; ++c)
+        pixels[y][x][c] = (unsigned char)(x * 3 + y * 5 + c);
+  cl_int err;
+  cl_mem img = clCreateImage(g_env.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &fmt, &desc,
+                             pixels, &err);
+  CHECK_ERR(err, "clCreateImage");
+
+  const size_t origin[3] = {4, 2, 0}, region[3] = {8, 4, 1};
+  size_t row_pitch = 0, slice_pitch = 99;
+  unsigned char *p = clEnqueueMapImage(g_q, img, CL_TRUE, CL_MAP_READ, origin, region, &row_pitch,
+                                       &slice_pitch, 0, NULL, NULL, &err);
+  CHECK_ERR(err, "clEnqueueMapImage(READ)");
+  int ok = 1;
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 8; ++x)
+      for (int c = 0; c < 4; ++c)
+        ok &= p[y * row_pitch + x * 4 + c] == pixels[2 + y][4 + x][c];
+  printf("map image READ (8x4 at 4,2): row pitch >= 32: %s, contents %s\n", yes_no(row_pitch >= 32),
+         ok ? "match" : "DIFFER");
+  EXPECT(ok && row_pitch >= 32, "image map read");
+  CHECK(clEnqueueUnmapMemObject(g_q, img, p, 0, NULL, NULL));
+
+  cl_event ev;
+  p = clEnqueueMapImage(g_q, img, CL_FALSE, CL_MAP_WRITE, origin, region, &row_pitch, NULL, 0, NULL,
+                        &ev, &err);
+  CHECK_ERR(err, "clEnqueueMapImage(WRITE)");
+  CHECK(clWaitForEvents(1, &ev));
+  CHECK(clReleaseEvent(ev));
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 8; ++x)
+      for (int c = 0; c < 4; ++c)
+        p[y * row_pitch + x * 4 + c] = (unsigned char)(200 + y + c);
+  CHECK(clEnqueueUnmapMemObject(g_q, img, p, 0, NULL, NULL));
+  static unsigned char back[H][W][4];
+  const size_t zero[3] = {0, 0, 0}, all[3] = {W, H, 1};
+  CHECK(clEnqueueReadImage(g_q, img, CL_TRUE, zero, all, 0, 0, back, 0, NULL, NULL));
+  printf("map image WRITE: (4,2)=%u,%u (11,5)=%u,%u (3,2)=%s (12,5)=%s checksum %08x\n",
+         back[2][4][0], back[2][4][3], back[5][11][0], back[5][11][3],
+         yes_no(back[2][3][0] == pixels[2][3][0]), yes_no(back[5][12][1] == pixels[5][12][1]),
+         checksum(back, sizeof back));
+  EXPECT(back[2][4][0] == 200 && back[5][11][3] == 206 && back[2][3][0] == pixels[2][3][0] &&
+             back[5][12][1] == pixels[5][12][1],
+         "image map write");
+  CHECK(clReleaseMemObject(img));
+}
+
+int main(void) {
+  g_env = ocl_env_open();
+  g_q = ocl_queue(&g_env, 0);
+  buffers();
+  host_ptr_buffers();
+  images();
+  CHECK(clReleaseCommandQueue(g_q));
+  ocl_env_close(&g_env);
+  return ocl_finish();
+}
