@@ -272,6 +272,23 @@ static uint64_t ava_cl_span(cl_mem buffer, size_t offset, size_t size)
 	return offset <= total && size <= total - offset ? size : 0;
 }
 
+/*
+ * Host bytes of a rectangle transfer, or 0 when the buffer side does not fit
+ * the buffer (the API refuses that without touching host memory).
+ */
+static uint64_t ava_cl_rect_io(cl_mem buffer, const size_t *buffer_origin,
+			       const size_t *host_origin, const size_t *region,
+			       size_t buffer_row_pitch, size_t buffer_slice_pitch,
+			       size_t host_row_pitch, size_t host_slice_pitch)
+{
+	uint64_t inside = ava_cl_rect_span(buffer_origin, region, 1, buffer_row_pitch,
+					   buffer_slice_pitch);
+
+	if (inside == 0 || ava_cl_span(buffer, 0, inside) != inside)
+		return 0;
+	return ava_cl_rect_span(host_origin, region, 1, host_row_pitch, host_slice_pitch);
+}
+
 /* What the guest knows of each memory object it created. */
 struct ava_cl_mem_info {
 	uint64_t id;
@@ -2080,7 +2097,8 @@ cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl
 	ava_argument(ptr) {
 		ava_in;
 		ava_out;
-		ava_buffer(ava_cl_rect_span(host_origin, region, 1, host_row_pitch, host_slice_pitch));
+		ava_buffer(ava_cl_rect_io(buffer, buffer_origin, host_origin, region, buffer_row_pitch,
+					  buffer_slice_pitch, host_row_pitch, host_slice_pitch));
 	}
 	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
 	ava_argument(event) {
@@ -2109,7 +2127,8 @@ cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer,
 	ava_argument(region) { ava_in; ava_buffer(3); }
 	ava_argument(ptr) {
 		ava_in;
-		ava_buffer(ava_cl_rect_span(host_origin, region, 1, host_row_pitch, host_slice_pitch));
+		ava_buffer(ava_cl_rect_io(buffer, buffer_origin, host_origin, region, buffer_row_pitch,
+					  buffer_slice_pitch, host_row_pitch, host_slice_pitch));
 	}
 	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
 	ava_argument(event) {
