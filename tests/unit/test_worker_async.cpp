@@ -115,3 +115,37 @@ Test(worker_async, a_slow_call_blocks_only_its_own_thread, .timeout = 60) {
   cr_expect_eq(reply.hdr.call_id, block.hdr().call_id);
   cr_expect_eq(reply.reply<wt_status_reply>().ret, WT_OK);
 }
+
+// Program order across guest threads: an async call of thread 5 sent before
+// a sync call of thread 6 runs first, even while thread 5's shadow is busy
+// (the launch-on-A / wait-on-B race). Calls of other threads are held up
+// only by async calls sent before them, not by thread 5's sync call.
+Test(worker_async, async_calls_run_before_later_calls_of_other_threads, .timeout = 60) {
+  Session s;
+  wt_handle_args none{0};
+  RawMessage block = s.guest->make_call(WT_FN_BLOCK, &none, sizeof none, {}, AVA_F_SYNC, 5);
+  cr_assert(s.guest->send(block).is_ok());
+  cr_assert(wt_lib_wait_blocked(kWaitMs));
+  // Another thread is not held up by thread 5's sync call.
+  cr_expect_eq(s.guest->add(2, 3, 7), 5);
+  cr_assert(s.guest->send_async(WT_FN_ASYNC_SET, wt_async_set_args{s.obj, 77, 0}, 5).is_ok());
+  // Thread 6 reads the value: it must see 77, so it can only be answered
+  // after thread 5's block ends and the async call runs.
+  wt_handle_args a{s.obj};
+  RawMessage get = s.guest->make_call(WT_FN_GET_VALUE, &a, sizeof a, {}, AVA_F_SYNC, 6);
+  cr_assert(s.guest->send(get).is_ok());
+  wt_lib_unblock();
+  bool saw_block = false, saw_get = false;
+  for (int i = 0; i < 2; ++i) {
+    Received reply;
+    cr_assert(s.guest->recv(&reply).is_ok());
+    if (reply.hdr.call_id == block.hdr().call_id) {
+      saw_block = true;
+    } else if (reply.hdr.call_id == get.hdr().call_id) {
+      saw_get = true;
+      cr_expect_eq(reply.reply<wt_value_reply>().value, 77,
+                   "thread 6 ran before thread 5's async call");
+    }
+  }
+  cr_expect(saw_block && saw_get);
+}
