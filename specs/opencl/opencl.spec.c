@@ -154,12 +154,48 @@ static size_t ava_cl_image_elem(cl_mem image)
 	return elem;
 }
 
-static uint64_t ava_cl_image_span(cl_mem image, const size_t *region, size_t row_pitch,
-				  size_t slice_pitch)
+static int ava_cl_guest_image_limits(cl_mem image, size_t limits[3]);
+static void ava_cl_image_limits(cl_mem_object_type type, size_t width, size_t height, size_t depth,
+				size_t array_size, size_t limits[3]);
+
+/* Whether origin + region lies inside the image (else the API refuses the transfer). */
+static int ava_cl_image_fits(cl_mem image, const size_t *origin, const size_t *region)
+{
+	size_t limits[3] = {0, 0, 0};
+
+	if (image == NULL || origin == NULL || region == NULL)
+		return 0;
+	if (ava_is_guest) {
+		if (!ava_cl_guest_image_limits(image, limits))
+			return 0;
+	} else {
+		cl_mem_object_type type = 0;
+		size_t w = 0, h = 0, d = 0, a = 0;
+
+		if (clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof(type), &type, NULL) != CL_SUCCESS ||
+		    clGetImageInfo(image, CL_IMAGE_WIDTH, sizeof(w), &w, NULL) != CL_SUCCESS ||
+		    clGetImageInfo(image, CL_IMAGE_HEIGHT, sizeof(h), &h, NULL) != CL_SUCCESS ||
+		    clGetImageInfo(image, CL_IMAGE_DEPTH, sizeof(d), &d, NULL) != CL_SUCCESS ||
+		    clGetImageInfo(image, CL_IMAGE_ARRAY_SIZE, sizeof(a), &a, NULL) != CL_SUCCESS)
+			return 0;
+		ava_cl_image_limits(type, w, h, d, a, limits);
+	}
+	for (int i = 0; i < 3; ++i)
+		if (origin[i] > limits[i] || region[i] > limits[i] - origin[i])
+			return 0;
+	return 1;
+}
+
+/* Host bytes of an image transfer; 0 when it would not touch host memory natively. */
+static uint64_t ava_cl_image_span(cl_mem image, const size_t *origin, const size_t *region,
+				  size_t row_pitch, size_t slice_pitch)
 {
 	static const size_t zero[3] = {0, 0, 0};
-	size_t elem = ava_cl_image_elem(image);
+	size_t elem;
 
+	if (!ava_cl_image_fits(image, origin, region))
+		return 0;
+	elem = ava_cl_image_elem(image);
 	return elem ? ava_cl_rect_span(zero, region, elem, row_pitch, slice_pitch) : 0;
 }
 
@@ -296,6 +332,7 @@ struct ava_cl_mem_info {
 	void *host_ptr; /* CL_MEM_USE_HOST_PTR */
 	uint32_t refs; /* the program's references, as the worker counts them */
 	uint32_t gone; /* released for good: a tombstone for the probe chain */
+	size_t image_limits[3]; /* images: how far origin + region may reach */
 };
 static pthread_mutex_t ava_cl_mem_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ava_cl_mem_info *ava_cl_mems; /* open addressing, never shrinks */
@@ -345,6 +382,49 @@ static void ava_cl_remember_mem(cl_mem mem, size_t size, void *host_ptr)
 	pthread_mutex_unlock(&ava_cl_mem_lock);
 }
 
+/* Region limits per dimension of an image of this type and size. */
+static void ava_cl_image_limits(cl_mem_object_type type, size_t width, size_t height, size_t depth,
+				size_t array_size, size_t limits[3])
+{
+	limits[0] = width;
+	limits[1] = 1;
+	limits[2] = 1;
+	switch (type) {
+	case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+		limits[1] = array_size;
+		break;
+	case CL_MEM_OBJECT_IMAGE2D:
+		limits[1] = height;
+		break;
+	case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+		limits[1] = height;
+		limits[2] = array_size;
+		break;
+	case CL_MEM_OBJECT_IMAGE3D:
+		limits[1] = height;
+		limits[2] = depth;
+		break;
+	default:
+		break;
+	}
+}
+
+static void ava_cl_remember_image(cl_mem image, cl_mem_object_type type, size_t width,
+				  size_t height, size_t depth, size_t array_size)
+{
+	struct ava_cl_mem_info *slot;
+
+	ava_cl_remember_mem(image, 0, NULL);
+	pthread_mutex_lock(&ava_cl_mem_lock);
+	if (ava_cl_mem_cap != 0) {
+		slot = ava_cl_mem_slot((uint64_t)(uintptr_t)image);
+		if (slot->id != 0)
+			ava_cl_image_limits(type, width, height, depth, array_size,
+					    slot->image_limits);
+	}
+	pthread_mutex_unlock(&ava_cl_mem_lock);
+}
+
 /* clRetainMemObject (+1) / clReleaseMemObject (-1) succeeded. */
 static void ava_cl_mem_ref(cl_mem mem, int delta)
 {
@@ -376,6 +456,16 @@ static int ava_cl_guest_mem(cl_mem mem, struct ava_cl_mem_info *out)
 	}
 	pthread_mutex_unlock(&ava_cl_mem_lock);
 	return found;
+}
+
+static int ava_cl_guest_image_limits(cl_mem image, size_t limits[3])
+{
+	struct ava_cl_mem_info info;
+
+	if (!ava_cl_guest_mem(image, &info) || info.image_limits[0] == 0)
+		return 0;
+	memcpy(limits, info.image_limits, sizeof(info.image_limits));
+	return 1;
 }
 
 static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
@@ -1291,11 +1381,14 @@ cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_form
 	ava_argument(errcode_ret) { ava_out; ava_buffer(1); }
 	ava_return_value { ava_allocates; }
 	cl_image_desc ava_desc;
+	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
-		ava_cl_remember_mem(ret, 0, NULL);
+		ava_cl_remember_image(ret, ava_given->image_type, ava_given->image_width,
+				      ava_given->image_height, ava_given->image_depth,
+				      ava_given->image_array_size);
 	return ret;
 }
 
@@ -1314,11 +1407,14 @@ cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_properties *
 	ava_argument(errcode_ret) { ava_out; ava_buffer(1); }
 	ava_return_value { ava_allocates; }
 	cl_image_desc ava_desc;
+	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
-		ava_cl_remember_mem(ret, 0, NULL);
+		ava_cl_remember_image(ret, ava_given->image_type, ava_given->image_width,
+				      ava_given->image_height, ava_given->image_depth,
+				      ava_given->image_array_size);
 	return ret;
 }
 
@@ -1340,7 +1436,7 @@ cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_fo
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
-		ava_cl_remember_mem(ret, 0, NULL);
+		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
 }
 
@@ -1367,7 +1463,8 @@ cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_fo
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
-		ava_cl_remember_mem(ret, 0, NULL);
+		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
+				      image_depth, 1);
 	return ret;
 }
 
@@ -2208,7 +2305,7 @@ cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool 
 			ava_in;
 		}
 		ava_out;
-		ava_buffer(ava_cl_image_span(image, region, row_pitch, slice_pitch));
+		ava_buffer(ava_cl_image_span(image, origin, region, row_pitch, slice_pitch));
 	}
 	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
 	ava_argument(event) {
@@ -2234,7 +2331,7 @@ cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool
 	ava_argument(region) { ava_in; ava_buffer(3); }
 	ava_argument(ptr) {
 		ava_in;
-		ava_buffer(ava_cl_image_span(image, region, input_row_pitch, input_slice_pitch));
+		ava_buffer(ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch));
 		ava_zerocopy_buffer;
 	}
 	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }

@@ -138,12 +138,48 @@ static size_t ava_cl_image_elem(cl_mem image)
 	return elem;
 }
 
-static uint64_t ava_cl_image_span(cl_mem image, const size_t *region, size_t row_pitch,
-				  size_t slice_pitch)
+static int ava_cl_guest_image_limits(cl_mem image, size_t limits[3]);
+static void ava_cl_image_limits(cl_mem_object_type type, size_t width, size_t height, size_t depth,
+				size_t array_size, size_t limits[3]);
+
+/* Whether origin + region lies inside the image (else the API refuses the transfer). */
+static int ava_cl_image_fits(cl_mem image, const size_t *origin, const size_t *region)
+{
+	size_t limits[3] = {0, 0, 0};
+
+	if (image == NULL || origin == NULL || region == NULL)
+		return 0;
+	if (ava_is_guest) {
+		if (!ava_cl_guest_image_limits(image, limits))
+			return 0;
+	} else {
+		cl_mem_object_type type = 0;
+		size_t w = 0, h = 0, d = 0, a = 0;
+
+		if (clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof(type), &type, NULL) != CL_SUCCESS ||
+		    clGetImageInfo(image, CL_IMAGE_WIDTH, sizeof(w), &w, NULL) != CL_SUCCESS ||
+		    clGetImageInfo(image, CL_IMAGE_HEIGHT, sizeof(h), &h, NULL) != CL_SUCCESS ||
+		    clGetImageInfo(image, CL_IMAGE_DEPTH, sizeof(d), &d, NULL) != CL_SUCCESS ||
+		    clGetImageInfo(image, CL_IMAGE_ARRAY_SIZE, sizeof(a), &a, NULL) != CL_SUCCESS)
+			return 0;
+		ava_cl_image_limits(type, w, h, d, a, limits);
+	}
+	for (int i = 0; i < 3; ++i)
+		if (origin[i] > limits[i] || region[i] > limits[i] - origin[i])
+			return 0;
+	return 1;
+}
+
+/* Host bytes of an image transfer; 0 when it would not touch host memory natively. */
+static uint64_t ava_cl_image_span(cl_mem image, const size_t *origin, const size_t *region,
+				  size_t row_pitch, size_t slice_pitch)
 {
 	static const size_t zero[3] = {0, 0, 0};
-	size_t elem = ava_cl_image_elem(image);
+	size_t elem;
 
+	if (!ava_cl_image_fits(image, origin, region))
+		return 0;
+	elem = ava_cl_image_elem(image);
 	return elem ? ava_cl_rect_span(zero, region, elem, row_pitch, slice_pitch) : 0;
 }
 
@@ -256,6 +292,23 @@ static uint64_t ava_cl_span(cl_mem buffer, size_t offset, size_t size)
 	return offset <= total && size <= total - offset ? size : 0;
 }
 
+/*
+ * Host bytes of a rectangle transfer, or 0 when the buffer side does not fit
+ * the buffer (the API refuses that without touching host memory).
+ */
+static uint64_t ava_cl_rect_io(cl_mem buffer, const size_t *buffer_origin,
+			       const size_t *host_origin, const size_t *region,
+			       size_t buffer_row_pitch, size_t buffer_slice_pitch,
+			       size_t host_row_pitch, size_t host_slice_pitch)
+{
+	uint64_t inside = ava_cl_rect_span(buffer_origin, region, 1, buffer_row_pitch,
+					   buffer_slice_pitch);
+
+	if (inside == 0 || ava_cl_span(buffer, 0, inside) != inside)
+		return 0;
+	return ava_cl_rect_span(host_origin, region, 1, host_row_pitch, host_slice_pitch);
+}
+
 /* What the guest knows of each memory object it created. */
 struct ava_cl_mem_info {
 	uint64_t id;
@@ -263,6 +316,7 @@ struct ava_cl_mem_info {
 	void *host_ptr; /* CL_MEM_USE_HOST_PTR */
 	uint32_t refs; /* the program's references, as the worker counts them */
 	uint32_t gone; /* released for good: a tombstone for the probe chain */
+	size_t image_limits[3]; /* images: how far origin + region may reach */
 };
 static pthread_mutex_t ava_cl_mem_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ava_cl_mem_info *ava_cl_mems; /* open addressing, never shrinks */
@@ -312,6 +366,49 @@ static void ava_cl_remember_mem(cl_mem mem, size_t size, void *host_ptr)
 	pthread_mutex_unlock(&ava_cl_mem_lock);
 }
 
+/* Region limits per dimension of an image of this type and size. */
+static void ava_cl_image_limits(cl_mem_object_type type, size_t width, size_t height, size_t depth,
+				size_t array_size, size_t limits[3])
+{
+	limits[0] = width;
+	limits[1] = 1;
+	limits[2] = 1;
+	switch (type) {
+	case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+		limits[1] = array_size;
+		break;
+	case CL_MEM_OBJECT_IMAGE2D:
+		limits[1] = height;
+		break;
+	case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+		limits[1] = height;
+		limits[2] = array_size;
+		break;
+	case CL_MEM_OBJECT_IMAGE3D:
+		limits[1] = height;
+		limits[2] = depth;
+		break;
+	default:
+		break;
+	}
+}
+
+static void ava_cl_remember_image(cl_mem image, cl_mem_object_type type, size_t width,
+				  size_t height, size_t depth, size_t array_size)
+{
+	struct ava_cl_mem_info *slot;
+
+	ava_cl_remember_mem(image, 0, NULL);
+	pthread_mutex_lock(&ava_cl_mem_lock);
+	if (ava_cl_mem_cap != 0) {
+		slot = ava_cl_mem_slot((uint64_t)(uintptr_t)image);
+		if (slot->id != 0)
+			ava_cl_image_limits(type, width, height, depth, array_size,
+					    slot->image_limits);
+	}
+	pthread_mutex_unlock(&ava_cl_mem_lock);
+}
+
 /* clRetainMemObject (+1) / clReleaseMemObject (-1) succeeded. */
 static void ava_cl_mem_ref(cl_mem mem, int delta)
 {
@@ -345,6 +442,16 @@ static int ava_cl_guest_mem(cl_mem mem, struct ava_cl_mem_info *out)
 	return found;
 }
 
+static int ava_cl_guest_image_limits(cl_mem image, size_t limits[3])
+{
+	struct ava_cl_mem_info info;
+
+	if (!ava_cl_guest_mem(image, &info) || info.image_limits[0] == 0)
+		return 0;
+	memcpy(limits, info.image_limits, sizeof(info.image_limits));
+	return 1;
+}
+
 static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 {
 	struct ava_cl_mem_info info;
@@ -363,8 +470,8 @@ static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
 	} while (0)
 
-#line 367 "opencl_guest.c"
-#line 864 "specs/opencl/opencl.spec.c"
+#line 474 "opencl_guest.c"
+#line 971 "specs/opencl/opencl.spec.c"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
 static const cl_context_properties *ava_cl_context_props_in(const cl_context_properties *props,
@@ -402,8 +509,8 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size)
 	}
 }
 
-#line 406 "opencl_guest.c"
-#line 998 "specs/opencl/opencl.spec.c"
+#line 513 "opencl_guest.c"
+#line 1105 "specs/opencl/opencl.spec.c"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
 {
@@ -425,8 +532,8 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 429 "opencl_guest.c"
-#line 1110 "specs/opencl/opencl.spec.c"
+#line 536 "opencl_guest.c"
+#line 1217 "specs/opencl/opencl.spec.c"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 {
@@ -436,8 +543,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 440 "opencl_guest.c"
-#line 1254 "specs/opencl/opencl.spec.c"
+#line 547 "opencl_guest.c"
+#line 1361 "specs/opencl/opencl.spec.c"
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -448,8 +555,8 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 452 "opencl_guest.c"
-#line 1554 "specs/opencl/opencl.spec.c"
+#line 559 "opencl_guest.c"
+#line 1668 "specs/opencl/opencl.spec.c"
 
 #define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
 #define AVA_CL_MAX_ARG_INFO_PROGRAMS 4096
@@ -562,7 +669,7 @@ static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
 	return 0;
 }
 
-#line 566 "opencl_guest.c"
+#line 673 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -576,7 +683,7 @@ cl_int ava_cl_get_program_binaries(cl_program program, size_t total, unsigned ch
 
 /* Replacement code of the spec: these functions run in the guest only. */
 #pragma GCC visibility push(default)
-#line 388 "specs/opencl/opencl.spec.c"
+#line 495 "specs/opencl/opencl.spec.c"
 
 /*
  * A mapping is guest memory: filled by a read at map time, written back at
@@ -934,7 +1041,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return NULL;
 }
 
-#line 938 "opencl_guest.c"
+#line 1045 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1131,11 +1238,11 @@ ava_fail:
 AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret)
-#line 796 "specs/opencl/opencl.spec.c"
+#line 903 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1139 "opencl_guest.c"
+#line 1246 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1199,11 +1306,11 @@ ava_fail:
 AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
 #define ava_execute() ava_opencl_remote_clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices)
-#line 806 "specs/opencl/opencl.spec.c"
+#line 913 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1207 "opencl_guest.c"
+#line 1314 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1267,7 +1374,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 816 "specs/opencl/opencl.spec.c"
+#line 923 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_DEVICE_PLATFORM)
@@ -1276,7 +1383,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 1280 "opencl_guest.c"
+#line 1387 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1571,7 +1678,7 @@ ava_fail:
 AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret)
-#line 918 "specs/opencl/opencl.spec.c"
+#line 1025 "specs/opencl/opencl.spec.c"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1582,7 +1689,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 1586 "opencl_guest.c"
+#line 1693 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1642,7 +1749,7 @@ ava_fail:
 AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret)
-#line 945 "specs/opencl/opencl.spec.c"
+#line 1052 "specs/opencl/opencl.spec.c"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1653,7 +1760,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 1657 "opencl_guest.c"
+#line 1764 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1777,7 +1884,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 972 "specs/opencl/opencl.spec.c"
+#line 1079 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_CONTEXT_DEVICES)
@@ -1786,7 +1893,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 			ava_cl_context_props_out(param_value, param_value_size);
 	}
 	return ret;
-#line 1790 "opencl_guest.c"
+#line 1897 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1866,14 +1973,14 @@ ava_fail:
 AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateCommandQueue(context, device, properties, errcode_ret)
-#line 1025 "specs/opencl/opencl.spec.c"
+#line 1132 "specs/opencl/opencl.spec.c"
 	if (ava_cl_device_queue_unsupported(device, properties)) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 1877 "opencl_guest.c"
+#line 1984 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1929,14 +2036,14 @@ ava_fail:
 AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
-#line 1041 "specs/opencl/opencl.spec.c"
+#line 1148 "specs/opencl/opencl.spec.c"
 	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 1940 "opencl_guest.c"
+#line 2047 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2091,7 +2198,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1070 "specs/opencl/opencl.spec.c"
+#line 1177 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_QUEUE_CONTEXT)
@@ -2102,7 +2209,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
 	}
 	return ret;
-#line 2106 "opencl_guest.c"
+#line 2213 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2217,14 +2324,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateBuffer(context, flags, size, host_ptr, errcode_ret)
-#line 1126 "specs/opencl/opencl.spec.c"
+#line 1233 "specs/opencl/opencl.spec.c"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2228 "opencl_guest.c"
+#line 2335 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2292,14 +2399,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret)
-#line 1142 "specs/opencl/opencl.spec.c"
+#line 1249 "specs/opencl/opencl.spec.c"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2303 "opencl_guest.c"
+#line 2410 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2356,7 +2463,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret)
-#line 1157 "specs/opencl/opencl.spec.c"
+#line 1264 "specs/opencl/opencl.spec.c"
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
@@ -2368,7 +2475,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2372 "opencl_guest.c"
+#line 2479 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2404,12 +2511,12 @@ ava_fail:
 AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_opencl_remote_clRetainMemObject(memobj)
-#line 1173 "specs/opencl/opencl.spec.c"
+#line 1280 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2413 "opencl_guest.c"
+#line 2520 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2447,12 +2554,12 @@ ava_fail:
 AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_opencl_remote_clReleaseMemObject(memobj)
-#line 1182 "specs/opencl/opencl.spec.c"
+#line 1289 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2456 "opencl_guest.c"
+#line 2563 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2516,7 +2623,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1193 "specs/opencl/opencl.spec.c"
+#line 1300 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ret != CL_SUCCESS || param_value == NULL)
 		return ret;
@@ -2544,7 +2651,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 2548 "opencl_guest.c"
+#line 2655 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2764,15 +2871,18 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 1276 "specs/opencl/opencl.spec.c"
+#line 1383 "specs/opencl/opencl.spec.c"
 	cl_image_desc ava_desc;
+	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
-		ava_cl_remember_mem(ret, 0, NULL);
+		ava_cl_remember_image(ret, ava_given->image_type, ava_given->image_width,
+				      ava_given->image_height, ava_given->image_depth,
+				      ava_given->image_array_size);
 	return ret;
-#line 2776 "opencl_guest.c"
+#line 2886 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2861,15 +2971,18 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 1299 "specs/opencl/opencl.spec.c"
+#line 1409 "specs/opencl/opencl.spec.c"
 	cl_image_desc ava_desc;
+	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
-		ava_cl_remember_mem(ret, 0, NULL);
+		ava_cl_remember_image(ret, ava_given->image_type, ava_given->image_width,
+				      ava_given->image_height, ava_given->image_depth,
+				      ava_given->image_array_size);
 	return ret;
-#line 2873 "opencl_guest.c"
+#line 2986 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2943,13 +3056,13 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 1323 "specs/opencl/opencl.spec.c"
+#line 1436 "specs/opencl/opencl.spec.c"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
-		ava_cl_remember_mem(ret, 0, NULL);
+		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 2953 "opencl_guest.c"
+#line 3066 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3029,13 +3142,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 1350 "specs/opencl/opencl.spec.c"
+#line 1463 "specs/opencl/opencl.spec.c"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
-		ava_cl_remember_mem(ret, 0, NULL);
+		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
+				      image_depth, 1);
 	return ret;
-#line 3039 "opencl_guest.c"
+#line 3153 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3157,12 +3271,12 @@ ava_fail:
 AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1370 "specs/opencl/opencl.spec.c"
+#line 1484 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
 	return ret;
-#line 3166 "opencl_guest.c"
+#line 3280 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3374,13 +3488,13 @@ ava_fail:
 AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1411 "specs/opencl/opencl.spec.c"
+#line 1525 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL &&
 	    param_name == CL_SAMPLER_CONTEXT)
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	return ret;
-#line 3384 "opencl_guest.c"
+#line 3498 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3887,13 +4001,13 @@ ava_fail:
 AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
 #define ava_execute() ava_opencl_remote_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
-#line 1679 "specs/opencl/opencl.spec.c"
+#line 1793 "specs/opencl/opencl.spec.c"
 	char *ava_owned;
 	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 3897 "opencl_guest.c"
+#line 4011 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4129,11 +4243,11 @@ ava_fail:
 AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() ava_opencl_remote_clUnloadPlatformCompiler(platform)
-#line 1754 "specs/opencl/opencl.spec.c"
+#line 1868 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4137 "opencl_guest.c"
+#line 4251 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4326,7 +4440,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1817 "specs/opencl/opencl.spec.c"
+#line 1931 "specs/opencl/opencl.spec.c"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -4351,7 +4465,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 4355 "opencl_guest.c"
+#line 4469 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4648,7 +4762,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1917 "specs/opencl/opencl.spec.c"
+#line 2031 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_KERNEL_CONTEXT)
@@ -4657,7 +4771,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
 	}
 	return ret;
-#line 4661 "opencl_guest.c"
+#line 4775 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4722,12 +4836,12 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1932 "specs/opencl/opencl.spec.c"
+#line 2046 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 4731 "opencl_guest.c"
+#line 4845 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4959,7 +5073,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1969 "specs/opencl/opencl.spec.c"
+#line 2083 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_EVENT_COMMAND_QUEUE)
@@ -4968,7 +5082,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	}
 	return ret;
-#line 4972 "opencl_guest.c"
+#line 5086 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5265,11 +5379,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2040 "specs/opencl/opencl.spec.c"
+#line 2154 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5273 "opencl_guest.c"
+#line 5387 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5353,11 +5467,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2065 "specs/opencl/opencl.spec.c"
+#line 2179 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5361 "opencl_guest.c"
+#line 5475 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5420,7 +5534,8 @@ static cl_int ava_opencl_remote_clEnqueueReadBufferRect(cl_command_queue command
 	if (ptr != NULL) {
 		ava_dir_ptr |= AVA_BUF_IN;
 		ava_dir_ptr |= AVA_BUF_OUT;
-		ava_count_ptr = (uint64_t)(ava_cl_rect_span(host_origin, region, 1, host_row_pitch, host_slice_pitch));
+		ava_count_ptr = (uint64_t)(ava_cl_rect_io(buffer, buffer_origin, host_origin, region, buffer_row_pitch,
+					  buffer_slice_pitch, host_row_pitch, host_slice_pitch));
 	}
 	if (event_wait_list != NULL) {
 		ava_dir_event_wait_list |= AVA_BUF_IN;
@@ -5471,11 +5586,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2091 "specs/opencl/opencl.spec.c"
+#line 2206 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5479 "opencl_guest.c"
+#line 5594 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5537,7 +5652,8 @@ static cl_int ava_opencl_remote_clEnqueueWriteBufferRect(cl_command_queue comman
 	}
 	if (ptr != NULL) {
 		ava_dir_ptr |= AVA_BUF_IN;
-		ava_count_ptr = (uint64_t)(ava_cl_rect_span(host_origin, region, 1, host_row_pitch, host_slice_pitch));
+		ava_count_ptr = (uint64_t)(ava_cl_rect_io(buffer, buffer_origin, host_origin, region, buffer_row_pitch,
+					  buffer_slice_pitch, host_row_pitch, host_slice_pitch));
 	}
 	if (event_wait_list != NULL) {
 		ava_dir_event_wait_list |= AVA_BUF_IN;
@@ -5594,11 +5710,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2120 "specs/opencl/opencl.spec.c"
+#line 2236 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5602 "opencl_guest.c"
+#line 5718 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5898,7 +6014,7 @@ static cl_int ava_opencl_remote_clEnqueueReadImage(cl_command_queue command_queu
 			ava_dir_ptr |= AVA_BUF_IN;
 		}
 		ava_dir_ptr |= AVA_BUF_OUT;
-		ava_count_ptr = (uint64_t)(ava_cl_image_span(image, region, row_pitch, slice_pitch));
+		ava_count_ptr = (uint64_t)(ava_cl_image_span(image, origin, region, row_pitch, slice_pitch));
 	}
 	if (event_wait_list != NULL) {
 		ava_dir_event_wait_list |= AVA_BUF_IN;
@@ -5946,11 +6062,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2200 "specs/opencl/opencl.spec.c"
+#line 2316 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5954 "opencl_guest.c"
+#line 6070 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6002,7 +6118,7 @@ static cl_int ava_opencl_remote_clEnqueueWriteImage(cl_command_queue command_que
 	}
 	if (ptr != NULL) {
 		ava_dir_ptr |= AVA_BUF_IN;
-		ava_count_ptr = (uint64_t)(ava_cl_image_span(image, region, input_row_pitch, input_slice_pitch));
+		ava_count_ptr = (uint64_t)(ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch));
 	}
 	if (event_wait_list != NULL) {
 		ava_dir_event_wait_list |= AVA_BUF_IN;
@@ -6056,11 +6172,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2227 "specs/opencl/opencl.spec.c"
+#line 2343 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6064 "opencl_guest.c"
+#line 6180 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6606,11 +6722,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 2343 "specs/opencl/opencl.spec.c"
+#line 2459 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 6614 "opencl_guest.c"
+#line 6730 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6680,11 +6796,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 2361 "specs/opencl/opencl.spec.c"
+#line 2477 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 6688 "opencl_guest.c"
+#line 6804 "opencl_guest.c"
 #undef ava_execute
 }
 

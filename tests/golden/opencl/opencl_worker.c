@@ -179,12 +179,48 @@ static size_t ava_cl_image_elem(cl_mem image)
 	return elem;
 }
 
-static uint64_t ava_cl_image_span(cl_mem image, const size_t *region, size_t row_pitch,
-				  size_t slice_pitch)
+static int ava_cl_guest_image_limits(cl_mem image, size_t limits[3]);
+static void ava_cl_image_limits(cl_mem_object_type type, size_t width, size_t height, size_t depth,
+				size_t array_size, size_t limits[3]);
+
+/* Whether origin + region lies inside the image (else the API refuses the transfer). */
+static int ava_cl_image_fits(cl_mem image, const size_t *origin, const size_t *region)
+{
+	size_t limits[3] = {0, 0, 0};
+
+	if (image == NULL || origin == NULL || region == NULL)
+		return 0;
+	if (ava_is_guest) {
+		if (!ava_cl_guest_image_limits(image, limits))
+			return 0;
+	} else {
+		cl_mem_object_type type = 0;
+		size_t w = 0, h = 0, d = 0, a = 0;
+
+		if (clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof(type), &type, NULL) != CL_SUCCESS ||
+		    clGetImageInfo(image, CL_IMAGE_WIDTH, sizeof(w), &w, NULL) != CL_SUCCESS ||
+		    clGetImageInfo(image, CL_IMAGE_HEIGHT, sizeof(h), &h, NULL) != CL_SUCCESS ||
+		    clGetImageInfo(image, CL_IMAGE_DEPTH, sizeof(d), &d, NULL) != CL_SUCCESS ||
+		    clGetImageInfo(image, CL_IMAGE_ARRAY_SIZE, sizeof(a), &a, NULL) != CL_SUCCESS)
+			return 0;
+		ava_cl_image_limits(type, w, h, d, a, limits);
+	}
+	for (int i = 0; i < 3; ++i)
+		if (origin[i] > limits[i] || region[i] > limits[i] - origin[i])
+			return 0;
+	return 1;
+}
+
+/* Host bytes of an image transfer; 0 when it would not touch host memory natively. */
+static uint64_t ava_cl_image_span(cl_mem image, const size_t *origin, const size_t *region,
+				  size_t row_pitch, size_t slice_pitch)
 {
 	static const size_t zero[3] = {0, 0, 0};
-	size_t elem = ava_cl_image_elem(image);
+	size_t elem;
 
+	if (!ava_cl_image_fits(image, origin, region))
+		return 0;
+	elem = ava_cl_image_elem(image);
 	return elem ? ava_cl_rect_span(zero, region, elem, row_pitch, slice_pitch) : 0;
 }
 
@@ -297,6 +333,23 @@ static uint64_t ava_cl_span(cl_mem buffer, size_t offset, size_t size)
 	return offset <= total && size <= total - offset ? size : 0;
 }
 
+/*
+ * Host bytes of a rectangle transfer, or 0 when the buffer side does not fit
+ * the buffer (the API refuses that without touching host memory).
+ */
+static uint64_t ava_cl_rect_io(cl_mem buffer, const size_t *buffer_origin,
+			       const size_t *host_origin, const size_t *region,
+			       size_t buffer_row_pitch, size_t buffer_slice_pitch,
+			       size_t host_row_pitch, size_t host_slice_pitch)
+{
+	uint64_t inside = ava_cl_rect_span(buffer_origin, region, 1, buffer_row_pitch,
+					   buffer_slice_pitch);
+
+	if (inside == 0 || ava_cl_span(buffer, 0, inside) != inside)
+		return 0;
+	return ava_cl_rect_span(host_origin, region, 1, host_row_pitch, host_slice_pitch);
+}
+
 /* What the guest knows of each memory object it created. */
 struct ava_cl_mem_info {
 	uint64_t id;
@@ -304,6 +357,7 @@ struct ava_cl_mem_info {
 	void *host_ptr; /* CL_MEM_USE_HOST_PTR */
 	uint32_t refs; /* the program's references, as the worker counts them */
 	uint32_t gone; /* released for good: a tombstone for the probe chain */
+	size_t image_limits[3]; /* images: how far origin + region may reach */
 };
 static pthread_mutex_t ava_cl_mem_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ava_cl_mem_info *ava_cl_mems; /* open addressing, never shrinks */
@@ -353,6 +407,49 @@ static void ava_cl_remember_mem(cl_mem mem, size_t size, void *host_ptr)
 	pthread_mutex_unlock(&ava_cl_mem_lock);
 }
 
+/* Region limits per dimension of an image of this type and size. */
+static void ava_cl_image_limits(cl_mem_object_type type, size_t width, size_t height, size_t depth,
+				size_t array_size, size_t limits[3])
+{
+	limits[0] = width;
+	limits[1] = 1;
+	limits[2] = 1;
+	switch (type) {
+	case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+		limits[1] = array_size;
+		break;
+	case CL_MEM_OBJECT_IMAGE2D:
+		limits[1] = height;
+		break;
+	case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+		limits[1] = height;
+		limits[2] = array_size;
+		break;
+	case CL_MEM_OBJECT_IMAGE3D:
+		limits[1] = height;
+		limits[2] = depth;
+		break;
+	default:
+		break;
+	}
+}
+
+static void ava_cl_remember_image(cl_mem image, cl_mem_object_type type, size_t width,
+				  size_t height, size_t depth, size_t array_size)
+{
+	struct ava_cl_mem_info *slot;
+
+	ava_cl_remember_mem(image, 0, NULL);
+	pthread_mutex_lock(&ava_cl_mem_lock);
+	if (ava_cl_mem_cap != 0) {
+		slot = ava_cl_mem_slot((uint64_t)(uintptr_t)image);
+		if (slot->id != 0)
+			ava_cl_image_limits(type, width, height, depth, array_size,
+					    slot->image_limits);
+	}
+	pthread_mutex_unlock(&ava_cl_mem_lock);
+}
+
 /* clRetainMemObject (+1) / clReleaseMemObject (-1) succeeded. */
 static void ava_cl_mem_ref(cl_mem mem, int delta)
 {
@@ -386,6 +483,16 @@ static int ava_cl_guest_mem(cl_mem mem, struct ava_cl_mem_info *out)
 	return found;
 }
 
+static int ava_cl_guest_image_limits(cl_mem image, size_t limits[3])
+{
+	struct ava_cl_mem_info info;
+
+	if (!ava_cl_guest_mem(image, &info) || info.image_limits[0] == 0)
+		return 0;
+	memcpy(limits, info.image_limits, sizeof(info.image_limits));
+	return 1;
+}
+
 static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 {
 	struct ava_cl_mem_info info;
@@ -404,8 +511,8 @@ static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
 	} while (0)
 
-#line 408 "opencl_worker.c"
-#line 864 "specs/opencl/opencl.spec.c"
+#line 515 "opencl_worker.c"
+#line 971 "specs/opencl/opencl.spec.c"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
 static const cl_context_properties *ava_cl_context_props_in(const cl_context_properties *props,
@@ -443,8 +550,8 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size)
 	}
 }
 
-#line 447 "opencl_worker.c"
-#line 998 "specs/opencl/opencl.spec.c"
+#line 554 "opencl_worker.c"
+#line 1105 "specs/opencl/opencl.spec.c"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
 {
@@ -466,8 +573,8 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 470 "opencl_worker.c"
-#line 1110 "specs/opencl/opencl.spec.c"
+#line 577 "opencl_worker.c"
+#line 1217 "specs/opencl/opencl.spec.c"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 {
@@ -477,8 +584,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 481 "opencl_worker.c"
-#line 1254 "specs/opencl/opencl.spec.c"
+#line 588 "opencl_worker.c"
+#line 1361 "specs/opencl/opencl.spec.c"
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -489,8 +596,8 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 493 "opencl_worker.c"
-#line 1554 "specs/opencl/opencl.spec.c"
+#line 600 "opencl_worker.c"
+#line 1668 "specs/opencl/opencl.spec.c"
 
 #define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
 #define AVA_CL_MAX_ARG_INFO_PROGRAMS 4096
@@ -603,14 +710,14 @@ static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
 	return 0;
 }
 
-#line 607 "opencl_worker.c"
+#line 714 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
-#line 383 "specs/opencl/opencl.spec.c"
+#line 490 "specs/opencl/opencl.spec.c"
 	ava_cl_worker_init();
-#line 614 "opencl_worker.c"
+#line 721 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -771,11 +878,11 @@ static int ava_opencl_serve_clGetPlatformIDs(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret)
-#line 796 "specs/opencl/opencl.spec.c"
+#line 903 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 779 "opencl_worker.c"
+#line 886 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -855,11 +962,11 @@ static int ava_opencl_serve_clGetPlatformInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
 #define ava_execute() clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices)
-#line 806 "specs/opencl/opencl.spec.c"
+#line 913 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 863 "opencl_worker.c"
+#line 970 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -943,7 +1050,7 @@ static int ava_opencl_serve_clGetDeviceIDs(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 816 "specs/opencl/opencl.spec.c"
+#line 923 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_DEVICE_PLATFORM)
@@ -952,7 +1059,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 956 "opencl_worker.c"
+#line 1063 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1294,7 +1401,7 @@ static int ava_opencl_serve_clGetHostTimer(struct ava_wcall *ava_w)
 static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret)
-#line 918 "specs/opencl/opencl.spec.c"
+#line 1025 "specs/opencl/opencl.spec.c"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1305,7 +1412,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 1309 "opencl_worker.c"
+#line 1416 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1409,7 +1516,7 @@ static int ava_opencl_serve_clCreateContext(struct ava_wcall *ava_w)
 static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret)
-#line 945 "specs/opencl/opencl.spec.c"
+#line 1052 "specs/opencl/opencl.spec.c"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1420,7 +1527,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 1424 "opencl_worker.c"
+#line 1531 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1559,7 +1666,7 @@ static int ava_opencl_serve_clReleaseContext(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 972 "specs/opencl/opencl.spec.c"
+#line 1079 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_CONTEXT_DEVICES)
@@ -1568,7 +1675,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 			ava_cl_context_props_out(param_value, param_value_size);
 	}
 	return ret;
-#line 1572 "opencl_worker.c"
+#line 1679 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1688,14 +1795,14 @@ static int ava_opencl_serve_clSetContextDestructorCallback(struct ava_wcall *ava
 static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateCommandQueue(context, device, properties, errcode_ret)
-#line 1025 "specs/opencl/opencl.spec.c"
+#line 1132 "specs/opencl/opencl.spec.c"
 	if (ava_cl_device_queue_unsupported(device, properties)) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 1699 "opencl_worker.c"
+#line 1806 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1754,14 +1861,14 @@ static int ava_opencl_serve_clCreateCommandQueue(struct ava_wcall *ava_w)
 static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
-#line 1041 "specs/opencl/opencl.spec.c"
+#line 1148 "specs/opencl/opencl.spec.c"
 	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 1765 "opencl_worker.c"
+#line 1872 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1920,7 +2027,7 @@ static int ava_opencl_serve_clReleaseCommandQueue(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1070 "specs/opencl/opencl.spec.c"
+#line 1177 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_QUEUE_CONTEXT)
@@ -1931,7 +2038,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
 	}
 	return ret;
-#line 1935 "opencl_worker.c"
+#line 2042 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2060,14 +2167,14 @@ static int ava_opencl_serve_clFinish(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateBuffer(context, flags, size, host_ptr, errcode_ret)
-#line 1126 "specs/opencl/opencl.spec.c"
+#line 1233 "specs/opencl/opencl.spec.c"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2071 "opencl_worker.c"
+#line 2178 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2142,14 +2249,14 @@ static int ava_opencl_serve_clCreateBuffer(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret)
-#line 1142 "specs/opencl/opencl.spec.c"
+#line 1249 "specs/opencl/opencl.spec.c"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2153 "opencl_worker.c"
+#line 2260 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2241,7 +2348,7 @@ static int ava_opencl_serve_clCreateBufferWithProperties(struct ava_wcall *ava_w
 static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret)
-#line 1157 "specs/opencl/opencl.spec.c"
+#line 1264 "specs/opencl/opencl.spec.c"
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
@@ -2253,7 +2360,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2257 "opencl_worker.c"
+#line 2364 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2328,12 +2435,12 @@ static int ava_opencl_serve_clCreateSubBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 {
 #define ava_execute() clRetainMemObject(memobj)
-#line 1173 "specs/opencl/opencl.spec.c"
+#line 1280 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2337 "opencl_worker.c"
+#line 2444 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2367,12 +2474,12 @@ static int ava_opencl_serve_clRetainMemObject(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 {
 #define ava_execute() clReleaseMemObject(memobj)
-#line 1182 "specs/opencl/opencl.spec.c"
+#line 1289 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2376 "opencl_worker.c"
+#line 2483 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2406,7 +2513,7 @@ static int ava_opencl_serve_clReleaseMemObject(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1193 "specs/opencl/opencl.spec.c"
+#line 1300 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ret != CL_SUCCESS || param_value == NULL)
 		return ret;
@@ -2434,7 +2541,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 2438 "opencl_worker.c"
+#line 2545 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2697,15 +2804,18 @@ static int ava_opencl_serve_clGetPipeInfo(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 1276 "specs/opencl/opencl.spec.c"
+#line 1383 "specs/opencl/opencl.spec.c"
 	cl_image_desc ava_desc;
+	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
-		ava_cl_remember_mem(ret, 0, NULL);
+		ava_cl_remember_image(ret, ava_given->image_type, ava_given->image_width,
+				      ava_given->image_height, ava_given->image_depth,
+				      ava_given->image_array_size);
 	return ret;
-#line 2709 "opencl_worker.c"
+#line 2819 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2812,15 +2922,18 @@ static int ava_opencl_serve_clCreateImage(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 1299 "specs/opencl/opencl.spec.c"
+#line 1409 "specs/opencl/opencl.spec.c"
 	cl_image_desc ava_desc;
+	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
-		ava_cl_remember_mem(ret, 0, NULL);
+		ava_cl_remember_image(ret, ava_given->image_type, ava_given->image_width,
+				      ava_given->image_height, ava_given->image_depth,
+				      ava_given->image_array_size);
 	return ret;
-#line 2824 "opencl_worker.c"
+#line 2937 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2944,13 +3057,13 @@ static int ava_opencl_serve_clCreateImageWithProperties(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 1323 "specs/opencl/opencl.spec.c"
+#line 1436 "specs/opencl/opencl.spec.c"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
-		ava_cl_remember_mem(ret, 0, NULL);
+		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 2954 "opencl_worker.c"
+#line 3067 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3050,13 +3163,14 @@ static int ava_opencl_serve_clCreateImage2D(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 1350 "specs/opencl/opencl.spec.c"
+#line 1463 "specs/opencl/opencl.spec.c"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
-		ava_cl_remember_mem(ret, 0, NULL);
+		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
+				      image_depth, 1);
 	return ret;
-#line 3060 "opencl_worker.c"
+#line 3174 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3239,12 +3353,12 @@ static int ava_opencl_serve_clGetSupportedImageFormats(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1370 "specs/opencl/opencl.spec.c"
+#line 1484 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
 	return ret;
-#line 3248 "opencl_worker.c"
+#line 3362 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3495,13 +3609,13 @@ static int ava_opencl_serve_clReleaseSampler(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1411 "specs/opencl/opencl.spec.c"
+#line 1525 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL &&
 	    param_name == CL_SAMPLER_CONTEXT)
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	return ret;
-#line 3505 "opencl_worker.c"
+#line 3619 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3580,7 +3694,7 @@ static int ava_opencl_serve_clGetSamplerInfo(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1435 "specs/opencl/opencl.spec.c"
+#line 1549 "specs/opencl/opencl.spec.c"
 	cl_int ret = CL_SUCCESS;
 	cl_event ava_unmapped = NULL;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE, map_flags, offset, size,
@@ -3595,7 +3709,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 3599 "opencl_worker.c"
+#line 3713 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -3703,7 +3817,7 @@ static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1464 "specs/opencl/opencl.spec.c"
+#line 1578 "specs/opencl/opencl.spec.c"
 	cl_int ret = CL_SUCCESS;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE,
 					 write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, offset,
@@ -3713,7 +3827,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	if (write && data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 0, NULL, event);
-#line 3717 "opencl_worker.c"
+#line 3831 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -3816,10 +3930,10 @@ static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
 
 static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context context, const char *source, size_t length, cl_int *errcode_ret)
 {
-#line 1485 "specs/opencl/opencl.spec.c"
+#line 1599 "specs/opencl/opencl.spec.c"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 3823 "opencl_worker.c"
+#line 3937 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -3890,7 +4004,7 @@ static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *
 
 static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const size_t *lengths, const unsigned char *binaries, size_t binaries_length, cl_int *binary_status, cl_int *errcode_ret)
 {
-#line 1501 "specs/opencl/opencl.spec.c"
+#line 1615 "specs/opencl/opencl.spec.c"
 	const unsigned char *ava_parts[64];
 	size_t ava_at = 0;
 	for (cl_uint i = 0; lengths != NULL && binaries != NULL && i < num_devices && i < 64; ++i) {
@@ -3906,7 +4020,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 3910 "opencl_worker.c"
+#line 4024 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -4243,13 +4357,13 @@ static int ava_opencl_serve_clReleaseProgram(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
 #define ava_execute() clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
-#line 1679 "specs/opencl/opencl.spec.c"
+#line 1793 "specs/opencl/opencl.spec.c"
 	char *ava_owned;
 	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4253 "opencl_worker.c"
+#line 4367 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4333,7 +4447,7 @@ static int ava_opencl_serve_clBuildProgram(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char *include_names, size_t include_names_length, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
-#line 1703 "specs/opencl/opencl.spec.c"
+#line 1817 "specs/opencl/opencl.spec.c"
 	const char *ava_names[256];
 	size_t ava_at = 0;
 	cl_uint n = 0;
@@ -4356,7 +4470,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 4360 "opencl_worker.c"
+#line 4474 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -4647,11 +4761,11 @@ static int ava_opencl_serve_clSetProgramSpecializationConstant(struct ava_wcall 
 static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() clUnloadPlatformCompiler(platform)
-#line 1754 "specs/opencl/opencl.spec.c"
+#line 1868 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4655 "opencl_worker.c"
+#line 4769 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4704,7 +4818,7 @@ static int ava_opencl_serve_clUnloadCompiler(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-#line 1771 "specs/opencl/opencl.spec.c"
+#line 1885 "specs/opencl/opencl.spec.c"
 	if (param_name == CL_PROGRAM_BINARIES && param_value != NULL)
 		return CL_INVALID_VALUE;
 	cl_int ret = clGetProgramInfo(program, param_name, param_value_size, param_value,
@@ -4716,7 +4830,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 4720 "opencl_worker.c"
+#line 4834 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -4794,7 +4908,7 @@ static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, size_t total, unsigned char *binaries)
 {
-#line 1788 "specs/opencl/opencl.spec.c"
+#line 1902 "specs/opencl/opencl.spec.c"
 	cl_uint ava_ndev = 0;
 	size_t ava_sizes[64], ava_sum = 0;
 	unsigned char *ava_parts[64];
@@ -4816,7 +4930,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 4820 "opencl_worker.c"
+#line 4934 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -4871,7 +4985,7 @@ static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1817 "specs/opencl/opencl.spec.c"
+#line 1931 "specs/opencl/opencl.spec.c"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -4896,7 +5010,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 4900 "opencl_worker.c"
+#line 5014 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5218,7 +5332,7 @@ static int ava_opencl_serve_clReleaseKernel(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
-#line 1891 "specs/opencl/opencl.spec.c"
+#line 2005 "specs/opencl/opencl.spec.c"
 	if (arg_value != NULL && arg_size == sizeof(cl_mem)) {
 		uint64_t ava_id;
 		memcpy(&ava_id, arg_value, sizeof(ava_id));
@@ -5238,7 +5352,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 			return ava_bad;
 	}
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 5242 "opencl_worker.c"
+#line 5356 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -5289,7 +5403,7 @@ static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1917 "specs/opencl/opencl.spec.c"
+#line 2031 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_KERNEL_CONTEXT)
@@ -5298,7 +5412,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
 	}
 	return ret;
-#line 5302 "opencl_worker.c"
+#line 5416 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5378,12 +5492,12 @@ static int ava_opencl_serve_clGetKernelInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1932 "specs/opencl/opencl.spec.c"
+#line 2046 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5387 "opencl_worker.c"
+#line 5501 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5679,7 +5793,7 @@ static int ava_opencl_serve_clWaitForEvents(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1969 "specs/opencl/opencl.spec.c"
+#line 2083 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_EVENT_COMMAND_QUEUE)
@@ -5688,7 +5802,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	}
 	return ret;
-#line 5692 "opencl_worker.c"
+#line 5806 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6011,11 +6125,11 @@ static int ava_opencl_serve_clGetEventProfilingInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2040 "specs/opencl/opencl.spec.c"
+#line 2154 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6019 "opencl_worker.c"
+#line 6133 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6125,11 +6239,11 @@ static int ava_opencl_serve_clEnqueueReadBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2065 "specs/opencl/opencl.spec.c"
+#line 2179 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6133 "opencl_worker.c"
+#line 6247 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6239,11 +6353,11 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2091 "specs/opencl/opencl.spec.c"
+#line 2206 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6247 "opencl_worker.c"
+#line 6361 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6358,7 +6472,8 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 	if (ava_a->ptr.flags & AVA_BUF_PRESENT) {
 		ava_dir_ptr |= AVA_BUF_IN;
 		ava_dir_ptr |= AVA_BUF_OUT;
-		ava_count_ptr = (uint64_t)(ava_cl_rect_span(host_origin, region, 1, host_row_pitch, host_slice_pitch));
+		ava_count_ptr = (uint64_t)(ava_cl_rect_io(buffer, buffer_origin, host_origin, region, buffer_row_pitch,
+					  buffer_slice_pitch, host_row_pitch, host_slice_pitch));
 	}
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->ptr, ava_count_ptr, 1, ava_dir_ptr, (void **)&ptr);
 	if (ava_st != 0)
@@ -6409,11 +6524,11 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2120 "specs/opencl/opencl.spec.c"
+#line 2236 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6417 "opencl_worker.c"
+#line 6532 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6527,7 +6642,8 @@ static int ava_opencl_serve_clEnqueueWriteBufferRect(struct ava_wcall *ava_w)
 	(void)ava_coupled_region;
 	if (ava_a->ptr.flags & AVA_BUF_PRESENT) {
 		ava_dir_ptr |= AVA_BUF_IN;
-		ava_count_ptr = (uint64_t)(ava_cl_rect_span(host_origin, region, 1, host_row_pitch, host_slice_pitch));
+		ava_count_ptr = (uint64_t)(ava_cl_rect_io(buffer, buffer_origin, host_origin, region, buffer_row_pitch,
+					  buffer_slice_pitch, host_row_pitch, host_slice_pitch));
 	}
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->ptr, ava_count_ptr, 1, ava_dir_ptr, (void **)&ptr);
 	if (ava_st != 0)
@@ -6912,11 +7028,11 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2200 "specs/opencl/opencl.spec.c"
+#line 2316 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6920 "opencl_worker.c"
+#line 7036 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7012,7 +7128,7 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 			ava_dir_ptr |= AVA_BUF_IN;
 		}
 		ava_dir_ptr |= AVA_BUF_OUT;
-		ava_count_ptr = (uint64_t)(ava_cl_image_span(image, region, row_pitch, slice_pitch));
+		ava_count_ptr = (uint64_t)(ava_cl_image_span(image, origin, region, row_pitch, slice_pitch));
 	}
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->ptr, ava_count_ptr, 1, ava_dir_ptr, (void **)&ptr);
 	if (ava_st != 0)
@@ -7063,11 +7179,11 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2227 "specs/opencl/opencl.spec.c"
+#line 2343 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7071 "opencl_worker.c"
+#line 7187 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7160,7 +7276,7 @@ static int ava_opencl_serve_clEnqueueWriteImage(struct ava_wcall *ava_w)
 	(void)ava_coupled_region;
 	if (ava_a->ptr.flags & AVA_BUF_PRESENT) {
 		ava_dir_ptr |= AVA_BUF_IN;
-		ava_count_ptr = (uint64_t)(ava_cl_image_span(image, region, input_row_pitch, input_slice_pitch));
+		ava_count_ptr = (uint64_t)(ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch));
 	}
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->ptr, ava_count_ptr, 1, ava_dir_ptr, (void **)&ptr);
 	if (ava_st != 0)
@@ -7814,11 +7930,11 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 2343 "specs/opencl/opencl.spec.c"
+#line 2459 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7822 "opencl_worker.c"
+#line 7938 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7958,11 +8074,11 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 2361 "specs/opencl/opencl.spec.c"
+#line 2477 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7966 "opencl_worker.c"
+#line 8082 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8277,11 +8393,11 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-#line 2416 "specs/opencl/opencl.spec.c"
+#line 2532 "specs/opencl/opencl.spec.c"
 	if (num_events == 0 || event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 8285 "opencl_worker.c"
+#line 8401 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)

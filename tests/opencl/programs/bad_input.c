@@ -218,6 +218,22 @@ static void allocations(void) {
   report_create("clCreateImage(NULL descriptor)", img, err);
   img = clCreateImage(g_env.context, CL_MEM_READ_WRITE, NULL, &desc, NULL, &err);
   report_create("clCreateImage(NULL format)", img, err);
+  /* Transfers outside a small image, with a host buffer only as big as the image. */
+  desc.image_width = 4;
+  desc.image_height = 4;
+  img = clCreateImage(g_env.context, CL_MEM_READ_WRITE, &fmt, &desc, NULL, &err);
+  printf("clCreateImage(4 x 4): %s\n", cl_err_name(err));
+  if (img != NULL) {
+    static unsigned char pixels[4 * 4 * 4];
+    const size_t origin[3] = {0, 0, 0}, at[3] = {3, 3, 0}, big[3] = {64, 64, 1}, two[3] = {2, 2, 1};
+    report("read image region larger than the image",
+           clEnqueueReadImage(g_q, img, CL_TRUE, origin, big, 0, 0, pixels, 0, NULL, NULL));
+    report("write image region past the edge (blocking)",
+           clEnqueueWriteImage(g_q, img, CL_TRUE, at, two, 0, 0, pixels, 0, NULL, NULL));
+    report("read image with a NULL region",
+           clEnqueueReadImage(g_q, img, CL_TRUE, origin, NULL, 0, 0, pixels, 0, NULL, NULL));
+    clReleaseMemObject(img);
+  }
 }
 
 static void params(void) {
