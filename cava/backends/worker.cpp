@@ -400,8 +400,13 @@ void WorkerGen::tables() {
     const HandleType &h = spec_.handle_types[i];
     if (h.destroy_function.empty())
       continue;
+    // A spec-implemented destroy function exists only as its impl here.
+    std::string destroy = h.destroy_function;
+    for (const Function &fn : spec_.functions)
+      if (fn.name == destroy && has_impl(fn))
+        destroy = p_ + "_impl_" + fn.name;
     out_.line("\tcase " + type_id_macro(spec_, static_cast<uint32_t>(i + 1)) + ":");
-    out_.line("\t\t(void)" + h.destroy_function + "((" + h.name + ")ava_object);");
+    out_.line("\t\t(void)" + destroy + "((" + h.name + ")ava_object);");
     out_.line("\t\tbreak;");
   }
   out_.line("\tdefault:");

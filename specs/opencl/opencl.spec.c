@@ -2535,9 +2535,574 @@ cl_int clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events
 }
 
 /* ------------------------------------------------------------------------
- * Not remotable: host function pointers run by the device, shared virtual
- * memory (guest addresses mean nothing to the worker), GL/EGL sharing. They
- * fail the way an implementation without the feature does.
+ * Shared virtual memory (coarse-grained). The program gets guest memory of
+ * the allocation's size; the device works on the worker's allocation, which
+ * the worker keeps behind a handle (so a guest can only name allocations it
+ * made, within their bounds). Maps fill the guest memory and unmaps write it
+ * back, as coarse-grained SVM allows; pointers handed to kernels are
+ * translated. Fine-grained allocations would need one address space and are
+ * refused (clSVMAlloc returns NULL); pointers stored inside SVM memory are
+ * not translated.
+ * ------------------------------------------------------------------------ */
+ava_begin_utility;
+typedef struct ava_cl_svm_s *ava_cl_svm;
+/* What the worker keeps per allocation. */
+struct ava_cl_svm_s {
+	void *base;
+	size_t size;
+	cl_context context;
+};
+
+ava_cl_svm ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size,
+			    cl_uint alignment);
+cl_int ava_cl_svm_release(ava_cl_svm svm);
+cl_int ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size,
+		      cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list,
+		      const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset,
+			size_t size, const void *data, cl_uint num_events_in_wait_list,
+			const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, size_t dst_offset,
+			 ava_cl_svm src_svm, size_t src_offset, size_t size, const void *src_host,
+			 void *dst_host, cl_uint num_events_in_wait_list,
+			 const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t offset,
+		       const void *pattern, size_t pattern_size, size_t size,
+		       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+		       cl_event *event);
+cl_int ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uint arg_index, ava_cl_svm svm,
+				 size_t offset);
+cl_int ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_uint count, const ava_cl_svm *svms,
+				  const size_t *offsets);
+cl_int ava_cl_svm_migrate(cl_command_queue command_queue, cl_uint count, const ava_cl_svm *svms,
+			  const size_t *offsets, const size_t *sizes, cl_mem_migration_flags flags,
+			  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			  cl_event *event);
+cl_int ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name,
+				   size_t param_value_size, const void *param_value);
+
+/* Worker: base + offset of an allocation if [offset, offset + size) lies in it. */
+static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
+{
+	if (svm == NULL || offset > svm->size || size > svm->size - offset)
+		return NULL;
+	return (char *)svm->base + offset;
+}
+ava_end_utility;
+
+ava_type(ava_cl_svm) { ava_handle; }
+
+ava_cl_svm ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size,
+			    cl_uint alignment)
+{
+	ava_return_value { ava_allocates; }
+	ava_disable_native_call;
+	struct ava_cl_svm_s *svm;
+	void *base;
+	if (flags & (CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS))
+		return NULL;
+	base = clSVMAlloc(context, flags, size, alignment);
+	if (base == NULL)
+		return NULL;
+	svm = malloc(sizeof(*svm));
+	if (svm == NULL || clRetainContext(context) != CL_SUCCESS) {
+		free(svm);
+		clSVMFree(context, base);
+		return NULL;
+	}
+	svm->base = base;
+	svm->size = size;
+	svm->context = context;
+	return svm;
+}
+
+cl_int ava_cl_svm_release(ava_cl_svm svm)
+{
+	ava_argument(svm) { ava_deallocates; }
+	ava_disable_native_call;
+	if (svm == NULL)
+		return CL_INVALID_VALUE;
+	clSVMFree(svm->context, svm->base);
+	clReleaseContext(svm->context);
+	free(svm);
+	return CL_SUCCESS;
+}
+
+cl_int ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size,
+		      cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list,
+		      const cl_event *event_wait_list, cl_event *event)
+{
+	ava_argument(data) { ava_out; ava_buffer(size); }
+	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
+	ava_argument(event) {
+		ava_out;
+		ava_buffer(1);
+		ava_element { ava_allocates; }
+	}
+	ava_disable_native_call;
+	void *ava_p = ava_cl_svm_at(svm, offset, size);
+	cl_int ret;
+	if (ava_p == NULL)
+		return CL_INVALID_VALUE;
+	ret = clEnqueueSVMMap(command_queue, CL_TRUE, map_flags, ava_p, size,
+			      num_events_in_wait_list, event_wait_list, event);
+	if (ret != CL_SUCCESS)
+		return ret;
+	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
+		memcpy(data, ava_p, size);
+	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
+}
+
+cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset,
+			size_t size, const void *data, cl_uint num_events_in_wait_list,
+			const cl_event *event_wait_list, cl_event *event)
+{
+	ava_argument(data) { ava_in; ava_buffer(size); }
+	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
+	ava_argument(event) {
+		ava_out;
+		ava_buffer(1);
+		ava_element { ava_allocates; }
+	}
+	ava_disable_native_call;
+	void *ava_p = ava_cl_svm_at(svm, offset, size);
+	cl_int ret;
+	if (ava_p == NULL)
+		return CL_INVALID_VALUE;
+	ret = clEnqueueSVMMap(command_queue, CL_TRUE,
+			      data ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, ava_p, size,
+			      num_events_in_wait_list, event_wait_list, NULL);
+	if (ret != CL_SUCCESS)
+		return ret;
+	if (data != NULL)
+		memcpy(ava_p, data, size);
+	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, event);
+}
+
+cl_int ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, size_t dst_offset,
+			 ava_cl_svm src_svm, size_t src_offset, size_t size, const void *src_host,
+			 void *dst_host, cl_uint num_events_in_wait_list,
+			 const cl_event *event_wait_list, cl_event *event)
+{
+	ava_argument(src_host) { ava_in; ava_buffer(size); }
+	ava_argument(dst_host) { ava_out; ava_buffer(size); }
+	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
+	ava_argument(event) {
+		ava_out;
+		ava_buffer(1);
+		ava_element { ava_allocates; }
+	}
+	ava_disable_native_call;
+	void *ava_dst = dst_svm ? ava_cl_svm_at(dst_svm, dst_offset, size) : dst_host;
+	const void *ava_src = src_svm ? ava_cl_svm_at(src_svm, src_offset, size) : src_host;
+	if (ava_dst == NULL || ava_src == NULL)
+		return CL_INVALID_VALUE;
+	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
+				  num_events_in_wait_list, event_wait_list, event);
+}
+
+cl_int ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t offset,
+		       const void *pattern, size_t pattern_size, size_t size,
+		       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+		       cl_event *event)
+{
+	if (event == NULL) {
+		ava_async;
+	}
+	ava_argument(pattern) { ava_in; ava_buffer(pattern_size <= 128 ? pattern_size : 0); }
+	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
+	ava_argument(event) {
+		ava_out;
+		ava_buffer(1);
+		ava_element { ava_allocates; }
+	}
+	ava_disable_native_call;
+	void *ava_p = ava_cl_svm_at(svm, offset, size);
+	if (ava_p == NULL)
+		return CL_INVALID_VALUE;
+	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
+				   num_events_in_wait_list, event_wait_list, event);
+}
+
+cl_int ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uint arg_index, ava_cl_svm svm,
+				 size_t offset)
+{
+	ava_async;
+	ava_disable_native_call;
+	void *ava_p = svm ? ava_cl_svm_at(svm, offset, 0) : NULL;
+	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
+		return CL_INVALID_ARG_VALUE;
+	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
+}
+
+cl_int ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_uint count, const ava_cl_svm *svms,
+				  const size_t *offsets)
+{
+	ava_argument(svms) { ava_in; ava_buffer(count); }
+	ava_argument(offsets) { ava_in; ava_buffer(count); }
+	ava_disable_native_call;
+	void **ava_ptrs;
+	cl_int ret;
+	if (count == 0 || svms == NULL || offsets == NULL)
+		return clSetKernelExecInfo(kernel, CL_KERNEL_EXEC_INFO_SVM_PTRS, 0, NULL);
+	ava_ptrs = calloc(count, sizeof(*ava_ptrs));
+	if (ava_ptrs == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	for (cl_uint i = 0; i < count; ++i) {
+		ava_ptrs[i] = ava_cl_svm_at(svms[i], offsets[i], 0);
+		if (ava_ptrs[i] == NULL) {
+			free(ava_ptrs);
+			return CL_INVALID_VALUE;
+		}
+	}
+	ret = clSetKernelExecInfo(kernel, CL_KERNEL_EXEC_INFO_SVM_PTRS, count * sizeof(void *),
+				  ava_ptrs);
+	free(ava_ptrs);
+	return ret;
+}
+
+cl_int ava_cl_svm_migrate(cl_command_queue command_queue, cl_uint count, const ava_cl_svm *svms,
+			  const size_t *offsets, const size_t *sizes, cl_mem_migration_flags flags,
+			  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			  cl_event *event)
+{
+	ava_argument(svms) { ava_in; ava_buffer(count); }
+	ava_argument(offsets) { ava_in; ava_buffer(count); }
+	ava_argument(sizes) { ava_in; ava_buffer(count); }
+	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
+	ava_argument(event) {
+		ava_out;
+		ava_buffer(1);
+		ava_element { ava_allocates; }
+	}
+	ava_disable_native_call;
+	const void **ava_ptrs;
+	cl_int ret;
+	if (count == 0 || svms == NULL || offsets == NULL)
+		return clEnqueueSVMMigrateMem(command_queue, count, NULL, sizes, flags,
+					      num_events_in_wait_list, event_wait_list, event);
+	ava_ptrs = calloc(count, sizeof(*ava_ptrs));
+	if (ava_ptrs == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	for (cl_uint i = 0; i < count; ++i) {
+		ava_ptrs[i] = ava_cl_svm_at(svms[i], offsets[i], sizes ? sizes[i] : 0);
+		if (ava_ptrs[i] == NULL) {
+			free(ava_ptrs);
+			return CL_INVALID_VALUE;
+		}
+	}
+	ret = clEnqueueSVMMigrateMem(command_queue, count, ava_ptrs, sizes, flags,
+				     num_events_in_wait_list, event_wait_list, event);
+	free(ava_ptrs);
+	return ret;
+}
+
+cl_int ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name,
+				   size_t param_value_size, const void *param_value)
+{
+	ava_argument(param_value) { ava_in; ava_buffer(param_value_size); }
+	ava_disable_native_call;
+	/* Pointers go through ava_cl_set_kernel_svm_ptrs, translated. */
+	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
+		return CL_INVALID_VALUE;
+	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
+}
+
+ava_begin_replacement;
+struct ava_cl_svm_block {
+	char *ptr;
+	size_t size;
+	ava_cl_svm svm;
+};
+struct ava_cl_svm_mapping {
+	struct ava_cl_svm_mapping *next;
+	void *ptr;
+	size_t size;
+	cl_map_flags flags;
+};
+static pthread_mutex_t ava_cl_svm_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ava_cl_svm_block *ava_cl_svm_blocks;
+static size_t ava_cl_svm_count, ava_cl_svm_cap;
+static struct ava_cl_svm_mapping *ava_cl_svm_maps;
+
+/* The allocation p points into (its end included), with p's offset in it. */
+static int ava_cl_svm_find(const void *p, struct ava_cl_svm_block *out, size_t *offset)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&ava_cl_svm_lock);
+	for (size_t i = 0; i < ava_cl_svm_count && !found; ++i) {
+		const struct ava_cl_svm_block *b = &ava_cl_svm_blocks[i];
+
+		if ((const char *)p >= b->ptr && (const char *)p <= b->ptr + b->size) {
+			*out = *b;
+			*offset = (size_t)((const char *)p - b->ptr);
+			found = 1;
+		}
+	}
+	pthread_mutex_unlock(&ava_cl_svm_lock);
+	return found;
+}
+
+void *clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
+{
+	size_t align = alignment > 128 ? alignment : 128;
+	struct ava_cl_svm_block b;
+	ava_cl_svm svm;
+
+	if (size == 0 || (alignment & (alignment - 1)) != 0)
+		return NULL;
+	svm = ava_cl_svm_alloc(context, flags, size, alignment);
+	if (svm == NULL)
+		return NULL;
+	b.ptr = aligned_alloc(align, (size + align - 1) / align * align);
+	b.size = size;
+	b.svm = svm;
+	pthread_mutex_lock(&ava_cl_svm_lock);
+	if (b.ptr != NULL && ava_cl_svm_count == ava_cl_svm_cap) {
+		size_t cap = ava_cl_svm_cap ? ava_cl_svm_cap * 2 : 16;
+		struct ava_cl_svm_block *grown =
+			realloc(ava_cl_svm_blocks, cap * sizeof(*grown));
+
+		if (grown != NULL) {
+			ava_cl_svm_blocks = grown;
+			ava_cl_svm_cap = cap;
+		}
+	}
+	if (b.ptr == NULL || ava_cl_svm_count == ava_cl_svm_cap) {
+		pthread_mutex_unlock(&ava_cl_svm_lock);
+		free(b.ptr);
+		ava_cl_svm_release(svm);
+		return NULL;
+	}
+	ava_cl_svm_blocks[ava_cl_svm_count++] = b;
+	pthread_mutex_unlock(&ava_cl_svm_lock);
+	return b.ptr;
+}
+
+void clSVMFree(cl_context context, void *svm_pointer)
+{
+	struct ava_cl_svm_block b = {NULL, 0, NULL};
+
+	(void)context;
+	pthread_mutex_lock(&ava_cl_svm_lock);
+	for (size_t i = 0; i < ava_cl_svm_count; ++i) {
+		if (ava_cl_svm_blocks[i].ptr == svm_pointer) {
+			b = ava_cl_svm_blocks[i];
+			ava_cl_svm_blocks[i] = ava_cl_svm_blocks[--ava_cl_svm_count];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ava_cl_svm_lock);
+	if (b.ptr == NULL)
+		return;
+	ava_cl_svm_release(b.svm);
+	free(b.ptr);
+}
+
+cl_int clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers,
+			void *svm_pointers[],
+			void(CL_CALLBACK *pfn_free_func)(cl_command_queue queue,
+							 cl_uint num_svm_pointers,
+							 void *svm_pointers[], void *user_data),
+			void *user_data, cl_uint num_events_in_wait_list,
+			const cl_event *event_wait_list, cl_event *event)
+{
+	cl_int rc;
+
+	if (num_svm_pointers == 0 || svm_pointers == NULL)
+		return CL_INVALID_VALUE;
+	/* The memory goes once everything before it in the queue is done. */
+	rc = clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list,
+					  event);
+	if (rc == CL_SUCCESS)
+		rc = clFinish(command_queue);
+	if (rc != CL_SUCCESS)
+		return rc;
+	if (pfn_free_func != NULL) {
+		pfn_free_func(command_queue, num_svm_pointers, svm_pointers, user_data);
+		return CL_SUCCESS;
+	}
+	for (cl_uint i = 0; i < num_svm_pointers; ++i)
+		clSVMFree(NULL, svm_pointers[i]);
+	return CL_SUCCESS;
+}
+
+cl_int clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr,
+			  const void *src_ptr, size_t size, cl_uint num_events_in_wait_list,
+			  const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_cl_svm_block d = {NULL, 0, NULL}, s = {NULL, 0, NULL};
+	size_t doff = 0, soff = 0;
+	int dsvm, ssvm;
+
+	(void)blocking_copy; /* done when this returns */
+	if (dst_ptr == NULL || src_ptr == NULL)
+		return CL_INVALID_VALUE;
+	dsvm = ava_cl_svm_find(dst_ptr, &d, &doff);
+	ssvm = ava_cl_svm_find(src_ptr, &s, &soff);
+	if ((dsvm && size > d.size - doff) || (ssvm && size > s.size - soff))
+		return CL_INVALID_VALUE;
+	return ava_cl_svm_memcpy(command_queue, dsvm ? d.svm : NULL, doff, ssvm ? s.svm : NULL, soff,
+				 size, ssvm ? NULL : src_ptr, dsvm ? NULL : dst_ptr,
+				 num_events_in_wait_list, event_wait_list, event);
+}
+
+cl_int clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const void *pattern,
+			   size_t pattern_size, size_t size, cl_uint num_events_in_wait_list,
+			   const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_cl_svm_block b;
+	size_t off;
+
+	if (svm_ptr == NULL || !ava_cl_svm_find(svm_ptr, &b, &off))
+		return CL_INVALID_VALUE;
+	return ava_cl_svm_fill(command_queue, b.svm, off, pattern, pattern_size, size,
+			       num_events_in_wait_list, event_wait_list, event);
+}
+
+cl_int clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags,
+		       void *svm_ptr, size_t size, cl_uint num_events_in_wait_list,
+		       const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_cl_svm_block b;
+	struct ava_cl_svm_mapping *m;
+	size_t off;
+	cl_int rc;
+
+	(void)blocking_map; /* the data is in place when this returns */
+	if (svm_ptr == NULL || !ava_cl_svm_find(svm_ptr, &b, &off) || size > b.size - off)
+		return CL_INVALID_VALUE;
+	m = malloc(sizeof(*m));
+	if (m == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	rc = ava_cl_svm_map(command_queue, b.svm, off, size, flags, svm_ptr,
+			    num_events_in_wait_list, event_wait_list, event);
+	if (rc != CL_SUCCESS) {
+		free(m);
+		return rc;
+	}
+	m->ptr = svm_ptr;
+	m->size = size;
+	m->flags = flags ? flags : CL_MAP_READ | CL_MAP_WRITE;
+	pthread_mutex_lock(&ava_cl_svm_lock);
+	m->next = ava_cl_svm_maps;
+	ava_cl_svm_maps = m;
+	pthread_mutex_unlock(&ava_cl_svm_lock);
+	return CL_SUCCESS;
+}
+
+cl_int clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr,
+			 cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			 cl_event *event)
+{
+	struct ava_cl_svm_mapping **pp, *m = NULL;
+	struct ava_cl_svm_block b;
+	size_t off, size;
+	cl_int rc;
+
+	if (svm_ptr == NULL || !ava_cl_svm_find(svm_ptr, &b, &off))
+		return CL_INVALID_VALUE;
+	pthread_mutex_lock(&ava_cl_svm_lock);
+	for (pp = &ava_cl_svm_maps; *pp != NULL; pp = &(*pp)->next) {
+		if ((*pp)->ptr == svm_ptr) {
+			m = *pp;
+			*pp = m->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ava_cl_svm_lock);
+	size = m ? m->size : b.size - off;
+	rc = ava_cl_svm_unmap(command_queue, b.svm, off, size,
+			      m && (m->flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))
+				      ? svm_ptr
+				      : NULL,
+			      num_events_in_wait_list, event_wait_list, event);
+	free(m);
+	return rc;
+}
+
+cl_int clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_pointers,
+			      const void **svm_pointers, const size_t *sizes,
+			      cl_mem_migration_flags flags, cl_uint num_events_in_wait_list,
+			      const cl_event *event_wait_list, cl_event *event)
+{
+	ava_cl_svm *svms;
+	size_t *offsets;
+	cl_int rc = CL_SUCCESS;
+
+	if (num_svm_pointers == 0 || svm_pointers == NULL)
+		return ava_cl_svm_migrate(command_queue, num_svm_pointers, NULL, NULL, sizes, flags,
+					  num_events_in_wait_list, event_wait_list, event);
+	svms = calloc(num_svm_pointers, sizeof(*svms));
+	offsets = calloc(num_svm_pointers, sizeof(*offsets));
+	if (svms == NULL || offsets == NULL)
+		rc = CL_OUT_OF_HOST_MEMORY;
+	for (cl_uint i = 0; rc == CL_SUCCESS && i < num_svm_pointers; ++i) {
+		struct ava_cl_svm_block b;
+
+		if (!ava_cl_svm_find(svm_pointers[i], &b, &offsets[i]))
+			rc = CL_INVALID_VALUE;
+		else
+			svms[i] = b.svm;
+	}
+	if (rc == CL_SUCCESS)
+		rc = ava_cl_svm_migrate(command_queue, num_svm_pointers, svms, offsets, sizes, flags,
+					num_events_in_wait_list, event_wait_list, event);
+	free(svms);
+	free(offsets);
+	return rc;
+}
+
+cl_int clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
+{
+	struct ava_cl_svm_block b;
+	size_t off = 0;
+
+	if (arg_value == NULL)
+		return ava_cl_set_kernel_arg_svm(kernel, arg_index, NULL, 0);
+	if (!ava_cl_svm_find(arg_value, &b, &off))
+		return CL_INVALID_ARG_VALUE;
+	return ava_cl_set_kernel_arg_svm(kernel, arg_index, b.svm, off);
+}
+
+cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
+			   size_t param_value_size, const void *param_value)
+{
+	const void *const *ptrs = param_value;
+	cl_uint n = (cl_uint)(param_value_size / sizeof(void *));
+	ava_cl_svm *svms;
+	size_t *offsets;
+	cl_int rc = CL_SUCCESS;
+
+	if (param_name != CL_KERNEL_EXEC_INFO_SVM_PTRS)
+		return ava_cl_set_kernel_exec_info(kernel, param_name, param_value_size,
+						   param_value);
+	if (param_value == NULL || n == 0 || param_value_size % sizeof(void *) != 0)
+		return CL_INVALID_VALUE;
+	svms = calloc(n, sizeof(*svms));
+	offsets = calloc(n, sizeof(*offsets));
+	if (svms == NULL || offsets == NULL)
+		rc = CL_OUT_OF_HOST_MEMORY;
+	for (cl_uint i = 0; rc == CL_SUCCESS && i < n; ++i) {
+		struct ava_cl_svm_block b;
+
+		if (!ava_cl_svm_find(ptrs[i], &b, &offsets[i]))
+			rc = CL_INVALID_VALUE;
+		else
+			svms[i] = b.svm;
+	}
+	if (rc == CL_SUCCESS)
+		rc = ava_cl_set_kernel_svm_ptrs(kernel, n, svms, offsets);
+	free(svms);
+	free(offsets);
+	return rc;
+}
+ava_end_replacement;
+
+/* ------------------------------------------------------------------------
+ * Not remotable: host function pointers run by the device, GL/EGL sharing.
+ * They fail the way an implementation without the feature does.
  * ------------------------------------------------------------------------ */
 cl_int clEnqueueNativeKernel(cl_command_queue command_queue, void(CL_CALLBACK *user_func)(void *),
 			     void *args, size_t cb_args, cl_uint num_mem_objects,
@@ -2549,81 +3114,15 @@ cl_int clEnqueueNativeKernel(cl_command_queue command_queue, void(CL_CALLBACK *u
 	ava_error(CL_INVALID_OPERATION);
 }
 
-void *clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
-{
-	ava_unsupported;
-}
 
-void clSVMFree(cl_context context, void *svm_pointer)
-{
-	ava_unsupported;
-}
 
-cl_int clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers,
-			void *svm_pointers[],
-			void(CL_CALLBACK *pfn_free_func)(cl_command_queue queue,
-							 cl_uint num_svm_pointers,
-							 void *svm_pointers[], void *user_data),
-			void *user_data, cl_uint num_events_in_wait_list,
-			const cl_event *event_wait_list, cl_event *event)
-{
-	ava_unsupported;
-	ava_error(CL_INVALID_OPERATION);
-}
 
-cl_int clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr,
-			  const void *src_ptr, size_t size, cl_uint num_events_in_wait_list,
-			  const cl_event *event_wait_list, cl_event *event)
-{
-	ava_unsupported;
-	ava_error(CL_INVALID_OPERATION);
-}
 
-cl_int clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const void *pattern,
-			   size_t pattern_size, size_t size, cl_uint num_events_in_wait_list,
-			   const cl_event *event_wait_list, cl_event *event)
-{
-	ava_unsupported;
-	ava_error(CL_INVALID_OPERATION);
-}
 
-cl_int clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags,
-		       void *svm_ptr, size_t size, cl_uint num_events_in_wait_list,
-		       const cl_event *event_wait_list, cl_event *event)
-{
-	ava_unsupported;
-	ava_error(CL_INVALID_OPERATION);
-}
 
-cl_int clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr,
-			 cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
-			 cl_event *event)
-{
-	ava_unsupported;
-	ava_error(CL_INVALID_OPERATION);
-}
 
-cl_int clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_pointers,
-			      const void **svm_pointers, const size_t *sizes,
-			      cl_mem_migration_flags flags, cl_uint num_events_in_wait_list,
-			      const cl_event *event_wait_list, cl_event *event)
-{
-	ava_unsupported;
-	ava_error(CL_INVALID_OPERATION);
-}
 
-cl_int clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
-{
-	ava_unsupported;
-	ava_error(CL_INVALID_OPERATION);
-}
 
-cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
-			   size_t param_value_size, const void *param_value)
-{
-	ava_unsupported;
-	ava_error(CL_INVALID_OPERATION);
-}
 
 cl_int clSetProgramReleaseCallback(cl_program program,
 				   void(CL_CALLBACK *pfn_notify)(cl_program program,

@@ -67,7 +67,8 @@ std::string read_file(const char *path) {
   X(threads_one_queue)                                                                             \
   X(threads_many_queues)                                                                           \
   X(bad_input)                                                                                     \
-  X(callbacks)
+  X(callbacks)                                                                                     \
+  X(svm)
 
 #define OCL_PROGRAM_TEST(name)                                                                     \
   Test(e2e_opencl, name, .timeout = 300) {                                                         \

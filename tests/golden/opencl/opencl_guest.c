@@ -670,6 +670,53 @@ static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
 }
 
 #line 673 "opencl_guest.c"
+#line 2547 "specs/opencl/opencl.spec.c"
+
+typedef struct ava_cl_svm_s *ava_cl_svm;
+/* What the worker keeps per allocation. */
+struct ava_cl_svm_s {
+	void *base;
+	size_t size;
+	cl_context context;
+};
+
+ava_cl_svm ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size,
+			    cl_uint alignment);
+cl_int ava_cl_svm_release(ava_cl_svm svm);
+cl_int ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size,
+		      cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list,
+		      const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset,
+			size_t size, const void *data, cl_uint num_events_in_wait_list,
+			const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, size_t dst_offset,
+			 ava_cl_svm src_svm, size_t src_offset, size_t size, const void *src_host,
+			 void *dst_host, cl_uint num_events_in_wait_list,
+			 const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t offset,
+		       const void *pattern, size_t pattern_size, size_t size,
+		       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+		       cl_event *event);
+cl_int ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uint arg_index, ava_cl_svm svm,
+				 size_t offset);
+cl_int ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_uint count, const ava_cl_svm *svms,
+				  const size_t *offsets);
+cl_int ava_cl_svm_migrate(cl_command_queue command_queue, cl_uint count, const ava_cl_svm *svms,
+			  const size_t *offsets, const size_t *sizes, cl_mem_migration_flags flags,
+			  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			  cl_event *event);
+cl_int ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name,
+				   size_t param_value_size, const void *param_value);
+
+/* Worker: base + offset of an allocation if [offset, offset + size) lies in it. */
+static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
+{
+	if (svm == NULL || offset > svm->size || size > svm->size - offset)
+		return NULL;
+	return (char *)svm->base + offset;
+}
+
+#line 720 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -680,6 +727,16 @@ cl_program ava_cl_create_program_with_binary(cl_context context, cl_uint num_dev
 cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char *include_names, size_t include_names_length, void (*pfn_notify)(cl_program, void *), void *user_data);
 cl_int ava_cl_get_program_info(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
 cl_int ava_cl_get_program_binaries(cl_program program, size_t total, unsigned char *binaries);
+ava_cl_svm ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment);
+cl_int ava_cl_svm_release(ava_cl_svm svm);
+cl_int ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, size_t dst_offset, ava_cl_svm src_svm, size_t src_offset, size_t size, const void *src_host, void *dst_host, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uint arg_index, ava_cl_svm svm, size_t offset);
+cl_int ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_uint count, const ava_cl_svm *svms, const size_t *offsets);
+cl_int ava_cl_svm_migrate(cl_command_queue command_queue, cl_uint count, const ava_cl_svm *svms, const size_t *offsets, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value);
 
 /* Replacement code of the spec: these functions run in the guest only. */
 #pragma GCC visibility push(default)
@@ -1041,7 +1098,300 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return NULL;
 }
 
-#line 1045 "opencl_guest.c"
+#line 1102 "opencl_guest.c"
+#line 2811 "specs/opencl/opencl.spec.c"
+
+struct ava_cl_svm_block {
+	char *ptr;
+	size_t size;
+	ava_cl_svm svm;
+};
+struct ava_cl_svm_mapping {
+	struct ava_cl_svm_mapping *next;
+	void *ptr;
+	size_t size;
+	cl_map_flags flags;
+};
+static pthread_mutex_t ava_cl_svm_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ava_cl_svm_block *ava_cl_svm_blocks;
+static size_t ava_cl_svm_count, ava_cl_svm_cap;
+static struct ava_cl_svm_mapping *ava_cl_svm_maps;
+
+/* The allocation p points into (its end included), with p's offset in it. */
+static int ava_cl_svm_find(const void *p, struct ava_cl_svm_block *out, size_t *offset)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&ava_cl_svm_lock);
+	for (size_t i = 0; i < ava_cl_svm_count && !found; ++i) {
+		const struct ava_cl_svm_block *b = &ava_cl_svm_blocks[i];
+
+		if ((const char *)p >= b->ptr && (const char *)p <= b->ptr + b->size) {
+			*out = *b;
+			*offset = (size_t)((const char *)p - b->ptr);
+			found = 1;
+		}
+	}
+	pthread_mutex_unlock(&ava_cl_svm_lock);
+	return found;
+}
+
+void *clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
+{
+	size_t align = alignment > 128 ? alignment : 128;
+	struct ava_cl_svm_block b;
+	ava_cl_svm svm;
+
+	if (size == 0 || (alignment & (alignment - 1)) != 0)
+		return NULL;
+	svm = ava_cl_svm_alloc(context, flags, size, alignment);
+	if (svm == NULL)
+		return NULL;
+	b.ptr = aligned_alloc(align, (size + align - 1) / align * align);
+	b.size = size;
+	b.svm = svm;
+	pthread_mutex_lock(&ava_cl_svm_lock);
+	if (b.ptr != NULL && ava_cl_svm_count == ava_cl_svm_cap) {
+		size_t cap = ava_cl_svm_cap ? ava_cl_svm_cap * 2 : 16;
+		struct ava_cl_svm_block *grown =
+			realloc(ava_cl_svm_blocks, cap * sizeof(*grown));
+
+		if (grown != NULL) {
+			ava_cl_svm_blocks = grown;
+			ava_cl_svm_cap = cap;
+		}
+	}
+	if (b.ptr == NULL || ava_cl_svm_count == ava_cl_svm_cap) {
+		pthread_mutex_unlock(&ava_cl_svm_lock);
+		free(b.ptr);
+		ava_cl_svm_release(svm);
+		return NULL;
+	}
+	ava_cl_svm_blocks[ava_cl_svm_count++] = b;
+	pthread_mutex_unlock(&ava_cl_svm_lock);
+	return b.ptr;
+}
+
+void clSVMFree(cl_context context, void *svm_pointer)
+{
+	struct ava_cl_svm_block b = {NULL, 0, NULL};
+
+	(void)context;
+	pthread_mutex_lock(&ava_cl_svm_lock);
+	for (size_t i = 0; i < ava_cl_svm_count; ++i) {
+		if (ava_cl_svm_blocks[i].ptr == svm_pointer) {
+			b = ava_cl_svm_blocks[i];
+			ava_cl_svm_blocks[i] = ava_cl_svm_blocks[--ava_cl_svm_count];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ava_cl_svm_lock);
+	if (b.ptr == NULL)
+		return;
+	ava_cl_svm_release(b.svm);
+	free(b.ptr);
+}
+
+cl_int clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers,
+			void *svm_pointers[],
+			void(CL_CALLBACK *pfn_free_func)(cl_command_queue queue,
+							 cl_uint num_svm_pointers,
+							 void *svm_pointers[], void *user_data),
+			void *user_data, cl_uint num_events_in_wait_list,
+			const cl_event *event_wait_list, cl_event *event)
+{
+	cl_int rc;
+
+	if (num_svm_pointers == 0 || svm_pointers == NULL)
+		return CL_INVALID_VALUE;
+	/* The memory goes once everything before it in the queue is done. */
+	rc = clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list,
+					  event);
+	if (rc == CL_SUCCESS)
+		rc = clFinish(command_queue);
+	if (rc != CL_SUCCESS)
+		return rc;
+	if (pfn_free_func != NULL) {
+		pfn_free_func(command_queue, num_svm_pointers, svm_pointers, user_data);
+		return CL_SUCCESS;
+	}
+	for (cl_uint i = 0; i < num_svm_pointers; ++i)
+		clSVMFree(NULL, svm_pointers[i]);
+	return CL_SUCCESS;
+}
+
+cl_int clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr,
+			  const void *src_ptr, size_t size, cl_uint num_events_in_wait_list,
+			  const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_cl_svm_block d = {NULL, 0, NULL}, s = {NULL, 0, NULL};
+	size_t doff = 0, soff = 0;
+	int dsvm, ssvm;
+
+	(void)blocking_copy; /* done when this returns */
+	if (dst_ptr == NULL || src_ptr == NULL)
+		return CL_INVALID_VALUE;
+	dsvm = ava_cl_svm_find(dst_ptr, &d, &doff);
+	ssvm = ava_cl_svm_find(src_ptr, &s, &soff);
+	if ((dsvm && size > d.size - doff) || (ssvm && size > s.size - soff))
+		return CL_INVALID_VALUE;
+	return ava_cl_svm_memcpy(command_queue, dsvm ? d.svm : NULL, doff, ssvm ? s.svm : NULL, soff,
+				 size, ssvm ? NULL : src_ptr, dsvm ? NULL : dst_ptr,
+				 num_events_in_wait_list, event_wait_list, event);
+}
+
+cl_int clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const void *pattern,
+			   size_t pattern_size, size_t size, cl_uint num_events_in_wait_list,
+			   const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_cl_svm_block b;
+	size_t off;
+
+	if (svm_ptr == NULL || !ava_cl_svm_find(svm_ptr, &b, &off))
+		return CL_INVALID_VALUE;
+	return ava_cl_svm_fill(command_queue, b.svm, off, pattern, pattern_size, size,
+			       num_events_in_wait_list, event_wait_list, event);
+}
+
+cl_int clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags,
+		       void *svm_ptr, size_t size, cl_uint num_events_in_wait_list,
+		       const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_cl_svm_block b;
+	struct ava_cl_svm_mapping *m;
+	size_t off;
+	cl_int rc;
+
+	(void)blocking_map; /* the data is in place when this returns */
+	if (svm_ptr == NULL || !ava_cl_svm_find(svm_ptr, &b, &off) || size > b.size - off)
+		return CL_INVALID_VALUE;
+	m = malloc(sizeof(*m));
+	if (m == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	rc = ava_cl_svm_map(command_queue, b.svm, off, size, flags, svm_ptr,
+			    num_events_in_wait_list, event_wait_list, event);
+	if (rc != CL_SUCCESS) {
+		free(m);
+		return rc;
+	}
+	m->ptr = svm_ptr;
+	m->size = size;
+	m->flags = flags ? flags : CL_MAP_READ | CL_MAP_WRITE;
+	pthread_mutex_lock(&ava_cl_svm_lock);
+	m->next = ava_cl_svm_maps;
+	ava_cl_svm_maps = m;
+	pthread_mutex_unlock(&ava_cl_svm_lock);
+	return CL_SUCCESS;
+}
+
+cl_int clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr,
+			 cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			 cl_event *event)
+{
+	struct ava_cl_svm_mapping **pp, *m = NULL;
+	struct ava_cl_svm_block b;
+	size_t off, size;
+	cl_int rc;
+
+	if (svm_ptr == NULL || !ava_cl_svm_find(svm_ptr, &b, &off))
+		return CL_INVALID_VALUE;
+	pthread_mutex_lock(&ava_cl_svm_lock);
+	for (pp = &ava_cl_svm_maps; *pp != NULL; pp = &(*pp)->next) {
+		if ((*pp)->ptr == svm_ptr) {
+			m = *pp;
+			*pp = m->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ava_cl_svm_lock);
+	size = m ? m->size : b.size - off;
+	rc = ava_cl_svm_unmap(command_queue, b.svm, off, size,
+			      m && (m->flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))
+				      ? svm_ptr
+				      : NULL,
+			      num_events_in_wait_list, event_wait_list, event);
+	free(m);
+	return rc;
+}
+
+cl_int clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_pointers,
+			      const void **svm_pointers, const size_t *sizes,
+			      cl_mem_migration_flags flags, cl_uint num_events_in_wait_list,
+			      const cl_event *event_wait_list, cl_event *event)
+{
+	ava_cl_svm *svms;
+	size_t *offsets;
+	cl_int rc = CL_SUCCESS;
+
+	if (num_svm_pointers == 0 || svm_pointers == NULL)
+		return ava_cl_svm_migrate(command_queue, num_svm_pointers, NULL, NULL, sizes, flags,
+					  num_events_in_wait_list, event_wait_list, event);
+	svms = calloc(num_svm_pointers, sizeof(*svms));
+	offsets = calloc(num_svm_pointers, sizeof(*offsets));
+	if (svms == NULL || offsets == NULL)
+		rc = CL_OUT_OF_HOST_MEMORY;
+	for (cl_uint i = 0; rc == CL_SUCCESS && i < num_svm_pointers; ++i) {
+		struct ava_cl_svm_block b;
+
+		if (!ava_cl_svm_find(svm_pointers[i], &b, &offsets[i]))
+			rc = CL_INVALID_VALUE;
+		else
+			svms[i] = b.svm;
+	}
+	if (rc == CL_SUCCESS)
+		rc = ava_cl_svm_migrate(command_queue, num_svm_pointers, svms, offsets, sizes, flags,
+					num_events_in_wait_list, event_wait_list, event);
+	free(svms);
+	free(offsets);
+	return rc;
+}
+
+cl_int clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
+{
+	struct ava_cl_svm_block b;
+	size_t off = 0;
+
+	if (arg_value == NULL)
+		return ava_cl_set_kernel_arg_svm(kernel, arg_index, NULL, 0);
+	if (!ava_cl_svm_find(arg_value, &b, &off))
+		return CL_INVALID_ARG_VALUE;
+	return ava_cl_set_kernel_arg_svm(kernel, arg_index, b.svm, off);
+}
+
+cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
+			   size_t param_value_size, const void *param_value)
+{
+	const void *const *ptrs = param_value;
+	cl_uint n = (cl_uint)(param_value_size / sizeof(void *));
+	ava_cl_svm *svms;
+	size_t *offsets;
+	cl_int rc = CL_SUCCESS;
+
+	if (param_name != CL_KERNEL_EXEC_INFO_SVM_PTRS)
+		return ava_cl_set_kernel_exec_info(kernel, param_name, param_value_size,
+						   param_value);
+	if (param_value == NULL || n == 0 || param_value_size % sizeof(void *) != 0)
+		return CL_INVALID_VALUE;
+	svms = calloc(n, sizeof(*svms));
+	offsets = calloc(n, sizeof(*offsets));
+	if (svms == NULL || offsets == NULL)
+		rc = CL_OUT_OF_HOST_MEMORY;
+	for (cl_uint i = 0; rc == CL_SUCCESS && i < n; ++i) {
+		struct ava_cl_svm_block b;
+
+		if (!ava_cl_svm_find(ptrs[i], &b, &offsets[i]))
+			rc = CL_INVALID_VALUE;
+		else
+			svms[i] = b.svm;
+	}
+	if (rc == CL_SUCCESS)
+		rc = ava_cl_set_kernel_svm_ptrs(kernel, n, svms, offsets);
+	free(svms);
+	free(offsets);
+	return rc;
+}
+
+#line 1395 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1242,7 +1592,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1246 "opencl_guest.c"
+#line 1596 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1310,7 +1660,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1314 "opencl_guest.c"
+#line 1664 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1383,7 +1733,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 1387 "opencl_guest.c"
+#line 1737 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1689,7 +2039,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 1693 "opencl_guest.c"
+#line 2043 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1760,7 +2110,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 1764 "opencl_guest.c"
+#line 2114 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1893,7 +2243,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 			ava_cl_context_props_out(param_value, param_value_size);
 	}
 	return ret;
-#line 1897 "opencl_guest.c"
+#line 2247 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1980,7 +2330,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 1984 "opencl_guest.c"
+#line 2334 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2043,7 +2393,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 2047 "opencl_guest.c"
+#line 2397 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2209,7 +2559,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
 	}
 	return ret;
-#line 2213 "opencl_guest.c"
+#line 2563 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2331,7 +2681,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2335 "opencl_guest.c"
+#line 2685 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2406,7 +2756,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2410 "opencl_guest.c"
+#line 2760 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2475,7 +2825,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2479 "opencl_guest.c"
+#line 2829 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2516,7 +2866,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2520 "opencl_guest.c"
+#line 2870 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2559,7 +2909,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2563 "opencl_guest.c"
+#line 2913 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2651,7 +3001,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 2655 "opencl_guest.c"
+#line 3005 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2882,7 +3232,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 2886 "opencl_guest.c"
+#line 3236 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2982,7 +3332,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 2986 "opencl_guest.c"
+#line 3336 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3062,7 +3412,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3066 "opencl_guest.c"
+#line 3416 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3149,7 +3499,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3153 "opencl_guest.c"
+#line 3503 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3276,7 +3626,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
 	return ret;
-#line 3280 "opencl_guest.c"
+#line 3630 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3494,7 +3844,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 	    param_name == CL_SAMPLER_CONTEXT)
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	return ret;
-#line 3498 "opencl_guest.c"
+#line 3848 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4007,7 +4357,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4011 "opencl_guest.c"
+#line 4361 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4247,7 +4597,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4251 "opencl_guest.c"
+#line 4601 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4465,7 +4815,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 4469 "opencl_guest.c"
+#line 4819 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4771,7 +5121,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
 	}
 	return ret;
-#line 4775 "opencl_guest.c"
+#line 5125 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4841,7 +5191,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 4845 "opencl_guest.c"
+#line 5195 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5082,7 +5432,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	}
 	return ret;
-#line 5086 "opencl_guest.c"
+#line 5436 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5383,7 +5733,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5387 "opencl_guest.c"
+#line 5737 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5471,7 +5821,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5475 "opencl_guest.c"
+#line 5825 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5590,7 +5940,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5594 "opencl_guest.c"
+#line 5944 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5714,7 +6064,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5718 "opencl_guest.c"
+#line 6068 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6066,7 +6416,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6070 "opencl_guest.c"
+#line 6420 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6176,7 +6526,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6180 "opencl_guest.c"
+#line 6530 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6726,7 +7076,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 6730 "opencl_guest.c"
+#line 7080 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6800,7 +7150,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 6804 "opencl_guest.c"
+#line 7154 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7020,6 +7370,568 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+ava_cl_svm ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
+{
+	struct ava_opencl_ava_cl_svm_alloc_call ava_a;
+	const struct ava_opencl_ava_cl_svm_alloc_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	ava_cl_svm ava_ret;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_ALLOC, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.context = (ava_u64)(uintptr_t)context;
+	ava_a.flags = (ava_u64)flags;
+	ava_a.size = (ava_u64)size;
+	ava_a.alignment = (ava_u64)alignment;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (ava_cl_svm)(uintptr_t)ava_r->ret;
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (ava_cl_svm)(NULL);
+}
+
+cl_int ava_cl_svm_release(ava_cl_svm svm)
+{
+	struct ava_opencl_ava_cl_svm_release_call ava_a;
+	const struct ava_opencl_ava_cl_svm_release_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_RELEASE, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.svm = (ava_u64)(uintptr_t)svm;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_handle_released(&ava_opencl_guest_spec, (uint64_t)(uintptr_t)svm);
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_svm_map_call ava_a;
+	const struct ava_opencl_ava_cl_svm_map_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_data = 0;
+	uint64_t ava_count_data = 0;
+	uint32_t ava_life_data = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_data = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_data;
+	(void)ava_coupled_data;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (data != NULL) {
+		ava_dir_data |= AVA_BUF_OUT;
+		ava_count_data = (uint64_t)(size);
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_MAP, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.svm = (ava_u64)(uintptr_t)svm;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.size = (ava_u64)size;
+	ava_a.map_flags = (ava_u64)map_flags;
+	ava_call_put_buffer(&ava_c, &ava_a.data, data, ava_count_data, 1, ava_dir_data);
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_data & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->data, data, ava_count_data * 1);
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_svm_unmap_call ava_a;
+	const struct ava_opencl_ava_cl_svm_unmap_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_data = 0;
+	uint64_t ava_count_data = 0;
+	uint32_t ava_life_data = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_data = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_data;
+	(void)ava_coupled_data;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (data != NULL) {
+		ava_dir_data |= AVA_BUF_IN;
+		ava_count_data = (uint64_t)(size);
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_UNMAP, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.svm = (ava_u64)(uintptr_t)svm;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.size = (ava_u64)size;
+	ava_call_put_buffer(&ava_c, &ava_a.data, data, ava_count_data, 1, ava_dir_data);
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, size_t dst_offset, ava_cl_svm src_svm, size_t src_offset, size_t size, const void *src_host, void *dst_host, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_svm_memcpy_call ava_a;
+	const struct ava_opencl_ava_cl_svm_memcpy_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_src_host = 0;
+	uint64_t ava_count_src_host = 0;
+	uint32_t ava_life_src_host = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_src_host = 0;
+	uint32_t ava_dir_dst_host = 0;
+	uint64_t ava_count_dst_host = 0;
+	uint32_t ava_life_dst_host = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_dst_host = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_src_host;
+	(void)ava_coupled_src_host;
+	(void)ava_life_dst_host;
+	(void)ava_coupled_dst_host;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (src_host != NULL) {
+		ava_dir_src_host |= AVA_BUF_IN;
+		ava_count_src_host = (uint64_t)(size);
+	}
+	if (dst_host != NULL) {
+		ava_dir_dst_host |= AVA_BUF_OUT;
+		ava_count_dst_host = (uint64_t)(size);
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_MEMCPY, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.dst_svm = (ava_u64)(uintptr_t)dst_svm;
+	ava_a.dst_offset = (ava_u64)dst_offset;
+	ava_a.src_svm = (ava_u64)(uintptr_t)src_svm;
+	ava_a.src_offset = (ava_u64)src_offset;
+	ava_a.size = (ava_u64)size;
+	ava_call_put_buffer(&ava_c, &ava_a.src_host, src_host, ava_count_src_host, 1, ava_dir_src_host);
+	ava_call_put_buffer(&ava_c, &ava_a.dst_host, dst_host, ava_count_dst_host, 1, ava_dir_dst_host);
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_dst_host & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->dst_host, dst_host, ava_count_dst_host * 1);
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_svm_fill_call ava_a;
+	const struct ava_opencl_ava_cl_svm_fill_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_pattern = 0;
+	uint64_t ava_count_pattern = 0;
+	uint32_t ava_life_pattern = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_pattern = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_pattern;
+	(void)ava_coupled_pattern;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (pattern != NULL) {
+		ava_dir_pattern |= AVA_BUF_IN;
+		ava_count_pattern = (uint64_t)(pattern_size <= 128 ? pattern_size : 0);
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	/* Sent without waiting only when the spec's condition holds. */
+	const int ava_async = (event == NULL) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_FILL, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.svm = (ava_u64)(uintptr_t)svm;
+	ava_a.offset = (ava_u64)offset;
+	ava_call_put_buffer(&ava_c, &ava_a.pattern, pattern, ava_count_pattern, 1, ava_dir_pattern);
+	ava_a.pattern_size = (ava_u64)pattern_size;
+	ava_a.size = (ava_u64)size;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uint arg_index, ava_cl_svm svm, size_t offset)
+{
+	struct ava_opencl_ava_cl_set_kernel_arg_svm_call ava_a;
+	struct ava_call ava_c;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SET_KERNEL_ARG_SVM, AVA_F_ASYNC) != 0)
+		goto ava_fail;
+	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
+	ava_a.arg_index = (ava_u64)arg_index;
+	ava_a.svm = (ava_u64)(uintptr_t)svm;
+	ava_a.offset = (ava_u64)offset;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+		goto ava_fail;
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_SUCCESS);
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_uint count, const ava_cl_svm *svms, const size_t *offsets)
+{
+	struct ava_opencl_ava_cl_set_kernel_svm_ptrs_call ava_a;
+	const struct ava_opencl_ava_cl_set_kernel_svm_ptrs_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_svms = 0;
+	uint64_t ava_count_svms = 0;
+	uint32_t ava_life_svms = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_svms = 0;
+	uint32_t ava_dir_offsets = 0;
+	uint64_t ava_count_offsets = 0;
+	uint32_t ava_life_offsets = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_offsets = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_svms;
+	(void)ava_coupled_svms;
+	(void)ava_life_offsets;
+	(void)ava_coupled_offsets;
+	if (svms != NULL) {
+		ava_dir_svms |= AVA_BUF_IN;
+		ava_count_svms = (uint64_t)(count);
+	}
+	if (offsets != NULL) {
+		ava_dir_offsets |= AVA_BUF_IN;
+		ava_count_offsets = (uint64_t)(count);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SET_KERNEL_SVM_PTRS, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
+	ava_a.count = (ava_u64)count;
+	ava_call_put_buffer(&ava_c, &ava_a.svms, svms, ava_count_svms, sizeof(ava_cl_svm), ava_dir_svms);
+	ava_call_put_buffer(&ava_c, &ava_a.offsets, offsets, ava_count_offsets, sizeof(size_t), ava_dir_offsets);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_svm_migrate(cl_command_queue command_queue, cl_uint count, const ava_cl_svm *svms, const size_t *offsets, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_svm_migrate_call ava_a;
+	const struct ava_opencl_ava_cl_svm_migrate_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_svms = 0;
+	uint64_t ava_count_svms = 0;
+	uint32_t ava_life_svms = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_svms = 0;
+	uint32_t ava_dir_offsets = 0;
+	uint64_t ava_count_offsets = 0;
+	uint32_t ava_life_offsets = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_offsets = 0;
+	uint32_t ava_dir_sizes = 0;
+	uint64_t ava_count_sizes = 0;
+	uint32_t ava_life_sizes = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_sizes = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_svms;
+	(void)ava_coupled_svms;
+	(void)ava_life_offsets;
+	(void)ava_coupled_offsets;
+	(void)ava_life_sizes;
+	(void)ava_coupled_sizes;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (svms != NULL) {
+		ava_dir_svms |= AVA_BUF_IN;
+		ava_count_svms = (uint64_t)(count);
+	}
+	if (offsets != NULL) {
+		ava_dir_offsets |= AVA_BUF_IN;
+		ava_count_offsets = (uint64_t)(count);
+	}
+	if (sizes != NULL) {
+		ava_dir_sizes |= AVA_BUF_IN;
+		ava_count_sizes = (uint64_t)(count);
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_MIGRATE, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.count = (ava_u64)count;
+	ava_call_put_buffer(&ava_c, &ava_a.svms, svms, ava_count_svms, sizeof(ava_cl_svm), ava_dir_svms);
+	ava_call_put_buffer(&ava_c, &ava_a.offsets, offsets, ava_count_offsets, sizeof(size_t), ava_dir_offsets);
+	ava_call_put_buffer(&ava_c, &ava_a.sizes, sizes, ava_count_sizes, sizeof(size_t), ava_dir_sizes);
+	ava_a.flags = (ava_u64)flags;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
+{
+	struct ava_opencl_ava_cl_set_kernel_exec_info_call ava_a;
+	const struct ava_opencl_ava_cl_set_kernel_exec_info_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_param_value = 0;
+	uint64_t ava_count_param_value = 0;
+	uint32_t ava_life_param_value = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_param_value = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_param_value;
+	(void)ava_coupled_param_value;
+	if (param_value != NULL) {
+		ava_dir_param_value |= AVA_BUF_IN;
+		ava_count_param_value = (uint64_t)(param_value_size);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SET_KERNEL_EXEC_INFO, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
+	ava_a.param_name = (ava_u64)param_name;
+	ava_a.param_value_size = (ava_u64)param_value_size;
+	ava_call_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
 AVA_EXPORT cl_int clEnqueueNativeKernel(cl_command_queue command_queue, void (*user_func)(void *), void *args, size_t cb_args, cl_uint num_mem_objects, const cl_mem *mem_list, const void **args_mem_loc, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	(void)command_queue;
@@ -7033,123 +7945,6 @@ AVA_EXPORT cl_int clEnqueueNativeKernel(cl_command_queue command_queue, void (*u
 	(void)event_wait_list;
 	(void)event;
 	ava_guest_unsupported(&ava_opencl_guest_spec, "clEnqueueNativeKernel");
-	return (cl_int)(CL_INVALID_OPERATION);
-}
-
-AVA_EXPORT void *clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
-{
-	(void)context;
-	(void)flags;
-	(void)size;
-	(void)alignment;
-	ava_guest_unsupported(&ava_opencl_guest_spec, "clSVMAlloc");
-	return (void *)(NULL);
-}
-
-AVA_EXPORT void clSVMFree(cl_context context, void *svm_pointer)
-{
-	(void)context;
-	(void)svm_pointer;
-	ava_guest_unsupported(&ava_opencl_guest_spec, "clSVMFree");
-}
-
-AVA_EXPORT cl_int clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers, void *svm_pointers[], void (*pfn_free_func)(cl_command_queue, cl_uint, void **, void *), void *user_data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
-{
-	(void)command_queue;
-	(void)num_svm_pointers;
-	(void)svm_pointers;
-	(void)pfn_free_func;
-	(void)user_data;
-	(void)num_events_in_wait_list;
-	(void)event_wait_list;
-	(void)event;
-	ava_guest_unsupported(&ava_opencl_guest_spec, "clEnqueueSVMFree");
-	return (cl_int)(CL_INVALID_OPERATION);
-}
-
-AVA_EXPORT cl_int clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
-{
-	(void)command_queue;
-	(void)blocking_copy;
-	(void)dst_ptr;
-	(void)src_ptr;
-	(void)size;
-	(void)num_events_in_wait_list;
-	(void)event_wait_list;
-	(void)event;
-	ava_guest_unsupported(&ava_opencl_guest_spec, "clEnqueueSVMMemcpy");
-	return (cl_int)(CL_INVALID_OPERATION);
-}
-
-AVA_EXPORT cl_int clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
-{
-	(void)command_queue;
-	(void)svm_ptr;
-	(void)pattern;
-	(void)pattern_size;
-	(void)size;
-	(void)num_events_in_wait_list;
-	(void)event_wait_list;
-	(void)event;
-	ava_guest_unsupported(&ava_opencl_guest_spec, "clEnqueueSVMMemFill");
-	return (cl_int)(CL_INVALID_OPERATION);
-}
-
-AVA_EXPORT cl_int clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags, void *svm_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
-{
-	(void)command_queue;
-	(void)blocking_map;
-	(void)flags;
-	(void)svm_ptr;
-	(void)size;
-	(void)num_events_in_wait_list;
-	(void)event_wait_list;
-	(void)event;
-	ava_guest_unsupported(&ava_opencl_guest_spec, "clEnqueueSVMMap");
-	return (cl_int)(CL_INVALID_OPERATION);
-}
-
-AVA_EXPORT cl_int clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
-{
-	(void)command_queue;
-	(void)svm_ptr;
-	(void)num_events_in_wait_list;
-	(void)event_wait_list;
-	(void)event;
-	ava_guest_unsupported(&ava_opencl_guest_spec, "clEnqueueSVMUnmap");
-	return (cl_int)(CL_INVALID_OPERATION);
-}
-
-AVA_EXPORT cl_int clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_pointers, const void **svm_pointers, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
-{
-	(void)command_queue;
-	(void)num_svm_pointers;
-	(void)svm_pointers;
-	(void)sizes;
-	(void)flags;
-	(void)num_events_in_wait_list;
-	(void)event_wait_list;
-	(void)event;
-	ava_guest_unsupported(&ava_opencl_guest_spec, "clEnqueueSVMMigrateMem");
-	return (cl_int)(CL_INVALID_OPERATION);
-}
-
-AVA_EXPORT cl_int clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
-{
-	(void)kernel;
-	(void)arg_index;
-	(void)arg_value;
-	ava_guest_unsupported(&ava_opencl_guest_spec, "clSetKernelArgSVMPointer");
-	return (cl_int)(CL_INVALID_OPERATION);
-}
-
-AVA_EXPORT cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
-{
-	(void)kernel;
-	(void)param_name;
-	(void)param_value_size;
-	(void)param_value;
-	ava_guest_unsupported(&ava_opencl_guest_spec, "clSetKernelExecInfo");
 	return (cl_int)(CL_INVALID_OPERATION);
 }
 
@@ -7469,17 +8264,17 @@ static const char *const ava_opencl_func_names[] = {
 	"clEnqueueMarker",
 	"clEnqueueBarrier",
 	"clEnqueueWaitForEvents",
+	"ava_cl_svm_alloc",
+	"ava_cl_svm_release",
+	"ava_cl_svm_map",
+	"ava_cl_svm_unmap",
+	"ava_cl_svm_memcpy",
+	"ava_cl_svm_fill",
+	"ava_cl_set_kernel_arg_svm",
+	"ava_cl_set_kernel_svm_ptrs",
+	"ava_cl_svm_migrate",
+	"ava_cl_set_kernel_exec_info",
 	"clEnqueueNativeKernel",
-	"clSVMAlloc",
-	"clSVMFree",
-	"clEnqueueSVMFree",
-	"clEnqueueSVMMemcpy",
-	"clEnqueueSVMMemFill",
-	"clEnqueueSVMMap",
-	"clEnqueueSVMUnmap",
-	"clEnqueueSVMMigrateMem",
-	"clSetKernelArgSVMPointer",
-	"clSetKernelExecInfo",
 	"clSetProgramReleaseCallback",
 	"clGetGLContextInfoKHR",
 	"clCreateFromGLBuffer",

@@ -10,7 +10,7 @@
 #include "ava/wire.h"
 
 /* FNV-1a of the layout below: guest and worker must agree. */
-#define AVA_OPENCL_SPEC_HASH 0x7fbc84708148cc0full
+#define AVA_OPENCL_SPEC_HASH 0xac1c00cb9faf1f46ull
 #define AVA_OPENCL_SPEC_NAME "opencl"
 #define AVA_OPENCL_SPEC_ID 2u
 #define AVA_OPENCL_NFUNCS 132u
@@ -117,17 +117,17 @@
 #define AVA_OPENCL_FN_CLENQUEUEMARKER 98u
 #define AVA_OPENCL_FN_CLENQUEUEBARRIER 99u
 #define AVA_OPENCL_FN_CLENQUEUEWAITFOREVENTS 100u
-#define AVA_OPENCL_FN_CLENQUEUENATIVEKERNEL 101u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLSVMALLOC 102u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLSVMFREE 103u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUESVMFREE 104u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUESVMMEMCPY 105u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUESVMMEMFILL 106u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUESVMMAP 107u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUESVMUNMAP 108u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUESVMMIGRATEMEM 109u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLSETKERNELARGSVMPOINTER 110u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLSETKERNELEXECINFO 111u /* unsupported: never sent */
+#define AVA_OPENCL_FN_AVA_CL_SVM_ALLOC 101u
+#define AVA_OPENCL_FN_AVA_CL_SVM_RELEASE 102u
+#define AVA_OPENCL_FN_AVA_CL_SVM_MAP 103u
+#define AVA_OPENCL_FN_AVA_CL_SVM_UNMAP 104u
+#define AVA_OPENCL_FN_AVA_CL_SVM_MEMCPY 105u
+#define AVA_OPENCL_FN_AVA_CL_SVM_FILL 106u
+#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_ARG_SVM 107u
+#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_SVM_PTRS 108u
+#define AVA_OPENCL_FN_AVA_CL_SVM_MIGRATE 109u
+#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_EXEC_INFO 110u
+#define AVA_OPENCL_FN_CLENQUEUENATIVEKERNEL 111u /* unsupported: never sent */
 #define AVA_OPENCL_FN_CLSETPROGRAMRELEASECALLBACK 112u /* unsupported: never sent */
 #define AVA_OPENCL_FN_CLGETGLCONTEXTINFOKHR 113u /* unsupported: never sent */
 #define AVA_OPENCL_FN_CLCREATEFROMGLBUFFER 114u /* unsupported: never sent */
@@ -166,6 +166,7 @@
 #define AVA_OPENCL_T_CL_COMMAND_QUEUE 7u /* cl_command_queue */
 #define AVA_OPENCL_T_CL_SAMPLER 8u /* cl_sampler */
 #define AVA_OPENCL_T_CL_KERNEL 9u /* cl_kernel */
+#define AVA_OPENCL_T_AVA_CL_SVM 10u /* ava_cl_svm */
 
 /* Return classes: async errors surface at sync calls of the same class. */
 /*   1: cl_int */
@@ -1715,6 +1716,171 @@ struct ava_opencl_clEnqueueWaitForEvents_call {
 	struct ava_buf_desc event_list; /* const cl_event *, in, handle elements */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueWaitForEvents_call) == 40, "struct ava_opencl_clEnqueueWaitForEvents_call");
+
+/* ava_cl_svm_alloc */
+struct ava_opencl_ava_cl_svm_alloc_call {
+	ava_u64 context; /* handle cl_context */
+	ava_u64 flags; /* cl_svm_mem_flags */
+	ava_u64 size; /* size_t */
+	ava_u64 alignment; /* cl_uint */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_alloc_call) == 32, "struct ava_opencl_ava_cl_svm_alloc_call");
+
+struct ava_opencl_ava_cl_svm_alloc_reply {
+	ava_u64 ret; /* handle ava_cl_svm, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_alloc_reply) == 8, "struct ava_opencl_ava_cl_svm_alloc_reply");
+
+/* ava_cl_svm_release */
+struct ava_opencl_ava_cl_svm_release_call {
+	ava_u64 svm; /* handle ava_cl_svm */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_release_call) == 8, "struct ava_opencl_ava_cl_svm_release_call");
+
+struct ava_opencl_ava_cl_svm_release_reply {
+	ava_s64 ret; /* cl_int, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_release_reply) == 8, "struct ava_opencl_ava_cl_svm_release_reply");
+
+/* ava_cl_svm_map */
+struct ava_opencl_ava_cl_svm_map_call {
+	ava_u64 command_queue; /* handle cl_command_queue */
+	ava_u64 svm; /* handle ava_cl_svm */
+	ava_u64 offset; /* size_t */
+	ava_u64 size; /* size_t */
+	ava_u64 map_flags; /* cl_map_flags */
+	struct ava_buf_desc data; /* void *, out */
+	ava_u64 num_events_in_wait_list; /* cl_uint */
+	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_map_call) == 120, "struct ava_opencl_ava_cl_svm_map_call");
+
+struct ava_opencl_ava_cl_svm_map_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc data; /* void *, out */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_map_reply) == 56, "struct ava_opencl_ava_cl_svm_map_reply");
+
+/* ava_cl_svm_unmap */
+struct ava_opencl_ava_cl_svm_unmap_call {
+	ava_u64 command_queue; /* handle cl_command_queue */
+	ava_u64 svm; /* handle ava_cl_svm */
+	ava_u64 offset; /* size_t */
+	ava_u64 size; /* size_t */
+	struct ava_buf_desc data; /* const void *, in */
+	ava_u64 num_events_in_wait_list; /* cl_uint */
+	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_unmap_call) == 112, "struct ava_opencl_ava_cl_svm_unmap_call");
+
+struct ava_opencl_ava_cl_svm_unmap_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_unmap_reply) == 32, "struct ava_opencl_ava_cl_svm_unmap_reply");
+
+/* ava_cl_svm_memcpy */
+struct ava_opencl_ava_cl_svm_memcpy_call {
+	ava_u64 command_queue; /* handle cl_command_queue */
+	ava_u64 dst_svm; /* handle ava_cl_svm */
+	ava_u64 dst_offset; /* size_t */
+	ava_u64 src_svm; /* handle ava_cl_svm */
+	ava_u64 src_offset; /* size_t */
+	ava_u64 size; /* size_t */
+	struct ava_buf_desc src_host; /* const void *, in */
+	struct ava_buf_desc dst_host; /* void *, out */
+	ava_u64 num_events_in_wait_list; /* cl_uint */
+	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_memcpy_call) == 152, "struct ava_opencl_ava_cl_svm_memcpy_call");
+
+struct ava_opencl_ava_cl_svm_memcpy_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc dst_host; /* void *, out */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_memcpy_reply) == 56, "struct ava_opencl_ava_cl_svm_memcpy_reply");
+
+/* ava_cl_svm_fill */
+struct ava_opencl_ava_cl_svm_fill_call {
+	ava_u64 command_queue; /* handle cl_command_queue */
+	ava_u64 svm; /* handle ava_cl_svm */
+	ava_u64 offset; /* size_t */
+	struct ava_buf_desc pattern; /* const void *, in */
+	ava_u64 pattern_size; /* size_t */
+	ava_u64 size; /* size_t */
+	ava_u64 num_events_in_wait_list; /* cl_uint */
+	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_fill_call) == 120, "struct ava_opencl_ava_cl_svm_fill_call");
+
+struct ava_opencl_ava_cl_svm_fill_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_fill_reply) == 32, "struct ava_opencl_ava_cl_svm_fill_reply");
+
+/* ava_cl_set_kernel_arg_svm (async) */
+struct ava_opencl_ava_cl_set_kernel_arg_svm_call {
+	ava_u64 kernel; /* handle cl_kernel */
+	ava_u64 arg_index; /* cl_uint */
+	ava_u64 svm; /* handle ava_cl_svm */
+	ava_u64 offset; /* size_t */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_set_kernel_arg_svm_call) == 32, "struct ava_opencl_ava_cl_set_kernel_arg_svm_call");
+
+/* ava_cl_set_kernel_svm_ptrs */
+struct ava_opencl_ava_cl_set_kernel_svm_ptrs_call {
+	ava_u64 kernel; /* handle cl_kernel */
+	ava_u64 count; /* cl_uint */
+	struct ava_buf_desc svms; /* const ava_cl_svm *, in, handle elements */
+	struct ava_buf_desc offsets; /* const size_t *, in */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_set_kernel_svm_ptrs_call) == 64, "struct ava_opencl_ava_cl_set_kernel_svm_ptrs_call");
+
+struct ava_opencl_ava_cl_set_kernel_svm_ptrs_reply {
+	ava_s64 ret; /* cl_int, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_set_kernel_svm_ptrs_reply) == 8, "struct ava_opencl_ava_cl_set_kernel_svm_ptrs_reply");
+
+/* ava_cl_svm_migrate */
+struct ava_opencl_ava_cl_svm_migrate_call {
+	ava_u64 command_queue; /* handle cl_command_queue */
+	ava_u64 count; /* cl_uint */
+	struct ava_buf_desc svms; /* const ava_cl_svm *, in, handle elements */
+	struct ava_buf_desc offsets; /* const size_t *, in */
+	struct ava_buf_desc sizes; /* const size_t *, in */
+	ava_u64 flags; /* cl_mem_migration_flags */
+	ava_u64 num_events_in_wait_list; /* cl_uint */
+	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_migrate_call) == 152, "struct ava_opencl_ava_cl_svm_migrate_call");
+
+struct ava_opencl_ava_cl_svm_migrate_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_migrate_reply) == 32, "struct ava_opencl_ava_cl_svm_migrate_reply");
+
+/* ava_cl_set_kernel_exec_info */
+struct ava_opencl_ava_cl_set_kernel_exec_info_call {
+	ava_u64 kernel; /* handle cl_kernel */
+	ava_u64 param_name; /* cl_kernel_exec_info */
+	ava_u64 param_value_size; /* size_t */
+	struct ava_buf_desc param_value; /* const void *, in */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_set_kernel_exec_info_call) == 48, "struct ava_opencl_ava_cl_set_kernel_exec_info_call");
+
+struct ava_opencl_ava_cl_set_kernel_exec_info_reply {
+	ava_s64 ret; /* cl_int, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_set_kernel_exec_info_reply) == 8, "struct ava_opencl_ava_cl_set_kernel_exec_info_reply");
 
 /* callback ava_cl_context_notify */
 struct ava_opencl_cb_ava_cl_context_notify {

@@ -51,6 +51,8 @@ static uint32_t ava_opencl_type_by_name(const char *ava_name)
 		return AVA_OPENCL_T_CL_SAMPLER;
 	if (strcmp(ava_name, "cl_kernel") == 0)
 		return AVA_OPENCL_T_CL_KERNEL;
+	if (strcmp(ava_name, "ava_cl_svm") == 0)
+		return AVA_OPENCL_T_AVA_CL_SVM;
 	(void)ava_name;
 	return 0;
 }
@@ -511,7 +513,7 @@ static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
 	} while (0)
 
-#line 515 "opencl_worker.c"
+#line 517 "opencl_worker.c"
 #line 971 "specs/opencl/opencl.spec.c"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -550,7 +552,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size)
 	}
 }
 
-#line 554 "opencl_worker.c"
+#line 556 "opencl_worker.c"
 #line 1105 "specs/opencl/opencl.spec.c"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -573,7 +575,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 577 "opencl_worker.c"
+#line 579 "opencl_worker.c"
 #line 1217 "specs/opencl/opencl.spec.c"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -584,7 +586,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 588 "opencl_worker.c"
+#line 590 "opencl_worker.c"
 #line 1361 "specs/opencl/opencl.spec.c"
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
@@ -596,7 +598,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 600 "opencl_worker.c"
+#line 602 "opencl_worker.c"
 #line 1668 "specs/opencl/opencl.spec.c"
 
 #define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
@@ -710,14 +712,61 @@ static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
 	return 0;
 }
 
-#line 714 "opencl_worker.c"
+#line 716 "opencl_worker.c"
+#line 2547 "specs/opencl/opencl.spec.c"
+
+typedef struct ava_cl_svm_s *ava_cl_svm;
+/* What the worker keeps per allocation. */
+struct ava_cl_svm_s {
+	void *base;
+	size_t size;
+	cl_context context;
+};
+
+ava_cl_svm ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size,
+			    cl_uint alignment);
+cl_int ava_cl_svm_release(ava_cl_svm svm);
+cl_int ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size,
+		      cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list,
+		      const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset,
+			size_t size, const void *data, cl_uint num_events_in_wait_list,
+			const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, size_t dst_offset,
+			 ava_cl_svm src_svm, size_t src_offset, size_t size, const void *src_host,
+			 void *dst_host, cl_uint num_events_in_wait_list,
+			 const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t offset,
+		       const void *pattern, size_t pattern_size, size_t size,
+		       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+		       cl_event *event);
+cl_int ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uint arg_index, ava_cl_svm svm,
+				 size_t offset);
+cl_int ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_uint count, const ava_cl_svm *svms,
+				  const size_t *offsets);
+cl_int ava_cl_svm_migrate(cl_command_queue command_queue, cl_uint count, const ava_cl_svm *svms,
+			  const size_t *offsets, const size_t *sizes, cl_mem_migration_flags flags,
+			  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			  cl_event *event);
+cl_int ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name,
+				   size_t param_value_size, const void *param_value);
+
+/* Worker: base + offset of an allocation if [offset, offset + size) lies in it. */
+static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
+{
+	if (svm == NULL || offset > svm->size || size > svm->size - offset)
+		return NULL;
+	return (char *)svm->base + offset;
+}
+
+#line 763 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 490 "specs/opencl/opencl.spec.c"
 	ava_cl_worker_init();
-#line 721 "opencl_worker.c"
+#line 770 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -882,7 +931,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 886 "opencl_worker.c"
+#line 935 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -966,7 +1015,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 970 "opencl_worker.c"
+#line 1019 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1059,7 +1108,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 1063 "opencl_worker.c"
+#line 1112 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1412,7 +1461,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 1416 "opencl_worker.c"
+#line 1465 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1527,7 +1576,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 1531 "opencl_worker.c"
+#line 1580 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1675,7 +1724,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 			ava_cl_context_props_out(param_value, param_value_size);
 	}
 	return ret;
-#line 1679 "opencl_worker.c"
+#line 1728 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1802,7 +1851,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 1806 "opencl_worker.c"
+#line 1855 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1868,7 +1917,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 1872 "opencl_worker.c"
+#line 1921 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2038,7 +2087,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
 	}
 	return ret;
-#line 2042 "opencl_worker.c"
+#line 2091 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2174,7 +2223,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2178 "opencl_worker.c"
+#line 2227 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2256,7 +2305,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2260 "opencl_worker.c"
+#line 2309 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2360,7 +2409,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2364 "opencl_worker.c"
+#line 2413 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2440,7 +2489,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2444 "opencl_worker.c"
+#line 2493 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2479,7 +2528,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2483 "opencl_worker.c"
+#line 2532 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2541,7 +2590,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 2545 "opencl_worker.c"
+#line 2594 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2815,7 +2864,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 2819 "opencl_worker.c"
+#line 2868 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2933,7 +2982,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 2937 "opencl_worker.c"
+#line 2986 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3063,7 +3112,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3067 "opencl_worker.c"
+#line 3116 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3170,7 +3219,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3174 "opencl_worker.c"
+#line 3223 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3358,7 +3407,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
 	return ret;
-#line 3362 "opencl_worker.c"
+#line 3411 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3615,7 +3664,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 	    param_name == CL_SAMPLER_CONTEXT)
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	return ret;
-#line 3619 "opencl_worker.c"
+#line 3668 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3709,7 +3758,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 3713 "opencl_worker.c"
+#line 3762 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -3827,7 +3876,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	if (write && data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 0, NULL, event);
-#line 3831 "opencl_worker.c"
+#line 3880 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -3933,7 +3982,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 1599 "specs/opencl/opencl.spec.c"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 3937 "opencl_worker.c"
+#line 3986 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -4020,7 +4069,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 4024 "opencl_worker.c"
+#line 4073 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -4363,7 +4412,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4367 "opencl_worker.c"
+#line 4416 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4470,7 +4519,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 4474 "opencl_worker.c"
+#line 4523 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -4765,7 +4814,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4769 "opencl_worker.c"
+#line 4818 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4830,7 +4879,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 4834 "opencl_worker.c"
+#line 4883 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -4930,7 +4979,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 4934 "opencl_worker.c"
+#line 4983 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -5010,7 +5059,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 5014 "opencl_worker.c"
+#line 5063 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5352,7 +5401,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 			return ava_bad;
 	}
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 5356 "opencl_worker.c"
+#line 5405 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -5412,7 +5461,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
 	}
 	return ret;
-#line 5416 "opencl_worker.c"
+#line 5465 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5497,7 +5546,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5501 "opencl_worker.c"
+#line 5550 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5802,7 +5851,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	}
 	return ret;
-#line 5806 "opencl_worker.c"
+#line 5855 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6129,7 +6178,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6133 "opencl_worker.c"
+#line 6182 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6243,7 +6292,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6247 "opencl_worker.c"
+#line 6296 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6357,7 +6406,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6361 "opencl_worker.c"
+#line 6410 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6528,7 +6577,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6532 "opencl_worker.c"
+#line 6581 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7032,7 +7081,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7036 "opencl_worker.c"
+#line 7085 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7183,7 +7232,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7187 "opencl_worker.c"
+#line 7236 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7934,7 +7983,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7938 "opencl_worker.c"
+#line 7987 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8078,7 +8127,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8082 "opencl_worker.c"
+#line 8131 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8397,7 +8446,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 || event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 8401 "opencl_worker.c"
+#line 8450 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -8443,6 +8492,919 @@ static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
 	if (!(ava_ret == (CL_SUCCESS)))
 		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
 	return ava_w_reply(ava_w, NULL, 0);
+}
+
+static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
+{
+#line 2600 "specs/opencl/opencl.spec.c"
+	struct ava_cl_svm_s *svm;
+	void *base;
+	if (flags & (CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS))
+		return NULL;
+	base = clSVMAlloc(context, flags, size, alignment);
+	if (base == NULL)
+		return NULL;
+	svm = malloc(sizeof(*svm));
+	if (svm == NULL || clRetainContext(context) != CL_SUCCESS) {
+		free(svm);
+		clSVMFree(context, base);
+		return NULL;
+	}
+	svm->base = base;
+	svm->size = size;
+	svm->context = context;
+	return svm;
+#line 8518 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_svm_alloc_call *ava_a;
+	struct ava_opencl_ava_cl_svm_alloc_reply ava_r;
+	cl_context context;
+	cl_svm_mem_flags flags;
+	size_t size;
+	cl_uint alignment;
+	ava_cl_svm ava_ret;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->context, AVA_OPENCL_T_CL_CONTEXT, (void **)&context);
+	flags = (cl_svm_mem_flags)ava_a->flags;
+	size = (size_t)ava_a->size;
+	alignment = (cl_uint)ava_a->alignment;
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+
+	ava_ret = ava_opencl_impl_ava_cl_svm_alloc(context, flags, size, alignment);
+
+	ava_r.ret = ava_w_handle_out(ava_w, (void *)ava_ret, AVA_OPENCL_T_AVA_CL_SVM, 1);
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
+{
+#line 2623 "specs/opencl/opencl.spec.c"
+	if (svm == NULL)
+		return CL_INVALID_VALUE;
+	clSVMFree(svm->context, svm->base);
+	clReleaseContext(svm->context);
+	free(svm);
+	return CL_SUCCESS;
+#line 8561 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_svm_release_call *ava_a;
+	struct ava_opencl_ava_cl_svm_release_reply ava_r;
+	ava_cl_svm svm;
+	cl_int ava_ret;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->svm, AVA_OPENCL_T_AVA_CL_SVM, (void **)&svm);
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+
+	ava_ret = ava_opencl_impl_ava_cl_svm_release(svm);
+
+	ava_r.ret = (ava_s64)ava_ret;
+	if (ava_ret == (CL_SUCCESS))
+		ava_w_handle_release(ava_w, ava_a->svm);
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 2643 "specs/opencl/opencl.spec.c"
+	void *ava_p = ava_cl_svm_at(svm, offset, size);
+	cl_int ret;
+	if (ava_p == NULL)
+		return CL_INVALID_VALUE;
+	ret = clEnqueueSVMMap(command_queue, CL_TRUE, map_flags, ava_p, size,
+			      num_events_in_wait_list, event_wait_list, event);
+	if (ret != CL_SUCCESS)
+		return ret;
+	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
+		memcpy(data, ava_p, size);
+	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
+#line 8605 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_svm_map_call *ava_a;
+	struct ava_opencl_ava_cl_svm_map_reply ava_r;
+	cl_command_queue command_queue;
+	ava_cl_svm svm;
+	size_t offset;
+	size_t size;
+	cl_map_flags map_flags;
+	void *data;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_data = 0;
+	uint64_t ava_count_data = 0;
+	uint32_t ava_life_data = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_data = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->svm, AVA_OPENCL_T_AVA_CL_SVM, (void **)&svm);
+	offset = (size_t)ava_a->offset;
+	size = (size_t)ava_a->size;
+	map_flags = (cl_map_flags)ava_a->map_flags;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->data, (void **)&data);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->data.flags & AVA_BUF_PRESENT) {
+		ava_dir_data |= AVA_BUF_OUT;
+		ava_count_data = (uint64_t)(size);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->data, ava_count_data, 1, ava_dir_data, (void **)&data);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_data;
+	(void)ava_coupled_data;
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_svm_map(command_queue, svm, offset, size, map_flags, data, num_events_in_wait_list, event_wait_list, event);
+
+	if ((ava_dir_data & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.data, data, ava_count_data * 1);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 2668 "specs/opencl/opencl.spec.c"
+	void *ava_p = ava_cl_svm_at(svm, offset, size);
+	cl_int ret;
+	if (ava_p == NULL)
+		return CL_INVALID_VALUE;
+	ret = clEnqueueSVMMap(command_queue, CL_TRUE,
+			      data ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, ava_p, size,
+			      num_events_in_wait_list, event_wait_list, NULL);
+	if (ret != CL_SUCCESS)
+		return ret;
+	if (data != NULL)
+		memcpy(ava_p, data, size);
+	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, event);
+#line 8726 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_svm_unmap_call *ava_a;
+	struct ava_opencl_ava_cl_svm_unmap_reply ava_r;
+	cl_command_queue command_queue;
+	ava_cl_svm svm;
+	size_t offset;
+	size_t size;
+	const void *data;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_data = 0;
+	uint64_t ava_count_data = 0;
+	uint32_t ava_life_data = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_data = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->svm, AVA_OPENCL_T_AVA_CL_SVM, (void **)&svm);
+	offset = (size_t)ava_a->offset;
+	size = (size_t)ava_a->size;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->data, (void **)&data);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->data.flags & AVA_BUF_PRESENT) {
+		ava_dir_data |= AVA_BUF_IN;
+		ava_count_data = (uint64_t)(size);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->data, ava_count_data, 1, ava_dir_data, (void **)&data);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_data;
+	(void)ava_coupled_data;
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_svm_unmap(command_queue, svm, offset, size, data, num_events_in_wait_list, event_wait_list, event);
+
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, size_t dst_offset, ava_cl_svm src_svm, size_t src_offset, size_t size, const void *src_host, void *dst_host, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 2696 "specs/opencl/opencl.spec.c"
+	void *ava_dst = dst_svm ? ava_cl_svm_at(dst_svm, dst_offset, size) : dst_host;
+	const void *ava_src = src_svm ? ava_cl_svm_at(src_svm, src_offset, size) : src_host;
+	if (ava_dst == NULL || ava_src == NULL)
+		return CL_INVALID_VALUE;
+	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
+				  num_events_in_wait_list, event_wait_list, event);
+#line 8834 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_svm_memcpy_call *ava_a;
+	struct ava_opencl_ava_cl_svm_memcpy_reply ava_r;
+	cl_command_queue command_queue;
+	ava_cl_svm dst_svm;
+	size_t dst_offset;
+	ava_cl_svm src_svm;
+	size_t src_offset;
+	size_t size;
+	const void *src_host;
+	void *dst_host;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_src_host = 0;
+	uint64_t ava_count_src_host = 0;
+	uint32_t ava_life_src_host = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_src_host = 0;
+	uint32_t ava_dir_dst_host = 0;
+	uint64_t ava_count_dst_host = 0;
+	uint32_t ava_life_dst_host = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_dst_host = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->dst_svm, AVA_OPENCL_T_AVA_CL_SVM, (void **)&dst_svm);
+	dst_offset = (size_t)ava_a->dst_offset;
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->src_svm, AVA_OPENCL_T_AVA_CL_SVM, (void **)&src_svm);
+	src_offset = (size_t)ava_a->src_offset;
+	size = (size_t)ava_a->size;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->src_host, (void **)&src_host);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->dst_host, (void **)&dst_host);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->src_host.flags & AVA_BUF_PRESENT) {
+		ava_dir_src_host |= AVA_BUF_IN;
+		ava_count_src_host = (uint64_t)(size);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->src_host, ava_count_src_host, 1, ava_dir_src_host, (void **)&src_host);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_src_host;
+	(void)ava_coupled_src_host;
+	if (ava_a->dst_host.flags & AVA_BUF_PRESENT) {
+		ava_dir_dst_host |= AVA_BUF_OUT;
+		ava_count_dst_host = (uint64_t)(size);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->dst_host, ava_count_dst_host, 1, ava_dir_dst_host, (void **)&dst_host);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_dst_host;
+	(void)ava_coupled_dst_host;
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_svm_memcpy(command_queue, dst_svm, dst_offset, src_svm, src_offset, size, src_host, dst_host, num_events_in_wait_list, event_wait_list, event);
+
+	if ((ava_dir_dst_host & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.dst_host, dst_host, ava_count_dst_host * 1);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 2720 "specs/opencl/opencl.spec.c"
+	void *ava_p = ava_cl_svm_at(svm, offset, size);
+	if (ava_p == NULL)
+		return CL_INVALID_VALUE;
+	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
+				   num_events_in_wait_list, event_wait_list, event);
+#line 8968 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_svm_fill_call *ava_a;
+	struct ava_opencl_ava_cl_svm_fill_reply ava_r;
+	cl_command_queue command_queue;
+	ava_cl_svm svm;
+	size_t offset;
+	const void *pattern;
+	size_t pattern_size;
+	size_t size;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_pattern = 0;
+	uint64_t ava_count_pattern = 0;
+	uint32_t ava_life_pattern = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_pattern = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->svm, AVA_OPENCL_T_AVA_CL_SVM, (void **)&svm);
+	offset = (size_t)ava_a->offset;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->pattern, (void **)&pattern);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	pattern_size = (size_t)ava_a->pattern_size;
+	size = (size_t)ava_a->size;
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->pattern.flags & AVA_BUF_PRESENT) {
+		ava_dir_pattern |= AVA_BUF_IN;
+		ava_count_pattern = (uint64_t)(pattern_size <= 128 ? pattern_size : 0);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->pattern, ava_count_pattern, 1, ava_dir_pattern, (void **)&pattern);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_pattern;
+	(void)ava_coupled_pattern;
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_svm_fill(command_queue, svm, offset, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
+
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uint arg_index, ava_cl_svm svm, size_t offset)
+{
+#line 2732 "specs/opencl/opencl.spec.c"
+	void *ava_p = svm ? ava_cl_svm_at(svm, offset, 0) : NULL;
+	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
+		return CL_INVALID_ARG_VALUE;
+	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
+#line 9081 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_set_kernel_arg_svm_call *ava_a;
+	cl_kernel kernel;
+	cl_uint arg_index;
+	ava_cl_svm svm;
+	size_t offset;
+	cl_int ava_ret;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->kernel, AVA_OPENCL_T_CL_KERNEL, (void **)&kernel);
+	arg_index = (cl_uint)ava_a->arg_index;
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->svm, AVA_OPENCL_T_AVA_CL_SVM, (void **)&svm);
+	offset = (size_t)ava_a->offset;
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+
+	ava_ret = ava_opencl_impl_ava_cl_set_kernel_arg_svm(kernel, arg_index, svm, offset);
+
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
+}
+
+static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_uint count, const ava_cl_svm *svms, const size_t *offsets)
+{
+#line 2744 "specs/opencl/opencl.spec.c"
+	void **ava_ptrs;
+	cl_int ret;
+	if (count == 0 || svms == NULL || offsets == NULL)
+		return clSetKernelExecInfo(kernel, CL_KERNEL_EXEC_INFO_SVM_PTRS, 0, NULL);
+	ava_ptrs = calloc(count, sizeof(*ava_ptrs));
+	if (ava_ptrs == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	for (cl_uint i = 0; i < count; ++i) {
+		ava_ptrs[i] = ava_cl_svm_at(svms[i], offsets[i], 0);
+		if (ava_ptrs[i] == NULL) {
+			free(ava_ptrs);
+			return CL_INVALID_VALUE;
+		}
+	}
+	ret = clSetKernelExecInfo(kernel, CL_KERNEL_EXEC_INFO_SVM_PTRS, count * sizeof(void *),
+				  ava_ptrs);
+	free(ava_ptrs);
+	return ret;
+#line 9136 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_set_kernel_svm_ptrs_call *ava_a;
+	struct ava_opencl_ava_cl_set_kernel_svm_ptrs_reply ava_r;
+	cl_kernel kernel;
+	cl_uint count;
+	const ava_cl_svm *svms;
+	const size_t *offsets;
+	cl_int ava_ret;
+	uint32_t ava_dir_svms = 0;
+	uint64_t ava_count_svms = 0;
+	uint32_t ava_life_svms = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_svms = 0;
+	uint32_t ava_dir_offsets = 0;
+	uint64_t ava_count_offsets = 0;
+	uint32_t ava_life_offsets = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_offsets = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->kernel, AVA_OPENCL_T_CL_KERNEL, (void **)&kernel);
+	count = (cl_uint)ava_a->count;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->svms, (void **)&svms);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->offsets, (void **)&offsets);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->svms.flags & AVA_BUF_PRESENT) {
+		ava_dir_svms |= AVA_BUF_IN;
+		ava_count_svms = (uint64_t)(count);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->svms, ava_count_svms, sizeof(ava_cl_svm), ava_dir_svms | AVA_W_PRIVATE, (void **)&svms);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (svms != NULL && (ava_dir_svms & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)svms, ava_count_svms, AVA_OPENCL_T_AVA_CL_SVM);
+	(void)ava_life_svms;
+	(void)ava_coupled_svms;
+	if (ava_a->offsets.flags & AVA_BUF_PRESENT) {
+		ava_dir_offsets |= AVA_BUF_IN;
+		ava_count_offsets = (uint64_t)(count);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->offsets, ava_count_offsets, sizeof(size_t), ava_dir_offsets, (void **)&offsets);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_offsets;
+	(void)ava_coupled_offsets;
+
+	ava_ret = ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(kernel, count, svms, offsets);
+
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue, cl_uint count, const ava_cl_svm *svms, const size_t *offsets, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 2779 "specs/opencl/opencl.spec.c"
+	const void **ava_ptrs;
+	cl_int ret;
+	if (count == 0 || svms == NULL || offsets == NULL)
+		return clEnqueueSVMMigrateMem(command_queue, count, NULL, sizes, flags,
+					      num_events_in_wait_list, event_wait_list, event);
+	ava_ptrs = calloc(count, sizeof(*ava_ptrs));
+	if (ava_ptrs == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	for (cl_uint i = 0; i < count; ++i) {
+		ava_ptrs[i] = ava_cl_svm_at(svms[i], offsets[i], sizes ? sizes[i] : 0);
+		if (ava_ptrs[i] == NULL) {
+			free(ava_ptrs);
+			return CL_INVALID_VALUE;
+		}
+	}
+	ret = clEnqueueSVMMigrateMem(command_queue, count, ava_ptrs, sizes, flags,
+				     num_events_in_wait_list, event_wait_list, event);
+	free(ava_ptrs);
+	return ret;
+#line 9224 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_svm_migrate_call *ava_a;
+	struct ava_opencl_ava_cl_svm_migrate_reply ava_r;
+	cl_command_queue command_queue;
+	cl_uint count;
+	const ava_cl_svm *svms;
+	const size_t *offsets;
+	const size_t *sizes;
+	cl_mem_migration_flags flags;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_svms = 0;
+	uint64_t ava_count_svms = 0;
+	uint32_t ava_life_svms = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_svms = 0;
+	uint32_t ava_dir_offsets = 0;
+	uint64_t ava_count_offsets = 0;
+	uint32_t ava_life_offsets = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_offsets = 0;
+	uint32_t ava_dir_sizes = 0;
+	uint64_t ava_count_sizes = 0;
+	uint32_t ava_life_sizes = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_sizes = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	count = (cl_uint)ava_a->count;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->svms, (void **)&svms);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->offsets, (void **)&offsets);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->sizes, (void **)&sizes);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	flags = (cl_mem_migration_flags)ava_a->flags;
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->svms.flags & AVA_BUF_PRESENT) {
+		ava_dir_svms |= AVA_BUF_IN;
+		ava_count_svms = (uint64_t)(count);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->svms, ava_count_svms, sizeof(ava_cl_svm), ava_dir_svms | AVA_W_PRIVATE, (void **)&svms);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (svms != NULL && (ava_dir_svms & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)svms, ava_count_svms, AVA_OPENCL_T_AVA_CL_SVM);
+	(void)ava_life_svms;
+	(void)ava_coupled_svms;
+	if (ava_a->offsets.flags & AVA_BUF_PRESENT) {
+		ava_dir_offsets |= AVA_BUF_IN;
+		ava_count_offsets = (uint64_t)(count);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->offsets, ava_count_offsets, sizeof(size_t), ava_dir_offsets, (void **)&offsets);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_offsets;
+	(void)ava_coupled_offsets;
+	if (ava_a->sizes.flags & AVA_BUF_PRESENT) {
+		ava_dir_sizes |= AVA_BUF_IN;
+		ava_count_sizes = (uint64_t)(count);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->sizes, ava_count_sizes, sizeof(size_t), ava_dir_sizes, (void **)&sizes);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_sizes;
+	(void)ava_coupled_sizes;
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_svm_migrate(command_queue, count, svms, offsets, sizes, flags, num_events_in_wait_list, event_wait_list, event);
+
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
+{
+#line 2806 "specs/opencl/opencl.spec.c"
+	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
+		return CL_INVALID_VALUE;
+	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
+#line 9362 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_set_kernel_exec_info_call *ava_a;
+	struct ava_opencl_ava_cl_set_kernel_exec_info_reply ava_r;
+	cl_kernel kernel;
+	cl_kernel_exec_info param_name;
+	size_t param_value_size;
+	const void *param_value;
+	cl_int ava_ret;
+	uint32_t ava_dir_param_value = 0;
+	uint64_t ava_count_param_value = 0;
+	uint32_t ava_life_param_value = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_param_value = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->kernel, AVA_OPENCL_T_CL_KERNEL, (void **)&kernel);
+	param_name = (cl_kernel_exec_info)ava_a->param_name;
+	param_value_size = (size_t)ava_a->param_value_size;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value, (void **)&param_value);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->param_value.flags & AVA_BUF_PRESENT) {
+		ava_dir_param_value |= AVA_BUF_IN;
+		ava_count_param_value = (uint64_t)(param_value_size);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value, (void **)&param_value);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_param_value;
+	(void)ava_coupled_param_value;
+
+	ava_ret = ava_opencl_impl_ava_cl_set_kernel_exec_info(kernel, param_name, param_value_size, param_value);
+
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_opencl_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
@@ -8646,6 +9608,26 @@ static int ava_opencl_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
 		return ava_opencl_serve_clEnqueueBarrier(ava_w);
 	case AVA_OPENCL_FN_CLENQUEUEWAITFOREVENTS:
 		return ava_opencl_serve_clEnqueueWaitForEvents(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_SVM_ALLOC:
+		return ava_opencl_serve_ava_cl_svm_alloc(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_SVM_RELEASE:
+		return ava_opencl_serve_ava_cl_svm_release(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_SVM_MAP:
+		return ava_opencl_serve_ava_cl_svm_map(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_SVM_UNMAP:
+		return ava_opencl_serve_ava_cl_svm_unmap(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_SVM_MEMCPY:
+		return ava_opencl_serve_ava_cl_svm_memcpy(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_SVM_FILL:
+		return ava_opencl_serve_ava_cl_svm_fill(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_SET_KERNEL_ARG_SVM:
+		return ava_opencl_serve_ava_cl_set_kernel_arg_svm(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_SET_KERNEL_SVM_PTRS:
+		return ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_SVM_MIGRATE:
+		return ava_opencl_serve_ava_cl_svm_migrate(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_SET_KERNEL_EXEC_INFO:
+		return ava_opencl_serve_ava_cl_set_kernel_exec_info(ava_w);
 	default:
 		return ava_w_fail(ava_w, AVA_E_FUNC, 0, 0);
 	}
@@ -8662,7 +9644,7 @@ static void ava_opencl_destroy(uint32_t ava_type, void *ava_object)
 		(void)clReleaseEvent((cl_event)ava_object);
 		break;
 	case AVA_OPENCL_T_CL_MEM:
-		(void)clReleaseMemObject((cl_mem)ava_object);
+		(void)ava_opencl_impl_clReleaseMemObject((cl_mem)ava_object);
 		break;
 	case AVA_OPENCL_T_CL_CONTEXT:
 		(void)clReleaseContext((cl_context)ava_object);
@@ -8678,6 +9660,9 @@ static void ava_opencl_destroy(uint32_t ava_type, void *ava_object)
 		break;
 	case AVA_OPENCL_T_CL_KERNEL:
 		(void)clReleaseKernel((cl_kernel)ava_object);
+		break;
+	case AVA_OPENCL_T_AVA_CL_SVM:
+		(void)ava_opencl_impl_ava_cl_svm_release((ava_cl_svm)ava_object);
 		break;
 	default:
 		(void)ava_object;
@@ -8787,17 +9772,17 @@ static const char *const ava_opencl_func_names[] = {
 	"clEnqueueMarker",
 	"clEnqueueBarrier",
 	"clEnqueueWaitForEvents",
+	"ava_cl_svm_alloc",
+	"ava_cl_svm_release",
+	"ava_cl_svm_map",
+	"ava_cl_svm_unmap",
+	"ava_cl_svm_memcpy",
+	"ava_cl_svm_fill",
+	"ava_cl_set_kernel_arg_svm",
+	"ava_cl_set_kernel_svm_ptrs",
+	"ava_cl_svm_migrate",
+	"ava_cl_set_kernel_exec_info",
 	"clEnqueueNativeKernel",
-	"clSVMAlloc",
-	"clSVMFree",
-	"clEnqueueSVMFree",
-	"clEnqueueSVMMemcpy",
-	"clEnqueueSVMMemFill",
-	"clEnqueueSVMMap",
-	"clEnqueueSVMUnmap",
-	"clEnqueueSVMMigrateMem",
-	"clSetKernelArgSVMPointer",
-	"clSetKernelExecInfo",
 	"clSetProgramReleaseCallback",
 	"clGetGLContextInfoKHR",
 	"clCreateFromGLBuffer",
@@ -8923,17 +9908,17 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC, /* clEnqueueMarker */
 	AVA_F_ASYNC, /* clEnqueueBarrier */
 	AVA_F_ASYNC, /* clEnqueueWaitForEvents */
+	AVA_F_SYNC, /* ava_cl_svm_alloc */
+	AVA_F_SYNC, /* ava_cl_svm_release */
+	AVA_F_SYNC, /* ava_cl_svm_map */
+	AVA_F_SYNC, /* ava_cl_svm_unmap */
+	AVA_F_SYNC, /* ava_cl_svm_memcpy */
+	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_svm_fill */
+	AVA_F_ASYNC, /* ava_cl_set_kernel_arg_svm */
+	AVA_F_SYNC, /* ava_cl_set_kernel_svm_ptrs */
+	AVA_F_SYNC, /* ava_cl_svm_migrate */
+	AVA_F_SYNC, /* ava_cl_set_kernel_exec_info */
 	0, /* clEnqueueNativeKernel */
-	0, /* clSVMAlloc */
-	0, /* clSVMFree */
-	0, /* clEnqueueSVMFree */
-	0, /* clEnqueueSVMMemcpy */
-	0, /* clEnqueueSVMMemFill */
-	0, /* clEnqueueSVMMap */
-	0, /* clEnqueueSVMUnmap */
-	0, /* clEnqueueSVMMigrateMem */
-	0, /* clSetKernelArgSVMPointer */
-	0, /* clSetKernelExecInfo */
 	0, /* clSetProgramReleaseCallback */
 	0, /* clGetGLContextInfoKHR */
 	0, /* clCreateFromGLBuffer */
@@ -8967,6 +9952,7 @@ static const char *const ava_opencl_type_names[] = {
 	"cl_command_queue",
 	"cl_sampler",
 	"cl_kernel",
+	"ava_cl_svm",
 };
 
 static const struct ava_worker_spec ava_opencl_worker_spec = {
@@ -8976,7 +9962,7 @@ static const struct ava_worker_spec ava_opencl_worker_spec = {
 	.nfuncs = AVA_OPENCL_NFUNCS,
 	.func_names = ava_opencl_func_names,
 	.func_flags = ava_opencl_func_flags,
-	.ntypes = 9,
+	.ntypes = 10,
 	.type_names = ava_opencl_type_names,
 	.dispatch = ava_opencl_dispatch,
 	.destroy = ava_opencl_destroy,
