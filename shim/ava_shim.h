@@ -115,6 +115,12 @@ void ava_call_end(struct ava_call *c);
 int ava_callback_buffer(const struct ava_buf_desc *d, const uint8_t *payload, uint64_t payload_len,
 			const void **ptr);
 
+/*
+ * Fills count 8-byte slots at array with fresh guest-chosen handle ids
+ * (AVA_GUEST_ID_BIT), for objects an async call will create.
+ */
+void ava_guest_new_handle_ids(void *array, uint64_t count);
+
 /* The guest deallocated a handle: drop callbacks coupled to it. */
 void ava_guest_handle_released(const struct ava_guest_spec *spec, uint64_t handle);
 

@@ -2,6 +2,7 @@
 // The C API of shim/ava_shim.h. Generated stubs call it from arbitrary host
 // threads, so nothing may escape: every C++ exception stops here and becomes
 // a failed call with one "ava: ..." line.
+#include <atomic>
 #include <cstring>
 #include <new>
 
@@ -201,6 +202,16 @@ int ava_callback_buffer(const struct ava_buf_desc *d, const uint8_t *payload, ui
     return ava::guest::check_callback_buffer(desc, payload, payload_len, ptr).is_ok() ? 0 : -1;
   } catch (...) {
     return -1;
+  }
+}
+
+void ava_guest_new_handle_ids(void *array, uint64_t count) {
+  // One counter for the process: ids only need to be unique per guest.
+  static std::atomic<uint64_t> next{1};
+  auto *slots = static_cast<uint8_t *>(array);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t id = AVA_GUEST_ID_BIT | next.fetch_add(1, std::memory_order_relaxed);
+    std::memcpy(slots + i * sizeof id, &id, sizeof id);
   }
 }
 

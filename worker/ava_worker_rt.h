@@ -100,6 +100,18 @@ int ava_w_handles_out(struct ava_wcall *w, void *array, uint64_t n, uint32_t typ
  */
 void ava_w_handle_release(struct ava_wcall *w, uint64_t id);
 
+/*
+ * Async calls that create objects: the guest sent the ids it chose in the
+ * out array (count 8-byte slots). ava_w_guest_ids checks and saves them
+ * (before the array is used for the objects); after the call
+ * ava_w_adopt_handles registers each non-NULL object of objects under its
+ * id. An object whose id is refused is destroyed (the guest could never
+ * name it) and the call reports AVA_E_HANDLE.
+ */
+int ava_w_guest_ids(struct ava_wcall *w, const void *array, uint64_t count, uint64_t **saved);
+int ava_w_adopt_handles(struct ava_wcall *w, const uint64_t *ids, const void *objects,
+			uint64_t count, uint32_t type);
+
 /* The guest took one more reference to id (ava_retains). */
 void ava_w_handle_retain(struct ava_wcall *w, uint64_t id);
 

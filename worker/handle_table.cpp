@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "worker/handle_table.hpp"
 
+#include "ava/wire.h"
+
 #include <iterator>
 #include <random>
 
@@ -32,6 +34,23 @@ uint64_t HandleTable::insert(void *object, uint32_t type, bool owned) {
   }
   ++next_id_;
   return id;
+}
+
+bool HandleTable::insert_as(void *object, uint32_t type, uint64_t id) {
+  if ((id & AVA_GUEST_ID_MASK) != AVA_GUEST_ID_BIT)
+    return false;
+  std::lock_guard lock(mutex_);
+  if (by_id_.count(id) != 0)
+    return false;
+  by_id_.emplace(id, Value{object, type, 1u, true});
+  try {
+    // The newest id answers for the object; an older one stays valid.
+    by_object_.insert_or_assign(Key{object, type}, id);
+  } catch (...) {
+    by_id_.erase(id);
+    throw;
+  }
+  return true;
 }
 
 void *HandleTable::lookup(uint64_t id, uint32_t type) const {
@@ -68,7 +87,7 @@ bool HandleTable::release(uint64_t id) {
     return false;
   if (--it->second.refs > 0 || !it->second.created)
     return false;
-  by_object_.erase(Key{it->second.object, it->second.type});
+  forget_object_locked(it->first, it->second);
   by_id_.erase(it);
   return true;
 }
@@ -79,9 +98,15 @@ bool HandleTable::pop_newest(Entry *out) {
     return false;
   auto it = std::prev(by_id_.end());
   *out = Entry{it->first, it->second.object, it->second.type, it->second.refs};
-  by_object_.erase(Key{it->second.object, it->second.type});
+  forget_object_locked(it->first, it->second);
   by_id_.erase(it);
   return true;
+}
+
+void HandleTable::forget_object_locked(uint64_t id, const Value &value) {
+  auto it = by_object_.find(Key{value.object, value.type});
+  if (it != by_object_.end() && it->second == id)
+    by_object_.erase(it);
 }
 
 size_t HandleTable::size() const {

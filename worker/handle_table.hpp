@@ -29,6 +29,10 @@ public:
   // or retain), which teardown drops for it if it does not. Throws
   // std::bad_alloc.
   uint64_t insert(void *object, uint32_t type, bool owned);
+  // Registers a new object (one owned reference) under an id the guest chose
+  // (AVA_GUEST_ID_BIT space); false if id is outside that space or taken.
+  // Throws std::bad_alloc.
+  bool insert_as(void *object, uint32_t type, uint64_t id);
   // The object behind id if it has the given type, else nullptr.
   void *lookup(uint64_t id, uint32_t type) const;
   // Any type: the object behind id and its type, or nullptr.
@@ -62,6 +66,9 @@ private:
     uint32_t refs;
     bool created; // registered as owned at least once (made by the guest's calls)
   };
+
+  // Drops the object -> id entry if it still names id (not a newer alias).
+  void forget_object_locked(uint64_t id, const Value &value);
 
   mutable std::mutex mutex_;
   uint64_t next_id_;

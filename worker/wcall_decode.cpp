@@ -268,6 +268,58 @@ AVA_W_EXPORT void ava_w_handle_release(struct ava_wcall *w, uint64_t id) {
     w->connection->release_coupled(id);
 }
 
+AVA_W_EXPORT int ava_w_guest_ids(struct ava_wcall *w, const void *array, uint64_t count,
+                                 uint64_t **saved) {
+  *saved = nullptr;
+  if (count == 0)
+    return AVA_OK;
+  if (array == nullptr || count > w->connection->max_message() / sizeof(uint64_t))
+    return AVA_E_PROTO;
+  auto *ids = static_cast<uint64_t *>(std::malloc(count * sizeof(uint64_t)));
+  if (ids == nullptr)
+    return AVA_E_NOMEM;
+  try {
+    w->arena.push_back(ids);
+  } catch (const std::bad_alloc &) {
+    std::free(ids);
+    return AVA_E_NOMEM;
+  }
+  std::memcpy(ids, array, count * sizeof(uint64_t));
+  for (uint64_t i = 0; i < count; ++i)
+    if ((ids[i] & AVA_GUEST_ID_MASK) != AVA_GUEST_ID_BIT)
+      return AVA_E_HANDLE;
+  *saved = ids;
+  return AVA_OK;
+}
+
+AVA_W_EXPORT int ava_w_adopt_handles(struct ava_wcall *w, const uint64_t *ids, const void *objects,
+                                     uint64_t count, uint32_t type) {
+  if (ids == nullptr || objects == nullptr || count == 0)
+    return AVA_OK;
+  if (!valid_type(w, type))
+    return AVA_E_PROTO;
+  int rc = AVA_OK;
+  const auto *slots = static_cast<const uint8_t *>(objects);
+  for (uint64_t i = 0; i < count; ++i) {
+    void *object;
+    std::memcpy(&object, slots + i * sizeof object, sizeof object);
+    if (object == nullptr)
+      continue;
+    bool adopted = false;
+    try {
+      adopted = w->connection->handles().insert_as(object, type, ids[i]);
+    } catch (const std::bad_alloc &) {
+      adopted = false;
+    }
+    if (!adopted) {
+      if (w->spec->destroy != nullptr)
+        w->spec->destroy(type, object);
+      rc = AVA_E_HANDLE;
+    }
+  }
+  return rc;
+}
+
 AVA_W_EXPORT void ava_w_handle_retain(struct ava_wcall *w, uint64_t id) {
   if (id != 0)
     (void)w->connection->handles().retain(id);

@@ -163,6 +163,16 @@ void GuestGen::remote_body(const Function &fn) {
     out_.line("\tconst int ava_async = (" + *fn.async_if + ") ? 1 : 0;");
     flags = "(ava_async ? AVA_F_ASYNC : AVA_F_SYNC)";
   }
+  for (const Param &p : fn.params) {
+    if (p.info.role != Role::Buffer || !p.info.elem_allocates || !(fn.async || fn.async_if))
+      continue;
+    // Sent without waiting, the call cannot return ids: the guest picks them.
+    out_.line("\tif (" + std::string(fn.async_if ? "ava_async && " : "") + p.name +
+              " != NULL && (ava_dir_" + p.name + " & AVA_BUF_OUT)) {");
+    out_.line("\t\tava_guest_new_handle_ids(" + p.name + ", ava_count_" + p.name + ");");
+    out_.line("\t\tava_dir_" + p.name + " = AVA_BUF_IN;");
+    out_.line("\t}");
+  }
   out_.line("\tif (ava_call_begin(&ava_c, " + spec_ref() + ", " + fn_id_macro(spec_, fn) + ", " +
             flags + (fn.flush ? " | AVA_F_FLUSH" : "") + ") != 0)");
   out_.line("\t\tgoto ava_fail;");

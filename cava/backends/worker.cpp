@@ -26,6 +26,10 @@ private:
     return "return ava_w_fail(ava_w, ava_st, " + cls + ", " + err + ");";
   }
   bool has_impl(const Function &fn) const { return !fn.code.empty(); }
+  // An out array of created handles of a call that may be sent async.
+  static bool guest_named(const Function &fn, const Param &p) {
+    return p.info.role == Role::Buffer && p.info.elem_allocates && (fn.async || fn.async_if);
+  }
 
   const Spec &spec_;
   std::string p_;
@@ -202,6 +206,8 @@ void WorkerGen::handler(const Function &fn) {
       out_.line("\tuint32_t ava_life_" + p.name + " = AVA_LIFETIME_CALL;");
       out_.line("\tuint64_t ava_coupled_" + p.name + " = 0;");
     }
+    if (guest_named(fn, p))
+      out_.line("\tuint64_t *ava_ids_" + p.name + " = NULL;");
   }
   out_.line("\tint ava_st;");
   out_.line();
@@ -257,12 +263,25 @@ void WorkerGen::handler(const Function &fn) {
       out_.line("\tif (" + f + ".flags & AVA_BUF_PRESENT) {");
       emit_annotation_eval(out_, p.block, p, "\t\t", coupled);
       out_.line("\t}");
+      if (guest_named(fn, p)) {
+        out_.line("\t/* Sent async: the guest names the objects the call creates. */");
+        out_.line("\tif (ava_w_is_async(ava_w) && (ava_dir_" + p.name + " & AVA_BUF_OUT))");
+        out_.line("\t\tava_dir_" + p.name + " = AVA_BUF_IN;");
+      }
       out_.line("\tava_st = ava_w_buffer_check(ava_w, &" + f + ", ava_count_" + p.name + ", " +
                 elem_size_expr(p) + ", ava_dir_" + p.name +
                 (p.info.elem_handle_type ? " | AVA_W_PRIVATE" : "") + ", (void **)&" + p.name +
                 ");");
       out_.line("\tif (ava_st != 0)");
       out_.line("\t\t" + fail_return(fn));
+      if (guest_named(fn, p)) {
+        out_.line("\tif (ava_w_is_async(ava_w) && " + p.name + " != NULL) {");
+        out_.line("\t\tava_st = ava_w_guest_ids(ava_w, " + p.name + ", ava_count_" + p.name +
+                  ", &ava_ids_" + p.name + ");");
+        out_.line("\t\tif (ava_st != 0)");
+        out_.line("\t\t\t" + fail_return(fn));
+        out_.line("\t}");
+      }
       if (p.info.elem_handle_type) {
         out_.line("\tif (" + p.name + " != NULL && (ava_dir_" + p.name + " & AVA_BUF_IN))");
         out_.line("\t\t(void)ava_w_handles_in(ava_w, (void *)" + p.name + ", ava_count_" + p.name +
@@ -301,7 +320,18 @@ void WorkerGen::handler(const Function &fn) {
   const std::string target = has_impl(fn) ? p_ + "_impl_" + fn.name : fn.name;
   out_.line("\t" + std::string(has_ret ? "ava_ret = " : "") + target + "(" + arg_list(fn) + ");");
   out_.line();
+  auto adopt = [&](const std::string &indent) {
+    for (const Param &p : fn.params) {
+      if (!guest_named(fn, p))
+        continue;
+      out_.line(indent + "if (ava_ids_" + p.name + " != NULL)");
+      out_.line(indent + "\t(void)ava_w_adopt_handles(ava_w, ava_ids_" + p.name + ", " + p.name +
+                ", ava_count_" + p.name + ", " + type_id_macro(spec_, p.info.elem_handle_type) +
+                ");");
+    }
+  };
   if (fn.async) {
+    adopt("\t");
     if (fn.success && has_ret) {
       out_.line("\tif (!(ava_ret == (" + *fn.success + ")))");
       out_.line("\t\tava_w_async_error(ava_w, " + std::to_string(fn.ret_class) +
@@ -315,6 +345,7 @@ void WorkerGen::handler(const Function &fn) {
   if (fn.async_if) {
     // Sent async (the guest's condition held): no reply, errors come later.
     out_.line("\tif (ava_w_is_async(ava_w)) {");
+    adopt("\t\t");
     if (fn.success && has_ret) {
       out_.line("\t\tif (!(ava_ret == (" + *fn.success + ")))");
       out_.line("\t\t\tava_w_async_error(ava_w, " + std::to_string(fn.ret_class) +

@@ -514,12 +514,15 @@ void Validator::resolve_function(Function &fn) {
     if (fn.ret.kind != TypeInfo::Kind::Void && !fn.success)
       diag_.error(fn.loc, "ava_async " + fn.name +
                               " needs ava_success(value): it returns before the call is made");
+    // Out arrays of created handles are fine: the guest picks their ids.
     for (const Param &p : fn.params) {
-      if (p.info.may_out)
+      if (p.info.may_out && !p.info.elem_allocates)
         diag_.error(p.loc, "ava_async " + fn.name + " cannot have the out buffer '" + p.name + "'");
-      if (p.info.elem_allocates || p.info.role == Role::Callback)
-        diag_.error(p.loc,
-                    "ava_async " + fn.name + " cannot allocate handles or register callbacks");
+      if (p.info.elem_allocates && p.info.may_in)
+        diag_.error(p.loc, "ava_async " + fn.name + ": the handles '" + p.name +
+                               "' creates must be ava_out only");
+      if (p.info.role == Role::Callback)
+        diag_.error(p.loc, "ava_async " + fn.name + " cannot register callbacks");
     }
     if (fn.ret_info.allocates)
       diag_.error(fn.loc, "ava_async " + fn.name + " cannot return an allocated handle");

@@ -93,6 +93,16 @@ typedef int64_t ava_s64;
 #define AVA_E_TIMEOUT (-10)     /* no answer within the configured time */
 #define AVA_E_STATE (-11)       /* call out of order (e.g. before HELLO) */
 
+/*
+ * Handle ids. The worker picks the ids of objects that sync calls return;
+ * an async call that creates objects (an enqueue returning an event) cannot
+ * wait for them, so the guest picks those ids, from its own space (bit 62
+ * set), and sends them with the call; the worker registers the objects under
+ * them, refusing any that is taken or outside that space.
+ */
+#define AVA_GUEST_ID_BIT (1ull << 62)
+#define AVA_GUEST_ID_MASK (3ull << 62) /* bits 63..62 of a guest-chosen id: exactly 01 */
+
 /* Default upper bound of one message; channels may configure it lower. */
 #define AVA_MSG_MAX_DEFAULT (1ull << 32)
 

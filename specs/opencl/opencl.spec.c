@@ -1567,6 +1567,7 @@ cl_int ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t
 			   cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 			   cl_event *event)
 {
+	ava_async;
 	ava_argument(data) { ava_in; ava_buffer(ava_cl_span(buffer, offset, size)); }
 	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
 	ava_argument(event) {
@@ -2131,9 +2132,9 @@ cl_int clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name,
 }
 
 /* ------------------------------------------------------------------------
- * Enqueued commands. Those that return no event and read nothing back are
- * sent without waiting (their data travels with them); the worker runs
- * them in the order the guest's threads issued them.
+ * Enqueued commands. Those that read nothing back are sent without waiting
+ * (their data travels with them; an event they return gets an id the guest
+ * picks); the worker runs them in the order the guest's threads issued them.
  * ------------------------------------------------------------------------ */
 /* Reads always complete before returning, which a non-blocking read may do too. */
 cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read,
@@ -2161,7 +2162,7 @@ cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bo
 			    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 			    cl_event *event)
 {
-	if (blocking_write == CL_FALSE && event == NULL) {
+	if (blocking_write == CL_FALSE) {
 		ava_async;
 	}
 	ava_argument(ptr) {
@@ -2216,7 +2217,7 @@ cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer,
 				cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 				cl_event *event)
 {
-	if (blocking_write == CL_FALSE && event == NULL) {
+	if (blocking_write == CL_FALSE) {
 		ava_async;
 	}
 	ava_argument(buffer_origin) { ava_in; ava_buffer(3); }
@@ -2243,9 +2244,7 @@ cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl
 			   cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 			   cl_event *event)
 {
-	if (event == NULL) {
-		ava_async;
-	}
+	ava_async;
 	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
 	ava_argument(event) {
 		ava_out;
@@ -2261,9 +2260,7 @@ cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer
 			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 			       cl_event *event)
 {
-	if (event == NULL) {
-		ava_async;
-	}
+	ava_async;
 	ava_argument(src_origin) { ava_in; ava_buffer(3); }
 	ava_argument(dst_origin) { ava_in; ava_buffer(3); }
 	ava_argument(region) { ava_in; ava_buffer(3); }
@@ -2280,9 +2277,7 @@ cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const 
 			   cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 			   cl_event *event)
 {
-	if (event == NULL) {
-		ava_async;
-	}
+	ava_async;
 	ava_argument(pattern) { ava_in; ava_buffer(pattern_size <= 128 ? pattern_size : 0); }
 	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
 	ava_argument(event) {
@@ -2324,7 +2319,7 @@ cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool
 			   cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 			   cl_event *event)
 {
-	if (blocking_write == CL_FALSE && event == NULL) {
+	if (blocking_write == CL_FALSE) {
 		ava_async;
 	}
 	ava_argument(origin) { ava_in; ava_buffer(3); }
@@ -2350,9 +2345,7 @@ cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const vo
 			  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 			  cl_event *event)
 {
-	if (event == NULL) {
-		ava_async;
-	}
+	ava_async;
 	/* Four 32-bit channels: float4, int4 or uint4. */
 	ava_argument(fill_color) { ava_in; ava_buffer(16); }
 	ava_argument(origin) { ava_in; ava_buffer(3); }
@@ -2370,9 +2363,7 @@ cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_m
 			  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 			  cl_event *event)
 {
-	if (event == NULL) {
-		ava_async;
-	}
+	ava_async;
 	ava_argument(src_origin) { ava_in; ava_buffer(3); }
 	ava_argument(dst_origin) { ava_in; ava_buffer(3); }
 	ava_argument(region) { ava_in; ava_buffer(3); }
@@ -2389,9 +2380,7 @@ cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_ima
 				  size_t dst_offset, cl_uint num_events_in_wait_list,
 				  const cl_event *event_wait_list, cl_event *event)
 {
-	if (event == NULL) {
-		ava_async;
-	}
+	ava_async;
 	ava_argument(src_origin) { ava_in; ava_buffer(3); }
 	ava_argument(region) { ava_in; ava_buffer(3); }
 	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
@@ -2407,9 +2396,7 @@ cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buf
 				  const size_t *region, cl_uint num_events_in_wait_list,
 				  const cl_event *event_wait_list, cl_event *event)
 {
-	if (event == NULL) {
-		ava_async;
-	}
+	ava_async;
 	ava_argument(dst_origin) { ava_in; ava_buffer(3); }
 	ava_argument(region) { ava_in; ava_buffer(3); }
 	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
@@ -2425,9 +2412,7 @@ cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_me
 				  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 				  cl_event *event)
 {
-	if (event == NULL) {
-		ava_async;
-	}
+	ava_async;
 	ava_argument(mem_objects) { ava_in; ava_buffer(num_mem_objects); }
 	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
 	ava_argument(event) {
@@ -2442,9 +2427,7 @@ cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, 
 			      const size_t *local_work_size, cl_uint num_events_in_wait_list,
 			      const cl_event *event_wait_list, cl_event *event)
 {
-	if (event == NULL) {
-		ava_async;
-	}
+	ava_async;
 	/* More than 3 dimensions is an error the API reports without reading them. */
 	ava_argument(global_work_offset) { ava_in; ava_buffer(work_dim <= 3 ? work_dim : 0); }
 	ava_argument(global_work_size) { ava_in; ava_buffer(work_dim <= 3 ? work_dim : 0); }
@@ -2465,9 +2448,7 @@ cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 		     cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 		     cl_event *event)
 {
-	if (event == NULL) {
-		ava_async;
-	}
+	ava_async;
 	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
 	ava_argument(event) {
 		ava_out;
@@ -2482,9 +2463,7 @@ cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list,
 				   const cl_event *event_wait_list, cl_event *event)
 {
-	if (event == NULL) {
-		ava_async;
-	}
+	ava_async;
 	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
 	ava_argument(event) {
 		ava_out;
@@ -2497,9 +2476,7 @@ cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
 				    cl_uint num_events_in_wait_list,
 				    const cl_event *event_wait_list, cl_event *event)
 {
-	if (event == NULL) {
-		ava_async;
-	}
+	ava_async;
 	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
 	ava_argument(event) {
 		ava_out;
@@ -2510,6 +2487,7 @@ cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
 
 cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
+	ava_async;
 	ava_argument(event) {
 		ava_out;
 		ava_buffer(1);
@@ -2657,6 +2635,7 @@ cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t o
 			size_t size, const void *data, cl_uint num_events_in_wait_list,
 			const cl_event *event_wait_list, cl_event *event)
 {
+	ava_async;
 	ava_argument(data) { ava_in; ava_buffer(size); }
 	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
 	ava_argument(event) {
@@ -2684,6 +2663,10 @@ cl_int ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, siz
 			 void *dst_host, cl_uint num_events_in_wait_list,
 			 const cl_event *event_wait_list, cl_event *event)
 {
+	/* Only a copy into host memory needs the answer before returning. */
+	if (dst_host == NULL) {
+		ava_async;
+	}
 	ava_argument(src_host) { ava_in; ava_buffer(size); }
 	ava_argument(dst_host) { ava_out; ava_buffer(size); }
 	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
@@ -2706,9 +2689,7 @@ cl_int ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t of
 		       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 		       cl_event *event)
 {
-	if (event == NULL) {
-		ava_async;
-	}
+	ava_async;
 	ava_argument(pattern) { ava_in; ava_buffer(pattern_size <= 128 ? pattern_size : 0); }
 	ava_argument(event_wait_list) { ava_in; ava_buffer(num_events_in_wait_list); }
 	ava_argument(event) {

@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "ava/wire.h"
 #include "worker/handle_table.hpp"
 
 using ava::HandleTable;
@@ -75,6 +76,27 @@ Test(worker_handles, references_keep_an_id_alive) {
   cr_expect_eq(table.lookup_any(ir, &type), &root);
   cr_expect_eq(type, 1u);
   cr_expect_null(table.lookup_any(ir + 1000, &type));
+}
+
+// Objects created by async calls get the ids the guest chose.
+Test(worker_handles, guest_chosen_ids) {
+  HandleTable table;
+  int a = 0, b = 0;
+  const uint64_t mine = AVA_GUEST_ID_BIT | 7;
+  cr_expect(table.insert_as(&a, 1, mine));
+  cr_expect_eq(table.lookup(mine, 1), &a);
+  cr_expect_not(table.insert_as(&b, 1, mine), "an id is taken once");
+  cr_expect_not(table.insert_as(&b, 1, 7), "outside the guest's space");
+  cr_expect_not(table.insert_as(&b, 1, AVA_GUEST_ID_MASK | 8), "bit 63 set");
+  cr_expect_eq(table.insert(&a, 1, false), mine, "the object answers with the guest's id");
+  // A second id for the same object (aliases) lives on its own references.
+  const uint64_t again = AVA_GUEST_ID_BIT | 8;
+  cr_expect(table.insert_as(&a, 1, again));
+  cr_expect(table.release(again));
+  cr_expect_eq(table.lookup(mine, 1), &a, "the older id survives the alias' release");
+  cr_expect(table.release(mine));
+  cr_expect_null(table.lookup(mine, 1));
+  cr_expect_eq(table.size(), 0u);
 }
 
 Test(worker_handles, ids_are_tagged) {

@@ -556,7 +556,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 }
 
 #line 559 "opencl_guest.c"
-#line 1668 "specs/opencl/opencl.spec.c"
+#line 1669 "specs/opencl/opencl.spec.c"
 
 #define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
 #define AVA_CL_MAX_ARG_INFO_PROGRAMS 4096
@@ -670,7 +670,7 @@ static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
 }
 
 #line 673 "opencl_guest.c"
-#line 2547 "specs/opencl/opencl.spec.c"
+#line 2525 "specs/opencl/opencl.spec.c"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
 /* What the worker keeps per allocation. */
@@ -1099,7 +1099,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 }
 
 #line 1102 "opencl_guest.c"
-#line 2811 "specs/opencl/opencl.spec.c"
+#line 2792 "specs/opencl/opencl.spec.c"
 
 struct ava_cl_svm_block {
 	char *ptr;
@@ -3922,9 +3922,7 @@ ava_fail:
 cl_int ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_ava_cl_unmap_buffer_call ava_a;
-	const struct ava_opencl_ava_cl_unmap_buffer_reply *ava_r = NULL;
 	struct ava_call ava_c;
-	cl_int ava_ret;
 	uint32_t ava_dir_data = 0;
 	uint64_t ava_count_data = 0;
 	uint32_t ava_life_data = AVA_LIFETIME_CALL;
@@ -3957,7 +3955,11 @@ cl_int ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER, AVA_F_SYNC) != 0)
+	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
@@ -3968,20 +3970,10 @@ cl_int ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
-	if (ava_dir_event & AVA_BUF_OUT)
-		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
-	if (ava_c.failed)
-		goto ava_fail;
-	ava_ret = (cl_int)ava_r->ret;
-	if (ava_ret == (CL_SUCCESS)) {
-		int64_t ava_async_value;
-		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
-			ava_ret = (cl_int)ava_async_value;
-	}
 	ava_call_end(&ava_c);
-	return ava_ret;
+	return (cl_int)(CL_SUCCESS);
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -4351,13 +4343,13 @@ ava_fail:
 AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
 #define ava_execute() ava_opencl_remote_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
-#line 1793 "specs/opencl/opencl.spec.c"
+#line 1794 "specs/opencl/opencl.spec.c"
 	char *ava_owned;
 	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4361 "opencl_guest.c"
+#line 4353 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4593,11 +4585,11 @@ ava_fail:
 AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() ava_opencl_remote_clUnloadPlatformCompiler(platform)
-#line 1868 "specs/opencl/opencl.spec.c"
+#line 1869 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4601 "opencl_guest.c"
+#line 4593 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4790,7 +4782,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1931 "specs/opencl/opencl.spec.c"
+#line 1932 "specs/opencl/opencl.spec.c"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -4815,7 +4807,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 4819 "opencl_guest.c"
+#line 4811 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5112,7 +5104,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 2031 "specs/opencl/opencl.spec.c"
+#line 2032 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_KERNEL_CONTEXT)
@@ -5121,7 +5113,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
 	}
 	return ret;
-#line 5125 "opencl_guest.c"
+#line 5117 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5186,12 +5178,12 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 2046 "specs/opencl/opencl.spec.c"
+#line 2047 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5195 "opencl_guest.c"
+#line 5187 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5423,7 +5415,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret)
-#line 2083 "specs/opencl/opencl.spec.c"
+#line 2084 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_EVENT_COMMAND_QUEUE)
@@ -5432,7 +5424,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	}
 	return ret;
-#line 5436 "opencl_guest.c"
+#line 5428 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5729,11 +5721,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2154 "specs/opencl/opencl.spec.c"
+#line 2155 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5737 "opencl_guest.c"
+#line 5729 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5776,7 +5768,11 @@ static cl_int ava_opencl_remote_clEnqueueWriteBuffer(cl_command_queue command_qu
 		ava_count_event = (uint64_t)(1);
 	}
 	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (blocking_write == CL_FALSE && event == NULL) ? 1 : 0;
+	const int ava_async = (blocking_write == CL_FALSE) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
 	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFER, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
@@ -5817,11 +5813,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2179 "specs/opencl/opencl.spec.c"
+#line 2180 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5825 "opencl_guest.c"
+#line 5821 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5936,11 +5932,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2206 "specs/opencl/opencl.spec.c"
+#line 2207 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5944 "opencl_guest.c"
+#line 5940 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6014,7 +6010,11 @@ static cl_int ava_opencl_remote_clEnqueueWriteBufferRect(cl_command_queue comman
 		ava_count_event = (uint64_t)(1);
 	}
 	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (blocking_write == CL_FALSE && event == NULL) ? 1 : 0;
+	const int ava_async = (blocking_write == CL_FALSE) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
 	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFERRECT, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
@@ -6060,7 +6060,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2236 "specs/opencl/opencl.spec.c"
+#line 2237 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
@@ -6071,9 +6071,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBuffer_call ava_a;
-	const struct ava_opencl_clEnqueueCopyBuffer_reply *ava_r = NULL;
 	struct ava_call ava_c;
-	cl_int ava_ret;
 	uint32_t ava_dir_event_wait_list = 0;
 	uint64_t ava_count_event_wait_list = 0;
 	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
@@ -6096,9 +6094,11 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (event == NULL) ? 1 : 0;
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFER, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFER, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_buffer = (ava_u64)(uintptr_t)src_buffer;
@@ -6109,26 +6109,10 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_async) {
-		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_call_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
-	if (ava_dir_event & AVA_BUF_OUT)
-		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
-	if (ava_c.failed)
-		goto ava_fail;
-	ava_ret = (cl_int)ava_r->ret;
-	if (ava_ret == (CL_SUCCESS)) {
-		int64_t ava_async_value;
-		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
-			ava_ret = (cl_int)ava_async_value;
-	}
 	ava_call_end(&ava_c);
-	return ava_ret;
+	return (cl_int)(CL_SUCCESS);
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -6138,9 +6122,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBufferRect_call ava_a;
-	const struct ava_opencl_clEnqueueCopyBufferRect_reply *ava_r = NULL;
 	struct ava_call ava_c;
-	cl_int ava_ret;
 	uint32_t ava_dir_src_origin = 0;
 	uint64_t ava_count_src_origin = 0;
 	uint32_t ava_life_src_origin = AVA_LIFETIME_CALL;
@@ -6193,9 +6175,11 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (event == NULL) ? 1 : 0;
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERRECT, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERRECT, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_buffer = (ava_u64)(uintptr_t)src_buffer;
@@ -6210,26 +6194,10 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_async) {
-		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_call_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
-	if (ava_dir_event & AVA_BUF_OUT)
-		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
-	if (ava_c.failed)
-		goto ava_fail;
-	ava_ret = (cl_int)ava_r->ret;
-	if (ava_ret == (CL_SUCCESS)) {
-		int64_t ava_async_value;
-		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
-			ava_ret = (cl_int)ava_async_value;
-	}
 	ava_call_end(&ava_c);
-	return ava_ret;
+	return (cl_int)(CL_SUCCESS);
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -6239,9 +6207,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueFillBuffer_call ava_a;
-	const struct ava_opencl_clEnqueueFillBuffer_reply *ava_r = NULL;
 	struct ava_call ava_c;
-	cl_int ava_ret;
 	uint32_t ava_dir_pattern = 0;
 	uint64_t ava_count_pattern = 0;
 	uint32_t ava_life_pattern = AVA_LIFETIME_CALL;
@@ -6274,9 +6240,11 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (event == NULL) ? 1 : 0;
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEFILLBUFFER, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEFILLBUFFER, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
@@ -6287,26 +6255,10 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_async) {
-		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_call_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
-	if (ava_dir_event & AVA_BUF_OUT)
-		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
-	if (ava_c.failed)
-		goto ava_fail;
-	ava_ret = (cl_int)ava_r->ret;
-	if (ava_ret == (CL_SUCCESS)) {
-		int64_t ava_async_value;
-		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
-			ava_ret = (cl_int)ava_async_value;
-	}
 	ava_call_end(&ava_c);
-	return ava_ret;
+	return (cl_int)(CL_SUCCESS);
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -6412,11 +6364,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2316 "specs/opencl/opencl.spec.c"
+#line 2311 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6420 "opencl_guest.c"
+#line 6372 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6479,7 +6431,11 @@ static cl_int ava_opencl_remote_clEnqueueWriteImage(cl_command_queue command_que
 		ava_count_event = (uint64_t)(1);
 	}
 	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (blocking_write == CL_FALSE && event == NULL) ? 1 : 0;
+	const int ava_async = (blocking_write == CL_FALSE) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
 	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEIMAGE, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
@@ -6522,20 +6478,18 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2343 "specs/opencl/opencl.spec.c"
+#line 2338 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6530 "opencl_guest.c"
+#line 6486 "opencl_guest.c"
 #undef ava_execute
 }
 
 AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueFillImage_call ava_a;
-	const struct ava_opencl_clEnqueueFillImage_reply *ava_r = NULL;
 	struct ava_call ava_c;
-	cl_int ava_ret;
 	uint32_t ava_dir_fill_color = 0;
 	uint64_t ava_count_fill_color = 0;
 	uint32_t ava_life_fill_color = AVA_LIFETIME_CALL;
@@ -6588,9 +6542,11 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (event == NULL) ? 1 : 0;
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEFILLIMAGE, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEFILLIMAGE, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.image = (ava_u64)(uintptr_t)image;
@@ -6600,26 +6556,10 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_async) {
-		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_call_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
-	if (ava_dir_event & AVA_BUF_OUT)
-		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
-	if (ava_c.failed)
-		goto ava_fail;
-	ava_ret = (cl_int)ava_r->ret;
-	if (ava_ret == (CL_SUCCESS)) {
-		int64_t ava_async_value;
-		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
-			ava_ret = (cl_int)ava_async_value;
-	}
 	ava_call_end(&ava_c);
-	return ava_ret;
+	return (cl_int)(CL_SUCCESS);
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -6629,9 +6569,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyImage_call ava_a;
-	const struct ava_opencl_clEnqueueCopyImage_reply *ava_r = NULL;
 	struct ava_call ava_c;
-	cl_int ava_ret;
 	uint32_t ava_dir_src_origin = 0;
 	uint64_t ava_count_src_origin = 0;
 	uint32_t ava_life_src_origin = AVA_LIFETIME_CALL;
@@ -6684,9 +6622,11 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (event == NULL) ? 1 : 0;
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYIMAGE, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYIMAGE, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_image = (ava_u64)(uintptr_t)src_image;
@@ -6697,26 +6637,10 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_async) {
-		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_call_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
-	if (ava_dir_event & AVA_BUF_OUT)
-		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
-	if (ava_c.failed)
-		goto ava_fail;
-	ava_ret = (cl_int)ava_r->ret;
-	if (ava_ret == (CL_SUCCESS)) {
-		int64_t ava_async_value;
-		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
-			ava_ret = (cl_int)ava_async_value;
-	}
 	ava_call_end(&ava_c);
-	return ava_ret;
+	return (cl_int)(CL_SUCCESS);
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -6726,9 +6650,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyImageToBuffer_call ava_a;
-	const struct ava_opencl_clEnqueueCopyImageToBuffer_reply *ava_r = NULL;
 	struct ava_call ava_c;
-	cl_int ava_ret;
 	uint32_t ava_dir_src_origin = 0;
 	uint64_t ava_count_src_origin = 0;
 	uint32_t ava_life_src_origin = AVA_LIFETIME_CALL;
@@ -6771,9 +6693,11 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (event == NULL) ? 1 : 0;
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYIMAGETOBUFFER, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYIMAGETOBUFFER, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_image = (ava_u64)(uintptr_t)src_image;
@@ -6784,26 +6708,10 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_async) {
-		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_call_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
-	if (ava_dir_event & AVA_BUF_OUT)
-		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
-	if (ava_c.failed)
-		goto ava_fail;
-	ava_ret = (cl_int)ava_r->ret;
-	if (ava_ret == (CL_SUCCESS)) {
-		int64_t ava_async_value;
-		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
-			ava_ret = (cl_int)ava_async_value;
-	}
 	ava_call_end(&ava_c);
-	return ava_ret;
+	return (cl_int)(CL_SUCCESS);
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -6813,9 +6721,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBufferToImage_call ava_a;
-	const struct ava_opencl_clEnqueueCopyBufferToImage_reply *ava_r = NULL;
 	struct ava_call ava_c;
-	cl_int ava_ret;
 	uint32_t ava_dir_dst_origin = 0;
 	uint64_t ava_count_dst_origin = 0;
 	uint32_t ava_life_dst_origin = AVA_LIFETIME_CALL;
@@ -6858,9 +6764,11 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (event == NULL) ? 1 : 0;
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERTOIMAGE, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERTOIMAGE, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_buffer = (ava_u64)(uintptr_t)src_buffer;
@@ -6871,26 +6779,10 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_async) {
-		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_call_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
-	if (ava_dir_event & AVA_BUF_OUT)
-		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
-	if (ava_c.failed)
-		goto ava_fail;
-	ava_ret = (cl_int)ava_r->ret;
-	if (ava_ret == (CL_SUCCESS)) {
-		int64_t ava_async_value;
-		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
-			ava_ret = (cl_int)ava_async_value;
-	}
 	ava_call_end(&ava_c);
-	return ava_ret;
+	return (cl_int)(CL_SUCCESS);
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -6900,9 +6792,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueMigrateMemObjects_call ava_a;
-	const struct ava_opencl_clEnqueueMigrateMemObjects_reply *ava_r = NULL;
 	struct ava_call ava_c;
-	cl_int ava_ret;
 	uint32_t ava_dir_mem_objects = 0;
 	uint64_t ava_count_mem_objects = 0;
 	uint32_t ava_life_mem_objects = AVA_LIFETIME_CALL;
@@ -6935,9 +6825,11 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (event == NULL) ? 1 : 0;
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMIGRATEMEMOBJECTS, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMIGRATEMEMOBJECTS, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.num_mem_objects = (ava_u64)num_mem_objects;
@@ -6946,26 +6838,10 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_async) {
-		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_call_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
-	if (ava_dir_event & AVA_BUF_OUT)
-		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
-	if (ava_c.failed)
-		goto ava_fail;
-	ava_ret = (cl_int)ava_r->ret;
-	if (ava_ret == (CL_SUCCESS)) {
-		int64_t ava_async_value;
-		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
-			ava_ret = (cl_int)ava_async_value;
-	}
 	ava_call_end(&ava_c);
-	return ava_ret;
+	return (cl_int)(CL_SUCCESS);
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -6975,9 +6851,7 @@ ava_fail:
 static cl_int ava_opencl_remote_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueNDRangeKernel_call ava_a;
-	const struct ava_opencl_clEnqueueNDRangeKernel_reply *ava_r = NULL;
 	struct ava_call ava_c;
-	cl_int ava_ret;
 	uint32_t ava_dir_global_work_offset = 0;
 	uint64_t ava_count_global_work_offset = 0;
 	uint32_t ava_life_global_work_offset = AVA_LIFETIME_CALL;
@@ -7030,9 +6904,11 @@ static cl_int ava_opencl_remote_clEnqueueNDRangeKernel(cl_command_queue command_
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (event == NULL) ? 1 : 0;
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUENDRANGEKERNEL, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUENDRANGEKERNEL, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
@@ -7043,26 +6919,10 @@ static cl_int ava_opencl_remote_clEnqueueNDRangeKernel(cl_command_queue command_
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_async) {
-		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_call_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
-	if (ava_dir_event & AVA_BUF_OUT)
-		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
-	if (ava_c.failed)
-		goto ava_fail;
-	ava_ret = (cl_int)ava_r->ret;
-	if (ava_ret == (CL_SUCCESS)) {
-		int64_t ava_async_value;
-		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
-			ava_ret = (cl_int)ava_async_value;
-	}
 	ava_call_end(&ava_c);
-	return ava_ret;
+	return (cl_int)(CL_SUCCESS);
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7072,20 +6932,18 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 2459 "specs/opencl/opencl.spec.c"
+#line 2442 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7080 "opencl_guest.c"
+#line 6940 "opencl_guest.c"
 #undef ava_execute
 }
 
 static cl_int ava_opencl_remote_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueTask_call ava_a;
-	const struct ava_opencl_clEnqueueTask_reply *ava_r = NULL;
 	struct ava_call ava_c;
-	cl_int ava_ret;
 	uint32_t ava_dir_event_wait_list = 0;
 	uint64_t ava_count_event_wait_list = 0;
 	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
@@ -7108,35 +6966,21 @@ static cl_int ava_opencl_remote_clEnqueueTask(cl_command_queue command_queue, cl
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (event == NULL) ? 1 : 0;
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUETASK, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUETASK, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_async) {
-		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_call_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
-	if (ava_dir_event & AVA_BUF_OUT)
-		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
-	if (ava_c.failed)
-		goto ava_fail;
-	ava_ret = (cl_int)ava_r->ret;
-	if (ava_ret == (CL_SUCCESS)) {
-		int64_t ava_async_value;
-		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
-			ava_ret = (cl_int)ava_async_value;
-	}
 	ava_call_end(&ava_c);
-	return ava_ret;
+	return (cl_int)(CL_SUCCESS);
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7146,20 +6990,18 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 2477 "specs/opencl/opencl.spec.c"
+#line 2458 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7154 "opencl_guest.c"
+#line 6998 "opencl_guest.c"
 #undef ava_execute
 }
 
 AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueMarkerWithWaitList_call ava_a;
-	const struct ava_opencl_clEnqueueMarkerWithWaitList_reply *ava_r = NULL;
 	struct ava_call ava_c;
-	cl_int ava_ret;
 	uint32_t ava_dir_event_wait_list = 0;
 	uint64_t ava_count_event_wait_list = 0;
 	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
@@ -7182,34 +7024,20 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (event == NULL) ? 1 : 0;
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMARKERWITHWAITLIST, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMARKERWITHWAITLIST, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_async) {
-		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_call_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
-	if (ava_dir_event & AVA_BUF_OUT)
-		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
-	if (ava_c.failed)
-		goto ava_fail;
-	ava_ret = (cl_int)ava_r->ret;
-	if (ava_ret == (CL_SUCCESS)) {
-		int64_t ava_async_value;
-		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
-			ava_ret = (cl_int)ava_async_value;
-	}
 	ava_call_end(&ava_c);
-	return ava_ret;
+	return (cl_int)(CL_SUCCESS);
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7219,9 +7047,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueBarrierWithWaitList_call ava_a;
-	const struct ava_opencl_clEnqueueBarrierWithWaitList_reply *ava_r = NULL;
 	struct ava_call ava_c;
-	cl_int ava_ret;
 	uint32_t ava_dir_event_wait_list = 0;
 	uint64_t ava_count_event_wait_list = 0;
 	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
@@ -7244,34 +7070,20 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (event == NULL) ? 1 : 0;
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEBARRIERWITHWAITLIST, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEBARRIERWITHWAITLIST, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_async) {
-		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_call_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
-	if (ava_dir_event & AVA_BUF_OUT)
-		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
-	if (ava_c.failed)
-		goto ava_fail;
-	ava_ret = (cl_int)ava_r->ret;
-	if (ava_ret == (CL_SUCCESS)) {
-		int64_t ava_async_value;
-		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
-			ava_ret = (cl_int)ava_async_value;
-	}
 	ava_call_end(&ava_c);
-	return ava_ret;
+	return (cl_int)(CL_SUCCESS);
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7281,9 +7093,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 	struct ava_opencl_clEnqueueMarker_call ava_a;
-	const struct ava_opencl_clEnqueueMarker_reply *ava_r = NULL;
 	struct ava_call ava_c;
-	cl_int ava_ret;
 	uint32_t ava_dir_event = 0;
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
@@ -7296,24 +7106,18 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMARKER, AVA_F_SYNC) != 0)
+	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMARKER, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
-	if (ava_dir_event & AVA_BUF_OUT)
-		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
-	if (ava_c.failed)
-		goto ava_fail;
-	ava_ret = (cl_int)ava_r->ret;
-	if (ava_ret == (CL_SUCCESS)) {
-		int64_t ava_async_value;
-		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
-			ava_ret = (cl_int)ava_async_value;
-	}
 	ava_call_end(&ava_c);
-	return ava_ret;
+	return (cl_int)(CL_SUCCESS);
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7502,9 +7306,7 @@ ava_fail:
 cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_ava_cl_svm_unmap_call ava_a;
-	const struct ava_opencl_ava_cl_svm_unmap_reply *ava_r = NULL;
 	struct ava_call ava_c;
-	cl_int ava_ret;
 	uint32_t ava_dir_data = 0;
 	uint64_t ava_count_data = 0;
 	uint32_t ava_life_data = AVA_LIFETIME_CALL;
@@ -7537,7 +7339,11 @@ cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t o
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_UNMAP, AVA_F_SYNC) != 0)
+	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_UNMAP, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.svm = (ava_u64)(uintptr_t)svm;
@@ -7547,20 +7353,10 @@ cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t o
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
-	if (ava_dir_event & AVA_BUF_OUT)
-		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
-	if (ava_c.failed)
-		goto ava_fail;
-	ava_ret = (cl_int)ava_r->ret;
-	if (ava_ret == (CL_SUCCESS)) {
-		int64_t ava_async_value;
-		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
-			ava_ret = (cl_int)ava_async_value;
-	}
 	ava_call_end(&ava_c);
-	return ava_ret;
+	return (cl_int)(CL_SUCCESS);
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7615,7 +7411,13 @@ cl_int ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, siz
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_MEMCPY, AVA_F_SYNC) != 0)
+	/* Sent without waiting only when the spec's condition holds. */
+	const int ava_async = (dst_host == NULL) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_MEMCPY, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.dst_svm = (ava_u64)(uintptr_t)dst_svm;
@@ -7628,6 +7430,12 @@ cl_int ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, siz
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_dst_host & AVA_BUF_OUT)
@@ -7653,9 +7461,7 @@ ava_fail:
 cl_int ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_ava_cl_svm_fill_call ava_a;
-	const struct ava_opencl_ava_cl_svm_fill_reply *ava_r = NULL;
 	struct ava_call ava_c;
-	cl_int ava_ret;
 	uint32_t ava_dir_pattern = 0;
 	uint64_t ava_count_pattern = 0;
 	uint32_t ava_life_pattern = AVA_LIFETIME_CALL;
@@ -7688,9 +7494,11 @@ cl_int ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t of
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (event == NULL) ? 1 : 0;
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_FILL, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_FILL, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.svm = (ava_u64)(uintptr_t)svm;
@@ -7701,26 +7509,10 @@ cl_int ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t of
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_async) {
-		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_call_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
-	if (ava_dir_event & AVA_BUF_OUT)
-		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
-	if (ava_c.failed)
-		goto ava_fail;
-	ava_ret = (cl_int)ava_r->ret;
-	if (ava_ret == (CL_SUCCESS)) {
-		int64_t ava_async_value;
-		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
-			ava_ret = (cl_int)ava_async_value;
-	}
 	ava_call_end(&ava_c);
-	return ava_ret;
+	return (cl_int)(CL_SUCCESS);
 
 ava_fail:
 	ava_call_end(&ava_c);

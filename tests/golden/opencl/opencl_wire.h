@@ -10,7 +10,7 @@
 #include "ava/wire.h"
 
 /* FNV-1a of the layout below: guest and worker must agree. */
-#define AVA_OPENCL_SPEC_HASH 0xac1c00cb9faf1f46ull
+#define AVA_OPENCL_SPEC_HASH 0x0f9d9affda6cbd81ull
 #define AVA_OPENCL_SPEC_NAME "opencl"
 #define AVA_OPENCL_SPEC_ID 2u
 #define AVA_OPENCL_NFUNCS 132u
@@ -823,7 +823,7 @@ struct ava_opencl_ava_cl_map_buffer_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_map_buffer_reply) == 56, "struct ava_opencl_ava_cl_map_buffer_reply");
 
-/* ava_cl_unmap_buffer */
+/* ava_cl_unmap_buffer (async) */
 struct ava_opencl_ava_cl_unmap_buffer_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 buffer; /* handle cl_mem */
@@ -836,12 +836,6 @@ struct ava_opencl_ava_cl_unmap_buffer_call {
 	struct ava_buf_desc event; /* cl_event *, out, handle elements */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_unmap_buffer_call) == 120, "struct ava_opencl_ava_cl_unmap_buffer_call");
-
-struct ava_opencl_ava_cl_unmap_buffer_reply {
-	ava_s64 ret; /* cl_int, return value */
-	struct ava_buf_desc event; /* cl_event *, out, handle elements */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_unmap_buffer_reply) == 32, "struct ava_opencl_ava_cl_unmap_buffer_reply");
 
 /* ava_cl_create_program_with_source */
 struct ava_opencl_ava_cl_create_program_with_source_call {
@@ -1418,7 +1412,7 @@ struct ava_opencl_clEnqueueWriteBufferRect_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueWriteBufferRect_reply) == 32, "struct ava_opencl_clEnqueueWriteBufferRect_reply");
 
-/* clEnqueueCopyBuffer */
+/* clEnqueueCopyBuffer (async) */
 struct ava_opencl_clEnqueueCopyBuffer_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 src_buffer; /* handle cl_mem */
@@ -1432,13 +1426,7 @@ struct ava_opencl_clEnqueueCopyBuffer_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyBuffer_call) == 104, "struct ava_opencl_clEnqueueCopyBuffer_call");
 
-struct ava_opencl_clEnqueueCopyBuffer_reply {
-	ava_s64 ret; /* cl_int, return value */
-	struct ava_buf_desc event; /* cl_event *, out, handle elements */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyBuffer_reply) == 32, "struct ava_opencl_clEnqueueCopyBuffer_reply");
-
-/* clEnqueueCopyBufferRect */
+/* clEnqueueCopyBufferRect (async) */
 struct ava_opencl_clEnqueueCopyBufferRect_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 src_buffer; /* handle cl_mem */
@@ -1456,13 +1444,7 @@ struct ava_opencl_clEnqueueCopyBufferRect_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyBufferRect_call) == 184, "struct ava_opencl_clEnqueueCopyBufferRect_call");
 
-struct ava_opencl_clEnqueueCopyBufferRect_reply {
-	ava_s64 ret; /* cl_int, return value */
-	struct ava_buf_desc event; /* cl_event *, out, handle elements */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyBufferRect_reply) == 32, "struct ava_opencl_clEnqueueCopyBufferRect_reply");
-
-/* clEnqueueFillBuffer */
+/* clEnqueueFillBuffer (async) */
 struct ava_opencl_clEnqueueFillBuffer_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 buffer; /* handle cl_mem */
@@ -1475,12 +1457,6 @@ struct ava_opencl_clEnqueueFillBuffer_call {
 	struct ava_buf_desc event; /* cl_event *, out, handle elements */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueFillBuffer_call) == 120, "struct ava_opencl_clEnqueueFillBuffer_call");
-
-struct ava_opencl_clEnqueueFillBuffer_reply {
-	ava_s64 ret; /* cl_int, return value */
-	struct ava_buf_desc event; /* cl_event *, out, handle elements */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueFillBuffer_reply) == 32, "struct ava_opencl_clEnqueueFillBuffer_reply");
 
 /* clEnqueueReadImage */
 struct ava_opencl_clEnqueueReadImage_call {
@@ -1527,7 +1503,7 @@ struct ava_opencl_clEnqueueWriteImage_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueWriteImage_reply) == 32, "struct ava_opencl_clEnqueueWriteImage_reply");
 
-/* clEnqueueFillImage */
+/* clEnqueueFillImage (async) */
 struct ava_opencl_clEnqueueFillImage_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 image; /* handle cl_mem */
@@ -1540,13 +1516,7 @@ struct ava_opencl_clEnqueueFillImage_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueFillImage_call) == 144, "struct ava_opencl_clEnqueueFillImage_call");
 
-struct ava_opencl_clEnqueueFillImage_reply {
-	ava_s64 ret; /* cl_int, return value */
-	struct ava_buf_desc event; /* cl_event *, out, handle elements */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueFillImage_reply) == 32, "struct ava_opencl_clEnqueueFillImage_reply");
-
-/* clEnqueueCopyImage */
+/* clEnqueueCopyImage (async) */
 struct ava_opencl_clEnqueueCopyImage_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 src_image; /* handle cl_mem */
@@ -1560,13 +1530,7 @@ struct ava_opencl_clEnqueueCopyImage_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyImage_call) == 152, "struct ava_opencl_clEnqueueCopyImage_call");
 
-struct ava_opencl_clEnqueueCopyImage_reply {
-	ava_s64 ret; /* cl_int, return value */
-	struct ava_buf_desc event; /* cl_event *, out, handle elements */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyImage_reply) == 32, "struct ava_opencl_clEnqueueCopyImage_reply");
-
-/* clEnqueueCopyImageToBuffer */
+/* clEnqueueCopyImageToBuffer (async) */
 struct ava_opencl_clEnqueueCopyImageToBuffer_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 src_image; /* handle cl_mem */
@@ -1580,13 +1544,7 @@ struct ava_opencl_clEnqueueCopyImageToBuffer_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyImageToBuffer_call) == 136, "struct ava_opencl_clEnqueueCopyImageToBuffer_call");
 
-struct ava_opencl_clEnqueueCopyImageToBuffer_reply {
-	ava_s64 ret; /* cl_int, return value */
-	struct ava_buf_desc event; /* cl_event *, out, handle elements */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyImageToBuffer_reply) == 32, "struct ava_opencl_clEnqueueCopyImageToBuffer_reply");
-
-/* clEnqueueCopyBufferToImage */
+/* clEnqueueCopyBufferToImage (async) */
 struct ava_opencl_clEnqueueCopyBufferToImage_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 src_buffer; /* handle cl_mem */
@@ -1600,13 +1558,7 @@ struct ava_opencl_clEnqueueCopyBufferToImage_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyBufferToImage_call) == 136, "struct ava_opencl_clEnqueueCopyBufferToImage_call");
 
-struct ava_opencl_clEnqueueCopyBufferToImage_reply {
-	ava_s64 ret; /* cl_int, return value */
-	struct ava_buf_desc event; /* cl_event *, out, handle elements */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyBufferToImage_reply) == 32, "struct ava_opencl_clEnqueueCopyBufferToImage_reply");
-
-/* clEnqueueMigrateMemObjects */
+/* clEnqueueMigrateMemObjects (async) */
 struct ava_opencl_clEnqueueMigrateMemObjects_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 num_mem_objects; /* cl_uint */
@@ -1618,13 +1570,7 @@ struct ava_opencl_clEnqueueMigrateMemObjects_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueMigrateMemObjects_call) == 104, "struct ava_opencl_clEnqueueMigrateMemObjects_call");
 
-struct ava_opencl_clEnqueueMigrateMemObjects_reply {
-	ava_s64 ret; /* cl_int, return value */
-	struct ava_buf_desc event; /* cl_event *, out, handle elements */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueMigrateMemObjects_reply) == 32, "struct ava_opencl_clEnqueueMigrateMemObjects_reply");
-
-/* clEnqueueNDRangeKernel */
+/* clEnqueueNDRangeKernel (async) */
 struct ava_opencl_clEnqueueNDRangeKernel_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 kernel; /* handle cl_kernel */
@@ -1638,13 +1584,7 @@ struct ava_opencl_clEnqueueNDRangeKernel_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueNDRangeKernel_call) == 152, "struct ava_opencl_clEnqueueNDRangeKernel_call");
 
-struct ava_opencl_clEnqueueNDRangeKernel_reply {
-	ava_s64 ret; /* cl_int, return value */
-	struct ava_buf_desc event; /* cl_event *, out, handle elements */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueNDRangeKernel_reply) == 32, "struct ava_opencl_clEnqueueNDRangeKernel_reply");
-
-/* clEnqueueTask */
+/* clEnqueueTask (async) */
 struct ava_opencl_clEnqueueTask_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 kernel; /* handle cl_kernel */
@@ -1654,13 +1594,7 @@ struct ava_opencl_clEnqueueTask_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueTask_call) == 72, "struct ava_opencl_clEnqueueTask_call");
 
-struct ava_opencl_clEnqueueTask_reply {
-	ava_s64 ret; /* cl_int, return value */
-	struct ava_buf_desc event; /* cl_event *, out, handle elements */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueTask_reply) == 32, "struct ava_opencl_clEnqueueTask_reply");
-
-/* clEnqueueMarkerWithWaitList */
+/* clEnqueueMarkerWithWaitList (async) */
 struct ava_opencl_clEnqueueMarkerWithWaitList_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 num_events_in_wait_list; /* cl_uint */
@@ -1669,13 +1603,7 @@ struct ava_opencl_clEnqueueMarkerWithWaitList_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueMarkerWithWaitList_call) == 64, "struct ava_opencl_clEnqueueMarkerWithWaitList_call");
 
-struct ava_opencl_clEnqueueMarkerWithWaitList_reply {
-	ava_s64 ret; /* cl_int, return value */
-	struct ava_buf_desc event; /* cl_event *, out, handle elements */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueMarkerWithWaitList_reply) == 32, "struct ava_opencl_clEnqueueMarkerWithWaitList_reply");
-
-/* clEnqueueBarrierWithWaitList */
+/* clEnqueueBarrierWithWaitList (async) */
 struct ava_opencl_clEnqueueBarrierWithWaitList_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 num_events_in_wait_list; /* cl_uint */
@@ -1684,24 +1612,12 @@ struct ava_opencl_clEnqueueBarrierWithWaitList_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueBarrierWithWaitList_call) == 64, "struct ava_opencl_clEnqueueBarrierWithWaitList_call");
 
-struct ava_opencl_clEnqueueBarrierWithWaitList_reply {
-	ava_s64 ret; /* cl_int, return value */
-	struct ava_buf_desc event; /* cl_event *, out, handle elements */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueBarrierWithWaitList_reply) == 32, "struct ava_opencl_clEnqueueBarrierWithWaitList_reply");
-
-/* clEnqueueMarker */
+/* clEnqueueMarker (async) */
 struct ava_opencl_clEnqueueMarker_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	struct ava_buf_desc event; /* cl_event *, out, handle elements */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueMarker_call) == 32, "struct ava_opencl_clEnqueueMarker_call");
-
-struct ava_opencl_clEnqueueMarker_reply {
-	ava_s64 ret; /* cl_int, return value */
-	struct ava_buf_desc event; /* cl_event *, out, handle elements */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueMarker_reply) == 32, "struct ava_opencl_clEnqueueMarker_reply");
 
 /* clEnqueueBarrier (async) */
 struct ava_opencl_clEnqueueBarrier_call {
@@ -1763,7 +1679,7 @@ struct ava_opencl_ava_cl_svm_map_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_map_reply) == 56, "struct ava_opencl_ava_cl_svm_map_reply");
 
-/* ava_cl_svm_unmap */
+/* ava_cl_svm_unmap (async) */
 struct ava_opencl_ava_cl_svm_unmap_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 svm; /* handle ava_cl_svm */
@@ -1775,12 +1691,6 @@ struct ava_opencl_ava_cl_svm_unmap_call {
 	struct ava_buf_desc event; /* cl_event *, out, handle elements */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_unmap_call) == 112, "struct ava_opencl_ava_cl_svm_unmap_call");
-
-struct ava_opencl_ava_cl_svm_unmap_reply {
-	ava_s64 ret; /* cl_int, return value */
-	struct ava_buf_desc event; /* cl_event *, out, handle elements */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_unmap_reply) == 32, "struct ava_opencl_ava_cl_svm_unmap_reply");
 
 /* ava_cl_svm_memcpy */
 struct ava_opencl_ava_cl_svm_memcpy_call {
@@ -1805,7 +1715,7 @@ struct ava_opencl_ava_cl_svm_memcpy_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_memcpy_reply) == 56, "struct ava_opencl_ava_cl_svm_memcpy_reply");
 
-/* ava_cl_svm_fill */
+/* ava_cl_svm_fill (async) */
 struct ava_opencl_ava_cl_svm_fill_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 svm; /* handle ava_cl_svm */
@@ -1818,12 +1728,6 @@ struct ava_opencl_ava_cl_svm_fill_call {
 	struct ava_buf_desc event; /* cl_event *, out, handle elements */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_fill_call) == 120, "struct ava_opencl_ava_cl_svm_fill_call");
-
-struct ava_opencl_ava_cl_svm_fill_reply {
-	ava_s64 ret; /* cl_int, return value */
-	struct ava_buf_desc event; /* cl_event *, out, handle elements */
-};
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_fill_reply) == 32, "struct ava_opencl_ava_cl_svm_fill_reply");
 
 /* ava_cl_set_kernel_arg_svm (async) */
 struct ava_opencl_ava_cl_set_kernel_arg_svm_call {

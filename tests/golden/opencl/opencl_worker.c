@@ -599,7 +599,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 }
 
 #line 602 "opencl_worker.c"
-#line 1668 "specs/opencl/opencl.spec.c"
+#line 1669 "specs/opencl/opencl.spec.c"
 
 #define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
 #define AVA_CL_MAX_ARG_INFO_PROGRAMS 4096
@@ -713,7 +713,7 @@ static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
 }
 
 #line 716 "opencl_worker.c"
-#line 2547 "specs/opencl/opencl.spec.c"
+#line 2525 "specs/opencl/opencl.spec.c"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
 /* What the worker keeps per allocation. */
@@ -3866,7 +3866,7 @@ static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1578 "specs/opencl/opencl.spec.c"
+#line 1579 "specs/opencl/opencl.spec.c"
 	cl_int ret = CL_SUCCESS;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE,
 					 write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, offset,
@@ -3882,7 +3882,6 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_ava_cl_unmap_buffer_call *ava_a;
-	struct ava_opencl_ava_cl_unmap_buffer_reply ava_r;
 	cl_command_queue command_queue;
 	cl_mem buffer;
 	size_t offset;
@@ -3905,12 +3904,12 @@ static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -3956,9 +3955,17 @@ static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -3966,23 +3973,19 @@ static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
 
 	ava_ret = ava_opencl_impl_ava_cl_unmap_buffer(command_queue, buffer, offset, size, write, data, num_events_in_wait_list, event_wait_list, event);
 
-	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
-		if (event != NULL)
-			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
-		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
-	ava_r.ret = (ava_s64)ava_ret;
-	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+	if (ava_ids_event != NULL)
+		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
 }
 
 static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context context, const char *source, size_t length, cl_int *errcode_ret)
 {
-#line 1599 "specs/opencl/opencl.spec.c"
+#line 1600 "specs/opencl/opencl.spec.c"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 3986 "opencl_worker.c"
+#line 3989 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -4053,7 +4056,7 @@ static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *
 
 static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const size_t *lengths, const unsigned char *binaries, size_t binaries_length, cl_int *binary_status, cl_int *errcode_ret)
 {
-#line 1615 "specs/opencl/opencl.spec.c"
+#line 1616 "specs/opencl/opencl.spec.c"
 	const unsigned char *ava_parts[64];
 	size_t ava_at = 0;
 	for (cl_uint i = 0; lengths != NULL && binaries != NULL && i < num_devices && i < 64; ++i) {
@@ -4069,7 +4072,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 4073 "opencl_worker.c"
+#line 4076 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -4406,13 +4409,13 @@ static int ava_opencl_serve_clReleaseProgram(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
 #define ava_execute() clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
-#line 1793 "specs/opencl/opencl.spec.c"
+#line 1794 "specs/opencl/opencl.spec.c"
 	char *ava_owned;
 	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4416 "opencl_worker.c"
+#line 4419 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4496,7 +4499,7 @@ static int ava_opencl_serve_clBuildProgram(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char *include_names, size_t include_names_length, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
-#line 1817 "specs/opencl/opencl.spec.c"
+#line 1818 "specs/opencl/opencl.spec.c"
 	const char *ava_names[256];
 	size_t ava_at = 0;
 	cl_uint n = 0;
@@ -4519,7 +4522,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 4523 "opencl_worker.c"
+#line 4526 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -4810,11 +4813,11 @@ static int ava_opencl_serve_clSetProgramSpecializationConstant(struct ava_wcall 
 static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() clUnloadPlatformCompiler(platform)
-#line 1868 "specs/opencl/opencl.spec.c"
+#line 1869 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4818 "opencl_worker.c"
+#line 4821 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4867,7 +4870,7 @@ static int ava_opencl_serve_clUnloadCompiler(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-#line 1885 "specs/opencl/opencl.spec.c"
+#line 1886 "specs/opencl/opencl.spec.c"
 	if (param_name == CL_PROGRAM_BINARIES && param_value != NULL)
 		return CL_INVALID_VALUE;
 	cl_int ret = clGetProgramInfo(program, param_name, param_value_size, param_value,
@@ -4879,7 +4882,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 4883 "opencl_worker.c"
+#line 4886 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -4957,7 +4960,7 @@ static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, size_t total, unsigned char *binaries)
 {
-#line 1902 "specs/opencl/opencl.spec.c"
+#line 1903 "specs/opencl/opencl.spec.c"
 	cl_uint ava_ndev = 0;
 	size_t ava_sizes[64], ava_sum = 0;
 	unsigned char *ava_parts[64];
@@ -4979,7 +4982,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 4983 "opencl_worker.c"
+#line 4986 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -5034,7 +5037,7 @@ static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1931 "specs/opencl/opencl.spec.c"
+#line 1932 "specs/opencl/opencl.spec.c"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -5059,7 +5062,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 5063 "opencl_worker.c"
+#line 5066 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5381,7 +5384,7 @@ static int ava_opencl_serve_clReleaseKernel(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
-#line 2005 "specs/opencl/opencl.spec.c"
+#line 2006 "specs/opencl/opencl.spec.c"
 	if (arg_value != NULL && arg_size == sizeof(cl_mem)) {
 		uint64_t ava_id;
 		memcpy(&ava_id, arg_value, sizeof(ava_id));
@@ -5401,7 +5404,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 			return ava_bad;
 	}
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 5405 "opencl_worker.c"
+#line 5408 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -5452,7 +5455,7 @@ static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 2031 "specs/opencl/opencl.spec.c"
+#line 2032 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_KERNEL_CONTEXT)
@@ -5461,7 +5464,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
 	}
 	return ret;
-#line 5465 "opencl_worker.c"
+#line 5468 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5541,12 +5544,12 @@ static int ava_opencl_serve_clGetKernelInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 2046 "specs/opencl/opencl.spec.c"
+#line 2047 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5550 "opencl_worker.c"
+#line 5553 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5842,7 +5845,7 @@ static int ava_opencl_serve_clWaitForEvents(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret)
-#line 2083 "specs/opencl/opencl.spec.c"
+#line 2084 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_EVENT_COMMAND_QUEUE)
@@ -5851,7 +5854,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	}
 	return ret;
-#line 5855 "opencl_worker.c"
+#line 5858 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6174,11 +6177,11 @@ static int ava_opencl_serve_clGetEventProfilingInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2154 "specs/opencl/opencl.spec.c"
+#line 2155 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6182 "opencl_worker.c"
+#line 6185 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6288,11 +6291,11 @@ static int ava_opencl_serve_clEnqueueReadBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2179 "specs/opencl/opencl.spec.c"
+#line 2180 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6296 "opencl_worker.c"
+#line 6299 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6322,6 +6325,7 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -6373,9 +6377,17 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -6384,6 +6396,8 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 	ava_ret = ava_opencl_impl_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
 
 	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 		if (!(ava_ret == (CL_SUCCESS)))
 			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
 		return ava_w_reply(ava_w, NULL, 0);
@@ -6402,11 +6416,11 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2206 "specs/opencl/opencl.spec.c"
+#line 2207 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6410 "opencl_worker.c"
+#line 6424 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6573,11 +6587,11 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2236 "specs/opencl/opencl.spec.c"
+#line 2237 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6581 "opencl_worker.c"
+#line 6595 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6624,6 +6638,7 @@ static int ava_opencl_serve_clEnqueueWriteBufferRect(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -6714,9 +6729,17 @@ static int ava_opencl_serve_clEnqueueWriteBufferRect(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -6725,6 +6748,8 @@ static int ava_opencl_serve_clEnqueueWriteBufferRect(struct ava_wcall *ava_w)
 	ava_ret = ava_opencl_impl_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
 
 	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 		if (!(ava_ret == (CL_SUCCESS)))
 			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
 		return ava_w_reply(ava_w, NULL, 0);
@@ -6743,7 +6768,6 @@ static int ava_opencl_serve_clEnqueueWriteBufferRect(struct ava_wcall *ava_w)
 static int ava_opencl_serve_clEnqueueCopyBuffer(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueCopyBuffer_call *ava_a;
-	struct ava_opencl_clEnqueueCopyBuffer_reply ava_r;
 	cl_command_queue command_queue;
 	cl_mem src_buffer;
 	cl_mem dst_buffer;
@@ -6762,12 +6786,12 @@ static int ava_opencl_serve_clEnqueueCopyBuffer(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -6803,9 +6827,17 @@ static int ava_opencl_serve_clEnqueueCopyBuffer(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -6813,26 +6845,16 @@ static int ava_opencl_serve_clEnqueueCopyBuffer(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_w_is_async(ava_w)) {
-		if (!(ava_ret == (CL_SUCCESS)))
-			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-		return ava_w_reply(ava_w, NULL, 0);
-	}
-	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
-		if (event != NULL)
-			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
-		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
-	ava_r.ret = (ava_s64)ava_ret;
-	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+	if (ava_ids_event != NULL)
+		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
 }
 
 static int ava_opencl_serve_clEnqueueCopyBufferRect(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueCopyBufferRect_call *ava_a;
-	struct ava_opencl_clEnqueueCopyBufferRect_reply ava_r;
 	cl_command_queue command_queue;
 	cl_mem src_buffer;
 	cl_mem dst_buffer;
@@ -6867,12 +6889,12 @@ static int ava_opencl_serve_clEnqueueCopyBufferRect(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -6945,9 +6967,17 @@ static int ava_opencl_serve_clEnqueueCopyBufferRect(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -6955,26 +6985,16 @@ static int ava_opencl_serve_clEnqueueCopyBufferRect(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_w_is_async(ava_w)) {
-		if (!(ava_ret == (CL_SUCCESS)))
-			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-		return ava_w_reply(ava_w, NULL, 0);
-	}
-	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
-		if (event != NULL)
-			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
-		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
-	ava_r.ret = (ava_s64)ava_ret;
-	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+	if (ava_ids_event != NULL)
+		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
 }
 
 static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueFillBuffer_call *ava_a;
-	struct ava_opencl_clEnqueueFillBuffer_reply ava_r;
 	cl_command_queue command_queue;
 	cl_mem buffer;
 	const void *pattern;
@@ -6997,12 +7017,12 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -7048,9 +7068,17 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -7058,30 +7086,21 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_w_is_async(ava_w)) {
-		if (!(ava_ret == (CL_SUCCESS)))
-			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-		return ava_w_reply(ava_w, NULL, 0);
-	}
-	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
-		if (event != NULL)
-			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
-		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
-	ava_r.ret = (ava_s64)ava_ret;
-	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+	if (ava_ids_event != NULL)
+		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
 }
 
 static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2316 "specs/opencl/opencl.spec.c"
+#line 2311 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7085 "opencl_worker.c"
+#line 7104 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7228,11 +7247,11 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2343 "specs/opencl/opencl.spec.c"
+#line 2338 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7236 "opencl_worker.c"
+#line 7255 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7272,6 +7291,7 @@ static int ava_opencl_serve_clEnqueueWriteImage(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -7347,9 +7367,17 @@ static int ava_opencl_serve_clEnqueueWriteImage(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -7358,6 +7386,8 @@ static int ava_opencl_serve_clEnqueueWriteImage(struct ava_wcall *ava_w)
 	ava_ret = ava_opencl_impl_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
 
 	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 		if (!(ava_ret == (CL_SUCCESS)))
 			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
 		return ava_w_reply(ava_w, NULL, 0);
@@ -7376,7 +7406,6 @@ static int ava_opencl_serve_clEnqueueWriteImage(struct ava_wcall *ava_w)
 static int ava_opencl_serve_clEnqueueFillImage(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueFillImage_call *ava_a;
-	struct ava_opencl_clEnqueueFillImage_reply ava_r;
 	cl_command_queue command_queue;
 	cl_mem image;
 	const void *fill_color;
@@ -7406,12 +7435,12 @@ static int ava_opencl_serve_clEnqueueFillImage(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -7478,9 +7507,17 @@ static int ava_opencl_serve_clEnqueueFillImage(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -7488,26 +7525,16 @@ static int ava_opencl_serve_clEnqueueFillImage(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_w_is_async(ava_w)) {
-		if (!(ava_ret == (CL_SUCCESS)))
-			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-		return ava_w_reply(ava_w, NULL, 0);
-	}
-	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
-		if (event != NULL)
-			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
-		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
-	ava_r.ret = (ava_s64)ava_ret;
-	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+	if (ava_ids_event != NULL)
+		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
 }
 
 static int ava_opencl_serve_clEnqueueCopyImage(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueCopyImage_call *ava_a;
-	struct ava_opencl_clEnqueueCopyImage_reply ava_r;
 	cl_command_queue command_queue;
 	cl_mem src_image;
 	cl_mem dst_image;
@@ -7538,12 +7565,12 @@ static int ava_opencl_serve_clEnqueueCopyImage(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -7612,9 +7639,17 @@ static int ava_opencl_serve_clEnqueueCopyImage(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -7622,26 +7657,16 @@ static int ava_opencl_serve_clEnqueueCopyImage(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_w_is_async(ava_w)) {
-		if (!(ava_ret == (CL_SUCCESS)))
-			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-		return ava_w_reply(ava_w, NULL, 0);
-	}
-	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
-		if (event != NULL)
-			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
-		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
-	ava_r.ret = (ava_s64)ava_ret;
-	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+	if (ava_ids_event != NULL)
+		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
 }
 
 static int ava_opencl_serve_clEnqueueCopyImageToBuffer(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueCopyImageToBuffer_call *ava_a;
-	struct ava_opencl_clEnqueueCopyImageToBuffer_reply ava_r;
 	cl_command_queue command_queue;
 	cl_mem src_image;
 	cl_mem dst_buffer;
@@ -7668,12 +7693,12 @@ static int ava_opencl_serve_clEnqueueCopyImageToBuffer(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -7731,9 +7756,17 @@ static int ava_opencl_serve_clEnqueueCopyImageToBuffer(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -7741,26 +7774,16 @@ static int ava_opencl_serve_clEnqueueCopyImageToBuffer(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_w_is_async(ava_w)) {
-		if (!(ava_ret == (CL_SUCCESS)))
-			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-		return ava_w_reply(ava_w, NULL, 0);
-	}
-	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
-		if (event != NULL)
-			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
-		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
-	ava_r.ret = (ava_s64)ava_ret;
-	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+	if (ava_ids_event != NULL)
+		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
 }
 
 static int ava_opencl_serve_clEnqueueCopyBufferToImage(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueCopyBufferToImage_call *ava_a;
-	struct ava_opencl_clEnqueueCopyBufferToImage_reply ava_r;
 	cl_command_queue command_queue;
 	cl_mem src_buffer;
 	cl_mem dst_image;
@@ -7787,12 +7810,12 @@ static int ava_opencl_serve_clEnqueueCopyBufferToImage(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -7850,9 +7873,17 @@ static int ava_opencl_serve_clEnqueueCopyBufferToImage(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -7860,26 +7891,16 @@ static int ava_opencl_serve_clEnqueueCopyBufferToImage(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_w_is_async(ava_w)) {
-		if (!(ava_ret == (CL_SUCCESS)))
-			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-		return ava_w_reply(ava_w, NULL, 0);
-	}
-	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
-		if (event != NULL)
-			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
-		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
-	ava_r.ret = (ava_s64)ava_ret;
-	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+	if (ava_ids_event != NULL)
+		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
 }
 
 static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueMigrateMemObjects_call *ava_a;
-	struct ava_opencl_clEnqueueMigrateMemObjects_reply ava_r;
 	cl_command_queue command_queue;
 	cl_uint num_mem_objects;
 	const cl_mem *mem_objects;
@@ -7900,12 +7921,12 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -7950,9 +7971,17 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -7960,37 +7989,27 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_w_is_async(ava_w)) {
-		if (!(ava_ret == (CL_SUCCESS)))
-			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-		return ava_w_reply(ava_w, NULL, 0);
-	}
-	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
-		if (event != NULL)
-			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
-		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
-	ava_r.ret = (ava_s64)ava_ret;
-	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+	if (ava_ids_event != NULL)
+		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
 }
 
 static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 2459 "specs/opencl/opencl.spec.c"
+#line 2442 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7987 "opencl_worker.c"
+#line 8007 "opencl_worker.c"
 #undef ava_execute
 }
 
 static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueNDRangeKernel_call *ava_a;
-	struct ava_opencl_clEnqueueNDRangeKernel_reply ava_r;
 	cl_command_queue command_queue;
 	cl_kernel kernel;
 	cl_uint work_dim;
@@ -8021,12 +8040,12 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -8094,9 +8113,17 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -8104,37 +8131,27 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 
 	ava_ret = ava_opencl_impl_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_w_is_async(ava_w)) {
-		if (!(ava_ret == (CL_SUCCESS)))
-			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-		return ava_w_reply(ava_w, NULL, 0);
-	}
-	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
-		if (event != NULL)
-			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
-		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
-	ava_r.ret = (ava_s64)ava_ret;
-	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+	if (ava_ids_event != NULL)
+		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
 }
 
 static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 2477 "specs/opencl/opencl.spec.c"
+#line 2458 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8131 "opencl_worker.c"
+#line 8149 "opencl_worker.c"
 #undef ava_execute
 }
 
 static int ava_opencl_serve_clEnqueueTask(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueTask_call *ava_a;
-	struct ava_opencl_clEnqueueTask_reply ava_r;
 	cl_command_queue command_queue;
 	cl_kernel kernel;
 	cl_uint num_events_in_wait_list;
@@ -8149,12 +8166,12 @@ static int ava_opencl_serve_clEnqueueTask(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -8185,9 +8202,17 @@ static int ava_opencl_serve_clEnqueueTask(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -8195,26 +8220,16 @@ static int ava_opencl_serve_clEnqueueTask(struct ava_wcall *ava_w)
 
 	ava_ret = ava_opencl_impl_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_w_is_async(ava_w)) {
-		if (!(ava_ret == (CL_SUCCESS)))
-			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-		return ava_w_reply(ava_w, NULL, 0);
-	}
-	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
-		if (event != NULL)
-			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
-		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
-	ava_r.ret = (ava_s64)ava_ret;
-	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+	if (ava_ids_event != NULL)
+		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
 }
 
 static int ava_opencl_serve_clEnqueueMarkerWithWaitList(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueMarkerWithWaitList_call *ava_a;
-	struct ava_opencl_clEnqueueMarkerWithWaitList_reply ava_r;
 	cl_command_queue command_queue;
 	cl_uint num_events_in_wait_list;
 	const cl_event *event_wait_list;
@@ -8228,12 +8243,12 @@ static int ava_opencl_serve_clEnqueueMarkerWithWaitList(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -8262,9 +8277,17 @@ static int ava_opencl_serve_clEnqueueMarkerWithWaitList(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -8272,26 +8295,16 @@ static int ava_opencl_serve_clEnqueueMarkerWithWaitList(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_w_is_async(ava_w)) {
-		if (!(ava_ret == (CL_SUCCESS)))
-			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-		return ava_w_reply(ava_w, NULL, 0);
-	}
-	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
-		if (event != NULL)
-			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
-		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
-	ava_r.ret = (ava_s64)ava_ret;
-	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+	if (ava_ids_event != NULL)
+		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
 }
 
 static int ava_opencl_serve_clEnqueueBarrierWithWaitList(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueBarrierWithWaitList_call *ava_a;
-	struct ava_opencl_clEnqueueBarrierWithWaitList_reply ava_r;
 	cl_command_queue command_queue;
 	cl_uint num_events_in_wait_list;
 	const cl_event *event_wait_list;
@@ -8305,12 +8318,12 @@ static int ava_opencl_serve_clEnqueueBarrierWithWaitList(struct ava_wcall *ava_w
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -8339,9 +8352,17 @@ static int ava_opencl_serve_clEnqueueBarrierWithWaitList(struct ava_wcall *ava_w
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -8349,26 +8370,16 @@ static int ava_opencl_serve_clEnqueueBarrierWithWaitList(struct ava_wcall *ava_w
 
 	ava_ret = clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_w_is_async(ava_w)) {
-		if (!(ava_ret == (CL_SUCCESS)))
-			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-		return ava_w_reply(ava_w, NULL, 0);
-	}
-	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
-		if (event != NULL)
-			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
-		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
-	ava_r.ret = (ava_s64)ava_ret;
-	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+	if (ava_ids_event != NULL)
+		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
 }
 
 static int ava_opencl_serve_clEnqueueMarker(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueMarker_call *ava_a;
-	struct ava_opencl_clEnqueueMarker_reply ava_r;
 	cl_command_queue command_queue;
 	cl_event *event;
 	cl_int ava_ret;
@@ -8376,12 +8387,12 @@ static int ava_opencl_serve_clEnqueueMarker(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -8395,9 +8406,17 @@ static int ava_opencl_serve_clEnqueueMarker(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -8405,15 +8424,11 @@ static int ava_opencl_serve_clEnqueueMarker(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueMarker(command_queue, event);
 
-	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
-		if (event != NULL)
-			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
-		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
-	ava_r.ret = (ava_s64)ava_ret;
-	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+	if (ava_ids_event != NULL)
+		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
 }
 
 static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
@@ -8442,11 +8457,11 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-#line 2532 "specs/opencl/opencl.spec.c"
+#line 2510 "specs/opencl/opencl.spec.c"
 	if (num_events == 0 || event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 8450 "opencl_worker.c"
+#line 8465 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -8496,7 +8511,7 @@ static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
 
 static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
 {
-#line 2600 "specs/opencl/opencl.spec.c"
+#line 2578 "specs/opencl/opencl.spec.c"
 	struct ava_cl_svm_s *svm;
 	void *base;
 	if (flags & (CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS))
@@ -8514,7 +8529,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->size = size;
 	svm->context = context;
 	return svm;
-#line 8518 "opencl_worker.c"
+#line 8533 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -8550,14 +8565,14 @@ static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 {
-#line 2623 "specs/opencl/opencl.spec.c"
+#line 2601 "specs/opencl/opencl.spec.c"
 	if (svm == NULL)
 		return CL_INVALID_VALUE;
 	clSVMFree(svm->context, svm->base);
 	clReleaseContext(svm->context);
 	free(svm);
 	return CL_SUCCESS;
-#line 8561 "opencl_worker.c"
+#line 8576 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -8589,7 +8604,7 @@ static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 2643 "specs/opencl/opencl.spec.c"
+#line 2621 "specs/opencl/opencl.spec.c"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	cl_int ret;
 	if (ava_p == NULL)
@@ -8601,7 +8616,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 8605 "opencl_worker.c"
+#line 8620 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -8709,7 +8724,7 @@ static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 2668 "specs/opencl/opencl.spec.c"
+#line 2647 "specs/opencl/opencl.spec.c"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	cl_int ret;
 	if (ava_p == NULL)
@@ -8722,13 +8737,12 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	if (data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, event);
-#line 8726 "opencl_worker.c"
+#line 8741 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_ava_cl_svm_unmap_call *ava_a;
-	struct ava_opencl_ava_cl_svm_unmap_reply ava_r;
 	cl_command_queue command_queue;
 	ava_cl_svm svm;
 	size_t offset;
@@ -8750,12 +8764,12 @@ static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -8800,9 +8814,17 @@ static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -8810,27 +8832,23 @@ static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
 
 	ava_ret = ava_opencl_impl_ava_cl_svm_unmap(command_queue, svm, offset, size, data, num_events_in_wait_list, event_wait_list, event);
 
-	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
-		if (event != NULL)
-			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
-		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
-	ava_r.ret = (ava_s64)ava_ret;
-	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+	if (ava_ids_event != NULL)
+		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
 }
 
 static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, size_t dst_offset, ava_cl_svm src_svm, size_t src_offset, size_t size, const void *src_host, void *dst_host, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 2696 "specs/opencl/opencl.spec.c"
+#line 2679 "specs/opencl/opencl.spec.c"
 	void *ava_dst = dst_svm ? ava_cl_svm_at(dst_svm, dst_offset, size) : dst_host;
 	const void *ava_src = src_svm ? ava_cl_svm_at(src_svm, src_offset, size) : src_host;
 	if (ava_dst == NULL || ava_src == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 8834 "opencl_worker.c"
+#line 8852 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -8865,6 +8883,7 @@ static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -8930,9 +8949,17 @@ static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -8940,6 +8967,13 @@ static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
 
 	ava_ret = ava_opencl_impl_ava_cl_svm_memcpy(command_queue, dst_svm, dst_offset, src_svm, src_offset, size, src_host, dst_host, num_events_in_wait_list, event_wait_list, event);
 
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
 	if ((ava_dir_dst_host & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.dst_host, dst_host, ava_count_dst_host * 1);
 		if (ava_st != 0)
@@ -8958,19 +8992,18 @@ static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 2720 "specs/opencl/opencl.spec.c"
+#line 2701 "specs/opencl/opencl.spec.c"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	if (ava_p == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 8968 "opencl_worker.c"
+#line 9002 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_ava_cl_svm_fill_call *ava_a;
-	struct ava_opencl_ava_cl_svm_fill_reply ava_r;
 	cl_command_queue command_queue;
 	ava_cl_svm svm;
 	size_t offset;
@@ -8993,12 +9026,12 @@ static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -9044,9 +9077,17 @@ static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -9054,30 +9095,21 @@ static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
 
 	ava_ret = ava_opencl_impl_ava_cl_svm_fill(command_queue, svm, offset, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_w_is_async(ava_w)) {
-		if (!(ava_ret == (CL_SUCCESS)))
-			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-		return ava_w_reply(ava_w, NULL, 0);
-	}
-	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
-		if (event != NULL)
-			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
-		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
-	ava_r.ret = (ava_s64)ava_ret;
-	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+	if (ava_ids_event != NULL)
+		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
 }
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uint arg_index, ava_cl_svm svm, size_t offset)
 {
-#line 2732 "specs/opencl/opencl.spec.c"
+#line 2713 "specs/opencl/opencl.spec.c"
 	void *ava_p = svm ? ava_cl_svm_at(svm, offset, 0) : NULL;
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 9081 "opencl_worker.c"
+#line 9113 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -9113,7 +9145,7 @@ static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_uint count, const ava_cl_svm *svms, const size_t *offsets)
 {
-#line 2744 "specs/opencl/opencl.spec.c"
+#line 2725 "specs/opencl/opencl.spec.c"
 	void **ava_ptrs;
 	cl_int ret;
 	if (count == 0 || svms == NULL || offsets == NULL)
@@ -9132,7 +9164,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 9136 "opencl_worker.c"
+#line 9168 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -9200,7 +9232,7 @@ static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue, cl_uint count, const ava_cl_svm *svms, const size_t *offsets, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 2779 "specs/opencl/opencl.spec.c"
+#line 2760 "specs/opencl/opencl.spec.c"
 	const void **ava_ptrs;
 	cl_int ret;
 	if (count == 0 || svms == NULL || offsets == NULL)
@@ -9220,7 +9252,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 9224 "opencl_worker.c"
+#line 9256 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -9354,11 +9386,11 @@ static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
 {
-#line 2806 "specs/opencl/opencl.spec.c"
+#line 2787 "specs/opencl/opencl.spec.c"
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 9362 "opencl_worker.c"
+#line 9394 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -9853,7 +9885,7 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC, /* clReleaseSampler */
 	AVA_F_SYNC, /* clGetSamplerInfo */
 	AVA_F_SYNC, /* ava_cl_map_buffer */
-	AVA_F_SYNC, /* ava_cl_unmap_buffer */
+	AVA_F_ASYNC, /* ava_cl_unmap_buffer */
 	AVA_F_SYNC, /* ava_cl_create_program_with_source */
 	AVA_F_SYNC, /* ava_cl_create_program_with_binary */
 	AVA_F_SYNC, /* clCreateProgramWithIL */
@@ -9891,29 +9923,29 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueWriteBuffer */
 	AVA_F_SYNC, /* clEnqueueReadBufferRect */
 	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueWriteBufferRect */
-	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueCopyBuffer */
-	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueCopyBufferRect */
-	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueFillBuffer */
+	AVA_F_ASYNC, /* clEnqueueCopyBuffer */
+	AVA_F_ASYNC, /* clEnqueueCopyBufferRect */
+	AVA_F_ASYNC, /* clEnqueueFillBuffer */
 	AVA_F_SYNC, /* clEnqueueReadImage */
 	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueWriteImage */
-	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueFillImage */
-	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueCopyImage */
-	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueCopyImageToBuffer */
-	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueCopyBufferToImage */
-	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueMigrateMemObjects */
-	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueNDRangeKernel */
-	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueTask */
-	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueMarkerWithWaitList */
-	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueBarrierWithWaitList */
-	AVA_F_SYNC, /* clEnqueueMarker */
+	AVA_F_ASYNC, /* clEnqueueFillImage */
+	AVA_F_ASYNC, /* clEnqueueCopyImage */
+	AVA_F_ASYNC, /* clEnqueueCopyImageToBuffer */
+	AVA_F_ASYNC, /* clEnqueueCopyBufferToImage */
+	AVA_F_ASYNC, /* clEnqueueMigrateMemObjects */
+	AVA_F_ASYNC, /* clEnqueueNDRangeKernel */
+	AVA_F_ASYNC, /* clEnqueueTask */
+	AVA_F_ASYNC, /* clEnqueueMarkerWithWaitList */
+	AVA_F_ASYNC, /* clEnqueueBarrierWithWaitList */
+	AVA_F_ASYNC, /* clEnqueueMarker */
 	AVA_F_ASYNC, /* clEnqueueBarrier */
 	AVA_F_ASYNC, /* clEnqueueWaitForEvents */
 	AVA_F_SYNC, /* ava_cl_svm_alloc */
 	AVA_F_SYNC, /* ava_cl_svm_release */
 	AVA_F_SYNC, /* ava_cl_svm_map */
-	AVA_F_SYNC, /* ava_cl_svm_unmap */
-	AVA_F_SYNC, /* ava_cl_svm_memcpy */
-	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_svm_fill */
+	AVA_F_ASYNC, /* ava_cl_svm_unmap */
+	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_svm_memcpy */
+	AVA_F_ASYNC, /* ava_cl_svm_fill */
 	AVA_F_ASYNC, /* ava_cl_set_kernel_arg_svm */
 	AVA_F_SYNC, /* ava_cl_set_kernel_svm_ptrs */
 	AVA_F_SYNC, /* ava_cl_svm_migrate */
