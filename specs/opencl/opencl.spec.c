@@ -3082,6 +3082,43 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 ava_end_replacement;
 
 /* ------------------------------------------------------------------------
+ * Extension entry points the ICD loader exports
+ * ------------------------------------------------------------------------ */
+cl_int clRetainDeviceEXT(cl_device_id device)
+{
+	ava_argument(device) { ava_retains; }
+}
+
+cl_int clReleaseDeviceEXT(cl_device_id device)
+{
+	ava_argument(device) { ava_deallocates; }
+}
+
+/* The KHR form of the core query; PoCL's ICD table has no entry for it. */
+cl_int clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device,
+				  cl_kernel_sub_group_info param_name, size_t input_value_size,
+				  const void *input_value, size_t param_value_size, void *param_value,
+				  size_t *param_value_size_ret)
+{
+	ava_argument(input_value) { ava_in; ava_buffer(input_value_size); }
+	ava_argument(param_value) { ava_out; ava_buffer(param_value_size); }
+	ava_argument(param_value_size_ret) { ava_out; ava_buffer(1); }
+	ava_disable_native_call;
+	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
+				       input_value, param_value_size, param_value,
+				       param_value_size_ret);
+}
+
+/* PoCL's ICD table has no entry for it (ocl-icd would jump to NULL). */
+cl_int clCreateSubDevicesEXT(cl_device_id in_device,
+			     const cl_device_partition_property_ext *properties,
+			     cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices)
+{
+	ava_unsupported;
+	ava_error(CL_INVALID_OPERATION);
+}
+
+/* ------------------------------------------------------------------------
  * Not remotable: host function pointers run by the device, GL/EGL sharing.
  * They fail the way an implementation without the feature does.
  * ------------------------------------------------------------------------ */

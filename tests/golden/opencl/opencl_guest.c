@@ -7724,6 +7724,147 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+AVA_EXPORT cl_int clRetainDeviceEXT(cl_device_id device)
+{
+	struct ava_opencl_clRetainDeviceEXT_call ava_a;
+	const struct ava_opencl_clRetainDeviceEXT_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLRETAINDEVICEEXT, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.device = (ava_u64)(uintptr_t)device;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clReleaseDeviceEXT(cl_device_id device)
+{
+	struct ava_opencl_clReleaseDeviceEXT_call ava_a;
+	const struct ava_opencl_clReleaseDeviceEXT_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLRELEASEDEVICEEXT, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.device = (ava_u64)(uintptr_t)device;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_handle_released(&ava_opencl_guest_spec, (uint64_t)(uintptr_t)device);
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+	struct ava_opencl_clGetKernelSubGroupInfoKHR_call ava_a;
+	const struct ava_opencl_clGetKernelSubGroupInfoKHR_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_input_value = 0;
+	uint64_t ava_count_input_value = 0;
+	uint32_t ava_life_input_value = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_input_value = 0;
+	uint32_t ava_dir_param_value = 0;
+	uint64_t ava_count_param_value = 0;
+	uint32_t ava_life_param_value = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_param_value = 0;
+	uint32_t ava_dir_param_value_size_ret = 0;
+	uint64_t ava_count_param_value_size_ret = 0;
+	uint32_t ava_life_param_value_size_ret = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_param_value_size_ret = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_input_value;
+	(void)ava_coupled_input_value;
+	(void)ava_life_param_value;
+	(void)ava_coupled_param_value;
+	(void)ava_life_param_value_size_ret;
+	(void)ava_coupled_param_value_size_ret;
+	if (input_value != NULL) {
+		ava_dir_input_value |= AVA_BUF_IN;
+		ava_count_input_value = (uint64_t)(input_value_size);
+	}
+	if (param_value != NULL) {
+		ava_dir_param_value |= AVA_BUF_OUT;
+		ava_count_param_value = (uint64_t)(param_value_size);
+	}
+	if (param_value_size_ret != NULL) {
+		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
+		ava_count_param_value_size_ret = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFOKHR, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.in_kernel = (ava_u64)(uintptr_t)in_kernel;
+	ava_a.in_device = (ava_u64)(uintptr_t)in_device;
+	ava_a.param_name = (ava_u64)param_name;
+	ava_a.input_value_size = (ava_u64)input_value_size;
+	ava_call_put_buffer(&ava_c, &ava_a.input_value, input_value, ava_count_input_value, 1, ava_dir_input_value);
+	ava_a.param_value_size = (ava_u64)param_value_size;
+	ava_call_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
+	ava_call_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_param_value & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clCreateSubDevicesEXT(cl_device_id in_device, const cl_device_partition_property_ext *properties, cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices)
+{
+	(void)in_device;
+	(void)properties;
+	(void)num_entries;
+	(void)out_devices;
+	(void)num_devices;
+	ava_guest_unsupported(&ava_opencl_guest_spec, "clCreateSubDevicesEXT");
+	return (cl_int)(CL_INVALID_OPERATION);
+}
+
 AVA_EXPORT cl_int clEnqueueNativeKernel(cl_command_queue command_queue, void (*user_func)(void *), void *args, size_t cb_args, cl_uint num_mem_objects, const cl_mem *mem_list, const void **args_mem_loc, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	(void)command_queue;
@@ -7915,45 +8056,6 @@ AVA_EXPORT cl_event clCreateEventFromEGLSyncKHR(cl_context context, CLeglSyncKHR
 	return (cl_event)(NULL);
 }
 
-AVA_EXPORT cl_int clCreateSubDevicesEXT(cl_device_id in_device, const cl_device_partition_property_ext *properties, cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices)
-{
-	(void)in_device;
-	(void)properties;
-	(void)num_entries;
-	(void)out_devices;
-	(void)num_devices;
-	ava_guest_unsupported(&ava_opencl_guest_spec, "clCreateSubDevicesEXT");
-	return (cl_int)(CL_OUT_OF_RESOURCES);
-}
-
-AVA_EXPORT cl_int clRetainDeviceEXT(cl_device_id device)
-{
-	(void)device;
-	ava_guest_unsupported(&ava_opencl_guest_spec, "clRetainDeviceEXT");
-	return (cl_int)(CL_OUT_OF_RESOURCES);
-}
-
-AVA_EXPORT cl_int clReleaseDeviceEXT(cl_device_id device)
-{
-	(void)device;
-	ava_guest_unsupported(&ava_opencl_guest_spec, "clReleaseDeviceEXT");
-	return (cl_int)(CL_OUT_OF_RESOURCES);
-}
-
-AVA_EXPORT cl_int clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
-{
-	(void)in_kernel;
-	(void)in_device;
-	(void)param_name;
-	(void)input_value_size;
-	(void)input_value;
-	(void)param_value_size;
-	(void)param_value;
-	(void)param_value_size_ret;
-	ava_guest_unsupported(&ava_opencl_guest_spec, "clGetKernelSubGroupInfoKHR");
-	return (cl_int)(CL_OUT_OF_RESOURCES);
-}
-
 static const char *const ava_opencl_func_names[] = {
 	NULL,
 	"clGetPlatformIDs",
@@ -8066,6 +8168,10 @@ static const char *const ava_opencl_func_names[] = {
 	"ava_cl_set_kernel_svm_ptrs",
 	"ava_cl_svm_migrate",
 	"ava_cl_set_kernel_exec_info",
+	"clRetainDeviceEXT",
+	"clReleaseDeviceEXT",
+	"clGetKernelSubGroupInfoKHR",
+	"clCreateSubDevicesEXT",
 	"clEnqueueNativeKernel",
 	"clSetProgramReleaseCallback",
 	"clGetGLContextInfoKHR",
@@ -8083,10 +8189,6 @@ static const char *const ava_opencl_func_names[] = {
 	"clEnqueueAcquireEGLObjectsKHR",
 	"clEnqueueReleaseEGLObjectsKHR",
 	"clCreateEventFromEGLSyncKHR",
-	"clCreateSubDevicesEXT",
-	"clRetainDeviceEXT",
-	"clReleaseDeviceEXT",
-	"clGetKernelSubGroupInfoKHR",
 };
 
 static const struct ava_guest_spec ava_opencl_guest_spec = {

@@ -10,7 +10,7 @@
 #include "ava/wire.h"
 
 /* FNV-1a of the layout below: guest and worker must agree. */
-#define AVA_OPENCL_SPEC_HASH 0x0f9d9affda6cbd81ull
+#define AVA_OPENCL_SPEC_HASH 0x7c4009ddefadf988ull
 #define AVA_OPENCL_SPEC_NAME "opencl"
 #define AVA_OPENCL_SPEC_ID 2u
 #define AVA_OPENCL_NFUNCS 132u
@@ -127,27 +127,27 @@
 #define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_SVM_PTRS 108u
 #define AVA_OPENCL_FN_AVA_CL_SVM_MIGRATE 109u
 #define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_EXEC_INFO 110u
-#define AVA_OPENCL_FN_CLENQUEUENATIVEKERNEL 111u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLSETPROGRAMRELEASECALLBACK 112u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLGETGLCONTEXTINFOKHR 113u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLBUFFER 114u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE 115u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLRENDERBUFFER 116u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLGETGLOBJECTINFO 117u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLGETGLTEXTUREINFO 118u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUEACQUIREGLOBJECTS 119u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUERELEASEGLOBJECTS 120u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE2D 121u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE3D 122u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEEVENTFROMGLSYNCKHR 123u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMEGLIMAGEKHR 124u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUEACQUIREEGLOBJECTSKHR 125u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUERELEASEEGLOBJECTSKHR 126u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEEVENTFROMEGLSYNCKHR 127u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATESUBDEVICESEXT 128u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLRETAINDEVICEEXT 129u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLRELEASEDEVICEEXT 130u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFOKHR 131u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLRETAINDEVICEEXT 111u
+#define AVA_OPENCL_FN_CLRELEASEDEVICEEXT 112u
+#define AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFOKHR 113u
+#define AVA_OPENCL_FN_CLCREATESUBDEVICESEXT 114u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUENATIVEKERNEL 115u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLSETPROGRAMRELEASECALLBACK 116u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLGETGLCONTEXTINFOKHR 117u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLBUFFER 118u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE 119u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLRENDERBUFFER 120u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLGETGLOBJECTINFO 121u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLGETGLTEXTUREINFO 122u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUEACQUIREGLOBJECTS 123u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUERELEASEGLOBJECTS 124u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE2D 125u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE3D 126u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEEVENTFROMGLSYNCKHR 127u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMEGLIMAGEKHR 128u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUEACQUIREEGLOBJECTSKHR 129u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUERELEASEEGLOBJECTSKHR 130u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEEVENTFROMEGLSYNCKHR 131u /* unsupported: never sent */
 
 /* Callback declaration ids. */
 #define AVA_OPENCL_CB_AVA_CL_CONTEXT_NOTIFY 1u
@@ -1785,6 +1785,48 @@ struct ava_opencl_ava_cl_set_kernel_exec_info_reply {
 	ava_s64 ret; /* cl_int, return value */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_set_kernel_exec_info_reply) == 8, "struct ava_opencl_ava_cl_set_kernel_exec_info_reply");
+
+/* clRetainDeviceEXT */
+struct ava_opencl_clRetainDeviceEXT_call {
+	ava_u64 device; /* handle cl_device_id */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clRetainDeviceEXT_call) == 8, "struct ava_opencl_clRetainDeviceEXT_call");
+
+struct ava_opencl_clRetainDeviceEXT_reply {
+	ava_s64 ret; /* cl_int, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clRetainDeviceEXT_reply) == 8, "struct ava_opencl_clRetainDeviceEXT_reply");
+
+/* clReleaseDeviceEXT */
+struct ava_opencl_clReleaseDeviceEXT_call {
+	ava_u64 device; /* handle cl_device_id */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clReleaseDeviceEXT_call) == 8, "struct ava_opencl_clReleaseDeviceEXT_call");
+
+struct ava_opencl_clReleaseDeviceEXT_reply {
+	ava_s64 ret; /* cl_int, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clReleaseDeviceEXT_reply) == 8, "struct ava_opencl_clReleaseDeviceEXT_reply");
+
+/* clGetKernelSubGroupInfoKHR */
+struct ava_opencl_clGetKernelSubGroupInfoKHR_call {
+	ava_u64 in_kernel; /* handle cl_kernel */
+	ava_u64 in_device; /* handle cl_device_id */
+	ava_u64 param_name; /* cl_kernel_sub_group_info */
+	ava_u64 input_value_size; /* size_t */
+	struct ava_buf_desc input_value; /* const void *, in */
+	ava_u64 param_value_size; /* size_t */
+	struct ava_buf_desc param_value; /* void *, out */
+	struct ava_buf_desc param_value_size_ret; /* size_t *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clGetKernelSubGroupInfoKHR_call) == 112, "struct ava_opencl_clGetKernelSubGroupInfoKHR_call");
+
+struct ava_opencl_clGetKernelSubGroupInfoKHR_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc param_value; /* void *, out */
+	struct ava_buf_desc param_value_size_ret; /* size_t *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clGetKernelSubGroupInfoKHR_reply) == 56, "struct ava_opencl_clGetKernelSubGroupInfoKHR_reply");
 
 /* callback ava_cl_context_notify */
 struct ava_opencl_cb_ava_cl_context_notify {

@@ -9439,6 +9439,164 @@ static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static int ava_opencl_serve_clRetainDeviceEXT(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_clRetainDeviceEXT_call *ava_a;
+	struct ava_opencl_clRetainDeviceEXT_reply ava_r;
+	cl_device_id device;
+	cl_int ava_ret;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->device, AVA_OPENCL_T_CL_DEVICE_ID, (void **)&device);
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+
+	ava_ret = clRetainDeviceEXT(device);
+
+	ava_r.ret = (ava_s64)ava_ret;
+	if (ava_ret == (CL_SUCCESS))
+		ava_w_handle_retain(ava_w, ava_a->device);
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static int ava_opencl_serve_clReleaseDeviceEXT(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_clReleaseDeviceEXT_call *ava_a;
+	struct ava_opencl_clReleaseDeviceEXT_reply ava_r;
+	cl_device_id device;
+	cl_int ava_ret;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->device, AVA_OPENCL_T_CL_DEVICE_ID, (void **)&device);
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+
+	ava_ret = clReleaseDeviceEXT(device);
+
+	ava_r.ret = (ava_s64)ava_ret;
+	if (ava_ret == (CL_SUCCESS))
+		ava_w_handle_release(ava_w, ava_a->device);
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+#line 3107 "specs/opencl/opencl.spec.c"
+	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
+				       input_value, param_value_size, param_value,
+				       param_value_size_ret);
+#line 9503 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_clGetKernelSubGroupInfoKHR_call *ava_a;
+	struct ava_opencl_clGetKernelSubGroupInfoKHR_reply ava_r;
+	cl_kernel in_kernel;
+	cl_device_id in_device;
+	cl_kernel_sub_group_info param_name;
+	size_t input_value_size;
+	const void *input_value;
+	size_t param_value_size;
+	void *param_value;
+	size_t *param_value_size_ret;
+	cl_int ava_ret;
+	uint32_t ava_dir_input_value = 0;
+	uint64_t ava_count_input_value = 0;
+	uint32_t ava_life_input_value = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_input_value = 0;
+	uint32_t ava_dir_param_value = 0;
+	uint64_t ava_count_param_value = 0;
+	uint32_t ava_life_param_value = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_param_value = 0;
+	uint32_t ava_dir_param_value_size_ret = 0;
+	uint64_t ava_count_param_value_size_ret = 0;
+	uint32_t ava_life_param_value_size_ret = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_param_value_size_ret = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->in_kernel, AVA_OPENCL_T_CL_KERNEL, (void **)&in_kernel);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->in_device, AVA_OPENCL_T_CL_DEVICE_ID, (void **)&in_device);
+	param_name = (cl_kernel_sub_group_info)ava_a->param_name;
+	input_value_size = (size_t)ava_a->input_value_size;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->input_value, (void **)&input_value);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	param_value_size = (size_t)ava_a->param_value_size;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value, (void **)&param_value);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->input_value.flags & AVA_BUF_PRESENT) {
+		ava_dir_input_value |= AVA_BUF_IN;
+		ava_count_input_value = (uint64_t)(input_value_size);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->input_value, ava_count_input_value, 1, ava_dir_input_value, (void **)&input_value);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_input_value;
+	(void)ava_coupled_input_value;
+	if (ava_a->param_value.flags & AVA_BUF_PRESENT) {
+		ava_dir_param_value |= AVA_BUF_OUT;
+		ava_count_param_value = (uint64_t)(param_value_size);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value, (void **)&param_value);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_param_value;
+	(void)ava_coupled_param_value;
+	if (ava_a->param_value_size_ret.flags & AVA_BUF_PRESENT) {
+		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
+		ava_count_param_value_size_ret = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret, (void **)&param_value_size_ret);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_param_value_size_ret;
+	(void)ava_coupled_param_value_size_ret;
+
+	ava_ret = ava_opencl_impl_clGetKernelSubGroupInfoKHR(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+
+	if ((ava_dir_param_value & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.param_value, param_value, ava_count_param_value * 1);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	if ((ava_dir_param_value_size_ret & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
 static int ava_opencl_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
 {
 	switch (ava_func_id) {
@@ -9660,6 +9818,12 @@ static int ava_opencl_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
 		return ava_opencl_serve_ava_cl_svm_migrate(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_SET_KERNEL_EXEC_INFO:
 		return ava_opencl_serve_ava_cl_set_kernel_exec_info(ava_w);
+	case AVA_OPENCL_FN_CLRETAINDEVICEEXT:
+		return ava_opencl_serve_clRetainDeviceEXT(ava_w);
+	case AVA_OPENCL_FN_CLRELEASEDEVICEEXT:
+		return ava_opencl_serve_clReleaseDeviceEXT(ava_w);
+	case AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFOKHR:
+		return ava_opencl_serve_clGetKernelSubGroupInfoKHR(ava_w);
 	default:
 		return ava_w_fail(ava_w, AVA_E_FUNC, 0, 0);
 	}
@@ -9814,6 +9978,10 @@ static const char *const ava_opencl_func_names[] = {
 	"ava_cl_set_kernel_svm_ptrs",
 	"ava_cl_svm_migrate",
 	"ava_cl_set_kernel_exec_info",
+	"clRetainDeviceEXT",
+	"clReleaseDeviceEXT",
+	"clGetKernelSubGroupInfoKHR",
+	"clCreateSubDevicesEXT",
 	"clEnqueueNativeKernel",
 	"clSetProgramReleaseCallback",
 	"clGetGLContextInfoKHR",
@@ -9831,10 +9999,6 @@ static const char *const ava_opencl_func_names[] = {
 	"clEnqueueAcquireEGLObjectsKHR",
 	"clEnqueueReleaseEGLObjectsKHR",
 	"clCreateEventFromEGLSyncKHR",
-	"clCreateSubDevicesEXT",
-	"clRetainDeviceEXT",
-	"clReleaseDeviceEXT",
-	"clGetKernelSubGroupInfoKHR",
 };
 
 /* AVA_F_SYNC and/or AVA_F_ASYNC per function; 0 = not supported. */
@@ -9950,6 +10114,10 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC, /* ava_cl_set_kernel_svm_ptrs */
 	AVA_F_SYNC, /* ava_cl_svm_migrate */
 	AVA_F_SYNC, /* ava_cl_set_kernel_exec_info */
+	AVA_F_SYNC, /* clRetainDeviceEXT */
+	AVA_F_SYNC, /* clReleaseDeviceEXT */
+	AVA_F_SYNC, /* clGetKernelSubGroupInfoKHR */
+	0, /* clCreateSubDevicesEXT */
 	0, /* clEnqueueNativeKernel */
 	0, /* clSetProgramReleaseCallback */
 	0, /* clGetGLContextInfoKHR */
@@ -9967,10 +10135,6 @@ static const uint32_t ava_opencl_func_flags[] = {
 	0, /* clEnqueueAcquireEGLObjectsKHR */
 	0, /* clEnqueueReleaseEGLObjectsKHR */
 	0, /* clCreateEventFromEGLSyncKHR */
-	0, /* clCreateSubDevicesEXT */
-	0, /* clRetainDeviceEXT */
-	0, /* clReleaseDeviceEXT */
-	0, /* clGetKernelSubGroupInfoKHR */
 };
 
 static const char *const ava_opencl_type_names[] = {
