@@ -66,6 +66,7 @@ cl_int ava_cl_get_program_info(cl_program program, cl_program_info param_name,
 			       size_t param_value_size, void *param_value,
 			       size_t *param_value_size_ret);
 cl_int ava_cl_get_program_binaries(cl_program program, size_t total, unsigned char *binaries);
+cl_int ava_cl_set_content_size_buffer(cl_mem buffer, cl_mem content_size_buffer);
 cl_int ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags,
 			 size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list,
 			 const cl_event *event_wait_list, cl_event *event);
@@ -833,20 +834,26 @@ cl_int clCompileProgram(cl_program program, cl_uint num_devices, const cl_device
 }
 
 /*
- * Extension functions would be worker addresses: none is offered (NULL is
- * what OpenCL returns for an unknown name).
+ * Extension functions: the guest's own stand-ins for the ones ava remotes
+ * (the worker's addresses would mean nothing here); NULL, as OpenCL answers
+ * an unknown name, for the rest.
  */
+static cl_int ava_cl_guest_set_content_size_buffer(cl_mem buffer, cl_mem content_size_buffer)
+{
+	return ava_cl_set_content_size_buffer(buffer, content_size_buffer);
+}
+
 void *clGetExtensionFunctionAddress(const char *func_name)
 {
-	(void)func_name;
+	if (func_name != NULL && strcmp(func_name, "clSetContentSizeBufferPoCL") == 0)
+		return (void *)ava_cl_guest_set_content_size_buffer;
 	return NULL;
 }
 
 void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const char *func_name)
 {
 	(void)platform;
-	(void)func_name;
-	return NULL;
+	return clGetExtensionFunctionAddress(func_name);
 }
 ava_end_replacement;
 
@@ -3116,6 +3123,23 @@ cl_int clCreateSubDevicesEXT(cl_device_id in_device,
 {
 	ava_unsupported;
 	ava_error(CL_INVALID_OPERATION);
+}
+
+/* cl_pocl_content_size: the worker finds PoCL's function the way a program would. */
+cl_int ava_cl_set_content_size_buffer(cl_mem buffer, cl_mem content_size_buffer)
+{
+	ava_disable_native_call;
+	typedef cl_int (*ava_fn)(cl_mem, cl_mem);
+	cl_platform_id ava_platform = NULL;
+	ava_fn ava_set = NULL;
+	if (clGetPlatformIDs(1, &ava_platform, NULL) == CL_SUCCESS)
+		ava_set = (ava_fn)clGetExtensionFunctionAddressForPlatform(
+			ava_platform, "clSetContentSizeBufferPoCL");
+	if (ava_set == NULL)
+		return CL_INVALID_OPERATION;
+	if (buffer == NULL || content_size_buffer == NULL)
+		return CL_INVALID_MEM_OBJECT;
+	return ava_set(buffer, content_size_buffer);
 }
 
 /* ------------------------------------------------------------------------

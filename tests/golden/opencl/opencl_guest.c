@@ -50,6 +50,7 @@ cl_int ava_cl_get_program_info(cl_program program, cl_program_info param_name,
 			       size_t param_value_size, void *param_value,
 			       size_t *param_value_size_ret);
 cl_int ava_cl_get_program_binaries(cl_program program, size_t total, unsigned char *binaries);
+cl_int ava_cl_set_content_size_buffer(cl_mem buffer, cl_mem content_size_buffer);
 cl_int ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags,
 			 size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list,
 			 const cl_event *event_wait_list, cl_event *event);
@@ -470,8 +471,8 @@ static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
 	} while (0)
 
-#line 474 "opencl_guest.c"
-#line 971 "specs/opencl/opencl.spec.c"
+#line 475 "opencl_guest.c"
+#line 978 "specs/opencl/opencl.spec.c"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
 static const cl_context_properties *ava_cl_context_props_in(const cl_context_properties *props,
@@ -509,8 +510,8 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size)
 	}
 }
 
-#line 513 "opencl_guest.c"
-#line 1105 "specs/opencl/opencl.spec.c"
+#line 514 "opencl_guest.c"
+#line 1112 "specs/opencl/opencl.spec.c"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
 {
@@ -532,8 +533,8 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 536 "opencl_guest.c"
-#line 1217 "specs/opencl/opencl.spec.c"
+#line 537 "opencl_guest.c"
+#line 1224 "specs/opencl/opencl.spec.c"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 {
@@ -543,8 +544,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 547 "opencl_guest.c"
-#line 1361 "specs/opencl/opencl.spec.c"
+#line 548 "opencl_guest.c"
+#line 1368 "specs/opencl/opencl.spec.c"
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -555,8 +556,8 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 559 "opencl_guest.c"
-#line 1669 "specs/opencl/opencl.spec.c"
+#line 560 "opencl_guest.c"
+#line 1676 "specs/opencl/opencl.spec.c"
 
 #define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
 #define AVA_CL_MAX_ARG_INFO_PROGRAMS 4096
@@ -669,8 +670,8 @@ static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
 	return 0;
 }
 
-#line 673 "opencl_guest.c"
-#line 2525 "specs/opencl/opencl.spec.c"
+#line 674 "opencl_guest.c"
+#line 2532 "specs/opencl/opencl.spec.c"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
 /* What the worker keeps per allocation. */
@@ -716,7 +717,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 720 "opencl_guest.c"
+#line 721 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -737,10 +738,11 @@ cl_int ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uint arg_index, ava_cl_svm
 cl_int ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_uint count, const ava_cl_svm *svms, const size_t *offsets);
 cl_int ava_cl_svm_migrate(cl_command_queue command_queue, cl_uint count, const ava_cl_svm *svms, const size_t *offsets, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value);
+cl_int ava_cl_set_content_size_buffer(cl_mem buffer, cl_mem content_size_buffer);
 
 /* Replacement code of the spec: these functions run in the guest only. */
 #pragma GCC visibility push(default)
-#line 495 "specs/opencl/opencl.spec.c"
+#line 496 "specs/opencl/opencl.spec.c"
 
 /*
  * A mapping is guest memory: filled by a read at map time, written back at
@@ -1082,24 +1084,30 @@ cl_int clCompileProgram(cl_program program, cl_uint num_devices, const cl_device
 }
 
 /*
- * Extension functions would be worker addresses: none is offered (NULL is
- * what OpenCL returns for an unknown name).
+ * Extension functions: the guest's own stand-ins for the ones ava remotes
+ * (the worker's addresses would mean nothing here); NULL, as OpenCL answers
+ * an unknown name, for the rest.
  */
+static cl_int ava_cl_guest_set_content_size_buffer(cl_mem buffer, cl_mem content_size_buffer)
+{
+	return ava_cl_set_content_size_buffer(buffer, content_size_buffer);
+}
+
 void *clGetExtensionFunctionAddress(const char *func_name)
 {
-	(void)func_name;
+	if (func_name != NULL && strcmp(func_name, "clSetContentSizeBufferPoCL") == 0)
+		return (void *)ava_cl_guest_set_content_size_buffer;
 	return NULL;
 }
 
 void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const char *func_name)
 {
 	(void)platform;
-	(void)func_name;
-	return NULL;
+	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1102 "opencl_guest.c"
-#line 2792 "specs/opencl/opencl.spec.c"
+#line 1110 "opencl_guest.c"
+#line 2799 "specs/opencl/opencl.spec.c"
 
 struct ava_cl_svm_block {
 	char *ptr;
@@ -1391,7 +1399,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 1395 "opencl_guest.c"
+#line 1403 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1588,11 +1596,11 @@ ava_fail:
 AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret)
-#line 903 "specs/opencl/opencl.spec.c"
+#line 910 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1596 "opencl_guest.c"
+#line 1604 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1656,11 +1664,11 @@ ava_fail:
 AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
 #define ava_execute() ava_opencl_remote_clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices)
-#line 913 "specs/opencl/opencl.spec.c"
+#line 920 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1664 "opencl_guest.c"
+#line 1672 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1724,7 +1732,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 923 "specs/opencl/opencl.spec.c"
+#line 930 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_DEVICE_PLATFORM)
@@ -1733,7 +1741,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 1737 "opencl_guest.c"
+#line 1745 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2028,7 +2036,7 @@ ava_fail:
 AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret)
-#line 1025 "specs/opencl/opencl.spec.c"
+#line 1032 "specs/opencl/opencl.spec.c"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -2039,7 +2047,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 2043 "opencl_guest.c"
+#line 2051 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2099,7 +2107,7 @@ ava_fail:
 AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret)
-#line 1052 "specs/opencl/opencl.spec.c"
+#line 1059 "specs/opencl/opencl.spec.c"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -2110,7 +2118,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 2114 "opencl_guest.c"
+#line 2122 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2234,7 +2242,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1079 "specs/opencl/opencl.spec.c"
+#line 1086 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_CONTEXT_DEVICES)
@@ -2243,7 +2251,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 			ava_cl_context_props_out(param_value, param_value_size);
 	}
 	return ret;
-#line 2247 "opencl_guest.c"
+#line 2255 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2323,14 +2331,14 @@ ava_fail:
 AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateCommandQueue(context, device, properties, errcode_ret)
-#line 1132 "specs/opencl/opencl.spec.c"
+#line 1139 "specs/opencl/opencl.spec.c"
 	if (ava_cl_device_queue_unsupported(device, properties)) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 2334 "opencl_guest.c"
+#line 2342 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2386,14 +2394,14 @@ ava_fail:
 AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
-#line 1148 "specs/opencl/opencl.spec.c"
+#line 1155 "specs/opencl/opencl.spec.c"
 	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 2397 "opencl_guest.c"
+#line 2405 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2548,7 +2556,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1177 "specs/opencl/opencl.spec.c"
+#line 1184 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_QUEUE_CONTEXT)
@@ -2559,7 +2567,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
 	}
 	return ret;
-#line 2563 "opencl_guest.c"
+#line 2571 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2674,14 +2682,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateBuffer(context, flags, size, host_ptr, errcode_ret)
-#line 1233 "specs/opencl/opencl.spec.c"
+#line 1240 "specs/opencl/opencl.spec.c"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2685 "opencl_guest.c"
+#line 2693 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2749,14 +2757,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret)
-#line 1249 "specs/opencl/opencl.spec.c"
+#line 1256 "specs/opencl/opencl.spec.c"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2760 "opencl_guest.c"
+#line 2768 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2813,7 +2821,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret)
-#line 1264 "specs/opencl/opencl.spec.c"
+#line 1271 "specs/opencl/opencl.spec.c"
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
@@ -2825,7 +2833,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2829 "opencl_guest.c"
+#line 2837 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2861,12 +2869,12 @@ ava_fail:
 AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_opencl_remote_clRetainMemObject(memobj)
-#line 1280 "specs/opencl/opencl.spec.c"
+#line 1287 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2870 "opencl_guest.c"
+#line 2878 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2904,12 +2912,12 @@ ava_fail:
 AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_opencl_remote_clReleaseMemObject(memobj)
-#line 1289 "specs/opencl/opencl.spec.c"
+#line 1296 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2913 "opencl_guest.c"
+#line 2921 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2973,7 +2981,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1300 "specs/opencl/opencl.spec.c"
+#line 1307 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ret != CL_SUCCESS || param_value == NULL)
 		return ret;
@@ -3001,7 +3009,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 3005 "opencl_guest.c"
+#line 3013 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3221,7 +3229,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 1383 "specs/opencl/opencl.spec.c"
+#line 1390 "specs/opencl/opencl.spec.c"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3232,7 +3240,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3236 "opencl_guest.c"
+#line 3244 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3321,7 +3329,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 1409 "specs/opencl/opencl.spec.c"
+#line 1416 "specs/opencl/opencl.spec.c"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3332,7 +3340,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3336 "opencl_guest.c"
+#line 3344 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3406,13 +3414,13 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 1436 "specs/opencl/opencl.spec.c"
+#line 1443 "specs/opencl/opencl.spec.c"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3416 "opencl_guest.c"
+#line 3424 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3492,14 +3500,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 1463 "specs/opencl/opencl.spec.c"
+#line 1470 "specs/opencl/opencl.spec.c"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3503 "opencl_guest.c"
+#line 3511 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3621,12 +3629,12 @@ ava_fail:
 AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1484 "specs/opencl/opencl.spec.c"
+#line 1491 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
 	return ret;
-#line 3630 "opencl_guest.c"
+#line 3638 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3838,13 +3846,13 @@ ava_fail:
 AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1525 "specs/opencl/opencl.spec.c"
+#line 1532 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL &&
 	    param_name == CL_SAMPLER_CONTEXT)
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	return ret;
-#line 3848 "opencl_guest.c"
+#line 3856 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4343,13 +4351,13 @@ ava_fail:
 AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
 #define ava_execute() ava_opencl_remote_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
-#line 1794 "specs/opencl/opencl.spec.c"
+#line 1801 "specs/opencl/opencl.spec.c"
 	char *ava_owned;
 	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4353 "opencl_guest.c"
+#line 4361 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4585,11 +4593,11 @@ ava_fail:
 AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() ava_opencl_remote_clUnloadPlatformCompiler(platform)
-#line 1869 "specs/opencl/opencl.spec.c"
+#line 1876 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4593 "opencl_guest.c"
+#line 4601 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4782,7 +4790,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1932 "specs/opencl/opencl.spec.c"
+#line 1939 "specs/opencl/opencl.spec.c"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -4807,7 +4815,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 4811 "opencl_guest.c"
+#line 4819 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5104,7 +5112,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 2032 "specs/opencl/opencl.spec.c"
+#line 2039 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_KERNEL_CONTEXT)
@@ -5113,7 +5121,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
 	}
 	return ret;
-#line 5117 "opencl_guest.c"
+#line 5125 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5178,12 +5186,12 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 2047 "specs/opencl/opencl.spec.c"
+#line 2054 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5187 "opencl_guest.c"
+#line 5195 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5415,7 +5423,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret)
-#line 2084 "specs/opencl/opencl.spec.c"
+#line 2091 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_EVENT_COMMAND_QUEUE)
@@ -5424,7 +5432,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	}
 	return ret;
-#line 5428 "opencl_guest.c"
+#line 5436 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5721,11 +5729,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2155 "specs/opencl/opencl.spec.c"
+#line 2162 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5729 "opencl_guest.c"
+#line 5737 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5813,11 +5821,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2180 "specs/opencl/opencl.spec.c"
+#line 2187 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5821 "opencl_guest.c"
+#line 5829 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5932,11 +5940,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2207 "specs/opencl/opencl.spec.c"
+#line 2214 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5940 "opencl_guest.c"
+#line 5948 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6060,11 +6068,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2237 "specs/opencl/opencl.spec.c"
+#line 2244 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6068 "opencl_guest.c"
+#line 6076 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6364,11 +6372,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2311 "specs/opencl/opencl.spec.c"
+#line 2318 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6372 "opencl_guest.c"
+#line 6380 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6478,11 +6486,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2338 "specs/opencl/opencl.spec.c"
+#line 2345 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6486 "opencl_guest.c"
+#line 6494 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6932,11 +6940,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 2442 "specs/opencl/opencl.spec.c"
+#line 2449 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 6940 "opencl_guest.c"
+#line 6948 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6990,11 +6998,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 2458 "specs/opencl/opencl.spec.c"
+#line 2465 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 6998 "opencl_guest.c"
+#line 7006 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7865,6 +7873,36 @@ AVA_EXPORT cl_int clCreateSubDevicesEXT(cl_device_id in_device, const cl_device_
 	return (cl_int)(CL_INVALID_OPERATION);
 }
 
+cl_int ava_cl_set_content_size_buffer(cl_mem buffer, cl_mem content_size_buffer)
+{
+	struct ava_opencl_ava_cl_set_content_size_buffer_call ava_a;
+	const struct ava_opencl_ava_cl_set_content_size_buffer_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SET_CONTENT_SIZE_BUFFER, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_a.content_size_buffer = (ava_u64)(uintptr_t)content_size_buffer;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
 AVA_EXPORT cl_int clEnqueueNativeKernel(cl_command_queue command_queue, void (*user_func)(void *), void *args, size_t cb_args, cl_uint num_mem_objects, const cl_mem *mem_list, const void **args_mem_loc, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	(void)command_queue;
@@ -8172,6 +8210,7 @@ static const char *const ava_opencl_func_names[] = {
 	"clReleaseDeviceEXT",
 	"clGetKernelSubGroupInfoKHR",
 	"clCreateSubDevicesEXT",
+	"ava_cl_set_content_size_buffer",
 	"clEnqueueNativeKernel",
 	"clSetProgramReleaseCallback",
 	"clGetGLContextInfoKHR",

@@ -10,10 +10,10 @@
 #include "ava/wire.h"
 
 /* FNV-1a of the layout below: guest and worker must agree. */
-#define AVA_OPENCL_SPEC_HASH 0x7c4009ddefadf988ull
+#define AVA_OPENCL_SPEC_HASH 0xe36313cc23c37842ull
 #define AVA_OPENCL_SPEC_NAME "opencl"
 #define AVA_OPENCL_SPEC_ID 2u
-#define AVA_OPENCL_NFUNCS 132u
+#define AVA_OPENCL_NFUNCS 133u
 #define AVA_OPENCL_NCALLBACKS 6u
 
 /* Function ids (0 is never used). */
@@ -131,23 +131,24 @@
 #define AVA_OPENCL_FN_CLRELEASEDEVICEEXT 112u
 #define AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFOKHR 113u
 #define AVA_OPENCL_FN_CLCREATESUBDEVICESEXT 114u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUENATIVEKERNEL 115u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLSETPROGRAMRELEASECALLBACK 116u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLGETGLCONTEXTINFOKHR 117u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLBUFFER 118u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE 119u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLRENDERBUFFER 120u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLGETGLOBJECTINFO 121u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLGETGLTEXTUREINFO 122u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUEACQUIREGLOBJECTS 123u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUERELEASEGLOBJECTS 124u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE2D 125u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE3D 126u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEEVENTFROMGLSYNCKHR 127u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMEGLIMAGEKHR 128u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUEACQUIREEGLOBJECTSKHR 129u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUERELEASEEGLOBJECTSKHR 130u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEEVENTFROMEGLSYNCKHR 131u /* unsupported: never sent */
+#define AVA_OPENCL_FN_AVA_CL_SET_CONTENT_SIZE_BUFFER 115u
+#define AVA_OPENCL_FN_CLENQUEUENATIVEKERNEL 116u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLSETPROGRAMRELEASECALLBACK 117u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLGETGLCONTEXTINFOKHR 118u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLBUFFER 119u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE 120u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLRENDERBUFFER 121u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLGETGLOBJECTINFO 122u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLGETGLTEXTUREINFO 123u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUEACQUIREGLOBJECTS 124u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUERELEASEGLOBJECTS 125u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE2D 126u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE3D 127u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEEVENTFROMGLSYNCKHR 128u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMEGLIMAGEKHR 129u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUEACQUIREEGLOBJECTSKHR 130u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUERELEASEEGLOBJECTSKHR 131u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEEVENTFROMEGLSYNCKHR 132u /* unsupported: never sent */
 
 /* Callback declaration ids. */
 #define AVA_OPENCL_CB_AVA_CL_CONTEXT_NOTIFY 1u
@@ -1827,6 +1828,18 @@ struct ava_opencl_clGetKernelSubGroupInfoKHR_reply {
 	struct ava_buf_desc param_value_size_ret; /* size_t *, out */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clGetKernelSubGroupInfoKHR_reply) == 56, "struct ava_opencl_clGetKernelSubGroupInfoKHR_reply");
+
+/* ava_cl_set_content_size_buffer */
+struct ava_opencl_ava_cl_set_content_size_buffer_call {
+	ava_u64 buffer; /* handle cl_mem */
+	ava_u64 content_size_buffer; /* handle cl_mem */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_set_content_size_buffer_call) == 16, "struct ava_opencl_ava_cl_set_content_size_buffer_call");
+
+struct ava_opencl_ava_cl_set_content_size_buffer_reply {
+	ava_s64 ret; /* cl_int, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_set_content_size_buffer_reply) == 8, "struct ava_opencl_ava_cl_set_content_size_buffer_reply");
 
 /* callback ava_cl_context_notify */
 struct ava_opencl_cb_ava_cl_context_notify {

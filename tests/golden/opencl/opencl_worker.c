@@ -93,6 +93,7 @@ cl_int ava_cl_get_program_info(cl_program program, cl_program_info param_name,
 			       size_t param_value_size, void *param_value,
 			       size_t *param_value_size_ret);
 cl_int ava_cl_get_program_binaries(cl_program program, size_t total, unsigned char *binaries);
+cl_int ava_cl_set_content_size_buffer(cl_mem buffer, cl_mem content_size_buffer);
 cl_int ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags,
 			 size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list,
 			 const cl_event *event_wait_list, cl_event *event);
@@ -513,8 +514,8 @@ static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
 	} while (0)
 
-#line 517 "opencl_worker.c"
-#line 971 "specs/opencl/opencl.spec.c"
+#line 518 "opencl_worker.c"
+#line 978 "specs/opencl/opencl.spec.c"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
 static const cl_context_properties *ava_cl_context_props_in(const cl_context_properties *props,
@@ -552,8 +553,8 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size)
 	}
 }
 
-#line 556 "opencl_worker.c"
-#line 1105 "specs/opencl/opencl.spec.c"
+#line 557 "opencl_worker.c"
+#line 1112 "specs/opencl/opencl.spec.c"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
 {
@@ -575,8 +576,8 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 579 "opencl_worker.c"
-#line 1217 "specs/opencl/opencl.spec.c"
+#line 580 "opencl_worker.c"
+#line 1224 "specs/opencl/opencl.spec.c"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 {
@@ -586,8 +587,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 590 "opencl_worker.c"
-#line 1361 "specs/opencl/opencl.spec.c"
+#line 591 "opencl_worker.c"
+#line 1368 "specs/opencl/opencl.spec.c"
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -598,8 +599,8 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 602 "opencl_worker.c"
-#line 1669 "specs/opencl/opencl.spec.c"
+#line 603 "opencl_worker.c"
+#line 1676 "specs/opencl/opencl.spec.c"
 
 #define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
 #define AVA_CL_MAX_ARG_INFO_PROGRAMS 4096
@@ -712,8 +713,8 @@ static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
 	return 0;
 }
 
-#line 716 "opencl_worker.c"
-#line 2525 "specs/opencl/opencl.spec.c"
+#line 717 "opencl_worker.c"
+#line 2532 "specs/opencl/opencl.spec.c"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
 /* What the worker keeps per allocation. */
@@ -759,14 +760,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 763 "opencl_worker.c"
+#line 764 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
-#line 490 "specs/opencl/opencl.spec.c"
+#line 491 "specs/opencl/opencl.spec.c"
 	ava_cl_worker_init();
-#line 770 "opencl_worker.c"
+#line 771 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -927,11 +928,11 @@ static int ava_opencl_serve_clGetPlatformIDs(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret)
-#line 903 "specs/opencl/opencl.spec.c"
+#line 910 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 935 "opencl_worker.c"
+#line 936 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1011,11 +1012,11 @@ static int ava_opencl_serve_clGetPlatformInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
 #define ava_execute() clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices)
-#line 913 "specs/opencl/opencl.spec.c"
+#line 920 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1019 "opencl_worker.c"
+#line 1020 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1099,7 +1100,7 @@ static int ava_opencl_serve_clGetDeviceIDs(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 923 "specs/opencl/opencl.spec.c"
+#line 930 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_DEVICE_PLATFORM)
@@ -1108,7 +1109,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 1112 "opencl_worker.c"
+#line 1113 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1450,7 +1451,7 @@ static int ava_opencl_serve_clGetHostTimer(struct ava_wcall *ava_w)
 static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret)
-#line 1025 "specs/opencl/opencl.spec.c"
+#line 1032 "specs/opencl/opencl.spec.c"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1461,7 +1462,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 1465 "opencl_worker.c"
+#line 1466 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1565,7 +1566,7 @@ static int ava_opencl_serve_clCreateContext(struct ava_wcall *ava_w)
 static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret)
-#line 1052 "specs/opencl/opencl.spec.c"
+#line 1059 "specs/opencl/opencl.spec.c"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1576,7 +1577,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 1580 "opencl_worker.c"
+#line 1581 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1715,7 +1716,7 @@ static int ava_opencl_serve_clReleaseContext(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1079 "specs/opencl/opencl.spec.c"
+#line 1086 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_CONTEXT_DEVICES)
@@ -1724,7 +1725,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 			ava_cl_context_props_out(param_value, param_value_size);
 	}
 	return ret;
-#line 1728 "opencl_worker.c"
+#line 1729 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1844,14 +1845,14 @@ static int ava_opencl_serve_clSetContextDestructorCallback(struct ava_wcall *ava
 static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateCommandQueue(context, device, properties, errcode_ret)
-#line 1132 "specs/opencl/opencl.spec.c"
+#line 1139 "specs/opencl/opencl.spec.c"
 	if (ava_cl_device_queue_unsupported(device, properties)) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 1855 "opencl_worker.c"
+#line 1856 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1910,14 +1911,14 @@ static int ava_opencl_serve_clCreateCommandQueue(struct ava_wcall *ava_w)
 static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
-#line 1148 "specs/opencl/opencl.spec.c"
+#line 1155 "specs/opencl/opencl.spec.c"
 	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 1921 "opencl_worker.c"
+#line 1922 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2076,7 +2077,7 @@ static int ava_opencl_serve_clReleaseCommandQueue(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1177 "specs/opencl/opencl.spec.c"
+#line 1184 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_QUEUE_CONTEXT)
@@ -2087,7 +2088,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
 	}
 	return ret;
-#line 2091 "opencl_worker.c"
+#line 2092 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2216,14 +2217,14 @@ static int ava_opencl_serve_clFinish(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateBuffer(context, flags, size, host_ptr, errcode_ret)
-#line 1233 "specs/opencl/opencl.spec.c"
+#line 1240 "specs/opencl/opencl.spec.c"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2227 "opencl_worker.c"
+#line 2228 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2298,14 +2299,14 @@ static int ava_opencl_serve_clCreateBuffer(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret)
-#line 1249 "specs/opencl/opencl.spec.c"
+#line 1256 "specs/opencl/opencl.spec.c"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2309 "opencl_worker.c"
+#line 2310 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2397,7 +2398,7 @@ static int ava_opencl_serve_clCreateBufferWithProperties(struct ava_wcall *ava_w
 static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret)
-#line 1264 "specs/opencl/opencl.spec.c"
+#line 1271 "specs/opencl/opencl.spec.c"
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
@@ -2409,7 +2410,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2413 "opencl_worker.c"
+#line 2414 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2484,12 +2485,12 @@ static int ava_opencl_serve_clCreateSubBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 {
 #define ava_execute() clRetainMemObject(memobj)
-#line 1280 "specs/opencl/opencl.spec.c"
+#line 1287 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2493 "opencl_worker.c"
+#line 2494 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2523,12 +2524,12 @@ static int ava_opencl_serve_clRetainMemObject(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 {
 #define ava_execute() clReleaseMemObject(memobj)
-#line 1289 "specs/opencl/opencl.spec.c"
+#line 1296 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2532 "opencl_worker.c"
+#line 2533 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2562,7 +2563,7 @@ static int ava_opencl_serve_clReleaseMemObject(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1300 "specs/opencl/opencl.spec.c"
+#line 1307 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ret != CL_SUCCESS || param_value == NULL)
 		return ret;
@@ -2590,7 +2591,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 2594 "opencl_worker.c"
+#line 2595 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2853,7 +2854,7 @@ static int ava_opencl_serve_clGetPipeInfo(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 1383 "specs/opencl/opencl.spec.c"
+#line 1390 "specs/opencl/opencl.spec.c"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -2864,7 +2865,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 2868 "opencl_worker.c"
+#line 2869 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2971,7 +2972,7 @@ static int ava_opencl_serve_clCreateImage(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 1409 "specs/opencl/opencl.spec.c"
+#line 1416 "specs/opencl/opencl.spec.c"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -2982,7 +2983,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 2986 "opencl_worker.c"
+#line 2987 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3106,13 +3107,13 @@ static int ava_opencl_serve_clCreateImageWithProperties(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 1436 "specs/opencl/opencl.spec.c"
+#line 1443 "specs/opencl/opencl.spec.c"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3116 "opencl_worker.c"
+#line 3117 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3212,14 +3213,14 @@ static int ava_opencl_serve_clCreateImage2D(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 1463 "specs/opencl/opencl.spec.c"
+#line 1470 "specs/opencl/opencl.spec.c"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3223 "opencl_worker.c"
+#line 3224 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3402,12 +3403,12 @@ static int ava_opencl_serve_clGetSupportedImageFormats(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1484 "specs/opencl/opencl.spec.c"
+#line 1491 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
 	return ret;
-#line 3411 "opencl_worker.c"
+#line 3412 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3658,13 +3659,13 @@ static int ava_opencl_serve_clReleaseSampler(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1525 "specs/opencl/opencl.spec.c"
+#line 1532 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL &&
 	    param_name == CL_SAMPLER_CONTEXT)
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	return ret;
-#line 3668 "opencl_worker.c"
+#line 3669 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3743,7 +3744,7 @@ static int ava_opencl_serve_clGetSamplerInfo(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1549 "specs/opencl/opencl.spec.c"
+#line 1556 "specs/opencl/opencl.spec.c"
 	cl_int ret = CL_SUCCESS;
 	cl_event ava_unmapped = NULL;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE, map_flags, offset, size,
@@ -3758,7 +3759,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 3762 "opencl_worker.c"
+#line 3763 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -3866,7 +3867,7 @@ static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1579 "specs/opencl/opencl.spec.c"
+#line 1586 "specs/opencl/opencl.spec.c"
 	cl_int ret = CL_SUCCESS;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE,
 					 write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, offset,
@@ -3876,7 +3877,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	if (write && data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 0, NULL, event);
-#line 3880 "opencl_worker.c"
+#line 3881 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -3982,10 +3983,10 @@ static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
 
 static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context context, const char *source, size_t length, cl_int *errcode_ret)
 {
-#line 1600 "specs/opencl/opencl.spec.c"
+#line 1607 "specs/opencl/opencl.spec.c"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 3989 "opencl_worker.c"
+#line 3990 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -4056,7 +4057,7 @@ static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *
 
 static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const size_t *lengths, const unsigned char *binaries, size_t binaries_length, cl_int *binary_status, cl_int *errcode_ret)
 {
-#line 1616 "specs/opencl/opencl.spec.c"
+#line 1623 "specs/opencl/opencl.spec.c"
 	const unsigned char *ava_parts[64];
 	size_t ava_at = 0;
 	for (cl_uint i = 0; lengths != NULL && binaries != NULL && i < num_devices && i < 64; ++i) {
@@ -4072,7 +4073,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 4076 "opencl_worker.c"
+#line 4077 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -4409,13 +4410,13 @@ static int ava_opencl_serve_clReleaseProgram(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
 #define ava_execute() clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
-#line 1794 "specs/opencl/opencl.spec.c"
+#line 1801 "specs/opencl/opencl.spec.c"
 	char *ava_owned;
 	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4419 "opencl_worker.c"
+#line 4420 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4499,7 +4500,7 @@ static int ava_opencl_serve_clBuildProgram(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char *include_names, size_t include_names_length, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
-#line 1818 "specs/opencl/opencl.spec.c"
+#line 1825 "specs/opencl/opencl.spec.c"
 	const char *ava_names[256];
 	size_t ava_at = 0;
 	cl_uint n = 0;
@@ -4522,7 +4523,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 4526 "opencl_worker.c"
+#line 4527 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -4813,11 +4814,11 @@ static int ava_opencl_serve_clSetProgramSpecializationConstant(struct ava_wcall 
 static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() clUnloadPlatformCompiler(platform)
-#line 1869 "specs/opencl/opencl.spec.c"
+#line 1876 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4821 "opencl_worker.c"
+#line 4822 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4870,7 +4871,7 @@ static int ava_opencl_serve_clUnloadCompiler(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-#line 1886 "specs/opencl/opencl.spec.c"
+#line 1893 "specs/opencl/opencl.spec.c"
 	if (param_name == CL_PROGRAM_BINARIES && param_value != NULL)
 		return CL_INVALID_VALUE;
 	cl_int ret = clGetProgramInfo(program, param_name, param_value_size, param_value,
@@ -4882,7 +4883,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 4886 "opencl_worker.c"
+#line 4887 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -4960,7 +4961,7 @@ static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, size_t total, unsigned char *binaries)
 {
-#line 1903 "specs/opencl/opencl.spec.c"
+#line 1910 "specs/opencl/opencl.spec.c"
 	cl_uint ava_ndev = 0;
 	size_t ava_sizes[64], ava_sum = 0;
 	unsigned char *ava_parts[64];
@@ -4982,7 +4983,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 4986 "opencl_worker.c"
+#line 4987 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -5037,7 +5038,7 @@ static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 1932 "specs/opencl/opencl.spec.c"
+#line 1939 "specs/opencl/opencl.spec.c"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -5062,7 +5063,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 5066 "opencl_worker.c"
+#line 5067 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5384,7 +5385,7 @@ static int ava_opencl_serve_clReleaseKernel(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
-#line 2006 "specs/opencl/opencl.spec.c"
+#line 2013 "specs/opencl/opencl.spec.c"
 	if (arg_value != NULL && arg_size == sizeof(cl_mem)) {
 		uint64_t ava_id;
 		memcpy(&ava_id, arg_value, sizeof(ava_id));
@@ -5404,7 +5405,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 			return ava_bad;
 	}
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 5408 "opencl_worker.c"
+#line 5409 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -5455,7 +5456,7 @@ static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 2032 "specs/opencl/opencl.spec.c"
+#line 2039 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_KERNEL_CONTEXT)
@@ -5464,7 +5465,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
 	}
 	return ret;
-#line 5468 "opencl_worker.c"
+#line 5469 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5544,12 +5545,12 @@ static int ava_opencl_serve_clGetKernelInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 2047 "specs/opencl/opencl.spec.c"
+#line 2054 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5553 "opencl_worker.c"
+#line 5554 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5845,7 +5846,7 @@ static int ava_opencl_serve_clWaitForEvents(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret)
-#line 2084 "specs/opencl/opencl.spec.c"
+#line 2091 "specs/opencl/opencl.spec.c"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_EVENT_COMMAND_QUEUE)
@@ -5854,7 +5855,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	}
 	return ret;
-#line 5858 "opencl_worker.c"
+#line 5859 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6177,11 +6178,11 @@ static int ava_opencl_serve_clGetEventProfilingInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2155 "specs/opencl/opencl.spec.c"
+#line 2162 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6185 "opencl_worker.c"
+#line 6186 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6291,11 +6292,11 @@ static int ava_opencl_serve_clEnqueueReadBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2180 "specs/opencl/opencl.spec.c"
+#line 2187 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6299 "opencl_worker.c"
+#line 6300 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6416,11 +6417,11 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2207 "specs/opencl/opencl.spec.c"
+#line 2214 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6424 "opencl_worker.c"
+#line 6425 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6587,11 +6588,11 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2237 "specs/opencl/opencl.spec.c"
+#line 2244 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6595 "opencl_worker.c"
+#line 6596 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7096,11 +7097,11 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2311 "specs/opencl/opencl.spec.c"
+#line 2318 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7104 "opencl_worker.c"
+#line 7105 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7247,11 +7248,11 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 2338 "specs/opencl/opencl.spec.c"
+#line 2345 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7255 "opencl_worker.c"
+#line 7256 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7999,11 +8000,11 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 2442 "specs/opencl/opencl.spec.c"
+#line 2449 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8007 "opencl_worker.c"
+#line 8008 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8141,11 +8142,11 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 2458 "specs/opencl/opencl.spec.c"
+#line 2465 "specs/opencl/opencl.spec.c"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8149 "opencl_worker.c"
+#line 8150 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8457,11 +8458,11 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-#line 2510 "specs/opencl/opencl.spec.c"
+#line 2517 "specs/opencl/opencl.spec.c"
 	if (num_events == 0 || event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 8465 "opencl_worker.c"
+#line 8466 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -8511,7 +8512,7 @@ static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
 
 static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
 {
-#line 2578 "specs/opencl/opencl.spec.c"
+#line 2585 "specs/opencl/opencl.spec.c"
 	struct ava_cl_svm_s *svm;
 	void *base;
 	if (flags & (CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS))
@@ -8529,7 +8530,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->size = size;
 	svm->context = context;
 	return svm;
-#line 8533 "opencl_worker.c"
+#line 8534 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -8565,14 +8566,14 @@ static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 {
-#line 2601 "specs/opencl/opencl.spec.c"
+#line 2608 "specs/opencl/opencl.spec.c"
 	if (svm == NULL)
 		return CL_INVALID_VALUE;
 	clSVMFree(svm->context, svm->base);
 	clReleaseContext(svm->context);
 	free(svm);
 	return CL_SUCCESS;
-#line 8576 "opencl_worker.c"
+#line 8577 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -8604,7 +8605,7 @@ static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 2621 "specs/opencl/opencl.spec.c"
+#line 2628 "specs/opencl/opencl.spec.c"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	cl_int ret;
 	if (ava_p == NULL)
@@ -8616,7 +8617,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 8620 "opencl_worker.c"
+#line 8621 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -8724,7 +8725,7 @@ static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 2647 "specs/opencl/opencl.spec.c"
+#line 2654 "specs/opencl/opencl.spec.c"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	cl_int ret;
 	if (ava_p == NULL)
@@ -8737,7 +8738,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	if (data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, event);
-#line 8741 "opencl_worker.c"
+#line 8742 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -8841,14 +8842,14 @@ static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, size_t dst_offset, ava_cl_svm src_svm, size_t src_offset, size_t size, const void *src_host, void *dst_host, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 2679 "specs/opencl/opencl.spec.c"
+#line 2686 "specs/opencl/opencl.spec.c"
 	void *ava_dst = dst_svm ? ava_cl_svm_at(dst_svm, dst_offset, size) : dst_host;
 	const void *ava_src = src_svm ? ava_cl_svm_at(src_svm, src_offset, size) : src_host;
 	if (ava_dst == NULL || ava_src == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 8852 "opencl_worker.c"
+#line 8853 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -8992,13 +8993,13 @@ static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 2701 "specs/opencl/opencl.spec.c"
+#line 2708 "specs/opencl/opencl.spec.c"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	if (ava_p == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 9002 "opencl_worker.c"
+#line 9003 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -9104,12 +9105,12 @@ static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uint arg_index, ava_cl_svm svm, size_t offset)
 {
-#line 2713 "specs/opencl/opencl.spec.c"
+#line 2720 "specs/opencl/opencl.spec.c"
 	void *ava_p = svm ? ava_cl_svm_at(svm, offset, 0) : NULL;
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 9113 "opencl_worker.c"
+#line 9114 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -9145,7 +9146,7 @@ static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_uint count, const ava_cl_svm *svms, const size_t *offsets)
 {
-#line 2725 "specs/opencl/opencl.spec.c"
+#line 2732 "specs/opencl/opencl.spec.c"
 	void **ava_ptrs;
 	cl_int ret;
 	if (count == 0 || svms == NULL || offsets == NULL)
@@ -9164,7 +9165,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 9168 "opencl_worker.c"
+#line 9169 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -9232,7 +9233,7 @@ static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue, cl_uint count, const ava_cl_svm *svms, const size_t *offsets, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 2760 "specs/opencl/opencl.spec.c"
+#line 2767 "specs/opencl/opencl.spec.c"
 	const void **ava_ptrs;
 	cl_int ret;
 	if (count == 0 || svms == NULL || offsets == NULL)
@@ -9252,7 +9253,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 9256 "opencl_worker.c"
+#line 9257 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -9386,11 +9387,11 @@ static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
 {
-#line 2787 "specs/opencl/opencl.spec.c"
+#line 2794 "specs/opencl/opencl.spec.c"
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 9394 "opencl_worker.c"
+#line 9395 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -9495,11 +9496,11 @@ static int ava_opencl_serve_clReleaseDeviceEXT(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-#line 3107 "specs/opencl/opencl.spec.c"
+#line 3114 "specs/opencl/opencl.spec.c"
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 9503 "opencl_worker.c"
+#line 9504 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -9593,6 +9594,51 @@ static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
 		if (ava_st != 0)
 			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_mem content_size_buffer)
+{
+#line 3132 "specs/opencl/opencl.spec.c"
+	typedef cl_int (*ava_fn)(cl_mem, cl_mem);
+	cl_platform_id ava_platform = NULL;
+	ava_fn ava_set = NULL;
+	if (clGetPlatformIDs(1, &ava_platform, NULL) == CL_SUCCESS)
+		ava_set = (ava_fn)clGetExtensionFunctionAddressForPlatform(
+			ava_platform, "clSetContentSizeBufferPoCL");
+	if (ava_set == NULL)
+		return CL_INVALID_OPERATION;
+	if (buffer == NULL || content_size_buffer == NULL)
+		return CL_INVALID_MEM_OBJECT;
+	return ava_set(buffer, content_size_buffer);
+#line 9616 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_set_content_size_buffer_call *ava_a;
+	struct ava_opencl_ava_cl_set_content_size_buffer_reply ava_r;
+	cl_mem buffer;
+	cl_mem content_size_buffer;
+	cl_int ava_ret;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->buffer, AVA_OPENCL_T_CL_MEM, (void **)&buffer);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->content_size_buffer, AVA_OPENCL_T_CL_MEM, (void **)&content_size_buffer);
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+
+	ava_ret = ava_opencl_impl_ava_cl_set_content_size_buffer(buffer, content_size_buffer);
+
 	ava_r.ret = (ava_s64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
@@ -9824,6 +9870,8 @@ static int ava_opencl_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
 		return ava_opencl_serve_clReleaseDeviceEXT(ava_w);
 	case AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFOKHR:
 		return ava_opencl_serve_clGetKernelSubGroupInfoKHR(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_SET_CONTENT_SIZE_BUFFER:
+		return ava_opencl_serve_ava_cl_set_content_size_buffer(ava_w);
 	default:
 		return ava_w_fail(ava_w, AVA_E_FUNC, 0, 0);
 	}
@@ -9982,6 +10030,7 @@ static const char *const ava_opencl_func_names[] = {
 	"clReleaseDeviceEXT",
 	"clGetKernelSubGroupInfoKHR",
 	"clCreateSubDevicesEXT",
+	"ava_cl_set_content_size_buffer",
 	"clEnqueueNativeKernel",
 	"clSetProgramReleaseCallback",
 	"clGetGLContextInfoKHR",
@@ -10118,6 +10167,7 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC, /* clReleaseDeviceEXT */
 	AVA_F_SYNC, /* clGetKernelSubGroupInfoKHR */
 	0, /* clCreateSubDevicesEXT */
+	AVA_F_SYNC, /* ava_cl_set_content_size_buffer */
 	0, /* clEnqueueNativeKernel */
 	0, /* clSetProgramReleaseCallback */
 	0, /* clGetGLContextInfoKHR */

@@ -376,6 +376,24 @@ static void destructor_and_migrate(void) {
   free(src);
 }
 
+/* An extension function looked up by name (cl_pocl_content_size), and an unknown name. */
+static void extension_function(void) {
+  typedef cl_int (*set_content_size_fn)(cl_mem, cl_mem);
+  set_content_size_fn set = (set_content_size_fn)clGetExtensionFunctionAddressForPlatform(
+      g_env.platform, "clSetContentSizeBufferPoCL");
+  printf("clSetContentSizeBufferPoCL found: %s\n", yes_no(set != NULL));
+  printf("unknown extension function found: %s\n",
+         yes_no(clGetExtensionFunctionAddressForPlatform(g_env.platform, "clNoSuchFunctionAVA") !=
+                NULL));
+  if (set == NULL)
+    return;
+  cl_mem data = ocl_buffer(&g_env, CL_MEM_READ_WRITE, 256, NULL);
+  cl_mem size = ocl_buffer(&g_env, CL_MEM_READ_WRITE, sizeof(cl_ulong), NULL);
+  printf("set content size buffer: %s\n", cl_err_name(set(data, size)));
+  CHECK(clReleaseMemObject(size));
+  CHECK(clReleaseMemObject(data));
+}
+
 int main(void) {
   g_env = ocl_env_open();
   g_q = ocl_queue(&g_env, 0);
@@ -385,6 +403,7 @@ int main(void) {
   copy_fill();
   sub_buffers();
   destructor_and_migrate();
+  extension_function();
   CHECK(clReleaseCommandQueue(g_q));
   ocl_env_close(&g_env);
   return ocl_finish();
