@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The guest library is loaded into arbitrary programs: it must export the
-// API's functions and nothing else, and must not drag in libstdc++.
+// API's functions and nothing else, and must not drag in libstdc++. Where
+// programs link against a real library with versioned symbols (OpenCL's ICD
+// loader), it must export the same symbols with the same versions.
 #include <criterion/criterion.h>
 
 #include <fstream>
@@ -69,4 +71,36 @@ Test(e2e_symbols, guest_library_needs_only_libc) {
   cr_expect(r.out.find("SONAME") != std::string::npos &&
                 r.out.find("[libdemo.so.1]") != std::string::npos,
             "soname is not libdemo.so.1:\n%s", r.out.c_str());
+}
+
+namespace {
+
+// "name@version" of every function a shared library defines.
+std::set<std::string> versioned_exports(const std::string &lib) {
+  const ProcResult r = run_proc({"objdump", "-T", lib}, {}, 30000);
+  cr_assert_eq(r.exit_code, 0, "objdump -T %s: %s", lib.c_str(), r.err.c_str());
+  std::set<std::string> out;
+  std::istringstream lines(r.out);
+  std::string line;
+  // "... DF .text  0000000000000042  OPENCL_1.0  clFinish"
+  const std::regex defined(R"(\sDF \.text\s+[0-9a-f]+\s+(\S+)\s+(\S+)$)");
+  while (std::getline(lines, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, defined))
+      out.insert(std::string(m[2]) + "@" + std::string(m[1]));
+  }
+  return out;
+}
+
+} // namespace
+
+Test(e2e_symbols, opencl_guest_library_matches_the_icd_loaders_exports) {
+  std::set<std::string> real = versioned_exports(OPENCL_REAL_LIB);
+  std::set<std::string> guest = versioned_exports(OPENCL_GUEST_LIB);
+  cr_assert_gt(real.size(), 100u, "%s exports too little to compare", OPENCL_REAL_LIB);
+  for (const std::string &s : real)
+    cr_expect(guest.count(s), "the guest libOpenCL.so.1 lacks %s", s.c_str());
+  for (const std::string &s : guest)
+    cr_expect(real.count(s) || s.rfind("ava_zerocopy_", 0) == 0,
+              "the guest libOpenCL.so.1 exports %s, which the ICD loader does not", s.c_str());
 }
