@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include "cava/frontend/clang_util.hpp"
 #include "cava/frontend/source_text.hpp"
@@ -15,10 +17,19 @@ namespace cava {
 namespace {
 
 struct Region {
+  std::string file; // the spec file (main file or part) it lies in
   size_t begin = 0; // offset past the begin marker's ';'
   size_t end = 0;   // offset of the end marker
   Loc loc;
 };
+
+// A spec part: spec text in another file, included by the spec as
+// #include "name.spec.inc" (annotations, functions, regions, as in the spec).
+bool is_spec_part(const std::string &spelled) {
+  const std::string suffix = ".spec.inc";
+  return spelled.size() > suffix.size() &&
+         spelled.compare(spelled.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 // Text of a C string literal sequence ("a" "b"); escapes kept as written
 // except \" and \\ which are resolved, which is all specs need.
@@ -71,13 +82,19 @@ public:
 private:
   Loc loc_of(CXCursor c) const;
   size_t offset_of(CXCursor c) const;
-  bool in_main_file(CXCursor c) const;
+  // Spec files: the main file and the parts it includes ("x.spec.inc"),
+  // whose text cava reads; everything else is an API or system header.
+  bool in_spec_file(CXCursor c) const;
+  const SourceText *text_for(CXFile f) const;
+  const SourceText &src_of(CXCursor c) const;
+  std::string file_of(CXCursor c) const;
+  bool add_part(CXFile f, const std::string &spelled);
   bool report_clang_diagnostics();
   void collect_top_level(const std::vector<CXCursor> &top);
   void handle_marker_var(CXCursor c, const std::string &name);
   void handle_function(CXCursor c, const std::string &name);
   void handle_special_function(CXCursor c, const std::string &name);
-  bool in_region(const std::vector<Region> &regions, size_t offset) const;
+  bool in_region(const std::vector<Region> &regions, const std::string &file, size_t offset) const;
   Function make_function(CXCursor c, const std::string &name, bool in_spec);
   void parse_body(CXCursor body, Function *fn);
   void parse_block_stmt(CXCursor stmt, Block *block, const std::string &where);
@@ -94,7 +111,7 @@ private:
   CXIndex index_ = nullptr;
   CXTranslationUnit tu_ = nullptr;
   CXFile main_file_ = nullptr;
-  SourceText src_;
+  std::map<std::string, std::unique_ptr<SourceText>> texts_; // by clang's file name
   std::vector<Region> utility_;
   std::vector<Region> replacement_;
   std::vector<std::string> api_headers_;
@@ -103,24 +120,57 @@ private:
 
 Loc Parser::loc_of(CXCursor c) const {
   const Pos p = expansion_pos(clang_getCursorLocation(c));
-  if (p.file && clang_File_isEqual(p.file, main_file_))
-    return src_.loc_at(p.offset);
+  if (const SourceText *t = text_for(p.file))
+    return t->loc_at(p.offset);
   return Loc{to_string(clang_getFileName(p.file)), p.line, p.col};
+}
+
+const SourceText *Parser::text_for(CXFile f) const {
+  if (!f)
+    return nullptr;
+  auto it = texts_.find(to_string(clang_getFileName(f)));
+  return it == texts_.end() ? nullptr : it->second.get();
+}
+
+std::string Parser::file_of(CXCursor c) const {
+  const Pos p = expansion_pos(clang_getRangeStart(clang_getCursorExtent(c)));
+  return p.file ? to_string(clang_getFileName(p.file)) : std::string();
+}
+
+// Only called for cursors in_spec_file() accepted.
+const SourceText &Parser::src_of(CXCursor c) const {
+  auto it = texts_.find(file_of(c));
+  return it != texts_.end() ? *it->second : *texts_.begin()->second;
+}
+
+bool Parser::add_part(CXFile f, const std::string &spelled) {
+  const std::string path = to_string(clang_getFileName(f));
+  if (texts_.count(path))
+    return true;
+  // Shown next to the main spec, as the spec wrote it.
+  const std::string &main = options_.shown_name;
+  const size_t slash = main.rfind('/');
+  const std::string shown = (slash == std::string::npos ? "" : main.substr(0, slash + 1)) + spelled;
+  auto text = std::make_unique<SourceText>();
+  if (!text->load(path, shown))
+    return false;
+  texts_.emplace(path, std::move(text));
+  return true;
 }
 
 size_t Parser::offset_of(CXCursor c) const {
   return expansion_pos(clang_getRangeStart(clang_getCursorExtent(c))).offset;
 }
 
-bool Parser::in_main_file(CXCursor c) const {
+bool Parser::in_spec_file(CXCursor c) const {
   const Pos p = expansion_pos(clang_getCursorLocation(c));
-  return p.file && clang_File_isEqual(p.file, main_file_);
+  return text_for(p.file) != nullptr;
 }
 
 bool Parser::invocation_at(CXCursor c, std::string *name, std::vector<std::string> *args) {
   bool parens = false;
   size_t end = 0;
-  return src_.invocation(offset_of(c), name, args, &parens, &end);
+  return src_of(c).invocation(offset_of(c), name, args, &parens, &end);
 }
 
 bool Parser::report_clang_diagnostics() {
@@ -132,8 +182,8 @@ bool Parser::report_clang_diagnostics() {
     if (sev >= CXDiagnostic_Error) {
       const Pos p = expansion_pos(clang_getDiagnosticLocation(d));
       Loc loc;
-      if (p.file && clang_File_isEqual(p.file, main_file_))
-        loc = src_.loc_at(p.offset);
+      if (const SourceText *t = text_for(p.file))
+        loc = t->loc_at(p.offset);
       else if (p.file)
         loc = Loc{to_string(clang_getFileName(p.file)), p.line, p.col};
       diag_.error(loc, to_string(clang_getDiagnosticSpelling(d)));
@@ -144,13 +194,16 @@ bool Parser::report_clang_diagnostics() {
   return ok;
 }
 
-bool Parser::in_region(const std::vector<Region> &regions, size_t offset) const {
-  return std::any_of(regions.begin(), regions.end(),
-                     [&](const Region &r) { return offset >= r.begin && offset < r.end; });
+bool Parser::in_region(const std::vector<Region> &regions, const std::string &file,
+                       size_t offset) const {
+  return std::any_of(regions.begin(), regions.end(), [&](const Region &r) {
+    return r.file == file && offset >= r.begin && offset < r.end;
+  });
 }
 
 bool Parser::run() {
-  if (!src_.load(options_.spec_path, options_.shown_name)) {
+  auto main_text = std::make_unique<SourceText>();
+  if (!main_text->load(options_.spec_path, options_.shown_name)) {
     diag_.error(Loc{}, "cannot read spec file '" + options_.spec_path + "'");
     return false;
   }
@@ -177,6 +230,17 @@ bool Parser::run() {
     return false;
   }
   main_file_ = clang_getFile(tu_, options_.spec_path.c_str());
+  if (main_file_)
+    texts_.emplace(to_string(clang_getFileName(main_file_)), std::move(main_text));
+  // Parts first, so that diagnostics in them point at their lines.
+  for (CXCursor c : children_of(clang_getTranslationUnitCursor(tu_))) {
+    if (clang_getCursorKind(c) != CXCursor_InclusionDirective || !in_spec_file(c))
+      continue;
+    const std::string spelled = to_string(clang_getCursorSpelling(c));
+    CXFile f = clang_getIncludedFile(c);
+    if (f && is_spec_part(spelled) && !add_part(f, spelled))
+      diag_.error(loc_of(c), "cannot read spec part '" + spelled + "'");
+  }
   if (!report_clang_diagnostics())
     return false;
 
@@ -188,22 +252,23 @@ bool Parser::run() {
 
 void Parser::collect_top_level(const std::vector<CXCursor> &top) {
   // Pass 1: inclusion directives, API-level declarations and region markers.
-  std::vector<std::pair<size_t, std::string>> markers;
+  std::vector<std::tuple<std::string, size_t, std::string>> markers; // file, offset, name
   bool seen_spec_h = false;
   for (CXCursor c : top) {
-    if (!in_main_file(c))
+    if (!in_spec_file(c))
       continue;
+    const SourceText &src = src_of(c);
     const CXCursorKind kind = clang_getCursorKind(c);
     if (kind == CXCursor_MacroDefinition && !seen_spec_h) {
       // Configuration of the API headers (CL_TARGET_OPENCL_VERSION, ...):
       // the generated code must see the headers the way the spec did.
       size_t begin = offset_of(c);
-      while (begin > 0 && src_.text()[begin - 1] != '\n')
+      while (begin > 0 && src.text()[begin - 1] != '\n')
         --begin;
       size_t end = begin;
-      while (end < src_.text().size() && src_.text()[end] != '\n')
-        end += src_.text()[end] == '\\' && end + 1 < src_.text().size() ? 2 : 1;
-      spec_->includes.push_back(trim(src_.slice(begin, end)));
+      while (end < src.text().size() && src.text()[end] != '\n')
+        end += src.text()[end] == '\\' && end + 1 < src.text().size() ? 2 : 1;
+      spec_->includes.push_back(trim(src.slice(begin, end)));
       continue;
     }
     if (kind == CXCursor_InclusionDirective) {
@@ -212,9 +277,11 @@ void Parser::collect_top_level(const std::vector<CXCursor> &top) {
         seen_spec_h = true;
         continue;
       }
+      if (is_spec_part(included))
+        continue; // its contents are the spec's own
       const size_t off = offset_of(c);
-      const size_t line_end = src_.text().find('\n', off);
-      spec_->includes.push_back(trim(src_.slice(off, line_end)));
+      const size_t line_end = src.text().find('\n', off);
+      spec_->includes.push_back(trim(src.slice(off, line_end)));
       CXFile f = clang_getIncludedFile(c);
       if (f)
         api_headers_.push_back(to_string(clang_getFileName(f)));
@@ -223,28 +290,35 @@ void Parser::collect_top_level(const std::vector<CXCursor> &top) {
     if (kind == CXCursor_VarDecl) {
       const std::string name = to_string(clang_getCursorSpelling(c));
       if (name.rfind("__ava_begin_", 0) == 0 || name.rfind("__ava_end_", 0) == 0) {
-        markers.emplace_back(offset_of(c), name);
+        markers.emplace_back(file_of(c), offset_of(c), name);
       } else if (name.rfind("__ava_", 0) == 0) {
         handle_marker_var(c, name);
       }
     }
   }
-  // Regions: begin/end markers must pair up in order.
-  std::sort(markers.begin(), markers.end());
+  // Regions: begin/end markers must pair up in order. Cursors come in the
+  // translation unit's order, parts where the spec includes them, so
+  // regions keep the order in which the spec reads.
   const Region *open = nullptr;
   std::string open_kind;
   Region current;
-  for (const auto &[off, name] : markers) {
+  for (const auto &[file, off, name] : markers) {
     const bool begin = name.rfind("__ava_begin_", 0) == 0;
     const std::string kind = name.find("utility") != std::string::npos ? "utility" : "replacement";
-    const Loc loc = src_.loc_at(off);
+    const SourceText &src = *texts_.at(file);
+    const Loc loc = src.loc_at(off);
+    if (open && current.file != file) {
+      diag_.error(current.loc, "ava_begin_" + open_kind + " is never closed by ava_end_" +
+                                   open_kind + " in its file");
+      open = nullptr;
+    }
     if (begin) {
       if (open) {
         diag_.error(loc, "ava_begin_" + kind + " inside an open ava_begin_" + open_kind);
         continue;
       }
-      size_t semi = src_.text().find(';', off);
-      current = Region{semi == std::string::npos ? off : semi + 1, 0, loc};
+      size_t semi = src.text().find(';', off);
+      current = Region{file, semi == std::string::npos ? off : semi + 1, 0, loc};
       open = &current;
       open_kind = kind;
     } else {
@@ -253,7 +327,7 @@ void Parser::collect_top_level(const std::vector<CXCursor> &top) {
         continue;
       }
       current.end = off;
-      CodeRegion code{src_.slice(current.begin, current.end), src_.loc_at(current.begin)};
+      CodeRegion code{src.slice(current.begin, current.end), src.loc_at(current.begin)};
       if (kind == "utility") {
         utility_.push_back(current);
         spec_->utility.push_back(code);
@@ -269,13 +343,14 @@ void Parser::collect_top_level(const std::vector<CXCursor> &top) {
 
   // Pass 2: functions.
   for (CXCursor c : top) {
-    if (!in_main_file(c) || clang_getCursorKind(c) != CXCursor_FunctionDecl)
+    if (!in_spec_file(c) || clang_getCursorKind(c) != CXCursor_FunctionDecl)
       continue;
     const std::string name = to_string(clang_getCursorSpelling(c));
     const size_t off = offset_of(c);
-    if (in_region(utility_, off))
+    const std::string file = file_of(c);
+    if (in_region(utility_, file, off))
       continue;
-    if (in_region(replacement_, off)) {
+    if (in_region(replacement_, file, off)) {
       // Static helpers of replacement code are not part of the API.
       if (clang_isCursorDefinition(c) && clang_getCursorLinkage(c) == CXLinkage_External) {
         spec_->replacement_functions.push_back(name);
@@ -512,7 +587,7 @@ void Parser::parse_block_stmt(CXCursor stmt, Block *block, const std::string &wh
     } else {
       s.kind = Stmt::Kind::If;
       size_t end = 0;
-      if (!src_.parenthesized_after_word(offset_of(stmt), &s.cond, &end)) {
+      if (!src_of(stmt).parenthesized_after_word(offset_of(stmt), &s.cond, &end)) {
         diag_.error(loc, "cannot read the condition of this if");
         return;
       }
@@ -546,20 +621,21 @@ bool Parser::add_code(CXCursor stmt, Function *fn) {
                          " cannot appear inside code; use if (...) { ... } inside ava_argument");
     return false;
   }
+  const SourceText &src = src_of(stmt);
   const CXSourceRange r = clang_getCursorExtent(stmt);
   size_t begin = expansion_pos(clang_getRangeStart(r)).offset;
   // Keep the first line's indentation so the copied code reads as written.
-  while (begin > 0 && (src_.text()[begin - 1] == ' ' || src_.text()[begin - 1] == '\t'))
+  while (begin > 0 && (src.text()[begin - 1] == ' ' || src.text()[begin - 1] == '\t'))
     --begin;
   size_t end = expansion_pos(clang_getRangeEnd(r)).offset;
-  const size_t after = src_.skip_space(end);
-  if (after < src_.text().size() && src_.text()[after] == ';')
+  const size_t after = src.skip_space(end);
+  if (after < src.text().size() && src.text()[after] == ';')
     end = after + 1;
   if (fn->code.empty())
     fn->code_loc = loc;
   else
     fn->code += "\n";
-  fn->code += src_.slice(begin, end);
+  fn->code += src.slice(begin, end);
   fn->code_has_execute = fn->code_has_execute || has_execute;
   return true;
 }
@@ -605,7 +681,7 @@ void Parser::parse_body(CXCursor body, Function *fn) {
         // `if (cond) { ava_async; }`: async only when cond holds.
         std::string cond;
         size_t end = 0;
-        if (!src_.parenthesized_after_word(offset_of(stmt), &cond, &end)) {
+        if (!src_of(stmt).parenthesized_after_word(offset_of(stmt), &cond, &end)) {
           diag_.error(loc, "cannot read the condition of this if");
           continue;
         }
@@ -659,7 +735,7 @@ void Parser::collect_api_functions(const std::vector<CXCursor> &top) {
   };
   std::set<std::string> seen;
   for (CXCursor c : top) {
-    if (clang_getCursorKind(c) != CXCursor_FunctionDecl || in_main_file(c))
+    if (clang_getCursorKind(c) != CXCursor_FunctionDecl || in_spec_file(c))
       continue;
     const Pos p = expansion_pos(clang_getCursorLocation(c));
     if (!p.file || !is_api_header(to_string(clang_getFileName(p.file))))

@@ -19,6 +19,8 @@
  *
  * The spec's #include lines, and the #define lines above the include of
  * this file (API header configuration), are copied into the generated code.
+ * A large spec may be split: #include "name.spec.inc" brings in a part that
+ * cava reads as spec text (functions, annotations, regions), in place.
  */
 #ifndef AVA_SPEC_H
 #define AVA_SPEC_H
