@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Unmodified OpenCL programs (tests/opencl) under `ava run`: the same exit
-// status and byte-for-byte the same stdout as natively, over unix and tcp;
+// status and byte-for-byte the same stdout as natively, over unix, tcp and shm;
 // garbage handles get the spec's errors; bad guests do not disturb others.
 #include <criterion/criterion.h>
 

@@ -16,7 +16,7 @@
 
 namespace ocl {
 
-const char *const kChannels[] = {"unix", "tcp"};
+const char *const kChannels[] = {"unix", "tcp", "shm"};
 constexpr int kTimeoutMs = 120000;
 
 // Sanitizer settings for every child (they matter in the sanitizer build only):
