@@ -9,6 +9,8 @@ packages=(
   libcriterion-dev liburing-dev
   # OpenCL: headers, the ICD loader, PoCL (the real device on the CPU), clinfo
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo
+  # CUDA fat binaries: CUDA 13 compresses entries with zstd
+  libzstd-dev
 )
 
 missing=()

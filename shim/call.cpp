@@ -119,9 +119,9 @@ Status Call::put_heap_buffer(ava_buf_desc *desc, const void *ptr, uint64_t bytes
   uint64_t offset = 0;
   if (!heap->contains(ptr, bytes, &offset)) {
     // A large buffer is copied into the heap once instead of through the
-    // channel twice; only for sync calls, whose heap space can be freed when
-    // the reply is in.
-    if ((flags_ & AVA_F_SYNC) == 0 || (bytes < conn_->zerocopy_min() && !hint)) {
+    // channel twice. A sync call frees that space when its reply is in, an
+    // async one when a later sync call's reply shows the worker is past it.
+    if (bytes < conn_->zerocopy_min() && !hint) {
       return Status::ok();
     }
     void *tmp = heap->allocate(bytes);
@@ -219,19 +219,29 @@ Status Call::invoke(const void *args, uint32_t args_len, const void **reply, uin
 
   bool sync = (flags_ & AVA_F_SYNC) != 0;
   const bool batchable = !sync && (flags_ & AVA_F_FLUSH) == 0;
+  uint64_t order = 0;
   Status st = conn_->send_call(iov_base, static_cast<int>(at), hdr.total_len, hdr.call_id,
-                               sync ? &waiter_ : nullptr, batchable);
+                               sync ? &waiter_ : nullptr, batchable, &order);
   if (!st.is_ok()) {
     return st;
   }
   if (!sync) {
+    for (void *p : heap_temps_)
+      conn_->defer_heap_release(order, p);
+    heap_temps_.clear();
     delivered_ = true;
     if (reply != nullptr) {
       *reply = nullptr;
     }
     return Status::ok();
   }
-  return wait_and_check(hdr.call_id, reply_len, reply);
+  st = wait_and_check(hdr.call_id, reply_len, reply);
+  // An OK reply means the worker ran this call, which it does only after
+  // every async call sent before it.
+  if (st.is_ok()) {
+    conn_->retire_async(order);
+  }
+  return st;
 }
 
 Status Call::wait_and_check(uint64_t call_id, uint32_t reply_len, const void **reply) {

@@ -148,10 +148,12 @@ Status Connection::send_with_batch_locked(const struct iovec *iov, int iovcnt) {
   return st;
 }
 
-Status Connection::send_locked_out(const struct iovec *iov, int iovcnt) {
+Status Connection::send_locked_out(const struct iovec *iov, int iovcnt, bool async,
+                                   uint64_t *order) {
   Status st;
   {
     std::lock_guard lock(send_mu_);
+    *order = async ? async_sent_++ : async_sent_;
     st = send_with_batch_locked(iov, iovcnt);
   }
   if (!st.is_ok()) {
@@ -161,10 +163,12 @@ Status Connection::send_locked_out(const struct iovec *iov, int iovcnt) {
   return st;
 }
 
-Status Connection::send_batched(const struct iovec *iov, int iovcnt, uint64_t total) {
+Status Connection::send_batched(const struct iovec *iov, int iovcnt, uint64_t total,
+                                uint64_t *order) {
   Status st;
   {
     std::unique_lock lock(send_mu_);
+    *order = async_sent_++;
     if (!batch_.append(iov, iovcnt, total)) {
       st = send_with_batch_locked(iov, iovcnt);
     } else if (batch_.full()) {
@@ -221,7 +225,7 @@ void Connection::stop_flusher() {
 }
 
 Status Connection::send_call(const struct iovec *iov, int iovcnt, uint64_t total, uint64_t call_id,
-                             ReplyWaiter *waiter, bool batchable) {
+                             ReplyWaiter *waiter, bool batchable, uint64_t *order) {
   {
     std::lock_guard lock(pending_mu_);
     if (broken_) {
@@ -232,8 +236,8 @@ Status Connection::send_call(const struct iovec *iov, int iovcnt, uint64_t total
     }
   }
   Status st = batchable && waiter == nullptr && batch_.accepts(total)
-                  ? send_batched(iov, iovcnt, total)
-                  : send_locked_out(iov, iovcnt);
+                  ? send_batched(iov, iovcnt, total, order)
+                  : send_locked_out(iov, iovcnt, waiter == nullptr, order);
   if (!st.is_ok() && waiter != nullptr) {
     // The reader may be failing the waiter right now; taking pending_mu_
     // waits for it to let go before the caller frees the waiter.
@@ -241,6 +245,29 @@ Status Connection::send_call(const struct iovec *iov, int iovcnt, uint64_t total
     pending_.erase(call_id);
   }
   return st;
+}
+
+void Connection::defer_heap_release(uint64_t async_index, void *p) {
+  std::lock_guard lock(deferred_mu_);
+  try {
+    deferred_heap_.emplace_back(async_index, p);
+  } catch (const std::bad_alloc &) {
+    // Leaking heap space is better than freeing it under the worker's feet.
+  }
+}
+
+void Connection::retire_async(uint64_t before) {
+  HeapAllocator *h = heap();
+  if (h == nullptr)
+    return;
+  std::lock_guard lock(deferred_mu_);
+  // Threads defer in about index order, not exactly: look at every entry.
+  std::erase_if(deferred_heap_, [&](const std::pair<uint64_t, void *> &e) {
+    if (e.first >= before)
+      return false;
+    h->release(e.second);
+    return true;
+  });
 }
 
 void Connection::remember_abandoned_locked(uint64_t call_id) {
@@ -527,7 +554,8 @@ void Connection::answer_callback(const ava_msg_hdr &request) {
   done.call_id = request.call_id;
   done.seq = request.seq;
   struct iovec iov = {&done, sizeof done};
-  static_cast<void>(send_locked_out(&iov, 1));
+  uint64_t unused_order = 0; // not a CALL: the worker's ordering does not count it
+  static_cast<void>(send_locked_out(&iov, 1, false, &unused_order));
 }
 
 void Connection::stop_callback_thread() {

@@ -62,8 +62,16 @@ public:
   // then call wait_reply (or nothing, if this fails). A batchable call (async,
   // no flush) may wait in the batch; everything else goes out at once, after
   // any batched calls. total is the message's size.
+  // *order: for an async call its index among the async calls of this
+  // connection; for a sync call how many async calls were sent before it.
   Status send_call(const struct iovec *iov, int iovcnt, uint64_t total, uint64_t call_id,
-                   ReplyWaiter *waiter, bool batchable);
+                   ReplyWaiter *waiter, bool batchable, uint64_t *order);
+  // Heap space an async call lent the worker: freed once a sync call sent
+  // after it has its reply (the worker runs a sync call only after every
+  // async call sent before it, see GuestConnection::stamp_call). Takes p.
+  void defer_heap_release(uint64_t async_index, void *p);
+  // A sync call stamped `before` got its reply: async calls below it are done.
+  void retire_async(uint64_t before);
 
   // Waits for the reply of call_id; timeout_ms < 0 waits until the reply or
   // the end of the connection. AVA_E_CLOSED comes without a message: the
@@ -96,10 +104,10 @@ private:
   void callback_main();
   void run_callback(const MsgBuf &msg);
   void answer_callback(const ava_msg_hdr &request);
-  Status send_locked_out(const struct iovec *iov, int iovcnt);
+  Status send_locked_out(const struct iovec *iov, int iovcnt, bool async, uint64_t *order);
   // Sends the batch (if any) followed by iov; send_mu_ must be held.
   Status send_with_batch_locked(const struct iovec *iov, int iovcnt);
-  Status send_batched(const struct iovec *iov, int iovcnt, uint64_t total);
+  Status send_batched(const struct iovec *iov, int iovcnt, uint64_t total, uint64_t *order);
   void flusher_main();
   void stop_flusher();
   void mark_broken(const std::string &reason);
@@ -117,8 +125,11 @@ private:
   // How long shutdown waits for a guest callback that does not return.
   int callback_timeout_ms_;
 
-  // Guards the channel's send side and the batch.
+  // Guards the channel's send side, the batch and async_sent_.
   std::mutex send_mu_;
+  uint64_t async_sent_ = 0; // async CALLs sent (or batched) so far, in channel order
+  std::mutex deferred_mu_;
+  std::deque<std::pair<uint64_t, void *>> deferred_heap_; // (async index, heap block)
   Batch batch_{Batch::Limits::from_env(false)};
   std::condition_variable flush_cv_;
   std::thread flusher_;

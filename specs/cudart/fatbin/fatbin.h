@@ -73,16 +73,16 @@ extern "C" {
 
 enum {
   AVA_FATBIN_OK = 0,
-  AVA_FATBIN_E_TRUNCATED = -1,         /* input ends inside a structure */
-  AVA_FATBIN_E_BAD_MAGIC = -2,         /* wrong magic number */
-  AVA_FATBIN_E_BAD_VERSION = -3,       /* unknown structure version */
-  AVA_FATBIN_E_BAD_BOUNDS = -4,        /* offset/size points outside its container */
+  AVA_FATBIN_E_TRUNCATED = -1,           /* input ends inside a structure */
+  AVA_FATBIN_E_BAD_MAGIC = -2,           /* wrong magic number */
+  AVA_FATBIN_E_BAD_VERSION = -3,         /* unknown structure version */
+  AVA_FATBIN_E_BAD_BOUNDS = -4,          /* offset/size points outside its container */
   AVA_FATBIN_E_UNKNOWN_COMPRESSION = -5, /* compression this build cannot decode */
-  AVA_FATBIN_E_NOT_FOUND = -6,         /* kernel/section not present */
-  AVA_FATBIN_E_TOO_MANY = -7,          /* more items than the caller's array or our limits */
-  AVA_FATBIN_E_CORRUPT = -8,           /* inconsistent contents (bad compressed stream, bad ELF) */
-  AVA_FATBIN_E_OVERFLOW = -9,          /* output would exceed the destination */
-  AVA_FATBIN_E_INVALID = -10,          /* NULL or otherwise unusable argument */
+  AVA_FATBIN_E_NOT_FOUND = -6,           /* kernel/section not present */
+  AVA_FATBIN_E_TOO_MANY = -7,            /* more items than the caller's array or our limits */
+  AVA_FATBIN_E_CORRUPT = -8,  /* inconsistent contents (bad compressed stream, bad ELF) */
+  AVA_FATBIN_E_OVERFLOW = -9, /* output would exceed the destination */
+  AVA_FATBIN_E_INVALID = -10, /* NULL or otherwise unusable argument */
 };
 
 enum ava_fatbin_kind {
@@ -131,16 +131,14 @@ struct ava_fatbin_iter {
  * unknown) and returns the fat binary it points to. The length comes from
  * the container header, so it is only as trustworthy as the program.
  */
-int ava_fatbin_wrapper(const void *wrapper, size_t avail, const void **fatbin,
-                       size_t *fatbin_len);
+int ava_fatbin_wrapper(const void *wrapper, size_t avail, const void **fatbin, size_t *fatbin_len);
 
 /*
  * Checks the wrapper's magic and version and returns the container address
  * it holds, without dereferencing it (for wrappers read from a file, where
  * the address must first be mapped to a file offset).
  */
-int ava_fatbin_wrapper_addr(const void *wrapper, size_t avail, uint32_t *version,
-                            uint64_t *addr);
+int ava_fatbin_wrapper_addr(const void *wrapper, size_t avail, uint32_t *version, uint64_t *addr);
 
 /* Length of the container at `data` (header + entries), checked against avail. */
 int ava_fatbin_total_len(const void *data, size_t avail, size_t *total);
@@ -152,8 +150,8 @@ int ava_fatbin_iter_init(struct ava_fatbin_iter *it, const void *data, size_t le
 int ava_fatbin_next(struct ava_fatbin_iter *it, struct ava_fatbin_entry *entry);
 
 /* All entries of one container into out[0..cap); E_TOO_MANY if more. */
-int ava_fatbin_entries(const void *data, size_t len, struct ava_fatbin_entry *out,
-                       size_t cap, size_t *count);
+int ava_fatbin_entries(const void *data, size_t len, struct ava_fatbin_entry *out, size_t cap,
+                       size_t *count);
 
 /*
  * Writes the entry's uncompressed contents to dst (copies when not

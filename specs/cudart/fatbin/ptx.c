@@ -33,7 +33,8 @@ static int is_ident(char ch) {
 
 static int peek_is(const struct PtxCursor *c, const char *word) {
   size_t n = strlen(word);
-  if (c->len - c->pos < n) return 0;
+  if (c->len - c->pos < n)
+    return 0;
   return memcmp(c->s + c->pos, word, n) == 0;
 }
 
@@ -43,11 +44,14 @@ static void skip_space(struct PtxCursor *c) {
     if (is_space(c->s[c->pos])) {
       c->pos++;
     } else if (peek_is(c, "//")) {
-      while (!at_end(c) && c->s[c->pos] != '\n') c->pos++;
+      while (!at_end(c) && c->s[c->pos] != '\n')
+        c->pos++;
     } else if (peek_is(c, "/*")) {
       c->pos += 2;
-      while (!at_end(c) && !peek_is(c, "*/")) c->pos++;
-      if (!at_end(c)) c->pos += 2;
+      while (!at_end(c) && !peek_is(c, "*/"))
+        c->pos++;
+      if (!at_end(c))
+        c->pos += 2;
     } else {
       return;
     }
@@ -73,10 +77,12 @@ static int read_number(struct PtxCursor *c, uint32_t *value) {
   size_t start = c->pos;
   while (!at_end(c) && c->s[c->pos] >= '0' && c->s[c->pos] <= '9') {
     v = v * 10 + (uint64_t)(c->s[c->pos] - '0');
-    if (v > PTX_MAX_ARRAY) return AVA_FATBIN_E_CORRUPT;
+    if (v > PTX_MAX_ARRAY)
+      return AVA_FATBIN_E_CORRUPT;
     c->pos++;
   }
-  if (c->pos == start) return AVA_FATBIN_E_CORRUPT;
+  if (c->pos == start)
+    return AVA_FATBIN_E_CORRUPT;
   *value = (uint32_t)v;
   return AVA_FATBIN_OK;
 }
@@ -87,13 +93,14 @@ static uint32_t type_size(const char *tok, size_t n) {
     const char *name;
     uint32_t size;
   } types[] = {
-      {".u8", 1},   {".s8", 1},   {".b8", 1},    {".u16", 2},  {".s16", 2},   {".b16", 2},
-      {".f16", 2},  {".bf16", 2}, {".u32", 4},   {".s32", 4},  {".b32", 4},   {".f32", 4},
-      {".f16x2", 4}, {".bf16x2", 4}, {".u64", 8}, {".s64", 8}, {".b64", 8}, {".f64", 8},
-      {".b128", 16},
+      {".u8", 1},  {".s8", 1},  {".b8", 1},    {".u16", 2},    {".s16", 2},
+      {".b16", 2}, {".f16", 2}, {".bf16", 2},  {".u32", 4},    {".s32", 4},
+      {".b32", 4}, {".f32", 4}, {".f16x2", 4}, {".bf16x2", 4}, {".u64", 8},
+      {".s64", 8}, {".b64", 8}, {".f64", 8},   {".b128", 16},
   };
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
-    if (token_is(tok, n, types[i].name)) return types[i].size;
+    if (token_is(tok, n, types[i].name))
+      return types[i].size;
   }
   return 0;
 }
@@ -105,34 +112,42 @@ static int parse_param(struct PtxCursor *c, uint32_t *size, uint32_t *align) {
   uint32_t count = 1;
   for (;;) {
     skip_space(c);
-    if (at_end(c)) return AVA_FATBIN_E_TRUNCATED;
+    if (at_end(c))
+      return AVA_FATBIN_E_TRUNCATED;
     char ch = c->s[c->pos];
-    if (ch == ',' || ch == ')') break;
+    if (ch == ',' || ch == ')')
+      break;
     if (ch == '[') {
       c->pos++;
       skip_space(c);
       int rc = read_number(c, &count);
-      if (rc != AVA_FATBIN_OK) return rc;
+      if (rc != AVA_FATBIN_OK)
+        return rc;
       skip_space(c);
-      if (at_end(c) || c->s[c->pos] != ']') return AVA_FATBIN_E_CORRUPT;
+      if (at_end(c) || c->s[c->pos] != ']')
+        return AVA_FATBIN_E_CORRUPT;
       c->pos++;
       continue;
     }
     const char *tok;
     size_t n = read_token(c, &tok);
-    if (n == 0) return AVA_FATBIN_E_CORRUPT;
+    if (n == 0)
+      return AVA_FATBIN_E_CORRUPT;
     if (token_is(tok, n, ".align")) {
       skip_space(c);
       int rc = read_number(c, &explicit_align);
-      if (rc != AVA_FATBIN_OK) return rc;
+      if (rc != AVA_FATBIN_OK)
+        return rc;
       if (explicit_align == 0 || (explicit_align & (explicit_align - 1)) != 0)
         return AVA_FATBIN_E_CORRUPT;
     } else if (tok[0] == '.') {
       uint32_t s = type_size(tok, n);
-      if (s != 0) elem = s; /* other directives: .ptr, state spaces */
+      if (s != 0)
+        elem = s; /* other directives: .ptr, state spaces */
     }
   }
-  if (elem == 0) return AVA_FATBIN_E_CORRUPT;
+  if (elem == 0)
+    return AVA_FATBIN_E_CORRUPT;
   *size = elem * count;
   *align = explicit_align != 0 ? explicit_align : elem;
   return AVA_FATBIN_OK;
@@ -140,29 +155,38 @@ static int parse_param(struct PtxCursor *c, uint32_t *size, uint32_t *align) {
 
 static int parse_signature(struct PtxCursor *c, struct ava_kernel_params *out) {
   skip_space(c);
-  if (at_end(c)) return AVA_FATBIN_E_TRUNCATED;
-  if (c->s[c->pos] != '(') return AVA_FATBIN_OK; /* no parameter list */
+  if (at_end(c))
+    return AVA_FATBIN_E_TRUNCATED;
+  if (c->s[c->pos] != '(')
+    return AVA_FATBIN_OK; /* no parameter list */
   c->pos++;
   uint64_t cur = 0;
   for (;;) {
     skip_space(c);
-    if (at_end(c)) return AVA_FATBIN_E_TRUNCATED;
-    if (c->s[c->pos] == ')') break;
+    if (at_end(c))
+      return AVA_FATBIN_E_TRUNCATED;
+    if (c->s[c->pos] == ')')
+      break;
     const char *tok;
     size_t n = read_token(c, &tok);
-    if (!token_is(tok, n, ".param")) return AVA_FATBIN_E_CORRUPT;
+    if (!token_is(tok, n, ".param"))
+      return AVA_FATBIN_E_CORRUPT;
     uint32_t size = 0;
     uint32_t align = 1;
     int rc = parse_param(c, &size, &align);
-    if (rc != AVA_FATBIN_OK) return rc;
-    if (out->count == AVA_KERNEL_MAX_PARAMS) return AVA_FATBIN_E_TOO_MANY;
+    if (rc != AVA_FATBIN_OK)
+      return rc;
+    if (out->count == AVA_KERNEL_MAX_PARAMS)
+      return AVA_FATBIN_E_TOO_MANY;
     cur = (cur + align - 1) / align * align;
-    if (cur + size > UINT32_MAX) return AVA_FATBIN_E_CORRUPT;
+    if (cur + size > UINT32_MAX)
+      return AVA_FATBIN_E_CORRUPT;
     out->offsets[out->count] = (uint32_t)cur;
     out->sizes[out->count] = size;
     out->count++;
     cur += size;
-    if (c->s[c->pos] == ',') c->pos++;
+    if (c->s[c->pos] == ',')
+      c->pos++;
   }
   out->total = (uint32_t)cur;
   return AVA_FATBIN_OK;
@@ -170,7 +194,8 @@ static int parse_signature(struct PtxCursor *c, struct ava_kernel_params *out) {
 
 int ava_ptx_kernel_params(const char *ptx, size_t len, const char *kernel_name,
                           struct ava_kernel_params *out) {
-  if (ptx == NULL || kernel_name == NULL || out == NULL) return AVA_FATBIN_E_INVALID;
+  if (ptx == NULL || kernel_name == NULL || out == NULL)
+    return AVA_FATBIN_E_INVALID;
   size_t name_len = strlen(kernel_name);
   struct PtxCursor c = {ptx, len, 0};
   while (!at_end(&c)) {
@@ -187,7 +212,8 @@ int ava_ptx_kernel_params(const char *ptx, size_t len, const char *kernel_name,
     skip_space(&c);
     const char *tok;
     size_t n = read_token(&c, &tok);
-    if (n != name_len || memcmp(tok, kernel_name, n) != 0) continue;
+    if (n != name_len || memcmp(tok, kernel_name, n) != 0)
+      continue;
     memset(out, 0, sizeof *out);
     return parse_signature(&c, out);
   }
