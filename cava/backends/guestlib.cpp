@@ -323,6 +323,8 @@ void GuestGen::callback_dispatch() {
     out_.line();
     return;
   }
+  // Callbacks without buffers never look at the payload.
+  out_.line("\t(void)ava_payload;\n\t(void)ava_payload_len;");
   out_.line("\tswitch (ava_decl_id) {");
   for (const Function &cb : spec_.callbacks) {
     out_.line("\tcase " + cb_id_macro(spec_, cb) + ": {");

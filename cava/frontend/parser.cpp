@@ -253,6 +253,7 @@ bool Parser::run() {
 void Parser::collect_top_level(const std::vector<CXCursor> &top) {
   // Pass 1: inclusion directives, API-level declarations and region markers.
   std::vector<std::tuple<std::string, size_t, std::string>> markers; // file, offset, name
+  std::vector<CXCursor> includes;
   bool seen_spec_h = false;
   for (CXCursor c : top) {
     if (!in_spec_file(c))
@@ -279,12 +280,9 @@ void Parser::collect_top_level(const std::vector<CXCursor> &top) {
       }
       if (is_spec_part(included))
         continue; // its contents are the spec's own
-      const size_t off = offset_of(c);
-      const size_t line_end = src.text().find('\n', off);
-      spec_->includes.push_back(trim(src.slice(off, line_end)));
-      CXFile f = clang_getIncludedFile(c);
-      if (f)
-        api_headers_.push_back(to_string(clang_getFileName(f)));
+      // Decided once the regions are known: an include inside utility or
+      // replacement code belongs to that code, not to the API.
+      includes.push_back(c);
       continue;
     }
     if (kind == CXCursor_VarDecl) {
@@ -340,6 +338,19 @@ void Parser::collect_top_level(const std::vector<CXCursor> &top) {
   }
   if (open)
     diag_.error(current.loc, "ava_begin_" + open_kind + " is never closed by ava_end_" + open_kind);
+
+  for (CXCursor c : includes) {
+    const size_t off = offset_of(c);
+    const std::string file = file_of(c);
+    if (in_region(utility_, file, off) || in_region(replacement_, file, off))
+      continue;
+    const SourceText &src = src_of(c);
+    const size_t line_end = src.text().find('\n', off);
+    spec_->includes.push_back(trim(src.slice(off, line_end)));
+    CXFile f = clang_getIncludedFile(c);
+    if (f)
+      api_headers_.push_back(to_string(clang_getFileName(f)));
+  }
 
   // Pass 2: functions.
   for (CXCursor c : top) {
@@ -743,7 +754,10 @@ void Parser::collect_api_functions(const std::vector<CXCursor> &top) {
     if (clang_getCursorLinkage(c) != CXLinkage_External)
       continue;
     const std::string name = to_string(clang_getCursorSpelling(c));
-    if (name.rfind("__", 0) == 0 || !seen.insert(name).second)
+    // Compiler builtins and ava's markers are no API; other __names are
+    // (CUDA's __cudaRegisterFatBinary is called by nvcc's code).
+    if (name.rfind("__builtin", 0) == 0 || name.rfind("__ava_", 0) == 0 ||
+        !seen.insert(name).second)
       continue;
     spec_->api_functions.push_back(name);
     if (defined_.count(name))

@@ -3,7 +3,10 @@
 // change of the generated code must be deliberate (make goldens).
 #include <criterion/criterion.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <sstream>
 #include <string>
 
 #include "cava_run.hpp"
@@ -19,19 +22,30 @@ std::string make_tmp() {
 struct GoldenSpec {
   const char *name;    // spec id: tests/golden/<name>/<name>_*.{h,c,map}
   const char *spec;    // relative to the source tree
-  const char *include; // -I for the API headers
+  const char *include; // -I options (relative to the source tree unless absolute)
 };
 
 const GoldenSpec kGoldenSpecs[] = {
     {"demo", "specs/demo/demo.spec.c", "specs/demo/lib"},
     {"opencl", "specs/opencl/opencl.spec.c", "specs/opencl"},
+    {"cudart", "specs/cudart/cudart.spec.c",
+     "specs/cudart specs/cudart/fatbin /usr/local/cuda/include"},
 };
+
+std::string include_flags(const std::string &src, const char *dirs) {
+  std::string out;
+  std::istringstream in(dirs);
+  std::string dir;
+  while (in >> dir)
+    out += " -I" + (dir[0] == '/' ? dir : src + "/" + dir);
+  return out;
+}
 
 void check_goldens(const GoldenSpec &g) {
   const std::string src = AVA_SOURCE_DIR;
   const std::string out = make_tmp();
   cr_assert(!out.empty());
-  const CavaResult r = run_cava("-I" + src + "/" + g.include + " --name-as " + g.spec + " -o " +
+  const CavaResult r = run_cava(include_flags(src, g.include) + " --name-as " + g.spec + " -o " +
                                 out + " " + src + "/" + g.spec);
   cr_assert_eq(r.status, 0, "cava failed on %s:\n%s", g.spec, r.output.c_str());
   const std::string name = g.name;
@@ -60,6 +74,12 @@ Test(cava_golden, demo_spec_matches_goldens) {
 
 Test(cava_golden, opencl_spec_matches_goldens) {
   check_goldens(kGoldenSpecs[1]);
+}
+
+Test(cava_golden, cudart_spec_matches_goldens) {
+  if (access("/usr/local/cuda/include/cuda_runtime_api.h", R_OK) != 0)
+    cr_skip_test("no CUDA toolkit at /usr/local/cuda");
+  check_goldens(kGoldenSpecs[2]);
 }
 
 Test(cava_golden, output_is_deterministic) {

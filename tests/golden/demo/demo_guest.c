@@ -75,6 +75,8 @@ static int ava_demo_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), v
 				const void *ava_args, uint64_t ava_args_len, const uint8_t *ava_payload,
 				uint64_t ava_payload_len)
 {
+	(void)ava_payload;
+	(void)ava_payload_len;
 	switch (ava_decl_id) {
 	case AVA_DEMO_CB_DEMO_EVENT_CALLBACK: {
 		const struct ava_demo_cb_demo_event_callback *ava_a = ava_args;
@@ -928,7 +930,7 @@ AVA_EXPORT demo_status demo_sleep_ms(uint32_t ms)
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 932 "demo_guest.c"
+#line 934 "demo_guest.c"
 #undef ava_execute
 }
 

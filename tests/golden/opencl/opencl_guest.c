@@ -1406,6 +1406,8 @@ static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void),
 				const void *ava_args, uint64_t ava_args_len, const uint8_t *ava_payload,
 				uint64_t ava_payload_len)
 {
+	(void)ava_payload;
+	(void)ava_payload_len;
 	switch (ava_decl_id) {
 	case AVA_OPENCL_CB_AVA_CL_CONTEXT_NOTIFY: {
 		const struct ava_opencl_cb_ava_cl_context_notify *ava_a = ava_args;
@@ -1600,7 +1602,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1604 "opencl_guest.c"
+#line 1606 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1668,7 +1670,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1672 "opencl_guest.c"
+#line 1674 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1741,7 +1743,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 1745 "opencl_guest.c"
+#line 1747 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2047,7 +2049,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 2051 "opencl_guest.c"
+#line 2053 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2118,7 +2120,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 2122 "opencl_guest.c"
+#line 2124 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2251,7 +2253,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 			ava_cl_context_props_out(param_value, param_value_size);
 	}
 	return ret;
-#line 2255 "opencl_guest.c"
+#line 2257 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2338,7 +2340,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 2342 "opencl_guest.c"
+#line 2344 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2401,7 +2403,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 2405 "opencl_guest.c"
+#line 2407 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2567,7 +2569,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
 	}
 	return ret;
-#line 2571 "opencl_guest.c"
+#line 2573 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2689,7 +2691,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2693 "opencl_guest.c"
+#line 2695 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2764,7 +2766,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2768 "opencl_guest.c"
+#line 2770 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2833,7 +2835,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2837 "opencl_guest.c"
+#line 2839 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2874,7 +2876,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2878 "opencl_guest.c"
+#line 2880 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2917,7 +2919,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2921 "opencl_guest.c"
+#line 2923 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3009,7 +3011,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 3013 "opencl_guest.c"
+#line 3015 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3240,7 +3242,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3244 "opencl_guest.c"
+#line 3246 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3340,7 +3342,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3344 "opencl_guest.c"
+#line 3346 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3420,7 +3422,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3424 "opencl_guest.c"
+#line 3426 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3507,7 +3509,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3511 "opencl_guest.c"
+#line 3513 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3634,7 +3636,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
 	return ret;
-#line 3638 "opencl_guest.c"
+#line 3640 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3852,7 +3854,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 	    param_name == CL_SAMPLER_CONTEXT)
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	return ret;
-#line 3856 "opencl_guest.c"
+#line 3858 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4357,7 +4359,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4361 "opencl_guest.c"
+#line 4363 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4597,7 +4599,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4601 "opencl_guest.c"
+#line 4603 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4815,7 +4817,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 4819 "opencl_guest.c"
+#line 4821 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5121,7 +5123,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
 	}
 	return ret;
-#line 5125 "opencl_guest.c"
+#line 5127 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5191,7 +5193,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5195 "opencl_guest.c"
+#line 5197 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5432,7 +5434,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	}
 	return ret;
-#line 5436 "opencl_guest.c"
+#line 5438 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5733,7 +5735,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5737 "opencl_guest.c"
+#line 5739 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5825,7 +5827,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5829 "opencl_guest.c"
+#line 5831 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5944,7 +5946,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5948 "opencl_guest.c"
+#line 5950 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6072,7 +6074,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6076 "opencl_guest.c"
+#line 6078 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6376,7 +6378,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6380 "opencl_guest.c"
+#line 6382 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6490,7 +6492,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6494 "opencl_guest.c"
+#line 6496 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6944,7 +6946,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 6948 "opencl_guest.c"
+#line 6950 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7002,7 +7004,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7006 "opencl_guest.c"
+#line 7008 "opencl_guest.c"
 #undef ava_execute
 }
 
