@@ -22,162 +22,63 @@
 #include "demo_wire.h"
 #include "e2e_env.hpp"
 #include "proc.hpp"
+#include "raw_guest.hpp"
 
 namespace {
 
-using Bytes = std::vector<uint8_t>;
+using e2e::Bytes;
+using e2e::RawGuest;
 
-class RawGuest {
-public:
-  explicit RawGuest(const std::string &path) : path_(path) {}
-  ~RawGuest() { close_fd(); }
-  RawGuest(const RawGuest &) = delete;
-  RawGuest &operator=(const RawGuest &) = delete;
-
-  bool connect_and_hello() {
-    close_fd();
-    fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un sa{};
-    sa.sun_family = AF_UNIX;
-    std::strncpy(sa.sun_path, path_.c_str(), sizeof(sa.sun_path) - 1);
-    if (fd_ < 0 || connect(fd_, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0)
-      return false;
-    ava_hello h{};
-    h.spec_hash = AVA_DEMO_SPEC_HASH;
-    h.pid = static_cast<uint64_t>(getpid());
-    h.spec_id = AVA_DEMO_SPEC_ID;
-    std::strncpy(h.spec_name, AVA_DEMO_SPEC_NAME, sizeof(h.spec_name) - 1);
-    Bytes msg = message(AVA_MSG_HELLO, 0, 0, &h, sizeof h, {});
-    if (!send_all(msg))
-      return false;
-    Bytes reply;
-    return recv_msg(&reply, 5000) && header(reply).kind == AVA_MSG_HELLO_ACK &&
-           header(reply).status == AVA_OK;
-  }
-
-  static Bytes message(uint16_t kind, uint32_t func, uint32_t flags, const void *args,
-                       uint32_t args_len, const Bytes &payload) {
-    Bytes m(sizeof(ava_msg_hdr) + args_len + payload.size());
-    ava_msg_hdr h{};
-    h.magic = AVA_MSG_MAGIC;
-    h.abi_version = AVA_ABI_VERSION;
-    h.kind = kind;
-    h.spec_id = AVA_DEMO_SPEC_ID;
-    h.func_id = func;
-    h.total_len = m.size();
-    h.thread_id = 1;
-    h.call_id = ++next_call_id_;
-    h.args_len = args_len;
-    h.flags = flags;
-    std::memcpy(m.data(), &h, sizeof h);
-    if (args_len)
-      std::memcpy(m.data() + sizeof h, args, args_len);
-    if (!payload.empty())
-      std::memcpy(m.data() + sizeof h + args_len, payload.data(), payload.size());
-    return m;
-  }
-
-  static const ava_msg_hdr &header(const Bytes &m) {
-    return *reinterpret_cast<const ava_msg_hdr *>(m.data());
-  }
-
-  bool send_all(const Bytes &m) {
-    size_t off = 0;
-    while (off < m.size()) {
-      const ssize_t n = send(fd_, m.data() + off, m.size() - off, MSG_NOSIGNAL);
-      if (n <= 0)
-        return false;
-      off += static_cast<size_t>(n);
-    }
-    return true;
-  }
-
-  bool recv_exact(uint8_t *p, size_t n, int timeout_ms) {
-    while (n > 0) {
-      pollfd pfd{fd_, POLLIN, 0};
-      if (poll(&pfd, 1, timeout_ms) <= 0)
-        return false;
-      const ssize_t r = recv(fd_, p, n, 0);
-      if (r <= 0)
-        return false;
-      p += r;
-      n -= static_cast<size_t>(r);
-    }
-    return true;
-  }
-
-  bool recv_msg(Bytes *out, int timeout_ms) {
-    out->assign(sizeof(ava_msg_hdr), 0);
-    if (!recv_exact(out->data(), sizeof(ava_msg_hdr), timeout_ms))
-      return false;
-    const uint64_t total = header(*out).total_len;
-    if (total < sizeof(ava_msg_hdr) || total > (64u << 20))
-      return false;
-    out->resize(total);
-    return recv_exact(out->data() + sizeof(ava_msg_hdr), total - sizeof(ava_msg_hdr), timeout_ms);
-  }
-
-  // Sends demo_version and waits for its reply, skipping other replies.
-  // false: the connection is gone (the worker closed it).
-  bool still_answers() {
-    ava_demo_demo_version_call a{};
-    Bytes m = message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_VERSION, AVA_F_SYNC, &a, sizeof a, {});
-    const uint64_t id = header(m).call_id;
-    if (!send_all(m))
-      return false;
-    for (int i = 0; i < 64; ++i) {
-      Bytes r;
-      if (!recv_msg(&r, 10000))
-        return false;
-      if (header(r).kind == AVA_MSG_REPLY && header(r).call_id == id) {
-        ava_demo_demo_version_reply v{};
-        if (r.size() < sizeof(ava_msg_hdr) + sizeof(ava_reply_common) + sizeof v)
-          return false;
-        std::memcpy(&v, r.data() + sizeof(ava_msg_hdr) + sizeof(ava_reply_common), sizeof v);
-        return header(r).status == AVA_OK && v.ret == 10203;
-      }
-    }
+// Sends demo_version and waits for its reply, skipping other replies.
+// false: the connection is gone (the worker closed it).
+bool still_answers(RawGuest &g) {
+  ava_demo_demo_version_call a{};
+  Bytes m = g.message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_VERSION, AVA_F_SYNC, &a, sizeof a, {});
+  const uint64_t id = RawGuest::header(m).call_id;
+  if (!g.send_all(m))
     return false;
-  }
-
-  // A sync call whose reply carries a handle in its first reply field.
-  uint64_t create_object() {
-    ava_demo_demo_obj_create_call a{};
-    Bytes payload(AVA_PAYLOAD_SPAN(5), 0);
-    std::memcpy(payload.data(), "fuzz", 5);
-    a.name = {0, 5, AVA_BUF_PRESENT | AVA_BUF_IN, 0};
-    a.size = 64;
-    a.out = {0, 8, AVA_BUF_PRESENT | AVA_BUF_OUT, 0};
-    Bytes m = message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_CREATE, AVA_F_SYNC, &a, sizeof a, payload);
+  for (int i = 0; i < 64; ++i) {
     Bytes r;
-    if (!send_all(m) || !recv_msg(&r, 10000) || header(r).status != AVA_OK)
-      return 0;
-    ava_demo_demo_obj_create_reply v{};
-    const size_t at = sizeof(ava_msg_hdr) + sizeof(ava_reply_common);
-    if (r.size() < at + sizeof v)
-      return 0;
-    std::memcpy(&v, r.data() + at, sizeof v);
-    const uint64_t payload_len = r.size() - sizeof(ava_msg_hdr) - header(r).args_len;
-    if (v.out.length != 8 || v.out.offset > payload_len || payload_len - v.out.offset < 8)
-      return 0;
-    uint64_t id = 0;
-    std::memcpy(&id, r.data() + sizeof(ava_msg_hdr) + header(r).args_len + v.out.offset, 8);
-    return id;
+    if (!g.recv_msg(&r, 10000))
+      return false;
+    if (RawGuest::header(r).kind == AVA_MSG_REPLY && RawGuest::header(r).call_id == id) {
+      ava_demo_demo_version_reply v{};
+      if (r.size() < sizeof(ava_msg_hdr) + sizeof(ava_reply_common) + sizeof v)
+        return false;
+      std::memcpy(&v, r.data() + sizeof(ava_msg_hdr) + sizeof(ava_reply_common), sizeof v);
+      return RawGuest::header(r).status == AVA_OK && v.ret == 10203;
+    }
   }
+  return false;
+}
 
-private:
-  void close_fd() {
-    if (fd_ >= 0)
-      close(fd_);
-    fd_ = -1;
-  }
-  std::string path_;
-  int fd_ = -1;
-  static inline uint64_t next_call_id_ = 0;
-};
+// A sync call whose reply carries a handle in its first reply field.
+uint64_t create_object(RawGuest &g) {
+  ava_demo_demo_obj_create_call a{};
+  Bytes payload(AVA_PAYLOAD_SPAN(5), 0);
+  std::memcpy(payload.data(), "fuzz", 5);
+  a.name = {0, 5, AVA_BUF_PRESENT | AVA_BUF_IN, 0};
+  a.size = 64;
+  a.out = {0, 8, AVA_BUF_PRESENT | AVA_BUF_OUT, 0};
+  Bytes m = g.message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_CREATE, AVA_F_SYNC, &a, sizeof a, payload);
+  Bytes r;
+  if (!g.send_all(m) || !g.recv_msg(&r, 10000) || RawGuest::header(r).status != AVA_OK)
+    return 0;
+  ava_demo_demo_obj_create_reply v{};
+  const size_t at = sizeof(ava_msg_hdr) + sizeof(ava_reply_common);
+  if (r.size() < at + sizeof v)
+    return 0;
+  std::memcpy(&v, r.data() + at, sizeof v);
+  const uint64_t payload_len = r.size() - sizeof(ava_msg_hdr) - RawGuest::header(r).args_len;
+  if (v.out.length != 8 || v.out.offset > payload_len || payload_len - v.out.offset < 8)
+    return 0;
+  uint64_t id = 0;
+  std::memcpy(&id, r.data() + sizeof(ava_msg_hdr) + RawGuest::header(r).args_len + v.out.offset, 8);
+  return id;
+}
 
 // Valid calls to start mutating from.
-std::vector<Bytes> templates(uint64_t obj) {
+std::vector<Bytes> templates(const RawGuest &g, uint64_t obj) {
   std::vector<Bytes> out;
   {
     ava_demo_demo_obj_write_call a{};
@@ -186,8 +87,8 @@ std::vector<Bytes> templates(uint64_t obj) {
     a.obj = obj;
     a.data = {0, 8, AVA_BUF_PRESENT | AVA_BUF_IN, 0};
     a.size = 8;
-    out.push_back(RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_WRITE, AVA_F_SYNC, &a,
-                                    sizeof a, payload));
+    out.push_back(
+        g.message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_WRITE, AVA_F_SYNC, &a, sizeof a, payload));
   }
   {
     ava_demo_demo_obj_read_call a{};
@@ -195,8 +96,7 @@ std::vector<Bytes> templates(uint64_t obj) {
     a.offset = 8;
     a.data = {0, 16, AVA_BUF_PRESENT | AVA_BUF_OUT, 0};
     a.size = 16;
-    out.push_back(
-        RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_READ, AVA_F_SYNC, &a, sizeof a, {}));
+    out.push_back(g.message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_READ, AVA_F_SYNC, &a, sizeof a, {}));
   }
   {
     ava_demo_demo_obj_xor_call a{};
@@ -204,8 +104,8 @@ std::vector<Bytes> templates(uint64_t obj) {
     a.obj = obj;
     a.data = {0, 4, AVA_BUF_PRESENT | AVA_BUF_IN | AVA_BUF_OUT, 0};
     a.size = 4;
-    out.push_back(RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_XOR, AVA_F_SYNC, &a,
-                                    sizeof a, payload));
+    out.push_back(
+        g.message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_XOR, AVA_F_SYNC, &a, sizeof a, payload));
   }
   {
     ava_demo_demo_sum_sizes_call a{};
@@ -215,8 +115,8 @@ std::vector<Bytes> templates(uint64_t obj) {
     a.objs = {0, 16, AVA_BUF_PRESENT | AVA_BUF_IN, 0};
     a.count = 2;
     a.total = {0, 8, AVA_BUF_PRESENT | AVA_BUF_OUT, 0};
-    out.push_back(RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_SUM_SIZES, AVA_F_SYNC, &a,
-                                    sizeof a, payload));
+    out.push_back(
+        g.message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_SUM_SIZES, AVA_F_SYNC, &a, sizeof a, payload));
   }
   {
     ava_demo_demo_obj_set_label_call a{};
@@ -224,15 +124,15 @@ std::vector<Bytes> templates(uint64_t obj) {
     std::memcpy(payload.data(), "label", 6);
     a.obj = obj;
     a.label = {0, 6, AVA_BUF_PRESENT | AVA_BUF_IN, 0};
-    out.push_back(RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_SET_LABEL, AVA_F_SYNC, &a,
-                                    sizeof a, payload));
+    out.push_back(
+        g.message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_SET_LABEL, AVA_F_SYNC, &a, sizeof a, payload));
   }
   {
     ava_demo_demo_obj_fill_call a{};
     a.obj = obj;
     a.value = 3;
     out.push_back(
-        RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_FILL, AVA_F_ASYNC, &a, sizeof a, {}));
+        g.message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_FILL, AVA_F_ASYNC, &a, sizeof a, {}));
   }
   {
     ava_demo_demo_obj_get_name_call a{};
@@ -240,8 +140,8 @@ std::vector<Bytes> templates(uint64_t obj) {
     a.name = {0, 32, AVA_BUF_PRESENT | AVA_BUF_OUT, 0};
     a.capacity = 32;
     a.length_ret = {0, 8, AVA_BUF_PRESENT | AVA_BUF_OUT, 0};
-    out.push_back(RawGuest::message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_GET_NAME, AVA_F_SYNC, &a,
-                                    sizeof a, {}));
+    out.push_back(
+        g.message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_GET_NAME, AVA_F_SYNC, &a, sizeof a, {}));
   }
   return out;
 }
@@ -329,7 +229,7 @@ Test(e2e_fuzz, worker_survives_mutated_calls, .timeout = 600) {
   const std::string dir = make_temp_dir();
   const std::string sock = dir + "/worker.sock";
   BackgroundProc worker(worker_argv("unix:" + sock), clean_env());
-  RawGuest g(sock);
+  RawGuest g(sock, AVA_DEMO_SPEC_ID, AVA_DEMO_SPEC_HASH, AVA_DEMO_SPEC_NAME);
   bool up = false;
   for (int i = 0; i < 100 && !up; ++i) {
     up = g.connect_and_hello();
@@ -337,9 +237,9 @@ Test(e2e_fuzz, worker_survives_mutated_calls, .timeout = 600) {
       usleep(50000);
   }
   cr_assert(up, "could not say hello to the worker");
-  uint64_t obj = g.create_object();
+  uint64_t obj = create_object(g);
   cr_assert_neq(obj, 0u, "could not create an object");
-  std::vector<Bytes> base = templates(obj);
+  std::vector<Bytes> base = templates(g, obj);
 
   std::mt19937_64 rng(0xa7a5eedull);
   int reconnects = 0;
@@ -353,14 +253,14 @@ Test(e2e_fuzz, worker_survives_mutated_calls, .timeout = 600) {
       fprintf(stderr, "round %d: func %u kind %u flags %x args_len %u total %zu\n", round,
               RawGuest::header(m).func_id, RawGuest::header(m).kind, RawGuest::header(m).flags,
               RawGuest::header(m).args_len, m.size());
-    if (!g.send_all(m) || !g.still_answers()) {
+    if (!g.send_all(m) || !still_answers(g)) {
       // A broken stream is closed by the worker; it must take new guests.
       cr_assert_eq(worker.wait_exit(0), -1, "the worker died at round %d", round);
       cr_assert(g.connect_and_hello(), "the worker no longer accepts guests (round %d)", round);
       ++reconnects;
-      obj = g.create_object();
+      obj = create_object(g);
       cr_assert_neq(obj, 0u);
-      base = templates(obj);
+      base = templates(g, obj);
     }
   }
   cr_expect_eq(worker.wait_exit(0), -1, "the worker died");
