@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# The one prepared check for a machine with a GPU: builds ava's CUDA pieces
+# and the CUDA test programs (tests/cuda/programs), runs each program natively
+# and under `ava run` over shm and tcp, compares exit status and stdout, and
+# prints a summary with wall-time ratios. Finishes within GPU_CHECK_BUDGET_S
+# (every run has its own timeout, and runs that would not fit are skipped and
+# count as failures). Also runs where there is no GPU: then every run reports
+# the same "no CUDA device" errors natively and remoted.
+#
+# Usage: scripts/gpu-check.sh
+# Environment:
+#   OUT                 log, per-run outputs and summary (default ./out/gpu-check)
+#   BUILD               build directory (default <repo>/build-gpu). A build made
+#                       elsewhere and carried here (bin/ava, lib/ava,
+#                       tests/cuda/cu_*) is used as it is when it was configured
+#                       for another source tree or has no CMakeCache.txt.
+#   GPU_CHECK_REBUILD=1 configure and build in BUILD even if a carried build is there
+#   GPU_CHECK_BUDGET_S  seconds for the whole script (default 450)
+# Exit status: 0 when every remoted run matched its native run and every
+# native run exited 0 (checks held) or 2 (no CUDA device); 1 otherwise.
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD:-$root/build-gpu}
+out=${OUT:-$PWD/out/gpu-check}
+budget=${GPU_CHECK_BUDGET_S:-450}
+native_timeout=60
+remoted_timeout=120
+build_timeout=300
+channels=(shm tcp)
+# program[:argument]; the programs' exit codes are in tests/cuda/programs/cu_check.cuh.
+runs=(device_query errors vector_add streams_events memcpy_bandwidth host_callback
+  failing_launch failing_launch:oob)
+exit_no_device=2
+
+mkdir -p "$out/runs" || exit 1
+log=$out/gpu-check.log
+summary=$out/summary.txt
+: >"$log"
+exec > >(tee -a "$log") 2>&1
+SECONDS=0
+
+note() { printf '== %s\n' "$*"; }
+left() { echo $((budget - SECONDS)); }
+now() { date +%s.%N; }
+
+note "gpu-check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n), repo $root, build $build, out $out"
+if command -v nvidia-smi >/dev/null 2>&1; then
+  note "nvidia-smi -L"
+  timeout 30 nvidia-smi -L
+else
+  note "nvidia-smi: not installed"
+fi
+nvcc=/usr/local/cuda/bin/nvcc
+[[ -x $nvcc ]] && "$nvcc" --version | tail -n 2
+
+# --- build ------------------------------------------------------------------
+artifacts=(bin/ava lib/ava/guest/libcudart.so.13 lib/ava/worker/libava_worker_cudart.so)
+for r in "${runs[@]}"; do
+  [[ " ${artifacts[*]} " == *" tests/cuda/cu_${r%%:*} "* ]] || artifacts+=("tests/cuda/cu_${r%%:*}")
+done
+missing_artifacts() {
+  local a
+  for a in "${artifacts[@]}"; do [[ -e $build/$a ]] || echo "$a"; done
+}
+
+cache_source() {
+  sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null
+}
+
+configure() {
+  local generator=()
+  command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+  timeout "$build_timeout" cmake -S "$root" -B "$build" "${generator[@]}" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo
+}
+
+build_targets() {
+  local left_s
+  left_s=$(left)
+  ((left_s > 60)) || { note "no time left to build"; return 1; }
+  timeout "$((left_s < build_timeout ? left_s : build_timeout))" \
+    cmake --build "$build" -j "$(nproc)" --target ava ava_guest_cudart ava_worker_cudart \
+    cuda_programs
+}
+
+build_failed=0
+source_dir=$(cache_source)
+if [[ ${GPU_CHECK_REBUILD:-0} != 1 && $source_dir != "$root" && -z $(missing_artifacts) ]]; then
+  note "using the carried build in $build as it is (configured for '${source_dir:-nothing}')"
+else
+  if [[ -n $source_dir && $source_dir != "$root" ]]; then
+    note "$build was configured for $source_dir, not $root: set BUILD to another directory"
+    build_failed=1
+  elif ! command -v cmake >/dev/null 2>&1 || ! configure; then
+    # A fresh machine may lack packages; install them only where that is possible.
+    if command -v apt-get >/dev/null 2>&1 && { [[ $(id -u) -eq 0 ]] || command -v sudo >/dev/null 2>&1; }; then
+      note "configure failed: trying scripts/install-deps.sh"
+      timeout 240 "$root/scripts/install-deps.sh" && configure || build_failed=1
+    else
+      build_failed=1
+    fi
+  fi
+  if ((build_failed == 0)); then
+    note "building ava, ava_guest_cudart, ava_worker_cudart, cuda_programs"
+    build_targets || build_failed=1
+  fi
+fi
+mapfile -t missing < <(missing_artifacts)
+if ((${#missing[@]} > 0)); then
+  note "build incomplete; missing in $build:"
+  printf '   %s\n' "${missing[@]}"
+  note "gpu-check FAILED (build)"
+  printf 'gpu-check: FAILED (build); missing in %s: %s\n' "$build" "${missing[*]}" >"$summary"
+  exit 1
+fi
+ava=$build/bin/ava
+note "build ready after ${SECONDS}s"
+
+# --- runs -------------------------------------------------------------------
+# Children get no ava configuration from the caller's shell. The bandwidth
+# program's timings go to stderr, which is logged but not compared.
+clean_env=(env -u AVA_WORKER -u AVA_CHANNEL -u AVA_CONFIG -u AVA_LOG CU_BANDWIDTH_TIMINGS=1)
+
+# run_one <tag> <timeout> <command...>: stdout/stderr/exit/seconds under runs/<tag>.*
+run_one() {
+  local tag=$1 limit=$2
+  shift 2
+  local base=$out/runs/$tag t0 t1 rc
+  local left_s
+  left_s=$(left)
+  if ((left_s < 10)); then
+    echo skipped >"$base.exit"
+    echo 0 >"$base.seconds"
+    : >"$base.out"
+    echo "gpu-check: skipped, the time budget is spent" >"$base.err"
+    return
+  fi
+  ((limit > left_s - 5)) && limit=$((left_s - 5))
+  t0=$(now)
+  timeout --kill-after=5 "$limit" "${clean_env[@]}" "$@" >"$base.out" 2>"$base.err"
+  rc=$?
+  t1=$(now)
+  ((rc == 124 || rc == 137)) && rc="timeout"
+  echo "$rc" >"$base.exit"
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' >"$base.seconds"
+}
+
+ratio() {
+  awk -v r="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.2f", r / n; else printf "-" }'
+}
+
+failures=0
+rows=()
+for r in "${runs[@]}"; do
+  name=${r%%:*}
+  args=()
+  [[ $r == *:* ]] && args=("${r#*:}")
+  label=$name${args[0]:+_${args[0]}}
+  prog=$build/tests/cuda/cu_$name
+
+  run_one "$label.native" "$native_timeout" "$prog" "${args[@]}"
+  native_exit=$(cat "$out/runs/$label.native.exit")
+  native_s=$(cat "$out/runs/$label.native.seconds")
+  note "$label: native exit $native_exit in ${native_s}s"
+  sed 's/^/   | /' "$out/runs/$label.native.out"
+  if [[ $native_exit != 0 && $native_exit != "$exit_no_device" ]]; then
+    note "$label: native run failed its own checks (exit $native_exit):"
+    sed 's/^/   ! /' "$out/runs/$label.native.err" | head -n 20
+    failures=$((failures + 1))
+  fi
+
+  row=$(printf '%-22s | %-11s' "$label" "$native_exit")
+  ratios=""
+  for ch in "${channels[@]}"; do
+    tag=$label.$ch
+    run_one "$tag" "$remoted_timeout" "$ava" run --channel "$ch" -- "$prog" "${args[@]}"
+    exit_code=$(cat "$out/runs/$tag.exit")
+    secs=$(cat "$out/runs/$tag.seconds")
+    verdict=same
+    if [[ $exit_code != "$native_exit" ]]; then
+      verdict="NO(exit $exit_code)"
+    elif ! cmp -s "$out/runs/$label.native.out" "$out/runs/$tag.out"; then
+      verdict="NO(stdout)"
+    elif grep -q 'ava:' "$out/runs/$tag.err"; then
+      verdict="NO(ava msg)"
+    fi
+    note "$label over $ch: exit $exit_code in ${secs}s: $verdict"
+    if [[ $verdict != same ]]; then
+      failures=$((failures + 1))
+      diff -u "$out/runs/$label.native.out" "$out/runs/$tag.out" >"$out/runs/$tag.diff"
+      head -n 40 "$out/runs/$tag.diff" | sed 's/^/   > /'
+      sed 's/^/   ! /' "$out/runs/$tag.err" | head -n 20
+    fi
+    row+=$(printf ' | %-12s' "$verdict")
+    ratios+=$(printf ' | %-12s' "$(ratio "$secs" "$native_s")")
+  done
+  rows+=("$row$ratios")
+done
+
+# --- summary ----------------------------------------------------------------
+{
+  printf '%-22s | %-11s | %-12s | %-12s | %-12s | %-12s\n' program "native exit" "shm same?" \
+    "tcp same?" "shm/native" "tcp/native"
+  printf '%s\n' "${rows[@]}"
+  echo
+  echo "native exit: 0 = the program's checks held on the GPU, $exit_no_device = no CUDA device"
+  echo "ratios: wall time of the whole process (start-up included) under ava / natively"
+  if ((failures == 0)); then
+    echo "gpu-check: PASSED in ${SECONDS}s"
+  else
+    echo "gpu-check: FAILED ($failures failures) in ${SECONDS}s"
+  fi
+} >"$summary"
+echo
+cat "$summary"
+((failures == 0))
