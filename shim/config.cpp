@@ -43,12 +43,16 @@ struct Origins {
 Status set_timeout(std::string_view key, const toml::Entry &entry, const std::string &where,
                    int *field) {
   const auto *v = std::get_if<int64_t>(&entry.value);
+  // Built with append: GCC 12 at -O3 flags `"..." + std::string` (a false -Wrestrict).
+  std::string message = "'";
+  message.append(key);
   if (v == nullptr)
-    return config_error(where, "'" + std::string(key) + "' must be an integer, not a " +
-                                   std::string(toml::type_name(entry.value)));
+    return config_error(
+        where, message.append("' must be an integer, not a ").append(toml::type_name(entry.value)));
   if (*v < -1 || *v > INT_MAX)
-    return config_error(where, "'" + std::string(key) + "' must be -1 (no limit) or 0.." +
-                                   std::to_string(INT_MAX) + " milliseconds");
+    return config_error(where, message.append("' must be -1 (no limit) or 0..")
+                                   .append(std::to_string(INT_MAX))
+                                   .append(" milliseconds"));
   *field = static_cast<int>(*v);
   return Status::ok();
 }
