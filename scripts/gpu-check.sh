@@ -30,7 +30,7 @@ build_timeout=300
 channels=(shm tcp)
 # program[:argument]; the programs' exit codes are in tests/cuda/programs/cu_check.cuh.
 runs=(device_query errors vector_add streams_events memcpy_bandwidth host_callback
-  failing_launch failing_launch:oob)
+  failing_launch failing_launch:oob driver_api)
 exit_no_device=2
 
 mkdir -p "$out/runs" || exit 1
@@ -55,7 +55,8 @@ nvcc=/usr/local/cuda/bin/nvcc
 [[ -x $nvcc ]] && "$nvcc" --version | tail -n 2
 
 # --- build ------------------------------------------------------------------
-artifacts=(bin/ava lib/ava/guest/libcudart.so.13 lib/ava/worker/libava_worker_cudart.so)
+artifacts=(bin/ava lib/ava/guest/libcudart.so.13 lib/ava/worker/libava_worker_cudart.so
+  lib/ava/guest/libcuda.so.1 lib/ava/worker/libava_worker_cuda.so)
 for r in "${runs[@]}"; do
   [[ " ${artifacts[*]} " == *" tests/cuda/cu_${r%%:*} "* ]] || artifacts+=("tests/cuda/cu_${r%%:*}")
 done
@@ -81,7 +82,7 @@ build_targets() {
   ((left_s > 60)) || { note "no time left to build"; return 1; }
   timeout "$((left_s < build_timeout ? left_s : build_timeout))" \
     cmake --build "$build" -j "$(nproc)" --target ava ava_guest_cudart ava_worker_cudart \
-    cuda_programs
+    ava_guest_cuda ava_worker_cuda cuda_programs
 }
 
 build_failed=0
@@ -102,7 +103,7 @@ else
     fi
   fi
   if ((build_failed == 0)); then
-    note "building ava, ava_guest_cudart, ava_worker_cudart, cuda_programs"
+    note "building ava, ava_guest_cudart, ava_worker_cudart, ava_guest_cuda, ava_worker_cuda, cuda_programs"
     build_targets || build_failed=1
   fi
 fi

@@ -10,5 +10,8 @@ if [[ -f /usr/local/cuda/include/cuda_runtime_api.h ]]; then
   mkdir -p tests/golden/cudart
   "$build/bin/cava" -Ispecs/cudart -Ispecs/cudart/fatbin -I/usr/local/cuda/include \
     --name-as specs/cudart/cudart.spec.c -o tests/golden/cudart specs/cudart/cudart.spec.c
+  mkdir -p tests/golden/cuda
+  "$build/bin/cava" -Ispecs/cuda -Ispecs/cudart/fatbin -I/usr/local/cuda/include \
+    --name-as specs/cuda/cuda.spec.c -o tests/golden/cuda specs/cuda/cuda.spec.c
 fi
 git status --short tests/golden

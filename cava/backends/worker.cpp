@@ -57,7 +57,7 @@ void WorkerGen::preamble() {
   out_.line("#define ava_is_worker 1");
   out_.line();
   out_.line("/* Stands in for user data the guest passed without a callback. */");
-  out_.line("static char " + p_ + "_userdata_mark;");
+  out_.line("__attribute__((unused)) static char " + p_ + "_userdata_mark;");
   out_.line();
   out_.line("/* ava_handle_object / ava_handle_id for spec code: handle types by name. */");
   out_.line("static uint32_t " + p_ + "_type_by_name(const char *ava_name)");

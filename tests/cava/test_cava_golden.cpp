@@ -30,6 +30,7 @@ const GoldenSpec kGoldenSpecs[] = {
     {"opencl", "specs/opencl/opencl.spec.c", "specs/opencl"},
     {"cudart", "specs/cudart/cudart.spec.c",
      "specs/cudart specs/cudart/fatbin /usr/local/cuda/include"},
+    {"cuda", "specs/cuda/cuda.spec.c", "specs/cuda specs/cudart/fatbin /usr/local/cuda/include"},
 };
 
 std::string include_flags(const std::string &src, const char *dirs) {
@@ -80,6 +81,12 @@ Test(cava_golden, cudart_spec_matches_goldens) {
   if (access("/usr/local/cuda/include/cuda_runtime_api.h", R_OK) != 0)
     cr_skip_test("no CUDA toolkit at /usr/local/cuda");
   check_goldens(kGoldenSpecs[2]);
+}
+
+Test(cava_golden, cuda_spec_matches_goldens) {
+  if (access("/usr/local/cuda/include/cuda.h", R_OK) != 0)
+    cr_skip_test("no CUDA toolkit at /usr/local/cuda");
+  check_goldens(kGoldenSpecs[3]);
 }
 
 Test(cava_golden, output_is_deterministic) {

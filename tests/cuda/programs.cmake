@@ -33,4 +33,15 @@ foreach(name ${AVA_CUDA_PROGRAMS})
     VERBATIM)
   list(APPEND cu_programs_outputs ${exe})
 endforeach()
+# The driver API program links the toolkit's stub libcuda.so; natively it needs
+# a driver (libcuda.so.1), so only scripts/gpu-check.sh runs it.
+set(exe ${CMAKE_CURRENT_BINARY_DIR}/cu_driver_api)
+add_custom_command(
+  OUTPUT ${exe}
+  COMMAND ${AVA_NVCC} -O2 -o ${exe} ${cu_programs_dir}/driver_api.cu
+          -L/usr/local/cuda/lib64/stubs -lcuda
+  DEPENDS ${cu_programs_dir}/driver_api.cu
+  COMMENT "nvcc: CUDA test program cu_driver_api"
+  VERBATIM)
+list(APPEND cu_programs_outputs ${exe})
 add_custom_target(cuda_programs ALL DEPENDS ${cu_programs_outputs})

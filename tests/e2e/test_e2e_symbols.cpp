@@ -5,6 +5,8 @@
 // loader), it must export the same symbols with the same versions.
 #include <criterion/criterion.h>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <regex>
 #include <set>
@@ -83,11 +85,14 @@ std::set<std::string> versioned_exports(const std::string &lib) {
   std::istringstream lines(r.out);
   std::string line;
   // "... DF .text  0000000000000042  OPENCL_1.0  clFinish"
-  const std::regex defined(R"(\sDF \.text\s+[0-9a-f]+\s+(\S+)\s+(\S+)$)");
+  // Unversioned symbols have no version column (or "Base").
+  const std::regex defined(R"(\sDF \.text\s+[0-9a-f]+\s+(?:(\S+)\s+)?(\S+)$)");
   while (std::getline(lines, line)) {
     std::smatch m;
-    if (std::regex_search(line, m, defined))
-      out.insert(std::string(m[2]) + "@" + std::string(m[1]));
+    if (std::regex_search(line, m, defined)) {
+      const std::string version = m[1].matched && m[1] != "Base" ? std::string(m[1]) : "";
+      out.insert(std::string(m[2]) + (version.empty() ? "" : "@" + version));
+    }
   }
   return out;
 }
@@ -103,4 +108,39 @@ Test(e2e_symbols, opencl_guest_library_matches_the_icd_loaders_exports) {
   for (const std::string &s : guest)
     cr_expect(real.count(s) || s.rfind("ava_zerocopy_", 0) == 0,
               "the guest libOpenCL.so.1 exports %s, which the ICD loader does not", s.c_str());
+}
+
+// CUDA runtime: exactly the toolkit's libcudart.so.13 exports, same version node.
+Test(e2e_symbols, cudart_guest_library_matches_the_toolkits_exports) {
+  if (access(CUDART_REAL_LIB, R_OK) != 0 || access(CUDART_GUEST_LIB, R_OK) != 0)
+    cr_skip_test("no CUDA toolkit here");
+  std::set<std::string> real = versioned_exports(CUDART_REAL_LIB);
+  std::set<std::string> guest = versioned_exports(CUDART_GUEST_LIB);
+  cr_assert_gt(real.size(), 300u);
+  for (const std::string &s : real)
+    cr_expect(guest.count(s), "the guest libcudart.so.13 lacks %s", s.c_str());
+  for (const std::string &s : guest)
+    cr_expect(real.count(s) || s.rfind("ava_zerocopy_", 0) == 0,
+              "the guest libcudart.so.13 exports %s, which the toolkit's does not", s.c_str());
+}
+
+// CUDA driver: the stub libcuda.so's exports, but for the old ABI names
+// cuda.h maps to newer ones (cuMemAlloc -> cuMemAlloc_v2), which cannot be
+// defined next to cuda.h (specs/cuda/cuda_exports.h).
+Test(e2e_symbols, cuda_guest_library_matches_the_driver_exports) {
+  if (access(CUDA_STUB_LIB, R_OK) != 0 || access(CUDA_GUEST_LIB, R_OK) != 0)
+    cr_skip_test("no CUDA toolkit here");
+  std::set<std::string> stub = versioned_exports(CUDA_STUB_LIB);
+  std::set<std::string> guest = versioned_exports(CUDA_GUEST_LIB);
+  cr_assert_gt(stub.size(), 400u);
+  size_t missing = 0;
+  for (const std::string &s : stub)
+    missing += guest.count(s) == 0;
+  for (const std::string &s : guest)
+    cr_expect(stub.count(s) || s.rfind("ava_zerocopy_", 0) == 0,
+              "the guest libcuda.so.1 exports %s, which the driver does not", s.c_str());
+  cr_expect(guest.count("cuLaunchKernel") && guest.count("cuMemAlloc_v2") &&
+                guest.count("cuGetProcAddress_v2"),
+            "core driver entry points missing");
+  cr_expect_leq(missing, 100u, "%zu driver exports missing from the guest library", missing);
 }

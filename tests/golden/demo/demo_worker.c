@@ -17,7 +17,7 @@
 #define ava_is_worker 1
 
 /* Stands in for user data the guest passed without a callback. */
-static char ava_demo_userdata_mark;
+__attribute__((unused)) static char ava_demo_userdata_mark;
 
 /* ava_handle_object / ava_handle_id for spec code: handle types by name. */
 static uint32_t ava_demo_type_by_name(const char *ava_name)
