@@ -30,7 +30,7 @@ build_timeout=300
 channels=(shm tcp)
 # program[:argument]; the programs' exit codes are in tests/cuda/programs/cu_check.cuh.
 runs=(device_query errors vector_add streams_events memcpy_bandwidth host_callback
-  failing_launch failing_launch:oob driver_api)
+  failing_launch failing_launch:oob launch_paths driver_api)
 exit_no_device=2
 
 mkdir -p "$out/runs" || exit 1

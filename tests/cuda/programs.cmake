@@ -16,7 +16,8 @@ set(AVA_CUDA_PROGRAMS
     streams_events
     memcpy_bandwidth
     host_callback
-    failing_launch)
+    failing_launch
+    launch_paths)
 set(cu_programs_dir ${CMAKE_CURRENT_SOURCE_DIR}/programs)
 set(cu_programs_gencode
     -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90

@@ -46,7 +46,12 @@ struct ava_cudart_mod_s {
 	size_t len;
 	uint32_t wrapper[6];   /* what __cudaRegisterFatBinary is given */
 	void **handle;         /* the real runtime's */
-	char *names;           /* kernel names; the runtime keeps pointers into them */
+	char *names;           /* kernel and variable names; the runtime keeps pointers into them */
+	unsigned int nvars;
+	struct ava_cudart_var_s {
+		char *stand_in; /* the host variable the runtime pairs with the device one */
+		size_t size;
+	} *vars;
 };
 
 struct ava_cudart_fn_s {
@@ -55,9 +60,20 @@ struct ava_cudart_fn_s {
 };
 
 cudaError_t ava_cudart_register_module(const void *fatbin, size_t len, const char *names,
-				       size_t names_len, unsigned int count, ava_cudart_mod *module,
+				       size_t names_len, unsigned int count, unsigned int nvars,
+				       const uint64_t *var_info, ava_cudart_mod *module,
 				       ava_cudart_fn *functions);
 cudaError_t ava_cudart_unregister_module(ava_cudart_mod module);
+cudaError_t ava_cudart_symbol_copy(ava_cudart_mod module, unsigned int var, size_t offset,
+				   size_t count, int to_symbol, void *device, void *host,
+				   size_t host_len, cudaStream_t stream);
+cudaError_t ava_cudart_symbol_info(ava_cudart_mod module, unsigned int var, void **address,
+				   size_t *size);
+
+/* var_info per variable: its size, then ext | constant << 1 | global << 2. */
+#define AVA_CUDART_VAR_EXT 1u
+#define AVA_CUDART_VAR_CONSTANT 2u
+#define AVA_CUDART_VAR_GLOBAL 4u
 cudaError_t ava_cudart_release_function(ava_cudart_fn function);
 cudaError_t ava_cudart_launch(ava_cudart_fn function, unsigned int grid_x, unsigned int grid_y,
 			      unsigned int grid_z, unsigned int block_x, unsigned int block_y,
@@ -67,6 +83,9 @@ cudaError_t ava_cudart_func_get_attributes(struct cudaFuncAttributes *attr,
 					   ava_cudart_fn function);
 cudaError_t ava_cudart_occupancy(int *num_blocks, ava_cudart_fn function, int block_size,
 				 size_t dynamic_smem);
+
+/* Whether p lies in device memory this guest allocated (cudart_api.spec.inc). */
+static int ava_cudart_is_device(const void *p);
 
 /* Largest fat binary ava ships (a sanity bound, far above real ones). */
 #define AVA_CUDART_MAX_FATBIN (1ull << 31)
@@ -108,7 +127,7 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 112 "cudart_guest.c"
+#line 131 "cudart_guest.c"
 #line 108 "specs/cudart/cudart_api.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
@@ -163,7 +182,7 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 167 "cudart_guest.c"
+#line 186 "cudart_guest.c"
 #line 214 "specs/cudart/cudart_api.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
@@ -175,12 +194,27 @@ cudaError_t ava_cudart_memcpy_to_host(void *dst, const void *src, size_t count,
 cudaError_t ava_cudart_memcpy_on_device(void *dst, const void *src, size_t count,
 					 enum cudaMemcpyKind kind, cudaStream_t stream, int async);
 cudaError_t ava_cudart_host_alloc_check(size_t size, unsigned int flags);
+cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
+				size_t width, size_t height, enum cudaMemcpyKind kind,
+				cudaStream_t stream, int dst_host, int src_host, void *host,
+				size_t host_span);
 
-#line 180 "cudart_guest.c"
+/* Bytes a pitched host rectangle spans: every row but the last is pitch long. */
+static size_t ava_cudart_span2d(size_t pitch, size_t width, size_t height)
+{
+	if (width == 0 || height == 0 || pitch < width ||
+	    (height - 1) > (SIZE_MAX - width) / (pitch ? pitch : 1))
+		return 0;
+	return (height - 1) * pitch + width;
+}
+
+#line 212 "cudart_guest.c"
 #pragma GCC diagnostic pop
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
-cudaError_t ava_cudart_register_module(const void *fatbin, size_t len, const char *names, size_t names_len, unsigned int count, ava_cudart_mod *module, ava_cudart_fn *functions);
+cudaError_t ava_cudart_register_module(const void *fatbin, size_t len, const char *names, size_t names_len, unsigned int count, unsigned int nvars, const uint64_t *var_info, ava_cudart_mod *module, ava_cudart_fn *functions);
+cudaError_t ava_cudart_symbol_copy(ava_cudart_mod module, unsigned int var, size_t offset, size_t count, int to_symbol, void *device, void *host, size_t host_len, cudaStream_t stream);
+cudaError_t ava_cudart_symbol_info(ava_cudart_mod module, unsigned int var, void **address, size_t *size);
 cudaError_t ava_cudart_release_function(ava_cudart_fn function);
 cudaError_t ava_cudart_unregister_module(ava_cudart_mod module);
 cudaError_t ava_cudart_launch(ava_cudart_fn function, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z, unsigned int block_x, unsigned int block_y, unsigned int block_z, size_t shared_mem, cudaStream_t stream, const void *params, size_t params_len, int async);
@@ -190,6 +224,7 @@ cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count
 cudaError_t ava_cudart_memcpy_to_device_async(void *dst, const void *src, size_t count, cudaStream_t stream);
 cudaError_t ava_cudart_memcpy_to_host(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async);
 cudaError_t ava_cudart_memcpy_on_device(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async);
+cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream, int dst_host, int src_host, void *host, size_t host_span);
 cudaError_t ava_cudart_host_alloc_check(size_t size, unsigned int flags);
 
 /* Replacement code of the spec: these functions run in the guest only. */
@@ -361,8 +396,8 @@ const char *cudaGetErrorString(cudaError_t error)
 	return e ? e->text : "unrecognized error code";
 }
 
-#line 365 "cudart_guest.c"
-#line 242 "specs/cudart/cudart_launch.spec.inc"
+#line 400 "cudart_guest.c"
+#line 350 "specs/cudart/cudart_launch.spec.inc"
 
 /* What the guest knows of a module and its kernels. */
 struct ava_cudart_kernel {
@@ -385,6 +420,12 @@ struct ava_cudart_module {
 	ava_cudart_mod remote;
 	struct ava_cudart_kernel *kernels;
 	unsigned int nkernels;
+	struct ava_cudart_guest_var {
+		const void *host_var;
+		char *name;
+		uint64_t size, flags;
+	} *vars;
+	unsigned int nvars, var_cap;
 };
 
 static pthread_mutex_t ava_cudart_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -464,21 +505,41 @@ void __cudaUnregisterFatBinary(void **fatCubinHandle)
 	}
 	if (m->remote != NULL)
 		(void)ava_cudart_unregister_module(m->remote);
+	for (unsigned int v = 0; v < m->nvars; ++v)
+		free(m->vars[v].name);
+	free(m->vars);
 	free(m);
 }
 
 /* Device variables and tables: recorded by nvcc's code, not used by ava yet. */
+/* A __device__ / __constant__ variable: its host address names it in the symbol calls. */
 void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress,
 		       const char *deviceName, int ext, size_t size, int constant, int global)
 {
-	(void)fatCubinHandle;
-	(void)hostVar;
+	struct ava_cudart_module *m = (struct ava_cudart_module *)fatCubinHandle;
+	char *name;
+
 	(void)deviceAddress;
-	(void)deviceName;
-	(void)ext;
-	(void)size;
-	(void)constant;
-	(void)global;
+	if (m == NULL || deviceName == NULL || (name = strdup(deviceName)) == NULL)
+		return;
+	pthread_mutex_lock(&ava_cudart_lock);
+	if (m->nvars == m->var_cap) {
+		unsigned int cap = m->var_cap ? m->var_cap * 2 : 8;
+		struct ava_cudart_guest_var *grown = realloc(m->vars, cap * sizeof(*grown));
+
+		if (grown == NULL) {
+			pthread_mutex_unlock(&ava_cudart_lock);
+			free(name);
+			return;
+		}
+		m->vars = grown;
+		m->var_cap = cap;
+	}
+	m->vars[m->nvars++] = (struct ava_cudart_guest_var){
+		hostVar, name, size,
+		(ext ? AVA_CUDART_VAR_EXT : 0u) | (constant ? AVA_CUDART_VAR_CONSTANT : 0u) |
+			(global ? AVA_CUDART_VAR_GLOBAL : 0u)};
+	pthread_mutex_unlock(&ava_cudart_lock);
 }
 
 void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress,
@@ -557,46 +618,65 @@ static struct ava_cudart_kernel *ava_cudart_kernel_of(const void *host_fun)
 	return found;
 }
 
+/* Ships m to the worker if it is not there yet; ava_cudart_lock held. */
+static cudaError_t ava_cudart_ship_locked(struct ava_cudart_module *m)
+{
+	size_t names_len = 0, at = 0;
+	unsigned int n = 0;
+	char *names;
+	ava_cudart_fn *fns;
+	uint64_t *var_info;
+	cudaError_t rc;
+
+	if (m->shipped)
+		return m->ship_error;
+	for (struct ava_cudart_kernel *q = m->kernels; q; q = q->next)
+		names_len += strlen(q->name) + 1;
+	for (unsigned int v = 0; v < m->nvars; ++v)
+		names_len += strlen(m->vars[v].name) + 1;
+	names = malloc(names_len ? names_len : 1);
+	fns = calloc(m->nkernels ? m->nkernels : 1, sizeof(*fns));
+	var_info = calloc(m->nvars ? 2 * (size_t)m->nvars : 1, sizeof(*var_info));
+	if (!m->parsed) {
+		rc = cudaErrorInvalidKernelImage;
+	} else if (names == NULL || fns == NULL || var_info == NULL) {
+		rc = cudaErrorMemoryAllocation;
+	} else {
+		for (struct ava_cudart_kernel *q = m->kernels; q; q = q->next) {
+			size_t len = strlen(q->name) + 1;
+
+			memcpy(names + at, q->name, len);
+			at += len;
+		}
+		for (unsigned int v = 0; v < m->nvars; ++v) {
+			size_t len = strlen(m->vars[v].name) + 1;
+
+			memcpy(names + at, m->vars[v].name, len);
+			at += len;
+			var_info[2 * v] = m->vars[v].size;
+			var_info[2 * v + 1] = m->vars[v].flags;
+		}
+		rc = ava_cudart_register_module(m->fatbin, m->len, names, names_len, m->nkernels,
+						m->nvars, var_info, &m->remote, fns);
+		for (struct ava_cudart_kernel *q = m->kernels; rc == cudaSuccess && q; q = q->next)
+			q->remote = fns[n++];
+	}
+	free(names);
+	free(fns);
+	free(var_info);
+	m->shipped = 1;
+	m->ship_error = rc;
+	return rc;
+}
+
 /* Ships k's module to the worker if it is not there yet; the kernel's handle there. */
 static cudaError_t ava_cudart_ready(struct ava_cudart_kernel *k)
 {
 	struct ava_cudart_module *m = k->module;
-	cudaError_t rc = cudaSuccess;
+	cudaError_t rc;
 
 	pthread_mutex_lock(&ava_cudart_lock);
-	if (!m->shipped) {
-		size_t names_len = 0, at = 0;
-		unsigned int n = 0;
-		char *names;
-		ava_cudart_fn *fns;
-
-		for (struct ava_cudart_kernel *q = m->kernels; q; q = q->next)
-			names_len += strlen(q->name) + 1;
-		names = malloc(names_len ? names_len : 1);
-		fns = calloc(m->nkernels ? m->nkernels : 1, sizeof(*fns));
-		if (!m->parsed) {
-			rc = cudaErrorInvalidKernelImage;
-		} else if (names == NULL || fns == NULL) {
-			rc = cudaErrorMemoryAllocation;
-		} else {
-			for (struct ava_cudart_kernel *q = m->kernels; q; q = q->next) {
-				size_t len = strlen(q->name) + 1;
-
-				memcpy(names + at, q->name, len);
-				at += len;
-			}
-			rc = ava_cudart_register_module(m->fatbin, m->len, names, names_len,
-							m->nkernels, &m->remote, fns);
-			for (struct ava_cudart_kernel *q = m->kernels; rc == cudaSuccess && q;
-			     q = q->next)
-				q->remote = fns[n++];
-		}
-		free(names);
-		free(fns);
-		m->shipped = 1;
-		m->ship_error = rc;
-	}
-	rc = m->ship_error;
+	rc = ava_cudart_ship_locked(m);
 	if (rc == cudaSuccess && !k->have_params) {
 		k->params = malloc(sizeof(*k->params));
 		if (k->params != NULL &&
@@ -698,6 +778,95 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const 
 				 : rc;
 }
 
+/* The module and index of the variable whose host address is symbol, shipped. */
+/* An unknown symbol leaves *module NULL: the worker's runtime answers for it. */
+static cudaError_t ava_cudart_symbol(const void *symbol, ava_cudart_mod *module,
+				     unsigned int *index)
+{
+	cudaError_t rc = cudaSuccess;
+
+	pthread_mutex_lock(&ava_cudart_lock);
+	for (struct ava_cudart_module *m = ava_cudart_modules; m; m = m->next) {
+		for (unsigned int v = 0; v < m->nvars; ++v) {
+			if (m->vars[v].host_var == symbol) {
+				rc = ava_cudart_ship_locked(m);
+				*module = m->remote;
+				*index = v;
+				pthread_mutex_unlock(&ava_cudart_lock);
+				return rc;
+			}
+		}
+	}
+	pthread_mutex_unlock(&ava_cudart_lock);
+	return rc;
+}
+
+static cudaError_t ava_cudart_symbol_io(const void *symbol, void *other, size_t count,
+					size_t offset, enum cudaMemcpyKind kind, int to_symbol,
+					cudaStream_t stream)
+{
+	ava_cudart_mod module = NULL;
+	unsigned int index = 0;
+	cudaError_t rc = ava_cudart_symbol(symbol, &module, &index);
+	int host_side;
+
+	if (rc != cudaSuccess)
+		return rc;
+	if (kind == cudaMemcpyDefault)
+		host_side = !ava_cudart_is_device(other);
+	else if (kind == (to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost))
+		host_side = 1;
+	else if (kind == cudaMemcpyDeviceToDevice)
+		host_side = 0;
+	else
+		return cudaErrorInvalidMemcpyDirection;
+	return ava_cudart_symbol_copy(module, index, offset, count, to_symbol,
+				      host_side ? NULL : other, host_side ? other : NULL,
+				      host_side ? count : 0, stream);
+}
+
+cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
+			       enum cudaMemcpyKind kind)
+{
+	return ava_cudart_symbol_io(symbol, (void *)src, count, offset, kind, 1, NULL);
+}
+
+cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset,
+				 enum cudaMemcpyKind kind)
+{
+	return ava_cudart_symbol_io(symbol, dst, count, offset, kind, 0, NULL);
+}
+
+cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count,
+				    size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+	return ava_cudart_symbol_io(symbol, (void *)src, count, offset, kind, 1, stream);
+}
+
+cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset,
+				      enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+	return ava_cudart_symbol_io(symbol, dst, count, offset, kind, 0, stream);
+}
+
+cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol)
+{
+	ava_cudart_mod module = NULL;
+	unsigned int index = 0;
+	cudaError_t rc = ava_cudart_symbol(symbol, &module, &index);
+
+	return rc == cudaSuccess ? ava_cudart_symbol_info(module, index, devPtr, NULL) : rc;
+}
+
+cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol)
+{
+	ava_cudart_mod module = NULL;
+	unsigned int index = 0;
+	cudaError_t rc = ava_cudart_symbol(symbol, &module, &index);
+
+	return rc == cudaSuccess ? ava_cudart_symbol_info(module, index, NULL, size) : rc;
+}
+
 /* A pure function of its arguments. */
 struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
 						   enum cudaChannelFormatKind f)
@@ -707,8 +876,8 @@ struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
 	return d;
 }
 
-#line 711 "cudart_guest.c"
-#line 289 "specs/cudart/cudart_api.spec.inc"
+#line 880 "cudart_guest.c"
+#line 346 "specs/cudart/cudart_api.spec.inc"
 
 static cudaError_t ava_cudart_copy(void *dst, const void *src, size_t count,
 				   enum cudaMemcpyKind kind, cudaStream_t stream, int async)
@@ -756,6 +925,54 @@ static cudaError_t ava_cudart_copy(void *dst, const void *src, size_t count,
 		memmove(dst, src, count);
 		return cudaSuccess;
 	}
+}
+
+static cudaError_t ava_cudart_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
+				     size_t width, size_t height, enum cudaMemcpyKind kind,
+				     cudaStream_t stream)
+{
+	int dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+	int src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+
+	if (kind == cudaMemcpyDefault) {
+		dst_dev = ava_cudart_is_device(dst);
+		src_dev = ava_cudart_is_device(src);
+	} else if (kind != cudaMemcpyHostToHost && !dst_dev && !src_dev) {
+		return cudaErrorInvalidMemcpyDirection;
+	}
+	if (!dst_dev && !src_dev) {
+		/* Host to host: row by row here, after the runtime's say (as cudaMemcpy). */
+		cudaError_t rc = ava_cudart_host_alloc_check(0, 0);
+
+		if (rc != cudaSuccess && rc != cudaErrorInvalidValue)
+			return rc;
+		if (dpitch < width || spitch < width || (height && (!dst || !src)))
+			return cudaErrorInvalidValue;
+		for (size_t r = 0; r < height; ++r)
+			memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
+		return cudaSuccess;
+	}
+	if (!dst_dev)
+		return ava_cudart_memcpy2d(NULL, dpitch, src, spitch, width, height, kind, stream, 1,
+					   0, dst, ava_cudart_span2d(dpitch, width, height));
+	if (!src_dev)
+		return ava_cudart_memcpy2d(dst, dpitch, NULL, spitch, width, height, kind, stream, 0,
+					   1, (void *)src, ava_cudart_span2d(spitch, width, height));
+	return ava_cudart_memcpy2d(dst, dpitch, src, spitch, width, height, kind, stream, 0, 0, NULL,
+				   0);
+}
+
+cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+			 size_t height, enum cudaMemcpyKind kind)
+{
+	return ava_cudart_copy2d(dst, dpitch, src, spitch, width, height, kind, NULL);
+}
+
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
+			      size_t width, size_t height, enum cudaMemcpyKind kind,
+			      cudaStream_t stream)
+{
+	return ava_cudart_copy2d(dst, dpitch, src, spitch, width, height, kind, stream);
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
@@ -829,7 +1046,7 @@ cudaError_t cudaFreeHost(void *ptr)
 	return cudaSuccess;
 }
 
-#line 833 "cudart_guest.c"
+#line 1050 "cudart_guest.c"
 #pragma GCC visibility pop
 
 static int ava_cudart_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -869,7 +1086,7 @@ static int ava_cudart_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void),
 	}
 }
 
-cudaError_t ava_cudart_register_module(const void *fatbin, size_t len, const char *names, size_t names_len, unsigned int count, ava_cudart_mod *module, ava_cudart_fn *functions)
+cudaError_t ava_cudart_register_module(const void *fatbin, size_t len, const char *names, size_t names_len, unsigned int count, unsigned int nvars, const uint64_t *var_info, ava_cudart_mod *module, ava_cudart_fn *functions)
 {
 	struct ava_cudart_ava_cudart_register_module_call ava_a;
 	const struct ava_cudart_ava_cudart_register_module_reply *ava_r = NULL;
@@ -883,6 +1100,10 @@ cudaError_t ava_cudart_register_module(const void *fatbin, size_t len, const cha
 	uint64_t ava_count_names = 0;
 	uint32_t ava_life_names = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_names = 0;
+	uint32_t ava_dir_var_info = 0;
+	uint64_t ava_count_var_info = 0;
+	uint32_t ava_life_var_info = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_var_info = 0;
 	uint32_t ava_dir_module = 0;
 	uint64_t ava_count_module = 0;
 	uint32_t ava_life_module = AVA_LIFETIME_CALL;
@@ -897,6 +1118,8 @@ cudaError_t ava_cudart_register_module(const void *fatbin, size_t len, const cha
 	(void)ava_coupled_fatbin;
 	(void)ava_life_names;
 	(void)ava_coupled_names;
+	(void)ava_life_var_info;
+	(void)ava_coupled_var_info;
 	(void)ava_life_module;
 	(void)ava_coupled_module;
 	(void)ava_life_functions;
@@ -908,6 +1131,10 @@ cudaError_t ava_cudart_register_module(const void *fatbin, size_t len, const cha
 	if (names != NULL) {
 		ava_dir_names |= AVA_BUF_IN;
 		ava_count_names = (uint64_t)(names_len);
+	}
+	if (var_info != NULL) {
+		ava_dir_var_info |= AVA_BUF_IN;
+		ava_count_var_info = (uint64_t)(nvars <= 65536 ? 2 * (uint64_t)nvars : 0);
 	}
 	if (module != NULL) {
 		ava_dir_module |= AVA_BUF_OUT;
@@ -924,6 +1151,8 @@ cudaError_t ava_cudart_register_module(const void *fatbin, size_t len, const cha
 	ava_call_put_buffer(&ava_c, &ava_a.names, names, ava_count_names, sizeof(char), ava_dir_names);
 	ava_a.names_len = (ava_u64)names_len;
 	ava_a.count = (ava_u64)count;
+	ava_a.nvars = (ava_u64)nvars;
+	ava_call_put_buffer(&ava_c, &ava_a.var_info, var_info, ava_count_var_info, sizeof(uint64_t), ava_dir_var_info);
 	ava_call_put_buffer(&ava_c, &ava_a.module, module, ava_count_module, sizeof(ava_cudart_mod), ava_dir_module);
 	ava_call_put_buffer(&ava_c, &ava_a.functions, functions, ava_count_functions, sizeof(ava_cudart_fn), ava_dir_functions);
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
@@ -932,6 +1161,115 @@ cudaError_t ava_cudart_register_module(const void *fatbin, size_t len, const cha
 		ava_call_get_buffer(&ava_c, &ava_r->module, module, ava_count_module * sizeof(ava_cudart_mod));
 	if (ava_dir_functions & AVA_BUF_OUT)
 		ava_call_get_buffer(&ava_c, &ava_r->functions, functions, ava_count_functions * sizeof(ava_cudart_fn));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+cudaError_t ava_cudart_symbol_copy(ava_cudart_mod module, unsigned int var, size_t offset, size_t count, int to_symbol, void *device, void *host, size_t host_len, cudaStream_t stream)
+{
+	struct ava_cudart_ava_cudart_symbol_copy_call ava_a;
+	const struct ava_cudart_ava_cudart_symbol_copy_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_host = 0;
+	uint64_t ava_count_host = 0;
+	uint32_t ava_life_host = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_host = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_host;
+	(void)ava_coupled_host;
+	if (host != NULL) {
+		if (to_symbol) {
+			ava_dir_host |= AVA_BUF_IN;
+		} else {
+			ava_dir_host |= AVA_BUF_OUT;
+		}
+		ava_count_host = (uint64_t)(host_len);
+	}
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_AVA_CUDART_SYMBOL_COPY, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.module = (ava_u64)(uintptr_t)module;
+	ava_a.var = (ava_u64)var;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.count = (ava_u64)count;
+	ava_a.to_symbol = (ava_s64)to_symbol;
+	ava_a.device = (ava_u64)(uintptr_t)device;
+	ava_call_put_buffer(&ava_c, &ava_a.host, host, ava_count_host, 1, ava_dir_host);
+	ava_a.host_len = (ava_u64)host_len;
+	ava_a.stream = (ava_u64)(uintptr_t)stream;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_host & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->host, host, ava_count_host * 1);
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+cudaError_t ava_cudart_symbol_info(ava_cudart_mod module, unsigned int var, void **address, size_t *size)
+{
+	struct ava_cudart_ava_cudart_symbol_info_call ava_a;
+	const struct ava_cudart_ava_cudart_symbol_info_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_address = 0;
+	uint64_t ava_count_address = 0;
+	uint32_t ava_life_address = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_address = 0;
+	uint32_t ava_dir_size = 0;
+	uint64_t ava_count_size = 0;
+	uint32_t ava_life_size = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_size = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_address;
+	(void)ava_coupled_address;
+	(void)ava_life_size;
+	(void)ava_coupled_size;
+	if (address != NULL) {
+		ava_dir_address |= AVA_BUF_OUT;
+		ava_count_address = (uint64_t)(1);
+	}
+	if (size != NULL) {
+		ava_dir_size |= AVA_BUF_OUT;
+		ava_count_size = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_AVA_CUDART_SYMBOL_INFO, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.module = (ava_u64)(uintptr_t)module;
+	ava_a.var = (ava_u64)var;
+	ava_call_put_buffer(&ava_c, &ava_a.address, address, ava_count_address, sizeof(void *), ava_dir_address);
+	ava_call_put_buffer(&ava_c, &ava_a.size, size, ava_count_size, sizeof(size_t), ava_dir_size);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_address & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->address, address, ava_count_address * sizeof(void *));
+	if (ava_dir_size & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->size, size, ava_count_size * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -1864,7 +2202,7 @@ AVA_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
 	return ret;
-#line 1868 "cudart_guest.c"
+#line 2206 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -1932,7 +2270,7 @@ AVA_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t widt
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, *pitch * height);
 	return ret;
-#line 1936 "cudart_guest.c"
+#line 2274 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -1973,7 +2311,7 @@ AVA_EXPORT cudaError_t cudaFree(void *devPtr)
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_forget_alloc(devPtr);
 	return ret;
-#line 1977 "cudart_guest.c"
+#line 2315 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2188,6 +2526,118 @@ cudaError_t ava_cudart_memcpy_on_device(void *dst, const void *src, size_t count
 	}
 	ava_call_end(&ava_c);
 	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream, int dst_host, int src_host, void *host, size_t host_span)
+{
+	struct ava_cudart_ava_cudart_memcpy2d_call ava_a;
+	const struct ava_cudart_ava_cudart_memcpy2d_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_host = 0;
+	uint64_t ava_count_host = 0;
+	uint32_t ava_life_host = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_host = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_host;
+	(void)ava_coupled_host;
+	if (host != NULL) {
+		ava_dir_host |= AVA_BUF_IN;
+		if (dst_host) {
+			ava_dir_host |= AVA_BUF_OUT;
+		}
+		ava_count_host = (uint64_t)(host_span);
+	}
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_AVA_CUDART_MEMCPY2D, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.dst = (ava_u64)(uintptr_t)dst;
+	ava_a.dpitch = (ava_u64)dpitch;
+	ava_a.src = (ava_u64)(uintptr_t)src;
+	ava_a.spitch = (ava_u64)spitch;
+	ava_a.width = (ava_u64)width;
+	ava_a.height = (ava_u64)height;
+	ava_a.kind = (ava_u64)kind;
+	ava_a.stream = (ava_u64)(uintptr_t)stream;
+	ava_a.dst_host = (ava_s64)dst_host;
+	ava_a.src_host = (ava_s64)src_host;
+	ava_call_put_buffer(&ava_c, &ava_a.host, host, ava_count_host, 1, ava_dir_host);
+	ava_a.host_span = (ava_u64)host_span;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_host & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->host, host, ava_count_host * 1);
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
+{
+	struct ava_cudart_cudaMemset2D_call ava_a;
+	const struct ava_cudart_cudaMemset2D_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAMEMSET2D, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.devPtr = (ava_u64)(uintptr_t)devPtr;
+	ava_a.pitch = (ava_u64)pitch;
+	ava_a.value = (ava_s64)value;
+	ava_a.width = (ava_u64)width;
+	ava_a.height = (ava_u64)height;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
+{
+	struct ava_cudart_cudaMemset2DAsync_call ava_a;
+	struct ava_call ava_c;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAMEMSET2DASYNC, AVA_F_ASYNC) != 0)
+		goto ava_fail;
+	ava_a.devPtr = (ava_u64)(uintptr_t)devPtr;
+	ava_a.pitch = (ava_u64)pitch;
+	ava_a.value = (ava_s64)value;
+	ava_a.width = (ava_u64)width;
+	ava_a.height = (ava_u64)height;
+	ava_a.stream = (ava_u64)(uintptr_t)stream;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+		goto ava_fail;
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaSuccess);
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -3504,19 +3954,6 @@ AVA_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
-AVA_EXPORT cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)
-{
-	(void)dst;
-	(void)dpitch;
-	(void)src;
-	(void)spitch;
-	(void)width;
-	(void)height;
-	(void)kind;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaMemcpy2D");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
 AVA_EXPORT cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)
 {
 	(void)dst;
@@ -3560,28 +3997,6 @@ AVA_EXPORT cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetD
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
-AVA_EXPORT cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
-{
-	(void)symbol;
-	(void)src;
-	(void)count;
-	(void)offset;
-	(void)kind;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaMemcpyToSymbol");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
-{
-	(void)dst;
-	(void)symbol;
-	(void)count;
-	(void)offset;
-	(void)kind;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaMemcpyFromSymbol");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
 AVA_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
 {
 	(void)dst;
@@ -3618,20 +4033,6 @@ AVA_EXPORT cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3D
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
-AVA_EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
-{
-	(void)dst;
-	(void)dpitch;
-	(void)src;
-	(void)spitch;
-	(void)width;
-	(void)height;
-	(void)kind;
-	(void)stream;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaMemcpy2DAsync");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
 AVA_EXPORT cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	(void)dst;
@@ -3662,59 +4063,12 @@ AVA_EXPORT cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cuda
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
-AVA_EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
-{
-	(void)symbol;
-	(void)src;
-	(void)count;
-	(void)offset;
-	(void)kind;
-	(void)stream;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaMemcpyToSymbolAsync");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
-{
-	(void)dst;
-	(void)symbol;
-	(void)count;
-	(void)offset;
-	(void)kind;
-	(void)stream;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaMemcpyFromSymbolAsync");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
-{
-	(void)devPtr;
-	(void)pitch;
-	(void)value;
-	(void)width;
-	(void)height;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaMemset2D");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
 AVA_EXPORT cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent)
 {
 	(void)pitchedDevPtr;
 	(void)value;
 	(void)extent;
 	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaMemset3D");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
-{
-	(void)devPtr;
-	(void)pitch;
-	(void)value;
-	(void)width;
-	(void)height;
-	(void)stream;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaMemset2DAsync");
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
@@ -3725,22 +4079,6 @@ AVA_EXPORT cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, in
 	(void)extent;
 	(void)stream;
 	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaMemset3DAsync");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol)
-{
-	(void)devPtr;
-	(void)symbol;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaGetSymbolAddress");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol)
-{
-	(void)size;
-	(void)symbol;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaGetSymbolSize");
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
@@ -6168,6 +6506,8 @@ AVA_EXPORT cudaError_t cudaProfilerStop(void)
 static const char *const ava_cudart_func_names[] = {
 	NULL,
 	"ava_cudart_register_module",
+	"ava_cudart_symbol_copy",
+	"ava_cudart_symbol_info",
 	"ava_cudart_release_function",
 	"ava_cudart_unregister_module",
 	"ava_cudart_launch",
@@ -6200,6 +6540,9 @@ static const char *const ava_cudart_func_names[] = {
 	"ava_cudart_memcpy_to_device_async",
 	"ava_cudart_memcpy_to_host",
 	"ava_cudart_memcpy_on_device",
+	"ava_cudart_memcpy2d",
+	"cudaMemset2D",
+	"cudaMemset2DAsync",
 	"ava_cudart_host_alloc_check",
 	"cudaStreamCreate",
 	"cudaStreamCreateWithFlags",
@@ -6301,26 +6644,16 @@ static const char *const ava_cudart_func_names[] = {
 	"cudaArrayGetSparseProperties",
 	"cudaMipmappedArrayGetSparseProperties",
 	"cudaMemcpyPeer",
-	"cudaMemcpy2D",
 	"cudaMemcpy2DToArray",
 	"cudaMemcpy2DFromArray",
 	"cudaMemcpy2DArrayToArray",
-	"cudaMemcpyToSymbol",
-	"cudaMemcpyFromSymbol",
 	"cudaMemcpyPeerAsync",
 	"cudaMemcpyBatchAsync",
 	"cudaMemcpy3DBatchAsync",
-	"cudaMemcpy2DAsync",
 	"cudaMemcpy2DToArrayAsync",
 	"cudaMemcpy2DFromArrayAsync",
-	"cudaMemcpyToSymbolAsync",
-	"cudaMemcpyFromSymbolAsync",
-	"cudaMemset2D",
 	"cudaMemset3D",
-	"cudaMemset2DAsync",
 	"cudaMemset3DAsync",
-	"cudaGetSymbolAddress",
-	"cudaGetSymbolSize",
 	"cudaMemPrefetchAsync",
 	"cudaMemPrefetchBatchAsync",
 	"cudaMemDiscardBatchAsync",

@@ -10,420 +10,415 @@
 #include "ava/wire.h"
 
 /* FNV-1a of the layout below: guest and worker must agree. */
-#define AVA_CUDART_SPEC_HASH 0xfd1c696023b30072ull
+#define AVA_CUDART_SPEC_HASH 0xca6ed109fcf6d67dull
 #define AVA_CUDART_SPEC_NAME "cudart"
 #define AVA_CUDART_SPEC_ID 3u
-#define AVA_CUDART_NFUNCS 408u
+#define AVA_CUDART_NFUNCS 403u
 #define AVA_CUDART_NCALLBACKS 3u
 
 /* Function ids (0 is never used). */
 #define AVA_CUDART_FN_AVA_CUDART_REGISTER_MODULE 1u
-#define AVA_CUDART_FN_AVA_CUDART_RELEASE_FUNCTION 2u
-#define AVA_CUDART_FN_AVA_CUDART_UNREGISTER_MODULE 3u
-#define AVA_CUDART_FN_AVA_CUDART_LAUNCH 4u
-#define AVA_CUDART_FN_AVA_CUDART_FUNC_GET_ATTRIBUTES 5u
-#define AVA_CUDART_FN_AVA_CUDART_OCCUPANCY 6u
-#define AVA_CUDART_FN_CUDAGETDEVICECOUNT 7u
-#define AVA_CUDART_FN_CUDAGETDEVICE 8u
-#define AVA_CUDART_FN_CUDASETDEVICE 9u
-#define AVA_CUDART_FN_CUDAINITDEVICE 10u
-#define AVA_CUDART_FN_CUDAGETDEVICEPROPERTIES 11u
-#define AVA_CUDART_FN_CUDADEVICEGETATTRIBUTE 12u
-#define AVA_CUDART_FN_CUDADEVICESYNCHRONIZE 13u
-#define AVA_CUDART_FN_CUDADEVICERESET 14u
-#define AVA_CUDART_FN_CUDASETDEVICEFLAGS 15u
-#define AVA_CUDART_FN_CUDAGETDEVICEFLAGS 16u
-#define AVA_CUDART_FN_CUDADEVICEGETLIMIT 17u
-#define AVA_CUDART_FN_CUDADEVICESETLIMIT 18u
-#define AVA_CUDART_FN_CUDADEVICECANACCESSPEER 19u
-#define AVA_CUDART_FN_CUDADRIVERGETVERSION 20u
-#define AVA_CUDART_FN_CUDARUNTIMEGETVERSION 21u
-#define AVA_CUDART_FN_CUDAMEMGETINFO 22u
-#define AVA_CUDART_FN_CUDAGETLASTERROR 23u
-#define AVA_CUDART_FN_CUDAPEEKATLASTERROR 24u
-#define AVA_CUDART_FN_CUDAMALLOC 25u
-#define AVA_CUDART_FN_CUDAMALLOCPITCH 26u
-#define AVA_CUDART_FN_CUDAFREE 27u
-#define AVA_CUDART_FN_CUDAMEMSET 28u
-#define AVA_CUDART_FN_CUDAMEMSETASYNC 29u
-#define AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_DEVICE 30u
-#define AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_DEVICE_ASYNC 31u
-#define AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_HOST 32u
-#define AVA_CUDART_FN_AVA_CUDART_MEMCPY_ON_DEVICE 33u
-#define AVA_CUDART_FN_AVA_CUDART_HOST_ALLOC_CHECK 34u
-#define AVA_CUDART_FN_CUDASTREAMCREATE 35u
-#define AVA_CUDART_FN_CUDASTREAMCREATEWITHFLAGS 36u
-#define AVA_CUDART_FN_CUDASTREAMCREATEWITHPRIORITY 37u
-#define AVA_CUDART_FN_CUDASTREAMDESTROY 38u
-#define AVA_CUDART_FN_CUDASTREAMSYNCHRONIZE 39u
-#define AVA_CUDART_FN_CUDASTREAMQUERY 40u
-#define AVA_CUDART_FN_CUDASTREAMWAITEVENT 41u
-#define AVA_CUDART_FN_CUDASTREAMADDCALLBACK 42u
-#define AVA_CUDART_FN_CUDALAUNCHHOSTFUNC 43u
-#define AVA_CUDART_FN_CUDAEVENTCREATE 44u
-#define AVA_CUDART_FN_CUDAEVENTCREATEWITHFLAGS 45u
-#define AVA_CUDART_FN_CUDAEVENTDESTROY 46u
-#define AVA_CUDART_FN_CUDAEVENTRECORD 47u
-#define AVA_CUDART_FN_CUDAEVENTRECORDWITHFLAGS 48u
-#define AVA_CUDART_FN_CUDAEVENTSYNCHRONIZE 49u
-#define AVA_CUDART_FN_CUDAEVENTQUERY 50u
-#define AVA_CUDART_FN_CUDAEVENTELAPSEDTIME 51u
-#define AVA_CUDART_FN_CUDADEVICEGETTEXTURE1DLINEARMAXWIDTH 52u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETCACHECONFIG 53u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETSTREAMPRIORITYRANGE 54u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICESETCACHECONFIG 55u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETBYPCIBUSID 56u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETPCIBUSID 57u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAIPCGETEVENTHANDLE 58u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAIPCOPENEVENTHANDLE 59u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAIPCGETMEMHANDLE 60u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAIPCOPENMEMHANDLE 61u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAIPCCLOSEMEMHANDLE 62u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEFLUSHGPUDIRECTRDMAWRITES 63u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEREGISTERASYNCNOTIFICATION 64u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEUNREGISTERASYNCNOTIFICATION 65u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETSHAREDMEMCONFIG 66u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICESETSHAREDMEMCONFIG 67u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETHOSTATOMICCAPABILITIES 68u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETDEFAULTMEMPOOL 69u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICESETMEMPOOL 70u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETMEMPOOL 71u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETNVSCISYNCATTRIBUTES 72u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETP2PATTRIBUTE 73u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETP2PATOMICCAPABILITIES 74u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDACHOOSEDEVICE 75u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASETVALIDDEVICES 76u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETPRIORITY 77u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETFLAGS 78u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETID 79u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETDEVICE 80u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDACTXRESETPERSISTINGL2CACHE 81u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMCOPYATTRIBUTES 82u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETATTRIBUTE 83u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMSETATTRIBUTE 84u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMATTACHMEMASYNC 85u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMBEGINCAPTURE 86u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMBEGINCAPTURETOGRAPH 87u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDATHREADEXCHANGESTREAMCAPTUREMODE 88u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMENDCAPTURE 89u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMISCAPTURING 90u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETCAPTUREINFO 91u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMUPDATECAPTUREDEPENDENCIES 92u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAIMPORTEXTERNALMEMORY 93u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAEXTERNALMEMORYGETMAPPEDBUFFER 94u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAEXTERNALMEMORYGETMAPPEDMIPMAPPEDARRAY 95u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADESTROYEXTERNALMEMORY 96u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAIMPORTEXTERNALSEMAPHORE 97u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASIGNALEXTERNALSEMAPHORESASYNC 98u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAWAITEXTERNALSEMAPHORESASYNC 99u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADESTROYEXTERNALSEMAPHORE 100u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALAUNCHKERNELEXC 101u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALAUNCHCOOPERATIVEKERNEL 102u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAFUNCSETCACHECONFIG 103u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAFUNCSETATTRIBUTE 104u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAFUNCGETNAME 105u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAFUNCGETPARAMINFO 106u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAFUNCSETSHAREDMEMCONFIG 107u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAOCCUPANCYAVAILABLEDYNAMICSMEMPERBLOCK 108u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAOCCUPANCYMAXACTIVEBLOCKSPERMULTIPROCESSORWITHFLAGS 109u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAOCCUPANCYMAXPOTENTIALCLUSTERSIZE 110u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAOCCUPANCYMAXACTIVECLUSTERS 111u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMALLOCMANAGED 112u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMALLOCARRAY 113u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAFREEARRAY 114u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAFREEMIPMAPPEDARRAY 115u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAHOSTREGISTER 116u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAHOSTUNREGISTER 117u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAHOSTGETDEVICEPOINTER 118u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAHOSTGETFLAGS 119u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMALLOC3D 120u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMALLOC3DARRAY 121u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMALLOCMIPMAPPEDARRAY 122u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGETMIPMAPPEDARRAYLEVEL 123u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY3D 124u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY3DPEER 125u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY3DASYNC 126u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY3DPEERASYNC 127u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAARRAYGETINFO 128u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAARRAYGETPLANE 129u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAARRAYGETMEMORYREQUIREMENTS 130u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMIPMAPPEDARRAYGETMEMORYREQUIREMENTS 131u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAARRAYGETSPARSEPROPERTIES 132u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMIPMAPPEDARRAYGETSPARSEPROPERTIES 133u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYPEER 134u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2D 135u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2DTOARRAY 136u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2DFROMARRAY 137u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2DARRAYTOARRAY 138u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYTOSYMBOL 139u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYFROMSYMBOL 140u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYPEERASYNC 141u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYBATCHASYNC 142u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY3DBATCHASYNC 143u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2DASYNC 144u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2DTOARRAYASYNC 145u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2DFROMARRAYASYNC 146u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYTOSYMBOLASYNC 147u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYFROMSYMBOLASYNC 148u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMSET2D 149u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMSET3D 150u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMSET2DASYNC 151u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMSET3DASYNC 152u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGETSYMBOLADDRESS 153u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGETSYMBOLSIZE 154u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPREFETCHASYNC 155u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPREFETCHBATCHASYNC 156u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMDISCARDBATCHASYNC 157u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMDISCARDANDPREFETCHBATCHASYNC 158u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMADVISE 159u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMRANGEGETATTRIBUTE 160u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMRANGEGETATTRIBUTES 161u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYTOARRAY 162u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYFROMARRAY 163u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYARRAYTOARRAY 164u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYTOARRAYASYNC 165u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYFROMARRAYASYNC 166u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMALLOCASYNC 167u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAFREEASYNC 168u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLTRIMTO 169u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLSETATTRIBUTE 170u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLGETATTRIBUTE 171u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLSETACCESS 172u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLGETACCESS 173u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLCREATE 174u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLDESTROY 175u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMGETDEFAULTMEMPOOL 176u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMGETMEMPOOL 177u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMSETMEMPOOL 178u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMALLOCFROMPOOLASYNC 179u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLEXPORTTOSHAREABLEHANDLE 180u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLIMPORTFROMSHAREABLEHANDLE 181u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLEXPORTPOINTER 182u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLIMPORTPOINTER 183u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAPOINTERGETATTRIBUTES 184u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEENABLEPEERACCESS 185u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEDISABLEPEERACCESS 186u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHICSUNREGISTERRESOURCE 187u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHICSRESOURCESETMAPFLAGS 188u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHICSMAPRESOURCES 189u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHICSUNMAPRESOURCES 190u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHICSRESOURCEGETMAPPEDPOINTER 191u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHICSSUBRESOURCEGETMAPPEDARRAY 192u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHICSRESOURCEGETMAPPEDMIPMAPPEDARRAY 193u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGETCHANNELDESC 194u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDACREATETEXTUREOBJECT 195u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADESTROYTEXTUREOBJECT 196u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGETTEXTUREOBJECTRESOURCEDESC 197u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGETTEXTUREOBJECTTEXTUREDESC 198u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGETTEXTUREOBJECTRESOURCEVIEWDESC 199u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDACREATESURFACEOBJECT 200u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADESTROYSURFACEOBJECT 201u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGETSURFACEOBJECTRESOURCEDESC 202u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALOGSREGISTERCALLBACK 203u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALOGSUNREGISTERCALLBACK 204u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALOGSCURRENT 205u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALOGSDUMPTOFILE 206u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALOGSDUMPTOMEMORY 207u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHCREATE 208u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHADDKERNELNODE 209u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHKERNELNODEGETPARAMS 210u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHKERNELNODESETPARAMS 211u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHKERNELNODECOPYATTRIBUTES 212u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHKERNELNODEGETATTRIBUTE 213u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHKERNELNODESETATTRIBUTE 214u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHADDMEMCPYNODE 215u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHADDMEMCPYNODETOSYMBOL 216u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHADDMEMCPYNODEFROMSYMBOL 217u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHADDMEMCPYNODE1D 218u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHMEMCPYNODEGETPARAMS 219u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHMEMCPYNODESETPARAMS 220u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHMEMCPYNODESETPARAMSTOSYMBOL 221u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHMEMCPYNODESETPARAMSFROMSYMBOL 222u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHMEMCPYNODESETPARAMS1D 223u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHADDMEMSETNODE 224u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHMEMSETNODEGETPARAMS 225u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHMEMSETNODESETPARAMS 226u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHADDHOSTNODE 227u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHHOSTNODEGETPARAMS 228u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHHOSTNODESETPARAMS 229u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHADDCHILDGRAPHNODE 230u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHCHILDGRAPHNODEGETGRAPH 231u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHADDEMPTYNODE 232u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHADDEVENTRECORDNODE 233u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEVENTRECORDNODEGETEVENT 234u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEVENTRECORDNODESETEVENT 235u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHADDEVENTWAITNODE 236u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEVENTWAITNODEGETEVENT 237u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEVENTWAITNODESETEVENT 238u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHADDEXTERNALSEMAPHORESSIGNALNODE 239u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXTERNALSEMAPHORESSIGNALNODEGETPARAMS 240u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXTERNALSEMAPHORESSIGNALNODESETPARAMS 241u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHADDEXTERNALSEMAPHORESWAITNODE 242u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXTERNALSEMAPHORESWAITNODEGETPARAMS 243u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXTERNALSEMAPHORESWAITNODESETPARAMS 244u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHADDMEMALLOCNODE 245u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHMEMALLOCNODEGETPARAMS 246u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHADDMEMFREENODE 247u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHMEMFREENODEGETPARAMS 248u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGRAPHMEMTRIM 249u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETGRAPHMEMATTRIBUTE 250u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICESETGRAPHMEMATTRIBUTE 251u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHCLONE 252u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHNODEFINDINCLONE 253u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHNODEGETTYPE 254u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHGETNODES 255u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHGETROOTNODES 256u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHGETEDGES 257u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHNODEGETDEPENDENCIES 258u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHNODEGETDEPENDENTNODES 259u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHADDDEPENDENCIES 260u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHREMOVEDEPENDENCIES 261u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHDESTROYNODE 262u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHINSTANTIATE 263u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHINSTANTIATEWITHFLAGS 264u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHINSTANTIATEWITHPARAMS 265u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXECGETFLAGS 266u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXECKERNELNODESETPARAMS 267u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXECMEMCPYNODESETPARAMS 268u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXECMEMCPYNODESETPARAMSTOSYMBOL 269u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXECMEMCPYNODESETPARAMSFROMSYMBOL 270u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXECMEMCPYNODESETPARAMS1D 271u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXECMEMSETNODESETPARAMS 272u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXECHOSTNODESETPARAMS 273u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXECCHILDGRAPHNODESETPARAMS 274u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXECEVENTRECORDNODESETEVENT 275u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXECEVENTWAITNODESETEVENT 276u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXECEXTERNALSEMAPHORESSIGNALNODESETPARAMS 277u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXECEXTERNALSEMAPHORESWAITNODESETPARAMS 278u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHNODESETENABLED 279u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHNODEGETENABLED 280u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXECUPDATE 281u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHUPLOAD 282u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHLAUNCH 283u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXECDESTROY 284u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHDESTROY 285u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHDEBUGDOTPRINT 286u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAUSEROBJECTCREATE 287u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAUSEROBJECTRETAIN 288u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAUSEROBJECTRELEASE 289u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHRETAINUSEROBJECT 290u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHRELEASEUSEROBJECT 291u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHADDNODE 292u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHNODESETPARAMS 293u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHEXECNODESETPARAMS 294u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHCONDITIONALHANDLECREATE 295u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGETDRIVERENTRYPOINT 296u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGETDRIVERENTRYPOINTBYVERSION 297u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALIBRARYLOADDATA 298u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALIBRARYLOADFROMFILE 299u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALIBRARYUNLOAD 300u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALIBRARYGETKERNEL 301u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALIBRARYGETGLOBAL 302u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALIBRARYGETMANAGED 303u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALIBRARYGETUNIFIEDFUNCTION 304u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALIBRARYGETKERNELCOUNT 305u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALIBRARYENUMERATEKERNELS 306u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAKERNELSETATTRIBUTEFORDEVICE 307u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGETEXPORTTABLE 308u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGETFUNCBYSYMBOL 309u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGETKERNEL 310u /* unsupported: never sent */
-#define AVA_CUDART_FN___CUDAGETPROCADDRESS 311u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAEVENTRECORDWITHFLAGS_PTSZ 312u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAEVENTRECORD_PTSZ 313u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAFREEASYNC_PTSZ 314u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGETDRIVERENTRYPOINTBYVERSION_PTSZ 315u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGETDRIVERENTRYPOINT_PTSZ 316u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHINSTANTIATEWITHPARAMS_PTSZ 317u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHLAUNCH_PTSZ 318u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHUPLOAD_PTSZ 319u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALAUNCHCOOPERATIVEKERNEL_PTSZ 320u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALAUNCHHOSTFUNC_PTSZ 321u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALAUNCHKERNELEXC_PTSZ 322u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMALLOCASYNC_PTSZ 323u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMALLOCFROMPOOLASYNC_PTSZ 324u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMDISCARDANDPREFETCHBATCHASYNC_PTSZ 325u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMDISCARDBATCHASYNC_PTSZ 326u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPREFETCHASYNC_PTSZ 327u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPREFETCHBATCHASYNC_PTSZ 328u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2DARRAYTOARRAY_PTDS 329u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2DASYNC_PTSZ 330u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2DFROMARRAYASYNC_PTSZ 331u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2DFROMARRAY_PTDS 332u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2DTOARRAYASYNC_PTSZ 333u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2DTOARRAY_PTDS 334u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2D_PTDS 335u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY3DASYNC_PTSZ 336u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY3DBATCHASYNC_PTSZ 337u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY3DPEERASYNC_PTSZ 338u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY3DPEER_PTDS 339u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY3D_PTDS 340u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYARRAYTOARRAY_PTDS 341u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYASYNC_PTSZ 342u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYBATCHASYNC_PTSZ 343u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYFROMARRAYASYNC_PTSZ 344u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYFROMARRAY_PTDS 345u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYFROMSYMBOLASYNC_PTSZ 346u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYFROMSYMBOL_PTDS 347u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYTOARRAYASYNC_PTSZ 348u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYTOARRAY_PTDS 349u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYTOSYMBOLASYNC_PTSZ 350u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYTOSYMBOL_PTDS 351u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY_PTDS 352u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMSET2DASYNC_PTSZ 353u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMSET2D_PTDS 354u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMSET3DASYNC_PTSZ 355u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMSET3D_PTDS 356u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMSETASYNC_PTSZ 357u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMSET_PTDS 358u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASIGNALEXTERNALSEMAPHORESASYNC_PTSZ 359u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMADDCALLBACK_PTSZ 360u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMATTACHMEMASYNC_PTSZ 361u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMBEGINCAPTURETOGRAPH_PTSZ 362u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMBEGINCAPTURE_PTSZ 363u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMCOPYATTRIBUTES_PTSZ 364u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMENDCAPTURE_PTSZ 365u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETATTRIBUTE_PTSZ 366u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETCAPTUREINFO_PTSZ 367u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETDEVICE_PTSZ 368u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETFLAGS_PTSZ 369u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETID_PTSZ 370u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETPRIORITY_PTSZ 371u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMISCAPTURING_PTSZ 372u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMQUERY_PTSZ 373u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMSETATTRIBUTE_PTSZ 374u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMSYNCHRONIZE_PTSZ 375u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMUPDATECAPTUREDEPENDENCIES_PTSZ 376u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMWAITEVENT_PTSZ 377u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAWAITEXTERNALSEMAPHORESASYNC_PTSZ 378u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGLGETDEVICES 379u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHICSGLREGISTERIMAGE 380u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHICSGLREGISTERBUFFER 381u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGLSETGLDEVICE 382u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGLREGISTERBUFFEROBJECT 383u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGLMAPBUFFEROBJECT 384u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGLUNMAPBUFFEROBJECT 385u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGLUNREGISTERBUFFEROBJECT 386u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGLSETBUFFEROBJECTMAPFLAGS 387u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGLMAPBUFFEROBJECTASYNC 388u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGLUNMAPBUFFEROBJECTASYNC 389u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHICSEGLREGISTERIMAGE 390u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAEGLSTREAMCONSUMERCONNECT 391u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAEGLSTREAMCONSUMERCONNECTWITHFLAGS 392u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAEGLSTREAMCONSUMERDISCONNECT 393u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAEGLSTREAMCONSUMERACQUIREFRAME 394u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAEGLSTREAMCONSUMERRELEASEFRAME 395u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAEGLSTREAMPRODUCERCONNECT 396u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAEGLSTREAMPRODUCERDISCONNECT 397u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAEGLSTREAMPRODUCERPRESENTFRAME 398u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAEGLSTREAMPRODUCERRETURNFRAME 399u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHICSRESOURCEGETMAPPEDEGLFRAME 400u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAEVENTCREATEFROMEGLSYNC 401u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAVDPAUGETDEVICE 402u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAVDPAUSETVDPAUDEVICE 403u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHICSVDPAUREGISTERVIDEOSURFACE 404u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGRAPHICSVDPAUREGISTEROUTPUTSURFACE 405u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAPROFILERSTART 406u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAPROFILERSTOP 407u /* unsupported: never sent */
+#define AVA_CUDART_FN_AVA_CUDART_SYMBOL_COPY 2u
+#define AVA_CUDART_FN_AVA_CUDART_SYMBOL_INFO 3u
+#define AVA_CUDART_FN_AVA_CUDART_RELEASE_FUNCTION 4u
+#define AVA_CUDART_FN_AVA_CUDART_UNREGISTER_MODULE 5u
+#define AVA_CUDART_FN_AVA_CUDART_LAUNCH 6u
+#define AVA_CUDART_FN_AVA_CUDART_FUNC_GET_ATTRIBUTES 7u
+#define AVA_CUDART_FN_AVA_CUDART_OCCUPANCY 8u
+#define AVA_CUDART_FN_CUDAGETDEVICECOUNT 9u
+#define AVA_CUDART_FN_CUDAGETDEVICE 10u
+#define AVA_CUDART_FN_CUDASETDEVICE 11u
+#define AVA_CUDART_FN_CUDAINITDEVICE 12u
+#define AVA_CUDART_FN_CUDAGETDEVICEPROPERTIES 13u
+#define AVA_CUDART_FN_CUDADEVICEGETATTRIBUTE 14u
+#define AVA_CUDART_FN_CUDADEVICESYNCHRONIZE 15u
+#define AVA_CUDART_FN_CUDADEVICERESET 16u
+#define AVA_CUDART_FN_CUDASETDEVICEFLAGS 17u
+#define AVA_CUDART_FN_CUDAGETDEVICEFLAGS 18u
+#define AVA_CUDART_FN_CUDADEVICEGETLIMIT 19u
+#define AVA_CUDART_FN_CUDADEVICESETLIMIT 20u
+#define AVA_CUDART_FN_CUDADEVICECANACCESSPEER 21u
+#define AVA_CUDART_FN_CUDADRIVERGETVERSION 22u
+#define AVA_CUDART_FN_CUDARUNTIMEGETVERSION 23u
+#define AVA_CUDART_FN_CUDAMEMGETINFO 24u
+#define AVA_CUDART_FN_CUDAGETLASTERROR 25u
+#define AVA_CUDART_FN_CUDAPEEKATLASTERROR 26u
+#define AVA_CUDART_FN_CUDAMALLOC 27u
+#define AVA_CUDART_FN_CUDAMALLOCPITCH 28u
+#define AVA_CUDART_FN_CUDAFREE 29u
+#define AVA_CUDART_FN_CUDAMEMSET 30u
+#define AVA_CUDART_FN_CUDAMEMSETASYNC 31u
+#define AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_DEVICE 32u
+#define AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_DEVICE_ASYNC 33u
+#define AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_HOST 34u
+#define AVA_CUDART_FN_AVA_CUDART_MEMCPY_ON_DEVICE 35u
+#define AVA_CUDART_FN_AVA_CUDART_MEMCPY2D 36u
+#define AVA_CUDART_FN_CUDAMEMSET2D 37u
+#define AVA_CUDART_FN_CUDAMEMSET2DASYNC 38u
+#define AVA_CUDART_FN_AVA_CUDART_HOST_ALLOC_CHECK 39u
+#define AVA_CUDART_FN_CUDASTREAMCREATE 40u
+#define AVA_CUDART_FN_CUDASTREAMCREATEWITHFLAGS 41u
+#define AVA_CUDART_FN_CUDASTREAMCREATEWITHPRIORITY 42u
+#define AVA_CUDART_FN_CUDASTREAMDESTROY 43u
+#define AVA_CUDART_FN_CUDASTREAMSYNCHRONIZE 44u
+#define AVA_CUDART_FN_CUDASTREAMQUERY 45u
+#define AVA_CUDART_FN_CUDASTREAMWAITEVENT 46u
+#define AVA_CUDART_FN_CUDASTREAMADDCALLBACK 47u
+#define AVA_CUDART_FN_CUDALAUNCHHOSTFUNC 48u
+#define AVA_CUDART_FN_CUDAEVENTCREATE 49u
+#define AVA_CUDART_FN_CUDAEVENTCREATEWITHFLAGS 50u
+#define AVA_CUDART_FN_CUDAEVENTDESTROY 51u
+#define AVA_CUDART_FN_CUDAEVENTRECORD 52u
+#define AVA_CUDART_FN_CUDAEVENTRECORDWITHFLAGS 53u
+#define AVA_CUDART_FN_CUDAEVENTSYNCHRONIZE 54u
+#define AVA_CUDART_FN_CUDAEVENTQUERY 55u
+#define AVA_CUDART_FN_CUDAEVENTELAPSEDTIME 56u
+#define AVA_CUDART_FN_CUDADEVICEGETTEXTURE1DLINEARMAXWIDTH 57u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETCACHECONFIG 58u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETSTREAMPRIORITYRANGE 59u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICESETCACHECONFIG 60u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETBYPCIBUSID 61u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETPCIBUSID 62u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAIPCGETEVENTHANDLE 63u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAIPCOPENEVENTHANDLE 64u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAIPCGETMEMHANDLE 65u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAIPCOPENMEMHANDLE 66u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAIPCCLOSEMEMHANDLE 67u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEFLUSHGPUDIRECTRDMAWRITES 68u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEREGISTERASYNCNOTIFICATION 69u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEUNREGISTERASYNCNOTIFICATION 70u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETSHAREDMEMCONFIG 71u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICESETSHAREDMEMCONFIG 72u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETHOSTATOMICCAPABILITIES 73u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETDEFAULTMEMPOOL 74u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICESETMEMPOOL 75u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETMEMPOOL 76u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETNVSCISYNCATTRIBUTES 77u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETP2PATTRIBUTE 78u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETP2PATOMICCAPABILITIES 79u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDACHOOSEDEVICE 80u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASETVALIDDEVICES 81u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMGETPRIORITY 82u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMGETFLAGS 83u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMGETID 84u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMGETDEVICE 85u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDACTXRESETPERSISTINGL2CACHE 86u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMCOPYATTRIBUTES 87u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMGETATTRIBUTE 88u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMSETATTRIBUTE 89u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMATTACHMEMASYNC 90u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMBEGINCAPTURE 91u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMBEGINCAPTURETOGRAPH 92u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDATHREADEXCHANGESTREAMCAPTUREMODE 93u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMENDCAPTURE 94u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMISCAPTURING 95u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMGETCAPTUREINFO 96u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMUPDATECAPTUREDEPENDENCIES 97u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAIMPORTEXTERNALMEMORY 98u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAEXTERNALMEMORYGETMAPPEDBUFFER 99u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAEXTERNALMEMORYGETMAPPEDMIPMAPPEDARRAY 100u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADESTROYEXTERNALMEMORY 101u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAIMPORTEXTERNALSEMAPHORE 102u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASIGNALEXTERNALSEMAPHORESASYNC 103u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAWAITEXTERNALSEMAPHORESASYNC 104u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADESTROYEXTERNALSEMAPHORE 105u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALAUNCHKERNELEXC 106u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALAUNCHCOOPERATIVEKERNEL 107u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAFUNCSETCACHECONFIG 108u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAFUNCSETATTRIBUTE 109u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAFUNCGETNAME 110u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAFUNCGETPARAMINFO 111u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAFUNCSETSHAREDMEMCONFIG 112u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAOCCUPANCYAVAILABLEDYNAMICSMEMPERBLOCK 113u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAOCCUPANCYMAXACTIVEBLOCKSPERMULTIPROCESSORWITHFLAGS 114u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAOCCUPANCYMAXPOTENTIALCLUSTERSIZE 115u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAOCCUPANCYMAXACTIVECLUSTERS 116u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMALLOCMANAGED 117u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMALLOCARRAY 118u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAFREEARRAY 119u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAFREEMIPMAPPEDARRAY 120u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAHOSTREGISTER 121u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAHOSTUNREGISTER 122u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAHOSTGETDEVICEPOINTER 123u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAHOSTGETFLAGS 124u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMALLOC3D 125u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMALLOC3DARRAY 126u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMALLOCMIPMAPPEDARRAY 127u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGETMIPMAPPEDARRAYLEVEL 128u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY3D 129u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY3DPEER 130u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY3DASYNC 131u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY3DPEERASYNC 132u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAARRAYGETINFO 133u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAARRAYGETPLANE 134u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAARRAYGETMEMORYREQUIREMENTS 135u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMIPMAPPEDARRAYGETMEMORYREQUIREMENTS 136u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAARRAYGETSPARSEPROPERTIES 137u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMIPMAPPEDARRAYGETSPARSEPROPERTIES 138u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYPEER 139u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY2DTOARRAY 140u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY2DFROMARRAY 141u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY2DARRAYTOARRAY 142u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYPEERASYNC 143u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYBATCHASYNC 144u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY3DBATCHASYNC 145u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY2DTOARRAYASYNC 146u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY2DFROMARRAYASYNC 147u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMSET3D 148u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMSET3DASYNC 149u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPREFETCHASYNC 150u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPREFETCHBATCHASYNC 151u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMDISCARDBATCHASYNC 152u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMDISCARDANDPREFETCHBATCHASYNC 153u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMADVISE 154u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMRANGEGETATTRIBUTE 155u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMRANGEGETATTRIBUTES 156u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYTOARRAY 157u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYFROMARRAY 158u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYARRAYTOARRAY 159u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYTOARRAYASYNC 160u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYFROMARRAYASYNC 161u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMALLOCASYNC 162u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAFREEASYNC 163u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLTRIMTO 164u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLSETATTRIBUTE 165u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLGETATTRIBUTE 166u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLSETACCESS 167u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLGETACCESS 168u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLCREATE 169u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLDESTROY 170u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMGETDEFAULTMEMPOOL 171u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMGETMEMPOOL 172u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMSETMEMPOOL 173u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMALLOCFROMPOOLASYNC 174u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLEXPORTTOSHAREABLEHANDLE 175u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLIMPORTFROMSHAREABLEHANDLE 176u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLEXPORTPOINTER 177u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLIMPORTPOINTER 178u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAPOINTERGETATTRIBUTES 179u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEENABLEPEERACCESS 180u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEDISABLEPEERACCESS 181u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHICSUNREGISTERRESOURCE 182u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHICSRESOURCESETMAPFLAGS 183u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHICSMAPRESOURCES 184u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHICSUNMAPRESOURCES 185u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHICSRESOURCEGETMAPPEDPOINTER 186u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHICSSUBRESOURCEGETMAPPEDARRAY 187u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHICSRESOURCEGETMAPPEDMIPMAPPEDARRAY 188u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGETCHANNELDESC 189u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDACREATETEXTUREOBJECT 190u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADESTROYTEXTUREOBJECT 191u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGETTEXTUREOBJECTRESOURCEDESC 192u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGETTEXTUREOBJECTTEXTUREDESC 193u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGETTEXTUREOBJECTRESOURCEVIEWDESC 194u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDACREATESURFACEOBJECT 195u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADESTROYSURFACEOBJECT 196u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGETSURFACEOBJECTRESOURCEDESC 197u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALOGSREGISTERCALLBACK 198u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALOGSUNREGISTERCALLBACK 199u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALOGSCURRENT 200u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALOGSDUMPTOFILE 201u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALOGSDUMPTOMEMORY 202u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHCREATE 203u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHADDKERNELNODE 204u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHKERNELNODEGETPARAMS 205u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHKERNELNODESETPARAMS 206u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHKERNELNODECOPYATTRIBUTES 207u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHKERNELNODEGETATTRIBUTE 208u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHKERNELNODESETATTRIBUTE 209u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHADDMEMCPYNODE 210u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHADDMEMCPYNODETOSYMBOL 211u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHADDMEMCPYNODEFROMSYMBOL 212u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHADDMEMCPYNODE1D 213u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHMEMCPYNODEGETPARAMS 214u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHMEMCPYNODESETPARAMS 215u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHMEMCPYNODESETPARAMSTOSYMBOL 216u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHMEMCPYNODESETPARAMSFROMSYMBOL 217u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHMEMCPYNODESETPARAMS1D 218u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHADDMEMSETNODE 219u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHMEMSETNODEGETPARAMS 220u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHMEMSETNODESETPARAMS 221u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHADDHOSTNODE 222u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHHOSTNODEGETPARAMS 223u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHHOSTNODESETPARAMS 224u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHADDCHILDGRAPHNODE 225u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHCHILDGRAPHNODEGETGRAPH 226u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHADDEMPTYNODE 227u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHADDEVENTRECORDNODE 228u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEVENTRECORDNODEGETEVENT 229u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEVENTRECORDNODESETEVENT 230u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHADDEVENTWAITNODE 231u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEVENTWAITNODEGETEVENT 232u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEVENTWAITNODESETEVENT 233u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHADDEXTERNALSEMAPHORESSIGNALNODE 234u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXTERNALSEMAPHORESSIGNALNODEGETPARAMS 235u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXTERNALSEMAPHORESSIGNALNODESETPARAMS 236u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHADDEXTERNALSEMAPHORESWAITNODE 237u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXTERNALSEMAPHORESWAITNODEGETPARAMS 238u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXTERNALSEMAPHORESWAITNODESETPARAMS 239u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHADDMEMALLOCNODE 240u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHMEMALLOCNODEGETPARAMS 241u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHADDMEMFREENODE 242u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHMEMFREENODEGETPARAMS 243u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGRAPHMEMTRIM 244u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETGRAPHMEMATTRIBUTE 245u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICESETGRAPHMEMATTRIBUTE 246u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHCLONE 247u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHNODEFINDINCLONE 248u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHNODEGETTYPE 249u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHGETNODES 250u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHGETROOTNODES 251u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHGETEDGES 252u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHNODEGETDEPENDENCIES 253u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHNODEGETDEPENDENTNODES 254u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHADDDEPENDENCIES 255u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHREMOVEDEPENDENCIES 256u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHDESTROYNODE 257u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHINSTANTIATE 258u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHINSTANTIATEWITHFLAGS 259u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHINSTANTIATEWITHPARAMS 260u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXECGETFLAGS 261u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXECKERNELNODESETPARAMS 262u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXECMEMCPYNODESETPARAMS 263u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXECMEMCPYNODESETPARAMSTOSYMBOL 264u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXECMEMCPYNODESETPARAMSFROMSYMBOL 265u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXECMEMCPYNODESETPARAMS1D 266u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXECMEMSETNODESETPARAMS 267u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXECHOSTNODESETPARAMS 268u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXECCHILDGRAPHNODESETPARAMS 269u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXECEVENTRECORDNODESETEVENT 270u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXECEVENTWAITNODESETEVENT 271u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXECEXTERNALSEMAPHORESSIGNALNODESETPARAMS 272u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXECEXTERNALSEMAPHORESWAITNODESETPARAMS 273u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHNODESETENABLED 274u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHNODEGETENABLED 275u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXECUPDATE 276u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHUPLOAD 277u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHLAUNCH 278u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXECDESTROY 279u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHDESTROY 280u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHDEBUGDOTPRINT 281u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAUSEROBJECTCREATE 282u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAUSEROBJECTRETAIN 283u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAUSEROBJECTRELEASE 284u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHRETAINUSEROBJECT 285u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHRELEASEUSEROBJECT 286u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHADDNODE 287u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHNODESETPARAMS 288u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHEXECNODESETPARAMS 289u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHCONDITIONALHANDLECREATE 290u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGETDRIVERENTRYPOINT 291u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGETDRIVERENTRYPOINTBYVERSION 292u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALIBRARYLOADDATA 293u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALIBRARYLOADFROMFILE 294u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALIBRARYUNLOAD 295u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALIBRARYGETKERNEL 296u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALIBRARYGETGLOBAL 297u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALIBRARYGETMANAGED 298u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALIBRARYGETUNIFIEDFUNCTION 299u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALIBRARYGETKERNELCOUNT 300u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALIBRARYENUMERATEKERNELS 301u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAKERNELSETATTRIBUTEFORDEVICE 302u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGETEXPORTTABLE 303u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGETFUNCBYSYMBOL 304u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGETKERNEL 305u /* unsupported: never sent */
+#define AVA_CUDART_FN___CUDAGETPROCADDRESS 306u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAEVENTRECORDWITHFLAGS_PTSZ 307u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAEVENTRECORD_PTSZ 308u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAFREEASYNC_PTSZ 309u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGETDRIVERENTRYPOINTBYVERSION_PTSZ 310u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGETDRIVERENTRYPOINT_PTSZ 311u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHINSTANTIATEWITHPARAMS_PTSZ 312u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHLAUNCH_PTSZ 313u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHUPLOAD_PTSZ 314u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALAUNCHCOOPERATIVEKERNEL_PTSZ 315u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALAUNCHHOSTFUNC_PTSZ 316u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALAUNCHKERNELEXC_PTSZ 317u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMALLOCASYNC_PTSZ 318u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMALLOCFROMPOOLASYNC_PTSZ 319u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMDISCARDANDPREFETCHBATCHASYNC_PTSZ 320u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMDISCARDBATCHASYNC_PTSZ 321u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPREFETCHASYNC_PTSZ 322u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPREFETCHBATCHASYNC_PTSZ 323u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY2DARRAYTOARRAY_PTDS 324u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY2DASYNC_PTSZ 325u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY2DFROMARRAYASYNC_PTSZ 326u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY2DFROMARRAY_PTDS 327u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY2DTOARRAYASYNC_PTSZ 328u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY2DTOARRAY_PTDS 329u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY2D_PTDS 330u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY3DASYNC_PTSZ 331u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY3DBATCHASYNC_PTSZ 332u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY3DPEERASYNC_PTSZ 333u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY3DPEER_PTDS 334u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY3D_PTDS 335u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYARRAYTOARRAY_PTDS 336u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYASYNC_PTSZ 337u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYBATCHASYNC_PTSZ 338u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYFROMARRAYASYNC_PTSZ 339u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYFROMARRAY_PTDS 340u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYFROMSYMBOLASYNC_PTSZ 341u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYFROMSYMBOL_PTDS 342u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYTOARRAYASYNC_PTSZ 343u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYTOARRAY_PTDS 344u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYTOSYMBOLASYNC_PTSZ 345u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYTOSYMBOL_PTDS 346u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY_PTDS 347u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMSET2DASYNC_PTSZ 348u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMSET2D_PTDS 349u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMSET3DASYNC_PTSZ 350u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMSET3D_PTDS 351u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMSETASYNC_PTSZ 352u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMSET_PTDS 353u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASIGNALEXTERNALSEMAPHORESASYNC_PTSZ 354u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMADDCALLBACK_PTSZ 355u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMATTACHMEMASYNC_PTSZ 356u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMBEGINCAPTURETOGRAPH_PTSZ 357u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMBEGINCAPTURE_PTSZ 358u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMCOPYATTRIBUTES_PTSZ 359u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMENDCAPTURE_PTSZ 360u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMGETATTRIBUTE_PTSZ 361u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMGETCAPTUREINFO_PTSZ 362u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMGETDEVICE_PTSZ 363u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMGETFLAGS_PTSZ 364u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMGETID_PTSZ 365u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMGETPRIORITY_PTSZ 366u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMISCAPTURING_PTSZ 367u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMQUERY_PTSZ 368u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMSETATTRIBUTE_PTSZ 369u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMSYNCHRONIZE_PTSZ 370u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMUPDATECAPTUREDEPENDENCIES_PTSZ 371u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMWAITEVENT_PTSZ 372u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAWAITEXTERNALSEMAPHORESASYNC_PTSZ 373u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGLGETDEVICES 374u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHICSGLREGISTERIMAGE 375u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHICSGLREGISTERBUFFER 376u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGLSETGLDEVICE 377u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGLREGISTERBUFFEROBJECT 378u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGLMAPBUFFEROBJECT 379u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGLUNMAPBUFFEROBJECT 380u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGLUNREGISTERBUFFEROBJECT 381u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGLSETBUFFEROBJECTMAPFLAGS 382u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGLMAPBUFFEROBJECTASYNC 383u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGLUNMAPBUFFEROBJECTASYNC 384u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHICSEGLREGISTERIMAGE 385u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAEGLSTREAMCONSUMERCONNECT 386u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAEGLSTREAMCONSUMERCONNECTWITHFLAGS 387u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAEGLSTREAMCONSUMERDISCONNECT 388u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAEGLSTREAMCONSUMERACQUIREFRAME 389u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAEGLSTREAMCONSUMERRELEASEFRAME 390u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAEGLSTREAMPRODUCERCONNECT 391u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAEGLSTREAMPRODUCERDISCONNECT 392u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAEGLSTREAMPRODUCERPRESENTFRAME 393u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAEGLSTREAMPRODUCERRETURNFRAME 394u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHICSRESOURCEGETMAPPEDEGLFRAME 395u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAEVENTCREATEFROMEGLSYNC 396u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAVDPAUGETDEVICE 397u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAVDPAUSETVDPAUDEVICE 398u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHICSVDPAUREGISTERVIDEOSURFACE 399u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGRAPHICSVDPAUREGISTEROUTPUTSURFACE 400u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAPROFILERSTART 401u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAPROFILERSTOP 402u /* unsupported: never sent */
 
 /* Callback declaration ids. */
 #define AVA_CUDART_CB_AVA_CUDART_STREAM_CALLBACK 1u
@@ -445,10 +440,12 @@ struct ava_cudart_ava_cudart_register_module_call {
 	struct ava_buf_desc names; /* const char *, in */
 	ava_u64 names_len; /* size_t */
 	ava_u64 count; /* unsigned int */
+	ava_u64 nvars; /* unsigned int */
+	struct ava_buf_desc var_info; /* const uint64_t *, in */
 	struct ava_buf_desc module; /* ava_cudart_mod *, out, handle elements */
 	struct ava_buf_desc functions; /* ava_cudart_fn *, out, handle elements */
 };
-AVA_STATIC_ASSERT(sizeof(struct ava_cudart_ava_cudart_register_module_call) == 120, "struct ava_cudart_ava_cudart_register_module_call");
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_ava_cudart_register_module_call) == 152, "struct ava_cudart_ava_cudart_register_module_call");
 
 struct ava_cudart_ava_cudart_register_module_reply {
 	ava_u64 ret; /* cudaError_t, return value */
@@ -456,6 +453,42 @@ struct ava_cudart_ava_cudart_register_module_reply {
 	struct ava_buf_desc functions; /* ava_cudart_fn *, out, handle elements */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_ava_cudart_register_module_reply) == 56, "struct ava_cudart_ava_cudart_register_module_reply");
+
+/* ava_cudart_symbol_copy */
+struct ava_cudart_ava_cudart_symbol_copy_call {
+	ava_u64 module; /* handle ava_cudart_mod */
+	ava_u64 var; /* unsigned int */
+	ava_u64 offset; /* size_t */
+	ava_u64 count; /* size_t */
+	ava_s64 to_symbol; /* int */
+	ava_u64 device; /* opaque void * */
+	struct ava_buf_desc host; /* void *, in/out */
+	ava_u64 host_len; /* size_t */
+	ava_u64 stream; /* handle cudaStream_t */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_ava_cudart_symbol_copy_call) == 88, "struct ava_cudart_ava_cudart_symbol_copy_call");
+
+struct ava_cudart_ava_cudart_symbol_copy_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+	struct ava_buf_desc host; /* void *, in/out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_ava_cudart_symbol_copy_reply) == 32, "struct ava_cudart_ava_cudart_symbol_copy_reply");
+
+/* ava_cudart_symbol_info */
+struct ava_cudart_ava_cudart_symbol_info_call {
+	ava_u64 module; /* handle ava_cudart_mod */
+	ava_u64 var; /* unsigned int */
+	struct ava_buf_desc address; /* void **, out */
+	struct ava_buf_desc size; /* size_t *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_ava_cudart_symbol_info_call) == 64, "struct ava_cudart_ava_cudart_symbol_info_call");
+
+struct ava_cudart_ava_cudart_symbol_info_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+	struct ava_buf_desc address; /* void **, out */
+	struct ava_buf_desc size; /* size_t *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_ava_cudart_symbol_info_reply) == 56, "struct ava_cudart_ava_cudart_symbol_info_reply");
 
 /* ava_cudart_release_function */
 struct ava_cudart_ava_cudart_release_function_call {
@@ -867,6 +900,55 @@ struct ava_cudart_ava_cudart_memcpy_on_device_reply {
 	ava_u64 ret; /* cudaError_t, return value */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_ava_cudart_memcpy_on_device_reply) == 8, "struct ava_cudart_ava_cudart_memcpy_on_device_reply");
+
+/* ava_cudart_memcpy2d */
+struct ava_cudart_ava_cudart_memcpy2d_call {
+	ava_u64 dst; /* opaque void * */
+	ava_u64 dpitch; /* size_t */
+	ava_u64 src; /* opaque const void * */
+	ava_u64 spitch; /* size_t */
+	ava_u64 width; /* size_t */
+	ava_u64 height; /* size_t */
+	ava_u64 kind; /* enum cudaMemcpyKind */
+	ava_u64 stream; /* handle cudaStream_t */
+	ava_s64 dst_host; /* int */
+	ava_s64 src_host; /* int */
+	struct ava_buf_desc host; /* void *, in/out */
+	ava_u64 host_span; /* size_t */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_ava_cudart_memcpy2d_call) == 112, "struct ava_cudart_ava_cudart_memcpy2d_call");
+
+struct ava_cudart_ava_cudart_memcpy2d_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+	struct ava_buf_desc host; /* void *, in/out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_ava_cudart_memcpy2d_reply) == 32, "struct ava_cudart_ava_cudart_memcpy2d_reply");
+
+/* cudaMemset2D */
+struct ava_cudart_cudaMemset2D_call {
+	ava_u64 devPtr; /* opaque void * */
+	ava_u64 pitch; /* size_t */
+	ava_s64 value; /* int */
+	ava_u64 width; /* size_t */
+	ava_u64 height; /* size_t */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMemset2D_call) == 40, "struct ava_cudart_cudaMemset2D_call");
+
+struct ava_cudart_cudaMemset2D_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMemset2D_reply) == 8, "struct ava_cudart_cudaMemset2D_reply");
+
+/* cudaMemset2DAsync (async) */
+struct ava_cudart_cudaMemset2DAsync_call {
+	ava_u64 devPtr; /* opaque void * */
+	ava_u64 pitch; /* size_t */
+	ava_s64 value; /* int */
+	ava_u64 width; /* size_t */
+	ava_u64 height; /* size_t */
+	ava_u64 stream; /* handle cudaStream_t */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMemset2DAsync_call) == 48, "struct ava_cudart_cudaMemset2DAsync_call");
 
 /* ava_cudart_host_alloc_check */
 struct ava_cudart_ava_cudart_host_alloc_check_call {

@@ -77,7 +77,12 @@ struct ava_cudart_mod_s {
 	size_t len;
 	uint32_t wrapper[6];   /* what __cudaRegisterFatBinary is given */
 	void **handle;         /* the real runtime's */
-	char *names;           /* kernel names; the runtime keeps pointers into them */
+	char *names;           /* kernel and variable names; the runtime keeps pointers into them */
+	unsigned int nvars;
+	struct ava_cudart_var_s {
+		char *stand_in; /* the host variable the runtime pairs with the device one */
+		size_t size;
+	} *vars;
 };
 
 struct ava_cudart_fn_s {
@@ -86,9 +91,20 @@ struct ava_cudart_fn_s {
 };
 
 cudaError_t ava_cudart_register_module(const void *fatbin, size_t len, const char *names,
-				       size_t names_len, unsigned int count, ava_cudart_mod *module,
+				       size_t names_len, unsigned int count, unsigned int nvars,
+				       const uint64_t *var_info, ava_cudart_mod *module,
 				       ava_cudart_fn *functions);
 cudaError_t ava_cudart_unregister_module(ava_cudart_mod module);
+cudaError_t ava_cudart_symbol_copy(ava_cudart_mod module, unsigned int var, size_t offset,
+				   size_t count, int to_symbol, void *device, void *host,
+				   size_t host_len, cudaStream_t stream);
+cudaError_t ava_cudart_symbol_info(ava_cudart_mod module, unsigned int var, void **address,
+				   size_t *size);
+
+/* var_info per variable: its size, then ext | constant << 1 | global << 2. */
+#define AVA_CUDART_VAR_EXT 1u
+#define AVA_CUDART_VAR_CONSTANT 2u
+#define AVA_CUDART_VAR_GLOBAL 4u
 cudaError_t ava_cudart_release_function(ava_cudart_fn function);
 cudaError_t ava_cudart_launch(ava_cudart_fn function, unsigned int grid_x, unsigned int grid_y,
 			      unsigned int grid_z, unsigned int block_x, unsigned int block_y,
@@ -98,6 +114,9 @@ cudaError_t ava_cudart_func_get_attributes(struct cudaFuncAttributes *attr,
 					   ava_cudart_fn function);
 cudaError_t ava_cudart_occupancy(int *num_blocks, ava_cudart_fn function, int block_size,
 				 size_t dynamic_smem);
+
+/* Whether p lies in device memory this guest allocated (cudart_api.spec.inc). */
+static int ava_cudart_is_device(const void *p);
 
 /* Largest fat binary ava ships (a sanity bound, far above real ones). */
 #define AVA_CUDART_MAX_FATBIN (1ull << 31)
@@ -139,7 +158,7 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 143 "cudart_worker.c"
+#line 162 "cudart_worker.c"
 #line 108 "specs/cudart/cudart_api.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
@@ -194,7 +213,7 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 198 "cudart_worker.c"
+#line 217 "cudart_worker.c"
 #line 214 "specs/cudart/cudart_api.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
@@ -206,8 +225,21 @@ cudaError_t ava_cudart_memcpy_to_host(void *dst, const void *src, size_t count,
 cudaError_t ava_cudart_memcpy_on_device(void *dst, const void *src, size_t count,
 					 enum cudaMemcpyKind kind, cudaStream_t stream, int async);
 cudaError_t ava_cudart_host_alloc_check(size_t size, unsigned int flags);
+cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
+				size_t width, size_t height, enum cudaMemcpyKind kind,
+				cudaStream_t stream, int dst_host, int src_host, void *host,
+				size_t host_span);
 
-#line 211 "cudart_worker.c"
+/* Bytes a pitched host rectangle spans: every row but the last is pitch long. */
+static size_t ava_cudart_span2d(size_t pitch, size_t width, size_t height)
+{
+	if (width == 0 || height == 0 || pitch < width ||
+	    (height - 1) > (SIZE_MAX - width) / (pitch ? pitch : 1))
+		return 0;
+	return (height - 1) * pitch + width;
+}
+
+#line 243 "cudart_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_cudart_tramp_ava_cudart_stream_callback(cudaStream_t stream, cudaError_t status, void *userData)
@@ -234,9 +266,9 @@ static void ava_cudart_tramp_ava_cudart_host_fn(void *userData)
 	ava_wcb_invoke(&ava_cb, &ava_a, sizeof(ava_a), 1);
 }
 
-static cudaError_t ava_cudart_impl_ava_cudart_register_module(const void *fatbin, size_t len, const char *names, size_t names_len, unsigned int count, ava_cudart_mod *module, ava_cudart_fn *functions)
+static cudaError_t ava_cudart_impl_ava_cudart_register_module(const void *fatbin, size_t len, const char *names, size_t names_len, unsigned int count, unsigned int nvars, const uint64_t *var_info, ava_cudart_mod *module, ava_cudart_fn *functions)
 {
-#line 110 "specs/cudart/cudart_launch.spec.inc"
+#line 131 "specs/cudart/cudart_launch.spec.inc"
 	struct ava_cudart_mod_s *ava_mod;
 	size_t ava_total = 0, ava_at = 0;
 	struct ava_fatbin_iter ava_it;
@@ -290,10 +322,32 @@ static cudaError_t ava_cudart_impl_ava_cudart_register_module(const void *fatbin
 				       NULL, NULL, NULL, NULL, NULL);
 		functions[i] = ava_fn;
 	}
+	ava_mod->vars = nvars && var_info ? calloc(nvars, sizeof(*ava_mod->vars)) : NULL;
+	for (unsigned int v = 0; ava_mod->vars != NULL && v < nvars; ++v) {
+		char *ava_vname;
+		size_t ava_n, ava_vsize = (size_t)var_info[2 * v];
+		unsigned int ava_vflags = (unsigned int)var_info[2 * v + 1];
+		if (ava_at >= names_len || ava_vsize == 0 || ava_vsize > AVA_CUDART_MAX_FATBIN)
+			break;
+		ava_vname = ava_mod->names + ava_at;
+		ava_n = strnlen(ava_vname, names_len - ava_at);
+		if (ava_n == names_len - ava_at)
+			break;
+		ava_at += ava_n + 1;
+		ava_mod->vars[v].stand_in = calloc(1, ava_vsize);
+		if (ava_mod->vars[v].stand_in == NULL)
+			break;
+		ava_mod->vars[v].size = ava_vsize;
+		ava_mod->nvars = v + 1;
+		__cudaRegisterVar(ava_mod->handle, ava_mod->vars[v].stand_in, ava_vname, ava_vname,
+				  !!(ava_vflags & AVA_CUDART_VAR_EXT), ava_vsize,
+				  !!(ava_vflags & AVA_CUDART_VAR_CONSTANT),
+				  !!(ava_vflags & AVA_CUDART_VAR_GLOBAL));
+	}
 	__cudaRegisterFatBinaryEnd(ava_mod->handle);
 	*module = ava_mod;
 	return cudaSuccess;
-#line 297 "cudart_worker.c"
+#line 351 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_register_module(struct ava_wcall *ava_w)
@@ -305,6 +359,8 @@ static int ava_cudart_serve_ava_cudart_register_module(struct ava_wcall *ava_w)
 	const char *names;
 	size_t names_len;
 	unsigned int count;
+	unsigned int nvars;
+	const uint64_t *var_info;
 	ava_cudart_mod *module;
 	ava_cudart_fn *functions;
 	cudaError_t ava_ret;
@@ -316,6 +372,10 @@ static int ava_cudart_serve_ava_cudart_register_module(struct ava_wcall *ava_w)
 	uint64_t ava_count_names = 0;
 	uint32_t ava_life_names = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_names = 0;
+	uint32_t ava_dir_var_info = 0;
+	uint64_t ava_count_var_info = 0;
+	uint32_t ava_life_var_info = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_var_info = 0;
 	uint32_t ava_dir_module = 0;
 	uint64_t ava_count_module = 0;
 	uint32_t ava_life_module = AVA_LIFETIME_CALL;
@@ -341,6 +401,10 @@ static int ava_cudart_serve_ava_cudart_register_module(struct ava_wcall *ava_w)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	names_len = (size_t)ava_a->names_len;
 	count = (unsigned int)ava_a->count;
+	nvars = (unsigned int)ava_a->nvars;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->var_info, (void **)&var_info);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->module, (void **)&module);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
@@ -367,6 +431,15 @@ static int ava_cudart_serve_ava_cudart_register_module(struct ava_wcall *ava_w)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	(void)ava_life_names;
 	(void)ava_coupled_names;
+	if (ava_a->var_info.flags & AVA_BUF_PRESENT) {
+		ava_dir_var_info |= AVA_BUF_IN;
+		ava_count_var_info = (uint64_t)(nvars <= 65536 ? 2 * (uint64_t)nvars : 0);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->var_info, ava_count_var_info, sizeof(uint64_t), ava_dir_var_info, (void **)&var_info);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_var_info;
+	(void)ava_coupled_var_info;
 	if (ava_a->module.flags & AVA_BUF_PRESENT) {
 		ava_dir_module |= AVA_BUF_OUT;
 		ava_count_module = (uint64_t)(1);
@@ -390,7 +463,7 @@ static int ava_cudart_serve_ava_cudart_register_module(struct ava_wcall *ava_w)
 	(void)ava_life_functions;
 	(void)ava_coupled_functions;
 
-	ava_ret = ava_cudart_impl_ava_cudart_register_module(fatbin, len, names, names_len, count, module, functions);
+	ava_ret = ava_cudart_impl_ava_cudart_register_module(fatbin, len, names, names_len, count, nvars, var_info, module, functions);
 
 	if ((ava_dir_module & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
 		if (module != NULL)
@@ -410,12 +483,189 @@ static int ava_cudart_serve_ava_cudart_register_module(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cudaError_t ava_cudart_impl_ava_cudart_symbol_copy(ava_cudart_mod module, unsigned int var, size_t offset, size_t count, int to_symbol, void *device, void *host, size_t host_len, cudaStream_t stream)
+{
+#line 231 "specs/cudart/cudart_launch.spec.inc"
+	void *ava_other = host ? host : device;
+	cudaError_t ret;
+	static char ava_unknown_symbol;
+	if (module == NULL || var >= module->nvars)
+		return to_symbol ? cudaMemcpyToSymbol(&ava_unknown_symbol, ava_other, 0, 0,
+						      cudaMemcpyHostToDevice)
+				 : cudaMemcpyFromSymbol(ava_other, &ava_unknown_symbol, 0, 0,
+							cudaMemcpyDeviceToHost);
+	if (offset > module->vars[var].size || count > module->vars[var].size - offset ||
+	    (host != NULL && host_len != count))
+		return cudaErrorInvalidValue;
+	if (to_symbol)
+		ret = cudaMemcpyToSymbol(module->vars[var].stand_in, ava_other, count, offset,
+					 host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice);
+	else
+		ret = cudaMemcpyFromSymbol(ava_other, module->vars[var].stand_in, count, offset,
+					   host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice);
+	return ret == cudaSuccess && stream ? cudaStreamSynchronize(stream) : ret;
+#line 508 "cudart_worker.c"
+}
+
+static int ava_cudart_serve_ava_cudart_symbol_copy(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_ava_cudart_symbol_copy_call *ava_a;
+	struct ava_cudart_ava_cudart_symbol_copy_reply ava_r;
+	ava_cudart_mod module;
+	unsigned int var;
+	size_t offset;
+	size_t count;
+	int to_symbol;
+	void *device;
+	void *host;
+	size_t host_len;
+	cudaStream_t stream;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_host = 0;
+	uint64_t ava_count_host = 0;
+	uint32_t ava_life_host = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_host = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->module, AVA_CUDART_T_AVA_CUDART_MOD, (void **)&module);
+	var = (unsigned int)ava_a->var;
+	offset = (size_t)ava_a->offset;
+	count = (size_t)ava_a->count;
+	to_symbol = (int)ava_a->to_symbol;
+	device = (void *)(uintptr_t)ava_a->device;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->host, (void **)&host);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	host_len = (size_t)ava_a->host_len;
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->host.flags & AVA_BUF_PRESENT) {
+		if (to_symbol) {
+			ava_dir_host |= AVA_BUF_IN;
+		} else {
+			ava_dir_host |= AVA_BUF_OUT;
+		}
+		ava_count_host = (uint64_t)(host_len);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->host, ava_count_host, 1, ava_dir_host, (void **)&host);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_host;
+	(void)ava_coupled_host;
+
+	ava_ret = ava_cudart_impl_ava_cudart_symbol_copy(module, var, offset, count, to_symbol, device, host, host_len, stream);
+
+	if ((ava_dir_host & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.host, host, ava_count_host * 1);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cudaError_t ava_cudart_impl_ava_cudart_symbol_info(ava_cudart_mod module, unsigned int var, void **address, size_t *size)
+{
+#line 262 "specs/cudart/cudart_launch.spec.inc"
+	static char ava_unknown_symbol;
+	size_t ava_ignored;
+	if (module == NULL || var >= module->nvars)
+		return cudaGetSymbolSize(&ava_ignored, &ava_unknown_symbol);
+	if (address != NULL) {
+		cudaError_t ret = cudaGetSymbolAddress(address, module->vars[var].stand_in);
+		if (ret != cudaSuccess)
+			return ret;
+	}
+	return size != NULL ? cudaGetSymbolSize(size, module->vars[var].stand_in) : cudaSuccess;
+#line 590 "cudart_worker.c"
+}
+
+static int ava_cudart_serve_ava_cudart_symbol_info(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_ava_cudart_symbol_info_call *ava_a;
+	struct ava_cudart_ava_cudart_symbol_info_reply ava_r;
+	ava_cudart_mod module;
+	unsigned int var;
+	void **address;
+	size_t *size;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_address = 0;
+	uint64_t ava_count_address = 0;
+	uint32_t ava_life_address = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_address = 0;
+	uint32_t ava_dir_size = 0;
+	uint64_t ava_count_size = 0;
+	uint32_t ava_life_size = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_size = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->module, AVA_CUDART_T_AVA_CUDART_MOD, (void **)&module);
+	var = (unsigned int)ava_a->var;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->address, (void **)&address);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->size, (void **)&size);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->address.flags & AVA_BUF_PRESENT) {
+		ava_dir_address |= AVA_BUF_OUT;
+		ava_count_address = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->address, ava_count_address, sizeof(void *), ava_dir_address, (void **)&address);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_address;
+	(void)ava_coupled_address;
+	if (ava_a->size.flags & AVA_BUF_PRESENT) {
+		ava_dir_size |= AVA_BUF_OUT;
+		ava_count_size = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->size, ava_count_size, sizeof(size_t), ava_dir_size, (void **)&size);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_size;
+	(void)ava_coupled_size;
+
+	ava_ret = ava_cudart_impl_ava_cudart_symbol_info(module, var, address, size);
+
+	if ((ava_dir_address & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.address, address, ava_count_address * sizeof(void *));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	}
+	if ((ava_dir_size & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.size, size, ava_count_size * sizeof(size_t));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
 static cudaError_t ava_cudart_impl_ava_cudart_release_function(ava_cudart_fn function)
 {
-#line 173 "specs/cudart/cudart_launch.spec.inc"
+#line 278 "specs/cudart/cudart_launch.spec.inc"
 	free(function);
 	return cudaSuccess;
-#line 419 "cudart_worker.c"
+#line 669 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_release_function(struct ava_wcall *ava_w)
@@ -447,15 +697,18 @@ static int ava_cudart_serve_ava_cudart_release_function(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_unregister_module(ava_cudart_mod module)
 {
-#line 181 "specs/cudart/cudart_launch.spec.inc"
+#line 286 "specs/cudart/cudart_launch.spec.inc"
 	if (module == NULL)
 		return cudaErrorInvalidResourceHandle;
 	__cudaUnregisterFatBinary(module->handle);
+	for (unsigned int v = 0; v < module->nvars; ++v)
+		free(module->vars[v].stand_in);
+	free(module->vars);
 	free(module->names);
 	free(module->fatbin);
 	free(module);
 	return cudaSuccess;
-#line 459 "cudart_worker.c"
+#line 712 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_unregister_module(struct ava_wcall *ava_w)
@@ -487,7 +740,7 @@ static int ava_cudart_serve_ava_cudart_unregister_module(struct ava_wcall *ava_w
 
 static cudaError_t ava_cudart_impl_ava_cudart_launch(ava_cudart_fn function, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z, unsigned int block_x, unsigned int block_y, unsigned int block_z, size_t shared_mem, cudaStream_t stream, const void *params, size_t params_len, int async)
 {
-#line 206 "specs/cudart/cudart_launch.spec.inc"
+#line 314 "specs/cudart/cudart_launch.spec.inc"
 	void *ava_args[AVA_KERNEL_MAX_PARAMS];
 	dim3 ava_grid = {grid_x, grid_y, grid_z}, ava_block = {block_x, block_y, block_z};
 	(void)async;
@@ -499,7 +752,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_launch(ava_cudart_fn function, uns
 		ava_args[i] = (char *)params + function->params.offsets[i];
 	return cudaLaunchKernel(&function->stand_in, ava_grid, ava_block, ava_args, shared_mem,
 				stream);
-#line 503 "cudart_worker.c"
+#line 756 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_launch(struct ava_wcall *ava_w)
@@ -572,11 +825,11 @@ static int ava_cudart_serve_ava_cudart_launch(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_func_get_attributes(struct cudaFuncAttributes *attr, ava_cudart_fn function)
 {
-#line 226 "specs/cudart/cudart_launch.spec.inc"
+#line 334 "specs/cudart/cudart_launch.spec.inc"
 	if (function == NULL)
 		return cudaErrorInvalidDeviceFunction;
 	return cudaFuncGetAttributes(attr, &function->stand_in);
-#line 580 "cudart_worker.c"
+#line 833 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_func_get_attributes(struct ava_wcall *ava_w)
@@ -628,12 +881,12 @@ static int ava_cudart_serve_ava_cudart_func_get_attributes(struct ava_wcall *ava
 
 static cudaError_t ava_cudart_impl_ava_cudart_occupancy(int *num_blocks, ava_cudart_fn function, int block_size, size_t dynamic_smem)
 {
-#line 236 "specs/cudart/cudart_launch.spec.inc"
+#line 344 "specs/cudart/cudart_launch.spec.inc"
 	if (function == NULL)
 		return cudaErrorInvalidDeviceFunction;
 	return cudaOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, &function->stand_in,
 							     block_size, dynamic_smem);
-#line 637 "cudart_worker.c"
+#line 890 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_occupancy(struct ava_wcall *ava_w)
@@ -1359,7 +1612,7 @@ static cudaError_t ava_cudart_impl_cudaMalloc(void **devPtr, size_t size)
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
 	return ret;
-#line 1363 "cudart_worker.c"
+#line 1616 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1417,7 +1670,7 @@ static cudaError_t ava_cudart_impl_cudaMallocPitch(void **devPtr, size_t *pitch,
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, *pitch * height);
 	return ret;
-#line 1421 "cudart_worker.c"
+#line 1674 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1499,7 +1752,7 @@ static cudaError_t ava_cudart_impl_cudaFree(void *devPtr)
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_forget_alloc(devPtr);
 	return ret;
-#line 1503 "cudart_worker.c"
+#line 1756 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1587,13 +1840,13 @@ static int ava_cudart_serve_cudaMemsetAsync(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async)
 {
-#line 233 "specs/cudart/cudart_api.spec.inc"
+#line 246 "specs/cudart/cudart_api.spec.inc"
 	if (async)
 		return cudaMemcpyAsync(dst, src, count, kind, stream) == cudaSuccess
 			       ? cudaStreamSynchronize(stream)
 			       : cudaPeekAtLastError();
 	return cudaMemcpy(dst, src, count, kind);
-#line 1597 "cudart_worker.c"
+#line 1850 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device(struct ava_wcall *ava_w)
@@ -1648,10 +1901,10 @@ static int ava_cudart_serve_ava_cudart_memcpy_to_device(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device_async(void *dst, const void *src, size_t count, cudaStream_t stream)
 {
-#line 248 "specs/cudart/cudart_api.spec.inc"
+#line 261 "specs/cudart/cudart_api.spec.inc"
 	cudaError_t ret = cudaMemcpyAsync(dst, src, count, cudaMemcpyHostToDevice, stream);
 	return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
-#line 1655 "cudart_worker.c"
+#line 1908 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device_async(struct ava_wcall *ava_w)
@@ -1701,13 +1954,13 @@ static int ava_cudart_serve_ava_cudart_memcpy_to_device_async(struct ava_wcall *
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_host(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async)
 {
-#line 258 "specs/cudart/cudart_api.spec.inc"
+#line 271 "specs/cudart/cudart_api.spec.inc"
 	if (async) {
 		cudaError_t ret = cudaMemcpyAsync(dst, src, count, kind, stream);
 		return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
 	}
 	return cudaMemcpy(dst, src, count, kind);
-#line 1711 "cudart_worker.c"
+#line 1964 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_host(struct ava_wcall *ava_w)
@@ -1767,10 +2020,10 @@ static int ava_cudart_serve_ava_cudart_memcpy_to_host(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy_on_device(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async)
 {
-#line 274 "specs/cudart/cudart_api.spec.inc"
+#line 287 "specs/cudart/cudart_api.spec.inc"
 	return async ? cudaMemcpyAsync(dst, src, count, kind, stream)
 		     : cudaMemcpy(dst, src, count, kind);
-#line 1774 "cudart_worker.c"
+#line 2027 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_on_device(struct ava_wcall *ava_w)
@@ -1813,15 +2066,167 @@ static int ava_cudart_serve_ava_cudart_memcpy_on_device(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cudaError_t ava_cudart_impl_ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream, int dst_host, int src_host, void *host, size_t host_span)
+{
+#line 311 "specs/cudart/cudart_api.spec.inc"
+	void *ava_dst = dst_host ? host : dst;
+	const void *ava_src = src_host ? host : src;
+	cudaError_t ret;
+	size_t ava_need = dst_host ? ava_cudart_span2d(dpitch, width, height)
+				   : src_host ? ava_cudart_span2d(spitch, width, height) : 0;
+	if ((dst_host && src_host) || ((dst_host || src_host) && host_span != ava_need))
+		return cudaErrorInvalidValue;
+	ret = stream ? cudaMemcpy2DAsync(ava_dst, dpitch, ava_src, spitch, width, height, kind, stream)
+		     : cudaMemcpy2D(ava_dst, dpitch, ava_src, spitch, width, height, kind);
+	return ret == cudaSuccess && stream ? cudaStreamSynchronize(stream) : ret;
+#line 2083 "cudart_worker.c"
+}
+
+static int ava_cudart_serve_ava_cudart_memcpy2d(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_ava_cudart_memcpy2d_call *ava_a;
+	struct ava_cudart_ava_cudart_memcpy2d_reply ava_r;
+	void *dst;
+	size_t dpitch;
+	const void *src;
+	size_t spitch;
+	size_t width;
+	size_t height;
+	enum cudaMemcpyKind kind;
+	cudaStream_t stream;
+	int dst_host;
+	int src_host;
+	void *host;
+	size_t host_span;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_host = 0;
+	uint64_t ava_count_host = 0;
+	uint32_t ava_life_host = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_host = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	dst = (void *)(uintptr_t)ava_a->dst;
+	dpitch = (size_t)ava_a->dpitch;
+	src = (const void *)(uintptr_t)ava_a->src;
+	spitch = (size_t)ava_a->spitch;
+	width = (size_t)ava_a->width;
+	height = (size_t)ava_a->height;
+	kind = (enum cudaMemcpyKind)ava_a->kind;
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	dst_host = (int)ava_a->dst_host;
+	src_host = (int)ava_a->src_host;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->host, (void **)&host);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	host_span = (size_t)ava_a->host_span;
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->host.flags & AVA_BUF_PRESENT) {
+		ava_dir_host |= AVA_BUF_IN;
+		if (dst_host) {
+			ava_dir_host |= AVA_BUF_OUT;
+		}
+		ava_count_host = (uint64_t)(host_span);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->host, ava_count_host, 1, ava_dir_host, (void **)&host);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_host;
+	(void)ava_coupled_host;
+
+	ava_ret = ava_cudart_impl_ava_cudart_memcpy2d(dst, dpitch, src, spitch, width, height, kind, stream, dst_host, src_host, host, host_span);
+
+	if ((ava_dir_host & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.host, host, ava_count_host * 1);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static int ava_cudart_serve_cudaMemset2D(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaMemset2D_call *ava_a;
+	struct ava_cudart_cudaMemset2D_reply ava_r;
+	void *devPtr;
+	size_t pitch;
+	int value;
+	size_t width;
+	size_t height;
+	cudaError_t ava_ret;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	devPtr = (void *)(uintptr_t)ava_a->devPtr;
+	pitch = (size_t)ava_a->pitch;
+	value = (int)ava_a->value;
+	width = (size_t)ava_a->width;
+	height = (size_t)ava_a->height;
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+
+	ava_ret = cudaMemset2D(devPtr, pitch, value, width, height);
+
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static int ava_cudart_serve_cudaMemset2DAsync(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaMemset2DAsync_call *ava_a;
+	void *devPtr;
+	size_t pitch;
+	int value;
+	size_t width;
+	size_t height;
+	cudaStream_t stream;
+	cudaError_t ava_ret;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+
+	/* Phase 1: values as sent by the guest. */
+	devPtr = (void *)(uintptr_t)ava_a->devPtr;
+	pitch = (size_t)ava_a->pitch;
+	value = (int)ava_a->value;
+	width = (size_t)ava_a->width;
+	height = (size_t)ava_a->height;
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+
+	ava_ret = cudaMemset2DAsync(devPtr, pitch, value, width, height, stream);
+
+	if (!(ava_ret == (cudaSuccess)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
+}
+
 static cudaError_t ava_cudart_impl_ava_cudart_host_alloc_check(size_t size, unsigned int flags)
 {
-#line 282 "specs/cudart/cudart_api.spec.inc"
+#line 339 "specs/cudart/cudart_api.spec.inc"
 	void *ava_p = NULL;
 	cudaError_t ret = cudaHostAlloc(&ava_p, size, flags);
 	if (ret == cudaSuccess)
 		cudaFreeHost(ava_p);
 	return ret;
-#line 1825 "cudart_worker.c"
+#line 2230 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_host_alloc_check(struct ava_wcall *ava_w)
@@ -2474,6 +2879,10 @@ static int ava_cudart_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
 	switch (ava_func_id) {
 	case AVA_CUDART_FN_AVA_CUDART_REGISTER_MODULE:
 		return ava_cudart_serve_ava_cudart_register_module(ava_w);
+	case AVA_CUDART_FN_AVA_CUDART_SYMBOL_COPY:
+		return ava_cudart_serve_ava_cudart_symbol_copy(ava_w);
+	case AVA_CUDART_FN_AVA_CUDART_SYMBOL_INFO:
+		return ava_cudart_serve_ava_cudart_symbol_info(ava_w);
 	case AVA_CUDART_FN_AVA_CUDART_RELEASE_FUNCTION:
 		return ava_cudart_serve_ava_cudart_release_function(ava_w);
 	case AVA_CUDART_FN_AVA_CUDART_UNREGISTER_MODULE:
@@ -2538,6 +2947,12 @@ static int ava_cudart_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
 		return ava_cudart_serve_ava_cudart_memcpy_to_host(ava_w);
 	case AVA_CUDART_FN_AVA_CUDART_MEMCPY_ON_DEVICE:
 		return ava_cudart_serve_ava_cudart_memcpy_on_device(ava_w);
+	case AVA_CUDART_FN_AVA_CUDART_MEMCPY2D:
+		return ava_cudart_serve_ava_cudart_memcpy2d(ava_w);
+	case AVA_CUDART_FN_CUDAMEMSET2D:
+		return ava_cudart_serve_cudaMemset2D(ava_w);
+	case AVA_CUDART_FN_CUDAMEMSET2DASYNC:
+		return ava_cudart_serve_cudaMemset2DAsync(ava_w);
 	case AVA_CUDART_FN_AVA_CUDART_HOST_ALLOC_CHECK:
 		return ava_cudart_serve_ava_cudart_host_alloc_check(ava_w);
 	case AVA_CUDART_FN_CUDASTREAMCREATE:
@@ -2604,6 +3019,8 @@ static void ava_cudart_destroy(uint32_t ava_type, void *ava_object)
 static const char *const ava_cudart_func_names[] = {
 	NULL,
 	"ava_cudart_register_module",
+	"ava_cudart_symbol_copy",
+	"ava_cudart_symbol_info",
 	"ava_cudart_release_function",
 	"ava_cudart_unregister_module",
 	"ava_cudart_launch",
@@ -2636,6 +3053,9 @@ static const char *const ava_cudart_func_names[] = {
 	"ava_cudart_memcpy_to_device_async",
 	"ava_cudart_memcpy_to_host",
 	"ava_cudart_memcpy_on_device",
+	"ava_cudart_memcpy2d",
+	"cudaMemset2D",
+	"cudaMemset2DAsync",
 	"ava_cudart_host_alloc_check",
 	"cudaStreamCreate",
 	"cudaStreamCreateWithFlags",
@@ -2737,26 +3157,16 @@ static const char *const ava_cudart_func_names[] = {
 	"cudaArrayGetSparseProperties",
 	"cudaMipmappedArrayGetSparseProperties",
 	"cudaMemcpyPeer",
-	"cudaMemcpy2D",
 	"cudaMemcpy2DToArray",
 	"cudaMemcpy2DFromArray",
 	"cudaMemcpy2DArrayToArray",
-	"cudaMemcpyToSymbol",
-	"cudaMemcpyFromSymbol",
 	"cudaMemcpyPeerAsync",
 	"cudaMemcpyBatchAsync",
 	"cudaMemcpy3DBatchAsync",
-	"cudaMemcpy2DAsync",
 	"cudaMemcpy2DToArrayAsync",
 	"cudaMemcpy2DFromArrayAsync",
-	"cudaMemcpyToSymbolAsync",
-	"cudaMemcpyFromSymbolAsync",
-	"cudaMemset2D",
 	"cudaMemset3D",
-	"cudaMemset2DAsync",
 	"cudaMemset3DAsync",
-	"cudaGetSymbolAddress",
-	"cudaGetSymbolSize",
 	"cudaMemPrefetchAsync",
 	"cudaMemPrefetchBatchAsync",
 	"cudaMemDiscardBatchAsync",
@@ -3016,6 +3426,8 @@ static const char *const ava_cudart_func_names[] = {
 static const uint32_t ava_cudart_func_flags[] = {
 	0,
 	AVA_F_SYNC, /* ava_cudart_register_module */
+	AVA_F_SYNC, /* ava_cudart_symbol_copy */
+	AVA_F_SYNC, /* ava_cudart_symbol_info */
 	AVA_F_SYNC, /* ava_cudart_release_function */
 	AVA_F_SYNC, /* ava_cudart_unregister_module */
 	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cudart_launch */
@@ -3048,6 +3460,9 @@ static const uint32_t ava_cudart_func_flags[] = {
 	AVA_F_ASYNC, /* ava_cudart_memcpy_to_device_async */
 	AVA_F_SYNC, /* ava_cudart_memcpy_to_host */
 	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cudart_memcpy_on_device */
+	AVA_F_SYNC, /* ava_cudart_memcpy2d */
+	AVA_F_SYNC, /* cudaMemset2D */
+	AVA_F_ASYNC, /* cudaMemset2DAsync */
 	AVA_F_SYNC, /* ava_cudart_host_alloc_check */
 	AVA_F_SYNC, /* cudaStreamCreate */
 	AVA_F_SYNC, /* cudaStreamCreateWithFlags */
@@ -3149,26 +3564,16 @@ static const uint32_t ava_cudart_func_flags[] = {
 	0, /* cudaArrayGetSparseProperties */
 	0, /* cudaMipmappedArrayGetSparseProperties */
 	0, /* cudaMemcpyPeer */
-	0, /* cudaMemcpy2D */
 	0, /* cudaMemcpy2DToArray */
 	0, /* cudaMemcpy2DFromArray */
 	0, /* cudaMemcpy2DArrayToArray */
-	0, /* cudaMemcpyToSymbol */
-	0, /* cudaMemcpyFromSymbol */
 	0, /* cudaMemcpyPeerAsync */
 	0, /* cudaMemcpyBatchAsync */
 	0, /* cudaMemcpy3DBatchAsync */
-	0, /* cudaMemcpy2DAsync */
 	0, /* cudaMemcpy2DToArrayAsync */
 	0, /* cudaMemcpy2DFromArrayAsync */
-	0, /* cudaMemcpyToSymbolAsync */
-	0, /* cudaMemcpyFromSymbolAsync */
-	0, /* cudaMemset2D */
 	0, /* cudaMemset3D */
-	0, /* cudaMemset2DAsync */
 	0, /* cudaMemset3DAsync */
-	0, /* cudaGetSymbolAddress */
-	0, /* cudaGetSymbolSize */
 	0, /* cudaMemPrefetchAsync */
 	0, /* cudaMemPrefetchBatchAsync */
 	0, /* cudaMemDiscardBatchAsync */
