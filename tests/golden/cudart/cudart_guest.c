@@ -3235,51 +3235,664 @@ ava_fail:
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
+AVA_EXPORT cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig)
+{
+	struct ava_cudart_cudaDeviceGetCacheConfig_call ava_a;
+	const struct ava_cudart_cudaDeviceGetCacheConfig_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_pCacheConfig = 0;
+	uint64_t ava_count_pCacheConfig = 0;
+	uint32_t ava_life_pCacheConfig = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_pCacheConfig = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_pCacheConfig;
+	(void)ava_coupled_pCacheConfig;
+	if (pCacheConfig != NULL) {
+		ava_dir_pCacheConfig |= AVA_BUF_OUT;
+		ava_count_pCacheConfig = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDADEVICEGETCACHECONFIG, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_call_put_buffer(&ava_c, &ava_a.pCacheConfig, pCacheConfig, ava_count_pCacheConfig, sizeof(enum cudaFuncCache), ava_dir_pCacheConfig);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_pCacheConfig & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->pCacheConfig, pCacheConfig, ava_count_pCacheConfig * sizeof(enum cudaFuncCache));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)
+{
+	struct ava_cudart_cudaDeviceSetCacheConfig_call ava_a;
+	const struct ava_cudart_cudaDeviceSetCacheConfig_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDADEVICESETCACHECONFIG, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.cacheConfig = (ava_u64)cacheConfig;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
+{
+	struct ava_cudart_cudaDeviceGetStreamPriorityRange_call ava_a;
+	const struct ava_cudart_cudaDeviceGetStreamPriorityRange_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_leastPriority = 0;
+	uint64_t ava_count_leastPriority = 0;
+	uint32_t ava_life_leastPriority = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_leastPriority = 0;
+	uint32_t ava_dir_greatestPriority = 0;
+	uint64_t ava_count_greatestPriority = 0;
+	uint32_t ava_life_greatestPriority = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_greatestPriority = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_leastPriority;
+	(void)ava_coupled_leastPriority;
+	(void)ava_life_greatestPriority;
+	(void)ava_coupled_greatestPriority;
+	if (leastPriority != NULL) {
+		ava_dir_leastPriority |= AVA_BUF_OUT;
+		ava_count_leastPriority = (uint64_t)(1);
+	}
+	if (greatestPriority != NULL) {
+		ava_dir_greatestPriority |= AVA_BUF_OUT;
+		ava_count_greatestPriority = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDADEVICEGETSTREAMPRIORITYRANGE, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_call_put_buffer(&ava_c, &ava_a.leastPriority, leastPriority, ava_count_leastPriority, sizeof(int), ava_dir_leastPriority);
+	ava_call_put_buffer(&ava_c, &ava_a.greatestPriority, greatestPriority, ava_count_greatestPriority, sizeof(int), ava_dir_greatestPriority);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_leastPriority & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->leastPriority, leastPriority, ava_count_leastPriority * sizeof(int));
+	if (ava_dir_greatestPriority & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->greatestPriority, greatestPriority, ava_count_greatestPriority * sizeof(int));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId)
+{
+	struct ava_cudart_cudaDeviceGetByPCIBusId_call ava_a;
+	const struct ava_cudart_cudaDeviceGetByPCIBusId_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_device = 0;
+	uint64_t ava_count_device = 0;
+	uint32_t ava_life_device = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_device = 0;
+	uint32_t ava_dir_pciBusId = 0;
+	uint64_t ava_count_pciBusId = 0;
+	uint32_t ava_life_pciBusId = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_pciBusId = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_device;
+	(void)ava_coupled_device;
+	(void)ava_life_pciBusId;
+	(void)ava_coupled_pciBusId;
+	if (device != NULL) {
+		ava_dir_device |= AVA_BUF_OUT;
+		ava_count_device = (uint64_t)(1);
+	}
+	if (pciBusId != NULL) {
+		ava_dir_pciBusId |= AVA_BUF_IN;
+		ava_count_pciBusId = (uint64_t)(strlen(pciBusId) + 1);
+	}
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDADEVICEGETBYPCIBUSID, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_call_put_buffer(&ava_c, &ava_a.device, device, ava_count_device, sizeof(int), ava_dir_device);
+	ava_call_put_buffer(&ava_c, &ava_a.pciBusId, pciBusId, ava_count_pciBusId, sizeof(char), ava_dir_pciBusId);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_device & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->device, device, ava_count_device * sizeof(int));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
+{
+	struct ava_cudart_cudaDeviceGetPCIBusId_call ava_a;
+	const struct ava_cudart_cudaDeviceGetPCIBusId_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_pciBusId = 0;
+	uint64_t ava_count_pciBusId = 0;
+	uint32_t ava_life_pciBusId = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_pciBusId = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_pciBusId;
+	(void)ava_coupled_pciBusId;
+	if (pciBusId != NULL) {
+		ava_dir_pciBusId |= AVA_BUF_OUT;
+		ava_count_pciBusId = (uint64_t)(len > 0 ? len : 0);
+	}
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDADEVICEGETPCIBUSID, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_call_put_buffer(&ava_c, &ava_a.pciBusId, pciBusId, ava_count_pciBusId, sizeof(char), ava_dir_pciBusId);
+	ava_a.len = (ava_s64)len;
+	ava_a.device = (ava_s64)device;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_pciBusId & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->pciBusId, pciBusId, ava_count_pciBusId * sizeof(char));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice)
+{
+	struct ava_cudart_cudaDeviceGetP2PAttribute_call ava_a;
+	const struct ava_cudart_cudaDeviceGetP2PAttribute_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_value = 0;
+	uint64_t ava_count_value = 0;
+	uint32_t ava_life_value = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_value = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_value;
+	(void)ava_coupled_value;
+	if (value != NULL) {
+		ava_dir_value |= AVA_BUF_OUT;
+		ava_count_value = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDADEVICEGETP2PATTRIBUTE, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_call_put_buffer(&ava_c, &ava_a.value, value, ava_count_value, sizeof(int), ava_dir_value);
+	ava_a.attr = (ava_u64)attr;
+	ava_a.srcDevice = (ava_s64)srcDevice;
+	ava_a.dstDevice = (ava_s64)dstDevice;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_value & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->value, value, ava_count_value * sizeof(int));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)
+{
+	struct ava_cudart_cudaChooseDevice_call ava_a;
+	const struct ava_cudart_cudaChooseDevice_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_device = 0;
+	uint64_t ava_count_device = 0;
+	uint32_t ava_life_device = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_device = 0;
+	uint32_t ava_dir_prop = 0;
+	uint64_t ava_count_prop = 0;
+	uint32_t ava_life_prop = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_prop = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_device;
+	(void)ava_coupled_device;
+	(void)ava_life_prop;
+	(void)ava_coupled_prop;
+	if (device != NULL) {
+		ava_dir_device |= AVA_BUF_OUT;
+		ava_count_device = (uint64_t)(1);
+	}
+	if (prop != NULL) {
+		ava_dir_prop |= AVA_BUF_IN;
+		ava_count_prop = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDACHOOSEDEVICE, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_call_put_buffer(&ava_c, &ava_a.device, device, ava_count_device, sizeof(int), ava_dir_device);
+	ava_call_put_buffer(&ava_c, &ava_a.prop, prop, ava_count_prop, sizeof(struct cudaDeviceProp), ava_dir_prop);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_device & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->device, device, ava_count_device * sizeof(int));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
+{
+	struct ava_cudart_cudaDeviceEnablePeerAccess_call ava_a;
+	const struct ava_cudart_cudaDeviceEnablePeerAccess_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDADEVICEENABLEPEERACCESS, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.peerDevice = (ava_s64)peerDevice;
+	ava_a.flags = (ava_u64)flags;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)
+{
+	struct ava_cudart_cudaDeviceDisablePeerAccess_call ava_a;
+	const struct ava_cudart_cudaDeviceDisablePeerAccess_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDADEVICEDISABLEPEERACCESS, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.peerDevice = (ava_s64)peerDevice;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority)
+{
+	struct ava_cudart_cudaStreamGetPriority_call ava_a;
+	const struct ava_cudart_cudaStreamGetPriority_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_priority = 0;
+	uint64_t ava_count_priority = 0;
+	uint32_t ava_life_priority = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_priority = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_priority;
+	(void)ava_coupled_priority;
+	if (priority != NULL) {
+		ava_dir_priority |= AVA_BUF_OUT;
+		ava_count_priority = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDASTREAMGETPRIORITY, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
+	ava_call_put_buffer(&ava_c, &ava_a.priority, priority, ava_count_priority, sizeof(int), ava_dir_priority);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_priority & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->priority, priority, ava_count_priority * sizeof(int));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags)
+{
+	struct ava_cudart_cudaStreamGetFlags_call ava_a;
+	const struct ava_cudart_cudaStreamGetFlags_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_flags = 0;
+	uint64_t ava_count_flags = 0;
+	uint32_t ava_life_flags = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_flags = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_flags;
+	(void)ava_coupled_flags;
+	if (flags != NULL) {
+		ava_dir_flags |= AVA_BUF_OUT;
+		ava_count_flags = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDASTREAMGETFLAGS, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
+	ava_call_put_buffer(&ava_c, &ava_a.flags, flags, ava_count_flags, sizeof(unsigned int), ava_dir_flags);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_flags & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->flags, flags, ava_count_flags * sizeof(unsigned int));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+static cudaError_t ava_cudart_remote_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
+{
+	struct ava_cudart_cudaMallocAsync_call ava_a;
+	const struct ava_cudart_cudaMallocAsync_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_devPtr = 0;
+	uint64_t ava_count_devPtr = 0;
+	uint32_t ava_life_devPtr = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_devPtr = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_devPtr;
+	(void)ava_coupled_devPtr;
+	if (devPtr != NULL) {
+		ava_dir_devPtr |= AVA_BUF_OUT;
+		ava_count_devPtr = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAMALLOCASYNC, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_call_put_buffer(&ava_c, &ava_a.devPtr, devPtr, ava_count_devPtr, sizeof(void *), ava_dir_devPtr);
+	ava_a.size = (ava_u64)size;
+	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_devPtr & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->devPtr, devPtr, ava_count_devPtr * sizeof(void *));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
+{
+#define ava_execute() ava_cudart_remote_cudaMallocAsync(devPtr, size, hStream)
+#line 692 "specs/cudart/cudart_api.spec.inc"
+	cudaError_t ret = ava_execute();
+	if (ava_is_guest && ret == cudaSuccess)
+		ava_cudart_note_alloc(*devPtr, size);
+	return ret;
+#line 3748 "cudart_guest.c"
+#undef ava_execute
+}
+
+static cudaError_t ava_cudart_remote_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
+{
+	struct ava_cudart_cudaFreeAsync_call ava_a;
+	struct ava_call ava_c;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAFREEASYNC, AVA_F_ASYNC) != 0)
+		goto ava_fail;
+	ava_a.devPtr = (ava_u64)(uintptr_t)devPtr;
+	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+		goto ava_fail;
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaSuccess);
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
+{
+#define ava_execute() ava_cudart_remote_cudaFreeAsync(devPtr, hStream)
+#line 702 "specs/cudart/cudart_api.spec.inc"
+	if (ava_is_guest)
+		ava_cudart_forget_alloc(devPtr);
+	return ava_execute();
+#line 3779 "cudart_guest.c"
+#undef ava_execute
+}
+
+AVA_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
+{
+	struct ava_cudart_cudaMemcpyPeer_call ava_a;
+	const struct ava_cudart_cudaMemcpyPeer_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAMEMCPYPEER, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.dst = (ava_u64)(uintptr_t)dst;
+	ava_a.dstDevice = (ava_s64)dstDevice;
+	ava_a.src = (ava_u64)(uintptr_t)src;
+	ava_a.srcDevice = (ava_s64)srcDevice;
+	ava_a.count = (ava_u64)count;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
+{
+	struct ava_cudart_cudaMemcpyPeerAsync_call ava_a;
+	struct ava_call ava_c;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAMEMCPYPEERASYNC, AVA_F_ASYNC) != 0)
+		goto ava_fail;
+	ava_a.dst = (ava_u64)(uintptr_t)dst;
+	ava_a.dstDevice = (ava_s64)dstDevice;
+	ava_a.src = (ava_u64)(uintptr_t)src;
+	ava_a.srcDevice = (ava_s64)srcDevice;
+	ava_a.count = (ava_u64)count;
+	ava_a.stream = (ava_u64)(uintptr_t)stream;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+		goto ava_fail;
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaSuccess);
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
+{
+	struct ava_cudart_cudaPointerGetAttributes_call ava_a;
+	const struct ava_cudart_cudaPointerGetAttributes_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_attributes = 0;
+	uint64_t ava_count_attributes = 0;
+	uint32_t ava_life_attributes = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_attributes = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_attributes;
+	(void)ava_coupled_attributes;
+	if (attributes != NULL) {
+		ava_dir_attributes |= AVA_BUF_OUT;
+		ava_count_attributes = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAPOINTERGETATTRIBUTES, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_call_put_buffer(&ava_c, &ava_a.attributes, attributes, ava_count_attributes, sizeof(struct cudaPointerAttributes), ava_dir_attributes);
+	ava_a.ptr = (ava_u64)(uintptr_t)ptr;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_attributes & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->attributes, attributes, ava_count_attributes * sizeof(struct cudaPointerAttributes));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
+{
+	(void)devPtr;
+	(void)size;
+	(void)flags;
+	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaMallocManaged");
+	return (cudaError_t)(cudaErrorNotSupported);
+}
+
 AVA_EXPORT cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, const struct cudaChannelFormatDesc *fmtDesc, int device)
 {
 	(void)maxWidthInElements;
 	(void)fmtDesc;
 	(void)device;
 	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaDeviceGetTexture1DLinearMaxWidth");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig)
-{
-	(void)pCacheConfig;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaDeviceGetCacheConfig");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
-{
-	(void)leastPriority;
-	(void)greatestPriority;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaDeviceGetStreamPriorityRange");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)
-{
-	(void)cacheConfig;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaDeviceSetCacheConfig");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId)
-{
-	(void)device;
-	(void)pciBusId;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaDeviceGetByPCIBusId");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
-{
-	(void)pciBusId;
-	(void)len;
-	(void)device;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaDeviceGetPCIBusId");
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
@@ -3406,16 +4019,6 @@ AVA_EXPORT cudaError_t cudaDeviceGetNvSciSyncAttributes(void *nvSciSyncAttrList,
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
-AVA_EXPORT cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice)
-{
-	(void)value;
-	(void)attr;
-	(void)srcDevice;
-	(void)dstDevice;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaDeviceGetP2PAttribute");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
 AVA_EXPORT cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int srcDevice, int dstDevice)
 {
 	(void)capabilities;
@@ -3427,35 +4030,11 @@ AVA_EXPORT cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capabili
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
-AVA_EXPORT cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)
-{
-	(void)device;
-	(void)prop;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaChooseDevice");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
 AVA_EXPORT cudaError_t cudaSetValidDevices(int *device_arr, int len)
 {
 	(void)device_arr;
 	(void)len;
 	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaSetValidDevices");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority)
-{
-	(void)hStream;
-	(void)priority;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaStreamGetPriority");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags)
-{
-	(void)hStream;
-	(void)flags;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaStreamGetFlags");
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
@@ -3755,15 +4334,6 @@ AVA_EXPORT cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const vo
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
-AVA_EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
-{
-	(void)devPtr;
-	(void)size;
-	(void)flags;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaMallocManaged");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
 AVA_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height, unsigned int flags)
 {
 	(void)array;
@@ -3943,17 +4513,6 @@ AVA_EXPORT cudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArraySpa
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
-AVA_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
-{
-	(void)dst;
-	(void)dstDevice;
-	(void)src;
-	(void)srcDevice;
-	(void)count;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaMemcpyPeer");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
 AVA_EXPORT cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)
 {
 	(void)dst;
@@ -3994,18 +4553,6 @@ AVA_EXPORT cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetD
 	(void)height;
 	(void)kind;
 	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaMemcpy2DArrayToArray");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
-{
-	(void)dst;
-	(void)dstDevice;
-	(void)src;
-	(void)srcDevice;
-	(void)count;
-	(void)stream;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaMemcpyPeerAsync");
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
@@ -4229,23 +4776,6 @@ AVA_EXPORT cudaError_t cudaMemcpyFromArrayAsync(void *dst, cudaArray_const_t src
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
-AVA_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
-{
-	(void)devPtr;
-	(void)size;
-	(void)hStream;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaMallocAsync");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
-{
-	(void)devPtr;
-	(void)hStream;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaFreeAsync");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
 AVA_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep)
 {
 	(void)memPool;
@@ -4376,29 +4906,6 @@ AVA_EXPORT cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPoo
 	(void)memPool;
 	(void)exportData;
 	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaMemPoolImportPointer");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
-{
-	(void)attributes;
-	(void)ptr;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaPointerGetAttributes");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
-{
-	(void)peerDevice;
-	(void)flags;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaDeviceEnablePeerAccess");
-	return (cudaError_t)(cudaErrorUnknown);
-}
-
-AVA_EXPORT cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)
-{
-	(void)peerDevice;
-	ava_guest_unsupported(&ava_cudart_guest_spec, "cudaDeviceDisablePeerAccess");
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
@@ -6561,12 +7068,24 @@ static const char *const ava_cudart_func_names[] = {
 	"cudaEventSynchronize",
 	"cudaEventQuery",
 	"cudaEventElapsedTime",
-	"cudaDeviceGetTexture1DLinearMaxWidth",
 	"cudaDeviceGetCacheConfig",
-	"cudaDeviceGetStreamPriorityRange",
 	"cudaDeviceSetCacheConfig",
+	"cudaDeviceGetStreamPriorityRange",
 	"cudaDeviceGetByPCIBusId",
 	"cudaDeviceGetPCIBusId",
+	"cudaDeviceGetP2PAttribute",
+	"cudaChooseDevice",
+	"cudaDeviceEnablePeerAccess",
+	"cudaDeviceDisablePeerAccess",
+	"cudaStreamGetPriority",
+	"cudaStreamGetFlags",
+	"cudaMallocAsync",
+	"cudaFreeAsync",
+	"cudaMemcpyPeer",
+	"cudaMemcpyPeerAsync",
+	"cudaPointerGetAttributes",
+	"cudaMallocManaged",
+	"cudaDeviceGetTexture1DLinearMaxWidth",
 	"cudaIpcGetEventHandle",
 	"cudaIpcOpenEventHandle",
 	"cudaIpcGetMemHandle",
@@ -6582,12 +7101,8 @@ static const char *const ava_cudart_func_names[] = {
 	"cudaDeviceSetMemPool",
 	"cudaDeviceGetMemPool",
 	"cudaDeviceGetNvSciSyncAttributes",
-	"cudaDeviceGetP2PAttribute",
 	"cudaDeviceGetP2PAtomicCapabilities",
-	"cudaChooseDevice",
 	"cudaSetValidDevices",
-	"cudaStreamGetPriority",
-	"cudaStreamGetFlags",
 	"cudaStreamGetId",
 	"cudaStreamGetDevice",
 	"cudaCtxResetPersistingL2Cache",
@@ -6621,7 +7136,6 @@ static const char *const ava_cudart_func_names[] = {
 	"cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
 	"cudaOccupancyMaxPotentialClusterSize",
 	"cudaOccupancyMaxActiveClusters",
-	"cudaMallocManaged",
 	"cudaMallocArray",
 	"cudaFreeArray",
 	"cudaFreeMipmappedArray",
@@ -6643,11 +7157,9 @@ static const char *const ava_cudart_func_names[] = {
 	"cudaMipmappedArrayGetMemoryRequirements",
 	"cudaArrayGetSparseProperties",
 	"cudaMipmappedArrayGetSparseProperties",
-	"cudaMemcpyPeer",
 	"cudaMemcpy2DToArray",
 	"cudaMemcpy2DFromArray",
 	"cudaMemcpy2DArrayToArray",
-	"cudaMemcpyPeerAsync",
 	"cudaMemcpyBatchAsync",
 	"cudaMemcpy3DBatchAsync",
 	"cudaMemcpy2DToArrayAsync",
@@ -6666,8 +7178,6 @@ static const char *const ava_cudart_func_names[] = {
 	"cudaMemcpyArrayToArray",
 	"cudaMemcpyToArrayAsync",
 	"cudaMemcpyFromArrayAsync",
-	"cudaMallocAsync",
-	"cudaFreeAsync",
 	"cudaMemPoolTrimTo",
 	"cudaMemPoolSetAttribute",
 	"cudaMemPoolGetAttribute",
@@ -6683,9 +7193,6 @@ static const char *const ava_cudart_func_names[] = {
 	"cudaMemPoolImportFromShareableHandle",
 	"cudaMemPoolExportPointer",
 	"cudaMemPoolImportPointer",
-	"cudaPointerGetAttributes",
-	"cudaDeviceEnablePeerAccess",
-	"cudaDeviceDisablePeerAccess",
 	"cudaGraphicsUnregisterResource",
 	"cudaGraphicsResourceSetMapFlags",
 	"cudaGraphicsMapResources",

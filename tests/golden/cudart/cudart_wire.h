@@ -10,7 +10,7 @@
 #include "ava/wire.h"
 
 /* FNV-1a of the layout below: guest and worker must agree. */
-#define AVA_CUDART_SPEC_HASH 0xca6ed109fcf6d67dull
+#define AVA_CUDART_SPEC_HASH 0xea7e1e21ad91ee81ull
 #define AVA_CUDART_SPEC_NAME "cudart"
 #define AVA_CUDART_SPEC_ID 3u
 #define AVA_CUDART_NFUNCS 403u
@@ -73,131 +73,131 @@
 #define AVA_CUDART_FN_CUDAEVENTSYNCHRONIZE 54u
 #define AVA_CUDART_FN_CUDAEVENTQUERY 55u
 #define AVA_CUDART_FN_CUDAEVENTELAPSEDTIME 56u
-#define AVA_CUDART_FN_CUDADEVICEGETTEXTURE1DLINEARMAXWIDTH 57u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETCACHECONFIG 58u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETSTREAMPRIORITYRANGE 59u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICESETCACHECONFIG 60u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETBYPCIBUSID 61u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETPCIBUSID 62u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAIPCGETEVENTHANDLE 63u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAIPCOPENEVENTHANDLE 64u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAIPCGETMEMHANDLE 65u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAIPCOPENMEMHANDLE 66u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAIPCCLOSEMEMHANDLE 67u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEFLUSHGPUDIRECTRDMAWRITES 68u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEREGISTERASYNCNOTIFICATION 69u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEUNREGISTERASYNCNOTIFICATION 70u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETSHAREDMEMCONFIG 71u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICESETSHAREDMEMCONFIG 72u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETHOSTATOMICCAPABILITIES 73u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETDEFAULTMEMPOOL 74u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICESETMEMPOOL 75u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETMEMPOOL 76u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETNVSCISYNCATTRIBUTES 77u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETP2PATTRIBUTE 78u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEGETP2PATOMICCAPABILITIES 79u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDACHOOSEDEVICE 80u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASETVALIDDEVICES 81u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETPRIORITY 82u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETFLAGS 83u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETID 84u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETDEVICE 85u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDACTXRESETPERSISTINGL2CACHE 86u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMCOPYATTRIBUTES 87u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETATTRIBUTE 88u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMSETATTRIBUTE 89u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMATTACHMEMASYNC 90u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMBEGINCAPTURE 91u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMBEGINCAPTURETOGRAPH 92u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDATHREADEXCHANGESTREAMCAPTUREMODE 93u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMENDCAPTURE 94u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMISCAPTURING 95u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMGETCAPTUREINFO 96u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASTREAMUPDATECAPTUREDEPENDENCIES 97u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAIMPORTEXTERNALMEMORY 98u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAEXTERNALMEMORYGETMAPPEDBUFFER 99u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAEXTERNALMEMORYGETMAPPEDMIPMAPPEDARRAY 100u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADESTROYEXTERNALMEMORY 101u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAIMPORTEXTERNALSEMAPHORE 102u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDASIGNALEXTERNALSEMAPHORESASYNC 103u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAWAITEXTERNALSEMAPHORESASYNC 104u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADESTROYEXTERNALSEMAPHORE 105u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALAUNCHKERNELEXC 106u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDALAUNCHCOOPERATIVEKERNEL 107u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAFUNCSETCACHECONFIG 108u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAFUNCSETATTRIBUTE 109u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAFUNCGETNAME 110u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAFUNCGETPARAMINFO 111u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAFUNCSETSHAREDMEMCONFIG 112u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAOCCUPANCYAVAILABLEDYNAMICSMEMPERBLOCK 113u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAOCCUPANCYMAXACTIVEBLOCKSPERMULTIPROCESSORWITHFLAGS 114u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAOCCUPANCYMAXPOTENTIALCLUSTERSIZE 115u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAOCCUPANCYMAXACTIVECLUSTERS 116u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMALLOCMANAGED 117u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMALLOCARRAY 118u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAFREEARRAY 119u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAFREEMIPMAPPEDARRAY 120u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAHOSTREGISTER 121u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAHOSTUNREGISTER 122u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAHOSTGETDEVICEPOINTER 123u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAHOSTGETFLAGS 124u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMALLOC3D 125u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMALLOC3DARRAY 126u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMALLOCMIPMAPPEDARRAY 127u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAGETMIPMAPPEDARRAYLEVEL 128u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY3D 129u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY3DPEER 130u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY3DASYNC 131u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY3DPEERASYNC 132u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAARRAYGETINFO 133u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAARRAYGETPLANE 134u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAARRAYGETMEMORYREQUIREMENTS 135u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMIPMAPPEDARRAYGETMEMORYREQUIREMENTS 136u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAARRAYGETSPARSEPROPERTIES 137u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMIPMAPPEDARRAYGETSPARSEPROPERTIES 138u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYPEER 139u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2DTOARRAY 140u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2DFROMARRAY 141u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2DARRAYTOARRAY 142u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYPEERASYNC 143u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYBATCHASYNC 144u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY3DBATCHASYNC 145u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2DTOARRAYASYNC 146u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPY2DFROMARRAYASYNC 147u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMSET3D 148u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMSET3DASYNC 149u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPREFETCHASYNC 150u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPREFETCHBATCHASYNC 151u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMDISCARDBATCHASYNC 152u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMDISCARDANDPREFETCHBATCHASYNC 153u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMADVISE 154u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMRANGEGETATTRIBUTE 155u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMRANGEGETATTRIBUTES 156u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYTOARRAY 157u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYFROMARRAY 158u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYARRAYTOARRAY 159u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYTOARRAYASYNC 160u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMCPYFROMARRAYASYNC 161u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMALLOCASYNC 162u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAFREEASYNC 163u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLTRIMTO 164u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLSETATTRIBUTE 165u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLGETATTRIBUTE 166u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLSETACCESS 167u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLGETACCESS 168u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLCREATE 169u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLDESTROY 170u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMGETDEFAULTMEMPOOL 171u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMGETMEMPOOL 172u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMSETMEMPOOL 173u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMALLOCFROMPOOLASYNC 174u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLEXPORTTOSHAREABLEHANDLE 175u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLIMPORTFROMSHAREABLEHANDLE 176u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLEXPORTPOINTER 177u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAMEMPOOLIMPORTPOINTER 178u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDAPOINTERGETATTRIBUTES 179u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEENABLEPEERACCESS 180u /* unsupported: never sent */
-#define AVA_CUDART_FN_CUDADEVICEDISABLEPEERACCESS 181u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETCACHECONFIG 57u
+#define AVA_CUDART_FN_CUDADEVICESETCACHECONFIG 58u
+#define AVA_CUDART_FN_CUDADEVICEGETSTREAMPRIORITYRANGE 59u
+#define AVA_CUDART_FN_CUDADEVICEGETBYPCIBUSID 60u
+#define AVA_CUDART_FN_CUDADEVICEGETPCIBUSID 61u
+#define AVA_CUDART_FN_CUDADEVICEGETP2PATTRIBUTE 62u
+#define AVA_CUDART_FN_CUDACHOOSEDEVICE 63u
+#define AVA_CUDART_FN_CUDADEVICEENABLEPEERACCESS 64u
+#define AVA_CUDART_FN_CUDADEVICEDISABLEPEERACCESS 65u
+#define AVA_CUDART_FN_CUDASTREAMGETPRIORITY 66u
+#define AVA_CUDART_FN_CUDASTREAMGETFLAGS 67u
+#define AVA_CUDART_FN_CUDAMALLOCASYNC 68u
+#define AVA_CUDART_FN_CUDAFREEASYNC 69u
+#define AVA_CUDART_FN_CUDAMEMCPYPEER 70u
+#define AVA_CUDART_FN_CUDAMEMCPYPEERASYNC 71u
+#define AVA_CUDART_FN_CUDAPOINTERGETATTRIBUTES 72u
+#define AVA_CUDART_FN_CUDAMALLOCMANAGED 73u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETTEXTURE1DLINEARMAXWIDTH 74u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAIPCGETEVENTHANDLE 75u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAIPCOPENEVENTHANDLE 76u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAIPCGETMEMHANDLE 77u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAIPCOPENMEMHANDLE 78u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAIPCCLOSEMEMHANDLE 79u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEFLUSHGPUDIRECTRDMAWRITES 80u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEREGISTERASYNCNOTIFICATION 81u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEUNREGISTERASYNCNOTIFICATION 82u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETSHAREDMEMCONFIG 83u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICESETSHAREDMEMCONFIG 84u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETHOSTATOMICCAPABILITIES 85u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETDEFAULTMEMPOOL 86u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICESETMEMPOOL 87u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETMEMPOOL 88u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETNVSCISYNCATTRIBUTES 89u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADEVICEGETP2PATOMICCAPABILITIES 90u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASETVALIDDEVICES 91u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMGETID 92u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMGETDEVICE 93u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDACTXRESETPERSISTINGL2CACHE 94u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMCOPYATTRIBUTES 95u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMGETATTRIBUTE 96u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMSETATTRIBUTE 97u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMATTACHMEMASYNC 98u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMBEGINCAPTURE 99u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMBEGINCAPTURETOGRAPH 100u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDATHREADEXCHANGESTREAMCAPTUREMODE 101u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMENDCAPTURE 102u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMISCAPTURING 103u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMGETCAPTUREINFO 104u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASTREAMUPDATECAPTUREDEPENDENCIES 105u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAIMPORTEXTERNALMEMORY 106u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAEXTERNALMEMORYGETMAPPEDBUFFER 107u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAEXTERNALMEMORYGETMAPPEDMIPMAPPEDARRAY 108u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADESTROYEXTERNALMEMORY 109u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAIMPORTEXTERNALSEMAPHORE 110u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDASIGNALEXTERNALSEMAPHORESASYNC 111u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAWAITEXTERNALSEMAPHORESASYNC 112u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDADESTROYEXTERNALSEMAPHORE 113u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALAUNCHKERNELEXC 114u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDALAUNCHCOOPERATIVEKERNEL 115u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAFUNCSETCACHECONFIG 116u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAFUNCSETATTRIBUTE 117u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAFUNCGETNAME 118u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAFUNCGETPARAMINFO 119u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAFUNCSETSHAREDMEMCONFIG 120u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAOCCUPANCYAVAILABLEDYNAMICSMEMPERBLOCK 121u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAOCCUPANCYMAXACTIVEBLOCKSPERMULTIPROCESSORWITHFLAGS 122u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAOCCUPANCYMAXPOTENTIALCLUSTERSIZE 123u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAOCCUPANCYMAXACTIVECLUSTERS 124u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMALLOCARRAY 125u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAFREEARRAY 126u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAFREEMIPMAPPEDARRAY 127u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAHOSTREGISTER 128u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAHOSTUNREGISTER 129u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAHOSTGETDEVICEPOINTER 130u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAHOSTGETFLAGS 131u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMALLOC3D 132u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMALLOC3DARRAY 133u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMALLOCMIPMAPPEDARRAY 134u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAGETMIPMAPPEDARRAYLEVEL 135u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY3D 136u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY3DPEER 137u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY3DASYNC 138u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY3DPEERASYNC 139u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAARRAYGETINFO 140u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAARRAYGETPLANE 141u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAARRAYGETMEMORYREQUIREMENTS 142u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMIPMAPPEDARRAYGETMEMORYREQUIREMENTS 143u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAARRAYGETSPARSEPROPERTIES 144u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMIPMAPPEDARRAYGETSPARSEPROPERTIES 145u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY2DTOARRAY 146u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY2DFROMARRAY 147u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY2DARRAYTOARRAY 148u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYBATCHASYNC 149u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY3DBATCHASYNC 150u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY2DTOARRAYASYNC 151u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPY2DFROMARRAYASYNC 152u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMSET3D 153u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMSET3DASYNC 154u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPREFETCHASYNC 155u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPREFETCHBATCHASYNC 156u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMDISCARDBATCHASYNC 157u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMDISCARDANDPREFETCHBATCHASYNC 158u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMADVISE 159u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMRANGEGETATTRIBUTE 160u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMRANGEGETATTRIBUTES 161u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYTOARRAY 162u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYFROMARRAY 163u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYARRAYTOARRAY 164u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYTOARRAYASYNC 165u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMCPYFROMARRAYASYNC 166u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLTRIMTO 167u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLSETATTRIBUTE 168u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLGETATTRIBUTE 169u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLSETACCESS 170u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLGETACCESS 171u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLCREATE 172u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLDESTROY 173u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMGETDEFAULTMEMPOOL 174u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMGETMEMPOOL 175u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMSETMEMPOOL 176u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMALLOCFROMPOOLASYNC 177u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLEXPORTTOSHAREABLEHANDLE 178u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLIMPORTFROMSHAREABLEHANDLE 179u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLEXPORTPOINTER 180u /* unsupported: never sent */
+#define AVA_CUDART_FN_CUDAMEMPOOLIMPORTPOINTER 181u /* unsupported: never sent */
 #define AVA_CUDART_FN_CUDAGRAPHICSUNREGISTERRESOURCE 182u /* unsupported: never sent */
 #define AVA_CUDART_FN_CUDAGRAPHICSRESOURCESETMAPFLAGS 183u /* unsupported: never sent */
 #define AVA_CUDART_FN_CUDAGRAPHICSMAPRESOURCES 184u /* unsupported: never sent */
@@ -1155,6 +1155,207 @@ struct ava_cudart_cudaEventElapsedTime_reply {
 	struct ava_buf_desc ms; /* float *, out */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaEventElapsedTime_reply) == 32, "struct ava_cudart_cudaEventElapsedTime_reply");
+
+/* cudaDeviceGetCacheConfig */
+struct ava_cudart_cudaDeviceGetCacheConfig_call {
+	struct ava_buf_desc pCacheConfig; /* enum cudaFuncCache *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaDeviceGetCacheConfig_call) == 24, "struct ava_cudart_cudaDeviceGetCacheConfig_call");
+
+struct ava_cudart_cudaDeviceGetCacheConfig_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+	struct ava_buf_desc pCacheConfig; /* enum cudaFuncCache *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaDeviceGetCacheConfig_reply) == 32, "struct ava_cudart_cudaDeviceGetCacheConfig_reply");
+
+/* cudaDeviceSetCacheConfig */
+struct ava_cudart_cudaDeviceSetCacheConfig_call {
+	ava_u64 cacheConfig; /* enum cudaFuncCache */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaDeviceSetCacheConfig_call) == 8, "struct ava_cudart_cudaDeviceSetCacheConfig_call");
+
+struct ava_cudart_cudaDeviceSetCacheConfig_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaDeviceSetCacheConfig_reply) == 8, "struct ava_cudart_cudaDeviceSetCacheConfig_reply");
+
+/* cudaDeviceGetStreamPriorityRange */
+struct ava_cudart_cudaDeviceGetStreamPriorityRange_call {
+	struct ava_buf_desc leastPriority; /* int *, out */
+	struct ava_buf_desc greatestPriority; /* int *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaDeviceGetStreamPriorityRange_call) == 48, "struct ava_cudart_cudaDeviceGetStreamPriorityRange_call");
+
+struct ava_cudart_cudaDeviceGetStreamPriorityRange_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+	struct ava_buf_desc leastPriority; /* int *, out */
+	struct ava_buf_desc greatestPriority; /* int *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaDeviceGetStreamPriorityRange_reply) == 56, "struct ava_cudart_cudaDeviceGetStreamPriorityRange_reply");
+
+/* cudaDeviceGetByPCIBusId */
+struct ava_cudart_cudaDeviceGetByPCIBusId_call {
+	struct ava_buf_desc device; /* int *, out */
+	struct ava_buf_desc pciBusId; /* const char *, in */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaDeviceGetByPCIBusId_call) == 48, "struct ava_cudart_cudaDeviceGetByPCIBusId_call");
+
+struct ava_cudart_cudaDeviceGetByPCIBusId_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+	struct ava_buf_desc device; /* int *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaDeviceGetByPCIBusId_reply) == 32, "struct ava_cudart_cudaDeviceGetByPCIBusId_reply");
+
+/* cudaDeviceGetPCIBusId */
+struct ava_cudart_cudaDeviceGetPCIBusId_call {
+	struct ava_buf_desc pciBusId; /* char *, out */
+	ava_s64 len; /* int */
+	ava_s64 device; /* int */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaDeviceGetPCIBusId_call) == 40, "struct ava_cudart_cudaDeviceGetPCIBusId_call");
+
+struct ava_cudart_cudaDeviceGetPCIBusId_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+	struct ava_buf_desc pciBusId; /* char *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaDeviceGetPCIBusId_reply) == 32, "struct ava_cudart_cudaDeviceGetPCIBusId_reply");
+
+/* cudaDeviceGetP2PAttribute */
+struct ava_cudart_cudaDeviceGetP2PAttribute_call {
+	struct ava_buf_desc value; /* int *, out */
+	ava_u64 attr; /* enum cudaDeviceP2PAttr */
+	ava_s64 srcDevice; /* int */
+	ava_s64 dstDevice; /* int */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaDeviceGetP2PAttribute_call) == 48, "struct ava_cudart_cudaDeviceGetP2PAttribute_call");
+
+struct ava_cudart_cudaDeviceGetP2PAttribute_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+	struct ava_buf_desc value; /* int *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaDeviceGetP2PAttribute_reply) == 32, "struct ava_cudart_cudaDeviceGetP2PAttribute_reply");
+
+/* cudaChooseDevice */
+struct ava_cudart_cudaChooseDevice_call {
+	struct ava_buf_desc device; /* int *, out */
+	struct ava_buf_desc prop; /* const struct cudaDeviceProp *, in */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaChooseDevice_call) == 48, "struct ava_cudart_cudaChooseDevice_call");
+
+struct ava_cudart_cudaChooseDevice_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+	struct ava_buf_desc device; /* int *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaChooseDevice_reply) == 32, "struct ava_cudart_cudaChooseDevice_reply");
+
+/* cudaDeviceEnablePeerAccess */
+struct ava_cudart_cudaDeviceEnablePeerAccess_call {
+	ava_s64 peerDevice; /* int */
+	ava_u64 flags; /* unsigned int */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaDeviceEnablePeerAccess_call) == 16, "struct ava_cudart_cudaDeviceEnablePeerAccess_call");
+
+struct ava_cudart_cudaDeviceEnablePeerAccess_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaDeviceEnablePeerAccess_reply) == 8, "struct ava_cudart_cudaDeviceEnablePeerAccess_reply");
+
+/* cudaDeviceDisablePeerAccess */
+struct ava_cudart_cudaDeviceDisablePeerAccess_call {
+	ava_s64 peerDevice; /* int */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaDeviceDisablePeerAccess_call) == 8, "struct ava_cudart_cudaDeviceDisablePeerAccess_call");
+
+struct ava_cudart_cudaDeviceDisablePeerAccess_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaDeviceDisablePeerAccess_reply) == 8, "struct ava_cudart_cudaDeviceDisablePeerAccess_reply");
+
+/* cudaStreamGetPriority */
+struct ava_cudart_cudaStreamGetPriority_call {
+	ava_u64 hStream; /* handle cudaStream_t */
+	struct ava_buf_desc priority; /* int *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaStreamGetPriority_call) == 32, "struct ava_cudart_cudaStreamGetPriority_call");
+
+struct ava_cudart_cudaStreamGetPriority_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+	struct ava_buf_desc priority; /* int *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaStreamGetPriority_reply) == 32, "struct ava_cudart_cudaStreamGetPriority_reply");
+
+/* cudaStreamGetFlags */
+struct ava_cudart_cudaStreamGetFlags_call {
+	ava_u64 hStream; /* handle cudaStream_t */
+	struct ava_buf_desc flags; /* unsigned int *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaStreamGetFlags_call) == 32, "struct ava_cudart_cudaStreamGetFlags_call");
+
+struct ava_cudart_cudaStreamGetFlags_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+	struct ava_buf_desc flags; /* unsigned int *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaStreamGetFlags_reply) == 32, "struct ava_cudart_cudaStreamGetFlags_reply");
+
+/* cudaMallocAsync */
+struct ava_cudart_cudaMallocAsync_call {
+	struct ava_buf_desc devPtr; /* void **, out */
+	ava_u64 size; /* size_t */
+	ava_u64 hStream; /* handle cudaStream_t */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMallocAsync_call) == 40, "struct ava_cudart_cudaMallocAsync_call");
+
+struct ava_cudart_cudaMallocAsync_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+	struct ava_buf_desc devPtr; /* void **, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMallocAsync_reply) == 32, "struct ava_cudart_cudaMallocAsync_reply");
+
+/* cudaFreeAsync (async) */
+struct ava_cudart_cudaFreeAsync_call {
+	ava_u64 devPtr; /* opaque void * */
+	ava_u64 hStream; /* handle cudaStream_t */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaFreeAsync_call) == 16, "struct ava_cudart_cudaFreeAsync_call");
+
+/* cudaMemcpyPeer */
+struct ava_cudart_cudaMemcpyPeer_call {
+	ava_u64 dst; /* opaque void * */
+	ava_s64 dstDevice; /* int */
+	ava_u64 src; /* opaque const void * */
+	ava_s64 srcDevice; /* int */
+	ava_u64 count; /* size_t */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMemcpyPeer_call) == 40, "struct ava_cudart_cudaMemcpyPeer_call");
+
+struct ava_cudart_cudaMemcpyPeer_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMemcpyPeer_reply) == 8, "struct ava_cudart_cudaMemcpyPeer_reply");
+
+/* cudaMemcpyPeerAsync (async) */
+struct ava_cudart_cudaMemcpyPeerAsync_call {
+	ava_u64 dst; /* opaque void * */
+	ava_s64 dstDevice; /* int */
+	ava_u64 src; /* opaque const void * */
+	ava_s64 srcDevice; /* int */
+	ava_u64 count; /* size_t */
+	ava_u64 stream; /* handle cudaStream_t */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMemcpyPeerAsync_call) == 48, "struct ava_cudart_cudaMemcpyPeerAsync_call");
+
+/* cudaPointerGetAttributes */
+struct ava_cudart_cudaPointerGetAttributes_call {
+	struct ava_buf_desc attributes; /* struct cudaPointerAttributes *, out */
+	ava_u64 ptr; /* opaque const void * */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaPointerGetAttributes_call) == 32, "struct ava_cudart_cudaPointerGetAttributes_call");
+
+struct ava_cudart_cudaPointerGetAttributes_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+	struct ava_buf_desc attributes; /* struct cudaPointerAttributes *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaPointerGetAttributes_reply) == 32, "struct ava_cudart_cudaPointerGetAttributes_reply");
 
 /* callback ava_cudart_stream_callback */
 struct ava_cudart_cb_ava_cudart_stream_callback {

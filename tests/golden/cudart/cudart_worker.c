@@ -2874,6 +2874,714 @@ static int ava_cudart_serve_cudaEventElapsedTime(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static int ava_cudart_serve_cudaDeviceGetCacheConfig(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaDeviceGetCacheConfig_call *ava_a;
+	struct ava_cudart_cudaDeviceGetCacheConfig_reply ava_r;
+	enum cudaFuncCache *pCacheConfig;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_pCacheConfig = 0;
+	uint64_t ava_count_pCacheConfig = 0;
+	uint32_t ava_life_pCacheConfig = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_pCacheConfig = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->pCacheConfig, (void **)&pCacheConfig);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->pCacheConfig.flags & AVA_BUF_PRESENT) {
+		ava_dir_pCacheConfig |= AVA_BUF_OUT;
+		ava_count_pCacheConfig = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->pCacheConfig, ava_count_pCacheConfig, sizeof(enum cudaFuncCache), ava_dir_pCacheConfig, (void **)&pCacheConfig);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_pCacheConfig;
+	(void)ava_coupled_pCacheConfig;
+
+	ava_ret = cudaDeviceGetCacheConfig(pCacheConfig);
+
+	if ((ava_dir_pCacheConfig & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.pCacheConfig, pCacheConfig, ava_count_pCacheConfig * sizeof(enum cudaFuncCache));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static int ava_cudart_serve_cudaDeviceSetCacheConfig(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaDeviceSetCacheConfig_call *ava_a;
+	struct ava_cudart_cudaDeviceSetCacheConfig_reply ava_r;
+	enum cudaFuncCache cacheConfig;
+	cudaError_t ava_ret;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	cacheConfig = (enum cudaFuncCache)ava_a->cacheConfig;
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+
+	ava_ret = cudaDeviceSetCacheConfig(cacheConfig);
+
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static int ava_cudart_serve_cudaDeviceGetStreamPriorityRange(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaDeviceGetStreamPriorityRange_call *ava_a;
+	struct ava_cudart_cudaDeviceGetStreamPriorityRange_reply ava_r;
+	int *leastPriority;
+	int *greatestPriority;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_leastPriority = 0;
+	uint64_t ava_count_leastPriority = 0;
+	uint32_t ava_life_leastPriority = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_leastPriority = 0;
+	uint32_t ava_dir_greatestPriority = 0;
+	uint64_t ava_count_greatestPriority = 0;
+	uint32_t ava_life_greatestPriority = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_greatestPriority = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->leastPriority, (void **)&leastPriority);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->greatestPriority, (void **)&greatestPriority);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->leastPriority.flags & AVA_BUF_PRESENT) {
+		ava_dir_leastPriority |= AVA_BUF_OUT;
+		ava_count_leastPriority = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->leastPriority, ava_count_leastPriority, sizeof(int), ava_dir_leastPriority, (void **)&leastPriority);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_leastPriority;
+	(void)ava_coupled_leastPriority;
+	if (ava_a->greatestPriority.flags & AVA_BUF_PRESENT) {
+		ava_dir_greatestPriority |= AVA_BUF_OUT;
+		ava_count_greatestPriority = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->greatestPriority, ava_count_greatestPriority, sizeof(int), ava_dir_greatestPriority, (void **)&greatestPriority);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_greatestPriority;
+	(void)ava_coupled_greatestPriority;
+
+	ava_ret = cudaDeviceGetStreamPriorityRange(leastPriority, greatestPriority);
+
+	if ((ava_dir_leastPriority & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.leastPriority, leastPriority, ava_count_leastPriority * sizeof(int));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	}
+	if ((ava_dir_greatestPriority & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.greatestPriority, greatestPriority, ava_count_greatestPriority * sizeof(int));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static int ava_cudart_serve_cudaDeviceGetByPCIBusId(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaDeviceGetByPCIBusId_call *ava_a;
+	struct ava_cudart_cudaDeviceGetByPCIBusId_reply ava_r;
+	int *device;
+	const char *pciBusId;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_device = 0;
+	uint64_t ava_count_device = 0;
+	uint32_t ava_life_device = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_device = 0;
+	uint32_t ava_dir_pciBusId = 0;
+	uint64_t ava_count_pciBusId = 0;
+	uint32_t ava_life_pciBusId = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_pciBusId = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->device, (void **)&device);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->pciBusId, (void **)&pciBusId);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->device.flags & AVA_BUF_PRESENT) {
+		ava_dir_device |= AVA_BUF_OUT;
+		ava_count_device = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->device, ava_count_device, sizeof(int), ava_dir_device, (void **)&device);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_device;
+	(void)ava_coupled_device;
+	if (ava_a->pciBusId.flags & AVA_BUF_PRESENT) {
+		ava_dir_pciBusId |= AVA_BUF_IN;
+		ava_count_pciBusId = (uint64_t)(strlen(pciBusId) + 1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->pciBusId, ava_count_pciBusId, sizeof(char), ava_dir_pciBusId, (void **)&pciBusId);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_pciBusId;
+	(void)ava_coupled_pciBusId;
+
+	ava_ret = cudaDeviceGetByPCIBusId(device, pciBusId);
+
+	if ((ava_dir_device & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.device, device, ava_count_device * sizeof(int));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static int ava_cudart_serve_cudaDeviceGetPCIBusId(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaDeviceGetPCIBusId_call *ava_a;
+	struct ava_cudart_cudaDeviceGetPCIBusId_reply ava_r;
+	char *pciBusId;
+	int len;
+	int device;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_pciBusId = 0;
+	uint64_t ava_count_pciBusId = 0;
+	uint32_t ava_life_pciBusId = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_pciBusId = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->pciBusId, (void **)&pciBusId);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	len = (int)ava_a->len;
+	device = (int)ava_a->device;
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->pciBusId.flags & AVA_BUF_PRESENT) {
+		ava_dir_pciBusId |= AVA_BUF_OUT;
+		ava_count_pciBusId = (uint64_t)(len > 0 ? len : 0);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->pciBusId, ava_count_pciBusId, sizeof(char), ava_dir_pciBusId, (void **)&pciBusId);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_pciBusId;
+	(void)ava_coupled_pciBusId;
+
+	ava_ret = cudaDeviceGetPCIBusId(pciBusId, len, device);
+
+	if ((ava_dir_pciBusId & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.pciBusId, pciBusId, ava_count_pciBusId * sizeof(char));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static int ava_cudart_serve_cudaDeviceGetP2PAttribute(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaDeviceGetP2PAttribute_call *ava_a;
+	struct ava_cudart_cudaDeviceGetP2PAttribute_reply ava_r;
+	int *value;
+	enum cudaDeviceP2PAttr attr;
+	int srcDevice;
+	int dstDevice;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_value = 0;
+	uint64_t ava_count_value = 0;
+	uint32_t ava_life_value = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_value = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->value, (void **)&value);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	attr = (enum cudaDeviceP2PAttr)ava_a->attr;
+	srcDevice = (int)ava_a->srcDevice;
+	dstDevice = (int)ava_a->dstDevice;
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->value.flags & AVA_BUF_PRESENT) {
+		ava_dir_value |= AVA_BUF_OUT;
+		ava_count_value = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->value, ava_count_value, sizeof(int), ava_dir_value, (void **)&value);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_value;
+	(void)ava_coupled_value;
+
+	ava_ret = cudaDeviceGetP2PAttribute(value, attr, srcDevice, dstDevice);
+
+	if ((ava_dir_value & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.value, value, ava_count_value * sizeof(int));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static int ava_cudart_serve_cudaChooseDevice(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaChooseDevice_call *ava_a;
+	struct ava_cudart_cudaChooseDevice_reply ava_r;
+	int *device;
+	const struct cudaDeviceProp *prop;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_device = 0;
+	uint64_t ava_count_device = 0;
+	uint32_t ava_life_device = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_device = 0;
+	uint32_t ava_dir_prop = 0;
+	uint64_t ava_count_prop = 0;
+	uint32_t ava_life_prop = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_prop = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->device, (void **)&device);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->prop, (void **)&prop);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->device.flags & AVA_BUF_PRESENT) {
+		ava_dir_device |= AVA_BUF_OUT;
+		ava_count_device = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->device, ava_count_device, sizeof(int), ava_dir_device, (void **)&device);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_device;
+	(void)ava_coupled_device;
+	if (ava_a->prop.flags & AVA_BUF_PRESENT) {
+		ava_dir_prop |= AVA_BUF_IN;
+		ava_count_prop = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->prop, ava_count_prop, sizeof(struct cudaDeviceProp), ava_dir_prop, (void **)&prop);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_prop;
+	(void)ava_coupled_prop;
+
+	ava_ret = cudaChooseDevice(device, prop);
+
+	if ((ava_dir_device & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.device, device, ava_count_device * sizeof(int));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static int ava_cudart_serve_cudaDeviceEnablePeerAccess(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaDeviceEnablePeerAccess_call *ava_a;
+	struct ava_cudart_cudaDeviceEnablePeerAccess_reply ava_r;
+	int peerDevice;
+	unsigned int flags;
+	cudaError_t ava_ret;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	peerDevice = (int)ava_a->peerDevice;
+	flags = (unsigned int)ava_a->flags;
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+
+	ava_ret = cudaDeviceEnablePeerAccess(peerDevice, flags);
+
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static int ava_cudart_serve_cudaDeviceDisablePeerAccess(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaDeviceDisablePeerAccess_call *ava_a;
+	struct ava_cudart_cudaDeviceDisablePeerAccess_reply ava_r;
+	int peerDevice;
+	cudaError_t ava_ret;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	peerDevice = (int)ava_a->peerDevice;
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+
+	ava_ret = cudaDeviceDisablePeerAccess(peerDevice);
+
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static int ava_cudart_serve_cudaStreamGetPriority(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaStreamGetPriority_call *ava_a;
+	struct ava_cudart_cudaStreamGetPriority_reply ava_r;
+	cudaStream_t hStream;
+	int *priority;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_priority = 0;
+	uint64_t ava_count_priority = 0;
+	uint32_t ava_life_priority = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_priority = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDART_T_CUDASTREAM_T, (void **)&hStream);
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->priority, (void **)&priority);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->priority.flags & AVA_BUF_PRESENT) {
+		ava_dir_priority |= AVA_BUF_OUT;
+		ava_count_priority = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->priority, ava_count_priority, sizeof(int), ava_dir_priority, (void **)&priority);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_priority;
+	(void)ava_coupled_priority;
+
+	ava_ret = cudaStreamGetPriority(hStream, priority);
+
+	if ((ava_dir_priority & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.priority, priority, ava_count_priority * sizeof(int));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static int ava_cudart_serve_cudaStreamGetFlags(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaStreamGetFlags_call *ava_a;
+	struct ava_cudart_cudaStreamGetFlags_reply ava_r;
+	cudaStream_t hStream;
+	unsigned int *flags;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_flags = 0;
+	uint64_t ava_count_flags = 0;
+	uint32_t ava_life_flags = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_flags = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDART_T_CUDASTREAM_T, (void **)&hStream);
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->flags, (void **)&flags);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->flags.flags & AVA_BUF_PRESENT) {
+		ava_dir_flags |= AVA_BUF_OUT;
+		ava_count_flags = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->flags, ava_count_flags, sizeof(unsigned int), ava_dir_flags, (void **)&flags);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_flags;
+	(void)ava_coupled_flags;
+
+	ava_ret = cudaStreamGetFlags(hStream, flags);
+
+	if ((ava_dir_flags & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.flags, flags, ava_count_flags * sizeof(unsigned int));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cudaError_t ava_cudart_impl_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
+{
+#define ava_execute() cudaMallocAsync(devPtr, size, hStream)
+#line 692 "specs/cudart/cudart_api.spec.inc"
+	cudaError_t ret = ava_execute();
+	if (ava_is_guest && ret == cudaSuccess)
+		ava_cudart_note_alloc(*devPtr, size);
+	return ret;
+#line 3384 "cudart_worker.c"
+#undef ava_execute
+}
+
+static int ava_cudart_serve_cudaMallocAsync(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaMallocAsync_call *ava_a;
+	struct ava_cudart_cudaMallocAsync_reply ava_r;
+	void **devPtr;
+	size_t size;
+	cudaStream_t hStream;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_devPtr = 0;
+	uint64_t ava_count_devPtr = 0;
+	uint32_t ava_life_devPtr = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_devPtr = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->devPtr, (void **)&devPtr);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	size = (size_t)ava_a->size;
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDART_T_CUDASTREAM_T, (void **)&hStream);
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->devPtr.flags & AVA_BUF_PRESENT) {
+		ava_dir_devPtr |= AVA_BUF_OUT;
+		ava_count_devPtr = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->devPtr, ava_count_devPtr, sizeof(void *), ava_dir_devPtr, (void **)&devPtr);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_devPtr;
+	(void)ava_coupled_devPtr;
+
+	ava_ret = ava_cudart_impl_cudaMallocAsync(devPtr, size, hStream);
+
+	if ((ava_dir_devPtr & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.devPtr, devPtr, ava_count_devPtr * sizeof(void *));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cudaError_t ava_cudart_impl_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
+{
+#define ava_execute() cudaFreeAsync(devPtr, hStream)
+#line 702 "specs/cudart/cudart_api.spec.inc"
+	if (ava_is_guest)
+		ava_cudart_forget_alloc(devPtr);
+	return ava_execute();
+#line 3444 "cudart_worker.c"
+#undef ava_execute
+}
+
+static int ava_cudart_serve_cudaFreeAsync(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaFreeAsync_call *ava_a;
+	void *devPtr;
+	cudaStream_t hStream;
+	cudaError_t ava_ret;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+
+	/* Phase 1: values as sent by the guest. */
+	devPtr = (void *)(uintptr_t)ava_a->devPtr;
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDART_T_CUDASTREAM_T, (void **)&hStream);
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+
+	ava_ret = ava_cudart_impl_cudaFreeAsync(devPtr, hStream);
+
+	if (!(ava_ret == (cudaSuccess)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
+}
+
+static int ava_cudart_serve_cudaMemcpyPeer(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaMemcpyPeer_call *ava_a;
+	struct ava_cudart_cudaMemcpyPeer_reply ava_r;
+	void *dst;
+	int dstDevice;
+	const void *src;
+	int srcDevice;
+	size_t count;
+	cudaError_t ava_ret;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	dst = (void *)(uintptr_t)ava_a->dst;
+	dstDevice = (int)ava_a->dstDevice;
+	src = (const void *)(uintptr_t)ava_a->src;
+	srcDevice = (int)ava_a->srcDevice;
+	count = (size_t)ava_a->count;
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+
+	ava_ret = cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count);
+
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static int ava_cudart_serve_cudaMemcpyPeerAsync(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaMemcpyPeerAsync_call *ava_a;
+	void *dst;
+	int dstDevice;
+	const void *src;
+	int srcDevice;
+	size_t count;
+	cudaStream_t stream;
+	cudaError_t ava_ret;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+
+	/* Phase 1: values as sent by the guest. */
+	dst = (void *)(uintptr_t)ava_a->dst;
+	dstDevice = (int)ava_a->dstDevice;
+	src = (const void *)(uintptr_t)ava_a->src;
+	srcDevice = (int)ava_a->srcDevice;
+	count = (size_t)ava_a->count;
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+
+	ava_ret = cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream);
+
+	if (!(ava_ret == (cudaSuccess)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
+}
+
+static int ava_cudart_serve_cudaPointerGetAttributes(struct ava_wcall *ava_w)
+{
+	const struct ava_cudart_cudaPointerGetAttributes_call *ava_a;
+	struct ava_cudart_cudaPointerGetAttributes_reply ava_r;
+	struct cudaPointerAttributes *attributes;
+	const void *ptr;
+	cudaError_t ava_ret;
+	uint32_t ava_dir_attributes = 0;
+	uint64_t ava_count_attributes = 0;
+	uint32_t ava_life_attributes = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_attributes = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->attributes, (void **)&attributes);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	ptr = (const void *)(uintptr_t)ava_a->ptr;
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->attributes.flags & AVA_BUF_PRESENT) {
+		ava_dir_attributes |= AVA_BUF_OUT;
+		ava_count_attributes = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->attributes, ava_count_attributes, sizeof(struct cudaPointerAttributes), ava_dir_attributes, (void **)&attributes);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	(void)ava_life_attributes;
+	(void)ava_coupled_attributes;
+
+	ava_ret = cudaPointerGetAttributes(attributes, ptr);
+
+	if ((ava_dir_attributes & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.attributes, attributes, ava_count_attributes * sizeof(struct cudaPointerAttributes));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
 static int ava_cudart_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
 {
 	switch (ava_func_id) {
@@ -2989,6 +3697,38 @@ static int ava_cudart_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
 		return ava_cudart_serve_cudaEventQuery(ava_w);
 	case AVA_CUDART_FN_CUDAEVENTELAPSEDTIME:
 		return ava_cudart_serve_cudaEventElapsedTime(ava_w);
+	case AVA_CUDART_FN_CUDADEVICEGETCACHECONFIG:
+		return ava_cudart_serve_cudaDeviceGetCacheConfig(ava_w);
+	case AVA_CUDART_FN_CUDADEVICESETCACHECONFIG:
+		return ava_cudart_serve_cudaDeviceSetCacheConfig(ava_w);
+	case AVA_CUDART_FN_CUDADEVICEGETSTREAMPRIORITYRANGE:
+		return ava_cudart_serve_cudaDeviceGetStreamPriorityRange(ava_w);
+	case AVA_CUDART_FN_CUDADEVICEGETBYPCIBUSID:
+		return ava_cudart_serve_cudaDeviceGetByPCIBusId(ava_w);
+	case AVA_CUDART_FN_CUDADEVICEGETPCIBUSID:
+		return ava_cudart_serve_cudaDeviceGetPCIBusId(ava_w);
+	case AVA_CUDART_FN_CUDADEVICEGETP2PATTRIBUTE:
+		return ava_cudart_serve_cudaDeviceGetP2PAttribute(ava_w);
+	case AVA_CUDART_FN_CUDACHOOSEDEVICE:
+		return ava_cudart_serve_cudaChooseDevice(ava_w);
+	case AVA_CUDART_FN_CUDADEVICEENABLEPEERACCESS:
+		return ava_cudart_serve_cudaDeviceEnablePeerAccess(ava_w);
+	case AVA_CUDART_FN_CUDADEVICEDISABLEPEERACCESS:
+		return ava_cudart_serve_cudaDeviceDisablePeerAccess(ava_w);
+	case AVA_CUDART_FN_CUDASTREAMGETPRIORITY:
+		return ava_cudart_serve_cudaStreamGetPriority(ava_w);
+	case AVA_CUDART_FN_CUDASTREAMGETFLAGS:
+		return ava_cudart_serve_cudaStreamGetFlags(ava_w);
+	case AVA_CUDART_FN_CUDAMALLOCASYNC:
+		return ava_cudart_serve_cudaMallocAsync(ava_w);
+	case AVA_CUDART_FN_CUDAFREEASYNC:
+		return ava_cudart_serve_cudaFreeAsync(ava_w);
+	case AVA_CUDART_FN_CUDAMEMCPYPEER:
+		return ava_cudart_serve_cudaMemcpyPeer(ava_w);
+	case AVA_CUDART_FN_CUDAMEMCPYPEERASYNC:
+		return ava_cudart_serve_cudaMemcpyPeerAsync(ava_w);
+	case AVA_CUDART_FN_CUDAPOINTERGETATTRIBUTES:
+		return ava_cudart_serve_cudaPointerGetAttributes(ava_w);
 	default:
 		return ava_w_fail(ava_w, AVA_E_FUNC, 0, 0);
 	}
@@ -3074,12 +3814,24 @@ static const char *const ava_cudart_func_names[] = {
 	"cudaEventSynchronize",
 	"cudaEventQuery",
 	"cudaEventElapsedTime",
-	"cudaDeviceGetTexture1DLinearMaxWidth",
 	"cudaDeviceGetCacheConfig",
-	"cudaDeviceGetStreamPriorityRange",
 	"cudaDeviceSetCacheConfig",
+	"cudaDeviceGetStreamPriorityRange",
 	"cudaDeviceGetByPCIBusId",
 	"cudaDeviceGetPCIBusId",
+	"cudaDeviceGetP2PAttribute",
+	"cudaChooseDevice",
+	"cudaDeviceEnablePeerAccess",
+	"cudaDeviceDisablePeerAccess",
+	"cudaStreamGetPriority",
+	"cudaStreamGetFlags",
+	"cudaMallocAsync",
+	"cudaFreeAsync",
+	"cudaMemcpyPeer",
+	"cudaMemcpyPeerAsync",
+	"cudaPointerGetAttributes",
+	"cudaMallocManaged",
+	"cudaDeviceGetTexture1DLinearMaxWidth",
 	"cudaIpcGetEventHandle",
 	"cudaIpcOpenEventHandle",
 	"cudaIpcGetMemHandle",
@@ -3095,12 +3847,8 @@ static const char *const ava_cudart_func_names[] = {
 	"cudaDeviceSetMemPool",
 	"cudaDeviceGetMemPool",
 	"cudaDeviceGetNvSciSyncAttributes",
-	"cudaDeviceGetP2PAttribute",
 	"cudaDeviceGetP2PAtomicCapabilities",
-	"cudaChooseDevice",
 	"cudaSetValidDevices",
-	"cudaStreamGetPriority",
-	"cudaStreamGetFlags",
 	"cudaStreamGetId",
 	"cudaStreamGetDevice",
 	"cudaCtxResetPersistingL2Cache",
@@ -3134,7 +3882,6 @@ static const char *const ava_cudart_func_names[] = {
 	"cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
 	"cudaOccupancyMaxPotentialClusterSize",
 	"cudaOccupancyMaxActiveClusters",
-	"cudaMallocManaged",
 	"cudaMallocArray",
 	"cudaFreeArray",
 	"cudaFreeMipmappedArray",
@@ -3156,11 +3903,9 @@ static const char *const ava_cudart_func_names[] = {
 	"cudaMipmappedArrayGetMemoryRequirements",
 	"cudaArrayGetSparseProperties",
 	"cudaMipmappedArrayGetSparseProperties",
-	"cudaMemcpyPeer",
 	"cudaMemcpy2DToArray",
 	"cudaMemcpy2DFromArray",
 	"cudaMemcpy2DArrayToArray",
-	"cudaMemcpyPeerAsync",
 	"cudaMemcpyBatchAsync",
 	"cudaMemcpy3DBatchAsync",
 	"cudaMemcpy2DToArrayAsync",
@@ -3179,8 +3924,6 @@ static const char *const ava_cudart_func_names[] = {
 	"cudaMemcpyArrayToArray",
 	"cudaMemcpyToArrayAsync",
 	"cudaMemcpyFromArrayAsync",
-	"cudaMallocAsync",
-	"cudaFreeAsync",
 	"cudaMemPoolTrimTo",
 	"cudaMemPoolSetAttribute",
 	"cudaMemPoolGetAttribute",
@@ -3196,9 +3939,6 @@ static const char *const ava_cudart_func_names[] = {
 	"cudaMemPoolImportFromShareableHandle",
 	"cudaMemPoolExportPointer",
 	"cudaMemPoolImportPointer",
-	"cudaPointerGetAttributes",
-	"cudaDeviceEnablePeerAccess",
-	"cudaDeviceDisablePeerAccess",
 	"cudaGraphicsUnregisterResource",
 	"cudaGraphicsResourceSetMapFlags",
 	"cudaGraphicsMapResources",
@@ -3481,12 +4221,24 @@ static const uint32_t ava_cudart_func_flags[] = {
 	AVA_F_SYNC, /* cudaEventSynchronize */
 	AVA_F_SYNC, /* cudaEventQuery */
 	AVA_F_SYNC, /* cudaEventElapsedTime */
+	AVA_F_SYNC, /* cudaDeviceGetCacheConfig */
+	AVA_F_SYNC, /* cudaDeviceSetCacheConfig */
+	AVA_F_SYNC, /* cudaDeviceGetStreamPriorityRange */
+	AVA_F_SYNC, /* cudaDeviceGetByPCIBusId */
+	AVA_F_SYNC, /* cudaDeviceGetPCIBusId */
+	AVA_F_SYNC, /* cudaDeviceGetP2PAttribute */
+	AVA_F_SYNC, /* cudaChooseDevice */
+	AVA_F_SYNC, /* cudaDeviceEnablePeerAccess */
+	AVA_F_SYNC, /* cudaDeviceDisablePeerAccess */
+	AVA_F_SYNC, /* cudaStreamGetPriority */
+	AVA_F_SYNC, /* cudaStreamGetFlags */
+	AVA_F_SYNC, /* cudaMallocAsync */
+	AVA_F_ASYNC, /* cudaFreeAsync */
+	AVA_F_SYNC, /* cudaMemcpyPeer */
+	AVA_F_ASYNC, /* cudaMemcpyPeerAsync */
+	AVA_F_SYNC, /* cudaPointerGetAttributes */
+	0, /* cudaMallocManaged */
 	0, /* cudaDeviceGetTexture1DLinearMaxWidth */
-	0, /* cudaDeviceGetCacheConfig */
-	0, /* cudaDeviceGetStreamPriorityRange */
-	0, /* cudaDeviceSetCacheConfig */
-	0, /* cudaDeviceGetByPCIBusId */
-	0, /* cudaDeviceGetPCIBusId */
 	0, /* cudaIpcGetEventHandle */
 	0, /* cudaIpcOpenEventHandle */
 	0, /* cudaIpcGetMemHandle */
@@ -3502,12 +4254,8 @@ static const uint32_t ava_cudart_func_flags[] = {
 	0, /* cudaDeviceSetMemPool */
 	0, /* cudaDeviceGetMemPool */
 	0, /* cudaDeviceGetNvSciSyncAttributes */
-	0, /* cudaDeviceGetP2PAttribute */
 	0, /* cudaDeviceGetP2PAtomicCapabilities */
-	0, /* cudaChooseDevice */
 	0, /* cudaSetValidDevices */
-	0, /* cudaStreamGetPriority */
-	0, /* cudaStreamGetFlags */
 	0, /* cudaStreamGetId */
 	0, /* cudaStreamGetDevice */
 	0, /* cudaCtxResetPersistingL2Cache */
@@ -3541,7 +4289,6 @@ static const uint32_t ava_cudart_func_flags[] = {
 	0, /* cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags */
 	0, /* cudaOccupancyMaxPotentialClusterSize */
 	0, /* cudaOccupancyMaxActiveClusters */
-	0, /* cudaMallocManaged */
 	0, /* cudaMallocArray */
 	0, /* cudaFreeArray */
 	0, /* cudaFreeMipmappedArray */
@@ -3563,11 +4310,9 @@ static const uint32_t ava_cudart_func_flags[] = {
 	0, /* cudaMipmappedArrayGetMemoryRequirements */
 	0, /* cudaArrayGetSparseProperties */
 	0, /* cudaMipmappedArrayGetSparseProperties */
-	0, /* cudaMemcpyPeer */
 	0, /* cudaMemcpy2DToArray */
 	0, /* cudaMemcpy2DFromArray */
 	0, /* cudaMemcpy2DArrayToArray */
-	0, /* cudaMemcpyPeerAsync */
 	0, /* cudaMemcpyBatchAsync */
 	0, /* cudaMemcpy3DBatchAsync */
 	0, /* cudaMemcpy2DToArrayAsync */
@@ -3586,8 +4331,6 @@ static const uint32_t ava_cudart_func_flags[] = {
 	0, /* cudaMemcpyArrayToArray */
 	0, /* cudaMemcpyToArrayAsync */
 	0, /* cudaMemcpyFromArrayAsync */
-	0, /* cudaMallocAsync */
-	0, /* cudaFreeAsync */
 	0, /* cudaMemPoolTrimTo */
 	0, /* cudaMemPoolSetAttribute */
 	0, /* cudaMemPoolGetAttribute */
@@ -3603,9 +4346,6 @@ static const uint32_t ava_cudart_func_flags[] = {
 	0, /* cudaMemPoolImportFromShareableHandle */
 	0, /* cudaMemPoolExportPointer */
 	0, /* cudaMemPoolImportPointer */
-	0, /* cudaPointerGetAttributes */
-	0, /* cudaDeviceEnablePeerAccess */
-	0, /* cudaDeviceDisablePeerAccess */
 	0, /* cudaGraphicsUnregisterResource */
 	0, /* cudaGraphicsResourceSetMapFlags */
 	0, /* cudaGraphicsMapResources */
