@@ -376,6 +376,48 @@ static void destructor_and_migrate(void) {
   free(src);
 }
 
+/*
+ * Large non-blocking writes in a row (each reusing a host array right after
+ * it is enqueued, as the program may once the write is done with it: here
+ * only after clFinish), then reads: remoted over shm such writes lend the
+ * channel's shared heap, which must not be reused before the worker is done.
+ */
+static void large_transfers(void) {
+  enum { kBuffers = 6, kWords = 1 << 18 }; /* 1 MiB each */
+  cl_mem m[kBuffers];
+  cl_uint *src[kBuffers];
+  cl_uint *dst = malloc(kWords * sizeof(cl_uint));
+  for (int i = 0; i < kBuffers; ++i) {
+    m[i] = ocl_buffer(&g_env, CL_MEM_READ_WRITE, kWords * sizeof(cl_uint), NULL);
+    src[i] = malloc(kWords * sizeof(cl_uint));
+    fill_pattern(src[i], kWords, 100u + (cl_uint)i);
+    CHECK(clEnqueueWriteBuffer(g_q, m[i], CL_FALSE, 0, kWords * sizeof(cl_uint), src[i], 0, NULL,
+                               NULL));
+  }
+  CHECK(clFinish(g_q));
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < kBuffers; ++i) {
+      CHECK(
+          clEnqueueReadBuffer(g_q, m[i], CL_TRUE, 0, kWords * sizeof(cl_uint), dst, 0, NULL, NULL));
+      EXPECT(memcmp(dst, src[i], kWords * sizeof(cl_uint)) == 0, "large buffer %d differs", i);
+      if (round == 0) {
+        /* Write it again from a changed host array, without waiting. */
+        fill_pattern(src[i], kWords, 200u + (cl_uint)i);
+        CHECK(clEnqueueWriteBuffer(g_q, m[i], CL_FALSE, 0, kWords * sizeof(cl_uint), src[i], 0,
+                                   NULL, NULL));
+      }
+    }
+    CHECK(clFinish(g_q));
+  }
+  printf("large non-blocking writes: last checksum %08x\n",
+         checksum(dst, kWords * sizeof(cl_uint)));
+  for (int i = 0; i < kBuffers; ++i) {
+    CHECK(clReleaseMemObject(m[i]));
+    free(src[i]);
+  }
+  free(dst);
+}
+
 /* An extension function looked up by name (cl_pocl_content_size), and an unknown name. */
 static void extension_function(void) {
   typedef cl_int (*set_content_size_fn)(cl_mem, cl_mem);
@@ -403,6 +445,7 @@ int main(void) {
   copy_fill();
   sub_buffers();
   destructor_and_migrate();
+  large_transfers();
   extension_function();
   CHECK(clReleaseCommandQueue(g_q));
   ocl_env_close(&g_env);
