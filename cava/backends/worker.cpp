@@ -229,11 +229,25 @@ void WorkerGen::handler(const Function &fn) {
       out_.line("\tmemcpy(&" + p.name + ", " + (p.info.role == Role::Float ? "&" : "") + f +
                 ", sizeof(" + p.name + "));");
       break;
-    case Role::Handle:
-      out_.line("\t/* An unknown id becomes NULL: the library reports its own error. */");
-      out_.line("\t(void)ava_w_handle(ava_w, " + f + ", " +
+    case Role::Handle: {
+      const HandleType &h = spec_.handle_types[p.info.handle_type - 1];
+      std::string indent = "\t";
+      if (!h.values.empty()) {
+        // Values the API defines (not objects) pass as they are.
+        std::string cond;
+        for (const std::string &v : h.values)
+          cond += (cond.empty() ? "" : " || ") + f + " == (ava_u64)(uintptr_t)(" + v + ")";
+        out_.line("\tif (" + cond + ")");
+        out_.line("\t\t" + p.name + " = (" + p.type.spelling + ")(uintptr_t)" + f + ";");
+        out_.line("\telse");
+        indent = "\t\t";
+      } else {
+        out_.line("\t/* An unknown id becomes NULL: the library reports its own error. */");
+      }
+      out_.line(indent + "(void)ava_w_handle(ava_w, " + f + ", " +
                 type_id_macro(spec_, p.info.handle_type) + ", (void **)&" + p.name + ");");
       break;
+    }
     case Role::Opaque:
       out_.line("\t" + p.name + " = (" + p.type.spelling + ")(uintptr_t)" + f + ";");
       break;

@@ -28,6 +28,7 @@ constexpr AnnEntry kAnns[] = {
     {Ann::Allocates, "ava_allocates", false},
     {Ann::Deallocates, "ava_deallocates", false},
     {Ann::Retains, "ava_retains", false},
+    {Ann::HandleValue, "ava_handle_value", false},
     {Ann::AllocatesResource, "ava_allocates_resource", false},
     {Ann::DeallocatesResource, "ava_deallocates_resource", false},
     {Ann::BufferAllocator, "ava_buffer_allocator", false},

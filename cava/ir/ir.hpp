@@ -36,6 +36,7 @@ enum class Ann {
   Allocates,
   Deallocates,
   Retains,
+  HandleValue,
   AllocatesResource,
   DeallocatesResource,
   BufferAllocator,
@@ -175,6 +176,7 @@ struct TypeRule {
 struct HandleType {
   std::string name;             // spelling, e.g. "demo_obj"
   std::string destroy_function; // "" when the spec has none
+  std::vector<std::string> values; // ava_handle_value: C expressions passed as they are
 };
 
 // ava_export_version(node, functions...): the symbol version of exports.

@@ -95,7 +95,13 @@ uint32_t Validator::handle_type_id(const std::string &type) {
     if (spec_.handle_types[i].name == t)
       return static_cast<uint32_t>(i + 1);
   }
-  spec_.handle_types.push_back(HandleType{t, ""});
+  HandleType h{t, "", {}};
+  if (const TypeRule *r = rule_for(t)) {
+    for (const Stmt &s : r->block.stmts)
+      if (s.kind == Stmt::Kind::Annotation && s.ann.kind == Ann::HandleValue && !s.ann.args.empty())
+        h.values.push_back(s.ann.args[0]);
+  }
+  spec_.handle_types.push_back(std::move(h));
   return static_cast<uint32_t>(spec_.handle_types.size());
 }
 
@@ -158,11 +164,13 @@ void Validator::check_spec_level() {
       if (x.conditional)
         diag_.error(x.ann->loc, "annotations in ava_type cannot be conditional");
       else if (x.ann->kind != Ann::Handle && x.ann->kind != Ann::Opaque &&
-               x.ann->kind != Ann::Error && x.ann->kind != Ann::Success)
+               x.ann->kind != Ann::Error && x.ann->kind != Ann::Success &&
+               x.ann->kind != Ann::HandleValue)
         diag_.error(x.ann->loc,
                     std::string(ann_name(x.ann->kind)) +
                         " in ava_type is not implemented by cava's backends yet "
-                        "(ava_type takes ava_handle, ava_opaque, ava_error, ava_success)");
+                        "(ava_type takes ava_handle, ava_opaque, ava_error, ava_success, "
+                        "ava_handle_value)");
     }
     if (!scopes.empty())
       diag_.error(r.loc, "ava_element/ava_field in ava_type is not implemented yet");

@@ -118,6 +118,7 @@ void __ava_lifetime_static(void);
 void __ava_allocates(void);
 void __ava_deallocates(void);
 void __ava_retains(void);
+void __ava_handle_value(const void *value);
 void __ava_allocates_resource(const char *resource, unsigned long long amount);
 void __ava_deallocates_resource(const char *resource, unsigned long long amount);
 void __ava_buffer_allocator(const void *allocate, const void *deallocate);
@@ -142,6 +143,12 @@ void __ava_error(long double value);
 #define ava_deallocates __ava_deallocates()
 /* The call adds one guest reference to this handle (a retain). */
 #define ava_retains __ava_retains()
+/*
+ * In ava_type(T) of a handle type: a value of T the API itself defines
+ * (CUDA's cudaStreamPerThread) that is no object: it travels and reaches the
+ * API as that same value instead of being looked up as an id.
+ */
+#define ava_handle_value(v) __ava_handle_value((const void *)(v))
 #define ava_allocates_resource(r, n) __ava_allocates_resource(#r, (unsigned long long)(n))
 #define ava_deallocates_resource(r, n) __ava_deallocates_resource(#r, (unsigned long long)(n))
 #define ava_buffer_allocator(a, f) __ava_buffer_allocator((const void *)&(a), (const void *)&(f))

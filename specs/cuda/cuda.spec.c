@@ -35,7 +35,12 @@ ava_libs("-lcuda");
 ava_type(CUcontext) { ava_handle; }
 ava_type(CUmodule) { ava_handle; }
 ava_type(CUfunction) { ava_handle; }
-ava_type(CUstream) { ava_handle; }
+/* The legacy and per-thread default streams are values of the driver, not objects. */
+ava_type(CUstream) {
+	ava_handle;
+	ava_handle_value(CU_STREAM_LEGACY);
+	ava_handle_value(CU_STREAM_PER_THREAD);
+}
 ava_type(CUevent) { ava_handle; }
 /* A call that cannot reach the worker fails as an unknown error. */
 ava_type(CUresult) {

@@ -33,7 +33,12 @@ ava_number(3);
 ava_soname("libcudart.so.13");
 ava_libs("-lcudart");
 
-ava_type(cudaStream_t) { ava_handle; }
+/* The legacy and per-thread default streams are values of the runtime, not objects. */
+ava_type(cudaStream_t) {
+	ava_handle;
+	ava_handle_value(cudaStreamLegacy);
+	ava_handle_value(cudaStreamPerThread);
+}
 ava_type(cudaEvent_t) { ava_handle; }
 /* A call that cannot reach the worker fails as an unknown error. */
 ava_type(cudaError_t) {

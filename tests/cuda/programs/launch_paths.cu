@@ -50,6 +50,12 @@ int main() {
               name(cudaLaunchKernel(reinterpret_cast<const void *>(&name), dim3(1), dim3(1),
                                     no_args, 0, nullptr)));
   std::printf("cudaDeviceSynchronize: %s\n", name(cudaDeviceSynchronize()));
+  // The runtime's own stream values (not objects) reach it as they are.
+  k_none<<<1, 1, 0, cudaStreamPerThread>>>();
+  std::printf("<<<>>> on cudaStreamPerThread: %s\n", name(cudaGetLastError()));
+  std::printf("cudaStreamSynchronize(cudaStreamPerThread): %s\n",
+              name(cudaStreamSynchronize(cudaStreamPerThread)));
+  std::printf("cudaStreamQuery(cudaStreamLegacy): %s\n", name(cudaStreamQuery(cudaStreamLegacy)));
   int counts[4] = {0, 0, 0, 0};
   std::printf("cudaMemcpyFromSymbol(d_counts): %s, [0]=%d\n",
               name(cudaMemcpyFromSymbol(counts, d_counts, sizeof counts)), counts[0]);

@@ -569,8 +569,10 @@ static int ava_cuda_serve_ava_cu_launch(struct ava_wcall *ava_w)
 	blockDimY = (unsigned int)ava_a->blockDimY;
 	blockDimZ = (unsigned int)ava_a->blockDimZ;
 	sharedMemBytes = (unsigned int)ava_a->sharedMemBytes;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
+	if (ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_LEGACY) || ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_PER_THREAD))
+		hStream = (CUstream)(uintptr_t)ava_a->hStream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->params, (void **)&params);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
@@ -608,7 +610,7 @@ static CUresult ava_cuda_impl_ava_cu_error_string(CUresult error, char *text, si
 		return ret == CUDA_SUCCESS ? CUDA_ERROR_INVALID_VALUE : ret;
 	snprintf(text, capacity, "%s", ava_s);
 	return CUDA_SUCCESS;
-#line 612 "cuda_worker.c"
+#line 614 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_error_string(struct ava_wcall *ava_w)
@@ -1204,7 +1206,7 @@ static CUresult ava_cuda_impl_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams 
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1208 "cuda_worker.c"
+#line 1210 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1812,7 +1814,7 @@ static CUresult ava_cuda_impl_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const 
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 1816 "cuda_worker.c"
+#line 1818 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1840,8 +1842,10 @@ static int ava_cuda_serve_cuMemcpyHtoDAsync_v2(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	ByteCount = (size_t)ava_a->ByteCount;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
+	if (ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_LEGACY) || ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_PER_THREAD))
+		hStream = (CUstream)(uintptr_t)ava_a->hStream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 	if (ava_a->srcHost.flags & AVA_BUF_PRESENT) {
@@ -1870,7 +1874,7 @@ static CUresult ava_cuda_impl_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr sr
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 1874 "cuda_worker.c"
+#line 1878 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1900,8 +1904,10 @@ static int ava_cuda_serve_cuMemcpyDtoHAsync_v2(struct ava_wcall *ava_w)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	srcDevice = (CUdeviceptr)ava_a->srcDevice;
 	ByteCount = (size_t)ava_a->ByteCount;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
+	if (ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_LEGACY) || ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_PER_THREAD))
+		hStream = (CUstream)(uintptr_t)ava_a->hStream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 	if (ava_a->dstHost.flags & AVA_BUF_PRESENT) {
@@ -1943,8 +1949,10 @@ static int ava_cuda_serve_cuMemcpyDtoDAsync_v2(struct ava_wcall *ava_w)
 	dstDevice = (CUdeviceptr)ava_a->dstDevice;
 	srcDevice = (CUdeviceptr)ava_a->srcDevice;
 	ByteCount = (size_t)ava_a->ByteCount;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
+	if (ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_LEGACY) || ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_PER_THREAD))
+		hStream = (CUstream)(uintptr_t)ava_a->hStream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -2029,8 +2037,10 @@ static int ava_cuda_serve_cuMemsetD8Async(struct ava_wcall *ava_w)
 	dstDevice = (CUdeviceptr)ava_a->dstDevice;
 	uc = (unsigned char)ava_a->uc;
 	N = (size_t)ava_a->N;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
+	if (ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_LEGACY) || ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_PER_THREAD))
+		hStream = (CUstream)(uintptr_t)ava_a->hStream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -2059,8 +2069,10 @@ static int ava_cuda_serve_cuMemsetD32Async(struct ava_wcall *ava_w)
 	dstDevice = (CUdeviceptr)ava_a->dstDevice;
 	ui = (unsigned int)ava_a->ui;
 	N = (size_t)ava_a->N;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
+	if (ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_LEGACY) || ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_PER_THREAD))
+		hStream = (CUstream)(uintptr_t)ava_a->hStream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -2135,8 +2147,10 @@ static int ava_cuda_serve_cuStreamDestroy_v2(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
+	if (ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_LEGACY) || ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_PER_THREAD))
+		hStream = (CUstream)(uintptr_t)ava_a->hStream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -2162,8 +2176,10 @@ static int ava_cuda_serve_cuStreamSynchronize(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
+	if (ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_LEGACY) || ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_PER_THREAD))
+		hStream = (CUstream)(uintptr_t)ava_a->hStream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -2187,8 +2203,10 @@ static int ava_cuda_serve_cuStreamQuery(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
+	if (ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_LEGACY) || ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_PER_THREAD))
+		hStream = (CUstream)(uintptr_t)ava_a->hStream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -2212,8 +2230,10 @@ static int ava_cuda_serve_cuStreamWaitEvent(struct ava_wcall *ava_w)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 
 	/* Phase 1: values as sent by the guest. */
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
+	if (ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_LEGACY) || ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_PER_THREAD))
+		hStream = (CUstream)(uintptr_t)ava_a->hStream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->hEvent, AVA_CUDA_T_CUEVENT, (void **)&hEvent);
 	Flags = (unsigned int)ava_a->Flags;
@@ -2319,8 +2339,10 @@ static int ava_cuda_serve_cuEventRecord(struct ava_wcall *ava_w)
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->hEvent, AVA_CUDA_T_CUEVENT, (void **)&hEvent);
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
+	if (ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_LEGACY) || ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_PER_THREAD))
+		hStream = (CUstream)(uintptr_t)ava_a->hStream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 

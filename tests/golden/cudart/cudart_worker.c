@@ -544,8 +544,10 @@ static int ava_cudart_serve_ava_cudart_symbol_copy(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	host_len = (size_t)ava_a->host_len;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 	if (ava_a->host.flags & AVA_BUF_PRESENT) {
@@ -586,7 +588,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_symbol_info(ava_cudart_mod module,
 			return ret;
 	}
 	return size != NULL ? cudaGetSymbolSize(size, module->vars[var].stand_in) : cudaSuccess;
-#line 590 "cudart_worker.c"
+#line 592 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_symbol_info(struct ava_wcall *ava_w)
@@ -665,7 +667,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_release_function(ava_cudart_fn fun
 #line 278 "specs/cudart/cudart_launch.spec.inc"
 	free(function);
 	return cudaSuccess;
-#line 669 "cudart_worker.c"
+#line 671 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_release_function(struct ava_wcall *ava_w)
@@ -708,7 +710,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_unregister_module(ava_cudart_mod m
 	free(module->fatbin);
 	free(module);
 	return cudaSuccess;
-#line 712 "cudart_worker.c"
+#line 714 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_unregister_module(struct ava_wcall *ava_w)
@@ -752,7 +754,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_launch(ava_cudart_fn function, uns
 		ava_args[i] = (char *)params + function->params.offsets[i];
 	return cudaLaunchKernel(&function->stand_in, ava_grid, ava_block, ava_args, shared_mem,
 				stream);
-#line 756 "cudart_worker.c"
+#line 758 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_launch(struct ava_wcall *ava_w)
@@ -793,8 +795,10 @@ static int ava_cudart_serve_ava_cudart_launch(struct ava_wcall *ava_w)
 	block_y = (unsigned int)ava_a->block_y;
 	block_z = (unsigned int)ava_a->block_z;
 	shared_mem = (size_t)ava_a->shared_mem;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->params, (void **)&params);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
@@ -829,7 +833,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_func_get_attributes(struct cudaFun
 	if (function == NULL)
 		return cudaErrorInvalidDeviceFunction;
 	return cudaFuncGetAttributes(attr, &function->stand_in);
-#line 833 "cudart_worker.c"
+#line 837 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_func_get_attributes(struct ava_wcall *ava_w)
@@ -886,7 +890,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_occupancy(int *num_blocks, ava_cud
 		return cudaErrorInvalidDeviceFunction;
 	return cudaOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, &function->stand_in,
 							     block_size, dynamic_smem);
-#line 890 "cudart_worker.c"
+#line 894 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_occupancy(struct ava_wcall *ava_w)
@@ -1612,7 +1616,7 @@ static cudaError_t ava_cudart_impl_cudaMalloc(void **devPtr, size_t size)
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
 	return ret;
-#line 1616 "cudart_worker.c"
+#line 1620 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1670,7 +1674,7 @@ static cudaError_t ava_cudart_impl_cudaMallocPitch(void **devPtr, size_t *pitch,
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, *pitch * height);
 	return ret;
-#line 1674 "cudart_worker.c"
+#line 1678 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1752,7 +1756,7 @@ static cudaError_t ava_cudart_impl_cudaFree(void *devPtr)
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_forget_alloc(devPtr);
 	return ret;
-#line 1756 "cudart_worker.c"
+#line 1760 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1826,8 +1830,10 @@ static int ava_cudart_serve_cudaMemsetAsync(struct ava_wcall *ava_w)
 	devPtr = (void *)(uintptr_t)ava_a->devPtr;
 	value = (int)ava_a->value;
 	count = (size_t)ava_a->count;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -1846,7 +1852,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device(void *dst, const 
 			       ? cudaStreamSynchronize(stream)
 			       : cudaPeekAtLastError();
 	return cudaMemcpy(dst, src, count, kind);
-#line 1850 "cudart_worker.c"
+#line 1856 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device(struct ava_wcall *ava_w)
@@ -1878,8 +1884,10 @@ static int ava_cudart_serve_ava_cudart_memcpy_to_device(struct ava_wcall *ava_w)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	count = (size_t)ava_a->count;
 	kind = (enum cudaMemcpyKind)ava_a->kind;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 	async = (int)ava_a->async;
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
@@ -1904,7 +1912,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device_async(void *dst, 
 #line 261 "specs/cudart/cudart_api.spec.inc"
 	cudaError_t ret = cudaMemcpyAsync(dst, src, count, cudaMemcpyHostToDevice, stream);
 	return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
-#line 1908 "cudart_worker.c"
+#line 1916 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device_async(struct ava_wcall *ava_w)
@@ -1931,8 +1939,10 @@ static int ava_cudart_serve_ava_cudart_memcpy_to_device_async(struct ava_wcall *
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	count = (size_t)ava_a->count;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 	if (ava_a->src.flags & AVA_BUF_PRESENT) {
@@ -1960,7 +1970,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_host(void *dst, const vo
 		return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
 	}
 	return cudaMemcpy(dst, src, count, kind);
-#line 1964 "cudart_worker.c"
+#line 1974 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_host(struct ava_wcall *ava_w)
@@ -1992,8 +2002,10 @@ static int ava_cudart_serve_ava_cudart_memcpy_to_host(struct ava_wcall *ava_w)
 	src = (const void *)(uintptr_t)ava_a->src;
 	count = (size_t)ava_a->count;
 	kind = (enum cudaMemcpyKind)ava_a->kind;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 	async = (int)ava_a->async;
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
@@ -2023,7 +2035,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_on_device(void *dst, const 
 #line 287 "specs/cudart/cudart_api.spec.inc"
 	return async ? cudaMemcpyAsync(dst, src, count, kind, stream)
 		     : cudaMemcpy(dst, src, count, kind);
-#line 2027 "cudart_worker.c"
+#line 2039 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_on_device(struct ava_wcall *ava_w)
@@ -2049,8 +2061,10 @@ static int ava_cudart_serve_ava_cudart_memcpy_on_device(struct ava_wcall *ava_w)
 	src = (const void *)(uintptr_t)ava_a->src;
 	count = (size_t)ava_a->count;
 	kind = (enum cudaMemcpyKind)ava_a->kind;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 	async = (int)ava_a->async;
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
@@ -2079,7 +2093,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy2d(void *dst, size_t dpitch,
 	ret = stream ? cudaMemcpy2DAsync(ava_dst, dpitch, ava_src, spitch, width, height, kind, stream)
 		     : cudaMemcpy2D(ava_dst, dpitch, ava_src, spitch, width, height, kind);
 	return ret == cudaSuccess && stream ? cudaStreamSynchronize(stream) : ret;
-#line 2083 "cudart_worker.c"
+#line 2097 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy2d(struct ava_wcall *ava_w)
@@ -2118,8 +2132,10 @@ static int ava_cudart_serve_ava_cudart_memcpy2d(struct ava_wcall *ava_w)
 	width = (size_t)ava_a->width;
 	height = (size_t)ava_a->height;
 	kind = (enum cudaMemcpyKind)ava_a->kind;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 	dst_host = (int)ava_a->dst_host;
 	src_host = (int)ava_a->src_host;
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->host, (void **)&host);
@@ -2206,8 +2222,10 @@ static int ava_cudart_serve_cudaMemset2DAsync(struct ava_wcall *ava_w)
 	value = (int)ava_a->value;
 	width = (size_t)ava_a->width;
 	height = (size_t)ava_a->height;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -2226,7 +2244,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_host_alloc_check(size_t size, unsi
 	if (ret == cudaSuccess)
 		cudaFreeHost(ava_p);
 	return ret;
-#line 2230 "cudart_worker.c"
+#line 2248 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_host_alloc_check(struct ava_wcall *ava_w)
@@ -2419,8 +2437,10 @@ static int ava_cudart_serve_cudaStreamDestroy(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -2446,8 +2466,10 @@ static int ava_cudart_serve_cudaStreamSynchronize(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -2471,8 +2493,10 @@ static int ava_cudart_serve_cudaStreamQuery(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -2496,8 +2520,10 @@ static int ava_cudart_serve_cudaStreamWaitEvent(struct ava_wcall *ava_w)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 
 	/* Phase 1: values as sent by the guest. */
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->event, AVA_CUDART_T_CUDAEVENT_T, (void **)&event);
 	flags = (unsigned int)ava_a->flags;
@@ -2530,8 +2556,10 @@ static int ava_cudart_serve_cudaStreamAddCallback(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 	callback = NULL;
 	userData = ava_a->userData ? (void *)&ava_cudart_userdata_mark : NULL;
 	flags = (unsigned int)ava_a->flags;
@@ -2571,8 +2599,10 @@ static int ava_cudart_serve_cudaLaunchHostFunc(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 	fn = NULL;
 	userData = ava_a->userData ? (void *)&ava_cudart_userdata_mark : NULL;
 
@@ -2733,8 +2763,10 @@ static int ava_cudart_serve_cudaEventRecord(struct ava_wcall *ava_w)
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->event, AVA_CUDART_T_CUDAEVENT_T, (void **)&event);
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -2761,8 +2793,10 @@ static int ava_cudart_serve_cudaEventRecordWithFlags(struct ava_wcall *ava_w)
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->event, AVA_CUDART_T_CUDAEVENT_T, (void **)&event);
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 	flags = (unsigned int)ava_a->flags;
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
@@ -3297,8 +3331,10 @@ static int ava_cudart_serve_cudaStreamGetPriority(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDART_T_CUDASTREAM_T, (void **)&hStream);
+	if (ava_a->hStream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->hStream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		hStream = (cudaStream_t)(uintptr_t)ava_a->hStream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDART_T_CUDASTREAM_T, (void **)&hStream);
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->priority, (void **)&priority);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
@@ -3344,8 +3380,10 @@ static int ava_cudart_serve_cudaStreamGetFlags(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDART_T_CUDASTREAM_T, (void **)&hStream);
+	if (ava_a->hStream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->hStream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		hStream = (cudaStream_t)(uintptr_t)ava_a->hStream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDART_T_CUDASTREAM_T, (void **)&hStream);
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->flags, (void **)&flags);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
@@ -3380,7 +3418,7 @@ static cudaError_t ava_cudart_impl_cudaMallocAsync(void **devPtr, size_t size, c
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
 	return ret;
-#line 3384 "cudart_worker.c"
+#line 3422 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3408,8 +3446,10 @@ static int ava_cudart_serve_cudaMallocAsync(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	size = (size_t)ava_a->size;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDART_T_CUDASTREAM_T, (void **)&hStream);
+	if (ava_a->hStream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->hStream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		hStream = (cudaStream_t)(uintptr_t)ava_a->hStream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDART_T_CUDASTREAM_T, (void **)&hStream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 	if (ava_a->devPtr.flags & AVA_BUF_PRESENT) {
@@ -3440,7 +3480,7 @@ static cudaError_t ava_cudart_impl_cudaFreeAsync(void *devPtr, cudaStream_t hStr
 	if (ava_is_guest)
 		ava_cudart_forget_alloc(devPtr);
 	return ava_execute();
-#line 3444 "cudart_worker.c"
+#line 3484 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3458,8 +3498,10 @@ static int ava_cudart_serve_cudaFreeAsync(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	devPtr = (void *)(uintptr_t)ava_a->devPtr;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDART_T_CUDASTREAM_T, (void **)&hStream);
+	if (ava_a->hStream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->hStream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		hStream = (cudaStream_t)(uintptr_t)ava_a->hStream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDART_T_CUDASTREAM_T, (void **)&hStream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -3524,8 +3566,10 @@ static int ava_cudart_serve_cudaMemcpyPeerAsync(struct ava_wcall *ava_w)
 	src = (const void *)(uintptr_t)ava_a->src;
 	srcDevice = (int)ava_a->srcDevice;
 	count = (size_t)ava_a->count;
-	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
+		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
+	else
+		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
