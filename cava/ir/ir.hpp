@@ -174,8 +174,8 @@ struct TypeRule {
 };
 
 struct HandleType {
-  std::string name;             // spelling, e.g. "demo_obj"
-  std::string destroy_function; // "" when the spec has none
+  std::string name;                // spelling, e.g. "demo_obj"
+  std::string destroy_function;    // "" when the spec has none
   std::vector<std::string> values; // ava_handle_value: C expressions passed as they are
 };
 
