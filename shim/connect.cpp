@@ -70,6 +70,12 @@ Status await_hello_ack(Channel &channel, const ava_guest_spec *spec, int timeout
                                          std::string(spec->name) + "', " + spec_identity(spec) +
                                          ")");
   }
+  if (hdr->status == AVA_E_UNSUPPORTED) {
+    return Status::error(AVA_E_UNSUPPORTED, "the worker cannot serve spec '" +
+                                                std::string(spec->name) +
+                                                "': it has no usable plugin for it (its log says "
+                                                "why, e.g. a library the plugin needs is missing)");
+  }
   if (hdr->status != AVA_OK) {
     return Status::error(hdr->status < 0 ? hdr->status : AVA_E_PROTO,
                          std::string("the worker refused the guest library: ") +

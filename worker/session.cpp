@@ -85,18 +85,20 @@ Status GuestSession::hello() {
   std::memcpy(&hello, buf.data() + sizeof hdr, sizeof hello);
   connection_->set_guest(nullptr, hello.pid);
 
-  auto refuse = [&](const std::string &why) {
-    connection_->send_status(hdr, AVA_MSG_HELLO_ACK, AVA_E_SPEC);
+  auto refuse = [&](const std::string &why, int status = AVA_E_SPEC) {
+    connection_->send_status(hdr, AVA_MSG_HELLO_ACK, status);
     connection_->log_error(why);
-    return Status::error(AVA_E_SPEC, why);
+    return Status::error(status, why);
   };
   if (std::memchr(hello.spec_name, 0, sizeof hello.spec_name) == nullptr)
     return refuse("HELLO with an unterminated spec name");
   std::string name = hello.spec_name;
   const ava_worker_spec *spec = nullptr;
   Status found = plugins_.find(name, &spec);
+  // Not a mismatch: this worker has no usable plugin for the name (none
+  // installed, not allowed, or its library would not load, e.g. no driver).
   if (!found.is_ok())
-    return refuse("cannot serve spec '" + name + "': " + found.message);
+    return refuse("cannot serve spec '" + name + "': " + found.message, AVA_E_UNSUPPORTED);
   if (hello.spec_id != spec->id || hello.spec_hash != spec->hash)
     return refuse("spec '" + name + "' mismatch: guest has id " + std::to_string(hello.spec_id) +
                   " hash " + hex(hello.spec_hash) + ", worker has id " + std::to_string(spec->id) +

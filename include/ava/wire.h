@@ -86,7 +86,7 @@ typedef int64_t ava_s64;
 #define AVA_E_FUNC (-3)         /* unknown function id */
 #define AVA_E_HANDLE (-4)       /* unknown or wrongly typed handle */
 #define AVA_E_NOMEM (-5)        /* the worker could not allocate */
-#define AVA_E_UNSUPPORTED (-6)  /* the spec does not support the call */
+#define AVA_E_UNSUPPORTED (-6)  /* the spec does not support the call; HELLO_ACK: no plugin for the spec */
 #define AVA_E_CLOSED (-7)       /* the channel is closed or broken */
 #define AVA_E_SPEC (-8)         /* spec name, id or layout hash mismatch */
 #define AVA_E_TOO_BIG (-9)      /* message above the configured limit */

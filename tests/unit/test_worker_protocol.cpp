@@ -342,13 +342,13 @@ RawMessage hello_message(const char *name, uint32_t id, uint64_t hash) {
 
 const HelloCase kHelloCases[] = {
     {"unknown spec", [] { return hello_message("nosuchspec", WT_SPEC_ID, WT_SPEC_HASH); },
-     AVA_MSG_HELLO_ACK, AVA_E_SPEC},
+     AVA_MSG_HELLO_ACK, AVA_E_UNSUPPORTED},
     {"wrong spec id", [] { return hello_message("wtest", WT_SPEC_ID + 1, WT_SPEC_HASH); },
      AVA_MSG_HELLO_ACK, AVA_E_SPEC},
     {"wrong spec hash", [] { return hello_message("wtest", WT_SPEC_ID, WT_SPEC_HASH ^ 1); },
      AVA_MSG_HELLO_ACK, AVA_E_SPEC},
     {"path in the spec name", [] { return hello_message("../wtest", WT_SPEC_ID, WT_SPEC_HASH); },
-     AVA_MSG_HELLO_ACK, AVA_E_SPEC},
+     AVA_MSG_HELLO_ACK, AVA_E_UNSUPPORTED},
     {"unterminated spec name",
      [] { return hello_message(std::string(40, 'x').c_str(), WT_SPEC_ID, WT_SPEC_HASH); },
      AVA_MSG_HELLO_ACK, AVA_E_SPEC},
