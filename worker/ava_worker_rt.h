@@ -125,9 +125,6 @@ int ava_w_is_async(const struct ava_wcall *w);
  * a call they find nothing (NULL / 0).
  */
 void *ava_w_current_handle(uint64_t id, uint32_t type);
-/* Like ava_w_current_handle for any of the ntypes types in types; *found_type set. */
-void *ava_w_current_handle_of(uint64_t id, const uint32_t *types, uint32_t ntypes,
-			      uint32_t *found_type);
 /* The id of object (registered, not owned, if new); 0 for NULL or outside a call. */
 uint64_t ava_w_current_handle_id(void *object, uint32_t type);
 /*

@@ -61,15 +61,6 @@ void *HandleTable::lookup(uint64_t id, uint32_t type) const {
   return it->second.object;
 }
 
-void *HandleTable::lookup_any(uint64_t id, uint32_t *type) const {
-  std::lock_guard lock(mutex_);
-  auto it = by_id_.find(id);
-  if (it == by_id_.end())
-    return nullptr;
-  *type = it->second.type;
-  return it->second.object;
-}
-
 bool HandleTable::retain(uint64_t id) {
   std::lock_guard lock(mutex_);
   auto it = by_id_.find(id);

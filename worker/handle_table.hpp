@@ -35,8 +35,6 @@ public:
   bool insert_as(void *object, uint32_t type, uint64_t id);
   // The object behind id if it has the given type, else nullptr.
   void *lookup(uint64_t id, uint32_t type) const;
-  // Any type: the object behind id and its type, or nullptr.
-  void *lookup_any(uint64_t id, uint32_t *type) const;
   // The guest took one more reference to id (retain); false if unknown.
   bool retain(uint64_t id);
   // The guest dropped one reference to id. When it held the last one the id

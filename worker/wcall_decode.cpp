@@ -38,6 +38,20 @@ namespace {
 
 constexpr uint32_t kDirMask = AVA_BUF_IN | AVA_BUF_OUT;
 
+// Memory that lives until the call is done (freed with the ava_wcall).
+void *arena_alloc(ava_wcall *w, uint64_t bytes, bool zeroed) {
+  void *mem = zeroed ? std::calloc(1, bytes > 0 ? bytes : 1) : std::malloc(bytes > 0 ? bytes : 1);
+  if (mem == nullptr)
+    return nullptr;
+  try {
+    w->arena.push_back(mem);
+  } catch (const std::bad_alloc &) {
+    std::free(mem);
+    return nullptr;
+  }
+  return mem;
+}
+
 ava_buf_desc read_desc(const ava_buf_desc *d) {
   ava_buf_desc copy;
   std::memcpy(&copy, d, sizeof copy);
@@ -158,15 +172,9 @@ AVA_W_EXPORT int ava_w_buffer_check(struct ava_wcall *w, const struct ava_buf_de
   if ((desc.flags & AVA_BUF_HEAP) != 0) {
     // Rewritten in place (handle ids <-> objects): a private copy, so the
     // guest neither sees worker pointers nor changes ids under our feet.
-    void *mem = std::malloc(bytes > 0 ? bytes : 1);
+    void *mem = arena_alloc(w, bytes, false);
     if (mem == nullptr)
       return AVA_E_NOMEM;
-    try {
-      w->arena.push_back(mem);
-    } catch (const std::bad_alloc &) {
-      std::free(mem);
-      return AVA_E_NOMEM;
-    }
     if ((dir & AVA_BUF_IN) != 0)
       std::memcpy(mem, w->heap + desc.offset, bytes);
     else
@@ -180,15 +188,9 @@ AVA_W_EXPORT int ava_w_buffer_check(struct ava_wcall *w, const struct ava_buf_de
   uint64_t limit = w->connection->max_message();
   if (bytes > limit || w->out_alloc > limit - bytes)
     return AVA_E_TOO_BIG;
-  void *mem = std::calloc(1, bytes > 0 ? bytes : 1);
+  void *mem = arena_alloc(w, bytes, true);
   if (mem == nullptr)
     return AVA_E_NOMEM;
-  try {
-    w->arena.push_back(mem);
-  } catch (const std::bad_alloc &) {
-    std::free(mem);
-    return AVA_E_NOMEM;
-  }
   w->out_alloc += bytes;
   *ptr = mem;
   return AVA_OK;
@@ -275,15 +277,9 @@ AVA_W_EXPORT int ava_w_guest_ids(struct ava_wcall *w, const void *array, uint64_
     return AVA_OK;
   if (array == nullptr || count > w->connection->max_message() / sizeof(uint64_t))
     return AVA_E_PROTO;
-  auto *ids = static_cast<uint64_t *>(std::malloc(count * sizeof(uint64_t)));
+  auto *ids = static_cast<uint64_t *>(arena_alloc(w, count * sizeof(uint64_t), false));
   if (ids == nullptr)
     return AVA_E_NOMEM;
-  try {
-    w->arena.push_back(ids);
-  } catch (const std::bad_alloc &) {
-    std::free(ids);
-    return AVA_E_NOMEM;
-  }
   std::memcpy(ids, array, count * sizeof(uint64_t));
   for (uint64_t i = 0; i < count; ++i)
     if ((ids[i] & AVA_GUEST_ID_MASK) != AVA_GUEST_ID_BIT)
@@ -349,23 +345,6 @@ AVA_W_EXPORT void *ava_w_current_handle(uint64_t id, uint32_t type) {
   if (w == nullptr || id == 0)
     return nullptr;
   return w->connection->handles().lookup(id, type);
-}
-
-AVA_W_EXPORT void *ava_w_current_handle_of(uint64_t id, const uint32_t *types, uint32_t ntypes,
-                                           uint32_t *found_type) {
-  ava_wcall *w = tls_current_call;
-  *found_type = 0;
-  if (w == nullptr || id == 0)
-    return nullptr;
-  uint32_t type = 0;
-  void *object = w->connection->handles().lookup_any(id, &type);
-  for (uint32_t i = 0; object != nullptr && i < ntypes; ++i) {
-    if (types[i] == type) {
-      *found_type = type;
-      return object;
-    }
-  }
-  return nullptr;
 }
 
 AVA_W_EXPORT int ava_w_current_bad_handle(uint32_t type) {
