@@ -400,7 +400,10 @@ const char *cudaGetErrorString(cudaError_t error)
 #line 350 "specs/cudart/cudart_launch.spec.inc"
 
 /* What the guest knows of a module and its kernels. */
+#define AVA_CUDART_KERNEL_MAGIC 0x61766b6eu
 struct ava_cudart_kernel {
+	uint32_t magic; /* a cudaKernel_t from __cudaGetKernel is one of these */
+	int ready;      /* shipped, handle and layout known: launches skip the lock */
 	struct ava_cudart_kernel *next;
 	struct ava_cudart_module *module;
 	const void *host_fun;
@@ -472,6 +475,7 @@ void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *de
 		free(k);
 		return;
 	}
+	k->magic = AVA_CUDART_KERNEL_MAGIC;
 	k->module = m;
 	k->host_fun = hostFun;
 	pthread_mutex_lock(&ava_cudart_lock);
@@ -675,6 +679,9 @@ static cudaError_t ava_cudart_ready(struct ava_cudart_kernel *k)
 	struct ava_cudart_module *m = k->module;
 	cudaError_t rc;
 
+	/* Pairs with the release store below: remote and params are set. */
+	if (__atomic_load_n(&k->ready, __ATOMIC_ACQUIRE))
+		return cudaSuccess;
 	pthread_mutex_lock(&ava_cudart_lock);
 	rc = ava_cudart_ship_locked(m);
 	if (rc == cudaSuccess && !k->have_params) {
@@ -685,6 +692,8 @@ static cudaError_t ava_cudart_ready(struct ava_cudart_kernel *k)
 	}
 	if (rc == cudaSuccess && (!k->have_params || k->remote == NULL))
 		rc = cudaErrorInvalidDeviceFunction;
+	if (rc == cudaSuccess)
+		__atomic_store_n(&k->ready, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&ava_cudart_lock);
 	return rc;
 }
@@ -692,10 +701,9 @@ static cudaError_t ava_cudart_ready(struct ava_cudart_kernel *k)
 /* Set once a launch has succeeded: later ones need not wait. */
 static int ava_cudart_launches_work;
 
-static cudaError_t ava_cudart_launch_kernel(const void *host_fun, dim3 grid, dim3 block,
+static cudaError_t ava_cudart_launch_kernel(struct ava_cudart_kernel *k, dim3 grid, dim3 block,
 					    void **args, size_t shared_mem, cudaStream_t stream)
 {
-	struct ava_cudart_kernel *k = ava_cudart_kernel_of(host_fun);
 	unsigned char small[256], *params = small;
 	const int async = __atomic_load_n(&ava_cudart_launches_work, __ATOMIC_RELAXED);
 	cudaError_t rc;
@@ -735,28 +743,43 @@ cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun)
 	return k ? cudaSuccess : cudaErrorInvalidDeviceFunction;
 }
 
+/*
+ * nvcc's launches pass the cudaKernel_t __cudaGetKernel gave them (one of
+ * ours, taken as is, as the runtime would); anything else is looked up.
+ */
+static struct ava_cudart_kernel *ava_cudart_kernel_handle(cudaKernel_t kernel)
+{
+	struct ava_cudart_kernel *k = (struct ava_cudart_kernel *)kernel;
+
+	return k != NULL && k->magic == AVA_CUDART_KERNEL_MAGIC ? k : ava_cudart_kernel_of(kernel);
+}
+
 cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
 			       size_t sharedMem, cudaStream_t stream)
 {
-	return ava_cudart_launch_kernel(kernel, gridDim, blockDim, args, sharedMem, stream);
+	return ava_cudart_launch_kernel(ava_cudart_kernel_handle(kernel), gridDim, blockDim, args,
+					sharedMem, stream);
 }
 
 cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
 				    size_t sharedMem, cudaStream_t stream)
 {
-	return ava_cudart_launch_kernel(kernel, gridDim, blockDim, args, sharedMem, stream);
+	return ava_cudart_launch_kernel(ava_cudart_kernel_handle(kernel), gridDim, blockDim, args,
+					sharedMem, stream);
 }
 
 cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
 			     size_t sharedMem, cudaStream_t stream)
 {
-	return ava_cudart_launch_kernel(func, gridDim, blockDim, args, sharedMem, stream);
+	return ava_cudart_launch_kernel(ava_cudart_kernel_of(func), gridDim, blockDim, args,
+					sharedMem, stream);
 }
 
 cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
 				  size_t sharedMem, cudaStream_t stream)
 {
-	return ava_cudart_launch_kernel(func, gridDim, blockDim, args, sharedMem, stream);
+	return ava_cudart_launch_kernel(ava_cudart_kernel_of(func), gridDim, blockDim, args,
+					sharedMem, stream);
 }
 
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
@@ -876,7 +899,7 @@ struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
 	return d;
 }
 
-#line 880 "cudart_guest.c"
+#line 903 "cudart_guest.c"
 #line 346 "specs/cudart/cudart_api.spec.inc"
 
 static cudaError_t ava_cudart_copy(void *dst, const void *src, size_t count,
@@ -1046,7 +1069,7 @@ cudaError_t cudaFreeHost(void *ptr)
 	return cudaSuccess;
 }
 
-#line 1050 "cudart_guest.c"
+#line 1073 "cudart_guest.c"
 #pragma GCC visibility pop
 
 static int ava_cudart_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -2202,7 +2225,7 @@ AVA_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
 	return ret;
-#line 2206 "cudart_guest.c"
+#line 2229 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2270,7 +2293,7 @@ AVA_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t widt
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, *pitch * height);
 	return ret;
-#line 2274 "cudart_guest.c"
+#line 2297 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2311,7 +2334,7 @@ AVA_EXPORT cudaError_t cudaFree(void *devPtr)
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_forget_alloc(devPtr);
 	return ret;
-#line 2315 "cudart_guest.c"
+#line 2338 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -3744,7 +3767,7 @@ AVA_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t 
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
 	return ret;
-#line 3748 "cudart_guest.c"
+#line 3771 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -3775,7 +3798,7 @@ AVA_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 	if (ava_is_guest)
 		ava_cudart_forget_alloc(devPtr);
 	return ava_execute();
-#line 3779 "cudart_guest.c"
+#line 3802 "cudart_guest.c"
 #undef ava_execute
 }
 
