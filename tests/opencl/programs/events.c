@@ -248,11 +248,13 @@ static void profiling(cl_mem m) {
   printf("profiling on a queue without profiling: %s\n", cl_err_name(err));
   EXPECT(err == CL_PROFILING_INFO_NOT_AVAILABLE, "profiling without the property");
   CHECK(clFinish(g_q));
-  cl_uint refs = 0, refs2 = 0;
-  CHECK(clGetEventInfo(k, CL_EVENT_REFERENCE_COUNT, sizeof refs, &refs, NULL));
+  /* PoCL's driver thread may still drop its own reference to a finished event at any
+   * time, so only a lower bound is stable. */
+  cl_uint refs = 0;
   CHECK(clRetainEvent(k));
-  CHECK(clGetEventInfo(k, CL_EVENT_REFERENCE_COUNT, sizeof refs2, &refs2, NULL));
-  printf("retain adds a reference: %s\n", yes_no(refs2 == refs + 1));
+  CHECK(clGetEventInfo(k, CL_EVENT_REFERENCE_COUNT, sizeof refs, &refs, NULL));
+  printf("refs after retain at least 2: %s\n", yes_no(refs >= 2));
+  EXPECT(refs >= 2, "event retain not counted");
   CHECK(clReleaseEvent(k));
   CHECK(clReleaseEvent(k));
 

@@ -213,7 +213,10 @@ static void arguments(cl_program p) {
   CHECK(clRetainKernel(k));
   cl_uint refs = 0;
   CHECK(clGetKernelInfo(k, CL_KERNEL_REFERENCE_COUNT, sizeof refs, &refs, NULL));
-  printf("refs after retain: %u\n", refs);
+  /* Commands PoCL has finished may still hold a reference until its driver thread
+   * drops their events, so only a lower bound is stable. */
+  printf("refs after retain at least 2: %s\n", yes_no(refs >= 2));
+  EXPECT(refs >= 2, "retain not counted");
   CHECK(clReleaseKernel(k));
   CHECK(clReleaseKernel(k));
   CHECK(clReleaseMemObject(out));

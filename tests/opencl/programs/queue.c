@@ -72,7 +72,10 @@ int main(void) {
   CHECK(clRetainCommandQueue(q));
   cl_uint refs = 0;
   CHECK(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs, NULL));
-  printf("refs after retain: %u\n", refs);
+  /* Commands PoCL has finished may still hold a reference until its driver thread
+   * drops their events, so only a lower bound is stable. */
+  printf("refs after retain at least 2: %s\n", yes_no(refs >= 2));
+  EXPECT(refs >= 2, "retain not counted");
   CHECK(clReleaseCommandQueue(q));
   CHECK(clReleaseCommandQueue(q));
 
