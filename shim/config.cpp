@@ -64,8 +64,10 @@ Status apply_key(std::string_view key, const toml::Entry &entry, const std::stri
   if (key == "channel") {
     const auto *v = std::get_if<std::string>(&entry.value);
     if (v == nullptr)
-      return config_error(where, "'channel' must be a string (\"unix\" or \"tcp\"), not a " +
-                                     std::string(toml::type_name(entry.value)));
+      return config_error(
+          where,
+          "'channel' must be a string (\"unix\", \"tcp\", \"shm\", \"vsock\" or \"kmod\"), not a " +
+              std::string(toml::type_name(entry.value)));
     Status st = parse_channel_kind(*v, &cfg->channel);
     if (!st.is_ok())
       return config_error(where, st.message);
@@ -104,7 +106,7 @@ Status apply_key(std::string_view key, const toml::Entry &entry, const std::stri
 
 bool has_prefix_kind(std::string_view text) {
   return text.starts_with("unix:") || text.starts_with("tcp:") || text.starts_with("shm:") ||
-         text.starts_with("vsock:");
+         text.starts_with("vsock:") || text.starts_with("kmod:");
 }
 
 // Without an explicit channel, "host:port" means tcp rather than a relative
@@ -116,6 +118,8 @@ ChannelKind infer_kind(std::string_view worker) {
     return ChannelKind::Shm;
   if (worker.starts_with("vsock:"))
     return ChannelKind::Vsock;
+  if (worker.starts_with("kmod:") || worker == "kmod")
+    return ChannelKind::Kmod;
   if (worker.starts_with("unix:") || worker.find('/') != std::string_view::npos ||
       worker.starts_with("@") || worker.starts_with("."))
     return ChannelKind::Unix;
@@ -136,6 +140,8 @@ const char *kind_name(ChannelKind kind) {
     return "shm";
   case ChannelKind::Vsock:
     return "vsock";
+  case ChannelKind::Kmod:
+    return "kmod";
   case ChannelKind::Unix:
     break;
   }
@@ -221,6 +227,9 @@ public:
   }
 
   Status finish(GuestConfig *out) {
+    // The kmod channel has one natural address: the device ava.ko creates.
+    if (cfg_.worker.empty() && cfg_.channel_set && cfg_.channel == ChannelKind::Kmod)
+      cfg_.worker = std::string("kmod:") + kDefaultKmodDevice;
     if (!cfg_.worker.empty()) {
       const ChannelKind default_kind = cfg_.channel_set ? cfg_.channel : infer_kind(cfg_.worker);
       Address addr;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "shim/runtime.hpp"
 
+#include <unistd.h>
+
 #include <cinttypes>
 #include <cstdio>
 
@@ -74,10 +76,16 @@ Status Runtime::connect_locked(bool *run_epilogue) {
   if (!st.is_ok()) {
     return fail_connect_locked("cannot read the guest configuration: " + st.message);
   }
+  // In a VM with ava.ko loaded, the device is the configuration.
+  if (config.worker.empty() && ::access(kDefaultKmodDevice, F_OK) == 0) {
+    config.worker = std::string("kmod:") + kDefaultKmodDevice;
+    config.channel = ChannelKind::Kmod;
+    config.source = kDefaultKmodDevice + std::string(" present");
+  }
   if (config.worker.empty()) {
     return fail_connect_locked(std::string("no worker configured for spec '") + spec_->name +
                                "': set AVA_WORKER, or 'worker' in /etc/ava/guest.toml, or run "
-                               "the program with `ava run`");
+                               "the program with `ava run`, or load ava.ko in a VM");
   }
   if (!prologue_done_) {
     prologue_done_ = true;

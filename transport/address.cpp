@@ -14,17 +14,6 @@
 namespace ava {
 namespace {
 
-// Channel kinds the design names but this build does not carry yet; naming
-// them gives a clearer error than "unknown".
-constexpr std::array<std::string_view, 2> kFutureKinds = {"vsock", "kmod"};
-
-bool is_future_kind(std::string_view name) {
-  for (std::string_view kind : kFutureKinds)
-    if (name == kind)
-      return true;
-  return false;
-}
-
 Status bad(std::string_view text, std::string_view why) {
   return Status::error(AVA_E_PROTO,
                        "invalid address '" + std::string(text) + "': " + std::string(why));
@@ -59,6 +48,19 @@ Status parse_shm(std::string_view text, std::string_view path, Address *out) {
   if (st.is_ok())
     out->kind = ChannelKind::Shm;
   return st;
+}
+
+// A kmod address names ava.ko's device node in a guest.
+Status parse_kmod(std::string_view text, std::string_view path, Address *out) {
+  if (path.empty() || path[0] != '/')
+    return bad(text, "a kmod address is an absolute device path, e.g. kmod:/dev/ava");
+  if (path.find('\0') != std::string_view::npos)
+    return bad(text, "NUL byte in device path");
+  Address addr;
+  addr.kind = ChannelKind::Kmod;
+  addr.path = std::string(path);
+  *out = std::move(addr);
+  return Status::ok();
 }
 
 bool all_digits(std::string_view s) {
@@ -126,12 +128,10 @@ Status parse_address_impl(std::string_view text, ChannelKind default_kind, Addre
     return parse_shm(text, text.substr(4), out);
   if (text.starts_with("vsock:"))
     return detail::parse_vsock_address(text, text.substr(6), out);
-  const size_t colon = text.find(':');
-  if (colon != std::string_view::npos && is_future_kind(text.substr(0, colon)))
-    return Status::error(AVA_E_UNSUPPORTED,
-                         "invalid address '" + std::string(text) + "': channel '" +
-                             std::string(text.substr(0, colon)) +
-                             "' is not supported yet (expected unix, tcp or shm)");
+  if (text.starts_with("kmod:"))
+    return parse_kmod(text, text.substr(5), out);
+  if (text == "kmod")
+    return parse_kmod(text, kDefaultKmodDevice, out);
   // Only a socket path can hold '/' or start with '@'; only tcp starts with '['.
   if (text[0] == '/' || text[0] == '@' || text[0] == '.' ||
       text.find('/') != std::string_view::npos)
@@ -155,6 +155,8 @@ std::string Address::to_string() const {
     return "shm:" + path;
   if (kind == ChannelKind::Vsock)
     return detail::vsock_address_text(*this);
+  if (kind == ChannelKind::Kmod)
+    return "kmod:" + path;
   const bool v6 = host.find(':') != std::string::npos;
   return "tcp:" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
@@ -184,13 +186,17 @@ Status parse_channel_kind(std::string_view text, ChannelKind *out) {
     *out = ChannelKind::Shm;
     return Status::ok();
   }
+  if (text == "vsock") {
+    *out = ChannelKind::Vsock;
+    return Status::ok();
+  }
+  if (text == "kmod") {
+    *out = ChannelKind::Kmod;
+    return Status::ok();
+  }
   try {
-    if (is_future_kind(text))
-      return Status::error(AVA_E_UNSUPPORTED,
-                           "channel '" + std::string(text) +
-                               "' is not supported yet (expected unix, tcp or shm)");
-    return Status::error(AVA_E_PROTO,
-                         "unknown channel '" + std::string(text) + "' (expected unix, tcp or shm)");
+    return Status::error(AVA_E_PROTO, "unknown channel '" + std::string(text) +
+                                          "' (expected unix, tcp, shm, vsock or kmod)");
   } catch (const std::bad_alloc &) {
     return Status::error(AVA_E_NOMEM, "parse_channel_kind: out of memory");
   }

@@ -4,6 +4,7 @@
 
 #include <new>
 
+#include "transport/kmod.hpp"
 #include "transport/shm.hpp"
 #include "transport/socket_channel.hpp"
 #include "transport/vsock.hpp"
@@ -29,6 +30,8 @@ Status connect_channel(const Address &address, int connect_timeout_ms,
     }
     case ChannelKind::Vsock:
       return detail::connect_vsock(address, connect_timeout_ms, out);
+    case ChannelKind::Kmod:
+      return connect_kmod(address, connect_timeout_ms, out);
     }
     return Status::error(AVA_E_UNSUPPORTED, "connect_channel: unknown channel kind");
   } catch (const std::bad_alloc &) {
@@ -54,6 +57,11 @@ Status listen_channel(const Address &address, std::unique_ptr<Listener> *out) {
     }
     case ChannelKind::Vsock:
       return detail::listen_vsock(address, out);
+    case ChannelKind::Kmod:
+      return Status::error(AVA_E_UNSUPPORTED,
+                           "listen " + address.to_string() +
+                               ": a kmod slot is served by `ava vmhost` on the VM's host, "
+                               "not by listening in the guest");
     }
     return Status::error(AVA_E_UNSUPPORTED, "listen_channel: unknown channel kind");
   } catch (const std::bad_alloc &) {

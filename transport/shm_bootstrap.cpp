@@ -176,8 +176,9 @@ Status connect_impl(const Address &address, int connect_timeout_ms, const ShmOpt
   if (!st.is_ok())
     return st;
   std::string description = name + peer_suffix(sock.get());
-  *out = std::make_unique<ShmChannel>(std::move(map), layout, ShmSide::Guest, std::move(sock),
-                                      std::move(description), options.spin_ns);
+  *out = std::make_unique<ShmChannel>(std::move(map), layout, ShmSide::Guest,
+                                      make_futex_signals(std::move(sock)), std::move(description),
+                                      options.spin_ns);
   return Status::ok();
 }
 
@@ -342,7 +343,8 @@ ShmListener::Hello ShmListener::try_hello(Pending &pending, std::unique_ptr<Chan
   if (!ack_ok(sock))
     return Hello::Gone;
   *out = std::make_unique<ShmChannel>(std::move(map), layout, ShmSide::Worker,
-                                      std::move(pending.fd), address_.to_string() + peer, spin_ns_);
+                                      make_futex_signals(std::move(pending.fd)),
+                                      address_.to_string() + peer, spin_ns_);
   *result = Status::ok();
   return Hello::Done;
 }

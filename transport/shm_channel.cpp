@@ -48,12 +48,36 @@ void full_fence() {
 }
 
 // Called after a full fence that follows the caller's publication.
-void wake_if_sleeping(uint32_t *word) {
+void wake_if_sleeping(RegionSignals &signals, uint32_t *word) {
   if (__atomic_load_n(word, __ATOMIC_RELAXED) == 0)
     return;
   __atomic_store_n(word, 0, __ATOMIC_RELAXED);
-  futex_wake(word);
+  signals.wake_peer(word);
 }
+
+class FutexSignals final : public RegionSignals {
+public:
+  explicit FutexSignals(UniqueFd socket) : socket_(std::move(socket)) {}
+
+  void sleep(uint32_t *word, int ms) override { futex_wait(word, 1u, ms); }
+  void wake_peer(uint32_t *word) override { futex_wake(word); }
+  void wake_self(uint32_t *word) override { futex_wake(word); }
+  bool peer_gone() override {
+    // Nothing travels on the bootstrap socket after the hand-over, so any
+    // event on it (EOF, error, stray bytes) means the peer is gone or
+    // misbehaving.
+    pollfd p{socket_.get(), POLLIN | POLLRDHUP, 0};
+    return ::poll(&p, 1, 0) > 0 && p.revents != 0;
+  }
+  void shutdown() override {
+    // The descriptor stays open until destruction so that a concurrent call
+    // never polls a number that was closed and reused meanwhile.
+    ::shutdown(socket_.get(), SHUT_RDWR);
+  }
+
+private:
+  UniqueFd socket_;
+};
 
 void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -77,6 +101,10 @@ RingView ring_view(const ShmMapping &map, ava_ring_ctl *ctl, uint64_t off, uint6
 
 } // namespace
 
+std::unique_ptr<RegionSignals> make_futex_signals(UniqueFd bootstrap_socket) {
+  return std::make_unique<FutexSignals>(std::move(bootstrap_socket));
+}
+
 void ShmChannel::Cursor::copy(uint8_t *dst, uint64_t bytes) {
   while (bytes > 0 && index < iovcnt) {
     const size_t avail = iov[index].iov_len - offset;
@@ -94,9 +122,10 @@ void ShmChannel::Cursor::copy(uint8_t *dst, uint64_t bytes) {
   }
 }
 
-ShmChannel::ShmChannel(ShmMapping map, const RegionLayout &layout, ShmSide side, UniqueFd socket,
-                       std::string description, uint64_t spin_ns)
-    : map_(std::move(map)), layout_(layout), side_(side), socket_(std::move(socket)),
+ShmChannel::ShmChannel(ShmMapping map, const RegionLayout &layout, ShmSide side,
+                       std::unique_ptr<RegionSignals> signals, std::string description,
+                       uint64_t spin_ns)
+    : map_(std::move(map)), layout_(layout), side_(side), signals_(std::move(signals)),
       description_(std::move(description)), spin_ns_(spin_ns) {
   ava_region_hdr *hdr = map_.header();
   const RingView cmd = ring_view(map_, &hdr->cmd, layout_.cmd_off, layout_.cmd_size);
@@ -129,11 +158,7 @@ uint32_t ShmChannel::region_state() const {
 bool ShmChannel::peer_gone() {
   if (peer_gone_.load(std::memory_order_relaxed))
     return true;
-  // Nothing travels on the bootstrap socket after the hand-over, so any event
-  // on it (EOF, error, stray bytes) means the peer is gone or misbehaving.
-  pollfd p{socket_.get(), POLLIN | POLLRDHUP, 0};
-  const int rc = ::poll(&p, 1, 0);
-  if (rc > 0 && p.revents != 0) {
+  if (signals_->peer_gone()) {
     peer_gone_.store(true, std::memory_order_relaxed);
     return true;
   }
@@ -194,15 +219,10 @@ ShmChannel::Wait ShmChannel::wait_for(uint32_t *word, const Deadline &deadline, 
     int slice = kSleepSliceMs;
     if (!deadline.forever())
       slice = std::min(slice, deadline.remaining_ms());
-    long rc = 0;
-    int err = 0;
-    if (slice > 0) {
-      rc = futex_wait(word, 1u, slice);
-      err = errno;
-    }
+    if (slice > 0)
+      signals_->sleep(word, slice);
     __atomic_store_n(word, 0u, __ATOMIC_RELAXED);
-    if (slice == 0 || (rc != 0 && err == ETIMEDOUT))
-      peer_gone();
+    peer_gone();
   }
 }
 
@@ -211,14 +231,14 @@ void ShmChannel::notify_consumer() {
   // of 1 to c_sleeping and its re-check of head: the head we published is
   // seen there, or we see its 1 here.
   full_fence();
-  wake_if_sleeping(tx_.peer_wait_word());
+  wake_if_sleeping(*signals_, tx_.peer_wait_word());
 }
 
 void ShmChannel::notify_producer() {
   // Pairs with the full fence in the producer's wait_for() between its store
   // of 1 to sleeping and its re-check of tail.
   full_fence();
-  wake_if_sleeping(rx_.peer_wait_word());
+  wake_if_sleeping(*signals_, rx_.peer_wait_word());
 }
 
 Status ShmChannel::closed_status(const char *op) const {
@@ -250,9 +270,12 @@ Status ShmChannel::break_region(int code, std::string why) {
   __atomic_fetch_or(&map_.header()->state, AVA_REGION_BROKEN, __ATOMIC_SEQ_CST);
   // The fetch_or above is a full barrier; it pairs with the fence in every
   // sleeper's wait_for(), so each sleeper sees BROKEN or is woken here.
-  for (uint32_t *word :
-       {tx_.peer_wait_word(), rx_.peer_wait_word(), tx_.wait_word(), rx_.wait_word()})
-    wake_if_sleeping(word);
+  signals_->note_error();
+  for (uint32_t *word : {tx_.peer_wait_word(), rx_.peer_wait_word()})
+    wake_if_sleeping(*signals_, word);
+  for (uint32_t *word : {tx_.wait_word(), rx_.wait_word()})
+    if (__atomic_exchange_n(word, 0u, __ATOMIC_RELAXED) != 0)
+      signals_->wake_self(word);
   return Status::error(code, description_ + ": " + why);
 }
 
@@ -337,9 +360,13 @@ Status ShmChannel::recv(MsgBuf &buf, int timeout_ms) {
   notify_producer();
   if (rec.kind == AVA_REC_MSG) {
     buf.set_size(hdr.total_len);
+    signals_->note_received(hdr.total_len);
     return Status::ok();
   }
-  return recv_parts(buf, rec);
+  st = recv_parts(buf, rec);
+  if (st.is_ok())
+    signals_->note_received(hdr.total_len);
+  return st;
 }
 
 Status ShmChannel::recv_parts(MsgBuf &buf, const RingRecord &first) {
@@ -436,6 +463,7 @@ Status ShmChannel::send(const struct iovec *iov, int iovcnt) {
   // One publication and at most one wake-up for the whole batch.
   tx_.publish();
   notify_consumer();
+  signals_->note_sent(total);
   return Status::ok();
 }
 
@@ -444,17 +472,18 @@ void ShmChannel::shutdown() {
   if (first) {
     // Pairs with the acquire loads of state in the peer's region_state().
     __atomic_fetch_or(&map_.header()->state, AVA_REGION_CLOSED, __ATOMIC_SEQ_CST);
-    // The descriptor stays open until destruction so that a concurrent call
-    // never polls a number that was closed and reused meanwhile.
-    ::shutdown(socket_.get(), SHUT_RDWR);
+    signals_->shutdown();
   }
   // Pairs with the full fence in every sleeper's wait_for() (ours and the
   // peer's): it sees shut_/CLOSED, or we see its 1 and wake it.
   full_fence();
-  for (uint32_t *word :
-       {rx_.wait_word(), tx_.wait_word(), rx_.peer_wait_word(), tx_.peer_wait_word()}) {
+  for (uint32_t *word : {rx_.wait_word(), tx_.wait_word()}) {
     __atomic_store_n(word, 0u, __ATOMIC_RELAXED);
-    futex_wake(word);
+    signals_->wake_self(word);
+  }
+  for (uint32_t *word : {rx_.peer_wait_word(), tx_.peer_wait_word()}) {
+    __atomic_store_n(word, 0u, __ATOMIC_RELAXED);
+    signals_->wake_peer(word);
   }
 }
 

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The shm channel proper: messages through the two rings of a mapped region
-// (include/ava/ring.h), spin-then-futex waiting, and the bootstrap unix
-// socket kept open as the liveness signal. Made by connect_shm/listen_shm
-// (shm_bootstrap.cpp) once the region is agreed on.
+// (include/ava/ring.h) with spin-then-sleep waiting. How a side sleeps, wakes
+// its peer and notices that the peer is gone is the carrier's business
+// (RegionSignals): futexes and a bootstrap socket for the local shm channel
+// (connect_shm/listen_shm in shm_bootstrap.cpp), ava.ko's ioctls in a guest
+// (kmod_channel.cpp), eventfds on an ivshmem host (ivshmem_host.cpp).
 #pragma once
 
 #include <atomic>
@@ -11,6 +13,7 @@
 
 #include "transport/channel.hpp"
 #include "transport/fd_util.hpp"
+#include "transport/region_signals.hpp"
 #include "transport/shm_region.hpp"
 #include "transport/shm_ring.hpp"
 
@@ -21,9 +24,9 @@ enum class ShmSide { Guest, Worker };
 class ShmChannel final : public Channel {
 public:
   // The guest sends on the command ring and receives on the reply ring; the
-  // worker the other way round. socket is the connected bootstrap socket.
-  ShmChannel(ShmMapping map, const RegionLayout &layout, ShmSide side, UniqueFd socket,
-             std::string description, uint64_t spin_ns);
+  // worker the other way round.
+  ShmChannel(ShmMapping map, const RegionLayout &layout, ShmSide side,
+             std::unique_ptr<RegionSignals> signals, std::string description, uint64_t spin_ns);
   ~ShmChannel() override;
   ShmChannel(const ShmChannel &) = delete;
   ShmChannel &operator=(const ShmChannel &) = delete;
@@ -74,7 +77,7 @@ private:
   ShmMapping map_;
   RegionLayout layout_;
   ShmSide side_;
-  UniqueFd socket_;
+  std::unique_ptr<RegionSignals> signals_;
   std::string description_;
   uint64_t spin_ns_;
   RingProducer tx_;

@@ -35,6 +35,10 @@ bool overlaps(const Area &a, const Area &b) {
   return a.off < b.off + b.size && b.off < a.off + a.size;
 }
 
+bool indices_zero(const ava_ring_ctl &ctl) {
+  return ctl.head == 0 && ctl.tail == 0;
+}
+
 bool ctl_is_zero(const ava_ring_ctl &ctl) {
   return ctl.head == 0 && ctl.tail == 0 && ctl.sleeping == 0 && ctl.c_sleeping == 0;
 }
@@ -43,13 +47,14 @@ bool ctl_is_zero(const ava_ring_ctl &ctl) {
 // last, and a buffer there that the peer leaves unterminated (or changes
 // after it was checked) then ends a string scan in that page instead of
 // running off the mapping.
-Status map_fd(int fd, uint64_t size, ShmMapping *map) {
+Status map_fd(int fd, uint64_t size, ShmMapping *map, uint64_t offset = 0) {
   const long page = ::sysconf(_SC_PAGESIZE);
   const uint64_t guard = page > 0 ? static_cast<uint64_t>(page) : 4096;
   void *area = ::mmap(nullptr, size + guard, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (area == MAP_FAILED)
     return Status::error(AVA_E_NOMEM, "mmap of " + n(size) + " bytes: " + errno_text(errno));
-  void *p = ::mmap(area, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+  void *p = ::mmap(area, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+                   static_cast<off_t>(offset));
   if (p == MAP_FAILED) {
     const int err = errno;
     ::munmap(area, size + guard);
@@ -60,6 +65,10 @@ Status map_fd(int fd, uint64_t size, ShmMapping *map) {
 }
 
 } // namespace
+
+Status map_region_fd(int fd, uint64_t offset, uint64_t size, ShmMapping *map) {
+  return map_fd(fd, size, map, offset);
+}
 
 bool shm_ring_size_ok(uint64_t v) {
   const bool power_of_two = v != 0 && (v & (v - 1)) == 0;
@@ -139,19 +148,25 @@ Status create_region(const ShmOptions &options, UniqueFd *fd, ShmMapping *map,
   return Status::ok();
 }
 
-Status check_region_header(const ava_region_hdr &hdr, uint64_t file_size, RegionLayout *layout) {
+Status check_region_header(const ava_region_hdr &hdr, uint64_t file_size, RegionLayout *layout,
+                           const RegionExpect &expect) {
   if (hdr.magic != AVA_REGION_MAGIC)
     return refuse("bad region magic " + n(hdr.magic));
   if (hdr.version != AVA_REGION_VERSION)
     return refuse("region version " + n(hdr.version) + ", this side speaks " +
                   n(AVA_REGION_VERSION));
-  if ((hdr.features & ~kKnownFeatures) != 0 || (hdr.features & AVA_REGION_F_FUTEX) == 0)
-    return refuse("region features " + n(hdr.features) + " are not futex waiting (" +
-                  n(AVA_REGION_F_FUTEX) + ")");
-  if (hdr.state != AVA_REGION_READY)
+  if ((hdr.features & ~kKnownFeatures) != 0 || hdr.features != expect.feature)
+    return refuse("region features " + n(hdr.features) + " are not " +
+                  (expect.feature == AVA_REGION_F_FUTEX ? "futex" : "doorbell") + " waiting (" +
+                  n(expect.feature) + ")");
+  const bool state_ok =
+      hdr.state == AVA_REGION_READY ||
+      (expect.attached_ok && hdr.state == (AVA_REGION_READY | AVA_REGION_ATTACHED));
+  if (!state_ok)
     return refuse("region state " + n(hdr.state) +
-                  " is not just READY (already attached, "
-                  "broken or closed)");
+                  (expect.attached_ok ? " is not READY (broken or closed)"
+                                      : " is not just READY (already attached, "
+                                        "broken or closed)"));
   if (hdr.total_size != file_size)
     return refuse("region total_size " + n(hdr.total_size) + " differs from its file size " +
                   n(file_size));
@@ -180,7 +195,9 @@ Status check_region_header(const ava_region_hdr &hdr, uint64_t file_size, Region
   for (uint8_t b : hdr.reserved)
     if (b != 0)
       return refuse("reserved header bytes are not zero");
-  if (!ctl_is_zero(hdr.cmd) || !ctl_is_zero(hdr.reply))
+  const bool fresh = expect.attached_ok ? indices_zero(hdr.cmd) && indices_zero(hdr.reply)
+                                        : ctl_is_zero(hdr.cmd) && ctl_is_zero(hdr.reply);
+  if (!fresh && !expect.in_use_ok)
     return refuse("ring indices are not zero at hand-over");
   layout->total_size = hdr.total_size;
   layout->cmd_off = hdr.cmd_off;

@@ -55,14 +55,31 @@ struct RegionLayout {
   uint64_t heap_size = 0;
 };
 
+// Maps size bytes of fd from offset (page aligned) shared, followed by one
+// private read-only page of zeros (see shm_region.cpp).
+Status map_region_fd(int fd, uint64_t offset, uint64_t size, ShmMapping *map);
+
 // Guest side: a memfd of the options' sizes (sealed against shrinking and
 // growing), mapped, with its header filled in and marked READY.
 Status create_region(const ShmOptions &options, UniqueFd *fd, ShmMapping *map,
                      RegionLayout *layout);
 
+// What a side expects of a header it did not write itself.
+struct RegionExpect {
+  uint32_t feature = AVA_REGION_F_FUTEX; // how the sides wait: exactly this feature bit
+  // A guest mapping its /dev/ava slot may find the worker attached already
+  // (ATTACHED, sleeping words set); indices must still be zero.
+  bool attached_ok = false;
+  // A worker attaching to a /dev/ava slot may find commands already queued:
+  // the guest starts sending as soon as ava.ko gave it the slot. The indices
+  // are then checked as the rings are used, like any later value.
+  bool in_use_ok = false;
+};
+
 // Checks a private copy of a peer's header against the size of its file;
 // the message says which rule failed.
-Status check_region_header(const ava_region_hdr &hdr, uint64_t file_size, RegionLayout *layout);
+Status check_region_header(const ava_region_hdr &hdr, uint64_t file_size, RegionLayout *layout,
+                           const RegionExpect &expect = {});
 
 // Worker side: checks the file behind fd (a sealed regular file), maps it,
 // checks a copy of its header, then records worker_pid and sets ATTACHED.

@@ -71,11 +71,14 @@ const AddressCase kCases[] = {
     // Ambiguous bare forms follow the default kind.
     {"localhost:5000", kUnix, AVA_OK, kUnix, "localhost:5000"},
     {"worker.sock", kUnix, AVA_OK, kUnix, "worker.sock"},
-    // Nothing at all, and carriers this build does not have.
+    // Nothing at all.
     {"", kUnix, AVA_E_PROTO},
     {"", kTcp, AVA_E_PROTO},
-    {"kmod:0", kUnix, AVA_E_UNSUPPORTED},
-    {"kmod:0", kTcp, AVA_E_UNSUPPORTED},
+    // ava.ko's device in a guest.
+    {"kmod:/dev/ava", kUnix, AVA_OK, ChannelKind::Kmod, "/dev/ava"},
+    {"kmod", kTcp, AVA_OK, ChannelKind::Kmod, "/dev/ava"},
+    {"kmod:0", kUnix, AVA_E_PROTO},
+    {"kmod:", kTcp, AVA_E_PROTO},
 };
 
 const char *kind_name(ChannelKind kind) {
@@ -154,8 +157,9 @@ Test(address, channel_kind_table) {
       {"", AVA_E_PROTO, kUnix},
       {"udp", AVA_E_PROTO, kUnix},
       {"tcp ", AVA_E_PROTO, kUnix},
-      {"vsock", AVA_E_UNSUPPORTED, kUnix},
-      {"kmod", AVA_E_UNSUPPORTED, kUnix},
+      {"vsock", AVA_OK, ChannelKind::Vsock},
+      {"kmod", AVA_OK, ChannelKind::Kmod},
+      {"kmod ", AVA_E_PROTO, kUnix},
   };
   for (const KindCase &c : cases) {
     ChannelKind kind = c.kind == kTcp ? kUnix : kTcp;

@@ -18,6 +18,10 @@ int run_command(std::span<const std::string> args);
 // `ava worker [OPTIONS] --listen ADDRESS`; args excludes "ava worker".
 int worker_command(std::span<const std::string> args);
 
+// `ava vmhost --socket PATH [OPTIONS]`: the host side of a VM's ava device
+// (ivshmem server, slot table, a worker per slot); args excludes "ava vmhost".
+int vmhost_command(std::span<const std::string> args);
+
 // Help texts, also printed by `ava SUBCOMMAND --help`.
 void print_help();
 

@@ -24,6 +24,8 @@ void print_help() {
       "  ava run [--channel unix|tcp|shm] [--worker ADDR] [--spec NAME]... -- PROGRAM [ARGS...]\n"
       "  ava worker [--spec NAME]... --listen ADDR [--plugin-dir DIR] [--ready-fd N]\n"
       "             [--exit-when-idle] [--io-uring]\n"
+      "  ava vmhost --socket PATH [--slots N] [--ring-kib N] [--heap-mib N] [--shm-path P]\n"
+      "             [--spec NAME]... [--plugin-dir DIR] [--ready-fd N] [--exit-with-vm]\n"
       "  ava --help | ava version\n"
       "\n"
       "ava run      runs PROGRAM with ava's guest libraries in place of the real ones.\n"
@@ -45,6 +47,18 @@ void print_help() {
       "  --ready-fd        write the bound address and a newline to fd N once listening\n"
       "  --exit-when-idle  exit when the last guest has disconnected\n"
       "  --io-uring        receive and send on guest sockets with io_uring\n"
+      "\n"
+      "ava vmhost   the host side of a VM's ava device: owns the VM's shared memory, is\n"
+      "             the ivshmem server at PATH for QEMU's ivshmem-doorbell device, and\n"
+      "             forks a worker for each slot a guest process claims through ava.ko.\n"
+      "             QEMU: -chardev socket,id=ivs,path=PATH\n"
+      "                   -device ivshmem-doorbell,chardev=ivs,vectors=<1 + slots>\n"
+      "  --slots           slots, i.e. guest processes at once (default 4, at most 32)\n"
+      "  --ring-kib        each slot's command and reply ring (power of two; default 1024)\n"
+      "  --heap-mib        each slot's zero-copy heap at least (default 6)\n"
+      "  --shm-path        create the shared memory as this file (default: a memfd)\n"
+      "  --ready-fd        write \"ready SLOTS VECTORS\" and a newline to fd N once listening\n"
+      "  --exit-with-vm    exit once the VM has disconnected\n"
       "\n"
       "Environment: AVA_GUEST_LIB_DIR, AVA_PLUGIN_DIR override the installed directories;\n"
       "AVA_WORKER, AVA_CHANNEL, AVA_CONFIG are read by the guest libraries;\n"
@@ -89,6 +103,8 @@ int dispatch(const std::vector<std::string> &args) {
     return run_command(rest);
   if (command == "worker")
     return worker_command(rest);
+  if (command == "vmhost")
+    return vmhost_command(rest);
   std::fprintf(stderr, "ava: unknown command '%s'\nTry 'ava --help' for more information.\n",
                command.c_str());
   return kExitUsage;

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ava over ivshmem: the layout of a VM's shared-memory device (BAR2 of the
+ * ivshmem-doorbell PCI device 1af4:1110 in the guest, a memfd owned by
+ * `ava vmhost` on the host), the /dev/ava ioctls of ava.ko, and the generic
+ * netlink family "ava". Compiles in the kernel and in user space.
+ *
+ *   0            4096           8192                                 total_size
+ *   +------------+--------------+-----------+-----------+---+-----------+----+
+ *   | dev hdr    | slot table   | slot 0    | slot 1    |...| slot n-1  |(0) |
+ *   | (host)     | n * 128 B    | slot_size | slot_size |   | slot_size |    |
+ *   +------------+--------------+-----------+-----------+---+-----------+----+
+ *                               ^ slots_off, slot i at slots_off + i * slot_size
+ *
+ * Each slot is one region of include/ava/ring.h (region header page, command
+ * ring, reply ring, heap) with features AVA_REGION_F_DOORBELL: one guest
+ * process (the one that opened /dev/ava) is its guest side, one host worker
+ * its worker side. A process maps its own slot and nothing else.
+ *
+ * The host writes the device header before the VM starts and changes only
+ * host_state afterwards. ava.ko copies the header once at probe, checks the
+ * copy (magic, version, sizes, every slot inside total_size, slots page
+ * aligned, vectors) and uses only that copy.
+ *
+ * Slot table entry: the first cache line is written only by ava.ko, the
+ * second only by the host. Each side reads the other's line with acquire
+ * loads and treats it as untrusted numbers.
+ *
+ *   guest line:  guest_state  guest_gen  guest_pid  policy_flags  cmds_per_sec
+ *                bytes_per_sec  mem_quota
+ *   host line:   host_state  host_gen  worker_pid  commands  bytes_in  bytes_out
+ *                errors
+ *
+ * Slot life cycle (gen counts claims; both gens start at 0, host_state IDLE):
+ *   claimable      host_state == IDLE, host_gen == guest_gen, guest_state != CLAIMED,
+ *                  and the slot is not disabled by policy
+ *   open()         ava.ko writes a fresh region header into the slot (indices
+ *                  zero, READY), stores guest_pid, then guest_gen + 1 and
+ *                  guest_state = CLAIMED (release), and rings vector 0
+ *   host           sees CLAIMED with guest_gen != host_gen: checks the region,
+ *                  starts a worker on it, stores worker_pid, host_gen = guest_gen,
+ *                  host_state = SERVING (release)
+ *   release()      ava.ko ORs AVA_REGION_CLOSED into the region state, stores
+ *                  guest_state = RELEASED, rings the slot's vector and vector 0
+ *   host           once the worker has gone (it sees CLOSED and ends its
+ *                  session, releasing the guest's objects), host_state = IDLE:
+ *                  the slot is claimable again
+ *   worker death   the host ORs AVA_REGION_BROKEN into the region state, stores
+ *                  host_state = IDLE and interrupts the slot: the guest's
+ *                  calls fail, and its release makes the slot claimable
+ *
+ * Doorbells and interrupts (ivshmem-doorbell, vectors = 1 + nslots): vector 0
+ * is the control vector (slot table changes), vector 1 + i belongs to slot
+ * i. The guest rings the host by writing (host_peer << 16) | vector to BAR0's
+ * Doorbell register; the host interrupts the guest through the eventfd the
+ * ivshmem server protocol gave it for that vector of the guest's peer.
+ *
+ * Waiting on a slot follows ring.h: the sleeper stores 1 in its word
+ * (c_sleeping or sleeping of a ring control block in the slot's region
+ * header), issues a full barrier, re-checks, and then waits: the guest with
+ * AVA_IOC_WAIT (ava.ko sleeps while the word still holds the expected value,
+ * waking on the slot's interrupt), the host on the eventfd of the slot's
+ * vector. The waker stores 0 and rings (guest: AVA_IOC_KICK) or interrupts
+ * (host).
+ */
+#ifndef AVA_IVSHMEM_H
+#define AVA_IVSHMEM_H
+
+#include "ava/ring.h"
+
+#include <linux/ioctl.h>
+
+#define AVA_DEV_MAGIC 0x44415641u /* "AVAD" read as little-endian bytes */
+#define AVA_DEV_VERSION 1u
+#define AVA_DEV_HDR_SIZE 4096u
+#define AVA_DEV_TABLE_OFF 4096u /* the slot table follows the header page */
+#define AVA_DEV_MAX_SLOTS 32u   /* the table fits its page; vectors stay few */
+#define AVA_DEV_CTL_VECTOR 0u
+#define AVA_DEV_SLOT_VECTOR(i) (1u + (i))
+
+/* ava_dev_hdr.host_state */
+#define AVA_HOST_DOWN 0u /* no host serves the device (or it has gone) */
+#define AVA_HOST_UP 1u
+
+/*
+ *   0 magic  4 version  8 features  12 host_state  16 total_size  24 nslots
+ *  28 vectors  32 slots_off  40 slot_size  48 cmd_size  56 reply_size
+ *  64 heap_size  72 host_peer  76 reserved up to 128
+ */
+struct ava_dev_hdr {
+	ava_u32 magic;
+	ava_u32 version;
+	ava_u32 features;   /* none defined yet: zero */
+	ava_u32 host_state; /* AVA_HOST_*; the only field that changes */
+	ava_u64 total_size; /* size of the shared memory */
+	ava_u32 nslots;     /* 1 ... AVA_DEV_MAX_SLOTS */
+	ava_u32 vectors;    /* interrupt vectors the host serves: 1 + nslots */
+	ava_u64 slots_off;  /* multiple of 4096, after the slot table */
+	ava_u64 slot_size;  /* multiple of 4096; one ring.h region each */
+	ava_u64 cmd_size;   /* the layout of every slot's region: */
+	ava_u64 reply_size; /*   header page, command ring, reply ring, heap */
+	ava_u64 heap_size;  /*   in that order, each page aligned */
+	ava_u32 host_peer;  /* the host's ivshmem peer id (< 65536) */
+	ava_u8 reserved[52];
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_dev_hdr) == 128, "ava_dev_hdr size");
+AVA_STATIC_ASSERT(offsetof(struct ava_dev_hdr, host_peer) == 72, "ava_dev_hdr.host_peer");
+
+/* ava_slot_entry.guest_state */
+#define AVA_SLOT_FREE 0u
+#define AVA_SLOT_CLAIMED 1u
+#define AVA_SLOT_RELEASED 2u
+
+/* ava_slot_entry.host_state */
+#define AVA_SLOT_IDLE 0u
+#define AVA_SLOT_SERVING 1u
+
+/* ava_slot_entry.policy_flags */
+#define AVA_POLICY_DISABLED 0x1u /* open() skips the slot */
+
+struct ava_slot_entry {
+	/* written by ava.ko */
+	ava_u32 guest_state;
+	ava_u32 guest_gen;
+	ava_u32 guest_pid;
+	ava_u32 policy_flags;
+	ava_u64 cmds_per_sec;  /* policy for the host to enforce; 0 = unlimited */
+	ava_u64 bytes_per_sec; /* policy; 0 = unlimited */
+	ava_u64 mem_quota;     /* policy: device memory bytes; 0 = unlimited */
+	ava_u8 guest_reserved[24];
+	/* written by the host */
+	ava_u32 host_state;
+	ava_u32 host_gen;
+	ava_u32 worker_pid;
+	ava_u32 host_pad;
+	ava_u64 commands;  /* messages the worker received */
+	ava_u64 bytes_in;  /* bytes the worker received */
+	ava_u64 bytes_out; /* bytes the worker sent */
+	ava_u64 errors;    /* error replies and protocol errors */
+	ava_u8 host_reserved[16];
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_slot_entry) == 2 * AVA_CACHELINE, "ava_slot_entry size");
+AVA_STATIC_ASSERT(offsetof(struct ava_slot_entry, host_state) == AVA_CACHELINE,
+		  "ava_slot_entry host line");
+AVA_STATIC_ASSERT(AVA_DEV_MAX_SLOTS * sizeof(struct ava_slot_entry) <= 4096,
+		  "slot table fits a page");
+
+/* ---- /dev/ava ---- */
+
+struct ava_slot_info {
+	ava_u32 index;      /* slot number */
+	ava_u32 generation; /* guest_gen of this claim */
+	ava_u64 slot_size;  /* bytes to mmap at offset 0 */
+	ava_u64 cmd_size;
+	ava_u64 reply_size;
+	ava_u64 heap_size;
+	ava_u32 nslots;
+	ava_u32 pad;
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_slot_info) == 48, "ava_slot_info size");
+
+/*
+ * AVA_IOC_WAIT: sleeps while the u32 at byte `offset` of the slot's region
+ * header still equals `expected`, at most timeout_ms (0: do not sleep).
+ * Returns 0 once it differs (or on any interrupt of the slot: callers
+ * re-check), -ETIMEDOUT, -EPIPE when the region is BROKEN or CLOSED or the
+ * host is down, -EINTR on a signal, -EINVAL for an offset outside the
+ * header page or not 4-aligned.
+ */
+struct ava_wait {
+	ava_u32 offset;
+	ava_u32 expected;
+	ava_u32 timeout_ms;
+	ava_u32 flags; /* zero */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_wait) == 16, "ava_wait size");
+
+#define AVA_IOC_MAGIC 0xA7
+#define AVA_IOC_SLOT_INFO _IOR(AVA_IOC_MAGIC, 1, struct ava_slot_info)
+#define AVA_IOC_KICK _IO(AVA_IOC_MAGIC, 2) /* rings the host on the slot's vector */
+#define AVA_IOC_WAIT _IOW(AVA_IOC_MAGIC, 3, struct ava_wait)
+
+/* ---- generic netlink family "ava" (avactl) ---- */
+
+#define AVA_GENL_NAME "ava"
+#define AVA_GENL_VERSION 1
+
+enum ava_genl_cmd {
+	AVA_CMD_UNSPEC,
+	AVA_CMD_GET_SLOT,   /* doit with AVA_A_SLOT, or dump: one message per slot */
+	AVA_CMD_SET_POLICY, /* AVA_A_SLOT (absent: every slot) + AVA_A_POLICY_*; admin only */
+	AVA_CMD_GET_DEVICE, /* the device header and module counters */
+	__AVA_CMD_MAX,
+};
+#define AVA_CMD_MAX (__AVA_CMD_MAX - 1)
+
+enum ava_genl_attr {
+	AVA_A_UNSPEC,
+	AVA_A_PAD,          /* alignment of u64 attributes */
+	AVA_A_SLOT,         /* u32 */
+	AVA_A_GUEST_STATE,  /* u32 AVA_SLOT_FREE/CLAIMED/RELEASED */
+	AVA_A_HOST_STATE,   /* u32 AVA_SLOT_IDLE/SERVING */
+	AVA_A_GENERATION,   /* u32 */
+	AVA_A_PID,          /* u32: the guest process holding the slot */
+	AVA_A_BROKEN,       /* u8: region marked BROKEN */
+	AVA_A_KICKS,        /* u64: doorbells rung (ava.ko) */
+	AVA_A_WAITS,        /* u64: AVA_IOC_WAIT calls that slept */
+	AVA_A_INTERRUPTS,   /* u64: interrupts received for the slot */
+	AVA_A_TIMEOUTS,     /* u64: waits that timed out */
+	AVA_A_COMMANDS,     /* u64: host-reported, see ava_slot_entry */
+	AVA_A_BYTES_IN,     /* u64: host-reported */
+	AVA_A_BYTES_OUT,    /* u64: host-reported */
+	AVA_A_ERRORS,       /* u64: host-reported */
+	AVA_A_POLICY_ENABLED,       /* u8 */
+	AVA_A_POLICY_CMDS_PER_SEC,  /* u64, 0 = unlimited */
+	AVA_A_POLICY_BYTES_PER_SEC, /* u64, 0 = unlimited */
+	AVA_A_POLICY_MEM_QUOTA,     /* u64, 0 = unlimited */
+	AVA_A_NSLOTS,       /* u32 */
+	AVA_A_SLOT_SIZE,    /* u64 */
+	AVA_A_HOST_UP,      /* u8 */
+	AVA_A_OPEN_SLOTS,   /* u32 */
+	AVA_A_VECTORS,      /* u32: MSI-X vectors ava.ko got; 0 = none, waits poll */
+	__AVA_A_MAX,
+};
+#define AVA_A_MAX (__AVA_A_MAX - 1)
+
+#endif /* AVA_IVSHMEM_H */

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: MIT
+// `ava vmhost` without a VM: this test plays QEMU's ivshmem-doorbell device
+// (the ivshmem server protocol's client) and ava.ko (claiming slots in the
+// shared memory exactly as include/ava/ivshmem.h says), then talks to the
+// forked worker through the slot's rings with the same ShmChannel a guest
+// uses. The VM tests (tests/vm) run the real module in QEMU; this one pins
+// down the host's half of the contract, and its faults, in seconds.
+#include <criterion/criterion.h>
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ava/ivshmem.h"
+#include "demo_wire.h"
+#include "proc.hpp"
+#include "transport/shm_channel.hpp"
+
+namespace {
+
+using ava::detail::RegionSignals;
+
+constexpr uint32_t kSlots = 2;
+constexpr int kBoundMs = 10000;
+
+bool eventually(const std::function<bool()> &cond, int ms = kBoundMs) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond())
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return cond();
+}
+
+void signal_fd(int fd) {
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t rc = write(fd, &one, sizeof one);
+}
+
+bool readable(int fd, int ms) {
+  pollfd p{fd, POLLIN, 0};
+  return poll(&p, 1, ms) > 0;
+}
+
+// One message of the server protocol: an int64 and maybe one descriptor.
+bool recv_msg(int sock, int64_t *value, int *fd) {
+  iovec iov{value, sizeof *value};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  if (!readable(sock, kBoundMs) || recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != sizeof *value)
+    return false;
+  *fd = -1;
+  for (cmsghdr *c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      std::memcpy(fd, CMSG_DATA(c), sizeof(int));
+  return true;
+}
+
+int connect_unix(const std::string &path) {
+  const int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  std::strncpy(sa.sun_path, path.c_str(), sizeof sa.sun_path - 1);
+  if (connect(s, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0) {
+    close(s);
+    return -1;
+  }
+  return s;
+}
+
+// The test's stand-in for QEMU and ava.ko.
+struct FakeVm {
+  int sock = -1;
+  int64_t peer = -1;
+  int mem_fd = -1;
+  uint8_t *mem = nullptr;
+  uint64_t size = 0;
+  ava_dev_hdr hdr{};
+  std::vector<int> host_efds; // ring the host
+  std::vector<int> irq_efds;  // the host interrupts us
+
+  ~FakeVm() {
+    if (mem != nullptr)
+      munmap(mem, size);
+    for (int fd : host_efds)
+      close(fd);
+    for (int fd : irq_efds)
+      close(fd);
+    if (mem_fd >= 0)
+      close(mem_fd);
+    if (sock >= 0)
+      close(sock);
+  }
+
+  // The greeting of ivshmem-spec.txt, checked message by message.
+  void connect_to(const std::string &path) {
+    sock = connect_unix(path);
+    cr_assert(sock >= 0, "cannot connect to the vmhost socket");
+    int64_t v = -2;
+    int fd = -1;
+    cr_assert(recv_msg(sock, &v, &fd) && v == 0 && fd < 0, "protocol version 0 first");
+    cr_assert(recv_msg(sock, &peer, &fd) && peer > 0 && peer < 65536 && fd < 0, "our peer id");
+    cr_assert(recv_msg(sock, &v, &mem_fd) && v == -1 && mem_fd >= 0, "-1 with the memory");
+    struct stat st {};
+    cr_assert(fstat(mem_fd, &st) == 0 && st.st_size > 0);
+    size = static_cast<uint64_t>(st.st_size);
+    cr_assert((size & (size - 1)) == 0, "a BAR wants a power of two, got %lu",
+              static_cast<unsigned long>(size));
+    void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, mem_fd, 0);
+    cr_assert(p != MAP_FAILED);
+    mem = static_cast<uint8_t *>(p);
+    std::memcpy(&hdr, mem, sizeof hdr);
+    cr_assert(hdr.magic == AVA_DEV_MAGIC && hdr.version == AVA_DEV_VERSION);
+    cr_assert(hdr.nslots == kSlots && hdr.vectors == kSlots + 1 && hdr.host_state == AVA_HOST_UP);
+    cr_assert(hdr.total_size == size && hdr.slots_off + kSlots * hdr.slot_size <= size);
+    cr_assert(hdr.slot_size >= 4096 + hdr.cmd_size + hdr.reply_size + hdr.heap_size);
+    for (uint32_t i = 0; i < hdr.vectors; ++i) {
+      cr_assert(recv_msg(sock, &v, &fd) && v == hdr.host_peer && fd >= 0,
+                "the host's doorbell for vector %u", i);
+      host_efds.push_back(fd);
+    }
+    for (uint32_t i = 0; i < hdr.vectors; ++i) {
+      cr_assert(recv_msg(sock, &v, &fd) && v == peer && fd >= 0, "our interrupt vector %u", i);
+      irq_efds.push_back(fd);
+    }
+  }
+
+  ava_slot_entry *entry(uint32_t i) const {
+    return reinterpret_cast<ava_slot_entry *>(mem + AVA_DEV_TABLE_OFF) + i;
+  }
+  uint8_t *slot(uint32_t i) const { return mem + hdr.slots_off + i * hdr.slot_size; }
+  ava_region_hdr *region(uint32_t i) const { return reinterpret_cast<ava_region_hdr *>(slot(i)); }
+
+  // What ava.ko's open() does; edit may spoil the header before it is published.
+  uint32_t claim(uint32_t i, const std::function<void(ava_region_hdr *)> &edit = {}) {
+    std::memset(slot(i), 0, 4096);
+    ava_region_hdr *r = region(i);
+    r->magic = AVA_REGION_MAGIC;
+    r->version = AVA_REGION_VERSION;
+    r->features = AVA_REGION_F_DOORBELL;
+    r->total_size = hdr.slot_size;
+    r->cmd_off = 4096;
+    r->cmd_size = hdr.cmd_size;
+    r->reply_off = 4096 + hdr.cmd_size;
+    r->reply_size = hdr.reply_size;
+    r->heap_off = 4096 + hdr.cmd_size + hdr.reply_size;
+    r->heap_size = hdr.heap_size;
+    r->guest_pid = 4242;
+    if (edit)
+      edit(r);
+    __atomic_store_n(&r->state, AVA_REGION_READY, __ATOMIC_RELEASE);
+    ava_slot_entry *e = entry(i);
+    const uint32_t gen = e->guest_gen + 1;
+    e->guest_pid = 4242;
+    __atomic_store_n(&e->guest_gen, gen, __ATOMIC_RELEASE);
+    __atomic_store_n(&e->guest_state, AVA_SLOT_CLAIMED, __ATOMIC_RELEASE);
+    signal_fd(host_efds[AVA_DEV_CTL_VECTOR]);
+    return gen;
+  }
+
+  // What ava.ko's release() does.
+  void release(uint32_t i) {
+    __atomic_fetch_or(&region(i)->state, AVA_REGION_CLOSED, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&entry(i)->guest_state, AVA_SLOT_RELEASED, __ATOMIC_RELEASE);
+    signal_fd(host_efds[AVA_DEV_SLOT_VECTOR(i)]);
+    signal_fd(host_efds[AVA_DEV_CTL_VECTOR]);
+  }
+
+  uint32_t host_state(uint32_t i) const {
+    return __atomic_load_n(&entry(i)->host_state, __ATOMIC_ACQUIRE);
+  }
+  uint32_t region_state(uint32_t i) const {
+    return __atomic_load_n(&region(i)->state, __ATOMIC_ACQUIRE);
+  }
+};
+
+// The guest side's waits, as ava.ko's AVA_IOC_WAIT/KICK would do them.
+class FakeKmodSignals final : public RegionSignals {
+public:
+  FakeKmodSignals(int irq_efd, int host_efd) : irq_(irq_efd), host_(host_efd) {}
+  void sleep(uint32_t *, int ms) override {
+    if (readable(irq_, ms)) {
+      uint64_t n = 0;
+      [[maybe_unused]] ssize_t rc = read(irq_, &n, sizeof n);
+    }
+  }
+  void wake_peer(uint32_t *) override { signal_fd(host_); }
+  void wake_self(uint32_t *) override {}
+  bool peer_gone() override { return false; }
+
+private:
+  int irq_;
+  int host_;
+};
+
+std::unique_ptr<ava::Channel> guest_channel(FakeVm &vm, uint32_t i) {
+  const uint64_t size = vm.hdr.slot_size;
+  void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, vm.mem_fd,
+                 static_cast<off_t>(vm.hdr.slots_off + i * size));
+  cr_assert(p != MAP_FAILED);
+  ava::detail::ShmMapping map(static_cast<uint8_t *>(p), size);
+  ava::detail::RegionLayout l;
+  const ava_region_hdr *r = vm.region(i);
+  l.total_size = size;
+  l.cmd_off = r->cmd_off;
+  l.cmd_size = r->cmd_size;
+  l.reply_off = r->reply_off;
+  l.reply_size = r->reply_size;
+  l.heap_off = r->heap_off;
+  l.heap_size = r->heap_size;
+  auto signals = std::make_unique<FakeKmodSignals>(vm.irq_efds[AVA_DEV_SLOT_VECTOR(i)],
+                                                   vm.host_efds[AVA_DEV_SLOT_VECTOR(i)]);
+  return std::make_unique<ava::detail::ShmChannel>(std::move(map), l, ava::detail::ShmSide::Guest,
+                                                   std::move(signals), "fake kmod", 0);
+}
+
+std::vector<uint8_t> message(uint16_t kind, uint32_t func, const void *args, uint32_t len) {
+  std::vector<uint8_t> m(sizeof(ava_msg_hdr) + len);
+  ava_msg_hdr h{};
+  h.magic = AVA_MSG_MAGIC;
+  h.abi_version = AVA_ABI_VERSION;
+  h.kind = kind;
+  h.spec_id = AVA_DEMO_SPEC_ID;
+  h.func_id = func;
+  h.total_len = m.size();
+  h.thread_id = 1;
+  h.call_id = func + 1;
+  h.args_len = len;
+  h.flags = kind == AVA_MSG_CALL ? AVA_F_SYNC : 0;
+  std::memcpy(m.data(), &h, sizeof h);
+  std::memcpy(m.data() + sizeof h, args, len);
+  return m;
+}
+
+ava::Status send(ava::Channel &ch, const std::vector<uint8_t> &m) {
+  iovec iov{const_cast<uint8_t *>(m.data()), m.size()};
+  return ch.send(&iov, 1);
+}
+
+// HELLO for the demo spec, then demo_version(): the worker really serves.
+void hello_and_call(ava::Channel &ch, const std::function<std::string()> &log) {
+  ava_hello h{};
+  h.spec_hash = AVA_DEMO_SPEC_HASH;
+  h.pid = static_cast<uint64_t>(getpid());
+  h.spec_id = AVA_DEMO_SPEC_ID;
+  std::strncpy(h.spec_name, AVA_DEMO_SPEC_NAME, sizeof h.spec_name - 1);
+  cr_assert(send(ch, message(AVA_MSG_HELLO, 0, &h, sizeof h)).is_ok());
+  ava::MsgBuf reply;
+  ava::Status st = ch.recv(reply, kBoundMs);
+  cr_assert(st.is_ok(), "HELLO: %s\nvmhost log:\n%s", st.message.c_str(), log().c_str());
+  cr_assert(reply.header()->kind == AVA_MSG_HELLO_ACK && reply.header()->status == AVA_OK,
+            "HELLO_ACK status %d", reply.header()->status);
+  ava_demo_demo_version_call call{};
+  cr_assert(send(ch, message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_VERSION, &call, sizeof call)).is_ok());
+  st = ch.recv(reply, kBoundMs);
+  cr_assert(st.is_ok(), "demo_version: %s\nvmhost log:\n%s", st.message.c_str(), log().c_str());
+  cr_assert(reply.header()->kind == AVA_MSG_REPLY && reply.header()->status == AVA_OK,
+            "demo_version reply kind %u status %d", reply.header()->kind, reply.header()->status);
+}
+
+struct Host {
+  std::string dir = make_temp_dir();
+  std::string sock = dir + "/ivshmem.sock";
+  std::unique_ptr<BackgroundProc> proc;
+
+  Host() {
+    proc = std::make_unique<BackgroundProc>(
+        std::vector<std::string>{AVA_BIN, "vmhost", "--socket", sock, "--slots",
+                                 std::to_string(kSlots), "--ring-kib", "64", "--heap-mib", "1",
+                                 "--spec", "demo", "--ready-fd", "1"},
+        std::vector<std::string>{});
+    cr_assert(proc->wait_for_line("ready 2 3", kBoundMs), "vmhost did not become ready");
+  }
+  // vmhost's log so far, for failure messages.
+  std::string log() {
+    std::string seen;
+    proc->wait_for_line("\x01never", 50, &seen);
+    return seen;
+  }
+};
+
+} // namespace
+
+Test(vmhost, greets_like_an_ivshmem_server_and_serves_one_vm) {
+  Host host;
+  FakeVm vm;
+  vm.connect_to(host.sock);
+  // A second VM on the same memory would claim the same slots: refused.
+  const int second = connect_unix(host.sock);
+  cr_assert(second >= 0);
+  char byte = 0;
+  cr_expect(readable(second, kBoundMs) && recv(second, &byte, 1, 0) == 0,
+            "a second VM must be disconnected at once");
+  close(second);
+}
+
+Test(vmhost, serves_a_claimed_slot_and_frees_it_on_release) {
+  Host host;
+  FakeVm vm;
+  vm.connect_to(host.sock);
+  const uint32_t gen = vm.claim(0);
+  {
+    auto ch = guest_channel(vm, 0);
+    hello_and_call(*ch, [&] { return host.log(); });
+    ava_slot_entry *e = vm.entry(0);
+    cr_assert(vm.host_state(0) == AVA_SLOT_SERVING && e->host_gen == gen);
+    const pid_t worker = static_cast<pid_t>(e->worker_pid);
+    cr_assert(worker > 0 && kill(worker, 0) == 0, "worker pid %d", worker);
+    cr_expect(e->commands >= 2 && e->bytes_in > 0 && e->bytes_out > 0,
+              "traffic counters: %lu commands", static_cast<unsigned long>(e->commands));
+    cr_expect(vm.entry(1)->host_state == AVA_SLOT_IDLE, "slot 1 untouched");
+    // The guest process ends: its kernel releases the slot.
+    vm.release(0);
+    cr_assert(eventually([&] { return vm.host_state(0) == AVA_SLOT_IDLE; }),
+              "released slot not idle again");
+    cr_expect(eventually([&] { return kill(worker, 0) != 0; }), "worker still alive");
+  }
+  // Claimable again: a second claim gets a fresh worker.
+  const uint32_t gen2 = vm.claim(0);
+  cr_assert(gen2 == gen + 1);
+  auto ch = guest_channel(vm, 0);
+  hello_and_call(*ch, [&] { return host.log(); });
+  cr_expect(vm.entry(0)->host_gen == gen2);
+}
+
+Test(vmhost, a_killed_worker_breaks_its_slot_and_interrupts_the_guest) {
+  Host host;
+  FakeVm vm;
+  vm.connect_to(host.sock);
+  vm.claim(1);
+  auto ch = guest_channel(vm, 1);
+  hello_and_call(*ch, [&] { return host.log(); });
+  const pid_t worker = static_cast<pid_t>(vm.entry(1)->worker_pid);
+  cr_assert(worker > 0);
+  kill(worker, SIGKILL);
+  cr_assert(eventually([&] { return (vm.region_state(1) & AVA_REGION_BROKEN) != 0; }),
+            "slot not marked broken after its worker died");
+  cr_expect(readable(vm.irq_efds[AVA_DEV_SLOT_VECTOR(1)], kBoundMs), "no interrupt for slot 1");
+  cr_expect(vm.host_state(1) == AVA_SLOT_IDLE);
+  // A call now fails at once instead of waiting for an answer.
+  ava_demo_demo_version_call call{};
+  ava::Status st = send(*ch, message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_VERSION, &call, sizeof call));
+  ava::MsgBuf reply;
+  if (st.is_ok())
+    st = ch->recv(reply, kBoundMs);
+  cr_expect(st.code == AVA_E_CLOSED, "call on a broken slot: %d %s", st.code, st.message.c_str());
+}
+
+Test(vmhost, a_slot_with_a_lying_header_is_refused) {
+  Host host;
+  FakeVm vm;
+  vm.connect_to(host.sock);
+  const uint32_t gen = vm.claim(0, [](ava_region_hdr *r) { r->cmd_size = 12345; });
+  cr_assert(eventually([&] { return (vm.region_state(0) & AVA_REGION_BROKEN) != 0; }),
+            "a region with a bad ring size was not marked broken");
+  cr_assert(eventually([&] { return vm.host_state(0) == AVA_SLOT_IDLE; }));
+  cr_expect(vm.entry(0)->host_gen == gen);
+  // The other slot still works.
+  vm.claim(1);
+  auto ch = guest_channel(vm, 1);
+  hello_and_call(*ch, [&] { return host.log(); });
+}
+
+Test(vmhost, workers_end_when_the_vm_goes) {
+  Host host;
+  auto vm = std::make_unique<FakeVm>();
+  vm->connect_to(host.sock);
+  vm->claim(0);
+  auto ch = guest_channel(*vm, 0);
+  hello_and_call(*ch, [&] { return host.log(); });
+  const pid_t worker = static_cast<pid_t>(vm->entry(0)->worker_pid);
+  cr_assert(worker > 0);
+  close(vm->sock);
+  vm->sock = -1;
+  cr_expect(eventually([&] { return kill(worker, 0) != 0; }), "worker outlived its VM");
+  // A new VM may connect once the old one's workers are gone.
+  ch.reset();
+  vm.reset();
+  FakeVm next;
+  next.connect_to(host.sock);
+  next.claim(0);
+  auto ch2 = guest_channel(next, 0);
+  hello_and_call(*ch2, [&] { return host.log(); });
+}

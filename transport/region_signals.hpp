@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+// How the two sides of a ring.h region sleep and wake each other, and how a
+// side learns that its peer is gone. The ring logic (ShmChannel) is the same
+// for every carrier; only this differs:
+//   local memfd (shm)   futexes on the sleeping words; the bootstrap socket
+//                       at EOF means the peer is gone
+//   /dev/ava (kmod)     ava.ko's AVA_IOC_WAIT / AVA_IOC_KICK (guest side)
+//   ivshmem host        eventfds of the ivshmem server protocol; the slot
+//                       table says whether the guest still holds the slot
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "transport/fd_util.hpp"
+
+namespace ava::detail {
+
+class RegionSignals {
+public:
+  virtual ~RegionSignals() = default;
+  // Sleeps at most ms while *word is 1 (the caller stored 1 and re-checked
+  // after a full fence). May return early on any wake-up; callers re-check.
+  virtual void sleep(uint32_t *word, int ms) = 0;
+  // Wakes the peer sleeping on word; the caller already stored 0 there.
+  virtual void wake_peer(uint32_t *word) = 0;
+  // Wakes threads of this side sleeping on word (shutdown, break).
+  virtual void wake_self(uint32_t *word) = 0;
+  // Whether the peer is known to be gone; called after sleeps that found
+  // nothing, so a cheap check (a poll, a load) is fine.
+  virtual bool peer_gone() = 0;
+  // Called once when this side shuts the channel down.
+  virtual void shutdown() {}
+  // Traffic of this side, for carriers that report statistics.
+  virtual void note_received(uint64_t /*bytes*/) {}
+  virtual void note_sent(uint64_t /*bytes*/) {}
+  virtual void note_error() {}
+};
+
+// The local shm channel's signals: shared futexes, and the bootstrap unix
+// socket kept open as the liveness signal.
+std::unique_ptr<RegionSignals> make_futex_signals(UniqueFd bootstrap_socket);
+
+} // namespace ava::detail
