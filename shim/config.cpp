@@ -106,7 +106,7 @@ Status apply_key(std::string_view key, const toml::Entry &entry, const std::stri
 
 bool has_prefix_kind(std::string_view text) {
   return text.starts_with("unix:") || text.starts_with("tcp:") || text.starts_with("shm:") ||
-         text.starts_with("vsock:") || text.starts_with("kmod:");
+         text.starts_with("vsock:") || text.starts_with("kmod:") || text.starts_with("serial:");
 }
 
 // Without an explicit channel, "host:port" means tcp rather than a relative
@@ -120,6 +120,8 @@ ChannelKind infer_kind(std::string_view worker) {
     return ChannelKind::Vsock;
   if (worker.starts_with("kmod:") || worker == "kmod")
     return ChannelKind::Kmod;
+  if (worker.starts_with("serial:"))
+    return ChannelKind::Serial;
   if (worker.starts_with("unix:") || worker.find('/') != std::string_view::npos ||
       worker.starts_with("@") || worker.starts_with("."))
     return ChannelKind::Unix;
@@ -142,6 +144,8 @@ const char *kind_name(ChannelKind kind) {
     return "vsock";
   case ChannelKind::Kmod:
     return "kmod";
+  case ChannelKind::Serial:
+    return "serial";
   case ChannelKind::Unix:
     break;
   }

@@ -50,10 +50,12 @@ Status parse_shm(std::string_view text, std::string_view path, Address *out) {
   return st;
 }
 
-// A kmod address names ava.ko's device node in a guest.
+// A kmod address names ava.ko's device node in a guest; a serial address
+// the device of a virtio-serial port.
 Status parse_kmod(std::string_view text, std::string_view path, Address *out) {
   if (path.empty() || path[0] != '/')
-    return bad(text, "a kmod address is an absolute device path, e.g. kmod:/dev/ava");
+    return bad(text, "a kmod or serial address is an absolute device path, e.g. kmod:/dev/ava "
+                     "or serial:/dev/vport0p1");
   if (path.find('\0') != std::string_view::npos)
     return bad(text, "NUL byte in device path");
   Address addr;
@@ -132,6 +134,12 @@ Status parse_address_impl(std::string_view text, ChannelKind default_kind, Addre
     return parse_kmod(text, text.substr(5), out);
   if (text == "kmod")
     return parse_kmod(text, kDefaultKmodDevice, out);
+  if (text.starts_with("serial:")) {
+    Status st = parse_kmod(text, text.substr(7), out);
+    if (st.is_ok())
+      out->kind = ChannelKind::Serial;
+    return st;
+  }
   // Only a socket path can hold '/' or start with '@'; only tcp starts with '['.
   if (text[0] == '/' || text[0] == '@' || text[0] == '.' ||
       text.find('/') != std::string_view::npos)
@@ -157,6 +165,8 @@ std::string Address::to_string() const {
     return detail::vsock_address_text(*this);
   if (kind == ChannelKind::Kmod)
     return "kmod:" + path;
+  if (kind == ChannelKind::Serial)
+    return "serial:" + path;
   const bool v6 = host.find(':') != std::string::npos;
   return "tcp:" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
@@ -194,9 +204,13 @@ Status parse_channel_kind(std::string_view text, ChannelKind *out) {
     *out = ChannelKind::Kmod;
     return Status::ok();
   }
+  if (text == "serial") {
+    *out = ChannelKind::Serial;
+    return Status::ok();
+  }
   try {
     return Status::error(AVA_E_PROTO, "unknown channel '" + std::string(text) +
-                                          "' (expected unix, tcp, shm, vsock or kmod)");
+                                          "' (expected unix, tcp, shm, vsock, kmod or serial)");
   } catch (const std::bad_alloc &) {
     return Status::error(AVA_E_NOMEM, "parse_channel_kind: out of memory");
   }

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Entry points: pick the carrier for an address.
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+
+#include <cstring>
 
 #include <new>
 
@@ -32,6 +36,8 @@ Status connect_channel(const Address &address, int connect_timeout_ms,
       return detail::connect_vsock(address, connect_timeout_ms, out);
     case ChannelKind::Kmod:
       return connect_kmod(address, connect_timeout_ms, out);
+    case ChannelKind::Serial:
+      return detail::connect_serial(address, out);
     }
     return Status::error(AVA_E_UNSUPPORTED, "connect_channel: unknown channel kind");
   } catch (const std::bad_alloc &) {
@@ -62,12 +68,31 @@ Status listen_channel(const Address &address, std::unique_ptr<Listener> *out) {
                            "listen " + address.to_string() +
                                ": a kmod slot is served by `ava vmhost` on the VM's host, "
                                "not by listening in the guest");
+    case ChannelKind::Serial:
+      return Status::error(AVA_E_UNSUPPORTED,
+                           "listen " + address.to_string() +
+                               ": the host end of a virtio-serial port is a unix socket that "
+                               "QEMU connects to: run `ava worker --listen unix:PATH` and give "
+                               "QEMU -chardev socket,path=PATH,reconnect=1");
     }
     return Status::error(AVA_E_UNSUPPORTED, "listen_channel: unknown channel kind");
   } catch (const std::bad_alloc &) {
     return Status::error(AVA_E_NOMEM, "listen " + address.to_string() + ": out of memory");
   }
 }
+
+namespace detail {
+
+Status connect_serial(const Address &address, std::unique_ptr<Channel> *out) {
+  const int fd = ::open(address.path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0)
+    return Status::error(AVA_E_CLOSED, "connect " + address.to_string() + ": " +
+                                           std::string(std::strerror(errno)));
+  *out = std::make_unique<SocketChannel>(UniqueFd(fd), address.to_string(), true);
+  return Status::ok();
+}
+
+} // namespace detail
 
 Status adopt_stream_socket(int fd, std::string description, std::unique_ptr<Channel> *out) {
   detail::UniqueFd owned(fd);

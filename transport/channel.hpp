@@ -63,7 +63,7 @@ private:
   uint64_t capacity_ = 0;
 };
 
-enum class ChannelKind { Unix, Tcp, Shm, Vsock, Kmod };
+enum class ChannelKind { Unix, Tcp, Shm, Vsock, Kmod, Serial };
 
 // The device node of ava.ko in a guest ("kmod" alone means this one).
 inline constexpr const char *kDefaultKmodDevice = "/dev/ava";
@@ -73,6 +73,7 @@ struct Address {
   std::string path;  // Unix: filesystem path (a leading '@' means the abstract namespace)
                      // Shm: the worker's bootstrap unix socket, same forms
                      // Kmod: ava.ko's device node (/dev/ava)
+                     // Serial: a virtio-serial port in a guest (/dev/vport0p1)
   std::string host;  // Tcp: numeric or resolvable host
   uint16_t port = 0; // Tcp: 0 lets listen() choose
   // Vsock ("vsock:CID:PORT"): 0xffffffff is "any" (VMADDR_CID_ANY / VMADDR_PORT_ANY).
@@ -82,11 +83,12 @@ struct Address {
 };
 
 // Parses "unix:/path", "tcp:host:port", "shm:/path", "vsock:CID:PORT",
-// "kmod:/dev/ava" (or just "kmod"), "host:port" or "/path".
+// "kmod:/dev/ava" (or just "kmod"), "serial:/dev/vportNpM", "host:port" or
+// "/path".
 // A bare form is read as default_kind when ambiguous (a bare path is shm when
 // default_kind is Shm).
 Status parse_address(std::string_view text, ChannelKind default_kind, Address *out);
-// Parses "unix", "tcp", "shm", "vsock" or "kmod".
+// Parses "unix", "tcp", "shm", "vsock", "kmod" or "serial".
 Status parse_channel_kind(std::string_view text, ChannelKind *out);
 
 class Channel {

@@ -9,11 +9,14 @@
 #include <cstdlib>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -102,14 +105,59 @@ int poll_fd(int fd, short events, const Deadline &deadline) {
   }
 }
 
-SocketChannel::SocketChannel(UniqueFd fd, std::string description)
-    : fd_(std::move(fd)), description_(std::move(description)) {}
+SocketChannel::SocketChannel(UniqueFd fd, std::string description, bool device)
+    : fd_(std::move(fd)), device_(device), description_(std::move(description)) {
+  if (device_) {
+    // A device has no per-call MSG_DONTWAIT, and no shutdown() that wakes a
+    // poll on it; a failure here surfaces as a wait that ends only by timeout.
+    const int flags = ::fcntl(fd_.get(), F_GETFL);
+    if (flags >= 0)
+      ::fcntl(fd_.get(), F_SETFL, flags | O_NONBLOCK);
+    wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  }
+}
 
 void SocketChannel::shutdown() {
   shut_.store(true, std::memory_order_release);
   // The fd itself stays open until destruction so a concurrent send/recv can
   // never touch an fd number that was closed and reused meanwhile.
-  ::shutdown(fd_.get(), SHUT_RDWR);
+  if (!device_) {
+    ::shutdown(fd_.get(), SHUT_RDWR);
+    return;
+  }
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t rc = ::write(wake_.get(), &one, sizeof one);
+}
+
+ssize_t SocketChannel::read_some(void *dst, size_t len) {
+  return device_ ? ::read(fd_.get(), dst, len) : ::recv(fd_.get(), dst, len, MSG_DONTWAIT);
+}
+
+ssize_t SocketChannel::write_some(const struct iovec *iov, int iovcnt) {
+  if (device_)
+    return ::writev(fd_.get(), iov, iovcnt);
+  msghdr msg{};
+  msg.msg_iov = const_cast<struct iovec *>(iov);
+  msg.msg_iovlen = static_cast<size_t>(iovcnt);
+  return ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+int SocketChannel::wait_io(short events, const Deadline &deadline) {
+  if (!device_ || !wake_.valid())
+    return poll_fd(fd_.get(), events, deadline);
+  for (;;) {
+    pollfd p[2] = {{fd_.get(), events, 0}, {wake_.get(), POLLIN, 0}};
+    const int rc = ::poll(p, 2, deadline.remaining_ms());
+    if (rc > 0)
+      return 1;
+    if (rc == 0) {
+      if (deadline.expired())
+        return 0;
+      continue;
+    }
+    if (errno != EINTR)
+      return -errno;
+  }
 }
 
 Status SocketChannel::closed_status(const char *op) const {
@@ -155,7 +203,7 @@ Status SocketChannel::fill_stage(size_t want, int timeout_ms) {
       stage_end_ -= stage_begin_;
       stage_begin_ = 0;
     }
-    ssize_t n = ::recv(fd_.get(), stage + stage_end_, kStageBytes - stage_end_, MSG_DONTWAIT);
+    ssize_t n = read_some(stage + stage_end_, kStageBytes - stage_end_);
     if (n > 0) {
       stage_end_ += static_cast<size_t>(n);
       stall.restart(stall_timeout_ms_);
@@ -193,7 +241,7 @@ Status SocketChannel::fill_stage(size_t want, int timeout_ms) {
         continue;
       }
     }
-    const int rc = poll_fd(fd_.get(), POLLIN, have == 0 ? idle : stall);
+    const int rc = wait_io(POLLIN, have == 0 ? idle : stall);
     if (rc < 0)
       return break_recv(AVA_E_CLOSED, "poll: " + errno_text(-rc));
     if (rc == 0) {
@@ -213,7 +261,7 @@ Status SocketChannel::read_body(uint8_t *dst, uint64_t len, uint64_t total) {
   uint64_t done = 0;
   while (done < len) {
     const size_t chunk = static_cast<size_t>(std::min(len - done, kMaxReadChunk));
-    ssize_t n = ::recv(fd_.get(), dst + done, chunk, MSG_DONTWAIT);
+    ssize_t n = read_some(dst + done, chunk);
     if (n > 0) {
       done += static_cast<uint64_t>(n);
       stall.restart(stall_timeout_ms_);
@@ -234,7 +282,7 @@ Status SocketChannel::read_body(uint8_t *dst, uint64_t len, uint64_t total) {
     }
     if (shut_.load(std::memory_order_acquire))
       return closed_status("recv");
-    const int rc = poll_fd(fd_.get(), POLLIN, stall);
+    const int rc = wait_io(POLLIN, stall);
     if (rc < 0)
       return break_recv(AVA_E_CLOSED, "poll: " + errno_text(-rc));
     if (rc == 0)
@@ -310,10 +358,7 @@ Status SocketChannel::write_all(const struct iovec *iov, int iovcnt, uint64_t to
       window[n].iov_len = iov[i].iov_len - skip;
       ++n;
     }
-    msghdr msg{};
-    msg.msg_iov = window;
-    msg.msg_iovlen = static_cast<size_t>(n);
-    const ssize_t w = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t w = write_some(window, n);
     if (w > 0) {
       sent += static_cast<uint64_t>(w);
       size_t left = static_cast<size_t>(w);
@@ -338,7 +383,7 @@ Status SocketChannel::write_all(const struct iovec *iov, int iovcnt, uint64_t to
     if (is_retry_errno(err)) {
       // No stall limit here: a peer that is slow to drain is still a live peer, and
       // shutdown() or its death wakes this wait.
-      const int rc = poll_fd(fd_.get(), POLLOUT, Deadline(-1));
+      const int rc = wait_io(POLLOUT, Deadline(-1));
       if (rc >= 0)
         continue;
       send_broken_.store(true, std::memory_order_release);

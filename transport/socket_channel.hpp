@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The stream-socket channel and listener that unix and tcp share: framing,
 // partial I/O, timeouts and shutdown live here; the carriers only make the
-// sockets and say how to describe them.
+// sockets and say how to describe them. The same channel also runs over a
+// stream character device (a virtio-serial port in a guest).
 #pragma once
 
 #include <atomic>
@@ -16,8 +17,9 @@ namespace ava::detail {
 class SocketChannel final : public Channel {
 public:
   // fd: a connected stream socket; blocking or not, every call on it is made
-  // non-blocking per operation.
-  SocketChannel(UniqueFd fd, std::string description);
+  // non-blocking per operation. With device, fd is a stream character device
+  // instead (read/writev, O_NONBLOCK, and an eventfd to wake waits on shutdown).
+  SocketChannel(UniqueFd fd, std::string description, bool device = false);
   ~SocketChannel() override = default;
   SocketChannel(const SocketChannel &) = delete;
   SocketChannel &operator=(const SocketChannel &) = delete;
@@ -47,8 +49,15 @@ private:
   // Records why the stream can no longer be read and returns that status.
   Status break_recv(int code, std::string message);
   Status closed_status(const char *op) const;
+  ssize_t read_some(void *dst, size_t len);
+  ssize_t write_some(const struct iovec *iov, int iovcnt);
+  // poll() for events on the stream (and, on a device, the wake eventfd):
+  // > 0 ready, 0 deadline passed, -errno.
+  int wait_io(short events, const Deadline &deadline);
 
   UniqueFd fd_;
+  bool device_ = false;
+  UniqueFd wake_; // device only
   std::string description_;
   std::atomic<bool> shut_{false};
   std::atomic<bool> recv_broken_{false};
@@ -58,6 +67,9 @@ private:
   size_t stage_begin_ = 0;
   size_t stage_end_ = 0;
 };
+
+// A virtio-serial port (or any stream character device) in a guest.
+Status connect_serial(const Address &address, std::unique_ptr<Channel> *out);
 
 // Common part of unix and tcp listeners: a non-blocking listening socket plus
 // an eventfd that shutdown() signals to wake accept().

@@ -79,6 +79,9 @@ const AddressCase kCases[] = {
     {"kmod", kTcp, AVA_OK, ChannelKind::Kmod, "/dev/ava"},
     {"kmod:0", kUnix, AVA_E_PROTO},
     {"kmod:", kTcp, AVA_E_PROTO},
+    // A virtio-serial port in a guest.
+    {"serial:/dev/vport0p1", kUnix, AVA_OK, ChannelKind::Serial, "/dev/vport0p1"},
+    {"serial:vport0p1", kUnix, AVA_E_PROTO},
 };
 
 const char *kind_name(ChannelKind kind) {
@@ -160,6 +163,7 @@ Test(address, channel_kind_table) {
       {"vsock", AVA_OK, ChannelKind::Vsock},
       {"kmod", AVA_OK, ChannelKind::Kmod},
       {"kmod ", AVA_E_PROTO, kUnix},
+      {"serial", AVA_OK, ChannelKind::Serial},
   };
   for (const KindCase &c : cases) {
     ChannelKind kind = c.kind == kTcp ? kUnix : kTcp;
