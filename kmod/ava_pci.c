@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ava.ko PCI side: binds the ivshmem device (1af4:1110), checks the ava
+ * device header the host wrote into BAR2, sets up MSI-X and /dev/ava, and
+ * tears it all down on unbind while files may still be open.
+ */
+#include <linux/interrupt.h>
+#include <linux/io.h>
+#include <linux/log2.h>
+#include <linux/module.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+
+#include "ava_priv.h"
+
+#define AVA_PCI_VENDOR_REDHAT 0x1af4
+#define AVA_PCI_DEVICE_IVSHMEM 0x1110
+#define AVA_PCI_BAR_REGS 0
+#define AVA_PCI_BAR_SHM 2
+
+DEFINE_MUTEX(ava_global_lock);
+struct ava_dev *ava_global_dev;
+/* a device is bound (also while probe() or remove() runs): a second one is refused */
+static bool ava_pci_bound;
+
+static void ava_dev_free(struct kref *kref)
+{
+	struct ava_dev *dev = container_of(kref, struct ava_dev, kref);
+
+	pci_dev_put(dev->pdev);
+	kfree(dev);
+}
+
+/**
+ * ava_dev_put() - drop a reference to a device
+ * @dev: the device; freed with the last reference (remove() holds one, each
+ *       open file one)
+ */
+void ava_dev_put(struct ava_dev *dev)
+{
+	kref_put(&dev->kref, ava_dev_free);
+}
+
+/**
+ * ava_dev_ring() - ring the host's doorbell for one interrupt vector
+ * @dev: the device; the caller keeps it from going away (dev->io or a live bind)
+ * @vector: AVA_DEV_CTL_VECTOR or AVA_DEV_SLOT_VECTOR(slot)
+ *
+ * Without MSI-X (ivshmem-plain) there is nobody to ring: the host polls.
+ * writel() orders the caller's earlier stores to shared memory before the
+ * doorbell write.
+ */
+void ava_dev_ring(struct ava_dev *dev, u32 vector)
+{
+	if (!dev->doorbell)
+		return;
+	writel((dev->hdr.host_peer << 16) | vector, dev->regs + AVA_REG_DOORBELL);
+}
+
+/**
+ * ava_dev_host_state() - the host_state the host currently shows
+ * @dev: the device, shared memory mapped
+ *
+ * Return: a number only ever compared with AVA_HOST_UP.
+ */
+u32 ava_dev_host_state(struct ava_dev *dev)
+{
+	const struct ava_dev_hdr *live = dev->shm;
+
+	return READ_ONCE(live->host_state);
+}
+
+/**
+ * ava_dev_entry() - the slot table entry of a slot
+ * @dev: the device
+ * @index: slot number, below the validated nslots
+ *
+ * Return: pointer into shared memory.
+ */
+struct ava_slot_entry *ava_dev_entry(struct ava_dev *dev, u32 index)
+{
+	return (struct ava_slot_entry *)((u8 *)dev->shm + AVA_DEV_TABLE_OFF) + index;
+}
+
+/**
+ * ava_dev_region() - the region header of a slot
+ * @dev: the device
+ * @index: slot number, below the validated nslots
+ *
+ * Return: pointer into shared memory.
+ */
+struct ava_region_hdr *ava_dev_region(struct ava_dev *dev, u32 index)
+{
+	return (struct ava_region_hdr *)((u8 *)dev->shm + dev->hdr.slots_off +
+					 (u64)index * dev->hdr.slot_size);
+}
+
+static bool ava_pci_ring_size_ok(u64 size)
+{
+	return size >= AVA_RING_MIN_SIZE && size <= AVA_RING_MAX_SIZE && is_power_of_2(size);
+}
+
+/* Checks the copy of the header; names the first rule it breaks. */
+static int ava_pci_check_hdr(struct device *d, const struct ava_dev_hdr *h, resource_size_t bar_len)
+{
+	u64 need, slots_len;
+
+	if (h->magic != AVA_DEV_MAGIC) {
+		dev_err(d, "bad magic %#x (want %#x): no ava layout in BAR2\n", h->magic, AVA_DEV_MAGIC);
+		return -EINVAL;
+	}
+	if (h->version != AVA_DEV_VERSION) {
+		dev_err(d, "unsupported layout version %u (want %u)\n", h->version, AVA_DEV_VERSION);
+		return -EINVAL;
+	}
+	if (h->features) {
+		dev_err(d, "unknown features %#x\n", h->features);
+		return -EINVAL;
+	}
+	if (h->total_size > bar_len) {
+		dev_err(d, "total_size %llu exceeds BAR2 (%llu bytes)\n", h->total_size, (u64)bar_len);
+		return -EINVAL;
+	}
+	if (h->nslots < 1 || h->nslots > AVA_DEV_MAX_SLOTS) {
+		dev_err(d, "nslots %u not in 1..%u\n", h->nslots, AVA_DEV_MAX_SLOTS);
+		return -EINVAL;
+	}
+	if (h->vectors < 1 || h->vectors > 1 + h->nslots) {
+		dev_err(d, "vectors %u not in 1..1+nslots\n", h->vectors);
+		return -EINVAL;
+	}
+	if (h->slots_off % PAGE_SIZE || h->slots_off < AVA_DEV_TABLE_OFF + PAGE_SIZE) {
+		dev_err(d, "slots_off %llu not a multiple of 4096 at or after 8192\n", h->slots_off);
+		return -EINVAL;
+	}
+	if (!h->slot_size || h->slot_size % PAGE_SIZE) {
+		dev_err(d, "slot_size %llu not a non-zero multiple of 4096\n", h->slot_size);
+		return -EINVAL;
+	}
+	if (check_mul_overflow(h->slot_size, (u64)h->nslots, &slots_len) ||
+	    check_add_overflow(slots_len, h->slots_off, &need) || need > h->total_size) {
+		dev_err(d, "%u slots of %llu bytes at %llu do not fit total_size %llu\n", h->nslots,
+			h->slot_size, h->slots_off, h->total_size);
+		return -EINVAL;
+	}
+	if (!ava_pci_ring_size_ok(h->cmd_size) || !ava_pci_ring_size_ok(h->reply_size)) {
+		dev_err(d, "ring sizes %llu/%llu not powers of two in [%llu, %llu]\n", h->cmd_size,
+			h->reply_size, AVA_RING_MIN_SIZE, AVA_RING_MAX_SIZE);
+		return -EINVAL;
+	}
+	if (h->heap_size % PAGE_SIZE) {
+		dev_err(d, "heap_size %llu not a multiple of 4096\n", h->heap_size);
+		return -EINVAL;
+	}
+	/* both rings are at most 1 GiB, so only the heap can overflow the sum */
+	if (check_add_overflow(AVA_REGION_HDR_SIZE + h->cmd_size + h->reply_size, h->heap_size,
+			       &need) || need > h->slot_size) {
+		dev_err(d, "4096 + cmd_size + reply_size + heap_size exceeds slot_size %llu\n",
+			h->slot_size);
+		return -EINVAL;
+	}
+	if (h->host_peer > 0xffff) {
+		dev_err(d, "host_peer %u not below 65536\n", h->host_peer);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static irqreturn_t ava_pci_irq(int irq, void *data)
+{
+	struct ava_vec *vec = data;
+	struct ava_dev *dev = vec->dev;
+	struct ava_slot *slot;
+	u32 i;
+
+	atomic64_inc(&dev->irqs);
+	if (dev->per_slot_vectors && vec->vector != AVA_DEV_CTL_VECTOR) {
+		slot = &dev->slots[vec->vector - 1];
+		atomic64_inc(&slot->interrupts);
+		atomic_inc(&slot->irq_seq);
+		wake_up_all(&slot->wq);
+		return IRQ_HANDLED;
+	}
+	/* the control vector (or a shared one): every waiter re-checks its slot */
+	for (i = 0; i < dev->hdr.nslots; i++) {
+		slot = &dev->slots[i];
+		if (!dev->per_slot_vectors) {
+			atomic64_inc(&slot->interrupts);
+			atomic_inc(&slot->irq_seq);
+		}
+		wake_up_all(&slot->wq);
+	}
+	return IRQ_HANDLED;
+}
+
+static void ava_pci_free_irqs(struct ava_dev *dev, unsigned int requested)
+{
+	while (requested--)
+		devm_free_irq(&dev->pdev->dev, pci_irq_vector(dev->pdev, requested),
+			      &dev->vecs[requested]);
+	pci_free_irq_vectors(dev->pdev);
+	dev->nvecs = 0;
+	dev->doorbell = false;
+}
+
+/* MSI-X if the device has it (ivshmem-doorbell); none at all means polling. */
+static int ava_pci_setup_irqs(struct ava_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	unsigned int want = min(dev->hdr.vectors, 1 + dev->hdr.nslots);
+	unsigned int i;
+	int nvec, ret;
+
+	nvec = pci_alloc_irq_vectors(pdev, 1, want, PCI_IRQ_MSIX);
+	if (nvec < 0) {
+		dev_info(&pdev->dev, "no MSI-X (ivshmem-plain?): waits poll, kicks are no-ops\n");
+		return 0;
+	}
+	for (i = 0; i < nvec; i++) {
+		dev->vecs[i].dev = dev;
+		dev->vecs[i].vector = i;
+		ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, i), ava_pci_irq, 0,
+				       AVA_DRV_NAME, &dev->vecs[i]);
+		if (ret) {
+			dev_err(&pdev->dev, "requesting vector %u: %d\n", i, ret);
+			ava_pci_free_irqs(dev, i);
+			return ret;
+		}
+	}
+	dev->nvecs = nvec;
+	dev->doorbell = true;
+	dev->per_slot_vectors = nvec >= 1 + dev->hdr.nslots;
+	return 0;
+}
+
+static int ava_pci_map(struct ava_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	int ret;
+
+	ret = pcim_iomap_regions(pdev, BIT(AVA_PCI_BAR_REGS), AVA_DRV_NAME);
+	if (ret) {
+		dev_err(&pdev->dev, "mapping BAR0: %d\n", ret);
+		return ret;
+	}
+	dev->regs = pcim_iomap_table(pdev)[AVA_PCI_BAR_REGS];
+	if (!(pci_resource_flags(pdev, AVA_PCI_BAR_SHM) & IORESOURCE_MEM)) {
+		dev_err(&pdev->dev, "BAR2 is not memory\n");
+		return -ENODEV;
+	}
+	dev->shm_phys = pci_resource_start(pdev, AVA_PCI_BAR_SHM);
+	dev->shm_len = pci_resource_len(pdev, AVA_PCI_BAR_SHM);
+	if (dev->shm_len < AVA_DEV_TABLE_OFF + PAGE_SIZE) {
+		dev_err(&pdev->dev, "BAR2 too small (%llu bytes)\n", (u64)dev->shm_len);
+		return -ENODEV;
+	}
+	/*
+	 * BAR2 is ordinary RAM on the host: map it write-back, and do not
+	 * request it, so that /sys/.../resource2 stays mappable as well.
+	 */
+	dev->shm = devm_memremap(&pdev->dev, dev->shm_phys, dev->shm_len, MEMREMAP_WB);
+	if (IS_ERR(dev->shm)) {
+		ret = PTR_ERR(dev->shm);
+		dev_err(&pdev->dev, "mapping BAR2: %d\n", ret);
+		return ret;
+	}
+	return 0;
+}
+
+static void ava_pci_init_slots(struct ava_dev *dev)
+{
+	u32 i;
+
+	for (i = 0; i < AVA_DEV_MAX_SLOTS; i++) {
+		struct ava_slot *slot = &dev->slots[i];
+
+		slot->dev = dev;
+		slot->index = i;
+		init_waitqueue_head(&slot->wq);
+	}
+}
+
+static int ava_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct ava_dev *dev;
+	int ret;
+
+	mutex_lock(&ava_global_lock);
+	if (ava_pci_bound) {
+		mutex_unlock(&ava_global_lock);
+		dev_err(&pdev->dev, "another ivshmem device is already bound to ava: -EBUSY\n");
+		return -EBUSY;
+	}
+	ava_pci_bound = true;
+	mutex_unlock(&ava_global_lock);
+
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev) {
+		ret = -ENOMEM;
+		goto err_unbind;
+	}
+	kref_init(&dev->kref);
+	dev->pdev = pci_dev_get(pdev);
+	init_rwsem(&dev->io);
+	mutex_init(&dev->lock);
+	INIT_LIST_HEAD(&dev->files);
+	ava_pci_init_slots(dev);
+
+	ret = pcim_enable_device(pdev);
+	if (ret) {
+		dev_err(&pdev->dev, "enabling device: %d\n", ret);
+		goto err_put;
+	}
+	/* QEMU drops MSI-X messages of a device that is not bus master */
+	pci_set_master(pdev);
+	ret = ava_pci_map(dev);
+	if (ret)
+		goto err_put;
+	memcpy(&dev->hdr, dev->shm, sizeof(dev->hdr));
+	ret = ava_pci_check_hdr(&pdev->dev, &dev->hdr, dev->shm_len);
+	if (ret)
+		goto err_put;
+	ret = ava_pci_setup_irqs(dev);
+	if (ret)
+		goto err_put;
+	ava_slot_release_stale(dev);
+
+	dev->misc.minor = MISC_DYNAMIC_MINOR;
+	dev->misc.name = AVA_DRV_NAME;
+	dev->misc.fops = &ava_slot_fops;
+	dev->misc.parent = &pdev->dev;
+	dev->misc.mode = 0666;
+	ret = misc_register(&dev->misc);
+	if (ret) {
+		dev_err(&pdev->dev, "registering /dev/ava: %d\n", ret);
+		goto err_free_irqs;
+	}
+	pci_set_drvdata(pdev, dev);
+	mutex_lock(&ava_global_lock);
+	ava_global_dev = dev;
+	mutex_unlock(&ava_global_lock);
+	dev_info(&pdev->dev, "%u slots of %llu bytes, %s, host peer %u, IVPosition %d\n",
+		 dev->hdr.nslots, dev->hdr.slot_size,
+		 dev->doorbell ? (dev->per_slot_vectors ? "a vector per slot" : "shared vectors")
+			       : "polling",
+		 dev->hdr.host_peer, (int)readl(dev->regs + AVA_REG_IVPOSITION));
+	return 0;
+
+err_free_irqs:
+	ava_pci_free_irqs(dev, dev->nvecs);
+err_put:
+	ava_dev_put(dev);
+err_unbind:
+	mutex_lock(&ava_global_lock);
+	ava_pci_bound = false;
+	mutex_unlock(&ava_global_lock);
+	return ret;
+}
+
+static void ava_pci_remove(struct pci_dev *pdev)
+{
+	struct ava_dev *dev = pci_get_drvdata(pdev);
+	u32 i;
+
+	mutex_lock(&ava_global_lock);
+	ava_global_dev = NULL;
+	mutex_unlock(&ava_global_lock);
+	misc_deregister(&dev->misc);
+
+	mutex_lock(&dev->lock);
+	WRITE_ONCE(dev->gone, true);
+	mutex_unlock(&dev->lock);
+	/* waiters see gone and drop dev->io, so the write lock below is bounded */
+	for (i = 0; i < dev->hdr.nslots; i++)
+		wake_up_all(&dev->slots[i].wq);
+	down_write(&dev->io);
+	up_write(&dev->io);
+	/* no mmap() can be in flight now: zap what user space mapped of BAR2 */
+	ava_slot_zap_all(dev);
+	ava_pci_free_irqs(dev, dev->nvecs);
+	ava_dev_put(dev);
+
+	mutex_lock(&ava_global_lock);
+	ava_pci_bound = false;
+	mutex_unlock(&ava_global_lock);
+}
+
+static const struct pci_device_id ava_pci_ids[] = {
+	{ PCI_DEVICE(AVA_PCI_VENDOR_REDHAT, AVA_PCI_DEVICE_IVSHMEM) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, ava_pci_ids);
+
+static struct pci_driver ava_pci_driver = {
+	.name = AVA_DRV_NAME,
+	.id_table = ava_pci_ids,
+	.probe = ava_pci_probe,
+	.remove = ava_pci_remove,
+};
+
+/**
+ * ava_pci_register() - register the PCI driver
+ *
+ * Return: 0 or -errno.
+ */
+int ava_pci_register(void)
+{
+	return pci_register_driver(&ava_pci_driver);
+}
+
+/**
+ * ava_pci_unregister() - unregister the PCI driver (removes a bound device)
+ */
+void ava_pci_unregister(void)
+{
+	pci_unregister_driver(&ava_pci_driver);
+}

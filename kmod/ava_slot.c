@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/ava: each open file claims one slot of the shared memory, maps only
+ * that slot, rings the host and waits for it (include/ava/ivshmem.h).
+ *
+ * Shared memory is written by the host too. Every value read from it is read
+ * once and only compared; lengths and offsets come from the validated header
+ * copy or from ava.ko's own state.
+ */
+#include <linux/delay.h>
+#include <linux/fs.h>
+#include <linux/jiffies.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/version.h>
+
+#include "ava_priv.h"
+
+/* polling without interrupts (ivshmem-plain): short sleeps first, then longer ones */
+#define AVA_POLL_FAST_ROUNDS 100
+#define AVA_POLL_FAST_MIN_US 50
+#define AVA_POLL_FAST_MAX_US 200
+#define AVA_POLL_SLOW_MIN_US 1000
+#define AVA_POLL_SLOW_MAX_US 2000
+
+static void ava_slot_or_state(struct ava_region_hdr *rh, u32 bits)
+{
+	/* the host updates the same word with atomic ORs: plain RMW could lose its bits */
+	atomic_or(bits, (atomic_t *)&rh->state);
+}
+
+/* Stores guest_state with release semantics: pairs with the host's acquire load of guest_state. */
+static void ava_slot_store_guest_state(struct ava_slot_entry *e, u32 state)
+{
+	smp_store_release(&e->guest_state, state);
+}
+
+/**
+ * ava_slot_release_stale() - take over the slot table at probe
+ * @dev: the device being probed, shared memory mapped and header validated
+ *
+ * Adopts the guest line ava.ko left behind (a VM reboot or module reload
+ * keeps the host's generation and the policy), and releases slots a previous
+ * ava.ko instance still showed as claimed, so the host recycles them.
+ */
+void ava_slot_release_stale(struct ava_dev *dev)
+{
+	bool released = false;
+	u32 i;
+
+	for (i = 0; i < dev->hdr.nslots; i++) {
+		struct ava_slot *slot = &dev->slots[i];
+		struct ava_slot_entry *e = ava_dev_entry(dev, i);
+
+		slot->guest_gen = READ_ONCE(e->guest_gen);
+		slot->policy_flags = READ_ONCE(e->policy_flags) & AVA_POLICY_DISABLED;
+		slot->cmds_per_sec = READ_ONCE(e->cmds_per_sec);
+		slot->bytes_per_sec = READ_ONCE(e->bytes_per_sec);
+		slot->mem_quota = READ_ONCE(e->mem_quota);
+		slot->guest_state = AVA_SLOT_RELEASED;
+		switch (READ_ONCE(e->guest_state)) {
+		case AVA_SLOT_FREE:
+			slot->guest_state = AVA_SLOT_FREE;
+			break;
+		case AVA_SLOT_CLAIMED:
+			ava_slot_or_state(ava_dev_region(dev, i), AVA_REGION_CLOSED);
+			ava_slot_store_guest_state(e, AVA_SLOT_RELEASED);
+			ava_dev_ring(dev, AVA_DEV_SLOT_VECTOR(i));
+			released = true;
+			break;
+		default:
+			ava_slot_store_guest_state(e, AVA_SLOT_RELEASED);
+			break;
+		}
+	}
+	if (released) {
+		dev_info(&dev->pdev->dev, "released slots left claimed by a previous instance\n");
+		ava_dev_ring(dev, AVA_DEV_CTL_VECTOR);
+	}
+}
+
+/**
+ * ava_slot_publish_policy() - write a slot's policy into its guest line
+ * @slot: the slot; caller holds dev->lock and keeps shared memory mapped
+ */
+void ava_slot_publish_policy(struct ava_slot *slot)
+{
+	struct ava_slot_entry *e = ava_dev_entry(slot->dev, slot->index);
+
+	WRITE_ONCE(e->cmds_per_sec, slot->cmds_per_sec);
+	WRITE_ONCE(e->bytes_per_sec, slot->bytes_per_sec);
+	WRITE_ONCE(e->mem_quota, slot->mem_quota);
+	/* pairs with the host's acquire load of policy_flags before the limits */
+	smp_store_release(&e->policy_flags, slot->policy_flags);
+}
+
+/**
+ * ava_slot_zap_all() - remove every user mapping of shared memory
+ * @dev: a device marked gone, with no mmap() in flight
+ */
+void ava_slot_zap_all(struct ava_dev *dev)
+{
+	struct ava_file *af;
+
+	mutex_lock(&dev->lock);
+	list_for_each_entry(af, &dev->files, node)
+		unmap_mapping_range(af->filp->f_mapping, 0, 0, 1);
+	mutex_unlock(&dev->lock);
+}
+
+static bool ava_slot_claimable(struct ava_slot *slot)
+{
+	struct ava_slot_entry *e = ava_dev_entry(slot->dev, slot->index);
+
+	if (slot->busy || slot->guest_state == AVA_SLOT_CLAIMED)
+		return false;
+	if (slot->policy_flags & AVA_POLICY_DISABLED)
+		return false;
+	/* pairs with the host's release store of host_state after host_gen */
+	if (smp_load_acquire(&e->host_state) != AVA_SLOT_IDLE)
+		return false;
+	return READ_ONCE(e->host_gen) == slot->guest_gen;
+}
+
+static void ava_slot_claim(struct ava_slot *slot)
+{
+	struct ava_dev *dev = slot->dev;
+	const struct ava_dev_hdr *h = &dev->hdr;
+	struct ava_region_hdr *rh = ava_dev_region(dev, slot->index);
+	struct ava_slot_entry *e = ava_dev_entry(dev, slot->index);
+	u32 pid = task_tgid_nr(current);
+
+	memset(rh, 0, AVA_REGION_HDR_SIZE);
+	rh->magic = AVA_REGION_MAGIC;
+	rh->version = AVA_REGION_VERSION;
+	rh->features = AVA_REGION_F_DOORBELL;
+	rh->total_size = h->slot_size;
+	rh->cmd_off = AVA_REGION_HDR_SIZE;
+	rh->cmd_size = h->cmd_size;
+	rh->reply_off = AVA_REGION_HDR_SIZE + h->cmd_size;
+	rh->reply_size = h->reply_size;
+	rh->heap_off = AVA_REGION_HDR_SIZE + h->cmd_size + h->reply_size;
+	rh->heap_size = h->heap_size;
+	rh->guest_pid = pid;
+	/* pairs with the worker's acquire load of state before it copies the header */
+	smp_store_release(&rh->state, AVA_REGION_READY);
+
+	slot->busy = true;
+	slot->guest_pid = pid;
+	slot->guest_gen++;
+	slot->guest_state = AVA_SLOT_CLAIMED;
+	WRITE_ONCE(e->guest_pid, pid);
+	WRITE_ONCE(e->guest_gen, slot->guest_gen);
+	/* the host's acquire load of guest_state then sees the region, pid and gen */
+	ava_slot_store_guest_state(e, AVA_SLOT_CLAIMED);
+	ava_dev_ring(dev, AVA_DEV_CTL_VECTOR);
+}
+
+static int ava_slot_open(struct inode *inode, struct file *filp)
+{
+	/* misc_open() left our miscdevice here; remove() deregisters it before the last put */
+	struct ava_dev *dev = container_of(filp->private_data, struct ava_dev, misc);
+	struct ava_file *af;
+	u32 i;
+	int ret;
+
+	af = kzalloc(sizeof(*af), GFP_KERNEL);
+	if (!af)
+		return -ENOMEM;
+	kref_get(&dev->kref);
+	af->dev = dev;
+	af->filp = filp;
+
+	down_read(&dev->io);
+	if (READ_ONCE(dev->gone)) {
+		ret = -ENODEV;
+		goto err_unlock_io;
+	}
+	mutex_lock(&dev->lock);
+	if (ava_dev_host_state(dev) != AVA_HOST_UP) {
+		ret = -EHOSTDOWN;
+		goto err_unlock;
+	}
+	for (i = 0; i < dev->hdr.nslots; i++) {
+		if (ava_slot_claimable(&dev->slots[i])) {
+			af->slot = &dev->slots[i];
+			break;
+		}
+	}
+	if (!af->slot) {
+		ret = -EBUSY;
+		goto err_unlock;
+	}
+	ava_slot_claim(af->slot);
+	list_add(&af->node, &dev->files);
+	mutex_unlock(&dev->lock);
+	up_read(&dev->io);
+	filp->private_data = af;
+	return 0;
+
+err_unlock:
+	mutex_unlock(&dev->lock);
+err_unlock_io:
+	up_read(&dev->io);
+	ava_dev_put(dev);
+	kfree(af);
+	return ret;
+}
+
+static int ava_slot_release(struct inode *inode, struct file *filp)
+{
+	struct ava_file *af = filp->private_data;
+	struct ava_dev *dev = af->dev;
+	struct ava_slot *slot = af->slot;
+
+	down_read(&dev->io);
+	mutex_lock(&dev->lock);
+	if (!READ_ONCE(dev->gone)) {
+		ava_slot_or_state(ava_dev_region(dev, slot->index), AVA_REGION_CLOSED);
+		ava_slot_store_guest_state(ava_dev_entry(dev, slot->index), AVA_SLOT_RELEASED);
+		ava_dev_ring(dev, AVA_DEV_SLOT_VECTOR(slot->index));
+		ava_dev_ring(dev, AVA_DEV_CTL_VECTOR);
+	}
+	slot->guest_state = AVA_SLOT_RELEASED;
+	slot->guest_pid = 0;
+	slot->busy = false;
+	list_del(&af->node);
+	mutex_unlock(&dev->lock);
+	up_read(&dev->io);
+
+	ava_dev_put(dev);
+	kfree(af);
+	return 0;
+}
+
+static int ava_slot_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	struct ava_file *af = filp->private_data;
+	struct ava_dev *dev = af->dev;
+	unsigned long len = vma->vm_end - vma->vm_start;
+	phys_addr_t start;
+	int ret;
+
+	if (vma->vm_pgoff || len > dev->hdr.slot_size || !(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	down_read(&dev->io);
+	if (READ_ONCE(dev->gone)) {
+		ret = -ENODEV;
+		goto out;
+	}
+	start = dev->shm_phys + dev->hdr.slots_off + (u64)af->slot->index * dev->hdr.slot_size;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, VM_IO | VM_DONTEXPAND | VM_DONTDUMP);
+#else
+	vma->vm_flags |= VM_IO | VM_DONTEXPAND | VM_DONTDUMP;
+#endif
+	/* vm_page_prot stays cacheable: BAR2 is host RAM, mapped write-back in the kernel too */
+	ret = vm_iomap_memory(vma, start, dev->hdr.slot_size);
+out:
+	up_read(&dev->io);
+	return ret;
+}
+
+/* -EAGAIN: keep waiting. Caller holds dev->io for reading. */
+static int ava_slot_wait_check(struct ava_file *af, const u32 *word, u32 expected, int seq)
+{
+	struct ava_dev *dev = af->dev;
+	struct ava_region_hdr *rh = ava_dev_region(dev, af->slot->index);
+
+	if (READ_ONCE(dev->gone))
+		return -ENODEV;
+	if (READ_ONCE(rh->state) & (AVA_REGION_BROKEN | AVA_REGION_CLOSED))
+		return -EPIPE;
+	if (ava_dev_host_state(dev) != AVA_HOST_UP)
+		return -EPIPE;
+	if (READ_ONCE(*word) != expected)
+		return 0;
+	if (atomic_read(&af->slot->irq_seq) != seq)
+		return 0;
+	return -EAGAIN;
+}
+
+static int ava_slot_wait_poll(struct ava_file *af, const u32 *word, u32 expected, int seq,
+			      unsigned int timeout_ms)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
+	unsigned int round;
+	int ret;
+
+	for (round = 0;; round++) {
+		if (round < AVA_POLL_FAST_ROUNDS)
+			usleep_range(AVA_POLL_FAST_MIN_US, AVA_POLL_FAST_MAX_US);
+		else
+			usleep_range(AVA_POLL_SLOW_MIN_US, AVA_POLL_SLOW_MAX_US);
+		ret = ava_slot_wait_check(af, word, expected, seq);
+		if (ret != -EAGAIN)
+			return ret;
+		if (signal_pending(current))
+			return -EINTR;
+		if (time_after_eq(jiffies, deadline))
+			return -ETIMEDOUT;
+	}
+}
+
+static int ava_slot_wait(struct ava_file *af, const struct ava_wait *w)
+{
+	struct ava_dev *dev = af->dev;
+	struct ava_slot *slot = af->slot;
+	unsigned int timeout_ms = min(w->timeout_ms, READ_ONCE(ava_wait_max_ms));
+	const u32 *word;
+	long left;
+	int seq, ret;
+
+	if (w->offset >= AVA_REGION_HDR_SIZE || w->offset % sizeof(u32) || w->flags)
+		return -EINVAL;
+	word = (const u32 *)((const u8 *)ava_dev_region(dev, slot->index) + w->offset);
+	seq = atomic_read(&slot->irq_seq);
+	ret = ava_slot_wait_check(af, word, w->expected, seq);
+	if (ret != -EAGAIN)
+		return ret;
+	if (!timeout_ms)
+		return -ETIMEDOUT;
+
+	atomic64_inc(&slot->waits);
+	if (!dev->doorbell) {
+		ret = ava_slot_wait_poll(af, word, w->expected, seq, timeout_ms);
+	} else {
+		left = wait_event_interruptible_timeout(slot->wq,
+			(ret = ava_slot_wait_check(af, word, w->expected, seq)) != -EAGAIN,
+			msecs_to_jiffies(timeout_ms));
+		if (left < 0)
+			ret = -EINTR;
+		else if (!left)
+			ret = -ETIMEDOUT;
+	}
+	if (ret == -ETIMEDOUT)
+		atomic64_inc(&slot->timeouts);
+	return ret;
+}
+
+static long ava_slot_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	struct ava_file *af = filp->private_data;
+	struct ava_dev *dev = af->dev;
+	struct ava_slot *slot = af->slot;
+	void __user *uarg = (void __user *)arg;
+	struct ava_slot_info info;
+	struct ava_wait w;
+	long ret;
+
+	switch (cmd) {
+	case AVA_IOC_SLOT_INFO:
+		if (READ_ONCE(dev->gone))
+			return -ENODEV;
+		/* the header copy never changes, and this file holds the slot's generation */
+		memset(&info, 0, sizeof(info));
+		info.index = slot->index;
+		info.generation = slot->guest_gen;
+		info.slot_size = dev->hdr.slot_size;
+		info.cmd_size = dev->hdr.cmd_size;
+		info.reply_size = dev->hdr.reply_size;
+		info.heap_size = dev->hdr.heap_size;
+		info.nslots = dev->hdr.nslots;
+		return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
+	case AVA_IOC_KICK:
+		down_read(&dev->io);
+		if (READ_ONCE(dev->gone)) {
+			ret = -ENODEV;
+		} else {
+			if (dev->doorbell)
+				atomic64_inc(&slot->kicks);
+			ava_dev_ring(dev, AVA_DEV_SLOT_VECTOR(slot->index));
+			ret = 0;
+		}
+		up_read(&dev->io);
+		return ret;
+	case AVA_IOC_WAIT:
+		/* copied before taking dev->io: a faulting copy must not stall remove() */
+		if (copy_from_user(&w, uarg, sizeof(w)))
+			return -EFAULT;
+		down_read(&dev->io);
+		ret = READ_ONCE(dev->gone) ? -ENODEV : ava_slot_wait(af, &w);
+		up_read(&dev->io);
+		return ret;
+	default:
+		return -ENOTTY;
+	}
+}
+
+const struct file_operations ava_slot_fops = {
+	.owner = THIS_MODULE,
+	.open = ava_slot_open,
+	.release = ava_slot_release,
+	.mmap = ava_slot_mmap,
+	.unlocked_ioctl = ava_slot_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
