@@ -5,7 +5,7 @@ ASAN_BUILD ?= build-asan
 BUILD_TYPE ?= RelWithDebInfo
 CTEST_ARGS ?= --output-on-failure --timeout 300
 
-.PHONY: all deps build build-asan test test-asan demo bench goldens format format-check clean
+.PHONY: all deps build build-asan test test-asan demo vm-demo bench goldens format format-check clean
 
 all: build
 
@@ -30,6 +30,11 @@ test: build build-asan format-check
 
 demo: build
 	scripts/demo.sh $(BUILD)
+
+# Boots a QEMU guest with ava.ko and runs clinfo and an OpenCL program in it
+# over /dev/ava against PoCL on the host, next to their native runs.
+vm-demo: build
+	vm/demo.sh $(BUILD)
 
 # Channel benchmarks: table (CSV, JSON) and plot in out/bench; ratios against
 # baselines measured in the same run. AVA_BENCH_QUICK=1 for a short run.

@@ -11,6 +11,10 @@ packages=(
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo
   # CUDA fat binaries: CUDA 13 compresses entries with zstd
   libzstd-dev
+  # The VM path: QEMU, the guest kernel's headers (ava.ko), the guest image
+  # (busybox-static, cpio, kmod's modinfo, xz for the kernel), avactl (libnl)
+  qemu-system-x86 qemu-utils linux-headers-amd64 busybox-static cpio kmod xz-utils
+  libnl-genl-3-dev
 )
 
 missing=()

@@ -41,8 +41,11 @@ constexpr uint32_t kHostPeer = 0;
 // Slot table scans also run on this period, so that a lost doorbell delays
 // a claim by at most this long instead of forever.
 constexpr int kScanPeriodMs = 100;
-// Workers get this long to finish after their guest went away, then SIGKILL.
+// Workers get this long to finish after their VM went away or at shutdown,
+// then SIGKILL.
 constexpr int kWorkerGraceMs = 3000;
+// A worker whose guest process released its slot gets this long.
+constexpr int kReleaseGraceMs = 1000;
 
 struct VmhostOptions {
   std::string socket_path;
@@ -284,14 +287,23 @@ void Vmhost::scan() {
   if (vm_sock_.get() < 0)
     return;
   for (uint32_t i = 0; i < slots_.size(); ++i) {
-    if (slots_[i].worker > 0)
-      continue;
+    Slot &s = slots_[i];
     const ava_slot_entry *e = mem_->slot_entry(i);
     // Pairs with ava.ko's release store of guest_state after the region
     // header and guest_gen: seeing CLAIMED, we see both.
     const uint32_t state = __atomic_load_n(&e->guest_state, __ATOMIC_ACQUIRE);
     const uint32_t gen = __atomic_load_n(&e->guest_gen, __ATOMIC_RELAXED);
-    if (state == AVA_SLOT_CLAIMED && gen != slots_[i].gen)
+    const bool held = state == AVA_SLOT_CLAIMED && gen == s.gen;
+    if (s.worker > 0) {
+      // The guest let go (it exited or was killed, perhaps mid-call). A
+      // worker still inside a long API call would hold the slot and the
+      // guest's objects until that call returns: it gets a short grace
+      // to wind down, then goes, and its objects go with its process.
+      if (!held && s.kill_at_ms < 0)
+        s.kill_at_ms = now_ms() + kReleaseGraceMs;
+      continue;
+    }
+    if (state == AVA_SLOT_CLAIMED && gen != s.gen)
       start_worker(i, gen);
   }
 }

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+// The guest's kmod channel: ava.ko in the guest, `ava vmhost` on the host.
+// One boot runs clinfo and every OpenCL test program over /dev/ava (compared
+// with native runs); another checks slots and faults: processes at once on
+// distinct slots, mmap limited to the slot, a guest process or a host worker
+// killed mid-call, garbage in a slot's ring, rmmod with an open slot.
+#include <criterion/criterion.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ocl_run.hpp"
+#include "vm_checks.hpp"
+#include "vm_session.hpp"
+#include "vm_shm.hpp"
+
+namespace {
+
+constexpr int kCheckLimitS = 240;
+constexpr int kSlots = 4;
+constexpr int kSyncTimeoutMs = 300000;
+// A guest call whose worker died must fail within this (the sleeper's call
+// would otherwise last kSleepMs).
+constexpr int kErrorWithinS = 30;
+constexpr int kSleepMs = 50000; // libdemo allows at most 60 s
+// A guest killed mid-call: vmhost ends the worker (still inside the long
+// call) shortly after ava.ko released the slot, well before the call is over.
+constexpr int kKilledSleepMs = 50000;
+constexpr int kFreedWithinMs = 15000;
+
+// `ava vmhost` for one boot, its shared memory in a file the test can read.
+class VmHost {
+public:
+  explicit VmHost(const std::string &dir)
+      : socket_(dir + "/ivshmem.sock"),
+        shm_path_("/dev/shm/ava-vmtest-" + std::to_string(getpid())),
+        proc_({AVA_BIN, "vmhost", "--socket", socket_, "--slots", std::to_string(kSlots),
+               "--shm-path", shm_path_, "--ready-fd", "1"},
+              ocl::child_env()) {
+    std::string seen;
+    ready_ = proc_.wait_for_line("ready", 30000, &seen);
+    output_ = seen;
+  }
+  ~VmHost() { unlink(shm_path_.c_str()); }
+  bool ready() const { return ready_; }
+  const std::string &output() const { return output_; }
+  const std::string &shm_path() const { return shm_path_; }
+  pid_t pid() const { return proc_.pid(); }
+  std::vector<std::string> vm_args() const {
+    return {"--ivshmem", socket_, "--vectors", std::to_string(kSlots + 1)};
+  }
+
+private:
+  std::string socket_;
+  std::string shm_path_;
+  BackgroundProc proc_;
+  bool ready_ = false;
+  std::string output_;
+};
+
+std::string kmod_env() {
+  return "insmod /lib/modules/ava-vm/ava.ko || echo 'ava.ko did not load'\n"
+         "export LD_LIBRARY_PATH=" +
+         sh_quote(AVA_GUEST_LIB_DIR) + " AVA_WORKER=kmod:/dev/ava\n";
+}
+
+// Skips unless the tree has ava.ko and `ava vmhost`: both are part of this
+// tree once kmod/ exists, so a missing piece is a build problem, not a skip.
+void require_kmod() {
+  vmtest::require_vm();
+  const auto env = vm_image_env();
+  auto it = env.find("AVA_VM_HAVE_KMOD");
+  cr_assert(it != env.end() && it->second == "1",
+            "the guest image has no ava.ko (is kmod/ in this tree? see the vm_image test)");
+}
+
+pid_t vmhost_child_pid(const VmShm &shm, unsigned slot) {
+  return static_cast<pid_t>(shm.slot(slot).worker_pid);
+}
+
+bool process_gone(pid_t pid) {
+  return pid <= 0 || kill(pid, 0) != 0;
+}
+
+// Polls (bounded) until cond holds.
+template <class F> bool eventually(int timeout_ms, F cond) {
+  for (int waited = 0; waited < timeout_ms; waited += 50) {
+    if (cond())
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return cond();
+}
+
+} // namespace
+
+Test(vm_kmod, opencl_and_clinfo_over_dev_ava, .timeout = 1200) {
+  require_kmod();
+  const std::string dir = make_temp_dir();
+  VmHost host(dir);
+  cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
+
+  std::vector<std::pair<std::string, std::vector<std::string>>> programs = {
+      {"kmod.clinfo", {CLINFO}},
+      {"kmod.clinfo-l", {CLINFO, "-l"}},
+      {"kmod.clinfo-raw", {CLINFO, "--raw"}}};
+  for (const std::string &name : vmtest::ocl_programs())
+    programs.push_back({"kmod." + name, {std::string(OCL_DIR) + "/ocl_" + name}});
+  std::string job = kmod_env();
+  for (const auto &[check, argv] : programs)
+    job += vmtest::check_line(check, kCheckLimitS, argv);
+  VmSession vm("kmod-opencl", job, host.vm_args());
+  std::vector<ProcResult> native;
+  for (const auto &p : programs)
+    native.push_back(vmtest::native(p.second));
+
+  const int rc = vm.wait();
+  const VmResults r = vm.results();
+  for (size_t i = 0; i < programs.size(); ++i) {
+    if (programs[i].first.starts_with("kmod.clinfo"))
+      vmtest::expect_clinfo_same_as_native(r, programs[i].first, native[i]);
+    else
+      vmtest::expect_same_as_native(r, programs[i].first, native[i]);
+  }
+  vmtest::expect_clean_run(vm, rc);
+}
+
+namespace {
+
+std::string faults_job(bool have_avactl) {
+  const std::string probe = sh_quote(SLOT_PROBE), demo = sh_quote(DEMO_PROBE);
+  const std::string sleep = std::to_string(kSleepMs), limit = std::to_string(kErrorWithinS);
+  std::string job = kmod_env();
+  // Three processes at once, each on its own slot.
+  job += "for i in 1 2 3; do ava_start multi.$i 240 " + demo +
+         " sleep 3000; done\n"
+         "ava_wait_for 600 sh -c 'grep -q ready multi.1.out && grep -q ready multi.2.out && "
+         "grep -q ready multi.3.out'\n";
+  if (have_avactl)
+    job += "ava_check multi.avactl 30 avactl slots\n";
+  job += "ava_sync multi\n"
+         "for i in 1 2 3; do ava_finish multi.$i; done\n";
+  // mmap: this slot and nothing beyond it.
+  job += "ava_check mmap 60 " + probe + "\n";
+  // A guest process killed mid-call.
+  job += "ava_start gkill 240 " + demo + " sleep " + std::to_string(kKilledSleepMs) +
+         "\n"
+         "ava_wait_for 600 grep -q ready gkill.out\n"
+         "ava_sync gkill.before\n"
+         "kill -9 $(cat gkill.pid)\n"
+         "ava_finish gkill\n"
+         "ava_sync gkill.after\n";
+  if (have_avactl)
+    job += "ava_check gkill.avactl 30 avactl slots\n";
+  // The host's worker killed mid-call: the call must fail, not hang.
+  job += "ava_start wkill " + limit + " " + demo + " sleep " + sleep +
+         "\n"
+         "ava_wait_for 600 grep -q ready wkill.out\n"
+         "ava_sync wkill\n"
+         "ava_finish wkill\n";
+  // Garbage in a slot's reply ring.
+  job += "ava_start garbage " + limit + " " + demo + " sleep " + sleep +
+         "\n"
+         "ava_wait_for 600 grep -q ready garbage.out\n"
+         "ava_sync garbage\n"
+         "ava_finish garbage\n";
+  // After all that, a fresh process still gets a working slot.
+  job += "ava_check after 120 " + demo + " bad-handles\n";
+  // rmmod is refused while a slot is open, and works once it is closed.
+  job += "ava_start holder 120 " + probe +
+         " /dev/ava hold 60\n"
+         "ava_wait_for 600 grep -q holding holder.out\n"
+         "ava_check rmmod.busy 30 rmmod ava\n"
+         "kill $(cat holder.pid)\n"
+         "ava_finish holder\n"
+         "ava_check rmmod.idle 30 rmmod ava\n";
+  return job;
+}
+
+// Waits for the guest's `ava_sync name`; false (and a failed expectation) if
+// it never comes.
+bool at_sync(VmSession &vm, const char *name) {
+  const bool reached = vm.wait_for_sync(name, kSyncTimeoutMs);
+  cr_expect(reached, "the guest never reached '%s' (logs in %s)", name, vm.dir().c_str());
+  return reached;
+}
+
+const VmCheck *get(const VmResults &r, const char *name) {
+  auto it = r.checks.find(name);
+  cr_expect(it != r.checks.end(), "[%s] no result from the guest", name);
+  return it == r.checks.end() ? nullptr : &it->second;
+}
+
+} // namespace
+
+Test(vm_kmod, slots_and_faults, .timeout = 1200) {
+  require_kmod();
+  const bool have_avactl = vm_image_env()["AVA_VM_HAVE_AVACTL"] == "1";
+  const std::string dir = make_temp_dir();
+  VmHost host(dir);
+  cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
+  VmShm shm(host.shm_path());
+  cr_assert(shm.ok(), "cannot read the VM's shared memory: %s", shm.error().c_str());
+  VmSession vm("kmod-faults", faults_job(have_avactl), host.vm_args());
+  const ProcResult sleeper_native = vmtest::native({DEMO_PROBE, "sleep", "3000"});
+  const ProcResult bad_handles_native = vmtest::native({DEMO_PROBE, "bad-handles"});
+
+  // Three processes at once: three slots served, by three workers.
+  if (at_sync(vm, "multi")) {
+    const std::vector<unsigned> serving = shm.serving_slots();
+    std::set<unsigned> guests, workers;
+    for (unsigned s : serving) {
+      guests.insert(shm.slot(s).guest_pid);
+      workers.insert(shm.slot(s).worker_pid);
+    }
+    cr_expect(serving.size() == 3 && guests.size() == 3 && workers.size() == 3,
+              "3 guest processes at once: %zu slots serving, %zu guest pids, %zu workers",
+              serving.size(), guests.size(), workers.size());
+    vm.release_sync();
+  }
+  // A guest process killed mid-call: its slot and its worker go.
+  pid_t worker = 0;
+  unsigned slot = 0;
+  if (at_sync(vm, "gkill.before")) {
+    const std::vector<unsigned> serving = shm.serving_slots();
+    cr_expect_eq(serving.size(), 1u, "one sleeping guest process: %zu slots serving",
+                 serving.size());
+    if (!serving.empty()) {
+      slot = serving[0];
+      worker = vmhost_child_pid(shm, slot);
+    }
+    vm.release_sync();
+  }
+  if (at_sync(vm, "gkill.after")) {
+    const bool freed = eventually(kFreedWithinMs, [&] {
+      const ava_slot_entry e = shm.slot(slot);
+      return e.host_state == AVA_SLOT_IDLE && e.guest_state != AVA_SLOT_CLAIMED &&
+             process_gone(worker);
+    });
+    const ava_slot_entry e = shm.slot(slot);
+    cr_expect(freed,
+              "slot %u after its guest process was killed: guest state %u, host state %u, "
+              "worker %d %s",
+              slot, e.guest_state, e.host_state, worker, process_gone(worker) ? "gone" : "alive");
+    vm.release_sync();
+  }
+  // The host's worker killed mid-call.
+  if (at_sync(vm, "wkill")) {
+    const std::vector<unsigned> serving = shm.serving_slots();
+    cr_expect_eq(serving.size(), 1u, "one sleeping guest process: %zu slots serving",
+                 serving.size());
+    if (!serving.empty())
+      cr_expect_eq(kill(vmhost_child_pid(shm, serving[0]), SIGKILL), 0,
+                   "killing worker %d of slot %u", vmhost_child_pid(shm, serving[0]), serving[0]);
+    vm.release_sync();
+  }
+  // Garbage in the sleeping call's reply ring.
+  if (at_sync(vm, "garbage")) {
+    const std::vector<unsigned> serving = shm.serving_slots();
+    cr_expect_eq(serving.size(), 1u, "one sleeping guest process: %zu slots serving",
+                 serving.size());
+    if (!serving.empty())
+      shm.scribble_reply_ring(serving[0]);
+    vm.release_sync();
+  }
+
+  const int rc = vm.wait();
+  const VmResults r = vm.results();
+  for (const char *name : {"multi.1", "multi.2", "multi.3"})
+    vmtest::expect_same_as_native(r, name, sleeper_native);
+  if (const VmCheck *c = get(r, "mmap"))
+    cr_expect(c->rc == 0, "[mmap] a process could map beyond its slot (exit %d):\n%s%s", c->rc,
+              c->out.c_str(), c->err.c_str());
+  if (const VmCheck *c = get(r, "gkill"))
+    cr_expect_eq(c->rc, 128 + SIGKILL, "[gkill] the sleeper should have died of SIGKILL: %d",
+                 c->rc);
+  for (const char *name : {"wkill", "garbage"}) {
+    if (const VmCheck *c = get(r, name)) {
+      cr_expect(c->rc != 124, "[%s] the guest call did not return within %d s:\n%s%s", name,
+                kErrorWithinS, c->out.c_str(), c->err.c_str());
+      cr_expect(c->out.find("sleep: 0\n") == std::string::npos,
+                "[%s] the interrupted call reported success:\n%s", name, c->out.c_str());
+      cr_expect(c->err.find("ava: lost connection") != std::string::npos,
+                "[%s] the guest library reported no lost connection:\n%s", name, c->err.c_str());
+    }
+  }
+  vmtest::expect_same_as_native(r, "after", bad_handles_native);
+  if (const VmCheck *c = get(r, "rmmod.busy"))
+    cr_expect(c->rc != 0, "[rmmod] rmmod ava succeeded while a slot was open");
+  if (const VmCheck *c = get(r, "rmmod.idle"))
+    cr_expect_eq(c->rc, 0, "[rmmod] rmmod ava failed after the slot was closed:\n%s",
+                 c->err.c_str());
+  for (const char *name : {"multi.avactl", "gkill.avactl"})
+    if (have_avactl)
+      if (const VmCheck *c = get(r, name))
+        cr_expect_eq(c->rc, 0, "[%s] avactl slots failed (%d):\n%s%s", name, c->rc, c->out.c_str(),
+                     c->err.c_str());
+  cr_expect(!process_gone(host.pid()), "ava vmhost died during the faults");
+  vmtest::expect_clean_run(vm, rc);
+}

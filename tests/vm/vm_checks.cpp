@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+#include "vm_checks.hpp"
+
+#include <criterion/criterion.h>
+#include <sys/stat.h>
+
+#include <sstream>
+
+#include "ocl_run.hpp"
+
+namespace vmtest {
+namespace {
+
+// clinfo's lines about the ICD loader: under ava the guest library stands in
+// for the loader and answers no loader queries (tests/e2e/test_e2e_clinfo.cpp).
+bool is_loader_line(const std::vector<std::string> &lines, size_t i) {
+  static const char *const kPrefixes[] = {"ICD loader properties", "  ICD loader ", "[OCLICD/",
+                                          "NOTE: your OpenCL library"};
+  const std::string &line = lines[i];
+  for (const char *p : kPrefixes)
+    if (line.starts_with(p))
+      return true;
+  return line.empty() && i + 1 < lines.size() && lines[i + 1] == "ICD loader properties";
+}
+
+std::string without_loader_lines(const std::string &text) {
+  const std::vector<std::string> lines = ocl::split_lines(text);
+  std::string kept;
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (!is_loader_line(lines, i))
+      kept += lines[i] + "\n";
+  return kept;
+}
+
+const VmCheck *find_check(const VmResults &r, const std::string &check) {
+  auto it = r.checks.find(check);
+  cr_expect(it != r.checks.end(), "[%s] the guest reported no result (did the job get there?)",
+            check.c_str());
+  return it == r.checks.end() ? nullptr : &it->second;
+}
+
+void expect_outputs(const std::string &check, const VmCheck &g, const ProcResult &n,
+                    const std::string &native_out, const std::string &guest_out) {
+  cr_expect_eq(g.rc, n.exit_code, "[%s] guest exit %d, native %d (124: guest timeout), stderr:\n%s",
+               check.c_str(), g.rc, n.exit_code, g.err.c_str());
+  cr_expect(guest_out == native_out, "[%s] guest output differs from native:\n%s\nstderr:\n%s",
+            check.c_str(), ocl::line_diff(native_out, guest_out, "native", "guest").c_str(),
+            g.err.c_str());
+  cr_expect(g.err.find("ava:") == std::string::npos, "[%s] unexpected ava message:\n%s",
+            check.c_str(), g.err.c_str());
+}
+
+} // namespace
+
+void require_vm() {
+  const std::string why = vm_unavailable_reason();
+  if (!why.empty())
+    cr_skip_test("VM tests skipped: %s", why.c_str());
+  struct stat st {};
+  const std::string initrd = std::string(VM_IMAGE_DIR) + "/initramfs.cpio.gz";
+  cr_assert(stat(initrd.c_str(), &st) == 0,
+            "%s is missing: the vm_image test (vm/build-image.sh) builds it; run ctest with it, "
+            "or vm/build-image.sh --build <build dir>",
+            initrd.c_str());
+}
+
+ProcResult native(const std::vector<std::string> &argv) {
+  return run_proc(argv, ocl::child_env(), kNativeTimeoutMs);
+}
+
+void expect_same_as_native(const VmResults &r, const std::string &check, const ProcResult &n) {
+  cr_assert_eq(n.exit_code, 0, "[%s] native run failed (%d):\n%s", check.c_str(), n.exit_code,
+               n.err.c_str());
+  if (const VmCheck *g = find_check(r, check))
+    expect_outputs(check, *g, n, n.out, g->out);
+}
+
+void expect_clinfo_same_as_native(const VmResults &r, const std::string &check,
+                                  const ProcResult &n) {
+  cr_assert_eq(n.exit_code, 0, "[%s] native clinfo failed (%d):\n%s", check.c_str(), n.exit_code,
+               n.err.c_str());
+  if (const VmCheck *g = find_check(r, check))
+    expect_outputs(check, *g, n, without_loader_lines(n.out), without_loader_lines(g->out));
+}
+
+void expect_clean_run(VmSession &vm, int exit_code) {
+  const VmResults r = vm.results();
+  cr_expect_eq(exit_code, 0,
+               "run-vm.sh exited with %d (124: the guest hit its time limit); "
+               "logs in %s",
+               exit_code, vm.dir().c_str());
+  cr_expect(r.done, "the guest job did not run to its end; logs in %s, console tail:\n%s",
+            vm.dir().c_str(),
+            vm.console_text()
+                .substr(vm.console_text().size() > 4000 ? vm.console_text().size() - 4000 : 0)
+                .c_str());
+  std::string found;
+  for (const std::string &line : kernel_problems(vm.kernel_log()))
+    found += line + "\n";
+  cr_expect(found.empty(), "the guest kernel reported problems (logs in %s):\n%s", vm.dir().c_str(),
+            found.c_str());
+}
+
+std::vector<std::string> ocl_programs() {
+  std::vector<std::string> names;
+  std::istringstream in(OCL_PROGRAMS);
+  std::string name;
+  while (std::getline(in, name, ','))
+    if (!name.empty())
+      names.push_back(name);
+  return names;
+}
+
+std::string check_line(const std::string &check, int limit_s,
+                       const std::vector<std::string> &argv) {
+  std::string line = "ava_check " + check + " " + std::to_string(limit_s);
+  for (const std::string &a : argv)
+    line += " " + sh_quote(a);
+  return line + "\n";
+}
+
+} // namespace vmtest

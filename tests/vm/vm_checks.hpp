@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+// Assertions shared by the VM tests: a guest program's result against the
+// native run of the same program on the host, and a clean guest kernel.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "proc.hpp"
+#include "vm_session.hpp"
+
+namespace vmtest {
+
+constexpr int kNativeTimeoutMs = 120000;
+
+// Skips the test when the machine cannot run VMs, fails it when the image
+// (ctest's vm_image fixture) is missing.
+void require_vm();
+
+ProcResult native(const std::vector<std::string> &argv);
+
+// Same exit status and byte-for-byte the same stdout; no "ava:" on stderr.
+void expect_same_as_native(const VmResults &r, const std::string &check, const ProcResult &n);
+// clinfo: like expect_same_as_native except the ICD loader's own lines,
+// as in tests/e2e/test_e2e_clinfo.cpp.
+void expect_clinfo_same_as_native(const VmResults &r, const std::string &check,
+                                  const ProcResult &n);
+// The guest powered off after the whole job, and its kernel logged no bug.
+void expect_clean_run(VmSession &vm, int exit_code);
+
+std::vector<std::string> ocl_programs();
+
+// "ava_check NAME LIMIT 'argv0' 'argv1'..." for a job script.
+std::string check_line(const std::string &check, int limit_s, const std::vector<std::string> &argv);
+
+} // namespace vmtest
