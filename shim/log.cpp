@@ -32,6 +32,7 @@ constexpr StatusInfo kStatuses[] = {
     {AVA_E_TOO_BIG, "AVA_E_TOO_BIG", "message above the configured limit"},
     {AVA_E_TIMEOUT, "AVA_E_TIMEOUT", "no answer within the configured time"},
     {AVA_E_STATE, "AVA_E_STATE", "call out of order"},
+    {AVA_E_POLICY, "AVA_E_POLICY", "refused by this guest's sharing policy (rate or quota)"},
 };
 
 const StatusInfo *find_status(int status) {

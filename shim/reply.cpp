@@ -13,7 +13,7 @@ namespace {
 constexpr uint64_t kHeader = sizeof(ava_msg_hdr);
 
 bool is_wire_status(int32_t status) {
-  return status <= AVA_E_PROTO && status >= AVA_E_STATE;
+  return status <= AVA_E_PROTO && status >= AVA_E_MIN;
 }
 
 Status invalid(int code, const std::string &what) {

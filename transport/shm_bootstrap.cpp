@@ -139,7 +139,7 @@ Status receive_ack(int sock, const Deadline &deadline, const std::string &name) 
     if (ack.status == AVA_OK)
       return Status::ok();
     ack.reason[sizeof ack.reason - 1] = '\0';
-    const int code = ack.status < 0 && ack.status >= AVA_E_STATE ? ack.status : AVA_E_PROTO;
+    const int code = ack.status < 0 && ack.status >= AVA_E_MIN ? ack.status : AVA_E_PROTO;
     return Status::error(code, "connect " + name + ": the worker refused the shared region: " +
                                    std::string(ack.reason));
   }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ struct WorkerOptions {
   bool io_uring = false;       // unix/tcp guests are served through io_uring channels
   // Shadow threads one guest may have; a CALL from one more guest thread gets AVA_E_NOMEM.
   uint32_t max_guest_threads = 1024;
+  // Admission of each well-formed CALL (sharing policies): AVA_OK, or a
+  // status (AVA_E_POLICY) and *why; a refused sync call is answered with it.
+  // Called from the guest's reader thread only. Empty admits everything.
+  std::function<int(const ava_msg_hdr &hdr, uint64_t bytes, std::string *why)> admit_call;
 };
 
 // Serves guests until SIGINT/SIGTERM (or, with exit_when_idle, until the last

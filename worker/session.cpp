@@ -21,7 +21,7 @@ namespace {
 constexpr int kHelloTimeoutMs = 30000;
 
 int sanitize_guest_status(int32_t status) {
-  return status <= AVA_OK && status >= AVA_E_STATE ? status : AVA_E_PROTO;
+  return status <= AVA_OK && status >= AVA_E_MIN ? status : AVA_E_PROTO;
 }
 
 std::string hex(uint64_t value) {
@@ -35,7 +35,8 @@ std::string hex(uint64_t value) {
 GuestSession::GuestSession(std::unique_ptr<Channel> channel, PluginSet &plugins,
                            const WorkerOptions &options)
     : connection_(std::make_shared<GuestConnection>(std::move(channel), options)),
-      plugins_(plugins), max_guest_threads_(options.max_guest_threads) {}
+      plugins_(plugins), max_guest_threads_(options.max_guest_threads),
+      admit_call_(options.admit_call) {}
 
 GuestSession::~GuestSession() {
   teardown();
@@ -176,7 +177,15 @@ GuestSession::ReadResult GuestSession::read_step(int timeout_ms, uint64_t self, 
     // GuestConnection::stamp_call); the guest's per-thread seq is not needed.
     const uint64_t stamp = connection_->stamp_call((hdr.flags & AVA_F_ASYNC) != 0);
     std::memcpy(buf.data() + offsetof(ava_msg_hdr, seq), &stamp, sizeof stamp);
-    if (self != 0 && hdr.thread_id == self && check_call(hdr) == AVA_OK)
+    std::string why = "bad call header";
+    int status = check_call(hdr);
+    if (status == AVA_OK && admit_call_)
+      status = admit_call_(hdr, buf.size(), &why);
+    if (status != AVA_OK) {
+      reject(hdr, status, why.c_str());
+      return ReadResult::Nothing;
+    }
+    if (self != 0 && hdr.thread_id == self)
       return ReadResult::Mine;
     on_call(buf);
     return ReadResult::Nothing;
@@ -262,11 +271,6 @@ void GuestSession::reject(const ava_msg_hdr &hdr, int status, const char *why) {
 void GuestSession::on_call(MsgBuf &message) {
   ava_msg_hdr hdr;
   std::memcpy(&hdr, message.data(), sizeof hdr);
-  int status = check_call(hdr);
-  if (status != AVA_OK) {
-    reject(hdr, status, "bad call header");
-    return;
-  }
   ShadowThread *shadow = nullptr;
   auto it = shadows_.find(hdr.thread_id);
   if (it != shadows_.end()) {

@@ -5,8 +5,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "transport/channel.hpp"
@@ -60,6 +62,7 @@ private:
   bool queue_full() const;
   Status hello();
   Status read_loop();
+  // Queues a CALL that passed check_call and admission to its shadow thread.
   void on_call(MsgBuf &message);
   int check_call(const ava_msg_hdr &hdr) const;
   void reject(const ava_msg_hdr &hdr, int status, const char *why);
@@ -68,6 +71,7 @@ private:
   std::shared_ptr<GuestConnection> connection_;
   PluginSet &plugins_;
   uint32_t max_guest_threads_;
+  std::function<int(const ava_msg_hdr &, uint64_t, std::string *)> admit_call_;
   bool torn_down_ = false;
   // Whoever holds rx_mu_ may call recv and route (including on_call, which
   // creates shadow threads): the session thread or one idle shadow thread.

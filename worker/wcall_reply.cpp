@@ -39,6 +39,8 @@ const char *status_name(int status) {
     return "timed out";
   case AVA_E_STATE:
     return "call out of order";
+  case AVA_E_POLICY:
+    return "refused by the sharing policy";
   default:
     return "unknown status";
   }

@@ -92,6 +92,8 @@ typedef int64_t ava_s64;
 #define AVA_E_TOO_BIG (-9)      /* message above the configured limit */
 #define AVA_E_TIMEOUT (-10)     /* no answer within the configured time */
 #define AVA_E_STATE (-11)       /* call out of order (e.g. before HELLO) */
+#define AVA_E_POLICY (-12)      /* refused by the guest's sharing policy (a rate or quota) */
+#define AVA_E_MIN AVA_E_POLICY  /* the lowest status defined */
 
 /*
  * Handle ids. The worker picks the ids of objects that sync calls return;

@@ -275,6 +275,18 @@ void hello_and_call(ava::Channel &ch, const std::function<std::string()> &log) {
             "demo_version reply kind %u status %d", reply.header()->kind, reply.header()->status);
 }
 
+// One demo_version() call: the REPLY's status (or the channel's error).
+int call_version(ava::Channel &ch) {
+  ava_demo_demo_version_call call{};
+  ava::Status st = send(ch, message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_VERSION, &call, sizeof call));
+  ava::MsgBuf reply;
+  if (st.is_ok())
+    st = ch.recv(reply, kBoundMs);
+  if (!st.is_ok())
+    return st.code;
+  return reply.header()->status;
+}
+
 struct Host {
   std::string dir = make_temp_dir();
   std::string sock = dir + "/ivshmem.sock";
@@ -398,4 +410,30 @@ Test(vmhost, workers_end_when_the_vm_goes) {
   next.claim(0);
   auto ch2 = guest_channel(next, 0);
   hello_and_call(*ch2, [&] { return host.log(); });
+}
+
+Test(vmhost, the_slot_policy_refuses_calls_over_its_rate) {
+  Host host;
+  FakeVm vm;
+  vm.connect_to(host.sock);
+  // What ava.ko writes for `avactl policy 0 cmds-per-sec 3`.
+  __atomic_store_n(&vm.entry(0)->cmds_per_sec, 3, __ATOMIC_RELAXED);
+  __atomic_store_n(&vm.entry(0)->policy_flags, 0, __ATOMIC_RELEASE);
+  vm.claim(0);
+  auto ch = guest_channel(vm, 0);
+  hello_and_call(*ch, [&] { return host.log(); });
+  int ok = 0;
+  int refused = 0;
+  for (int i = 0; i < 20; ++i) {
+    const int status = call_version(*ch);
+    cr_assert(status == AVA_OK || status == AVA_E_POLICY, "call %d: status %d", i, status);
+    (status == AVA_OK ? ok : refused) += 1;
+  }
+  cr_expect(refused >= 10, "20 back-to-back calls at 3/s: only %d refused", refused);
+  cr_expect(vm.entry(0)->errors >= static_cast<uint64_t>(refused), "refusals not counted");
+  cr_expect(host.log().find("commands/s") != std::string::npos, "the refusal is not explained");
+  // Lifting the limit applies at once.
+  __atomic_store_n(&vm.entry(0)->cmds_per_sec, 0, __ATOMIC_RELEASE);
+  for (int i = 0; i < 20; ++i)
+    cr_assert(call_version(*ch) == AVA_OK, "call %d after the limit was lifted", i);
 }

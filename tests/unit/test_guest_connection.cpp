@@ -47,7 +47,7 @@ Test(guest_connection, no_worker_configured_is_reported_once) {
   std::string log = err.finish();
   cr_expect_eq(log,
                "ava: no worker configured for spec 'gtest': set AVA_WORKER, or 'worker' in "
-               "/etc/ava/guest.toml, or run the program with `ava run`\n",
+               "/etc/ava/guest.toml, or run the program with `ava run`, or load ava.ko in a VM\n",
                "got:\n%s", log.c_str());
 }
 

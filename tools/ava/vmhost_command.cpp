@@ -114,6 +114,66 @@ Status parse_vmhost_args(std::span<const std::string> args, VmhostOptions *o) {
   return check_ivshmem_geometry(o->geometry);
 }
 
+// The slot's sharing policy (ava_slot_entry's guest line, set with `avactl
+// policy` through ava.ko), enforced on each call the guest makes: token
+// buckets of one second's worth of commands and bytes. A call over either
+// rate is refused with AVA_E_POLICY, which the guest library reports and
+// turns into the API's error value. The limits are re-read on every call, so
+// a change applies at once.
+class SlotPolicy {
+public:
+  explicit SlotPolicy(ava_slot_entry *entry) : entry_(entry) {}
+
+  int admit(uint64_t bytes, std::string *why) {
+    // Pairs with ava.ko's release store of policy_flags after the limits.
+    __atomic_load_n(&entry_->policy_flags, __ATOMIC_ACQUIRE);
+    const uint64_t cmds = __atomic_load_n(&entry_->cmds_per_sec, __ATOMIC_RELAXED);
+    const uint64_t rate = __atomic_load_n(&entry_->bytes_per_sec, __ATOMIC_RELAXED);
+    const double now = now_s();
+    const bool cmd_ok = commands_.take(cmds, 1, now);
+    const bool bytes_ok = cmd_ok && bytes_.take(rate, bytes, now);
+    if (cmd_ok && bytes_ok)
+      return AVA_OK;
+    __atomic_fetch_add(&entry_->errors, 1, __ATOMIC_RELAXED);
+    *why = !cmd_ok ? "over the slot's policy of " + std::to_string(cmds) + " commands/s"
+                   : "over the slot's policy of " + std::to_string(rate) + " bytes/s";
+    return AVA_E_POLICY;
+  }
+
+private:
+  struct Bucket {
+    double tokens = -1; // < 0: not started
+    double last = 0;
+    // A bucket holds one second of its rate; a message larger than that
+    // passes when the bucket is full and leaves it in debt.
+    bool take(uint64_t rate, uint64_t amount, double now) {
+      if (rate == 0) {
+        tokens = -1;
+        return true;
+      }
+      const double cap = static_cast<double>(rate);
+      tokens = tokens < 0 ? cap : std::min(cap, tokens + (now - last) * cap);
+      last = now;
+      const double want = static_cast<double>(amount);
+      if (tokens >= want || tokens >= cap) {
+        tokens -= want;
+        return true;
+      }
+      return false;
+    }
+  };
+
+  static double now_s() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  }
+
+  ava_slot_entry *entry_;
+  Bucket commands_;
+  Bucket bytes_;
+};
+
 class Vmhost {
 public:
   explicit Vmhost(VmhostOptions options) : o_(std::move(options)) {}
@@ -226,6 +286,11 @@ Status Vmhost::accept_vm() {
       return Status::error(AVA_E_NOMEM, std::string("eventfd: ") + std::strerror(errno));
     irqs.emplace_back(fd);
   }
+  // A fresh table before the VM can see the memory: once it has the
+  // greeting, it may claim slots.
+  mem_->reset_table();
+  for (Slot &s : slots_)
+    s.gen = 0;
   // The server protocol's greeting, in the order ivshmem-spec.txt gives.
   Status st = ivshmem_send(sock.get(), 0, -1);
   if (st.is_ok())
@@ -240,9 +305,6 @@ Status Vmhost::accept_vm() {
     log("VM peer %u: %s", peer, st.message.c_str());
     return Status::ok();
   }
-  mem_->reset_table();
-  for (Slot &s : slots_)
-    s.gen = 0;
   irq_efds_ = std::move(irqs);
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP;
@@ -365,7 +427,12 @@ void Vmhost::worker_child(uint32_t i, uint32_t gen, int wait_efd, int irq_efd) {
     _exit(3);
   }
   PluginSet plugins(o_.worker.plugin_dir, o_.worker.specs);
-  st = serve_guest(std::move(channel), plugins, o_.worker);
+  SlotPolicy policy(mem_->slot_entry(i));
+  WorkerOptions options = o_.worker;
+  options.admit_call = [&policy](const ava_msg_hdr &, uint64_t bytes, std::string *why) {
+    return policy.admit(bytes, why);
+  };
+  st = serve_guest(std::move(channel), plugins, options);
   _exit(st.is_ok() ? 0 : 1);
 }
 
