@@ -29,6 +29,7 @@ static int ava_nl_fill_slot(struct sk_buff *msg, struct ava_dev *dev, struct ava
 	    nla_put_u32(msg, AVA_A_HOST_STATE, READ_ONCE(e->host_state)) ||
 	    nla_put_u32(msg, AVA_A_GENERATION, slot->guest_gen) ||
 	    nla_put_u32(msg, AVA_A_PID, slot->guest_pid) ||
+	    nla_put_u8(msg, AVA_A_KERNEL, slot->busy && slot->kernel) ||
 	    nla_put_u8(msg, AVA_A_BROKEN, slot->busy && broken) ||
 	    nla_put_u64_64bit(msg, AVA_A_KICKS, atomic64_read(&slot->kicks), AVA_A_PAD) ||
 	    nla_put_u64_64bit(msg, AVA_A_WAITS, atomic64_read(&slot->waits), AVA_A_PAD) ||

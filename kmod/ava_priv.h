@@ -12,6 +12,9 @@
  *                    setting dev->gone, so once it has it no such access is
  *                    in flight and none will start
  *   dev->lock        slot claims, local slot state, the list of open files
+ *
+ * Kernel connections (ava_kconn.c) take their own send mutex before dev->io
+ * and their spinlock innermost; see ava_kcall_priv.h.
  */
 #ifndef AVA_PRIV_H
 #define AVA_PRIV_H
@@ -51,7 +54,8 @@ struct ava_slot {
 	u64 cmds_per_sec;
 	u64 bytes_per_sec;
 	u64 mem_quota;
-	bool busy; /* held by an open file */
+	bool busy;   /* held by an open file or a kernel connection */
+	bool kernel; /* held by a kernel connection (ava_kcall.c) */
 	/* bumped by each interrupt that concerns the slot; AVA_IOC_WAIT returns on a change */
 	atomic_t irq_seq;
 	wait_queue_head_t wq;
@@ -115,6 +119,8 @@ extern const struct file_operations ava_slot_fops;
 void ava_slot_zap_all(struct ava_dev *dev);
 void ava_slot_publish_policy(struct ava_slot *slot);
 void ava_slot_release_stale(struct ava_dev *dev);
+int ava_slot_claim_free(struct ava_dev *dev, u32 pid, bool kernel, struct ava_slot **out);
+void ava_slot_unclaim(struct ava_slot *slot);
 
 /* ava_netlink.c */
 int ava_netlink_register(void);

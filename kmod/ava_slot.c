@@ -125,13 +125,12 @@ static bool ava_slot_claimable(struct ava_slot *slot)
 	return READ_ONCE(e->host_gen) == slot->guest_gen;
 }
 
-static void ava_slot_claim(struct ava_slot *slot)
+static void ava_slot_claim(struct ava_slot *slot, u32 pid, bool kernel)
 {
 	struct ava_dev *dev = slot->dev;
 	const struct ava_dev_hdr *h = &dev->hdr;
 	struct ava_region_hdr *rh = ava_dev_region(dev, slot->index);
 	struct ava_slot_entry *e = ava_dev_entry(dev, slot->index);
-	u32 pid = task_tgid_nr(current);
 
 	memset(rh, 0, AVA_REGION_HDR_SIZE);
 	rh->magic = AVA_REGION_MAGIC;
@@ -149,6 +148,7 @@ static void ava_slot_claim(struct ava_slot *slot)
 	smp_store_release(&rh->state, AVA_REGION_READY);
 
 	slot->busy = true;
+	slot->kernel = kernel;
 	slot->guest_pid = pid;
 	slot->guest_gen++;
 	slot->guest_state = AVA_SLOT_CLAIMED;
@@ -159,12 +159,71 @@ static void ava_slot_claim(struct ava_slot *slot)
 	ava_dev_ring(dev, AVA_DEV_CTL_VECTOR);
 }
 
+/**
+ * ava_slot_claim_free() - claim a free slot for a process or a kernel connection
+ * @dev: the device; the caller holds dev->io for reading and a reference
+ * @pid: the guest pid the host is shown (0 for a kernel connection)
+ * @kernel: the slot is held by a kernel connection (avactl shows "kernel")
+ * @out: the claimed slot
+ *
+ * Return: 0, -ENODEV (device removed), -EHOSTDOWN (no host) or -EBUSY (no
+ * free slot).
+ */
+int ava_slot_claim_free(struct ava_dev *dev, u32 pid, bool kernel, struct ava_slot **out)
+{
+	u32 i;
+	int ret = -EBUSY;
+
+	*out = NULL;
+	if (READ_ONCE(dev->gone))
+		return -ENODEV;
+	mutex_lock(&dev->lock);
+	if (ava_dev_host_state(dev) != AVA_HOST_UP) {
+		ret = -EHOSTDOWN;
+		goto out;
+	}
+	for (i = 0; i < dev->hdr.nslots; i++) {
+		if (ava_slot_claimable(&dev->slots[i])) {
+			ava_slot_claim(&dev->slots[i], pid, kernel);
+			*out = &dev->slots[i];
+			ret = 0;
+			break;
+		}
+	}
+out:
+	mutex_unlock(&dev->lock);
+	return ret;
+}
+
+/**
+ * ava_slot_unclaim() - let go of a claimed slot (CLOSED + RELEASED, host rung)
+ * @slot: the slot; the caller holds dev->io for reading and dev->lock
+ *
+ * The host ends the slot's worker, which frees everything the slot's guest
+ * created, and then shows the slot IDLE again.
+ */
+void ava_slot_unclaim(struct ava_slot *slot)
+{
+	struct ava_dev *dev = slot->dev;
+
+	lockdep_assert_held(&dev->lock);
+	if (!READ_ONCE(dev->gone)) {
+		ava_slot_or_state(ava_dev_region(dev, slot->index), AVA_REGION_CLOSED);
+		ava_slot_store_guest_state(ava_dev_entry(dev, slot->index), AVA_SLOT_RELEASED);
+		ava_dev_ring(dev, AVA_DEV_SLOT_VECTOR(slot->index));
+		ava_dev_ring(dev, AVA_DEV_CTL_VECTOR);
+	}
+	slot->guest_state = AVA_SLOT_RELEASED;
+	slot->guest_pid = 0;
+	slot->busy = false;
+	slot->kernel = false;
+}
+
 static int ava_slot_open(struct inode *inode, struct file *filp)
 {
 	/* misc_open() left our miscdevice here; remove() deregisters it before the last put */
 	struct ava_dev *dev = container_of(filp->private_data, struct ava_dev, misc);
 	struct ava_file *af;
-	u32 i;
 	int ret;
 
 	af = kzalloc(sizeof(*af), GFP_KERNEL);
@@ -175,34 +234,16 @@ static int ava_slot_open(struct inode *inode, struct file *filp)
 	af->filp = filp;
 
 	down_read(&dev->io);
-	if (READ_ONCE(dev->gone)) {
-		ret = -ENODEV;
+	ret = ava_slot_claim_free(dev, task_tgid_nr(current), false, &af->slot);
+	if (ret)
 		goto err_unlock_io;
-	}
 	mutex_lock(&dev->lock);
-	if (ava_dev_host_state(dev) != AVA_HOST_UP) {
-		ret = -EHOSTDOWN;
-		goto err_unlock;
-	}
-	for (i = 0; i < dev->hdr.nslots; i++) {
-		if (ava_slot_claimable(&dev->slots[i])) {
-			af->slot = &dev->slots[i];
-			break;
-		}
-	}
-	if (!af->slot) {
-		ret = -EBUSY;
-		goto err_unlock;
-	}
-	ava_slot_claim(af->slot);
 	list_add(&af->node, &dev->files);
 	mutex_unlock(&dev->lock);
 	up_read(&dev->io);
 	filp->private_data = af;
 	return 0;
 
-err_unlock:
-	mutex_unlock(&dev->lock);
 err_unlock_io:
 	up_read(&dev->io);
 	ava_dev_put(dev);
@@ -214,19 +255,10 @@ static int ava_slot_release(struct inode *inode, struct file *filp)
 {
 	struct ava_file *af = filp->private_data;
 	struct ava_dev *dev = af->dev;
-	struct ava_slot *slot = af->slot;
 
 	down_read(&dev->io);
 	mutex_lock(&dev->lock);
-	if (!READ_ONCE(dev->gone)) {
-		ava_slot_or_state(ava_dev_region(dev, slot->index), AVA_REGION_CLOSED);
-		ava_slot_store_guest_state(ava_dev_entry(dev, slot->index), AVA_SLOT_RELEASED);
-		ava_dev_ring(dev, AVA_DEV_SLOT_VECTOR(slot->index));
-		ava_dev_ring(dev, AVA_DEV_CTL_VECTOR);
-	}
-	slot->guest_state = AVA_SLOT_RELEASED;
-	slot->guest_pid = 0;
-	slot->busy = false;
+	ava_slot_unclaim(af->slot);
 	list_del(&af->node);
 	mutex_unlock(&dev->lock);
 	up_read(&dev->io);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates tests/golden/* from the specs with the freshly built cava.
+# Regenerates tests/golden/* from the specs with the freshly built cava: every
+# output of cava -o (guest library, worker plugin, kernel module, command table).
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."

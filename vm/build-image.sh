@@ -6,13 +6,17 @@
 # loads) and an initramfs holding busybox, vm/guest/init, the kernel modules
 # the channels need, ava.ko and avactl (when they exist), the `ava` binary with
 # the demo worker plugin, the guest libraries, the OpenCL test programs,
-# clinfo, and every shared library those need (copied at the paths the host
-# resolves them to, so RUNPATHs into the build tree keep working).
+# demo_bench (for scripts/bench-vm.sh), clinfo, and every shared library
+# those need (copied at the paths the host resolves them to, so RUNPATHs into
+# the build tree keep working).
 #
 #   --build DIR   the ava build tree (default: build)
 #   --out DIR     where the image goes (default: BUILD/vm): vmlinux (or
 #                 bzImage), initramfs.cpio.gz, image.env; the kernel package
 #                 is cached in OUT/cache
+#
+# AVA_VM_EXTRA_KO: space-separated kernel modules (.ko files, e.g. built by
+# the tree's CMake) copied into the guest's /lib/modules/ava-vm as well.
 #
 # Nothing is installed on the host: the kernel package is fetched with
 # `apt-get download` and unpacked with `dpkg -x`.
@@ -150,7 +154,8 @@ for lib in libOpenCL.so.1 libdemo.so.1; do
   need "$guest_lib_dir/$lib" "ava_guest_opencl ava_guest_demo"
   copy_elf "$guest_lib_dir/$lib"
 done
-for p in "$build"/bin/demo_app "$build"/bin/demo_probe "$build"/tests/opencl/ocl_* \
+for p in "$build"/bin/demo_app "$build"/bin/demo_probe "$build"/bin/demo_bench \
+  "$build"/tests/opencl/ocl_* \
   "$build"/tests/vm/guest/*; do
   [[ -f $p && -x $p ]] || continue
   copy_elf "$p"
@@ -159,6 +164,16 @@ done
 clinfo=$(command -v clinfo || true)
 [[ -n $clinfo ]] && copy_elf "$clinfo" && programs+=("$clinfo")
 [[ -n $kmod_ko ]] && cp "$kmod_ko" "$root/lib/modules/ava-vm/ava.ko"
+extra_ko=()
+for ko in ${AVA_VM_EXTRA_KO:-}; do
+  # Not fatal: the other VM tests need no extra modules; the test that does checks image.env.
+  if [[ ! -f $ko ]]; then
+    log "AVA_VM_EXTRA_KO names $ko, which does not exist: not in the image"
+    continue
+  fi
+  cp "$ko" "$root/lib/modules/ava-vm/"
+  extra_ko+=("$(basename "$ko" .ko)")
+done
 [[ -n $avactl ]] && copy_elf "$avactl" /bin/avactl
 # The loader is found through PT_INTERP, which ldd shows without "=>" on Debian.
 [[ -e $root/lib64/ld-linux-x86-64.so.2 ]] || copy_elf /lib64/ld-linux-x86-64.so.2
@@ -174,6 +189,7 @@ clinfo=$(command -v clinfo || true)
   echo "AVA_VM_CLINFO=$clinfo"
   echo "AVA_VM_HAVE_KMOD=$([[ -n $kmod_ko ]] && echo 1 || echo 0)"
   echo "AVA_VM_HAVE_AVACTL=$([[ -n $avactl ]] && echo 1 || echo 0)"
+  echo "AVA_VM_EXTRA_KO=\"${extra_ko[*]}\""
 } >"$root/etc/ava-vm/image.env"
 cp "$root/etc/ava-vm/image.env" "$out/image.env"
 

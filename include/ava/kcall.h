@@ -39,6 +39,14 @@
 
 struct ava_kconn;
 
+/* Callback lifetimes, the values of shim/ava_shim.h (ava_lifetime_*). */
+#ifndef AVA_LIFETIME_CALL
+#define AVA_LIFETIME_CALL 0u
+#define AVA_LIFETIME_COUPLED 1u
+#define AVA_LIFETIME_MANUAL 2u
+#define AVA_LIFETIME_STATIC 3u
+#endif
+
 /*
  * Decodes one CALLBACK message and runs the kernel callback; generated per
  * spec. Runs on the connection's callback kthread (process context, may

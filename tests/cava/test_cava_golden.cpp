@@ -20,7 +20,7 @@ std::string make_tmp() {
 }
 
 struct GoldenSpec {
-  const char *name;    // spec id: tests/golden/<name>/<name>_*.{h,c,map}
+  const char *name;    // spec id: tests/golden/<name>/<name>_*.{h,c,map} and Kbuild
   const char *spec;    // relative to the source tree
   const char *include; // -I options (relative to the source tree unless absolute)
 };
@@ -50,8 +50,9 @@ void check_goldens(const GoldenSpec &g) {
                                 out + " " + src + "/" + g.spec);
   cr_assert_eq(r.status, 0, "cava failed on %s:\n%s", g.spec, r.output.c_str());
   const std::string name = g.name;
-  for (const std::string suffix : {"_wire.h", "_guest.c", "_guest.map", "_worker.c"}) {
-    const std::string f = name + suffix;
+  for (const std::string &f :
+       {name + "_wire.h", name + "_guest.c", name + "_guest.map", name + "_worker.c",
+        name + "_kern.h", name + "_kern.c", name + "_cmds.h", std::string("Kbuild")}) {
     const std::string golden = src + "/tests/golden/" + name + "/" + f;
     const std::string got = read_file(out + "/" + f);
     const std::string want = read_file(golden);
@@ -96,7 +97,8 @@ Test(cava_golden, output_is_deterministic) {
   const std::string args = "-I" + src + "/specs/demo/lib --name-as specs/demo/demo.spec.c ";
   cr_assert_eq(run_cava(args + "-o " + a + " " + src + "/specs/demo/demo.spec.c").status, 0);
   cr_assert_eq(run_cava(args + "-o " + b + " " + src + "/specs/demo/demo.spec.c").status, 0);
-  for (const char *f : {"demo_wire.h", "demo_guest.c", "demo_guest.map", "demo_worker.c"})
+  for (const char *f : {"demo_wire.h", "demo_guest.c", "demo_guest.map", "demo_worker.c",
+                        "demo_kern.h", "demo_kern.c", "demo_cmds.h", "Kbuild"})
     cr_assert(read_file(a + "/" + f) == read_file(b + "/" + f), "%s differs between runs", f);
   const std::string rm = "rm -rf " + a + " " + b;
   [[maybe_unused]] int rc = std::system(rm.c_str());

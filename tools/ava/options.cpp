@@ -90,7 +90,12 @@ Status parse_run_args(std::span<const std::string> args, RunOptions *out) {
     if (option.name == "--channel") {
       if (!(status = take_value(args, &i, option, &value)).is_ok())
         return status;
-      if (!parse_channel_kind(value, &options.channel).is_ok())
+      // The private worker `ava run` starts listens locally: unix, tcp or shm.
+      const bool local =
+          parse_channel_kind(value, &options.channel).is_ok() &&
+          (options.channel == ChannelKind::Unix || options.channel == ChannelKind::Tcp ||
+           options.channel == ChannelKind::Shm);
+      if (!local)
         return usage("unknown channel '" + value + "' (expected unix, tcp or shm)");
       options.channel_set = true;
     } else if (option.name == "--worker") {

@@ -199,11 +199,18 @@ static const char *host_state_name(uint32_t s) {
 }
 
 static void print_slot_row(struct nlattr **a, void *arg) {
+  char pid[16];
+
   (void)arg;
-  printf("%4" PRIu32 "  %-8s  %-8s  %10" PRIu32 "  %7" PRIu32 "  %s\n", get_u32(a, AVA_A_SLOT),
+  /* a kernel connection (kcall.h) holds the slot: there is no process to name */
+  if (get_u8(a, AVA_A_KERNEL))
+    snprintf(pid, sizeof pid, "kernel");
+  else
+    snprintf(pid, sizeof pid, "%" PRIu32, get_u32(a, AVA_A_PID));
+  printf("%4" PRIu32 "  %-8s  %-8s  %10" PRIu32 "  %7s  %s\n", get_u32(a, AVA_A_SLOT),
          guest_state_name(get_u32(a, AVA_A_GUEST_STATE)),
-         host_state_name(get_u32(a, AVA_A_HOST_STATE)), get_u32(a, AVA_A_GENERATION),
-         get_u32(a, AVA_A_PID), get_u8(a, AVA_A_BROKEN) ? "yes" : "no");
+         host_state_name(get_u32(a, AVA_A_HOST_STATE)), get_u32(a, AVA_A_GENERATION), pid,
+         get_u8(a, AVA_A_BROKEN) ? "yes" : "no");
 }
 
 static void print_slot_stats(struct nlattr **a, void *arg) {

@@ -1,0 +1,647 @@
+// SPDX-License-Identifier: MIT
+// Backend: kernel-mode stubs. For a spec it writes the module ava_<id>.ko:
+// a header of prefixed prototypes for other modules (<id>_kern.h), the stubs
+// that marshal each call through ava.ko's kcall runtime (include/ava/kcall.h)
+// on a connection the module opens at init (<id>_kern.c), and its Kbuild.
+// The wire format is the user-space one; what cannot run in a kernel (float,
+// variadic, guest-only replacement code) is left out and listed.
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "cava/backends/backends.hpp"
+#include "cava/backends/common.hpp"
+
+namespace cava {
+namespace {
+
+bool type_has_float(const TypeInfo &t) {
+  if (t.kind == TypeInfo::Kind::Float)
+    return true;
+  if (t.pointee && type_has_float(*t.pointee))
+    return true;
+  if (t.fn_result && type_has_float(*t.fn_result))
+    return true;
+  return std::any_of(t.fn_params.begin(), t.fn_params.end(), type_has_float);
+}
+
+bool fn_has_float(const Function &fn) {
+  if (type_has_float(fn.ret))
+    return true;
+  return std::any_of(fn.params.begin(), fn.params.end(),
+                     [](const Param &p) { return type_has_float(p.type); });
+}
+
+bool is_ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+// Names that the spec's utility code typedefs: no API header declares them,
+// so kernel callers could not name them.
+std::set<std::string> utility_typedefs(const Spec &spec) {
+  std::set<std::string> names;
+  for (const CodeRegion &r : spec.utility) {
+    const std::string &t = r.text;
+    for (size_t at = t.find("typedef"); at != std::string::npos; at = t.find("typedef", at + 7)) {
+      if (at > 0 && is_ident_char(t[at - 1]))
+        continue;
+      const size_t end = t.find(';', at);
+      if (end == std::string::npos)
+        break;
+      std::string decl = t.substr(at, end - at);
+      const size_t fp = decl.find("(*");
+      if (fp != std::string::npos)
+        decl = decl.substr(0, decl.find(')', fp));
+      size_t e = decl.size();
+      while (e > 0 && !is_ident_char(decl[e - 1]))
+        --e;
+      size_t b = e;
+      while (b > 0 && is_ident_char(decl[b - 1]))
+        --b;
+      if (b < e)
+        names.insert(decl.substr(b, e - b));
+    }
+  }
+  return names;
+}
+
+bool mentions_any(const std::string &spelling, const std::set<std::string> &names) {
+  for (size_t i = 0; i < spelling.size();) {
+    if (!is_ident_char(spelling[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < spelling.size() && is_ident_char(spelling[j]))
+      ++j;
+    if (names.count(spelling.substr(i, j - i)))
+      return true;
+    i = j;
+  }
+  return false;
+}
+
+// C library headers that a kernel build cannot include; include/ava/kcompat
+// supplies the others the API headers need.
+bool is_user_only_include(const std::string &line) {
+  static const char *const kKcompat[] = {"<stdint.h>", "<stddef.h>", "<stdbool.h>", "<string.h>"};
+  if (line.rfind("#include", 0) != 0 || line.find('<') == std::string::npos)
+    return false;
+  for (const char *h : kKcompat)
+    if (line.find(h) != std::string::npos)
+      return false;
+  const size_t open = line.find('<');
+  const std::string name = line.substr(open + 1, line.find('>') - open - 1);
+  static const std::set<std::string> kLibc = {
+      "assert.h",   "ctype.h",  "dlfcn.h",     "errno.h", "fcntl.h",   "float.h",
+      "inttypes.h", "limits.h", "malloc.h",    "math.h",  "pthread.h", "sched.h",
+      "signal.h",   "stdarg.h", "stdatomic.h", "stdio.h", "stdlib.h",  "strings.h",
+      "threads.h",  "time.h",   "unistd.h",    "wchar.h", "ava/spec.h"};
+  return kLibc.count(name) != 0 || name.rfind("sys/", 0) == 0;
+}
+
+class KernelGen {
+public:
+  KernelGen(const Spec &spec, const std::string &file_name)
+      : spec_(spec), id_(spec.identifier), up_(upper(spec.identifier)), out_(file_name) {}
+  std::string source();
+
+private:
+  void preamble();
+  void callback_dispatch();
+  void remote_body(const Function &fn);
+  void stub(const Function &fn);
+  void module_glue();
+  bool needs_new_ids() const;
+  std::string conn() const { return "ava_kern_" + id_ + "_conn"; }
+  std::string error_return(const Function &fn) const {
+    return fn.ret.kind == TypeInfo::Kind::Void
+               ? "return;"
+               : "return (" + fn.ret.spelling + ")(" + *fn.error + ");";
+  }
+
+  const Spec &spec_;
+  std::string id_;
+  std::string up_;
+  Emitter out_;
+};
+
+bool KernelGen::needs_new_ids() const {
+  for (const Function &fn : spec_.functions) {
+    if (!kernel_exclusion_reason(spec_, fn).empty() || !(fn.async || fn.async_if))
+      continue;
+    for (const Param &p : fn.params)
+      if (p.info.role == Role::Buffer && p.info.elem_allocates)
+        return true;
+  }
+  return false;
+}
+
+void KernelGen::preamble() {
+  out_.line(banner(spec_));
+  out_.line("/*");
+  out_.line(" * Kernel-mode stubs of spec \"" + spec_.name + "\": the module ava_" + id_ +
+            ".ko exports the API");
+  out_.line(" * declared in " + id_ + "_kern.h and forwards each call through ava.ko.");
+  out_.line(" * Kernel rules: process context only (stubs sleep, killable and bounded, in");
+  out_.line(" * ava_kcall_invoke), no floating point, fixed-size stack frames, and every");
+  out_.line(" * allocation is the runtime's (GFP_KERNEL, checked).");
+  out_.line(" */");
+  out_.line("#include <linux/atomic.h>");
+  out_.line("#include <linux/errno.h>");
+  out_.line("#include <linux/kernel.h>");
+  out_.line("#include <linux/module.h>");
+  out_.line("#include <linux/string.h>");
+  out_.line("#include <linux/types.h>");
+  out_.line();
+  out_.line("#include \"" + id_ + "_kern.h\"");
+  out_.line("#include \"ava/kcall.h\"");
+  out_.line("#include \"" + wire_header_name(spec_) + "\"");
+  out_.line("/* Not used here: included so that kernel builds check the command table too. */");
+  out_.line("#include \"" + spec_.identifier + "_cmds.h\"");
+  out_.line();
+  out_.line("/* Spec code sees the guest side: the module is a guest of the host. */");
+  out_.line("#define ava_is_guest 1");
+  out_.line("#define ava_is_worker 0");
+  out_.line("#define ava_handle_object(T, id) ((T)(uintptr_t)(id))");
+  out_.line("#define ava_handle_id(T, object) ((uint64_t)(uintptr_t)(object))");
+  out_.line("#define ava_handle_invalid(T) 0");
+  out_.line("/* As shim/ava_shim.h, which is user space only. */");
+  out_.line("#define AVA_LIFETIME_CALL 0u");
+  out_.line("#define AVA_LIFETIME_COUPLED 1u");
+  out_.line("#define AVA_LIFETIME_MANUAL 2u");
+  out_.line("#define AVA_LIFETIME_STATIC 3u");
+  out_.line();
+  bool any_rename = false;
+  for (const Function &fn : spec_.functions) {
+    if (!kernel_exclusion_reason(spec_, fn).empty())
+      continue;
+    if (!any_rename)
+      out_.line("/* Spec code calling the API reaches these stubs, as in the guest library. */");
+    any_rename = true;
+    out_.line("#define " + fn.name + " ava_" + fn.name);
+  }
+  if (any_rename)
+    out_.line();
+  out_.line("static struct ava_kconn *" + conn() + ";");
+  out_.line("static const struct ava_kspec ava_kern_" + id_ + "_kspec;");
+  out_.line();
+  if (!spec_.utility.empty()) {
+    out_.line("/* Utility code of the spec (guest, worker and kernel). */");
+    out_.line("#pragma GCC diagnostic push");
+    out_.line("#pragma GCC diagnostic ignored \"-Wunused-function\"");
+    out_.line("#pragma GCC diagnostic ignored \"-Wunused-variable\"");
+    for (const CodeRegion &r : spec_.utility)
+      out_.spec_code(r.text, r.loc);
+    out_.line("#pragma GCC diagnostic pop");
+    out_.line();
+  }
+  for (const char *h : {"guestlib_init_prologue", "guestlib_init_epilogue",
+                        "guestlib_fini_prologue", "guestlib_fini_epilogue"}) {
+    auto it = spec_.hooks.find(h);
+    if (it == spec_.hooks.end())
+      continue;
+    out_.line("static void ava_kern_" + id_ + "_" + h + "(void)");
+    out_.line("{");
+    out_.spec_code("\t" + it->second.text + ";", it->second.loc);
+    out_.line("}");
+    out_.line();
+  }
+  if (needs_new_ids()) {
+    out_.line("/* Ids of objects that async calls create: picked here, unique per connection. */");
+    out_.line("static atomic64_t ava_kern_" + id_ + "_next_id = ATOMIC64_INIT(0);");
+    out_.line();
+    out_.line("static void ava_kern_" + id_ + "_new_handle_ids(void *array, u64 count)");
+    out_.line("{");
+    out_.line("\tu8 *slots = array;");
+    out_.line("\tu64 i;");
+    out_.line();
+    out_.line("\tfor (i = 0; i < count; ++i) {");
+    out_.line("\t\tconst u64 id = AVA_GUEST_ID_BIT |");
+    out_.line("\t\t\t       ((u64)atomic64_inc_return(&ava_kern_" + id_ +
+              "_next_id) & ~AVA_GUEST_ID_MASK);");
+    out_.line();
+    out_.line("\t\tmemcpy(slots + i * sizeof(id), &id, sizeof(id));");
+    out_.line("\t}");
+    out_.line("}");
+    out_.line();
+  }
+}
+
+void KernelGen::callback_dispatch() {
+  if (spec_.callbacks.empty())
+    return;
+  const std::string name = "ava_kern_" + id_ + "_callback";
+  out_.line("static int " + name +
+            "(ava_u32 ava_decl_id, void (*ava_fn)(void), void *ava_userdata,");
+  out_.line("\t\t\t\tconst void *ava_args, ava_u64 ava_args_len, const ava_u8 *ava_payload,");
+  out_.line("\t\t\t\tava_u64 ava_payload_len)");
+  out_.line("{");
+  out_.line("\t/* Callbacks without buffers never look at the payload. */");
+  out_.line("\t(void)ava_payload;\n\t(void)ava_payload_len;");
+  out_.line("\tswitch (ava_decl_id) {");
+  for (const Function &cb : spec_.callbacks) {
+    out_.line("\tcase " + cb_id_macro(spec_, cb) + ": {");
+    if (fn_has_float(cb)) {
+      out_.line("\t\t/* Floating point arguments: no kernel caller registers this callback. */");
+      out_.line("\t\treturn -EPROTO;");
+      out_.line("\t}");
+      continue;
+    }
+    out_.line("\t\tconst " + cb_struct(spec_, cb) + " *ava_a = ava_args;");
+    for (const Param &p : cb.params)
+      out_.line("\t\t" + declarator(p.type, p.name) + ";");
+    out_.line();
+    out_.line("\t\tif (ava_args_len != sizeof(*ava_a))");
+    out_.line("\t\t\treturn -EPROTO;");
+    std::string call_types;
+    for (const Param &p : cb.params) {
+      const std::string f = "ava_a->" + p.name;
+      call_types += (call_types.empty() ? "" : ", ") + p.type.spelling;
+      switch (p.info.role) {
+      case Role::Scalar:
+        out_.line("\t\t" + p.name + " = (" + p.type.spelling + ")" + f + ";");
+        break;
+      case Role::Bytes:
+        out_.line("\t\tmemcpy(&" + p.name + ", " + f + ", sizeof(" + p.name + "));");
+        break;
+      case Role::Handle:
+      case Role::Opaque:
+        out_.line("\t\t" + p.name + " = (" + p.type.spelling + ")(uintptr_t)" + f + ";");
+        break;
+      case Role::Userdata:
+        out_.line("\t\t" + p.name + " = ava_userdata;");
+        break;
+      case Role::Buffer:
+        out_.line("\t\tif (ava_kcallback_buffer(&" + f + ", ava_payload, ava_payload_len,");
+        out_.line("\t\t\t\t\t(const void **)&" + p.name + ") != 0)");
+        out_.line("\t\t\treturn -EPROTO;");
+        break;
+      default:
+        break;
+      }
+    }
+    out_.line("\t\t((void (*)(" + (call_types.empty() ? std::string("void") : call_types) +
+              "))ava_fn)(" + arg_list(cb) + ");");
+    out_.line("\t\treturn 0;");
+    out_.line("\t}");
+  }
+  out_.line("\tdefault:");
+  out_.line("\t\t(void)ava_fn;\n\t\t(void)ava_userdata;");
+  out_.line("\t\treturn -EPROTO;");
+  out_.line("\t}");
+  out_.line("}");
+  out_.line();
+}
+
+void KernelGen::remote_body(const Function &fn) {
+  const bool sync = !fn.async;
+  const bool has_ret = fn.ret.kind != TypeInfo::Kind::Void;
+  out_.line("{");
+  out_.line("\t" + call_struct(spec_, fn) + " ava_a;");
+  if (sync)
+    out_.line("\tconst " + reply_struct(spec_, fn) + " *ava_r = NULL;");
+  out_.line("\tstruct ava_kcall ava_c;");
+  if (has_ret && sync)
+    out_.line("\t" + declarator(fn.ret, "ava_ret") + ";");
+  for (const Param &p : fn.params) {
+    if (p.info.role == Role::Buffer) {
+      out_.line("\tava_u32 ava_dir_" + p.name + " = " + (p.info.default_in ? "AVA_BUF_IN" : "0") +
+                ";");
+      out_.line("\tava_u64 ava_count_" + p.name + " = 0;");
+    }
+    if (p.info.role == Role::Callback || p.info.role == Role::Buffer) {
+      out_.line("\tava_u32 ava_life_" + p.name + " = AVA_LIFETIME_CALL;");
+      out_.line("\tava_u64 ava_coupled_" + p.name + " = 0;");
+    }
+  }
+  out_.line();
+  out_.line("\tmemset(&ava_a, 0, sizeof(ava_a));");
+  for (const Param &p : fn.params) {
+    // A buffer's lifetime matters to the worker only.
+    if (p.info.role == Role::Buffer)
+      out_.line("\t(void)ava_life_" + p.name + ";\n\t(void)ava_coupled_" + p.name + ";");
+  }
+  auto coupled = [](const std::string &obj) { return "(ava_u64)(uintptr_t)(" + obj + ")"; };
+  for (const Param &p : fn.params) {
+    if (p.info.role == Role::Buffer) {
+      out_.line("\tif (" + p.name + " != NULL) {");
+      emit_annotation_eval(out_, p.block, p, "\t\t", coupled);
+      out_.line("\t}");
+    } else if (p.info.role == Role::Callback) {
+      emit_annotation_eval(out_, p.block, p, "\t", coupled);
+    }
+  }
+  std::string flags = sync ? "AVA_F_SYNC" : "AVA_F_ASYNC";
+  if (fn.async_if) {
+    out_.line("\t/* Sent without waiting only when the spec's condition holds. */");
+    out_.line("\tconst int ava_async = (" + *fn.async_if + ") ? 1 : 0;");
+    flags = "(ava_async ? AVA_F_ASYNC : AVA_F_SYNC)";
+  }
+  for (const Param &p : fn.params) {
+    if (p.info.role != Role::Buffer || !p.info.elem_allocates || !(fn.async || fn.async_if))
+      continue;
+    out_.line("\tif (" + std::string(fn.async_if ? "ava_async && " : "") + p.name +
+              " != NULL && (ava_dir_" + p.name + " & AVA_BUF_OUT)) {");
+    out_.line("\t\tava_kern_" + id_ + "_new_handle_ids(" + p.name + ", ava_count_" + p.name + ");");
+    out_.line("\t\tava_dir_" + p.name + " = AVA_BUF_IN;");
+    out_.line("\t}");
+  }
+  out_.line("\tif (ava_kcall_begin(&ava_c, " + conn() + ", " + fn_id_macro(spec_, fn) + ", " +
+            flags + (fn.flush ? " | AVA_F_FLUSH" : "") + ") != 0)");
+  out_.line("\t\tgoto ava_fail;");
+  const Param *userdata = fn.userdata_param >= 0 ? &fn.params[fn.userdata_param] : nullptr;
+  for (const Param &p : fn.params) {
+    const std::string f = "ava_a." + p.name;
+    switch (p.info.role) {
+    case Role::Scalar:
+      out_.line("\t" + f + " = (" + (p.type.is_signed ? "ava_s64" : "ava_u64") + ")" + p.name +
+                ";");
+      break;
+    case Role::Bytes:
+      out_.line("\tmemcpy(" + f + ", &" + p.name + ", sizeof(" + p.name + "));");
+      break;
+    case Role::Handle:
+    case Role::Opaque:
+      out_.line("\t" + f + " = (ava_u64)(uintptr_t)" + p.name + ";");
+      break;
+    case Role::Callback:
+      out_.line("\t" + f + " = ava_kcall_callback(&ava_c, (void (*)(void))" + p.name + ", " +
+                (userdata ? userdata->name : std::string("NULL")) + ", ava_life_" + p.name +
+                ", ava_coupled_" + p.name + ");");
+      break;
+    case Role::Buffer:
+      out_.line("\tava_kcall_put_buffer(&ava_c, &" + f + ", " + p.name + ", ava_count_" + p.name +
+                ", " + elem_size_expr(p) + ", ava_dir_" + p.name + ");");
+      break;
+    case Role::Userdata:
+      out_.line("\t" + f + " = " + p.name + " != NULL ? 1 : 0;");
+      break;
+    case Role::Float: // excluded from the kernel API
+    case Role::None:
+      break;
+    }
+  }
+  // Only async paths return before the reply: the validator gives them ava_success.
+  const std::string success_ret = has_ret && (fn.async || fn.async_if) && fn.success
+                                      ? "return (" + fn.ret.spelling + ")(" + *fn.success + ");"
+                                      : std::string("return;");
+  if (fn.async_if) {
+    out_.line("\tif (ava_async) {");
+    out_.line("\t\tif (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)");
+    out_.line("\t\t\tgoto ava_fail;");
+    out_.line("\t\tava_kcall_end(&ava_c);");
+    out_.line("\t\t" + success_ret);
+    out_.line("\t}");
+  }
+  if (!sync) {
+    out_.line("\tif (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)");
+    out_.line("\t\tgoto ava_fail;");
+    out_.line("\tava_kcall_end(&ava_c);");
+    out_.line("\t" + success_ret);
+  } else {
+    out_.line("\tif (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,");
+    out_.line("\t\t\t     sizeof(*ava_r)) != 0)");
+    out_.line("\t\tgoto ava_fail;");
+    for (const Param &p : fn.params) {
+      if (p.info.role == Role::Buffer && p.info.may_out)
+        out_.line("\tif (ava_dir_" + p.name +
+                  " & AVA_BUF_OUT)\n\t\tava_kcall_get_buffer(&ava_c, &ava_r->" + p.name + ", " +
+                  p.name + ", ava_count_" + p.name + " * " + elem_size_expr(p) + ");");
+    }
+    out_.line("\tif (ava_c.failed)");
+    out_.line("\t\tgoto ava_fail;");
+    switch (fn.ret_info.role) {
+    case Role::Scalar:
+      out_.line("\tava_ret = (" + fn.ret.spelling + ")ava_r->ret;");
+      break;
+    case Role::Bytes:
+      out_.line("\tmemcpy(&ava_ret, ava_r->ret, sizeof(ava_ret));");
+      break;
+    case Role::Handle:
+    case Role::Opaque:
+      out_.line("\tava_ret = (" + fn.ret.spelling + ")(uintptr_t)ava_r->ret;");
+      break;
+    default:
+      break;
+    }
+    if (fn.success && has_ret) {
+      out_.line("\tif (ava_ret == (" + *fn.success + ")) {");
+      out_.line("\t\tava_s64 ava_async_value;");
+      out_.line("\t\tif (ava_kcall_take_async_error(&ava_c, " + std::to_string(fn.ret_class) +
+                "u, &ava_async_value) > 0)");
+      out_.line("\t\t\tava_ret = (" + fn.ret.spelling + ")ava_async_value;");
+      out_.line("\t}");
+    }
+    for (const Param &p : fn.params) {
+      if (p.info.role == Role::Handle && p.info.deallocates) {
+        const std::string cond =
+            fn.success && has_ret ? "ava_ret == (" + *fn.success + ")" : std::string("1");
+        out_.line("\tif (" + cond + ")");
+        out_.line("\t\tava_kconn_handle_released(" + conn() + ", (ava_u64)(uintptr_t)" + p.name +
+                  ");");
+      }
+    }
+    out_.line("\tava_kcall_end(&ava_c);");
+    out_.line(has_ret ? "\treturn ava_ret;" : "\treturn;");
+  }
+  out_.line();
+  out_.line("ava_fail:");
+  out_.line("\tava_kcall_end(&ava_c);");
+  out_.line("\t" + error_return(fn));
+  out_.line("}");
+  out_.line();
+}
+
+void KernelGen::stub(const Function &fn) {
+  const std::string name = "ava_" + fn.name;
+  const bool guest_code = !fn.code.empty() && !fn.disable_native_call;
+  if (!guest_code) {
+    out_.line(prototype(fn, name));
+    remote_body(fn);
+  } else {
+    // The spec's code runs around the remote call, as in the guest library.
+    const std::string remote = "ava_kern_remote_" + fn.name;
+    out_.line("static " + prototype(fn, remote));
+    remote_body(fn);
+    out_.line(prototype(fn, name));
+    out_.line("{");
+    out_.line("#define ava_execute() " + remote + "(" + arg_list(fn) + ")");
+    out_.spec_code(fn.code, fn.code_loc);
+    out_.line("#undef ava_execute");
+    out_.line("}");
+  }
+  out_.line("EXPORT_SYMBOL_GPL(" + name + ");");
+  out_.line();
+}
+
+void KernelGen::module_glue() {
+  const std::string k = "ava_kern_" + id_;
+  out_.line("static const char *const " + k + "_func_names[] = {");
+  out_.line("\tNULL,");
+  for (const Function &fn : spec_.functions)
+    out_.line("\t\"" + fn.name + "\",");
+  out_.line("};");
+  out_.line();
+  out_.line("static const struct ava_kspec " + k + "_kspec = {");
+  out_.line("\t.name = AVA_" + up_ + "_SPEC_NAME,");
+  out_.line("\t.id = AVA_" + up_ + "_SPEC_ID,");
+  out_.line("\t.hash = AVA_" + up_ + "_SPEC_HASH,");
+  out_.line("\t.nfuncs = AVA_" + up_ + "_NFUNCS,");
+  out_.line("\t.func_names = " + k + "_func_names,");
+  out_.line("\t.callback_dispatch = " +
+            (spec_.callbacks.empty() ? std::string("NULL") : k + "_callback") + ",");
+  out_.line("};");
+  out_.line();
+  auto hook = [&](const char *h) {
+    if (spec_.hooks.count(std::string("guestlib_") + h))
+      out_.line("\t" + k + "_guestlib_" + h + "();");
+  };
+  out_.line("static int __init " + k + "_init(void)");
+  out_.line("{");
+  out_.line("\tint err;");
+  out_.line();
+  hook("init_prologue");
+  out_.line("\terr = ava_kconn_open(&" + k + "_kspec, 0, &" + conn() + ");");
+  out_.line("\tif (err) {");
+  out_.line("\t\tpr_err(\"ava_" + id_ + ": cannot connect to the ava host: %d\\n\", err);");
+  out_.line("\t\treturn err;");
+  out_.line("\t}");
+  hook("init_epilogue");
+  out_.line("\treturn 0;");
+  out_.line("}");
+  out_.line();
+  out_.line("static void __exit " + k + "_exit(void)");
+  out_.line("{");
+  hook("fini_prologue");
+  out_.line("\tava_kconn_close(" + conn() + ");");
+  hook("fini_epilogue");
+  out_.line("}");
+  out_.line();
+  out_.line("module_init(" + k + "_init);");
+  out_.line("module_exit(" + k + "_exit);");
+  out_.line("MODULE_LICENSE(\"Dual MIT/GPL\");");
+  out_.line("MODULE_DESCRIPTION(\"ava: kernel-mode API of " + spec_.name + " " + spec_.version +
+            ", remoted through ava.ko\");");
+  out_.line("MODULE_SOFTDEP(\"pre: ava\");");
+}
+
+std::string KernelGen::source() {
+  preamble();
+  callback_dispatch();
+  for (const Function &fn : spec_.functions)
+    if (kernel_exclusion_reason(spec_, fn).empty())
+      stub(fn);
+  module_glue();
+  return out_.text();
+}
+
+} // namespace
+
+std::string kernel_exclusion_reason(const Spec &spec, const Function &fn) {
+  if (fn.unsupported)
+    return "unsupported by the spec";
+  if (fn.variadic)
+    return "variadic";
+  if (fn_has_float(fn))
+    return "floating point argument or result (no FP in the kernel)";
+  if (fn.internal) {
+    const std::set<std::string> own = utility_typedefs(spec);
+    bool uses_own = mentions_any(fn.ret.spelling, own);
+    for (const Param &p : fn.params)
+      uses_own = uses_own || mentions_any(p.type.spelling, own);
+    if (uses_own)
+      return "a helper whose types the spec's utility code defines (not in an API header)";
+  }
+  return "";
+}
+
+std::string generate_kernel_header(const Spec &spec) {
+  const std::string id = spec.identifier;
+  const std::string up = upper(id);
+  Emitter out("");
+  out.line(banner(spec));
+  out.line("/*");
+  out.line(" * Kernel-mode API of spec \"" + spec.name + "\" " + spec.version +
+           ", exported by the module ava_" + id + ".ko.");
+  out.line(" *");
+  out.line(" * How to use: include this header (ccflags: -I$(AVA_ROOT)/include/ava/kcompat");
+  out.line(" * -I$(AVA_ROOT)/include, this directory and the API's header directories, as");
+  out.line(" * in the generated Kbuild), call ava_<function> where user space calls");
+  out.line(" * <function>, and build with KBUILD_EXTRA_SYMBOLS=<this dir>/Module.symvers.");
+  out.line(" * Load ava.ko, then ava_" + id + ".ko (it connects at init), then your module.");
+  out.line(" * Calls behave as in user space: same arguments, handles, async rules and");
+  out.line(" * return values; a call that cannot reach the host returns the spec's error");
+  out.line(" * value. Process context only: a call sleeps (killable, bounded by a");
+  out.line(" * timeout) until the host replies. Buffers are kernel memory. Callbacks run");
+  out.line(" * on ava.ko's callback kthread, which may sleep and make calls.");
+  out.line(" */");
+  out.line("#ifndef AVA_" + up + "_KERN_H");
+  out.line("#define AVA_" + up + "_KERN_H");
+  out.line();
+  for (const std::string &inc : spec.includes)
+    if (!is_user_only_include(inc))
+      out.line(inc);
+  out.line();
+  std::vector<std::pair<std::string, std::string>> excluded;
+  for (const std::string &name : spec.replacement_functions)
+    excluded.emplace_back(name, "guest-only replacement code (user space, uses the C library)");
+  for (const Function &fn : spec.functions) {
+    const std::string why = kernel_exclusion_reason(spec, fn);
+    if (!why.empty()) {
+      excluded.emplace_back(fn.name, why);
+      continue;
+    }
+    if (fn.internal)
+      out.line("/* A helper of the spec (no API function): kernel callers call it directly. */");
+    else if (!fn.code.empty() && !fn.disable_native_call)
+      out.line("/* Runs the spec's guest-side code around the call, as in user space. */");
+    out.line(prototype(fn, "ava_" + fn.name) + ";");
+  }
+  if (!excluded.empty()) {
+    out.line();
+    out.line("/*");
+    out.line(" * Not in the kernel API:");
+    for (const auto &[name, why] : excluded)
+      out.line(" *   " + name + ": " + why);
+    out.line(" */");
+  }
+  out.line();
+  out.line("#endif /* AVA_" + up + "_KERN_H */");
+  return out.text();
+}
+
+std::string generate_kernel_source(const Spec &spec, const std::string &file_name) {
+  KernelGen gen(spec, file_name);
+  return gen.source();
+}
+
+std::string generate_kbuild(const Spec &spec, const std::vector<std::string> &include_dirs,
+                            const std::vector<std::string> &system_api_dirs) {
+  const std::string id = spec.identifier;
+  std::string out = banner(spec, "#", "") + "\n";
+  out += "# Kernel-mode API of spec \"" + spec.name + "\": the module ava_" + id + ".ko (see " +
+         id + "_kern.h).\n";
+  out += "#   make -C /lib/modules/$(uname -r)/build M=$PWD AVA_ROOT=<ava source tree> \\\n";
+  out += "#        [KBUILD_EXTRA_SYMBOLS=<ava.ko build>/Module.symvers] modules\n";
+  out += "ifeq ($(AVA_ROOT),)\n";
+  out += "$(error AVA_ROOT is not set: pass AVA_ROOT=<ava source tree> to make)\n";
+  out += "endif\n";
+  out += "obj-m := ava_" + id + ".o\n";
+  out += "ava_" + id + "-y := " + id + "_kern.o\n";
+  out += "ccflags-y := -Werror -I$(AVA_ROOT)/include/ava/kcompat -I$(AVA_ROOT)/include -I$(src)\n";
+  for (const std::string &dir : include_dirs)
+    out += "ccflags-y += -I" + dir + "\n";
+  if (system_api_dirs.empty())
+    return out;
+  out += "# API headers of a system include tree, linked in alone: the C library beside\n";
+  out += "# them must stay out of a kernel build.\n";
+  for (const std::string &dir : system_api_dirs) {
+    const std::string name = dir.substr(dir.rfind('/') + 1);
+    out += "$(shell mkdir -p $(src)/ava_api && ln -sfn " + dir + " $(src)/ava_api/" + name + ")\n";
+  }
+  out += "ccflags-y += -I$(src)/ava_api\n";
+  return out;
+}
+
+} // namespace cava

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Command tables: what a spec says about each of its CALLs, in a form that
+ * the kernel module (ava.ko) and the host (manager, worker) can police
+ * traffic with before any generated code sees it. cava generates one table
+ * per spec, <spec>_cmds.h, from the same annotations as the wire header:
+ *
+ *   #include "demo_cmds.h"
+ *   const struct ava_cmd_desc *d = ava_cmd_lookup(&ava_demo_cmd_table, hdr->func_id);
+ *   if (d == NULL || !(d->flags & AVA_CMD_SUPPORTED)) refuse (AVA_E_FUNC)
+ *   if (hdr->args_len != d->args_len) refuse (AVA_E_LENGTH)
+ *   for each of d's buffers: read the struct ava_buf_desc at args + b->args_offset,
+ *       check its flags against b->flags and, when b->max_len != 0, its length.
+ *
+ * Shared by kernel and user space (C and C++): fixed-width types, no enums,
+ * no implicit padding (asserted). The tables are static constant data; the
+ * pointers in them point into the same generated header.
+ */
+#ifndef AVA_CMDTAB_H
+#define AVA_CMDTAB_H
+
+#include "ava/wire.h"
+
+/* struct ava_cmd_desc.flags */
+#define AVA_CMD_SUPPORTED 0x01u  /* the spec supports the call (else never sent) */
+#define AVA_CMD_SYNC 0x02u       /* always sync: the sender waits for a REPLY */
+#define AVA_CMD_ASYNC 0x04u      /* always async: no REPLY */
+#define AVA_CMD_COND_ASYNC 0x08u /* async when a spec condition holds: either header flag */
+#define AVA_CMD_FLUSH 0x10u      /* ava_flush: delivers batched async calls first */
+#define AVA_CMD_CALLBACK 0x20u   /* registers a callback (CALLBACK messages may follow) */
+#define AVA_CMD_ALLOCATES 0x40u  /* creates handles (return value or out elements) */
+#define AVA_CMD_DEALLOCATES 0x80u /* releases a handle */
+#define AVA_CMD_KERNEL 0x100u    /* also callable from kernel modules (<spec>_kern.h) */
+
+/* struct ava_cmd_buf.flags */
+#define AVA_CMD_BUF_IN 0x1u       /* may travel with the CALL */
+#define AVA_CMD_BUF_OUT 0x2u      /* may travel back with the REPLY */
+#define AVA_CMD_BUF_DIR_COND 0x4u /* direction chosen at run time by a spec condition */
+#define AVA_CMD_BUF_HANDLES 0x8u  /* elements are 8-byte handle ids */
+#define AVA_CMD_BUF_ZEROCOPY 0x10u /* ava_zerocopy_buffer: prefers the channel heap */
+#define AVA_CMD_BUF_BOUNDED 0x20u /* max_len is a static bound given by the spec */
+
+/* No offset: an IN-only buffer has no descriptor in the reply. */
+#define AVA_CMD_NO_OFFSET 0xffffffffu
+
+/* A buffer argument of a call. */
+struct ava_cmd_buf {
+	ava_u32 args_offset;  /* of its struct ava_buf_desc in the CALL argument block */
+	ava_u32 reply_offset; /* in the REPLY's function part, or AVA_CMD_NO_OFFSET */
+	ava_u32 flags;        /* AVA_CMD_BUF_* */
+	ava_u32 elem_size;    /* bytes per element (1 for untyped memory) */
+	ava_u64 max_len;      /* bytes, when AVA_CMD_BUF_BOUNDED; else 0 (bounded by the message) */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cmd_buf) == 24, "ava_cmd_buf size");
+
+/* struct ava_cmd_res.kind */
+#define AVA_CMD_RES_ALLOCATES 1u   /* ava_allocates_resource */
+#define AVA_CMD_RES_DEALLOCATES 2u /* ava_deallocates_resource */
+#define AVA_CMD_RES_CONSUMES 3u    /* ava_consumes_resource */
+
+/* struct ava_cmd_res.flags: where the amount comes from. */
+#define AVA_CMD_RES_CONST 0x1u   /* amount is the constant below */
+#define AVA_CMD_RES_ARG 0x2u     /* the scalar argument at arg_offset (times amount, 1) */
+#define AVA_CMD_RES_DYNAMIC 0x4u /* a spec expression: only the worker can evaluate it */
+
+/* A resource annotation of a call. */
+struct ava_cmd_res {
+	ava_u32 resource; /* index into struct ava_cmd_table.resource_names */
+	ava_u32 kind;     /* AVA_CMD_RES_* kind */
+	ava_u32 flags;    /* AVA_CMD_RES_CONST / _ARG / _DYNAMIC */
+	ava_u32 arg_offset; /* AVA_CMD_RES_ARG: offset of the argument in the CALL block */
+	ava_u64 amount;
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cmd_res) == 24, "ava_cmd_res size");
+
+/* One function of a spec; the index in the table is the function id. */
+struct ava_cmd_desc {
+	const char *name;  /* NULL for id 0, which is never used */
+	ava_u32 id;
+	ava_u32 flags;     /* AVA_CMD_* */
+	ava_u32 args_len;  /* exact length of the CALL argument block */
+	ava_u32 reply_len; /* REPLY function part after struct ava_reply_common; 0 if never sync */
+	ava_u32 ret_class; /* cava return class (async errors), 0 = none */
+	ava_u16 buf_first; /* index into struct ava_cmd_table.bufs */
+	ava_u16 buf_count;
+	ava_u16 res_first; /* index into struct ava_cmd_table.res */
+	ava_u16 res_count;
+	ava_u32 reserved;
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cmd_desc) == 40, "ava_cmd_desc size");
+
+/* The table of a spec. */
+struct ava_cmd_table {
+	const char *spec_name;
+	ava_u64 spec_hash;
+	ava_u32 spec_id;
+	ava_u32 nfuncs; /* entries in funcs, including id 0 */
+	const struct ava_cmd_desc *funcs;
+	const struct ava_cmd_buf *bufs;
+	const struct ava_cmd_res *res;
+	const char *const *resource_names;
+	ava_u32 nbufs;
+	ava_u32 nres;
+	ava_u32 nresource_names;
+	ava_u32 reserved;
+};
+
+/* The entry of func_id, or NULL when the id is outside the table. */
+static inline const struct ava_cmd_desc *ava_cmd_lookup(const struct ava_cmd_table *t,
+							ava_u32 func_id)
+{
+	if (func_id == 0 || func_id >= t->nfuncs)
+		return 0;
+	return &t->funcs[func_id];
+}
+
+#endif /* AVA_CMDTAB_H */

@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A kernel connection (include/ava/kcall.h): a slot claimed the way
+ * /dev/ava's open() claims one, HELLO on it, a reader kthread that consumes
+ * the reply ring (replies to their callers, CALLBACKs to the callback
+ * kthread) and the callback kthread; close says GOODBYE and releases the
+ * slot. See ava_kcall_priv.h for the threads and locks.
+ */
+#include <linux/jiffies.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "ava_kcall_priv.h"
+
+#define AVA_KCONN_DEFAULT_TIMEOUT_MS 60000u
+
+/* A message received from the worker and queued for the callback thread. */
+struct ava_kcb_msg {
+	struct list_head node;
+	void *msg;
+	u64 len;
+};
+
+/* ---- the reader and callback threads ---- */
+
+static int ava_kconn_deliver_reply(struct ava_kconn *conn, void *msg, u64 len)
+{
+	u64 call_id = ((const struct ava_msg_hdr *)msg)->call_id;
+	struct ava_kwaiter *w;
+	unsigned int i;
+
+	spin_lock(&conn->lock);
+	list_for_each_entry(w, &conn->pending, node) {
+		if (w->call_id != call_id)
+			continue;
+		list_del_init(&w->node);
+		w->msg = msg;
+		w->len = len;
+		/* under the lock: a caller giving up meanwhile sees the waiter done */
+		complete(&w->done);
+		spin_unlock(&conn->lock);
+		return 0;
+	}
+	for (i = 0; i < AVA_KCONN_ABANDONED; i++) {
+		if (call_id && conn->abandoned[i] == call_id) {
+			conn->abandoned[i] = 0;
+			spin_unlock(&conn->lock);
+			kvfree(msg);
+			return 0;
+		}
+	}
+	spin_unlock(&conn->lock);
+	kvfree(msg);
+	return -EPROTO;
+}
+
+static int ava_kconn_queue_callback(struct ava_kconn *conn, void *msg, u64 len)
+{
+	struct ava_kcb_msg *m = kmalloc(sizeof(*m), GFP_KERNEL);
+
+	if (!m) {
+		kvfree(msg);
+		return -ENOMEM;
+	}
+	m->msg = msg;
+	m->len = len;
+	spin_lock(&conn->lock);
+	if (conn->cb_count >= AVA_KCONN_MAX_CALLBACKS ||
+	    len > AVA_KCONN_MAX_CALLBACK_BYTES - conn->cb_bytes) {
+		spin_unlock(&conn->lock);
+		kvfree(msg);
+		kfree(m);
+		return -ENOSPC;
+	}
+	list_add_tail(&m->node, &conn->cb_queue);
+	conn->cb_count++;
+	conn->cb_bytes += len;
+	spin_unlock(&conn->lock);
+	wake_up(&conn->cb_wq);
+	return 0;
+}
+
+static int ava_kconn_route(struct ava_kconn *conn, void *msg, u64 len)
+{
+	const struct ava_msg_hdr *hdr = msg;
+
+	switch (hdr->kind) {
+	case AVA_MSG_REPLY:
+		return ava_kconn_deliver_reply(conn, msg, len);
+	case AVA_MSG_CALLBACK:
+		return ava_kconn_queue_callback(conn, msg, len);
+	default:
+		kvfree(msg);
+		return -EPROTO;
+	}
+}
+
+static void ava_kconn_idle_until_stopped(void)
+{
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+}
+
+static int ava_kconn_reader(void *data)
+{
+	struct ava_kconn *conn = data;
+	const char *what;
+	void *msg;
+	u64 len;
+	int ret;
+
+	for (;;) {
+		down_read(&conn->dev->io);
+		ret = ava_kconn_recv(conn, &msg, &len, true, 0);
+		up_read(&conn->dev->io);
+		if (ret == -ESHUTDOWN)
+			return 0;
+		if (!ret) {
+			what = ((const struct ava_msg_hdr *)msg)->kind == AVA_MSG_GOODBYE ?
+				"the worker said goodbye" : "an unexpected message";
+			ret = ava_kconn_route(conn, msg, len);
+		} else {
+			what = "the slot failed";
+		}
+		if (ret) {
+			if (ret == -EPROTO)
+				pr_warn_ratelimited("ava: kernel connection for %s: %s\n",
+						    conn->spec->name, what);
+			ava_kconn_fail(conn, ret == -ETIMEDOUT || ret == -EPROTO ? -EPIPE : ret);
+			break;
+		}
+	}
+	ava_kconn_idle_until_stopped();
+	return 0;
+}
+
+static void ava_kconn_answer_callback(struct ava_kconn *conn, const struct ava_msg_hdr *req)
+{
+	struct ava_msg_hdr done;
+	struct ava_kseg seg = { &done, sizeof(done) };
+
+	ava_kconn_fill_hdr(conn, &done, AVA_MSG_CALLBACK_DONE);
+	done.func_id = req->func_id;
+	done.call_id = req->call_id;
+	done.seq = req->seq;
+	ava_kconn_send(conn, &seg, 1, sizeof(done));
+}
+
+static void ava_kconn_run_callback(struct ava_kconn *conn, const void *msg, u64 len)
+{
+	const struct ava_msg_hdr *hdr = msg;
+	const u8 *args = (const u8 *)msg + sizeof(*hdr);
+	ava_kcallback_fn dispatch = conn->spec->callback_dispatch;
+	const char *problem = NULL;
+	struct ava_kcb cb;
+
+	if (hdr->args_len > len - sizeof(*hdr))
+		problem = "its argument block exceeds the message";
+	else if (hdr->spec_id != conn->spec->id)
+		problem = "it names another spec";
+	else if (hdr->reserved)
+		problem = "its header has non-zero reserved bits";
+	else if (!dispatch)
+		problem = "this spec declares no callbacks";
+	else if (!ava_kcall_lookup_callback(conn, hdr->call_id, &cb))
+		problem = "its registration is unknown";
+	else if (dispatch(hdr->func_id, cb.fn, cb.userdata, args, hdr->args_len,
+			  args + hdr->args_len, len - sizeof(*hdr) - hdr->args_len))
+		problem = "it is malformed";
+	if (problem)
+		pr_warn_ratelimited("ava: ignored a %s callback (declaration %u): %s\n",
+				    conn->spec->name, hdr->func_id, problem);
+	ava_kconn_answer_callback(conn, hdr);
+}
+
+static int ava_kconn_callbacks(void *data)
+{
+	struct ava_kconn *conn = data;
+	struct ava_kcb_msg *m;
+
+	for (;;) {
+		wait_event_interruptible(conn->cb_wq, kthread_should_stop() ||
+					 !list_empty_careful(&conn->cb_queue));
+		if (kthread_should_stop())
+			return 0;
+		spin_lock(&conn->lock);
+		m = list_first_entry_or_null(&conn->cb_queue, struct ava_kcb_msg, node);
+		if (m) {
+			list_del(&m->node);
+			conn->cb_count--;
+			conn->cb_bytes -= m->len;
+		}
+		spin_unlock(&conn->lock);
+		if (!m)
+			continue;
+		ava_kconn_run_callback(conn, m->msg, m->len);
+		kvfree(m->msg);
+		kfree(m);
+	}
+}
+
+/* ---- open and close ---- */
+
+static int ava_kconn_hello(struct ava_kconn *conn)
+{
+	const struct ava_msg_hdr *ack;
+	struct ava_msg_hdr hdr;
+	struct ava_hello hello;
+	struct ava_kseg segs[2] = { { &hdr, sizeof(hdr) }, { &hello, sizeof(hello) } };
+	size_t name_len = strlen(conn->spec->name);
+	void *msg = NULL;
+	u64 len;
+	int ret;
+
+	if (name_len >= AVA_SPEC_NAME_MAX)
+		return -EINVAL;
+	memset(&hello, 0, sizeof(hello));
+	hello.spec_hash = conn->spec->hash;
+	hello.pid = current->pid;
+	hello.spec_id = conn->spec->id;
+	memcpy(hello.spec_name, conn->spec->name, name_len);
+	ava_kconn_fill_hdr(conn, &hdr, AVA_MSG_HELLO);
+	hdr.total_len = sizeof(hdr) + sizeof(hello);
+	hdr.args_len = sizeof(hello);
+	ret = ava_kconn_send(conn, segs, 2, hdr.total_len);
+	if (ret)
+		return ret;
+
+	down_read(&conn->dev->io);
+	ret = ava_kconn_recv(conn, &msg, &len, false, jiffies + conn->timeout);
+	up_read(&conn->dev->io);
+	if (ret)
+		return ret;
+	ack = msg;
+	if (ack->kind != AVA_MSG_HELLO_ACK)
+		ret = -EPROTO;
+	else if (ack->status == AVA_E_SPEC || ack->status == AVA_E_UNSUPPORTED)
+		ret = -EREMOTEIO;
+	else if (ack->status)
+		ret = -EPROTO;
+	if (ret)
+		pr_warn("ava: the worker refused kernel connection for %s (kind %u, status %d)\n",
+			conn->spec->name, ack->kind, ack->status);
+	kvfree(msg);
+	return ret;
+}
+
+static struct ava_dev *ava_kconn_get_dev(void)
+{
+	struct ava_dev *dev;
+
+	mutex_lock(&ava_global_lock);
+	dev = ava_global_dev;
+	if (dev)
+		kref_get(&dev->kref);
+	mutex_unlock(&ava_global_lock);
+	return dev;
+}
+
+static void ava_kconn_release_slot(struct ava_kconn *conn)
+{
+	struct ava_dev *dev = conn->dev;
+
+	down_read(&dev->io);
+	mutex_lock(&dev->lock);
+	ava_slot_unclaim(conn->slot);
+	mutex_unlock(&dev->lock);
+	up_read(&dev->io);
+}
+
+static void ava_kconn_free(struct ava_kconn *conn)
+{
+	struct ava_kcb_msg *m, *tmp;
+
+	list_for_each_entry_safe(m, tmp, &conn->cb_queue, node) {
+		list_del(&m->node);
+		kvfree(m->msg);
+		kfree(m);
+	}
+	ava_kcall_drop_callbacks(conn);
+	xa_destroy(&conn->callbacks);
+	ava_dev_put(conn->dev);
+	kfree(conn);
+}
+
+/**
+ * ava_kconn_open() - claim a kernel-owned slot and say HELLO for a spec
+ * @spec: the generated module's spec constant
+ * @timeout_ms: bound of every later wait for a reply (0: 60 s)
+ * @out: the connection
+ *
+ * Process context; sleeps. The slot is claimed as /dev/ava's open() claims
+ * one (avactl shows it held by "kernel"); `ava vmhost` starts a worker for
+ * it as for any slot.
+ *
+ * Return: 0, -ENODEV, -EBUSY, -EHOSTDOWN, -EPIPE, -ETIMEDOUT, -EINTR,
+ * -ENOMEM, -EINVAL, -EPROTO or -EREMOTEIO (the worker refused the spec).
+ */
+int ava_kconn_open(const struct ava_kspec *spec, unsigned int timeout_ms, struct ava_kconn **out)
+{
+	struct ava_kconn *conn;
+	struct ava_dev *dev;
+	u8 *base;
+	int ret;
+
+	*out = NULL;
+	if (!spec || !spec->name)
+		return -EINVAL;
+	dev = ava_kconn_get_dev();
+	if (!dev)
+		return -ENODEV;
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	if (!conn) {
+		ava_dev_put(dev);
+		return -ENOMEM;
+	}
+	conn->spec = spec;
+	conn->dev = dev;
+	conn->timeout = msecs_to_jiffies(timeout_ms ? timeout_ms : AVA_KCONN_DEFAULT_TIMEOUT_MS);
+	mutex_init(&conn->send_lock);
+	spin_lock_init(&conn->lock);
+	INIT_LIST_HEAD(&conn->pending);
+	INIT_LIST_HEAD(&conn->cb_queue);
+	init_waitqueue_head(&conn->cb_wq);
+	atomic64_set(&conn->next_call_id, 0);
+	atomic64_set(&conn->next_seq, 0);
+	xa_init_flags(&conn->callbacks, XA_FLAGS_ALLOC1);
+
+	down_read(&dev->io);
+	ret = ava_slot_claim_free(dev, 0, true, &conn->slot);
+	up_read(&dev->io);
+	if (ret) {
+		ava_kconn_free(conn);
+		return ret;
+	}
+	/* the layout comes from ava.ko's validated copy, never from the region header */
+	conn->rh = ava_dev_region(dev, conn->slot->index);
+	base = (u8 *)conn->rh;
+	ava_kring_init(&conn->tx.v, &conn->rh->cmd, base + AVA_REGION_HDR_SIZE, dev->hdr.cmd_size);
+	ava_kring_init(&conn->rx.v, &conn->rh->reply,
+		       base + AVA_REGION_HDR_SIZE + dev->hdr.cmd_size, dev->hdr.reply_size);
+
+	ret = ava_kconn_hello(conn);
+	if (ret)
+		goto err_release;
+	conn->cb_thread = kthread_run(ava_kconn_callbacks, conn, "ava_kcb/%u", conn->slot->index);
+	if (IS_ERR(conn->cb_thread)) {
+		ret = PTR_ERR(conn->cb_thread);
+		conn->cb_thread = NULL;
+		goto err_release;
+	}
+	conn->reader = kthread_run(ava_kconn_reader, conn, "ava_krd/%u", conn->slot->index);
+	if (IS_ERR(conn->reader)) {
+		ret = PTR_ERR(conn->reader);
+		conn->reader = NULL;
+		goto err_stop_cb;
+	}
+	*out = conn;
+	return 0;
+
+err_stop_cb:
+	kthread_stop(conn->cb_thread);
+err_release:
+	ava_kconn_release_slot(conn);
+	ava_kconn_free(conn);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(ava_kconn_open);
+
+/**
+ * ava_kconn_close() - GOODBYE, release the slot and free the connection
+ * @conn: the connection (NULL: nothing)
+ *
+ * A callback in progress finishes first (it may still make calls) and
+ * answers CALLBACK_DONE before GOODBYE. The host then ends the slot's
+ * worker, which frees everything the connection created, and shows the slot
+ * IDLE again. No call may be in progress or start on conn.
+ */
+void ava_kconn_close(struct ava_kconn *conn)
+{
+	struct ava_msg_hdr bye;
+	struct ava_kseg seg = { &bye, sizeof(bye) };
+
+	if (!conn)
+		return;
+	kthread_stop(conn->cb_thread);
+	ava_kconn_fill_hdr(conn, &bye, AVA_MSG_GOODBYE);
+	ava_kconn_send(conn, &seg, 1, sizeof(bye));
+	kthread_stop(conn->reader);
+	ava_kconn_fail(conn, -EPIPE);
+	ava_kconn_release_slot(conn);
+	ava_kconn_free(conn);
+}
+EXPORT_SYMBOL_GPL(ava_kconn_close);

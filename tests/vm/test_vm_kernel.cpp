@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+// Kernel-mode calls: in the guest, the test module ava_demo_test.ko calls the
+// demo API through ava_demo.ko (cava's kernel backend) and ava.ko's kernel
+// connection to a worker that `ava vmhost --spec demo` starts on the host.
+// One boot: the module's own checks pass (its PASS line), ava.ko cannot be
+// unloaded under a connection, the slot shows as held by "kernel", and after
+// `rmmod ava_demo_test ava_demo` the slot is IDLE again and its worker gone.
+// Then a kernel call in flight loses its worker (killed; garbage in the
+// reply ring) or its caller (insmod killed): the call fails with the API's
+// error value well before it would have ended, and unloading still frees
+// the slot and ends the worker.
+#include <criterion/criterion.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "vm_checks.hpp"
+#include "vm_session.hpp"
+#include "vm_shm.hpp"
+
+namespace {
+
+constexpr int kSlots = 2;
+constexpr int kSyncTimeoutMs = 300000;
+constexpr int kFreedWithinMs = 15000;
+constexpr const char *kModDir = "/lib/modules/ava-vm/";
+// The faulted call would sleep this long; it must fail within kErrorWithinS.
+constexpr int kFaultSleepMs = 50000;
+constexpr int kErrorWithinS = 30;
+// wkill: the host kills the worker; garbage: the host scribbles on the reply
+// ring; gkill: the guest kills the calling insmod (SIGKILL).
+const char *const kFaults[] = {"wkill", "garbage", "gkill"};
+
+class VmHost {
+public:
+  explicit VmHost(const std::string &dir)
+      : socket_(dir + "/ivshmem.sock"),
+        shm_path_("/dev/shm/ava-vmkern-" + std::to_string(getpid())),
+        proc_({AVA_BIN, "vmhost", "--socket", socket_, "--slots", std::to_string(kSlots), "--spec",
+               "demo", "--plugin-dir", AVA_PLUGIN_DIR, "--shm-path", shm_path_, "--ready-fd", "1"},
+              {}) {
+    std::string seen;
+    ready_ = proc_.wait_for_line("ready", 30000, &seen);
+    output_ = seen;
+  }
+  ~VmHost() { unlink(shm_path_.c_str()); }
+  VmHost(const VmHost &) = delete;
+  VmHost &operator=(const VmHost &) = delete;
+  bool ready() const { return ready_; }
+  const std::string &output() const { return output_; }
+  const std::string &shm_path() const { return shm_path_; }
+  std::vector<std::string> vm_args() const {
+    return {"--ivshmem", socket_, "--vectors", std::to_string(kSlots + 1)};
+  }
+
+private:
+  std::string socket_;
+  std::string shm_path_;
+  BackgroundProc proc_;
+  bool ready_ = false;
+  std::string output_;
+};
+
+template <class F> bool eventually(int timeout_ms, F cond) {
+  for (int waited = 0; waited < timeout_ms; waited += 50) {
+    if (cond())
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return cond();
+}
+
+bool process_gone(pid_t pid) {
+  return pid <= 0 || kill(pid, 0) != 0;
+}
+
+std::string kernel_job(bool have_avactl) {
+  const std::string dir = kModDir;
+  std::string job = "insmod " + dir + "ava.ko || echo 'ava.ko did not load'\n";
+  job += "ava_check load.demo 120 insmod " + dir + "ava_demo.ko\n";
+  job += "ava_check load.test 600 insmod " + dir + "ava_demo_test.ko\n";
+  if (have_avactl)
+    job += "ava_check slots 30 avactl slots\n";
+  job += "ava_check rmmod.busy 30 rmmod ava\n"
+         "ava_sync loaded\n"
+         "ava_check unload 120 rmmod ava_demo_test ava_demo\n"
+         "ava_sync unloaded\n";
+  int n = 0;
+  for (const std::string f : kFaults) {
+    ++n;
+    job += "ava_check load.demo." + f + " 120 insmod " + dir + "ava_demo.ko\n";
+    job += "ava_start fault." + f + " " + std::to_string(kErrorWithinS) + " insmod " + dir +
+           "ava_demo_test.ko fault_sleep_ms=" + std::to_string(kFaultSleepMs) + "\n";
+    job += "ava_wait_for 600 sh -c '[ $(dmesg | grep -c \"fault: calling\") -ge " +
+           std::to_string(n) + " ]'\n";
+    job += "sleep 1\nava_sync fault." + f + "\n";
+    if (f == "gkill")
+      job += "kill -9 $(cat fault.gkill.pid)\n";
+    job += "ava_finish fault." + f + "\n";
+    job += "ava_check unload." + f + " 120 rmmod ava_demo_test ava_demo\n";
+    job += "ava_sync after." + f + "\n";
+  }
+  job += "ava_check rmmod.idle 30 rmmod ava\n";
+  return job;
+}
+
+const VmCheck *get(const VmResults &r, const char *name) {
+  auto it = r.checks.find(name);
+  cr_expect(it != r.checks.end(), "[%s] no result from the guest", name);
+  return it == r.checks.end() ? nullptr : &it->second;
+}
+
+// The guest released the slot: the host shows it IDLE and its worker is gone.
+void expect_freed(const VmShm &shm, unsigned slot, pid_t worker, const char *after) {
+  const bool freed = eventually(kFreedWithinMs, [&] {
+    const ava_slot_entry e = shm.slot(slot);
+    return e.host_state == AVA_SLOT_IDLE && e.guest_state != AVA_SLOT_CLAIMED &&
+           process_gone(worker);
+  });
+  const ava_slot_entry e = shm.slot(slot);
+  cr_expect(freed, "slot %u after %s: guest state %u, host state %u, worker %d %s", slot, after,
+            e.guest_state, e.host_state, worker, process_gone(worker) ? "gone" : "alive");
+}
+
+size_t count(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+void expect_ok(const VmResults &r, const char *name) {
+  if (const VmCheck *c = get(r, name))
+    cr_expect_eq(c->rc, 0, "[%s] exit %d:\n%s%s", name, c->rc, c->out.c_str(), c->err.c_str());
+}
+
+} // namespace
+
+Test(vm_kernel, demo_from_kernel_space, .timeout = 1200) {
+  vmtest::require_vm();
+  auto env = vm_image_env();
+  cr_assert(env["AVA_VM_HAVE_KMOD"] == "1", "the guest image has no ava.ko (see vm_image)");
+  cr_assert(env["AVA_VM_EXTRA_KO"].find("ava_demo_test") != std::string::npos &&
+                env["AVA_VM_EXTRA_KO"].find("ava_demo ") != std::string::npos,
+            "the guest image lacks ava_demo.ko or ava_demo_test.ko (AVA_VM_EXTRA_KO=%s): build "
+            "the vm_kernel_modules target before the vm_image test",
+            env["AVA_VM_EXTRA_KO"].c_str());
+  const bool have_avactl = env["AVA_VM_HAVE_AVACTL"] == "1";
+  const std::string dir = make_temp_dir();
+  VmHost host(dir);
+  cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
+  VmShm shm(host.shm_path());
+  cr_assert(shm.ok(), "cannot read the VM's shared memory: %s", shm.error().c_str());
+  VmSession vm("kernel-demo", kernel_job(have_avactl), host.vm_args());
+
+  unsigned slot = 0;
+  pid_t worker = 0;
+  bool loaded = vm.wait_for_sync("loaded", kSyncTimeoutMs);
+  cr_expect(loaded, "the guest never reached 'loaded' (logs in %s)", vm.dir().c_str());
+  if (loaded) {
+    const std::vector<unsigned> serving = shm.serving_slots();
+    cr_expect_eq(serving.size(), 1u, "ava_demo.ko's connection: %zu slots serving", serving.size());
+    if (!serving.empty()) {
+      slot = serving[0];
+      worker = static_cast<pid_t>(shm.slot(slot).worker_pid);
+      cr_expect_eq(shm.slot(slot).guest_pid, 0u, "a kernel-owned slot shows guest pid %u",
+                   shm.slot(slot).guest_pid);
+      cr_expect(!process_gone(worker), "the slot's worker %d is not running", worker);
+    }
+    vm.release_sync();
+  }
+  bool unloaded = vm.wait_for_sync("unloaded", kSyncTimeoutMs);
+  cr_expect(unloaded, "the guest never reached 'unloaded' (logs in %s)", vm.dir().c_str());
+  if (unloaded) {
+    expect_freed(shm, slot, worker, "rmmod ava_demo_test ava_demo");
+    vm.release_sync();
+  }
+  for (const std::string f : kFaults) {
+    const bool at_fault = vm.wait_for_sync("fault." + f, kSyncTimeoutMs);
+    cr_expect(at_fault, "the guest never reached 'fault.%s' (logs in %s)", f.c_str(),
+              vm.dir().c_str());
+    if (!at_fault)
+      break;
+    const std::vector<unsigned> serving = shm.serving_slots();
+    cr_expect_eq(serving.size(), 1u, "[%s] %zu slots serving", f.c_str(), serving.size());
+    if (!serving.empty()) {
+      slot = serving[0];
+      worker = static_cast<pid_t>(shm.slot(slot).worker_pid);
+      if (f == "wkill")
+        cr_expect_eq(kill(worker, SIGKILL), 0, "killing worker %d", worker);
+      else if (f == "garbage")
+        shm.scribble_reply_ring(slot);
+    }
+    vm.release_sync();
+    const bool after = vm.wait_for_sync("after." + f, kSyncTimeoutMs);
+    cr_expect(after, "the guest never reached 'after.%s'", f.c_str());
+    if (!after)
+      break;
+    expect_freed(shm, slot, worker, ("the " + f + " fault and rmmod").c_str());
+    vm.release_sync();
+  }
+
+  const int rc = vm.wait();
+  const VmResults r = vm.results();
+  expect_ok(r, "load.demo");
+  expect_ok(r, "load.test");
+  expect_ok(r, "unload");
+  expect_ok(r, "rmmod.idle");
+  if (const VmCheck *c = get(r, "rmmod.busy"))
+    cr_expect(c->rc != 0, "[rmmod.busy] rmmod ava succeeded under a kernel connection");
+  if (have_avactl)
+    if (const VmCheck *c = get(r, "slots"))
+      cr_expect(c->out.find(" kernel ") != std::string::npos,
+                "[slots] avactl does not show the slot held by the kernel:\n%s", c->out.c_str());
+  const std::string klog = vm.kernel_log();
+  cr_expect(klog.find("ava_demo_test: PASS ") != std::string::npos &&
+                klog.find("ava_demo_test: FAIL") == std::string::npos,
+            "the test module did not pass (logs in %s):\n%s", vm.dir().c_str(), klog.c_str());
+  cr_expect(klog.find("ava_demo_test: exit: released the kept object (0)") != std::string::npos,
+            "the test module did not release its object at exit");
+  for (const std::string f : kFaults) {
+    // a killed insmod dies of SIGKILL; the others return (not 124: their time limit)
+    const int want = f == "gkill" ? 128 + SIGKILL : 0;
+    if (const VmCheck *c = get(r, ("fault." + f).c_str()))
+      cr_expect_eq(c->rc, want, "[fault.%s] insmod exit %d, want %d (within %d s)", f.c_str(),
+                   c->rc, want, kErrorWithinS);
+    expect_ok(r, ("load.demo." + f).c_str());
+    expect_ok(r, ("unload." + f).c_str());
+  }
+  // DEMO_ERR_TRANSPORT (-5): the call could not complete
+  cr_expect_eq(count(klog, "ava_demo_test: fault: sleep_ms = -5,"), std::size(kFaults),
+               "the faulted calls did not all fail with DEMO_ERR_TRANSPORT:\n%s", klog.c_str());
+  vmtest::expect_clean_run(vm, rc);
+}
