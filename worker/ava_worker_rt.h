@@ -21,6 +21,7 @@
 
 #include <stdint.h>
 
+#include "ava/cmdtab.h"
 #include "ava/wire.h"
 
 #ifdef __cplusplus
@@ -46,6 +47,11 @@ struct ava_worker_spec {
 	/* Frees one owned object when its guest goes away; NULL if unknown. */
 	void (*destroy)(uint32_t type, void *object);
 	void (*init_epilogue)(void); /* ava_worker_init_epilogue, or NULL */
+	/*
+	 * The spec's command table (<spec>_cmds.h, include/ava/cmdtab.h): the
+	 * runtime polices every CALL with it before dispatch. NULL: not checked.
+	 */
+	const struct ava_cmd_table *cmds;
 };
 
 /* The symbol a worker plugin exports. */

@@ -31,6 +31,10 @@ struct WorkerOptions {
   // status (AVA_E_POLICY) and *why; a refused sync call is answered with it.
   // Called from the guest's reader thread only. Empty admits everything.
   std::function<int(const ava_msg_hdr &hdr, uint64_t bytes, std::string *why)> admit_call;
+  // Told the status of every call the worker refused before running it (a
+  // malformed call, one the spec's command table rejects, a policy refusal),
+  // from the guest's reader thread; statistics only.
+  std::function<void(int status)> on_refused;
 };
 
 // Serves guests until SIGINT/SIGTERM (or, with exit_when_idle, until the last

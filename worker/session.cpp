@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "worker/cmd_policy.hpp"
 #include "worker/connection.hpp"
 #include "worker/log.hpp"
 #include "worker/server.hpp"
@@ -36,7 +37,7 @@ GuestSession::GuestSession(std::unique_ptr<Channel> channel, PluginSet &plugins,
                            const WorkerOptions &options)
     : connection_(std::make_shared<GuestConnection>(std::move(channel), options)),
       plugins_(plugins), max_guest_threads_(options.max_guest_threads),
-      admit_call_(options.admit_call) {}
+      admit_call_(options.admit_call), on_refused_(options.on_refused) {}
 
 GuestSession::~GuestSession() {
   teardown();
@@ -179,6 +180,9 @@ GuestSession::ReadResult GuestSession::read_step(int timeout_ms, uint64_t self, 
     std::memcpy(buf.data() + offsetof(ava_msg_hdr, seq), &stamp, sizeof stamp);
     std::string why = "bad call header";
     int status = check_call(hdr);
+    const ava_cmd_table *cmds = connection_->spec()->cmds;
+    if (status == AVA_OK && cmds != nullptr)
+      status = police_call(*cmds, hdr, buf.data(), buf.size(), &why);
     if (status == AVA_OK && admit_call_)
       status = admit_call_(hdr, buf.size(), &why);
     if (status != AVA_OK) {
@@ -261,6 +265,8 @@ void GuestSession::reject(const ava_msg_hdr &hdr, int status, const char *why) {
   connection_->log_error(std::string(sync ? "refused" : "dropped") + " call of function " +
                          std::to_string(hdr.func_id) + " (guest thread " +
                          std::to_string(hdr.thread_id) + "): " + why + ": " + status_name(status));
+  if (on_refused_)
+    on_refused_(status);
   // It was stamped as async by the reader: later calls must not wait for it.
   if ((hdr.flags & AVA_F_ASYNC) != 0)
     connection_->async_finished();

@@ -72,6 +72,7 @@ private:
   PluginSet &plugins_;
   uint32_t max_guest_threads_;
   std::function<int(const ava_msg_hdr &, uint64_t, std::string *)> admit_call_;
+  std::function<void(int)> on_refused_;
   bool torn_down_ = false;
   // Whoever holds rx_mu_ may call recv and route (including on_call, which
   // creates shadow threads): the session thread or one idle shadow thread.

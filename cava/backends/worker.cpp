@@ -52,6 +52,7 @@ void WorkerGen::preamble() {
   out_.line("#include \"worker/ava_worker_rt.h\"");
   out_.line("#include \"shim/ava_shim.h\" /* AVA_LIFETIME_* */");
   out_.line("#include \"" + wire_header_name(spec_) + "\"");
+  out_.line("#include \"" + spec_.identifier + "_cmds.h\"");
   out_.line();
   out_.line("#define ava_is_guest 0");
   out_.line("#define ava_is_worker 1");
@@ -499,6 +500,7 @@ void WorkerGen::tables() {
             (spec_.hooks.count("worker_init_epilogue") ? p_ + "_worker_init_epilogue"
                                                        : std::string("NULL")) +
             ",");
+  out_.line("\t.cmds = &" + p_ + "_cmd_table,");
   out_.line("};");
   out_.line();
   out_.line("__attribute__((visibility(\"default\"))) const struct ava_worker_spec "

@@ -437,3 +437,79 @@ Test(vmhost, the_slot_policy_refuses_calls_over_its_rate) {
   for (int i = 0; i < 20; ++i)
     cr_assert(call_version(*ch) == AVA_OK, "call %d after the limit was lifted", i);
 }
+
+namespace {
+
+// Sends one raw CALL and returns the REPLY's status.
+int raw_call(ava::Channel &ch, uint32_t func, const void *args, uint32_t len,
+             const std::vector<uint8_t> &payload = {}) {
+  std::vector<uint8_t> m = message(AVA_MSG_CALL, func, args, len);
+  m.insert(m.end(), payload.begin(), payload.end());
+  reinterpret_cast<ava_msg_hdr *>(m.data())->total_len = m.size();
+  ava::Status st = send(ch, m);
+  ava::MsgBuf reply;
+  if (st.is_ok())
+    st = ch.recv(reply, kBoundMs);
+  return st.is_ok() ? reply.header()->status : st.code;
+}
+
+} // namespace
+
+// The spec's command table polices every call before it runs; refusals are
+// counted in the slot's errors (`avactl stats`), and other slots carry on.
+Test(vmhost, calls_the_command_table_forbids_are_refused_and_counted) {
+  Host host;
+  FakeVm vm;
+  vm.connect_to(host.sock);
+  vm.claim(0);
+  vm.claim(1);
+  auto bad = guest_channel(vm, 0);
+  auto good = guest_channel(vm, 1);
+  hello_and_call(*bad, [&] { return host.log(); });
+  hello_and_call(*good, [&] { return host.log(); });
+  const uint64_t errors_before = vm.entry(0)->errors;
+
+  struct Case {
+    const char *what;
+    uint32_t func;
+    std::vector<uint8_t> args;
+    std::vector<uint8_t> payload;
+    int status;
+  };
+  // demo_obj_read's buffer is output only: sending bytes into it is refused.
+  ava_demo_demo_obj_read_call read{};
+  read.data.flags = AVA_BUF_PRESENT | AVA_BUF_IN;
+  read.data.length = 8;
+  read.size = 8;
+  std::vector<uint8_t> read_args(sizeof read);
+  std::memcpy(read_args.data(), &read, sizeof read);
+  const Case cases[] = {
+      {"unknown function id", AVA_DEMO_NFUNCS + 7, std::vector<uint8_t>(8), {}, AVA_E_FUNC},
+      {"argument block larger than the spec's",
+       AVA_DEMO_FN_DEMO_VERSION,
+       std::vector<uint8_t>(16),
+       {},
+       AVA_E_LENGTH},
+      {"argument block smaller than the spec's",
+       AVA_DEMO_FN_DEMO_OBJ_READ,
+       std::vector<uint8_t>(24),
+       {},
+       AVA_E_LENGTH},
+      {"input bytes for an output buffer", AVA_DEMO_FN_DEMO_OBJ_READ, read_args,
+       std::vector<uint8_t>(16), AVA_E_PROTO},
+  };
+  for (const Case &c : cases) {
+    const int status =
+        raw_call(*bad, c.func, c.args.data(), static_cast<uint32_t>(c.args.size()), c.payload);
+    cr_expect_eq(status, c.status, "%s: status %d, expected %d\n%s", c.what, status, c.status,
+                 host.log().c_str());
+  }
+  const uint64_t counted = vm.entry(0)->errors - errors_before;
+  cr_expect(counted == std::size(cases), "%lu refusals counted for %zu bad calls",
+            static_cast<unsigned long>(counted), std::size(cases));
+  // The misbehaving slot still serves good calls, and the other slot saw nothing.
+  cr_expect(call_version(*bad) == AVA_OK);
+  cr_expect(call_version(*good) == AVA_OK);
+  cr_expect(vm.entry(1)->errors == 0, "slot 1 has %lu errors",
+            static_cast<unsigned long>(vm.entry(1)->errors));
+}

@@ -134,7 +134,6 @@ public:
     const bool bytes_ok = cmd_ok && bytes_.take(rate, bytes, now);
     if (cmd_ok && bytes_ok)
       return AVA_OK;
-    __atomic_fetch_add(&entry_->errors, 1, __ATOMIC_RELAXED);
     *why = !cmd_ok ? "over the slot's policy of " + std::to_string(cmds) + " commands/s"
                    : "over the slot's policy of " + std::to_string(rate) + " bytes/s";
     return AVA_E_POLICY;
@@ -432,6 +431,9 @@ void Vmhost::worker_child(uint32_t i, uint32_t gen, int wait_efd, int irq_efd) {
   options.admit_call = [&policy](const ava_msg_hdr &, uint64_t bytes, std::string *why) {
     return policy.admit(bytes, why);
   };
+  // Refused calls show in `avactl stats` as the slot's errors.
+  ava_slot_entry *entry = mem_->slot_entry(i);
+  options.on_refused = [entry](int) { __atomic_fetch_add(&entry->errors, 1, __ATOMIC_RELAXED); };
   st = serve_guest(std::move(channel), plugins, options);
   _exit(st.is_ok() ? 0 : 1);
 }

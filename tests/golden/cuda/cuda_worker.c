@@ -18,6 +18,7 @@
 #include "worker/ava_worker_rt.h"
 #include "shim/ava_shim.h" /* AVA_LIFETIME_* */
 #include "cuda_wire.h"
+#include "cuda_cmds.h"
 
 #define ava_is_guest 0
 #define ava_is_worker 1
@@ -69,7 +70,7 @@ __attribute__((unused)) static int __ava_handle_invalid(const char *ava_type)
 
 #include "fatbin.h"
 
-#line 73 "cuda_worker.c"
+#line 74 "cuda_worker.c"
 #line 5 "specs/cuda/cuda_modules.spec.inc"
 
 CUresult ava_cu_module_load(CUmodule *module, const void *image, size_t size);
@@ -119,7 +120,7 @@ static CUresult ava_cu_get_layout(CUfunction f, struct ava_cu_layout *l)
 	return CUDA_SUCCESS;
 }
 
-#line 123 "cuda_worker.c"
+#line 124 "cuda_worker.c"
 #pragma GCC diagnostic pop
 
 static CUresult ava_cuda_impl_ava_cu_module_load(CUmodule *module, const void *image, size_t size)
@@ -134,7 +135,7 @@ static CUresult ava_cuda_impl_ava_cu_module_load(CUmodule *module, const void *i
 	    (ava_fatbin_total_len(image, size, &ava_total) != 0 || ava_total != size))
 		return CUDA_ERROR_INVALID_IMAGE;
 	return cuModuleLoadData(module, image);
-#line 138 "cuda_worker.c"
+#line 139 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_module_load(struct ava_wcall *ava_w)
@@ -528,7 +529,7 @@ static CUresult ava_cuda_impl_ava_cu_launch(CUfunction f, unsigned int gridDimX,
 	}
 	free(ava_l);
 	return ret;
-#line 532 "cuda_worker.c"
+#line 533 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_launch(struct ava_wcall *ava_w)
@@ -610,7 +611,7 @@ static CUresult ava_cuda_impl_ava_cu_error_string(CUresult error, char *text, si
 		return ret == CUDA_SUCCESS ? CUDA_ERROR_INVALID_VALUE : ret;
 	snprintf(text, capacity, "%s", ava_s);
 	return CUDA_SUCCESS;
-#line 614 "cuda_worker.c"
+#line 615 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_error_string(struct ava_wcall *ava_w)
@@ -1206,7 +1207,7 @@ static CUresult ava_cuda_impl_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams 
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1210 "cuda_worker.c"
+#line 1211 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1814,7 +1815,7 @@ static CUresult ava_cuda_impl_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const 
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 1818 "cuda_worker.c"
+#line 1819 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1874,7 +1875,7 @@ static CUresult ava_cuda_impl_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr sr
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 1878 "cuda_worker.c"
+#line 1879 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -3719,6 +3720,7 @@ static const struct ava_worker_spec ava_cuda_worker_spec = {
 	.dispatch = ava_cuda_dispatch,
 	.destroy = ava_cuda_destroy,
 	.init_epilogue = NULL,
+	.cmds = &ava_cuda_cmd_table,
 };
 
 __attribute__((visibility("default"))) const struct ava_worker_spec *ava_worker_spec_export(void);

@@ -16,6 +16,7 @@
 #include "worker/ava_worker_rt.h"
 #include "shim/ava_shim.h" /* AVA_LIFETIME_* */
 #include "cudart_wire.h"
+#include "cudart_cmds.h"
 
 #define ava_is_guest 0
 #define ava_is_worker 1
@@ -65,7 +66,7 @@ __attribute__((unused)) static int __ava_handle_invalid(const char *ava_type)
 
 #include "fatbin.h"
 
-#line 69 "cudart_worker.c"
+#line 70 "cudart_worker.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -158,7 +159,7 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 162 "cudart_worker.c"
+#line 163 "cudart_worker.c"
 #line 108 "specs/cudart/cudart_api.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
@@ -213,7 +214,7 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 217 "cudart_worker.c"
+#line 218 "cudart_worker.c"
 #line 214 "specs/cudart/cudart_api.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
@@ -239,7 +240,7 @@ static size_t ava_cudart_span2d(size_t pitch, size_t width, size_t height)
 	return (height - 1) * pitch + width;
 }
 
-#line 243 "cudart_worker.c"
+#line 244 "cudart_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_cudart_tramp_ava_cudart_stream_callback(cudaStream_t stream, cudaError_t status, void *userData)
@@ -347,7 +348,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_register_module(const void *fatbin
 	__cudaRegisterFatBinaryEnd(ava_mod->handle);
 	*module = ava_mod;
 	return cudaSuccess;
-#line 351 "cudart_worker.c"
+#line 352 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_register_module(struct ava_wcall *ava_w)
@@ -504,7 +505,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_symbol_copy(ava_cudart_mod module,
 		ret = cudaMemcpyFromSymbol(ava_other, module->vars[var].stand_in, count, offset,
 					   host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice);
 	return ret == cudaSuccess && stream ? cudaStreamSynchronize(stream) : ret;
-#line 508 "cudart_worker.c"
+#line 509 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_symbol_copy(struct ava_wcall *ava_w)
@@ -588,7 +589,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_symbol_info(ava_cudart_mod module,
 			return ret;
 	}
 	return size != NULL ? cudaGetSymbolSize(size, module->vars[var].stand_in) : cudaSuccess;
-#line 592 "cudart_worker.c"
+#line 593 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_symbol_info(struct ava_wcall *ava_w)
@@ -667,7 +668,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_release_function(ava_cudart_fn fun
 #line 278 "specs/cudart/cudart_launch.spec.inc"
 	free(function);
 	return cudaSuccess;
-#line 671 "cudart_worker.c"
+#line 672 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_release_function(struct ava_wcall *ava_w)
@@ -710,7 +711,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_unregister_module(ava_cudart_mod m
 	free(module->fatbin);
 	free(module);
 	return cudaSuccess;
-#line 714 "cudart_worker.c"
+#line 715 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_unregister_module(struct ava_wcall *ava_w)
@@ -754,7 +755,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_launch(ava_cudart_fn function, uns
 		ava_args[i] = (char *)params + function->params.offsets[i];
 	return cudaLaunchKernel(&function->stand_in, ava_grid, ava_block, ava_args, shared_mem,
 				stream);
-#line 758 "cudart_worker.c"
+#line 759 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_launch(struct ava_wcall *ava_w)
@@ -833,7 +834,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_func_get_attributes(struct cudaFun
 	if (function == NULL)
 		return cudaErrorInvalidDeviceFunction;
 	return cudaFuncGetAttributes(attr, &function->stand_in);
-#line 837 "cudart_worker.c"
+#line 838 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_func_get_attributes(struct ava_wcall *ava_w)
@@ -890,7 +891,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_occupancy(int *num_blocks, ava_cud
 		return cudaErrorInvalidDeviceFunction;
 	return cudaOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, &function->stand_in,
 							     block_size, dynamic_smem);
-#line 894 "cudart_worker.c"
+#line 895 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_occupancy(struct ava_wcall *ava_w)
@@ -1616,7 +1617,7 @@ static cudaError_t ava_cudart_impl_cudaMalloc(void **devPtr, size_t size)
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
 	return ret;
-#line 1620 "cudart_worker.c"
+#line 1621 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1674,7 +1675,7 @@ static cudaError_t ava_cudart_impl_cudaMallocPitch(void **devPtr, size_t *pitch,
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, *pitch * height);
 	return ret;
-#line 1678 "cudart_worker.c"
+#line 1679 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1756,7 +1757,7 @@ static cudaError_t ava_cudart_impl_cudaFree(void *devPtr)
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_forget_alloc(devPtr);
 	return ret;
-#line 1760 "cudart_worker.c"
+#line 1761 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1852,7 +1853,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device(void *dst, const 
 			       ? cudaStreamSynchronize(stream)
 			       : cudaPeekAtLastError();
 	return cudaMemcpy(dst, src, count, kind);
-#line 1856 "cudart_worker.c"
+#line 1857 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device(struct ava_wcall *ava_w)
@@ -1912,7 +1913,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device_async(void *dst, 
 #line 261 "specs/cudart/cudart_api.spec.inc"
 	cudaError_t ret = cudaMemcpyAsync(dst, src, count, cudaMemcpyHostToDevice, stream);
 	return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
-#line 1916 "cudart_worker.c"
+#line 1917 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device_async(struct ava_wcall *ava_w)
@@ -1970,7 +1971,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_host(void *dst, const vo
 		return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
 	}
 	return cudaMemcpy(dst, src, count, kind);
-#line 1974 "cudart_worker.c"
+#line 1975 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_host(struct ava_wcall *ava_w)
@@ -2035,7 +2036,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_on_device(void *dst, const 
 #line 287 "specs/cudart/cudart_api.spec.inc"
 	return async ? cudaMemcpyAsync(dst, src, count, kind, stream)
 		     : cudaMemcpy(dst, src, count, kind);
-#line 2039 "cudart_worker.c"
+#line 2040 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_on_device(struct ava_wcall *ava_w)
@@ -2093,7 +2094,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy2d(void *dst, size_t dpitch,
 	ret = stream ? cudaMemcpy2DAsync(ava_dst, dpitch, ava_src, spitch, width, height, kind, stream)
 		     : cudaMemcpy2D(ava_dst, dpitch, ava_src, spitch, width, height, kind);
 	return ret == cudaSuccess && stream ? cudaStreamSynchronize(stream) : ret;
-#line 2097 "cudart_worker.c"
+#line 2098 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy2d(struct ava_wcall *ava_w)
@@ -2244,7 +2245,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_host_alloc_check(size_t size, unsi
 	if (ret == cudaSuccess)
 		cudaFreeHost(ava_p);
 	return ret;
-#line 2248 "cudart_worker.c"
+#line 2249 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_host_alloc_check(struct ava_wcall *ava_w)
@@ -3418,7 +3419,7 @@ static cudaError_t ava_cudart_impl_cudaMallocAsync(void **devPtr, size_t size, c
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
 	return ret;
-#line 3422 "cudart_worker.c"
+#line 3423 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3480,7 +3481,7 @@ static cudaError_t ava_cudart_impl_cudaFreeAsync(void *devPtr, cudaStream_t hStr
 	if (ava_is_guest)
 		ava_cudart_forget_alloc(devPtr);
 	return ava_execute();
-#line 3484 "cudart_worker.c"
+#line 3485 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -4633,6 +4634,7 @@ static const struct ava_worker_spec ava_cudart_worker_spec = {
 	.dispatch = ava_cudart_dispatch,
 	.destroy = ava_cudart_destroy,
 	.init_epilogue = NULL,
+	.cmds = &ava_cudart_cmd_table,
 };
 
 __attribute__((visibility("default"))) const struct ava_worker_spec *ava_worker_spec_export(void);

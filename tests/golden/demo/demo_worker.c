@@ -12,6 +12,7 @@
 #include "worker/ava_worker_rt.h"
 #include "shim/ava_shim.h" /* AVA_LIFETIME_* */
 #include "demo_wire.h"
+#include "demo_cmds.h"
 
 #define ava_is_guest 0
 #define ava_is_worker 1
@@ -74,7 +75,7 @@ static const char *demo_status_text(demo_status status)
 	}
 }
 
-#line 78 "demo_worker.c"
+#line 79 "demo_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_demo_tramp_demo_event_callback(demo_obj obj, int32_t event, const char *message, void *user_data)
@@ -719,7 +720,7 @@ static demo_status ava_demo_impl_demo_obj_clear(demo_obj obj)
 {
 #line 172 "specs/demo/demo.spec.c"
 	return demo_obj_fill(obj, 0);
-#line 723 "demo_worker.c"
+#line 724 "demo_worker.c"
 }
 
 static int ava_demo_serve_demo_obj_clear(struct ava_wcall *ava_w)
@@ -1005,7 +1006,7 @@ static demo_status ava_demo_impl_demo_sleep_ms(uint32_t ms)
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 1009 "demo_worker.c"
+#line 1010 "demo_worker.c"
 #undef ava_execute
 }
 
@@ -1220,6 +1221,7 @@ static const struct ava_worker_spec ava_demo_worker_spec = {
 	.dispatch = ava_demo_dispatch,
 	.destroy = ava_demo_destroy,
 	.init_epilogue = NULL,
+	.cmds = &ava_demo_cmd_table,
 };
 
 __attribute__((visibility("default"))) const struct ava_worker_spec *ava_worker_spec_export(void);

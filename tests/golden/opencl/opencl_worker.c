@@ -23,6 +23,7 @@
 #include "worker/ava_worker_rt.h"
 #include "shim/ava_shim.h" /* AVA_LIFETIME_* */
 #include "opencl_wire.h"
+#include "opencl_cmds.h"
 
 #define ava_is_guest 0
 #define ava_is_worker 1
@@ -514,7 +515,7 @@ static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
 	} while (0)
 
-#line 518 "opencl_worker.c"
+#line 519 "opencl_worker.c"
 #line 124 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -553,7 +554,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size)
 	}
 }
 
-#line 557 "opencl_worker.c"
+#line 558 "opencl_worker.c"
 #line 258 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -576,7 +577,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 580 "opencl_worker.c"
+#line 581 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -587,7 +588,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 591 "opencl_worker.c"
+#line 592 "opencl_worker.c"
 #line 158 "specs/opencl/opencl_memory.spec.inc"
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
@@ -599,7 +600,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 603 "opencl_worker.c"
+#line 604 "opencl_worker.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 #define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
@@ -713,7 +714,7 @@ static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
 	return 0;
 }
 
-#line 717 "opencl_worker.c"
+#line 718 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -760,14 +761,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 764 "opencl_worker.c"
+#line 765 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 443 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 771 "opencl_worker.c"
+#line 772 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -932,7 +933,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 936 "opencl_worker.c"
+#line 937 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1016,7 +1017,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1020 "opencl_worker.c"
+#line 1021 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1109,7 +1110,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 1113 "opencl_worker.c"
+#line 1114 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1462,7 +1463,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 1466 "opencl_worker.c"
+#line 1467 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1577,7 +1578,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 1581 "opencl_worker.c"
+#line 1582 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1725,7 +1726,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 			ava_cl_context_props_out(param_value, param_value_size);
 	}
 	return ret;
-#line 1729 "opencl_worker.c"
+#line 1730 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1852,7 +1853,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 1856 "opencl_worker.c"
+#line 1857 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1918,7 +1919,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 1922 "opencl_worker.c"
+#line 1923 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2088,7 +2089,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
 	}
 	return ret;
-#line 2092 "opencl_worker.c"
+#line 2093 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2224,7 +2225,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2228 "opencl_worker.c"
+#line 2229 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2306,7 +2307,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2310 "opencl_worker.c"
+#line 2311 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2410,7 +2411,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2414 "opencl_worker.c"
+#line 2415 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2490,7 +2491,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2494 "opencl_worker.c"
+#line 2495 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2529,7 +2530,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2533 "opencl_worker.c"
+#line 2534 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2591,7 +2592,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 2595 "opencl_worker.c"
+#line 2596 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2865,7 +2866,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 2869 "opencl_worker.c"
+#line 2870 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2983,7 +2984,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 2987 "opencl_worker.c"
+#line 2988 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3113,7 +3114,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3117 "opencl_worker.c"
+#line 3118 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3220,7 +3221,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3224 "opencl_worker.c"
+#line 3225 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3408,7 +3409,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
 	return ret;
-#line 3412 "opencl_worker.c"
+#line 3413 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3665,7 +3666,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 	    param_name == CL_SAMPLER_CONTEXT)
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	return ret;
-#line 3669 "opencl_worker.c"
+#line 3670 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3759,7 +3760,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 3763 "opencl_worker.c"
+#line 3764 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -3877,7 +3878,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	if (write && data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 0, NULL, event);
-#line 3881 "opencl_worker.c"
+#line 3882 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -3986,7 +3987,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 3990 "opencl_worker.c"
+#line 3991 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -4073,7 +4074,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 4077 "opencl_worker.c"
+#line 4078 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -4416,7 +4417,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4420 "opencl_worker.c"
+#line 4421 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4523,7 +4524,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 4527 "opencl_worker.c"
+#line 4528 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -4818,7 +4819,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4822 "opencl_worker.c"
+#line 4823 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4883,7 +4884,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 4887 "opencl_worker.c"
+#line 4888 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -4983,7 +4984,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 4987 "opencl_worker.c"
+#line 4988 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -5063,7 +5064,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 5067 "opencl_worker.c"
+#line 5068 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5405,7 +5406,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 			return ava_bad;
 	}
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 5409 "opencl_worker.c"
+#line 5410 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -5465,7 +5466,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
 	}
 	return ret;
-#line 5469 "opencl_worker.c"
+#line 5470 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5550,7 +5551,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5554 "opencl_worker.c"
+#line 5555 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5855,7 +5856,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	}
 	return ret;
-#line 5859 "opencl_worker.c"
+#line 5860 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6182,7 +6183,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6186 "opencl_worker.c"
+#line 6187 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6296,7 +6297,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6300 "opencl_worker.c"
+#line 6301 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6421,7 +6422,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6425 "opencl_worker.c"
+#line 6426 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6592,7 +6593,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6596 "opencl_worker.c"
+#line 6597 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7101,7 +7102,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7105 "opencl_worker.c"
+#line 7106 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7252,7 +7253,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7256 "opencl_worker.c"
+#line 7257 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8004,7 +8005,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8008 "opencl_worker.c"
+#line 8009 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8146,7 +8147,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8150 "opencl_worker.c"
+#line 8151 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8462,7 +8463,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 || event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 8466 "opencl_worker.c"
+#line 8467 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -8530,7 +8531,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->size = size;
 	svm->context = context;
 	return svm;
-#line 8534 "opencl_worker.c"
+#line 8535 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -8573,7 +8574,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	clReleaseContext(svm->context);
 	free(svm);
 	return CL_SUCCESS;
-#line 8577 "opencl_worker.c"
+#line 8578 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -8617,7 +8618,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 8621 "opencl_worker.c"
+#line 8622 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -8738,7 +8739,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	if (data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, event);
-#line 8742 "opencl_worker.c"
+#line 8743 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -8849,7 +8850,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 8853 "opencl_worker.c"
+#line 8854 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -8999,7 +9000,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 9003 "opencl_worker.c"
+#line 9004 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -9110,7 +9111,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 9114 "opencl_worker.c"
+#line 9115 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -9165,7 +9166,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 9169 "opencl_worker.c"
+#line 9170 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -9253,7 +9254,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 9257 "opencl_worker.c"
+#line 9258 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -9391,7 +9392,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 9395 "opencl_worker.c"
+#line 9396 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -9500,7 +9501,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 9504 "opencl_worker.c"
+#line 9505 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -9612,7 +9613,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 9616 "opencl_worker.c"
+#line 9617 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
@@ -10213,6 +10214,7 @@ static const struct ava_worker_spec ava_opencl_worker_spec = {
 	.dispatch = ava_opencl_dispatch,
 	.destroy = ava_opencl_destroy,
 	.init_epilogue = ava_opencl_worker_init_epilogue,
+	.cmds = &ava_opencl_cmd_table,
 };
 
 __attribute__((visibility("default"))) const struct ava_worker_spec *ava_worker_spec_export(void);
