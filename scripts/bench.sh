@@ -11,6 +11,9 @@
 #               async calls with AVA_BATCH=1 and AVA_BATCH=0
 #   clpeak      scripts/bench-clpeak.sh: OpenCL transfers and launch latency,
 #               natively and under ava (OUT_DIR/clpeak.csv, clpeak.json)
+#   vm          scripts/bench-vm.sh: demo_bench in a QEMU guest over the kmod
+#               ring, tcp and virtio-serial, as ratios to tcp (OUT_DIR/vm.csv,
+#               vm.json); skipped without qemu-system-x86_64
 # A channel the build does not support yet is skipped, saying so.
 #
 # usage: scripts/bench.sh BUILD_DIR [OUT_DIR]     (OUT_DIR defaults to out/bench)
@@ -264,6 +267,10 @@ echo "results: $out/results.csv, $out/results.json"
 # clpeak (OpenCL) natively and under ava: its own table, clpeak.csv and clpeak.json.
 echo
 "$root/scripts/bench-clpeak.sh" "$build" "$out" || failed+=(clpeak)
+
+# The guest's channels (kmod ring, tcp, virtio-serial) in one QEMU boot: its own table, vm.csv and vm.json.
+echo
+"$root/scripts/bench-vm.sh" "$build" "$out" || failed+=(vm)
 
 if [[ ${#failed[@]} -ne 0 ]]; then
   echo "bench.sh: ${#failed[@]} step(s) failed: ${failed[*]}" >&2

@@ -14,6 +14,11 @@
 #   --ivshmem SOCK    an ivshmem-doorbell device served by the ivshmem server
 #                     (`ava vmhost`) listening on SOCK
 #   --vectors N       its interrupt vectors (default 5: 1 + 4 slots)
+#   --serial-connect PATH
+#                     QEMU connects the port ava.0 to the unix socket PATH
+#                     (an `ava worker --listen unix:PATH`) and reconnects
+#                     after each session, instead of listening on
+#                     OUT/ava.0.sock; the job's ava_sync has no host then
 #   --mem MB          guest memory (default 1024)
 #   --smp N           guest CPUs (default 1)
 #   --accel A         kvm, tcg or auto (default: $AVA_VM_ACCEL, else auto:
@@ -21,7 +26,7 @@
 #
 # The guest also gets QEMU user networking (the host's 127.0.0.1:PORT is
 # 10.0.2.2:PORT in the guest) and a virtio-serial port named ava.0 whose host
-# end is the socket OUT/ava.0.sock (QEMU listens).
+# end is the socket OUT/ava.0.sock (QEMU listens), or PATH with --serial-connect.
 # Exit status: QEMU's (0 after the guest's poweroff), 124 on the time limit.
 set -euo pipefail
 
@@ -31,6 +36,7 @@ out=
 limit=300
 ivshmem=
 vectors=5
+serial_connect=
 mem=1024
 smp=1
 accel=${AVA_VM_ACCEL:-auto}
@@ -43,11 +49,12 @@ while (($#)); do
   --timeout) limit=$2; shift 2 ;;
   --ivshmem) ivshmem=$2; shift 2 ;;
   --vectors) vectors=$2; shift 2 ;;
+  --serial-connect) serial_connect=$2; shift 2 ;;
   --mem) mem=$2; shift 2 ;;
   --smp) smp=$2; shift 2 ;;
   --accel) accel=$2; shift 2 ;;
   --) shift; extra=("$@"); break ;;
-  -h | --help) sed -n '2,27s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,30s/^# \{0,1\}//p' "$0"; exit 0 ;;
   *) echo "run-vm: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -116,9 +123,13 @@ kvm | tcg) ;;
 esac
 
 mapfile -t args < <(qemu_args "$accel" "$out/console.log" "$out/results.log" "$initrd")
-args+=(-device virtio-serial-pci
-  -chardev "socket,id=vs0,path=$out/ava.0.sock,server=on,wait=off"
-  -device virtserialport,chardev=vs0,name=ava.0)
+# A worker's session ends with the guest process's: reconnect=1 brings the
+# port back (after a second) for the next one.
+vs0="socket,id=vs0,path=$out/ava.0.sock,server=on,wait=off"
+if [[ -n $serial_connect ]]; then
+  vs0="socket,id=vs0,path=$serial_connect,reconnect=1"
+fi
+args+=(-device virtio-serial-pci -chardev "$vs0" -device "virtserialport,chardev=vs0,name=ava.0")
 if [[ -n $ivshmem ]]; then
   args+=(-chardev "socket,id=ivs,path=$ivshmem" -device "ivshmem-doorbell,chardev=ivs,vectors=$vectors")
 fi

@@ -446,12 +446,15 @@ void Vmhost::finish_slot(uint32_t i, int wait_status) {
   const uint32_t state = __atomic_load_n(&e->guest_state, __ATOMIC_ACQUIRE);
   const uint32_t gen = __atomic_load_n(&e->guest_gen, __ATOMIC_RELAXED);
   if (state == AVA_SLOT_CLAIMED && gen == s.gen && vm_sock_.get() >= 0) {
-    // The guest still holds the slot: its calls must fail, not wait.
+    // The guest still holds the slot: its calls must fail, not wait. After
+    // an orderly goodbye (exit 0) that is the usual moment between the
+    // guest library's goodbye and the process closing /dev/ava: no news.
     mark_region(i, AVA_REGION_BROKEN);
+    const bool orderly = WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
     if (WIFSIGNALED(wait_status))
       log("slot %u: worker killed by signal %d while the guest holds the slot: marked broken", i,
           WTERMSIG(wait_status));
-    else
+    else if (!orderly)
       log("slot %u: worker exited (%d) while the guest holds the slot: marked broken", i,
           WEXITSTATUS(wait_status));
   }
