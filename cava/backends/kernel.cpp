@@ -100,6 +100,16 @@ bool is_user_only_include(const std::string &line) {
   return kLibc.count(name) != 0 || name.rfind("sys/", 0) == 0;
 }
 
+// C library headers that spec code (utility code, code around calls) uses and
+// include/ava/kcompat implements for kernel builds. Only the module's source
+// includes them: they are no part of the API that kernel callers see.
+bool is_kcompat_code_include(const std::string &line) {
+  if (line.rfind("#include", 0) != 0)
+    return false;
+  return line.find("<stdlib.h>") != std::string::npos ||
+         line.find("<pthread.h>") != std::string::npos;
+}
+
 class KernelGen {
 public:
   KernelGen(const Spec &spec, const std::string &file_name)
@@ -145,7 +155,8 @@ void KernelGen::preamble() {
   out_.line(" * declared in " + id_ + "_kern.h and forwards each call through ava.ko.");
   out_.line(" * Kernel rules: process context only (stubs sleep, killable and bounded, in");
   out_.line(" * ava_kcall_invoke), no floating point, fixed-size stack frames, and every");
-  out_.line(" * allocation is the runtime's (GFP_KERNEL, checked).");
+  out_.line(" * allocation (the runtime's, and spec code's through include/ava/kcompat)");
+  out_.line(" * is GFP_KERNEL and checked.");
   out_.line(" */");
   out_.line("#include <linux/atomic.h>");
   out_.line("#include <linux/errno.h>");
@@ -153,6 +164,15 @@ void KernelGen::preamble() {
   out_.line("#include <linux/module.h>");
   out_.line("#include <linux/string.h>");
   out_.line("#include <linux/types.h>");
+  bool any_code_include = false;
+  for (const std::string &inc : spec_.includes) {
+    if (!is_kcompat_code_include(inc))
+      continue;
+    if (!any_code_include)
+      out_.line("\n/* The C library of the spec's code, from include/ava/kcompat. */");
+    any_code_include = true;
+    out_.line(inc);
+  }
   out_.line();
   out_.line("#include \"" + id_ + "_kern.h\"");
   out_.line("#include \"ava/kcall.h\"");

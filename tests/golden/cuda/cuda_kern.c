@@ -4,7 +4,8 @@
  * declared in cuda_kern.h and forwards each call through ava.ko.
  * Kernel rules: process context only (stubs sleep, killable and bounded, in
  * ava_kcall_invoke), no floating point, fixed-size stack frames, and every
- * allocation is the runtime's (GFP_KERNEL, checked).
+ * allocation (the runtime's, and spec code's through include/ava/kcompat)
+ * is GFP_KERNEL and checked.
  */
 #include <linux/atomic.h>
 #include <linux/errno.h>
@@ -12,6 +13,10 @@
 #include <linux/module.h>
 #include <linux/string.h>
 #include <linux/types.h>
+
+/* The C library of the spec's code, from include/ava/kcompat. */
+#include <pthread.h>
+#include <stdlib.h>
 
 #include "cuda_kern.h"
 #include "ava/kcall.h"
@@ -97,7 +102,7 @@ static const struct ava_kspec ava_kern_cuda_kspec;
 
 #include "fatbin.h"
 
-#line 101 "cuda_kern.c"
+#line 106 "cuda_kern.c"
 #line 5 "specs/cuda/cuda_modules.spec.inc"
 
 CUresult ava_cu_module_load(CUmodule *module, const void *image, size_t size);
@@ -147,7 +152,7 @@ static CUresult ava_cu_get_layout(CUfunction f, struct ava_cu_layout *l)
 	return CUDA_SUCCESS;
 }
 
-#line 151 "cuda_kern.c"
+#line 156 "cuda_kern.c"
 #pragma GCC diagnostic pop
 
 CUresult ava_ava_cu_module_load(CUmodule *module, const void *image, size_t size)
@@ -1176,7 +1181,7 @@ CUresult ava_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1180 "cuda_kern.c"
+#line 1185 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuCtxCreate_v4);
@@ -1786,7 +1791,7 @@ CUresult ava_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, si
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 1790 "cuda_kern.c"
+#line 1795 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyHtoDAsync_v2);
@@ -1845,7 +1850,7 @@ CUresult ava_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t B
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 1849 "cuda_kern.c"
+#line 1854 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoHAsync_v2);

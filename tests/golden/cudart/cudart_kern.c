@@ -4,7 +4,8 @@
  * declared in cudart_kern.h and forwards each call through ava.ko.
  * Kernel rules: process context only (stubs sleep, killable and bounded, in
  * ava_kcall_invoke), no floating point, fixed-size stack frames, and every
- * allocation is the runtime's (GFP_KERNEL, checked).
+ * allocation (the runtime's, and spec code's through include/ava/kcompat)
+ * is GFP_KERNEL and checked.
  */
 #include <linux/atomic.h>
 #include <linux/errno.h>
@@ -12,6 +13,10 @@
 #include <linux/module.h>
 #include <linux/string.h>
 #include <linux/types.h>
+
+/* The C library of the spec's code, from include/ava/kcompat. */
+#include <pthread.h>
+#include <stdlib.h>
 
 #include "cudart_kern.h"
 #include "ava/kcall.h"
@@ -107,7 +112,7 @@ static const struct ava_kspec ava_kern_cudart_kspec;
 
 #include "fatbin.h"
 
-#line 111 "cudart_kern.c"
+#line 116 "cudart_kern.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -200,7 +205,7 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 204 "cudart_kern.c"
+#line 209 "cudart_kern.c"
 #line 108 "specs/cudart/cudart_api.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
@@ -255,7 +260,7 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 259 "cudart_kern.c"
+#line 264 "cudart_kern.c"
 #line 214 "specs/cudart/cudart_api.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
@@ -281,7 +286,7 @@ static size_t ava_cudart_span2d(size_t pitch, size_t width, size_t height)
 	return (height - 1) * pitch + width;
 }
 
-#line 285 "cudart_kern.c"
+#line 290 "cudart_kern.c"
 #pragma GCC diagnostic pop
 
 static int ava_kern_cudart_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1088,7 +1093,7 @@ cudaError_t ava_cudaMalloc(void **devPtr, size_t size)
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
 	return ret;
-#line 1092 "cudart_kern.c"
+#line 1097 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMalloc);
@@ -1158,7 +1163,7 @@ cudaError_t ava_cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, *pitch * height);
 	return ret;
-#line 1162 "cudart_kern.c"
+#line 1167 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocPitch);
@@ -1201,7 +1206,7 @@ cudaError_t ava_cudaFree(void *devPtr)
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_forget_alloc(devPtr);
 	return ret;
-#line 1205 "cudart_kern.c"
+#line 1210 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFree);
@@ -2698,7 +2703,7 @@ cudaError_t ava_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
 	return ret;
-#line 2702 "cudart_kern.c"
+#line 2707 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocAsync);
@@ -2730,7 +2735,7 @@ cudaError_t ava_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 	if (ava_is_guest)
 		ava_cudart_forget_alloc(devPtr);
 	return ava_execute();
-#line 2734 "cudart_kern.c"
+#line 2739 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFreeAsync);

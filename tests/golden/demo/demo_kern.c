@@ -4,7 +4,8 @@
  * declared in demo_kern.h and forwards each call through ava.ko.
  * Kernel rules: process context only (stubs sleep, killable and bounded, in
  * ava_kcall_invoke), no floating point, fixed-size stack frames, and every
- * allocation is the runtime's (GFP_KERNEL, checked).
+ * allocation (the runtime's, and spec code's through include/ava/kcompat)
+ * is GFP_KERNEL and checked.
  */
 #include <linux/atomic.h>
 #include <linux/errno.h>
@@ -86,14 +87,14 @@ static const char *demo_status_text(demo_status status)
 	}
 }
 
-#line 90 "demo_kern.c"
+#line 91 "demo_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_demo_guestlib_init_epilogue(void)
 {
 #line 42 "specs/demo/demo.spec.c"
 	demo_guest_connections++;
-#line 97 "demo_kern.c"
+#line 98 "demo_kern.c"
 }
 
 static int ava_kern_demo_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -993,7 +994,7 @@ demo_status ava_demo_sleep_ms(uint32_t ms)
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 997 "demo_kern.c"
+#line 998 "demo_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_demo_sleep_ms);

@@ -463,6 +463,22 @@ static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 	return 1;
 }
 
+/*
+ * A kernel module (ava_opencl.ko) frees the table when it is unloaded; a
+ * process leaves it to its exit, where other threads may still be in calls.
+ */
+static void ava_cl_guest_fini(void)
+{
+#ifdef __KERNEL__
+	pthread_mutex_lock(&ava_cl_mem_lock);
+	free(ava_cl_mems);
+	ava_cl_mems = NULL;
+	ava_cl_mem_cap = 0;
+	ava_cl_mem_count = 0;
+	pthread_mutex_unlock(&ava_cl_mem_lock);
+#endif
+}
+
 /* The worker's answer to an info query names objects: give the guest ids. */
 #define AVA_CL_IDS_OUT(T, value, size)                                                     \
 	do {                                                                               \
@@ -471,7 +487,7 @@ static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
 	} while (0)
 
-#line 475 "opencl_guest.c"
+#line 491 "opencl_guest.c"
 #line 124 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -510,7 +526,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size)
 	}
 }
 
-#line 514 "opencl_guest.c"
+#line 530 "opencl_guest.c"
 #line 258 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -533,7 +549,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 537 "opencl_guest.c"
+#line 553 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -544,7 +560,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 548 "opencl_guest.c"
+#line 564 "opencl_guest.c"
 #line 158 "specs/opencl/opencl_memory.spec.inc"
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
@@ -556,7 +572,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 560 "opencl_guest.c"
+#line 576 "opencl_guest.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 #define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
@@ -670,7 +686,7 @@ static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
 	return 0;
 }
 
-#line 674 "opencl_guest.c"
+#line 690 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -717,8 +733,15 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 721 "opencl_guest.c"
+#line 737 "opencl_guest.c"
 #pragma GCC diagnostic pop
+
+static void ava_opencl_guestlib_fini_epilogue(void)
+{
+#line 460 "specs/opencl/opencl_util.spec.inc"
+	ava_cl_guest_fini();
+#line 744 "opencl_guest.c"
+}
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
 cl_int ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
@@ -1106,7 +1129,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1110 "opencl_guest.c"
+#line 1133 "opencl_guest.c"
 #line 283 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -1399,7 +1422,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 1403 "opencl_guest.c"
+#line 1426 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1602,7 +1625,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1606 "opencl_guest.c"
+#line 1629 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1670,7 +1693,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1674 "opencl_guest.c"
+#line 1697 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1743,7 +1766,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 1747 "opencl_guest.c"
+#line 1770 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2049,7 +2072,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 2053 "opencl_guest.c"
+#line 2076 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2120,7 +2143,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 2124 "opencl_guest.c"
+#line 2147 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2253,7 +2276,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 			ava_cl_context_props_out(param_value, param_value_size);
 	}
 	return ret;
-#line 2257 "opencl_guest.c"
+#line 2280 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2340,7 +2363,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 2344 "opencl_guest.c"
+#line 2367 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2403,7 +2426,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 2407 "opencl_guest.c"
+#line 2430 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2569,7 +2592,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
 	}
 	return ret;
-#line 2573 "opencl_guest.c"
+#line 2596 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2691,7 +2714,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2695 "opencl_guest.c"
+#line 2718 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2766,7 +2789,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2770 "opencl_guest.c"
+#line 2793 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2835,7 +2858,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2839 "opencl_guest.c"
+#line 2862 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2876,7 +2899,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2880 "opencl_guest.c"
+#line 2903 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2919,7 +2942,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2923 "opencl_guest.c"
+#line 2946 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3011,7 +3034,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 3015 "opencl_guest.c"
+#line 3038 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3242,7 +3265,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3246 "opencl_guest.c"
+#line 3269 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3342,7 +3365,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3346 "opencl_guest.c"
+#line 3369 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3422,7 +3445,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3426 "opencl_guest.c"
+#line 3449 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3509,7 +3532,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3513 "opencl_guest.c"
+#line 3536 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3636,7 +3659,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
 	return ret;
-#line 3640 "opencl_guest.c"
+#line 3663 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3854,7 +3877,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 	    param_name == CL_SAMPLER_CONTEXT)
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	return ret;
-#line 3858 "opencl_guest.c"
+#line 3881 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4359,7 +4382,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4363 "opencl_guest.c"
+#line 4386 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4599,7 +4622,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4603 "opencl_guest.c"
+#line 4626 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4817,7 +4840,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 4821 "opencl_guest.c"
+#line 4844 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5123,7 +5146,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
 	}
 	return ret;
-#line 5127 "opencl_guest.c"
+#line 5150 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5193,7 +5216,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5197 "opencl_guest.c"
+#line 5220 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5434,7 +5457,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	}
 	return ret;
-#line 5438 "opencl_guest.c"
+#line 5461 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5735,7 +5758,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5739 "opencl_guest.c"
+#line 5762 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5827,7 +5850,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5831 "opencl_guest.c"
+#line 5854 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5946,7 +5969,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5950 "opencl_guest.c"
+#line 5973 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6074,7 +6097,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6078 "opencl_guest.c"
+#line 6101 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6378,7 +6401,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6382 "opencl_guest.c"
+#line 6405 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6492,7 +6515,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6496 "opencl_guest.c"
+#line 6519 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6946,7 +6969,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 6950 "opencl_guest.c"
+#line 6973 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7004,7 +7027,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7008 "opencl_guest.c"
+#line 7031 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8242,7 +8265,7 @@ static const struct ava_guest_spec ava_opencl_guest_spec = {
 	.init_prologue = NULL,
 	.init_epilogue = NULL,
 	.fini_prologue = NULL,
-	.fini_epilogue = NULL,
+	.fini_epilogue = ava_opencl_guestlib_fini_epilogue,
 };
 
 /* Memory in the channel's shared heap: buffers there reach the worker uncopied. */

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+// Kernel-mode OpenCL: in the guest, the test module ava_opencl_test.ko runs a
+// vector add through ava_opencl.ko (cava's kernel backend of specs/opencl)
+// and ava.ko's kernel connection to the OpenCL worker (PoCL) that
+// `ava vmhost --spec opencl` starts on the host. The module checks every
+// element and logs its PASS line; the guest kernel logs no bug; while loaded
+// one slot is served, held by the kernel, and after
+// `rmmod ava_opencl_test ava_opencl` that slot is IDLE again and its worker
+// gone; then ava.ko itself unloads.
+#include <criterion/criterion.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ocl_run.hpp"
+#include "vm_checks.hpp"
+#include "vm_session.hpp"
+#include "vm_shm.hpp"
+
+namespace {
+
+constexpr int kSlots = 2;
+constexpr int kSyncTimeoutMs = 600000;
+constexpr int kFreedWithinMs = 15000;
+constexpr const char *kModDir = "/lib/modules/ava-vm/";
+
+// `ava vmhost` serving only OpenCL, its shared memory in a file the test reads.
+class VmHost {
+public:
+  explicit VmHost(const std::string &dir)
+      : socket_(dir + "/ivshmem.sock"),
+        shm_path_("/dev/shm/ava-vmkocl-" + std::to_string(getpid())),
+        proc_({AVA_BIN, "vmhost", "--socket", socket_, "--slots", std::to_string(kSlots), "--spec",
+               "opencl", "--plugin-dir", AVA_PLUGIN_DIR, "--shm-path", shm_path_, "--ready-fd",
+               "1"},
+              ocl::child_env()) {
+    std::string seen;
+    ready_ = proc_.wait_for_line("ready", 30000, &seen);
+    output_ = seen;
+  }
+  ~VmHost() { unlink(shm_path_.c_str()); }
+  VmHost(const VmHost &) = delete;
+  VmHost &operator=(const VmHost &) = delete;
+  bool ready() const { return ready_; }
+  const std::string &output() const { return output_; }
+  const std::string &shm_path() const { return shm_path_; }
+  std::vector<std::string> vm_args() const {
+    return {"--ivshmem", socket_, "--vectors", std::to_string(kSlots + 1)};
+  }
+
+private:
+  std::string socket_;
+  std::string shm_path_;
+  BackgroundProc proc_;
+  bool ready_ = false;
+  std::string output_;
+};
+
+template <class F> bool eventually(int timeout_ms, F cond) {
+  for (int waited = 0; waited < timeout_ms; waited += 50) {
+    if (cond())
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return cond();
+}
+
+bool process_gone(pid_t pid) {
+  return pid <= 0 || kill(pid, 0) != 0;
+}
+
+std::set<std::string> words(const std::string &text) {
+  std::set<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) {
+    std::erase(w, '"');
+    out.insert(w);
+  }
+  return out;
+}
+
+std::string kernel_job(bool have_avactl) {
+  const std::string dir = kModDir;
+  std::string job = "insmod " + dir + "ava.ko || echo 'ava.ko did not load'\n";
+  job += "ava_check load.opencl 120 insmod " + dir + "ava_opencl.ko\n";
+  // The host compiles the program with PoCL: slow under a loaded machine.
+  job += "ava_check load.test 600 insmod " + dir + "ava_opencl_test.ko\n";
+  if (have_avactl)
+    job += "ava_check slots 30 avactl slots\n";
+  job += "ava_sync loaded\n"
+         "ava_check unload 120 rmmod ava_opencl_test ava_opencl\n"
+         "ava_sync unloaded\n"
+         "ava_check rmmod.idle 30 rmmod ava\n";
+  return job;
+}
+
+const VmCheck *get(const VmResults &r, const char *name) {
+  auto it = r.checks.find(name);
+  cr_expect(it != r.checks.end(), "[%s] no result from the guest", name);
+  return it == r.checks.end() ? nullptr : &it->second;
+}
+
+void expect_ok(const VmResults &r, const char *name) {
+  if (const VmCheck *c = get(r, name))
+    cr_expect_eq(c->rc, 0, "[%s] exit %d:\n%s%s", name, c->rc, c->out.c_str(), c->err.c_str());
+}
+
+} // namespace
+
+Test(vm_kernel_opencl, vector_add_from_kernel_space, .timeout = 1200) {
+  vmtest::require_vm();
+  auto env = vm_image_env();
+  cr_assert(env["AVA_VM_HAVE_KMOD"] == "1", "the guest image has no ava.ko (see vm_image)");
+  const std::set<std::string> extra = words(env["AVA_VM_EXTRA_KO"]);
+  cr_assert(extra.count("ava_opencl") && extra.count("ava_opencl_test"),
+            "the guest image lacks ava_opencl.ko or ava_opencl_test.ko (AVA_VM_EXTRA_KO=%s): "
+            "build the vm_kernel_opencl_modules target before the vm_image test",
+            env["AVA_VM_EXTRA_KO"].c_str());
+  const bool have_avactl = env["AVA_VM_HAVE_AVACTL"] == "1";
+  const std::string dir = make_temp_dir();
+  VmHost host(dir);
+  cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
+  VmShm shm(host.shm_path());
+  cr_assert(shm.ok(), "cannot read the VM's shared memory: %s", shm.error().c_str());
+  VmSession vm("kernel-opencl", kernel_job(have_avactl), host.vm_args());
+
+  unsigned slot = 0;
+  pid_t worker = 0;
+  const bool loaded = vm.wait_for_sync("loaded", kSyncTimeoutMs);
+  cr_expect(loaded, "the guest never reached 'loaded' (logs in %s)", vm.dir().c_str());
+  if (loaded) {
+    const std::vector<unsigned> serving = shm.serving_slots();
+    cr_expect_eq(serving.size(), 1u, "ava_opencl.ko's connection: %zu slots serving",
+                 serving.size());
+    if (!serving.empty()) {
+      slot = serving[0];
+      worker = static_cast<pid_t>(shm.slot(slot).worker_pid);
+      cr_expect_eq(shm.slot(slot).guest_pid, 0u, "a kernel-owned slot shows guest pid %u",
+                   shm.slot(slot).guest_pid);
+      cr_expect(!process_gone(worker), "the slot's worker %d is not running", worker);
+    }
+    vm.release_sync();
+  }
+  const bool unloaded = vm.wait_for_sync("unloaded", kSyncTimeoutMs);
+  cr_expect(unloaded, "the guest never reached 'unloaded' (logs in %s)", vm.dir().c_str());
+  if (unloaded) {
+    const bool freed = eventually(kFreedWithinMs, [&] {
+      const ava_slot_entry e = shm.slot(slot);
+      return e.host_state == AVA_SLOT_IDLE && e.guest_state != AVA_SLOT_CLAIMED &&
+             process_gone(worker);
+    });
+    const ava_slot_entry e = shm.slot(slot);
+    cr_expect(freed, "slot %u after rmmod: guest state %u, host state %u, worker %d %s", slot,
+              e.guest_state, e.host_state, worker, process_gone(worker) ? "gone" : "alive");
+    cr_expect(shm.serving_slots().empty(), "a slot is still served after rmmod");
+    vm.release_sync();
+  }
+
+  const int rc = vm.wait();
+  const VmResults r = vm.results();
+  expect_ok(r, "load.opencl");
+  expect_ok(r, "load.test");
+  expect_ok(r, "unload");
+  expect_ok(r, "rmmod.idle");
+  if (have_avactl)
+    if (const VmCheck *c = get(r, "slots"))
+      cr_expect(c->out.find(" kernel ") != std::string::npos,
+                "[slots] avactl does not show the slot held by the kernel:\n%s", c->out.c_str());
+  const std::string klog = vm.kernel_log();
+  std::istringstream lines(klog);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("ava_opencl") != std::string::npos)
+      cr_log_info("guest: %s", line.c_str());
+  cr_expect(klog.find("ava_opencl_test: PASS vector add of ") != std::string::npos &&
+                klog.find("ava_opencl_test: FAIL") == std::string::npos,
+            "the test module did not pass (logs in %s):\n%s", vm.dir().c_str(), klog.c_str());
+  vmtest::expect_clean_run(vm, rc);
+}
