@@ -52,6 +52,63 @@ static int ava_kcall_fail(struct ava_kcall *c, int error)
 	return c->failed;
 }
 
+/*
+ * A call the spec's command table does not allow never leaves the guest:
+ * status is the AVA_E_* the host would have answered, for the caller.
+ */
+static int ava_kcall_refuse(struct ava_kcall *c, struct ava_kconn *conn, int status)
+{
+	if (conn->slot)
+		atomic64_inc(&conn->slot->refused);
+	c->status = status;
+	return ava_kcall_fail(c, -EINVAL);
+}
+
+/*
+ * Checks a call against the spec's command table (include/ava/cmdtab.h):
+ * a supported function, its exact argument block, a class it allows, and
+ * each present buffer's direction and static bound. Returns 0 or an AVA_E_*.
+ */
+static int ava_kcall_police(const struct ava_cmd_table *t, u32 func_id, u32 flags,
+			    const u8 *args, u32 args_len)
+{
+	const struct ava_cmd_desc *d = ava_cmd_lookup(t, func_id);
+	bool sync = flags & AVA_F_SYNC;
+	u32 allowed = sync ? AVA_CMD_SYNC | AVA_CMD_COND_ASYNC : AVA_CMD_ASYNC | AVA_CMD_COND_ASYNC;
+	u32 i;
+
+	if (!d || !(d->flags & AVA_CMD_SUPPORTED))
+		return AVA_E_FUNC;
+	if (args_len != d->args_len)
+		return AVA_E_LENGTH;
+	if (!(d->flags & allowed))
+		return AVA_E_PROTO;
+	if ((u64)d->buf_first + d->buf_count > t->nbufs)
+		return AVA_E_PROTO;
+	for (i = 0; i < d->buf_count; i++) {
+		const struct ava_cmd_buf *b = &t->bufs[d->buf_first + i];
+		bool either = b->flags & AVA_CMD_BUF_DIR_COND;
+		/* an async creation sends its guest-chosen ids in the output handle buffer */
+		bool guest_ids = !sync && (b->flags & AVA_CMD_BUF_HANDLES) &&
+				 (b->flags & AVA_CMD_BUF_OUT);
+		struct ava_buf_desc desc;
+
+		if ((u64)b->args_offset + sizeof(desc) > args_len)
+			return AVA_E_PROTO;
+		memcpy(&desc, args + b->args_offset, sizeof(desc));
+		if (!(desc.flags & AVA_BUF_PRESENT))
+			continue;
+		if ((desc.flags & AVA_BUF_IN) && !either && !guest_ids &&
+		    !(b->flags & AVA_CMD_BUF_IN))
+			return AVA_E_PROTO;
+		if ((desc.flags & AVA_BUF_OUT) && !either && !(b->flags & AVA_CMD_BUF_OUT))
+			return AVA_E_PROTO;
+		if ((b->flags & AVA_CMD_BUF_BOUNDED) && desc.length > b->max_len)
+			return AVA_E_LENGTH;
+	}
+	return 0;
+}
+
 /* Grows an array of inline_cap elements (at first in inline storage) by one slot. */
 static void *ava_kcall_grow(void *array, const void *inline_array, unsigned int *cap,
 			    size_t elem)
@@ -88,9 +145,10 @@ int ava_kcall_begin(struct ava_kcall *c, struct ava_kconn *conn, ava_u32 func_id
 	c->func_id = func_id;
 	if (!conn)
 		return ava_kcall_fail(c, -ENODEV);
-	if ((flags & ~AVA_F_ALL) || (mode != AVA_F_SYNC && mode != AVA_F_ASYNC) ||
-	    func_id >= conn->spec->nfuncs)
+	if ((flags & ~AVA_F_ALL) || (mode != AVA_F_SYNC && mode != AVA_F_ASYNC))
 		return ava_kcall_fail(c, -EINVAL);
+	if (func_id == 0 || func_id >= conn->spec->nfuncs)
+		return ava_kcall_refuse(c, conn, AVA_E_FUNC);
 	impl = kzalloc(sizeof(*impl), GFP_KERNEL);
 	if (!impl)
 		return ava_kcall_fail(c, -ENOMEM);
@@ -314,6 +372,13 @@ int ava_kcall_invoke(struct ava_kcall *c, const void *args, ava_u32 args_len,
 	if (impl->invoked || (!args && args_len))
 		return ava_kcall_fail(c, -EINVAL);
 	impl->invoked = true;
+	if (conn->spec->cmds) {
+		int status = ava_kcall_police(conn->spec->cmds, c->func_id, impl->flags, args,
+					      args_len);
+
+		if (status)
+			return ava_kcall_refuse(c, conn, status);
+	}
 	if (args_len > AVA_KCONN_MAX_MSG - sizeof(hdr) ||
 	    impl->payload_len > AVA_KCONN_MAX_MSG - sizeof(hdr) - args_len)
 		return ava_kcall_fail(c, -E2BIG);

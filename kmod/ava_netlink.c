@@ -35,6 +35,7 @@ static int ava_nl_fill_slot(struct sk_buff *msg, struct ava_dev *dev, struct ava
 	    nla_put_u64_64bit(msg, AVA_A_WAITS, atomic64_read(&slot->waits), AVA_A_PAD) ||
 	    nla_put_u64_64bit(msg, AVA_A_INTERRUPTS, atomic64_read(&slot->interrupts), AVA_A_PAD) ||
 	    nla_put_u64_64bit(msg, AVA_A_TIMEOUTS, atomic64_read(&slot->timeouts), AVA_A_PAD) ||
+	    nla_put_u64_64bit(msg, AVA_A_REFUSED, atomic64_read(&slot->refused), AVA_A_PAD) ||
 	    nla_put_u64_64bit(msg, AVA_A_COMMANDS, READ_ONCE(e->commands), AVA_A_PAD) ||
 	    nla_put_u64_64bit(msg, AVA_A_BYTES_IN, READ_ONCE(e->bytes_in), AVA_A_PAD) ||
 	    nla_put_u64_64bit(msg, AVA_A_BYTES_OUT, READ_ONCE(e->bytes_out), AVA_A_PAD) ||

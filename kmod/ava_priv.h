@@ -63,6 +63,7 @@ struct ava_slot {
 	atomic64_t waits;
 	atomic64_t interrupts;
 	atomic64_t timeouts;
+	atomic64_t refused; /* kernel calls the command table refused */
 };
 
 /* dev_id of one MSI-X vector */

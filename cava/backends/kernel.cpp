@@ -511,6 +511,7 @@ void KernelGen::module_glue() {
   out_.line("\t.func_names = " + k + "_func_names,");
   out_.line("\t.callback_dispatch = " +
             (spec_.callbacks.empty() ? std::string("NULL") : k + "_callback") + ",");
+  out_.line("\t.cmds = &ava_" + id_ + "_cmd_table,");
   out_.line("};");
   out_.line();
   auto hook = [&](const char *h) {

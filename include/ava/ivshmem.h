@@ -221,6 +221,7 @@ enum ava_genl_attr {
 	AVA_A_OPEN_SLOTS,   /* u32 */
 	AVA_A_VECTORS,      /* u32: MSI-X vectors ava.ko got; 0 = none, waits poll */
 	AVA_A_KERNEL,       /* u8: the slot is held by a kernel connection (kcall.h), not a process */
+	AVA_A_REFUSED,      /* u64: kernel calls refused by the spec's command table (ava.ko) */
 	__AVA_A_MAX,
 };
 #define AVA_A_MAX (__AVA_A_MAX - 1)

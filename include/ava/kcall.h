@@ -27,6 +27,7 @@
  * kernel memory (no __user pointers), nothing here uses floating point.
  *
  * Errors: -ENODEV (no ava device or it went away), -EBUSY (no free slot),
+ * -EINVAL (a call the spec's command table does not allow: see ava_kspec),
  * -EHOSTDOWN (no host), -EPIPE (the slot broke: worker died, corrupt ring),
  * -ETIMEDOUT, -EINTR (fatal signal while waiting), -ENOMEM, -EINVAL (a
  * malformed call), -EPROTO (a malformed reply), -EREMOTEIO (the worker
@@ -35,6 +36,7 @@
 #ifndef AVA_KCALL_H
 #define AVA_KCALL_H
 
+#include "ava/cmdtab.h"
 #include "ava/wire.h"
 
 struct ava_kconn;
@@ -64,6 +66,13 @@ struct ava_kspec {
 	ava_u32 nfuncs;
 	const char *const *func_names;
 	ava_kcallback_fn callback_dispatch; /* NULL when the spec has no callbacks */
+	/*
+	 * The spec's command table (<spec>_cmds.h): ava.ko checks every call
+	 * against it before it is sent, and refuses one the spec does not allow
+	 * with -EINVAL (c->status says why: AVA_E_FUNC, AVA_E_LENGTH or
+	 * AVA_E_PROTO), counted as the slot's "refused". NULL: not checked.
+	 */
+	const struct ava_cmd_table *cmds;
 };
 
 /* A call in progress; lives on the stub's stack. */

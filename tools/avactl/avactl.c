@@ -220,6 +220,8 @@ static void print_slot_stats(struct nlattr **a, void *arg) {
   printf("  waits       %" PRIu64 "\n", get_u64(a, AVA_A_WAITS));
   printf("  interrupts  %" PRIu64 "\n", get_u64(a, AVA_A_INTERRUPTS));
   printf("  timeouts    %" PRIu64 "\n", get_u64(a, AVA_A_TIMEOUTS));
+  printf("  refused     %" PRIu64 " (kernel calls the command table refused)\n",
+         get_u64(a, AVA_A_REFUSED));
   printf("  commands    %" PRIu64 " (host)\n", get_u64(a, AVA_A_COMMANDS));
   printf("  bytes in    %" PRIu64 " (host)\n", get_u64(a, AVA_A_BYTES_IN));
   printf("  bytes out   %" PRIu64 " (host)\n", get_u64(a, AVA_A_BYTES_OUT));

@@ -2886,6 +2886,7 @@ static const struct ava_kspec ava_kern_cuda_kspec = {
 	.nfuncs = AVA_CUDA_NFUNCS,
 	.func_names = ava_kern_cuda_func_names,
 	.callback_dispatch = NULL,
+	.cmds = &ava_cuda_cmd_table,
 };
 
 static int __init ava_kern_cuda_init(void)

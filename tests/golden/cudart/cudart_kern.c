@@ -3260,6 +3260,7 @@ static const struct ava_kspec ava_kern_cudart_kspec = {
 	.nfuncs = AVA_CUDART_NFUNCS,
 	.func_names = ava_kern_cudart_func_names,
 	.callback_dispatch = ava_kern_cudart_callback,
+	.cmds = &ava_cudart_cmd_table,
 };
 
 static int __init ava_kern_cudart_init(void)

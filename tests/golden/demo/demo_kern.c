@@ -1085,6 +1085,7 @@ static const struct ava_kspec ava_kern_demo_kspec = {
 	.nfuncs = AVA_DEMO_NFUNCS,
 	.func_names = ava_kern_demo_func_names,
 	.callback_dispatch = ava_kern_demo_callback,
+	.cmds = &ava_demo_cmd_table,
 };
 
 static int __init ava_kern_demo_init(void)

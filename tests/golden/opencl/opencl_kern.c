@@ -7251,6 +7251,7 @@ static const struct ava_kspec ava_kern_opencl_kspec = {
 	.nfuncs = AVA_OPENCL_NFUNCS,
 	.func_names = ava_kern_opencl_func_names,
 	.callback_dispatch = ava_kern_opencl_callback,
+	.cmds = &ava_opencl_cmd_table,
 };
 
 static int __init ava_kern_opencl_init(void)

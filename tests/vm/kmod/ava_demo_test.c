@@ -25,7 +25,10 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "ava/kcall.h"
+#include "demo_cmds.h"
 #include "demo_kern.h"
+#include "demo_wire.h"
 
 #define T_NAME "ava_demo_test"
 #define T_THREADS 4
@@ -298,6 +301,66 @@ static void t_callback(void)
 	kfree(e);
 }
 
+/*
+ * Calls the spec does not allow, made with the kcall API directly (as a
+ * buggy or hostile module could) on a connection of our own: ava.ko's check
+ * against the command table refuses each before it reaches the host, with
+ * the status the host would have answered; a good call still works.
+ */
+static const struct ava_kspec t_raw_spec = {
+	.name = AVA_DEMO_SPEC_NAME,
+	.id = AVA_DEMO_SPEC_ID,
+	.hash = AVA_DEMO_SPEC_HASH,
+	.nfuncs = AVA_DEMO_NFUNCS,
+	.cmds = &ava_demo_cmd_table,
+};
+
+static int t_raw_call(struct ava_kconn *conn, u32 func, u32 flags, u32 args_len, s32 *status,
+		      s64 *ret)
+{
+	struct ava_demo_demo_version_call args[2];
+	const struct ava_demo_demo_version_reply *r = NULL;
+	struct ava_kcall c;
+	int err;
+
+	memset(args, 0, sizeof(args));
+	err = ava_kcall_begin(&c, conn, func, flags);
+	if (!err)
+		err = ava_kcall_invoke(&c, args, args_len, (flags & AVA_F_SYNC) ? (const void **)&r : NULL,
+				       (flags & AVA_F_SYNC) ? sizeof(*r) : 0);
+	*status = c.status;
+	if (!err && r && ret)
+		*ret = r->ret;
+	ava_kcall_end(&c);
+	return err;
+}
+
+static void t_policing(void)
+{
+	struct ava_kconn *conn;
+	s32 status = 0;
+	s64 ret = 0;
+	int err;
+
+	err = ava_kconn_open(&t_raw_spec, T_WAIT_MS, &conn);
+	CHECK(!err, "a second kernel connection for the demo spec: %d", err);
+	if (err)
+		return;
+	err = t_raw_call(conn, AVA_DEMO_NFUNCS + 3, AVA_F_SYNC, 8, &status, NULL);
+	CHECK(err == -EINVAL && status == AVA_E_FUNC, "unknown function: %d, status %d", err,
+	      status);
+	err = t_raw_call(conn, AVA_DEMO_FN_DEMO_VERSION, AVA_F_SYNC, 16, &status, NULL);
+	CHECK(err == -EINVAL && status == AVA_E_LENGTH, "lying argument size: %d, status %d", err,
+	      status);
+	err = t_raw_call(conn, AVA_DEMO_FN_DEMO_VERSION, AVA_F_ASYNC, 8, &status, NULL);
+	CHECK(err == -EINVAL && status == AVA_E_PROTO, "async call of a sync function: %d, status %d",
+	      err, status);
+	err = t_raw_call(conn, AVA_DEMO_FN_DEMO_VERSION, AVA_F_SYNC, 8, &status, &ret);
+	CHECK(!err && ret == 10203, "a good call after the refusals: %d, version %lld", err,
+	      (long long)ret);
+	ava_kconn_close(conn);
+}
+
 static int __init ava_demo_test_init(void)
 {
 	if (fault_sleep_ms) {
@@ -317,6 +380,7 @@ static int __init ava_demo_test_init(void)
 	t_big();
 	t_threads();
 	t_callback();
+	t_policing();
 	if (ava_demo_obj_create("kept-until-exit", 4096, &t_kept) != DEMO_OK) {
 		t_kept = NULL;
 		CHECK(0, "obj_create of the object kept until exit failed");
