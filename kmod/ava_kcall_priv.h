@@ -2,7 +2,9 @@
 /*
  * Kernel connections of ava.ko (include/ava/kcall.h): the ring producer and
  * consumer in C (ava_kring.c), a connection on a kernel-owned slot
- * (ava_kconn.c, ava_kopen.c) and the calls made on it (ava_kcall.c).
+ * (ava_kconn.c, ava_kopen.c) or on the netlink carrier to a worker on this
+ * kernel (ava_knl.c: no slot, no reader thread: the worker's messages arrive
+ * in netlink handlers) and the calls made on it (ava_kcall.c).
  *
  * One connection = one slot + two kthreads:
  *   reader    consumes the reply ring: a REPLY goes to the caller waiting
@@ -114,9 +116,12 @@ struct ava_kasync_error {
 	s64 value;
 };
 
+struct ava_knl_conn;
+
 struct ava_kconn {
 	const struct ava_kspec *spec;
-	struct ava_dev *dev; /* referenced */
+	struct ava_dev *dev; /* referenced; NULL on the netlink carrier */
+	struct ava_knl_conn *nl; /* the netlink carrier's part (ava_knl.c); NULL on a slot */
 	struct ava_slot *slot;
 	struct ava_region_hdr *rh;
 	unsigned long timeout; /* jiffies */
@@ -152,6 +157,19 @@ void ava_kconn_fail(struct ava_kconn *conn, int error);
 void ava_kconn_abandon(struct ava_kconn *conn, struct ava_kwaiter *w);
 int ava_kconn_add_waiter(struct ava_kconn *conn, struct ava_kwaiter *w);
 void ava_kconn_fill_hdr(struct ava_kconn *conn, struct ava_msg_hdr *hdr, u16 kind);
+/* A received message (kvmalloc'ed, header checked) to its waiter or the callback queue. */
+int ava_kconn_route(struct ava_kconn *conn, void *msg, u64 len);
+
+/* ---- ava_knl.c: the netlink carrier (include/ava/knetlink.h) ---- */
+
+int ava_knl_register(void);
+void ava_knl_unregister(void);
+bool ava_knl_worker_present(void);
+int ava_knl_attach(struct ava_kconn *conn);
+void ava_knl_detach(struct ava_kconn *conn);
+void ava_knl_wake(struct ava_kconn *conn);
+int ava_knl_send(struct ava_kconn *conn, const struct ava_kseg *segs, unsigned int nsegs,
+		 u64 total);
 
 /* ava_kcall.c: the callback thread runs decoders with these */
 bool ava_kcall_lookup_callback(struct ava_kconn *conn, u64 id, struct ava_kcb *out);

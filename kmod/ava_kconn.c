@@ -62,6 +62,8 @@ void ava_kconn_fail(struct ava_kconn *conn, int error)
 	}
 	spin_unlock(&conn->lock);
 	wake_up_all(&conn->cb_wq);
+	if (conn->nl)
+		ava_knl_wake(conn);
 }
 
 /* A corrupt ring: the region is BROKEN for both sides. Caller holds dev->io. */
@@ -238,12 +240,14 @@ int ava_kconn_send(struct ava_kconn *conn, const struct ava_kseg *segs, unsigned
 		   u64 total)
 {
 	struct ava_kcursor cur = { .segs = segs, .nsegs = nsegs };
-	u64 piece_max = ava_kprod_max_piece(&conn->tx);
+	u64 piece_max = conn->nl ? 0 : ava_kprod_max_piece(&conn->tx);
 	u64 left, piece;
 	int ret;
 
 	if (total > AVA_KCONN_MAX_MSG)
 		return -E2BIG;
+	if (conn->nl)
+		return ava_knl_send(conn, segs, nsegs, total);
 	mutex_lock(&conn->send_lock);
 	down_read(&conn->dev->io);
 	ret = ava_kconn_stopped(conn);

@@ -18,6 +18,11 @@
 
 #define AVA_KCONN_DEFAULT_TIMEOUT_MS 60000u
 
+static char *ava_kcarrier = "auto";
+module_param_named(kcarrier, ava_kcarrier, charp, 0644);
+MODULE_PARM_DESC(kcarrier, "carrier of new kernel connections: auto (an ivshmem device with its "
+			   "host up, else a registered netlink worker), ivshmem or netlink");
+
 /* A message received from the worker and queued for the callback thread. */
 struct ava_kcb_msg {
 	struct list_head node;
@@ -84,12 +89,24 @@ static int ava_kconn_queue_callback(struct ava_kconn *conn, void *msg, u64 len)
 	return 0;
 }
 
-static int ava_kconn_route(struct ava_kconn *conn, void *msg, u64 len)
+/**
+ * ava_kconn_route() - hand a received message to its waiter or the callback thread
+ * @conn: the connection
+ * @msg: the message (kvmalloc'ed, its header checked); consumed
+ * @len: its length
+ *
+ * A HELLO_ACK goes to the opener's waiter (call id 0) of a netlink
+ * connection; on a slot, HELLO is answered before anything routes.
+ *
+ * Return: 0 or -errno (the connection must then fail).
+ */
+int ava_kconn_route(struct ava_kconn *conn, void *msg, u64 len)
 {
 	const struct ava_msg_hdr *hdr = msg;
 
 	switch (hdr->kind) {
 	case AVA_MSG_REPLY:
+	case AVA_MSG_HELLO_ACK:
 		return ava_kconn_deliver_reply(conn, msg, len);
 	case AVA_MSG_CALLBACK:
 		return ava_kconn_queue_callback(conn, msg, len);
@@ -210,27 +227,32 @@ static int ava_kconn_callbacks(void *data)
 
 /* ---- open and close ---- */
 
+static int ava_kconn_check_ack(struct ava_kconn *conn, void *msg);
+
+/* The caller checked the spec name's length. */
+static void ava_kconn_fill_hello(struct ava_kconn *conn, struct ava_msg_hdr *hdr,
+				 struct ava_hello *hello)
+{
+	memset(hello, 0, sizeof(*hello));
+	hello->spec_hash = conn->spec->hash;
+	hello->pid = current->pid;
+	hello->spec_id = conn->spec->id;
+	memcpy(hello->spec_name, conn->spec->name, strlen(conn->spec->name));
+	ava_kconn_fill_hdr(conn, hdr, AVA_MSG_HELLO);
+	hdr->total_len = sizeof(*hdr) + sizeof(*hello);
+	hdr->args_len = sizeof(*hello);
+}
+
 static int ava_kconn_hello(struct ava_kconn *conn)
 {
-	const struct ava_msg_hdr *ack;
 	struct ava_msg_hdr hdr;
 	struct ava_hello hello;
 	struct ava_kseg segs[2] = { { &hdr, sizeof(hdr) }, { &hello, sizeof(hello) } };
-	size_t name_len = strlen(conn->spec->name);
 	void *msg = NULL;
 	u64 len;
 	int ret;
 
-	if (name_len >= AVA_SPEC_NAME_MAX)
-		return -EINVAL;
-	memset(&hello, 0, sizeof(hello));
-	hello.spec_hash = conn->spec->hash;
-	hello.pid = current->pid;
-	hello.spec_id = conn->spec->id;
-	memcpy(hello.spec_name, conn->spec->name, name_len);
-	ava_kconn_fill_hdr(conn, &hdr, AVA_MSG_HELLO);
-	hdr.total_len = sizeof(hdr) + sizeof(hello);
-	hdr.args_len = sizeof(hello);
+	ava_kconn_fill_hello(conn, &hdr, &hello);
 	ret = ava_kconn_send(conn, segs, 2, hdr.total_len);
 	if (ret)
 		return ret;
@@ -240,7 +262,51 @@ static int ava_kconn_hello(struct ava_kconn *conn)
 	up_read(&conn->dev->io);
 	if (ret)
 		return ret;
-	ack = msg;
+	return ava_kconn_check_ack(conn, msg);
+}
+
+/* On the netlink carrier: the HELLO_ACK arrives in a handler, for call id 0. */
+static int ava_kconn_hello_nl(struct ava_kconn *conn)
+{
+	struct ava_msg_hdr hdr;
+	struct ava_hello hello;
+	struct ava_kseg segs[2] = { { &hdr, sizeof(hdr) }, { &hello, sizeof(hello) } };
+	struct ava_kwaiter w = { .call_id = 0 };
+	long left;
+	int ret;
+
+	ava_kconn_fill_hello(conn, &hdr, &hello);
+	ret = ava_kconn_add_waiter(conn, &w);
+	if (ret)
+		return ret;
+	ret = ava_kconn_send(conn, segs, 2, hdr.total_len);
+	if (ret) {
+		ava_kconn_abandon(conn, &w);
+		return ret;
+	}
+	left = wait_for_completion_killable_timeout(&w.done, conn->timeout);
+	if (left <= 0) {
+		ava_kconn_abandon(conn, &w);
+		if (!completion_done(&w.done))
+			return left < 0 ? -EINTR : -ETIMEDOUT;
+	}
+	if (w.error)
+		return w.error;
+	if (!w.msg)
+		return -EPIPE;
+	if (w.len < sizeof(struct ava_msg_hdr)) {
+		kvfree(w.msg);
+		return -EPROTO;
+	}
+	return ava_kconn_check_ack(conn, w.msg);
+}
+
+/* Consumes msg. */
+static int ava_kconn_check_ack(struct ava_kconn *conn, void *msg)
+{
+	const struct ava_msg_hdr *ack = msg;
+	int ret = 0;
+
 	if (ack->kind != AVA_MSG_HELLO_ACK)
 		ret = -EPROTO;
 	else if (ack->status == AVA_E_SPEC || ack->status == AVA_E_UNSUPPORTED)
@@ -288,39 +354,95 @@ static void ava_kconn_free(struct ava_kconn *conn)
 	}
 	ava_kcall_drop_callbacks(conn);
 	xa_destroy(&conn->callbacks);
-	ava_dev_put(conn->dev);
+	if (conn->dev)
+		ava_dev_put(conn->dev);
 	kfree(conn);
 }
 
+/* The carrier's part of opening; on failure the caller frees conn. */
+static int ava_kconn_open_nl(struct ava_kconn *conn)
+{
+	int ret = ava_knl_attach(conn);
+
+	if (ret)
+		return ret;
+	ret = ava_kconn_hello_nl(conn);
+	if (ret)
+		goto err_detach;
+	conn->cb_thread = kthread_run(ava_kconn_callbacks, conn, "ava_kcb/nl");
+	if (IS_ERR(conn->cb_thread)) {
+		ret = PTR_ERR(conn->cb_thread);
+		conn->cb_thread = NULL;
+		goto err_detach;
+	}
+	return 0;
+
+err_detach:
+	ava_kconn_fail(conn, -EPIPE);
+	ava_knl_detach(conn);
+	return ret;
+}
+
+/* auto: the device when its host is up, else a netlink worker, else the device's error. */
+static bool ava_kconn_pick_netlink(struct ava_dev *dev)
+{
+	bool host_up = false;
+
+	if (sysfs_streq(ava_kcarrier, "netlink"))
+		return true;
+	if (sysfs_streq(ava_kcarrier, "ivshmem"))
+		return false;
+	if (dev) {
+		/* under io: the shared memory stays mapped while we look */
+		down_read(&dev->io);
+		host_up = !READ_ONCE(dev->gone) && ava_dev_host_state(dev) == AVA_HOST_UP;
+		up_read(&dev->io);
+	}
+	if (host_up)
+		return false;
+	return ava_knl_worker_present() || !dev;
+}
+
 /**
- * ava_kconn_open() - claim a kernel-owned slot and say HELLO for a spec
+ * ava_kconn_open() - open a kernel connection and say HELLO for a spec
  * @spec: the generated module's spec constant
  * @timeout_ms: bound of every later wait for a reply (0: 60 s)
  * @out: the connection
  *
- * Process context; sleeps. The slot is claimed as /dev/ava's open() claims
- * one (avactl shows it held by "kernel"); `ava vmhost` starts a worker for
- * it as for any slot.
+ * Process context; sleeps. The carrier (module parameter kcarrier, default
+ * auto) is a kernel-owned slot of the ivshmem device when one is bound and
+ * its host is up: claimed as /dev/ava's open() claims one (avactl shows it
+ * held by "kernel"), and `ava vmhost` starts a worker for it as for any
+ * slot. Otherwise it is the netlink carrier to the worker registered on
+ * this kernel (`ava worker --netlink`, include/ava/knetlink.h).
  *
- * Return: 0, -ENODEV, -EBUSY, -EHOSTDOWN, -EPIPE, -ETIMEDOUT, -EINTR,
- * -ENOMEM, -EINVAL, -EPROTO or -EREMOTEIO (the worker refused the spec).
+ * Return: 0, -ENODEV (no device and no worker), -EBUSY, -EHOSTDOWN, -EPIPE,
+ * -ETIMEDOUT, -EINTR, -ENOMEM, -EINVAL, -EPROTO or -EREMOTEIO (the worker
+ * refused the spec).
  */
 int ava_kconn_open(const struct ava_kspec *spec, unsigned int timeout_ms, struct ava_kconn **out)
 {
 	struct ava_kconn *conn;
 	struct ava_dev *dev;
+	bool netlink;
 	u8 *base;
 	int ret;
 
 	*out = NULL;
-	if (!spec || !spec->name)
+	if (!spec || !spec->name || strlen(spec->name) >= AVA_SPEC_NAME_MAX)
 		return -EINVAL;
 	dev = ava_kconn_get_dev();
-	if (!dev)
+	netlink = ava_kconn_pick_netlink(dev);
+	if (netlink && dev) {
+		ava_dev_put(dev);
+		dev = NULL;
+	}
+	if (!dev && !netlink)
 		return -ENODEV;
 	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
 	if (!conn) {
-		ava_dev_put(dev);
+		if (dev)
+			ava_dev_put(dev);
 		return -ENOMEM;
 	}
 	conn->spec = spec;
@@ -334,6 +456,15 @@ int ava_kconn_open(const struct ava_kspec *spec, unsigned int timeout_ms, struct
 	atomic64_set(&conn->next_call_id, 0);
 	atomic64_set(&conn->next_seq, 0);
 	xa_init_flags(&conn->callbacks, XA_FLAGS_ALLOC1);
+	if (netlink) {
+		ret = ava_kconn_open_nl(conn);
+		if (ret) {
+			ava_kconn_free(conn);
+			return ret;
+		}
+		*out = conn;
+		return 0;
+	}
 
 	down_read(&dev->io);
 	ret = ava_slot_claim_free(dev, 0, true, &conn->slot);
@@ -383,7 +514,8 @@ EXPORT_SYMBOL_GPL(ava_kconn_open);
  * A callback in progress finishes first (it may still make calls) and
  * answers CALLBACK_DONE before GOODBYE. The host then ends the slot's
  * worker, which frees everything the connection created, and shows the slot
- * IDLE again. No call may be in progress or start on conn.
+ * IDLE again; a netlink worker ends the connection's session. No call may
+ * be in progress or start on conn.
  */
 void ava_kconn_close(struct ava_kconn *conn)
 {
@@ -395,9 +527,13 @@ void ava_kconn_close(struct ava_kconn *conn)
 	kthread_stop(conn->cb_thread);
 	ava_kconn_fill_hdr(conn, &bye, AVA_MSG_GOODBYE);
 	ava_kconn_send(conn, &seg, 1, sizeof(bye));
-	kthread_stop(conn->reader);
+	if (conn->reader)
+		kthread_stop(conn->reader);
 	ava_kconn_fail(conn, -EPIPE);
-	ava_kconn_release_slot(conn);
+	if (conn->nl)
+		ava_knl_detach(conn);
+	else
+		ava_kconn_release_slot(conn);
 	ava_kconn_free(conn);
 }
 EXPORT_SYMBOL_GPL(ava_kconn_close);

@@ -5,7 +5,7 @@
  */
 #include <linux/module.h>
 
-#include "ava_priv.h"
+#include "ava_kcall_priv.h"
 
 unsigned int ava_wait_max_ms = 60000;
 module_param_named(wait_max_ms, ava_wait_max_ms, uint, 0644);
@@ -19,11 +19,16 @@ static int __init ava_init(void)
 	ret = ava_netlink_register();
 	if (ret)
 		return ret;
-	ret = ava_pci_register();
+	ret = ava_knl_register();
 	if (ret)
 		goto err_unregister_netlink;
+	ret = ava_pci_register();
+	if (ret)
+		goto err_unregister_knl;
 	return 0;
 
+err_unregister_knl:
+	ava_knl_unregister();
 err_unregister_netlink:
 	ava_netlink_unregister();
 	return ret;
@@ -32,6 +37,7 @@ err_unregister_netlink:
 static void __exit ava_exit(void)
 {
 	ava_pci_unregister();
+	ava_knl_unregister();
 	ava_netlink_unregister();
 }
 

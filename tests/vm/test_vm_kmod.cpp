@@ -304,3 +304,45 @@ Test(vm_kmod, slots_and_faults, .timeout = 1200) {
   cr_expect(!process_gone(host.pid()), "ava vmhost died during the faults");
   vmtest::expect_clean_run(vm, rc);
 }
+
+// A guest process sends calls the demo spec's command table forbids through
+// its /dev/ava slot while another process holds a second slot: each bad call
+// is refused by the host with the table's status and counted in the slot's
+// errors (what `avactl stats` shows), and the other process is unaffected.
+Test(vm_kmod, command_table_policing_of_a_guest_slot, .timeout = 1200) {
+  require_kmod();
+  const std::string dir = make_temp_dir();
+  VmHost host(dir);
+  cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
+  VmShm shm(host.shm_path());
+  cr_assert(shm.ok(), "cannot read the VM's shared memory: %s", shm.error().c_str());
+  const bool have_avactl = vm_image_env()["AVA_VM_HAVE_AVACTL"] == "1";
+  const std::string demo = sh_quote(DEMO_PROBE);
+  std::string job = kmod_env();
+  job += "ava_start held 240 " + demo +
+         " sleep 3000\n"
+         "ava_wait_for 600 grep -q ready held.out\n";
+  job += vmtest::check_line("policing", kCheckLimitS, {KMOD_RAW});
+  if (have_avactl)
+    job += "ava_check policing.stats 30 avactl stats\n";
+  job += "ava_finish held\n";
+  VmSession vm("kmod-policing", job, host.vm_args());
+  const ProcResult held_native = vmtest::native({DEMO_PROBE, "sleep", "3000"});
+  const int rc = vm.wait();
+  const VmResults r = vm.results();
+  if (const VmCheck *c = get(r, "policing"))
+    cr_expect_eq(c->rc, 0, "[policing] a bad call was not refused as the table says:\n%s%s",
+                 c->out.c_str(), c->err.c_str());
+  vmtest::expect_same_as_native(r, "held", held_native);
+  // The slot kmod_raw used keeps its counters until the next claim.
+  bool counted = false;
+  for (unsigned i = 0; i < kSlots; ++i)
+    counted |= shm.slot(i).errors == 3;
+  cr_expect(counted, "no slot counted the 3 refused calls");
+  if (have_avactl)
+    if (const VmCheck *c = get(r, "policing.stats"))
+      cr_expect(c->rc == 0 && c->out.find("errors      3 (host)") != std::string::npos,
+                "[policing] avactl stats does not show the 3 refusals:\n%s%s", c->out.c_str(),
+                c->err.c_str());
+  vmtest::expect_clean_run(vm, rc);
+}

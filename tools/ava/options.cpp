@@ -153,12 +153,19 @@ Status parse_worker_args(std::span<const std::string> args, WorkerCommandOptions
       if (!(status = reject_value(option)).is_ok())
         return status;
       options.io_uring = true;
+    } else if (option.name == "--netlink") {
+      if (!(status = reject_value(option)).is_ok())
+        return status;
+      options.netlink = true;
     } else {
       return usage("unknown option '" + option.name + "'");
     }
   }
-  if (!have_listen)
-    return usage("--listen ADDRESS is required");
+  if (options.netlink && (have_listen || options.io_uring || options.exit_when_idle))
+    return usage(
+        "--netlink serves kernel connections: no --listen, --io-uring or --exit-when-idle");
+  if (!have_listen && !options.netlink)
+    return usage("--listen ADDRESS (or --netlink) is required");
   *out = std::move(options);
   return Status::ok();
 }

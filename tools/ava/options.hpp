@@ -26,6 +26,9 @@ struct WorkerCommandOptions {
   int ready_fd = -1;
   bool exit_when_idle = false;
   bool io_uring = false;
+  // --netlink: serve ava.ko's kernel connections on this kernel (include/ava/knetlink.h)
+  // instead of listening; --listen is then not allowed.
+  bool netlink = false;
 };
 
 // args excludes "ava" and the subcommand. A usage error is AVA_E_PROTO with a

@@ -1,15 +1,107 @@
 // SPDX-License-Identifier: MIT
 // `ava worker`: serves guests with the worker runtime (worker/server.hpp).
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
+#include <list>
+#include <memory>
+#include <thread>
 
 #include "tools/ava/commands.hpp"
 #include "tools/ava/options.hpp"
 #include "tools/ava/paths.hpp"
 #include "worker/server.hpp"
+#ifdef AVA_HAVE_NETLINK
+#include "transport/netlink_channel.hpp"
+#endif
 
 namespace ava::tool {
+namespace {
+
+#ifdef AVA_HAVE_NETLINK
+// How often the accept loop looks at SIGINT/SIGTERM.
+constexpr int kSignalPollMs = 200;
+
+struct NetlinkSession {
+  std::thread thread;
+  std::shared_ptr<std::atomic<bool>> done = std::make_shared<std::atomic<bool>>(false);
+};
+
+// `ava worker --netlink`: one session per kernel connection of ava.ko
+// (include/ava/knetlink.h), each on its own thread, until SIGINT/SIGTERM.
+int run_netlink_worker(const WorkerOptions &options, int ready_fd) {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  // blocked before any thread exists, so only the signalfd sees them
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const int signal_fd = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (signal_fd < 0) {
+    std::perror("ava: worker: signalfd");
+    return 1;
+  }
+  std::unique_ptr<NetlinkHub> hub;
+  Status status = NetlinkHub::open(&hub);
+  if (!status.is_ok()) {
+    std::fprintf(stderr, "ava: worker: %s\n", status.message.c_str());
+    close(signal_fd);
+    return 1;
+  }
+  if (ready_fd >= 0) {
+    const std::string line = hub->describe() + "\n";
+    (void)!write(ready_fd, line.data(), line.size());
+    close(ready_fd);
+  }
+  PluginSet plugins(options.plugin_dir, options.specs);
+  std::list<NetlinkSession> sessions;
+  for (;;) {
+    signalfd_siginfo info;
+    if (read(signal_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info))
+      break;
+    std::unique_ptr<Channel> channel;
+    status = hub->accept(&channel, kSignalPollMs);
+    sessions.remove_if([](NetlinkSession &s) {
+      if (!s.done->load())
+        return false;
+      s.thread.join();
+      return true;
+    });
+    if (status.code == AVA_E_TIMEOUT)
+      continue;
+    if (!status.is_ok()) {
+      std::fprintf(stderr, "ava: worker: %s\n", status.message.c_str());
+      break;
+    }
+    const std::string name = channel->describe();
+    std::fprintf(stderr, "ava: worker: %s: session started\n", name.c_str());
+    try {
+      NetlinkSession &s = sessions.emplace_back();
+      s.thread =
+          std::thread([&plugins, &options, name, done = s.done, ch = std::move(channel)]() mutable {
+            Status ended = serve_guest(std::move(ch), plugins, options);
+            std::fprintf(stderr, "ava: worker: %s: session ended%s%s\n", name.c_str(),
+                         ended.is_ok() ? "" : ": ", ended.message.c_str());
+            done->store(true);
+          });
+    } catch (const std::system_error &e) {
+      sessions.pop_back();
+      std::fprintf(stderr, "ava: worker: %s: no thread: %s\n", name.c_str(), e.what());
+    }
+  }
+  hub->shutdown();
+  for (NetlinkSession &s : sessions)
+    s.thread.join();
+  close(signal_fd);
+  return 0;
+}
+#endif
+
+} // namespace
 
 int worker_command(std::span<const std::string> args) {
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
@@ -39,6 +131,15 @@ int worker_command(std::span<const std::string> args) {
   if (options.plugin_dir.empty()) {
     std::fprintf(stderr, "ava: worker: cannot locate the plugin directory: use --plugin-dir\n");
     return kExitUsage;
+  }
+  if (parsed.netlink) {
+#ifdef AVA_HAVE_NETLINK
+    options.ready_fd = -1;
+    return run_netlink_worker(options, parsed.ready_fd);
+#else
+    std::fprintf(stderr, "ava: worker: --netlink: built without libnl-genl-3\n");
+    return kExitUsage;
+#endif
   }
   return run_worker(options);
 }
