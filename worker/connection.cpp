@@ -22,7 +22,8 @@ constexpr uint32_t kMaxLoggedErrors = 64;
 } // namespace
 
 GuestConnection::GuestConnection(std::unique_ptr<Channel> channel, const WorkerOptions &options)
-    : channel_(std::move(channel)), callback_timeout_ms_(options.callback_timeout_ms) {
+    : channel_(std::move(channel)), callback_timeout_ms_(options.callback_timeout_ms),
+      resources_(options.resource_quota), on_refused_(options.on_refused) {
   channel_->set_max_message(options.max_message);
 }
 

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include "transport/channel.hpp"
 #include "worker/ava_worker_rt.h"
 #include "worker/handle_table.hpp"
+#include "worker/resource_ledger.hpp"
 
 namespace ava {
 
@@ -51,6 +53,12 @@ public:
   bool alive() const { return alive_.load(std::memory_order_acquire); }
 
   HandleTable &handles() { return handles_; }
+  ResourceLedger &resources() { return resources_; }
+  // Tells the session's refusal counter (WorkerOptions::on_refused).
+  void note_refused(int status) {
+    if (on_refused_)
+      on_refused_(status);
+  }
 
   // Worker-owned copies and callback contexts that outlive their call.
   // Throw std::bad_alloc; on failure the caller still owns what it passed.
@@ -125,6 +133,8 @@ private:
 
   std::mutex send_mutex_;
   HandleTable handles_;
+  ResourceLedger resources_;
+  std::function<void(int)> on_refused_;
 
   std::mutex kept_mutex_;
   std::unordered_multimap<uint64_t, Kept> kept_; // by coupled handle; 0 = until teardown

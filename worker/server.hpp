@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ava/wire.h"
@@ -35,6 +36,10 @@ struct WorkerOptions {
   // malformed call, one the spec's command table rejects, a policy refusal),
   // from the guest's reader thread; statistics only.
   std::function<void(int status)> on_refused;
+  // Quota of a resource the spec's calls allocate (ava_allocates_resource:
+  // e.g. "device_memory"), 0 = unlimited; asked before each such call, from
+  // shadow threads. Empty: no accounting.
+  std::function<uint64_t(std::string_view resource)> resource_quota;
 };
 
 // Serves guests until SIGINT/SIGTERM (or, with exit_when_idle, until the last

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <system_error>
 
@@ -128,11 +129,55 @@ void ShadowThread::run() {
   tls_guest_thread = 0;
 }
 
+namespace {
+
+// Reserves what the call allocates under the spec's command table
+// (ava_allocates_resource) against the guest's quota; false and *why when
+// the quota does not allow it. One resource per call is accounted.
+bool reserve_resources(ava_wcall &w, ResourceLedger &ledger, std::string *why) {
+  const ava_cmd_table *t = w.spec->cmds;
+  if (t == nullptr || !ledger.enabled())
+    return true;
+  const ava_cmd_desc *d = ava_cmd_lookup(t, w.hdr.func_id);
+  if (d == nullptr || uint64_t{d->res_first} + d->res_count > t->nres)
+    return true;
+  for (uint32_t i = 0; i < d->res_count; ++i) {
+    const ava_cmd_res &r = t->res[d->res_first + i];
+    if (r.kind != AVA_CMD_RES_ALLOCATES || r.resource >= t->nresource_names)
+      continue;
+    uint64_t amount = r.amount;
+    if ((r.flags & AVA_CMD_RES_ARG) != 0) {
+      // The police checked args_len against the table before queueing.
+      if (uint64_t{r.arg_offset} + sizeof(uint64_t) > w.hdr.args_len)
+        continue;
+      uint64_t v = 0;
+      std::memcpy(&v, w.args + r.arg_offset, sizeof v);
+      amount = v * r.amount;
+    } else if ((r.flags & AVA_CMD_RES_CONST) == 0) {
+      continue; // only the spec's own code could say how much
+    }
+    return ledger.reserve(r.resource, t->resource_names[r.resource], amount, &w.charge, why);
+  }
+  return true;
+}
+
+} // namespace
+
 void ShadowThread::serve(MsgBuf &message) {
   ava_wcall w(connection_, &async_error_, message.data());
   const ava_worker_spec *spec = w.spec;
   // hdr.seq is the reader's stamp: the async calls that must run first.
   connection_->wait_async_turn(w.hdr.seq);
+  std::string why;
+  if (!reserve_resources(w, connection_->resources(), &why)) {
+    connection_->log_error(func_name(spec, w.hdr.func_id) + ": refused: " + why);
+    connection_->note_refused(AVA_E_POLICY);
+    if (!w.sync)
+      connection_->async_finished();
+    else
+      ava_w_fail(&w, AVA_E_POLICY, 0, 0);
+    return;
+  }
   int rc;
   try {
     CurrentCall current(&w);
@@ -142,6 +187,7 @@ void ShadowThread::serve(MsgBuf &message) {
     connection_->log_error(func_name(spec, w.hdr.func_id) + ": handler threw an exception");
     rc = AVA_E_PROTO;
   }
+  connection_->resources().settle(&w.charge);
   if (!w.sync)
     connection_->async_finished();
   if (w.finished)

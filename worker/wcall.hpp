@@ -11,6 +11,7 @@
 
 #include "ava/wire.h"
 #include "worker/ava_worker_rt.h"
+#include "worker/resource_ledger.hpp"
 
 // The ava_w_* functions are called by dlopen'ed plugins through the worker
 // executable's dynamic symbol table, so they must keep default visibility even
@@ -56,6 +57,7 @@ struct ava_wcall {
   std::vector<void *> arena;                // malloc'ed, freed after the call
   std::vector<struct iovec> out_items;      // reply payload items, referenced until the reply
   std::vector<uint64_t> call_callback_keys; // lifetime CALL callback contexts
+  ava::ResourceCharge charge;               // reserved for the handle this call creates
 };
 
 namespace ava {

@@ -230,7 +230,10 @@ AVA_W_EXPORT uint64_t ava_w_handle_out(struct ava_wcall *w, void *object, uint32
     return 0;
   }
   try {
-    return w->connection->handles().insert(object, type, owned != 0);
+    const uint64_t id = w->connection->handles().insert(object, type, owned != 0);
+    if (owned != 0)
+      w->connection->resources().bind(id, &w->charge);
+    return id;
   } catch (const std::bad_alloc &) {
     // The guest will see the call fail, so nobody could ever free an owned object.
     if (owned != 0 && w->spec->destroy != nullptr)
@@ -259,6 +262,8 @@ AVA_W_EXPORT int ava_w_handles_out(struct ava_wcall *w, void *array, uint64_t n,
       } catch (const std::bad_alloc &) {
         return AVA_E_NOMEM;
       }
+      if (owned != 0)
+        w->connection->resources().bind(id, &w->charge);
     }
     std::memcpy(slots + i * 8, &id, sizeof id);
   }
@@ -266,8 +271,10 @@ AVA_W_EXPORT int ava_w_handles_out(struct ava_wcall *w, void *array, uint64_t n,
 }
 
 AVA_W_EXPORT void ava_w_handle_release(struct ava_wcall *w, uint64_t id) {
-  if (id != 0 && w->connection->handles().release(id))
+  if (id != 0 && w->connection->handles().release(id)) {
     w->connection->release_coupled(id);
+    w->connection->resources().refund(id);
+  }
 }
 
 AVA_W_EXPORT int ava_w_guest_ids(struct ava_wcall *w, const void *array, uint64_t count,
@@ -307,6 +314,8 @@ AVA_W_EXPORT int ava_w_adopt_handles(struct ava_wcall *w, const uint64_t *ids, c
     } catch (const std::bad_alloc &) {
       adopted = false;
     }
+    if (adopted)
+      w->connection->resources().bind(ids[i], &w->charge);
     if (!adopted) {
       if (w->spec->destroy != nullptr)
         w->spec->destroy(type, object);

@@ -81,6 +81,8 @@ demo_status demo_obj_create(const char *name, uint64_t size, demo_obj *out)
 		ava_out;
 		ava_buffer(1);
 		ava_element { ava_allocates; }
+		/* Charged against the guest's device-memory quota while the object lives. */
+		ava_allocates_resource(device_memory, size);
 	}
 }
 

@@ -513,3 +513,72 @@ Test(vmhost, calls_the_command_table_forbids_are_refused_and_counted) {
   cr_expect(vm.entry(1)->errors == 0, "slot 1 has %lu errors",
             static_cast<unsigned long>(vm.entry(1)->errors));
 }
+
+namespace {
+
+// demo_obj_create(name "q", size, &obj) by hand: the REPLY's status, and the
+// new handle id when the call ran.
+int create_obj(ava::Channel &ch, uint64_t size, uint64_t *obj) {
+  ava_demo_demo_obj_create_call a{};
+  a.name = ava_buf_desc{0, 2, AVA_BUF_PRESENT | AVA_BUF_IN, 0};
+  a.size = size;
+  a.out = ava_buf_desc{0, 8, AVA_BUF_PRESENT | AVA_BUF_OUT, 0};
+  std::vector<uint8_t> m = message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_OBJ_CREATE, &a, sizeof a);
+  m.resize(m.size() + 8, 0);
+  m[sizeof(ava_msg_hdr) + sizeof a] = 'q';
+  reinterpret_cast<ava_msg_hdr *>(m.data())->total_len = m.size();
+  ava::Status st = send(ch, m);
+  ava::MsgBuf reply;
+  if (st.is_ok())
+    st = ch.recv(reply, kBoundMs);
+  if (!st.is_ok())
+    return st.code;
+  const ava_msg_hdr *h = reply.header();
+  ava_demo_demo_obj_create_reply r{};
+  const uint64_t at = sizeof(ava_msg_hdr) + sizeof(ava_reply_common);
+  if (h->status == AVA_OK && reply.size() >= at + sizeof r) {
+    std::memcpy(&r, reply.data() + at, sizeof r);
+    const uint64_t payload = sizeof(ava_msg_hdr) + h->args_len;
+    if (r.ret == 0 && payload + r.out.offset + 8 <= reply.size())
+      std::memcpy(obj, reply.data() + payload + r.out.offset, 8);
+  }
+  return h->status;
+}
+
+int release_obj(ava::Channel &ch, uint64_t obj) {
+  ava_demo_demo_obj_release_call a{};
+  a.obj = obj;
+  return raw_call(ch, AVA_DEMO_FN_DEMO_OBJ_RELEASE, &a, sizeof a);
+}
+
+} // namespace
+
+// `avactl policy SLOT mem-quota N`: what the spec's calls allocate
+// (ava_allocates_resource(device_memory, size) on demo_obj_create) is
+// charged while the object lives; a call over the quota is refused with
+// AVA_E_POLICY and counted, and a release makes room again.
+Test(vmhost, allocations_over_the_slot_memory_quota_are_refused) {
+  Host host;
+  FakeVm vm;
+  vm.connect_to(host.sock);
+  __atomic_store_n(&vm.entry(0)->mem_quota, 10000, __ATOMIC_RELAXED);
+  __atomic_store_n(&vm.entry(0)->policy_flags, 0, __ATOMIC_RELEASE);
+  vm.claim(0);
+  auto ch = guest_channel(vm, 0);
+  hello_and_call(*ch, [&] { return host.log(); });
+  uint64_t a = 0, b = 0, c = 0, d = 0;
+  cr_assert_eq(create_obj(*ch, 6000, &a), AVA_OK, "%s", host.log().c_str());
+  cr_assert(a != 0, "no handle for the first object");
+  const uint64_t errors = vm.entry(0)->errors;
+  cr_expect_eq(create_obj(*ch, 6000, &b), AVA_E_POLICY, "a second 6000-byte object in 10000");
+  cr_expect(vm.entry(0)->errors == errors + 1, "the refusal was not counted");
+  cr_expect(host.log().find("device_memory quota of 10000") != std::string::npos,
+            "the refusal is not explained:\n%s", host.log().c_str());
+  cr_expect_eq(create_obj(*ch, 4000, &c), AVA_OK, "4000 more fit exactly");
+  cr_expect_eq(release_obj(*ch, a), AVA_OK);
+  cr_expect_eq(create_obj(*ch, 6000, &d), AVA_OK, "after a release the room is back");
+  // Lifting the quota applies at once.
+  __atomic_store_n(&vm.entry(0)->mem_quota, 0, __ATOMIC_RELAXED);
+  uint64_t big = 0;
+  cr_expect_eq(create_obj(*ch, 1u << 20, &big), AVA_OK, "no quota, no limit");
+}

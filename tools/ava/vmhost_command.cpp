@@ -434,6 +434,10 @@ void Vmhost::worker_child(uint32_t i, uint32_t gen, int wait_efd, int irq_efd) {
   // Refused calls show in `avactl stats` as the slot's errors.
   ava_slot_entry *entry = mem_->slot_entry(i);
   options.on_refused = [entry](int) { __atomic_fetch_add(&entry->errors, 1, __ATOMIC_RELAXED); };
+  // `avactl policy SLOT mem-quota N`: the spec's "device_memory" allocations.
+  options.resource_quota = [entry](std::string_view resource) -> uint64_t {
+    return resource == "device_memory" ? __atomic_load_n(&entry->mem_quota, __ATOMIC_RELAXED) : 0;
+  };
   st = serve_guest(std::move(channel), plugins, options);
   _exit(st.is_ok() ? 0 : 1);
 }

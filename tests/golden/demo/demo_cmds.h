@@ -11,9 +11,11 @@
 #include "demo_wire.h"
 
 /* Resource classes (ava_allocates_resource and friends). */
-#define AVA_DEMO_NRESOURCES 0u
+#define AVA_DEMO_RES_DEVICE_MEMORY 0u
+#define AVA_DEMO_NRESOURCES 1u
 
 static const char *const ava_demo_cmd_resource_names[] __attribute__((unused)) = {
+	"device_memory",
 	0 /* end */
 };
 
@@ -54,6 +56,7 @@ static const struct ava_cmd_buf ava_demo_cmd_bufs[] __attribute__((unused)) = {
 
 /* {resource, kind, flags, arg_offset, amount}; a zero entry ends it. */
 static const struct ava_cmd_res ava_demo_cmd_res[] __attribute__((unused)) = {
+	{AVA_DEMO_RES_DEVICE_MEMORY, AVA_CMD_RES_ALLOCATES, AVA_CMD_RES_ARG, offsetof(struct ava_demo_demo_obj_create_call, size), 1ull}, /* demo_obj_create */
 	{0, 0, 0, 0, 0ull}
 };
 
@@ -71,73 +74,73 @@ static const struct ava_cmd_desc ava_demo_cmds[] __attribute__((unused)) = {
 	 sizeof(struct ava_demo_demo_scale_call), sizeof(struct ava_demo_demo_scale_reply), 0u, 0, 0, 0, 0, 0},
 	{"demo_obj_create", AVA_DEMO_FN_DEMO_OBJ_CREATE,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_obj_create_call), sizeof(struct ava_demo_demo_obj_create_reply), 1u, 0, 2, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_obj_create_call), sizeof(struct ava_demo_demo_obj_create_reply), 1u, 0, 2, 0, 1, 0},
 	{"demo_obj_new", AVA_DEMO_FN_DEMO_OBJ_NEW,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_obj_new_call), sizeof(struct ava_demo_demo_obj_new_reply), 0u, 2, 0, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_obj_new_call), sizeof(struct ava_demo_demo_obj_new_reply), 0u, 2, 0, 1, 0, 0},
 	{"demo_obj_release", AVA_DEMO_FN_DEMO_OBJ_RELEASE,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_DEALLOCATES | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_obj_release_call), sizeof(struct ava_demo_demo_obj_release_reply), 1u, 2, 0, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_obj_release_call), sizeof(struct ava_demo_demo_obj_release_reply), 1u, 2, 0, 1, 0, 0},
 	{"demo_obj_write", AVA_DEMO_FN_DEMO_OBJ_WRITE,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_obj_write_call), sizeof(struct ava_demo_demo_obj_write_reply), 1u, 2, 1, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_obj_write_call), sizeof(struct ava_demo_demo_obj_write_reply), 1u, 2, 1, 1, 0, 0},
 	{"demo_obj_read", AVA_DEMO_FN_DEMO_OBJ_READ,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_obj_read_call), sizeof(struct ava_demo_demo_obj_read_reply), 1u, 3, 1, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_obj_read_call), sizeof(struct ava_demo_demo_obj_read_reply), 1u, 3, 1, 1, 0, 0},
 	{"demo_obj_xor", AVA_DEMO_FN_DEMO_OBJ_XOR,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_obj_xor_call), sizeof(struct ava_demo_demo_obj_xor_reply), 1u, 4, 1, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_obj_xor_call), sizeof(struct ava_demo_demo_obj_xor_reply), 1u, 4, 1, 1, 0, 0},
 	{"demo_obj_transfer", AVA_DEMO_FN_DEMO_OBJ_TRANSFER,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_obj_transfer_call), sizeof(struct ava_demo_demo_obj_transfer_reply), 1u, 5, 1, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_obj_transfer_call), sizeof(struct ava_demo_demo_obj_transfer_reply), 1u, 5, 1, 1, 0, 0},
 	{"demo_obj_get_name", AVA_DEMO_FN_DEMO_OBJ_GET_NAME,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_obj_get_name_call), sizeof(struct ava_demo_demo_obj_get_name_reply), 1u, 6, 2, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_obj_get_name_call), sizeof(struct ava_demo_demo_obj_get_name_reply), 1u, 6, 2, 1, 0, 0},
 	{"demo_obj_info", AVA_DEMO_FN_DEMO_OBJ_INFO,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_obj_info_call), sizeof(struct ava_demo_demo_obj_info_reply), 1u, 8, 1, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_obj_info_call), sizeof(struct ava_demo_demo_obj_info_reply), 1u, 8, 1, 1, 0, 0},
 	{"demo_obj_set_label", AVA_DEMO_FN_DEMO_OBJ_SET_LABEL,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_obj_set_label_call), sizeof(struct ava_demo_demo_obj_set_label_reply), 1u, 9, 1, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_obj_set_label_call), sizeof(struct ava_demo_demo_obj_set_label_reply), 1u, 9, 1, 1, 0, 0},
 	{"demo_obj_get_label", AVA_DEMO_FN_DEMO_OBJ_GET_LABEL,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_obj_get_label_call), sizeof(struct ava_demo_demo_obj_get_label_reply), 1u, 10, 1, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_obj_get_label_call), sizeof(struct ava_demo_demo_obj_get_label_reply), 1u, 10, 1, 1, 0, 0},
 	{"demo_obj_fill", AVA_DEMO_FN_DEMO_OBJ_FILL,
 	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_obj_fill_call), 0, 1u, 11, 0, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_obj_fill_call), 0, 1u, 11, 0, 1, 0, 0},
 	{"demo_obj_clear", AVA_DEMO_FN_DEMO_OBJ_CLEAR,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_obj_clear_call), sizeof(struct ava_demo_demo_obj_clear_reply), 1u, 11, 0, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_obj_clear_call), sizeof(struct ava_demo_demo_obj_clear_reply), 1u, 11, 0, 1, 0, 0},
 	{"demo_sum_sizes", AVA_DEMO_FN_DEMO_SUM_SIZES,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_sum_sizes_call), sizeof(struct ava_demo_demo_sum_sizes_reply), 1u, 11, 2, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_sum_sizes_call), sizeof(struct ava_demo_demo_sum_sizes_reply), 1u, 11, 2, 1, 0, 0},
 	{"demo_list_objects", AVA_DEMO_FN_DEMO_LIST_OBJECTS,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_list_objects_call), sizeof(struct ava_demo_demo_list_objects_reply), 1u, 13, 2, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_list_objects_call), sizeof(struct ava_demo_demo_list_objects_reply), 1u, 13, 2, 1, 0, 0},
 	{"demo_obj_set_callback", AVA_DEMO_FN_DEMO_OBJ_SET_CALLBACK,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_CALLBACK | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_obj_set_callback_call), sizeof(struct ava_demo_demo_obj_set_callback_reply), 1u, 15, 0, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_obj_set_callback_call), sizeof(struct ava_demo_demo_obj_set_callback_reply), 1u, 15, 0, 1, 0, 0},
 	{"demo_obj_fire", AVA_DEMO_FN_DEMO_OBJ_FIRE,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_obj_fire_call), sizeof(struct ava_demo_demo_obj_fire_reply), 1u, 15, 0, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_obj_fire_call), sizeof(struct ava_demo_demo_obj_fire_reply), 1u, 15, 0, 1, 0, 0},
 	{"demo_thread_set_tag", AVA_DEMO_FN_DEMO_THREAD_SET_TAG,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_thread_set_tag_call), sizeof(struct ava_demo_demo_thread_set_tag_reply), 1u, 15, 0, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_thread_set_tag_call), sizeof(struct ava_demo_demo_thread_set_tag_reply), 1u, 15, 0, 1, 0, 0},
 	{"demo_thread_get_tag", AVA_DEMO_FN_DEMO_THREAD_GET_TAG,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_thread_get_tag_call), sizeof(struct ava_demo_demo_thread_get_tag_reply), 0u, 15, 0, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_thread_get_tag_call), sizeof(struct ava_demo_demo_thread_get_tag_reply), 0u, 15, 0, 1, 0, 0},
 	{"demo_sleep_ms", AVA_DEMO_FN_DEMO_SLEEP_MS,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_sleep_ms_call), sizeof(struct ava_demo_demo_sleep_ms_reply), 1u, 15, 0, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_sleep_ms_call), sizeof(struct ava_demo_demo_sleep_ms_reply), 1u, 15, 0, 1, 0, 0},
 	{"demo_crash", AVA_DEMO_FN_DEMO_CRASH,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_crash_call), sizeof(struct ava_demo_demo_crash_reply), 0u, 15, 0, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_crash_call), sizeof(struct ava_demo_demo_crash_reply), 0u, 15, 0, 1, 0, 0},
 	{"demo_live_objects", AVA_DEMO_FN_DEMO_LIVE_OBJECTS,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_demo_demo_live_objects_call), sizeof(struct ava_demo_demo_live_objects_reply), 0u, 15, 0, 0, 0, 0},
+	 sizeof(struct ava_demo_demo_live_objects_call), sizeof(struct ava_demo_demo_live_objects_reply), 0u, 15, 0, 1, 0, 0},
 	{"demo_reserved_call", AVA_DEMO_FN_DEMO_RESERVED_CALL,
 	 0,
-	 0, 0, 0u, 15, 0, 0, 0, 0},
+	 0, 0, 0u, 15, 0, 1, 0, 0},
 };
 AVA_STATIC_ASSERT(sizeof(ava_demo_cmds) / sizeof(ava_demo_cmds[0]) == AVA_DEMO_NFUNCS,
 		  "ava_demo_cmds has one entry per function id");
@@ -145,7 +148,7 @@ AVA_STATIC_ASSERT(sizeof(ava_demo_cmds) / sizeof(ava_demo_cmds[0]) == AVA_DEMO_N
 static const struct ava_cmd_table ava_demo_cmd_table __attribute__((unused)) = {
 	AVA_DEMO_SPEC_NAME, AVA_DEMO_SPEC_HASH, AVA_DEMO_SPEC_ID, AVA_DEMO_NFUNCS,
 	ava_demo_cmds, ava_demo_cmd_bufs, ava_demo_cmd_res, ava_demo_cmd_resource_names,
-	15u, 0u, AVA_DEMO_NRESOURCES, 0u
+	15u, 1u, AVA_DEMO_NRESOURCES, 0u
 };
 
 #endif /* AVA_DEMO_CMDS_H */

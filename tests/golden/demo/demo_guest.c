@@ -926,7 +926,7 @@ ava_fail:
 AVA_EXPORT demo_status demo_sleep_ms(uint32_t ms)
 {
 #define ava_execute() ava_demo_remote_demo_sleep_ms(ms)
-#line 220 "specs/demo/demo.spec.c"
+#line 222 "specs/demo/demo.spec.c"
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();

@@ -718,7 +718,7 @@ static int ava_demo_serve_demo_obj_fill(struct ava_wcall *ava_w)
 
 static demo_status ava_demo_impl_demo_obj_clear(demo_obj obj)
 {
-#line 172 "specs/demo/demo.spec.c"
+#line 174 "specs/demo/demo.spec.c"
 	return demo_obj_fill(obj, 0);
 #line 724 "demo_worker.c"
 }
@@ -1002,7 +1002,7 @@ static int ava_demo_serve_demo_thread_get_tag(struct ava_wcall *ava_w)
 static demo_status ava_demo_impl_demo_sleep_ms(uint32_t ms)
 {
 #define ava_execute() demo_sleep_ms(ms)
-#line 220 "specs/demo/demo.spec.c"
+#line 222 "specs/demo/demo.spec.c"
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
