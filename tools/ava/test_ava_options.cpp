@@ -91,6 +91,12 @@ Test(ava_options, worker) {
       {{"--listen", "/w", "--ready-fd", "99999999999"}, false, -1, false, 0},
       {{"--listen", "/w", "--exit-when-idle=yes"}, false, -1, false, 0},
       {{"--listen", "/w", "stray"}, false, -1, false, 0},
+      // Kernel connections of this machine instead of a listener.
+      {{"--netlink", "--spec", "demo", "--ready-fd", "4"}, true, 4, false, 1},
+      {{"--netlink", "--listen", "/w"}, false, -1, false, 0},
+      {{"--netlink", "--io-uring"}, false, -1, false, 0},
+      {{"--netlink", "--exit-when-idle"}, false, -1, false, 0},
+      {{"--netlink=1"}, false, -1, false, 0},
   };
   for (size_t i = 0; i < cases.size(); i++) {
     const WorkerCase &c = cases[i];
