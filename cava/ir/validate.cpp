@@ -125,8 +125,9 @@ void Validator::check_implemented(const Annotation &a, bool function_scope) {
                                        Ann::ZerocopyBuffer,
                                        Ann::AllocatesResource,
                                        Ann::DeallocatesResource};
-  static const std::set<Ann> kFunction = {Ann::Sync,       Ann::Async, Ann::Flush,
-                                          Ann::Success,    Ann::Error, Ann::DisableNativeCall,
+  static const std::set<Ann> kFunction = {Ann::Sync,        Ann::Async,
+                                          Ann::Flush,       Ann::Success,
+                                          Ann::Error,       Ann::DisableNativeCall,
                                           Ann::Unsupported, Ann::ConsumesResource};
   const bool fn_level = ann_is_function_level(a.kind);
   if (function_scope && !fn_level && a.kind != Ann::Error) {
