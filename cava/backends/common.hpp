@@ -58,6 +58,24 @@ void emit_annotation_eval(Emitter &out, const Block &block, const Param &p,
                           const std::function<std::string(const std::string &)> &coupled_id);
 bool block_has_lifetime(const Block &block);
 
+// What differs between the runtimes remoted stubs are written against:
+// shim/ava_shim.h (guest libraries) and include/ava/kcall.h (kernel modules).
+struct StubDialect {
+  std::string call_type;        // "struct ava_call"
+  std::string u32, u64, s64;    // "uint32_t", "uint64_t", "int64_t"
+  std::string call_prefix;      // "ava_call": ava_call_begin, ava_call_invoke, ...
+  std::string context;          // first argument of begin and handle_released
+  std::string new_handle_ids;   // fills guest-chosen ids for async creations
+  std::string handle_released;  // drops callbacks coupled to a released handle
+  std::string async_error_test; // appended to the take_async_error call ("" or " > 0")
+  bool zerocopy = false;        // the runtime has AVA_CALL_ZEROCOPY
+  std::function<std::string(const Function &)> error_return;
+  std::string fn(const char *op) const { return call_prefix + "_" + op; }
+};
+
+// The body ({ ... }) of a stub that marshals fn and sends it.
+void emit_remote_body(Emitter &out, const Spec &spec, const Function &fn, const StubDialect &d);
+
 // 64-bit FNV-1a, the spec layout hash.
 uint64_t fnv1a(const std::string &text);
 

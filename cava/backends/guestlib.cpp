@@ -120,168 +120,19 @@ void GuestGen::unsupported_stub(const Function &fn) {
 }
 
 void GuestGen::remote_body(const Function &fn) {
-  const bool sync = !fn.async;
-  const bool has_ret = fn.ret.kind != TypeInfo::Kind::Void;
-  out_.line("{");
-  out_.line("\t" + call_struct(spec_, fn) + " ava_a;");
-  if (sync)
-    out_.line("\tconst " + reply_struct(spec_, fn) + " *ava_r = NULL;");
-  out_.line("\tstruct ava_call ava_c;");
-  if (has_ret && sync)
-    out_.line("\t" + declarator(fn.ret, "ava_ret") + ";");
-  for (const Param &p : fn.params) {
-    if (p.info.role == Role::Buffer) {
-      out_.line("\tuint32_t ava_dir_" + p.name + " = " + (p.info.default_in ? "AVA_BUF_IN" : "0") +
-                ";");
-      out_.line("\tuint64_t ava_count_" + p.name + " = 0;");
-    }
-    if (p.info.role == Role::Callback || p.info.role == Role::Buffer) {
-      out_.line("\tuint32_t ava_life_" + p.name + " = AVA_LIFETIME_CALL;");
-      out_.line("\tuint64_t ava_coupled_" + p.name + " = 0;");
-    }
-  }
-  out_.line();
-  out_.line("\tmemset(&ava_a, 0, sizeof(ava_a));");
-  for (const Param &p : fn.params) {
-    // A buffer's lifetime matters to the worker only.
-    if (p.info.role == Role::Buffer)
-      out_.line("\t(void)ava_life_" + p.name + ";\n\t(void)ava_coupled_" + p.name + ";");
-  }
-  auto coupled = [](const std::string &obj) { return "(uint64_t)(uintptr_t)(" + obj + ")"; };
-  for (const Param &p : fn.params) {
-    if (p.info.role == Role::Buffer) {
-      out_.line("\tif (" + p.name + " != NULL) {");
-      emit_annotation_eval(out_, p.block, p, "\t\t", coupled);
-      out_.line("\t}");
-    } else if (p.info.role == Role::Callback) {
-      emit_annotation_eval(out_, p.block, p, "\t", coupled);
-    }
-  }
-  std::string flags = sync ? "AVA_F_SYNC" : "AVA_F_ASYNC";
-  if (fn.async_if) {
-    out_.line("\t/* Sent without waiting only when the spec's condition holds. */");
-    out_.line("\tconst int ava_async = (" + *fn.async_if + ") ? 1 : 0;");
-    flags = "(ava_async ? AVA_F_ASYNC : AVA_F_SYNC)";
-  }
-  for (const Param &p : fn.params) {
-    if (p.info.role != Role::Buffer || !p.info.elem_allocates || !(fn.async || fn.async_if))
-      continue;
-    // Sent without waiting, the call cannot return ids: the guest picks them.
-    out_.line("\tif (" + std::string(fn.async_if ? "ava_async && " : "") + p.name +
-              " != NULL && (ava_dir_" + p.name + " & AVA_BUF_OUT)) {");
-    out_.line("\t\tava_guest_new_handle_ids(" + p.name + ", ava_count_" + p.name + ");");
-    out_.line("\t\tava_dir_" + p.name + " = AVA_BUF_IN;");
-    out_.line("\t}");
-  }
-  out_.line("\tif (ava_call_begin(&ava_c, " + spec_ref() + ", " + fn_id_macro(spec_, fn) + ", " +
-            flags + (fn.flush ? " | AVA_F_FLUSH" : "") + ") != 0)");
-  out_.line("\t\tgoto ava_fail;");
-  const Param *userdata = fn.userdata_param >= 0 ? &fn.params[fn.userdata_param] : nullptr;
-  for (const Param &p : fn.params) {
-    const std::string f = "ava_a." + p.name;
-    switch (p.info.role) {
-    case Role::Scalar:
-      out_.line("\t" + f + " = (" + (p.type.is_signed ? "ava_s64" : "ava_u64") + ")" + p.name +
-                ";");
-      break;
-    case Role::Float:
-    case Role::Bytes:
-      out_.line("\tmemcpy(" + std::string(p.info.role == Role::Float ? "&" : "") + f + ", &" +
-                p.name + ", sizeof(" + p.name + "));");
-      break;
-    case Role::Handle:
-    case Role::Opaque:
-      out_.line("\t" + f + " = (ava_u64)(uintptr_t)" + p.name + ";");
-      break;
-    case Role::Callback:
-      out_.line("\t" + f + " = ava_call_callback(&ava_c, (void (*)(void))" + p.name + ", " +
-                (userdata ? userdata->name : std::string("NULL")) + ", ava_life_" + p.name +
-                ", ava_coupled_" + p.name + ");");
-      break;
-    case Role::Buffer:
-      out_.line("\tava_call_put_buffer(&ava_c, &" + f + ", " + p.name + ", ava_count_" + p.name +
-                ", " + elem_size_expr(p) + ", ava_dir_" + p.name +
-                (p.info.zerocopy ? " | AVA_CALL_ZEROCOPY" : "") + ");");
-      break;
-    case Role::Userdata:
-      // Only whether there is any: an API may refuse user data without a callback.
-      out_.line("\t" + f + " = " + p.name + " != NULL ? 1 : 0;");
-      break;
-    case Role::None:
-      break;
-    }
-  }
-  if (fn.async_if) {
-    out_.line("\tif (ava_async) {");
-    out_.line("\t\tif (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)");
-    out_.line("\t\t\tgoto ava_fail;");
-    out_.line("\t\tava_call_end(&ava_c);");
-    out_.line(has_ret ? "\t\treturn (" + fn.ret.spelling + ")(" + *fn.success + ");"
-                      : std::string("\t\treturn;"));
-    out_.line("\t}");
-  }
-  if (!sync) {
-    out_.line("\tif (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)");
-    out_.line("\t\tgoto ava_fail;");
-    out_.line("\tava_call_end(&ava_c);");
-    if (has_ret)
-      out_.line("\treturn (" + fn.ret.spelling + ")(" + *fn.success + ");");
-    else
-      out_.line("\treturn;");
-  } else {
-    out_.line("\tif (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, "
-              "sizeof(*ava_r)) != 0)");
-    out_.line("\t\tgoto ava_fail;");
-    for (const Param &p : fn.params) {
-      if (p.info.role == Role::Buffer && p.info.may_out)
-        out_.line("\tif (ava_dir_" + p.name +
-                  " & AVA_BUF_OUT)\n\t\tava_call_get_buffer(&ava_c, &ava_r->" + p.name + ", " +
-                  p.name + ", ava_count_" + p.name + " * " + elem_size_expr(p) + ");");
-    }
-    out_.line("\tif (ava_c.failed)");
-    out_.line("\t\tgoto ava_fail;");
-    switch (fn.ret_info.role) {
-    case Role::Scalar:
-      out_.line("\tava_ret = (" + fn.ret.spelling + ")ava_r->ret;");
-      break;
-    case Role::Float:
-    case Role::Bytes:
-      out_.line(std::string("\tmemcpy(&ava_ret, ") + (fn.ret_info.role == Role::Float ? "&" : "") +
-                "ava_r->ret, sizeof(ava_ret));");
-      break;
-    case Role::Handle:
-    case Role::Opaque:
-      out_.line("\tava_ret = (" + fn.ret.spelling + ")(uintptr_t)ava_r->ret;");
-      break;
-    default:
-      break;
-    }
-    if (fn.success && has_ret) {
-      out_.line("\tif (ava_ret == (" + *fn.success + ")) {");
-      out_.line("\t\tint64_t ava_async_value;");
-      out_.line("\t\tif (ava_call_take_async_error(&ava_c, " + std::to_string(fn.ret_class) +
-                "u, &ava_async_value))");
-      out_.line("\t\t\tava_ret = (" + fn.ret.spelling + ")ava_async_value;");
-      out_.line("\t}");
-    }
-    for (const Param &p : fn.params) {
-      if (p.info.role == Role::Handle && p.info.deallocates) {
-        const std::string cond =
-            fn.success && has_ret ? "ava_ret == (" + *fn.success + ")" : std::string("1");
-        out_.line("\tif (" + cond + ")");
-        out_.line("\t\tava_guest_handle_released(" + spec_ref() + ", (uint64_t)(uintptr_t)" +
-                  p.name + ");");
-      }
-    }
-    out_.line("\tava_call_end(&ava_c);");
-    out_.line(has_ret ? "\treturn ava_ret;" : "\treturn;");
-  }
-  out_.line();
-  out_.line("ava_fail:");
-  out_.line("\tava_call_end(&ava_c);");
-  out_.line("\t" + error_return(fn));
-  out_.line("}");
-  out_.line();
+  StubDialect d;
+  d.call_type = "struct ava_call";
+  d.u32 = "uint32_t";
+  d.u64 = "uint64_t";
+  d.s64 = "int64_t";
+  d.call_prefix = "ava_call";
+  d.context = spec_ref();
+  // Sent without waiting, the call cannot return ids: the guest picks them.
+  d.new_handle_ids = "ava_guest_new_handle_ids";
+  d.handle_released = "ava_guest_handle_released";
+  d.zerocopy = true;
+  d.error_return = [this](const Function &f) { return error_return(f); };
+  emit_remote_body(out_, spec_, fn, d);
 }
 
 void GuestGen::stub(const Function &fn) {

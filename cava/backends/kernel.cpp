@@ -315,162 +315,18 @@ void KernelGen::callback_dispatch() {
 }
 
 void KernelGen::remote_body(const Function &fn) {
-  const bool sync = !fn.async;
-  const bool has_ret = fn.ret.kind != TypeInfo::Kind::Void;
-  out_.line("{");
-  out_.line("\t" + call_struct(spec_, fn) + " ava_a;");
-  if (sync)
-    out_.line("\tconst " + reply_struct(spec_, fn) + " *ava_r = NULL;");
-  out_.line("\tstruct ava_kcall ava_c;");
-  if (has_ret && sync)
-    out_.line("\t" + declarator(fn.ret, "ava_ret") + ";");
-  for (const Param &p : fn.params) {
-    if (p.info.role == Role::Buffer) {
-      out_.line("\tava_u32 ava_dir_" + p.name + " = " + (p.info.default_in ? "AVA_BUF_IN" : "0") +
-                ";");
-      out_.line("\tava_u64 ava_count_" + p.name + " = 0;");
-    }
-    if (p.info.role == Role::Callback || p.info.role == Role::Buffer) {
-      out_.line("\tava_u32 ava_life_" + p.name + " = AVA_LIFETIME_CALL;");
-      out_.line("\tava_u64 ava_coupled_" + p.name + " = 0;");
-    }
-  }
-  out_.line();
-  out_.line("\tmemset(&ava_a, 0, sizeof(ava_a));");
-  for (const Param &p : fn.params) {
-    // A buffer's lifetime matters to the worker only.
-    if (p.info.role == Role::Buffer)
-      out_.line("\t(void)ava_life_" + p.name + ";\n\t(void)ava_coupled_" + p.name + ";");
-  }
-  auto coupled = [](const std::string &obj) { return "(ava_u64)(uintptr_t)(" + obj + ")"; };
-  for (const Param &p : fn.params) {
-    if (p.info.role == Role::Buffer) {
-      out_.line("\tif (" + p.name + " != NULL) {");
-      emit_annotation_eval(out_, p.block, p, "\t\t", coupled);
-      out_.line("\t}");
-    } else if (p.info.role == Role::Callback) {
-      emit_annotation_eval(out_, p.block, p, "\t", coupled);
-    }
-  }
-  std::string flags = sync ? "AVA_F_SYNC" : "AVA_F_ASYNC";
-  if (fn.async_if) {
-    out_.line("\t/* Sent without waiting only when the spec's condition holds. */");
-    out_.line("\tconst int ava_async = (" + *fn.async_if + ") ? 1 : 0;");
-    flags = "(ava_async ? AVA_F_ASYNC : AVA_F_SYNC)";
-  }
-  for (const Param &p : fn.params) {
-    if (p.info.role != Role::Buffer || !p.info.elem_allocates || !(fn.async || fn.async_if))
-      continue;
-    out_.line("\tif (" + std::string(fn.async_if ? "ava_async && " : "") + p.name +
-              " != NULL && (ava_dir_" + p.name + " & AVA_BUF_OUT)) {");
-    out_.line("\t\tava_kern_" + id_ + "_new_handle_ids(" + p.name + ", ava_count_" + p.name + ");");
-    out_.line("\t\tava_dir_" + p.name + " = AVA_BUF_IN;");
-    out_.line("\t}");
-  }
-  out_.line("\tif (ava_kcall_begin(&ava_c, " + conn() + ", " + fn_id_macro(spec_, fn) + ", " +
-            flags + (fn.flush ? " | AVA_F_FLUSH" : "") + ") != 0)");
-  out_.line("\t\tgoto ava_fail;");
-  const Param *userdata = fn.userdata_param >= 0 ? &fn.params[fn.userdata_param] : nullptr;
-  for (const Param &p : fn.params) {
-    const std::string f = "ava_a." + p.name;
-    switch (p.info.role) {
-    case Role::Scalar:
-      out_.line("\t" + f + " = (" + (p.type.is_signed ? "ava_s64" : "ava_u64") + ")" + p.name +
-                ";");
-      break;
-    case Role::Bytes:
-      out_.line("\tmemcpy(" + f + ", &" + p.name + ", sizeof(" + p.name + "));");
-      break;
-    case Role::Handle:
-    case Role::Opaque:
-      out_.line("\t" + f + " = (ava_u64)(uintptr_t)" + p.name + ";");
-      break;
-    case Role::Callback:
-      out_.line("\t" + f + " = ava_kcall_callback(&ava_c, (void (*)(void))" + p.name + ", " +
-                (userdata ? userdata->name : std::string("NULL")) + ", ava_life_" + p.name +
-                ", ava_coupled_" + p.name + ");");
-      break;
-    case Role::Buffer:
-      out_.line("\tava_kcall_put_buffer(&ava_c, &" + f + ", " + p.name + ", ava_count_" + p.name +
-                ", " + elem_size_expr(p) + ", ava_dir_" + p.name + ");");
-      break;
-    case Role::Userdata:
-      out_.line("\t" + f + " = " + p.name + " != NULL ? 1 : 0;");
-      break;
-    case Role::Float: // excluded from the kernel API
-    case Role::None:
-      break;
-    }
-  }
-  // Only async paths return before the reply: the validator gives them ava_success.
-  const std::string success_ret = has_ret && (fn.async || fn.async_if) && fn.success
-                                      ? "return (" + fn.ret.spelling + ")(" + *fn.success + ");"
-                                      : std::string("return;");
-  if (fn.async_if) {
-    out_.line("\tif (ava_async) {");
-    out_.line("\t\tif (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)");
-    out_.line("\t\t\tgoto ava_fail;");
-    out_.line("\t\tava_kcall_end(&ava_c);");
-    out_.line("\t\t" + success_ret);
-    out_.line("\t}");
-  }
-  if (!sync) {
-    out_.line("\tif (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)");
-    out_.line("\t\tgoto ava_fail;");
-    out_.line("\tava_kcall_end(&ava_c);");
-    out_.line("\t" + success_ret);
-  } else {
-    out_.line("\tif (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,");
-    out_.line("\t\t\t     sizeof(*ava_r)) != 0)");
-    out_.line("\t\tgoto ava_fail;");
-    for (const Param &p : fn.params) {
-      if (p.info.role == Role::Buffer && p.info.may_out)
-        out_.line("\tif (ava_dir_" + p.name +
-                  " & AVA_BUF_OUT)\n\t\tava_kcall_get_buffer(&ava_c, &ava_r->" + p.name + ", " +
-                  p.name + ", ava_count_" + p.name + " * " + elem_size_expr(p) + ");");
-    }
-    out_.line("\tif (ava_c.failed)");
-    out_.line("\t\tgoto ava_fail;");
-    switch (fn.ret_info.role) {
-    case Role::Scalar:
-      out_.line("\tava_ret = (" + fn.ret.spelling + ")ava_r->ret;");
-      break;
-    case Role::Bytes:
-      out_.line("\tmemcpy(&ava_ret, ava_r->ret, sizeof(ava_ret));");
-      break;
-    case Role::Handle:
-    case Role::Opaque:
-      out_.line("\tava_ret = (" + fn.ret.spelling + ")(uintptr_t)ava_r->ret;");
-      break;
-    default:
-      break;
-    }
-    if (fn.success && has_ret) {
-      out_.line("\tif (ava_ret == (" + *fn.success + ")) {");
-      out_.line("\t\tava_s64 ava_async_value;");
-      out_.line("\t\tif (ava_kcall_take_async_error(&ava_c, " + std::to_string(fn.ret_class) +
-                "u, &ava_async_value) > 0)");
-      out_.line("\t\t\tava_ret = (" + fn.ret.spelling + ")ava_async_value;");
-      out_.line("\t}");
-    }
-    for (const Param &p : fn.params) {
-      if (p.info.role == Role::Handle && p.info.deallocates) {
-        const std::string cond =
-            fn.success && has_ret ? "ava_ret == (" + *fn.success + ")" : std::string("1");
-        out_.line("\tif (" + cond + ")");
-        out_.line("\t\tava_kconn_handle_released(" + conn() + ", (ava_u64)(uintptr_t)" + p.name +
-                  ");");
-      }
-    }
-    out_.line("\tava_kcall_end(&ava_c);");
-    out_.line(has_ret ? "\treturn ava_ret;" : "\treturn;");
-  }
-  out_.line();
-  out_.line("ava_fail:");
-  out_.line("\tava_kcall_end(&ava_c);");
-  out_.line("\t" + error_return(fn));
-  out_.line("}");
-  out_.line();
+  StubDialect d;
+  d.call_type = "struct ava_kcall";
+  d.u32 = "ava_u32";
+  d.u64 = "ava_u64";
+  d.s64 = "ava_s64";
+  d.call_prefix = "ava_kcall";
+  d.context = conn();
+  d.new_handle_ids = "ava_kern_" + id_ + "_new_handle_ids";
+  d.handle_released = "ava_kconn_handle_released";
+  d.async_error_test = " > 0";
+  d.error_return = [this](const Function &f) { return error_return(f); };
+  emit_remote_body(out_, spec_, fn, d);
 }
 
 void KernelGen::stub(const Function &fn) {

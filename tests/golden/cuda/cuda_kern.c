@@ -188,8 +188,7 @@ CUresult ava_ava_cu_module_load(CUmodule *module, const void *image, size_t size
 	ava_kcall_put_buffer(&ava_c, &ava_a.module, module, ava_count_module, sizeof(CUmodule), ava_dir_module);
 	ava_kcall_put_buffer(&ava_c, &ava_a.image, image, ava_count_image, 1, ava_dir_image);
 	ava_a.size = (ava_u64)size;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_module & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->module, module, ava_count_module * sizeof(CUmodule));
@@ -222,8 +221,7 @@ CUresult ava_cuModuleUnload(CUmodule hmod)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMODULEUNLOAD, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.hmod = (ava_u64)(uintptr_t)hmod;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -278,8 +276,7 @@ CUresult ava_cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *n
 	ava_kcall_put_buffer(&ava_c, &ava_a.hfunc, hfunc, ava_count_hfunc, sizeof(CUfunction), ava_dir_hfunc);
 	ava_a.hmod = (ava_u64)(uintptr_t)hmod;
 	ava_kcall_put_buffer(&ava_c, &ava_a.name, name, ava_count_name, sizeof(char), ava_dir_name);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_hfunc & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->hfunc, hfunc, ava_count_hfunc * sizeof(CUfunction));
@@ -345,8 +342,7 @@ CUresult ava_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmo
 	ava_kcall_put_buffer(&ava_c, &ava_a.bytes, bytes, ava_count_bytes, sizeof(size_t), ava_dir_bytes);
 	ava_a.hmod = (ava_u64)(uintptr_t)hmod;
 	ava_kcall_put_buffer(&ava_c, &ava_a.name, name, ava_count_name, sizeof(char), ava_dir_name);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_dptr & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->dptr, dptr, ava_count_dptr * sizeof(CUdeviceptr));
@@ -393,8 +389,7 @@ CUresult ava_cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction
 	ava_kcall_put_buffer(&ava_c, &ava_a.pi, pi, ava_count_pi, sizeof(int), ava_dir_pi);
 	ava_a.attrib = (ava_u64)attrib;
 	ava_a.hfunc = (ava_u64)(uintptr_t)hfunc;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pi & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->pi, pi, ava_count_pi * sizeof(int));
@@ -450,8 +445,7 @@ CUresult ava_cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *para
 	ava_a.paramIndex = (ava_u64)paramIndex;
 	ava_kcall_put_buffer(&ava_c, &ava_a.paramOffset, paramOffset, ava_count_paramOffset, sizeof(size_t), ava_dir_paramOffset);
 	ava_kcall_put_buffer(&ava_c, &ava_a.paramSize, paramSize, ava_count_paramSize, sizeof(size_t), ava_dir_paramSize);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_paramOffset & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->paramOffset, paramOffset, ava_count_paramOffset * sizeof(size_t));
@@ -515,8 +509,7 @@ CUresult ava_ava_cu_launch(CUfunction f, unsigned int gridDimX, unsigned int gri
 		ava_kcall_end(&ava_c);
 		return (CUresult)(CUDA_SUCCESS);
 	}
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -559,8 +552,7 @@ CUresult ava_ava_cu_error_string(CUresult error, char *text, size_t capacity)
 	ava_a.error = (ava_u64)error;
 	ava_kcall_put_buffer(&ava_c, &ava_a.text, text, ava_count_text, sizeof(char), ava_dir_text);
 	ava_a.capacity = (ava_u64)capacity;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_text & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->text, text, ava_count_text * sizeof(char));
@@ -593,8 +585,7 @@ CUresult ava_cuInit(unsigned int Flags)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUINIT, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.Flags = (ava_u64)Flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -635,8 +626,7 @@ CUresult ava_cuDriverGetVersion(int *driverVersion)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDRIVERGETVERSION, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.driverVersion, driverVersion, ava_count_driverVersion, sizeof(int), ava_dir_driverVersion);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_driverVersion & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->driverVersion, driverVersion, ava_count_driverVersion * sizeof(int));
@@ -680,8 +670,7 @@ CUresult ava_cuDeviceGet(CUdevice *device, int ordinal)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.device, device, ava_count_device, sizeof(CUdevice), ava_dir_device);
 	ava_a.ordinal = (ava_s64)ordinal;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_device & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->device, device, ava_count_device * sizeof(CUdevice));
@@ -724,8 +713,7 @@ CUresult ava_cuDeviceGetCount(int *count)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEGETCOUNT, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.count, count, ava_count_count, sizeof(int), ava_dir_count);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_count & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->count, count, ava_count_count * sizeof(int));
@@ -770,8 +758,7 @@ CUresult ava_cuDeviceGetName(char *name, int len, CUdevice dev)
 	ava_kcall_put_buffer(&ava_c, &ava_a.name, name, ava_count_name, sizeof(char), ava_dir_name);
 	ava_a.len = (ava_s64)len;
 	ava_a.dev = (ava_s64)dev;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_name & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->name, name, ava_count_name * sizeof(char));
@@ -815,8 +802,7 @@ CUresult ava_cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.uuid, uuid, ava_count_uuid, sizeof(CUuuid), ava_dir_uuid);
 	ava_a.dev = (ava_s64)dev;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_uuid & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->uuid, uuid, ava_count_uuid * sizeof(CUuuid));
@@ -860,8 +846,7 @@ CUresult ava_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.bytes, bytes, ava_count_bytes, sizeof(size_t), ava_dir_bytes);
 	ava_a.dev = (ava_s64)dev;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_bytes & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->bytes, bytes, ava_count_bytes * sizeof(size_t));
@@ -906,8 +891,7 @@ CUresult ava_cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice d
 	ava_kcall_put_buffer(&ava_c, &ava_a.pi, pi, ava_count_pi, sizeof(int), ava_dir_pi);
 	ava_a.attrib = (ava_u64)attrib;
 	ava_a.dev = (ava_s64)dev;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pi & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->pi, pi, ava_count_pi * sizeof(int));
@@ -951,8 +935,7 @@ CUresult ava_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.pctx, pctx, ava_count_pctx, sizeof(CUcontext), ava_dir_pctx);
 	ava_a.dev = (ava_s64)dev;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pctx & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->pctx, pctx, ava_count_pctx * sizeof(CUcontext));
@@ -985,8 +968,7 @@ CUresult ava_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEPRIMARYCTXRELEASE_V2, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.dev = (ava_s64)dev;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1017,8 +999,7 @@ CUresult ava_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEPRIMARYCTXRESET_V2, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.dev = (ava_s64)dev;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1071,8 +1052,7 @@ CUresult ava_cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *
 	ava_a.dev = (ava_s64)dev;
 	ava_kcall_put_buffer(&ava_c, &ava_a.flags, flags, ava_count_flags, sizeof(unsigned int), ava_dir_flags);
 	ava_kcall_put_buffer(&ava_c, &ava_a.active, active, ava_count_active, sizeof(int), ava_dir_active);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_flags & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->flags, flags, ava_count_flags * sizeof(unsigned int));
@@ -1108,8 +1088,7 @@ CUresult ava_cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
 		goto ava_fail;
 	ava_a.dev = (ava_s64)dev;
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1153,8 +1132,7 @@ static CUresult ava_kern_remote_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParam
 	ava_a.ctxCreateParams = (ava_u64)(uintptr_t)ctxCreateParams;
 	ava_a.flags = (ava_u64)flags;
 	ava_a.dev = (ava_s64)dev;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pctx & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->pctx, pctx, ava_count_pctx * sizeof(CUcontext));
@@ -1181,7 +1159,7 @@ CUresult ava_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1185 "cuda_kern.c"
+#line 1163 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuCtxCreate_v4);
@@ -1197,8 +1175,7 @@ CUresult ava_cuCtxDestroy_v2(CUcontext ctx)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXDESTROY_V2, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.ctx = (ava_u64)(uintptr_t)ctx;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1241,8 +1218,7 @@ CUresult ava_cuCtxGetCurrent(CUcontext *pctx)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXGETCURRENT, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.pctx, pctx, ava_count_pctx, sizeof(CUcontext), ava_dir_pctx);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pctx & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->pctx, pctx, ava_count_pctx * sizeof(CUcontext));
@@ -1275,8 +1251,7 @@ CUresult ava_cuCtxSetCurrent(CUcontext ctx)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXSETCURRENT, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.ctx = (ava_u64)(uintptr_t)ctx;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1307,8 +1282,7 @@ CUresult ava_cuCtxPushCurrent_v2(CUcontext ctx)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXPUSHCURRENT_V2, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.ctx = (ava_u64)(uintptr_t)ctx;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1349,8 +1323,7 @@ CUresult ava_cuCtxPopCurrent_v2(CUcontext *pctx)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXPOPCURRENT_V2, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.pctx, pctx, ava_count_pctx, sizeof(CUcontext), ava_dir_pctx);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pctx & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->pctx, pctx, ava_count_pctx * sizeof(CUcontext));
@@ -1393,8 +1366,7 @@ CUresult ava_cuCtxGetDevice(CUdevice *device)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXGETDEVICE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.device, device, ava_count_device, sizeof(CUdevice), ava_dir_device);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_device & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->device, device, ava_count_device * sizeof(CUdevice));
@@ -1438,8 +1410,7 @@ CUresult ava_cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
 		goto ava_fail;
 	ava_a.ctx = (ava_u64)(uintptr_t)ctx;
 	ava_kcall_put_buffer(&ava_c, &ava_a.version, version, ava_count_version, sizeof(unsigned int), ava_dir_version);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_version & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->version, version, ava_count_version * sizeof(unsigned int));
@@ -1471,8 +1442,7 @@ CUresult ava_cuCtxSynchronize(void)
 	memset(&ava_a, 0, sizeof(ava_a));
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXSYNCHRONIZE, AVA_F_SYNC) != 0)
 		goto ava_fail;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1514,8 +1484,7 @@ CUresult ava_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.dptr, dptr, ava_count_dptr, sizeof(CUdeviceptr), ava_dir_dptr);
 	ava_a.bytesize = (ava_u64)bytesize;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_dptr & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->dptr, dptr, ava_count_dptr * sizeof(CUdeviceptr));
@@ -1548,8 +1517,7 @@ CUresult ava_cuMemFree_v2(CUdeviceptr dptr)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMFREE_V2, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.dptr = (ava_u64)dptr;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1601,8 +1569,7 @@ CUresult ava_cuMemGetInfo_v2(size_t *free, size_t *total)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.free, free, ava_count_free, sizeof(size_t), ava_dir_free);
 	ava_kcall_put_buffer(&ava_c, &ava_a.total, total, ava_count_total, sizeof(size_t), ava_dir_total);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_free & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->free, free, ava_count_free * sizeof(size_t));
@@ -1649,8 +1616,7 @@ CUresult ava_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t 
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_kcall_put_buffer(&ava_c, &ava_a.srcHost, srcHost, ava_count_srcHost, 1, ava_dir_srcHost);
 	ava_a.ByteCount = (ava_u64)ByteCount;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1693,8 +1659,7 @@ CUresult ava_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCo
 	ava_kcall_put_buffer(&ava_c, &ava_a.dstHost, dstHost, ava_count_dstHost, 1, ava_dir_dstHost);
 	ava_a.srcDevice = (ava_u64)srcDevice;
 	ava_a.ByteCount = (ava_u64)ByteCount;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_dstHost & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->dstHost, dstHost, ava_count_dstHost * 1);
@@ -1729,8 +1694,7 @@ CUresult ava_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_a.srcDevice = (ava_u64)srcDevice;
 	ava_a.ByteCount = (ava_u64)ByteCount;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1791,7 +1755,7 @@ CUresult ava_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, si
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 1795 "cuda_kern.c"
+#line 1759 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyHtoDAsync_v2);
@@ -1820,8 +1784,7 @@ static CUresult ava_kern_remote_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr 
 	ava_a.srcDevice = (ava_u64)srcDevice;
 	ava_a.ByteCount = (ava_u64)ByteCount;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_dstHost & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->dstHost, dstHost, ava_count_dstHost * 1);
@@ -1850,7 +1813,7 @@ CUresult ava_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t B
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 1854 "cuda_kern.c"
+#line 1817 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoHAsync_v2);
@@ -1892,8 +1855,7 @@ CUresult ava_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_a.uc = (ava_u64)uc;
 	ava_a.N = (ava_u64)N;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1926,8 +1888,7 @@ CUresult ava_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_a.ui = (ava_u64)ui;
 	ava_a.N = (ava_u64)N;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2017,8 +1978,7 @@ CUresult ava_cuStreamCreate(CUstream *phStream, unsigned int Flags)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.phStream, phStream, ava_count_phStream, sizeof(CUstream), ava_dir_phStream);
 	ava_a.Flags = (ava_u64)Flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_phStream & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->phStream, phStream, ava_count_phStream * sizeof(CUstream));
@@ -2051,8 +2011,7 @@ CUresult ava_cuStreamDestroy_v2(CUstream hStream)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUSTREAMDESTROY_V2, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2085,8 +2044,7 @@ CUresult ava_cuStreamSynchronize(CUstream hStream)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUSTREAMSYNCHRONIZE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2117,8 +2075,7 @@ CUresult ava_cuStreamQuery(CUstream hStream)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUSTREAMQUERY, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2183,8 +2140,7 @@ CUresult ava_cuEventCreate(CUevent *phEvent, unsigned int Flags)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.phEvent, phEvent, ava_count_phEvent, sizeof(CUevent), ava_dir_phEvent);
 	ava_a.Flags = (ava_u64)Flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_phEvent & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->phEvent, phEvent, ava_count_phEvent * sizeof(CUevent));
@@ -2217,8 +2173,7 @@ CUresult ava_cuEventDestroy_v2(CUevent hEvent)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUEVENTDESTROY_V2, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.hEvent = (ava_u64)(uintptr_t)hEvent;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2273,8 +2228,7 @@ CUresult ava_cuEventSynchronize(CUevent hEvent)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUEVENTSYNCHRONIZE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.hEvent = (ava_u64)(uintptr_t)hEvent;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2305,8 +2259,7 @@ CUresult ava_cuEventQuery(CUevent hEvent)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUEVENTQUERY, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.hEvent = (ava_u64)(uintptr_t)hEvent;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;

@@ -349,8 +349,7 @@ cudaError_t ava_cudaGetDeviceCount(int *count)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAGETDEVICECOUNT, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.count, count, ava_count_count, sizeof(int), ava_dir_count);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_count & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->count, count, ava_count_count * sizeof(int));
@@ -393,8 +392,7 @@ cudaError_t ava_cudaGetDevice(int *device)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAGETDEVICE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.device, device, ava_count_device, sizeof(int), ava_dir_device);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_device & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->device, device, ava_count_device * sizeof(int));
@@ -427,8 +425,7 @@ cudaError_t ava_cudaSetDevice(int device)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASETDEVICE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.device = (ava_s64)device;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -461,8 +458,7 @@ cudaError_t ava_cudaInitDevice(int device, unsigned int deviceFlags, unsigned in
 	ava_a.device = (ava_s64)device;
 	ava_a.deviceFlags = (ava_u64)deviceFlags;
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -504,8 +500,7 @@ cudaError_t ava_cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.prop, prop, ava_count_prop, sizeof(struct cudaDeviceProp), ava_dir_prop);
 	ava_a.device = (ava_s64)device;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_prop & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->prop, prop, ava_count_prop * sizeof(struct cudaDeviceProp));
@@ -550,8 +545,7 @@ cudaError_t ava_cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int
 	ava_kcall_put_buffer(&ava_c, &ava_a.value, value, ava_count_value, sizeof(int), ava_dir_value);
 	ava_a.attr = (ava_u64)attr;
 	ava_a.device = (ava_s64)device;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->value, value, ava_count_value * sizeof(int));
@@ -583,8 +577,7 @@ cudaError_t ava_cudaDeviceSynchronize(void)
 	memset(&ava_a, 0, sizeof(ava_a));
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICESYNCHRONIZE, AVA_F_SYNC) != 0)
 		goto ava_fail;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -614,8 +607,7 @@ cudaError_t ava_cudaDeviceReset(void)
 	memset(&ava_a, 0, sizeof(ava_a));
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICERESET, AVA_F_SYNC) != 0)
 		goto ava_fail;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -646,8 +638,7 @@ cudaError_t ava_cudaSetDeviceFlags(unsigned int flags)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASETDEVICEFLAGS, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -688,8 +679,7 @@ cudaError_t ava_cudaGetDeviceFlags(unsigned int *flags)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAGETDEVICEFLAGS, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.flags, flags, ava_count_flags, sizeof(unsigned int), ava_dir_flags);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_flags & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->flags, flags, ava_count_flags * sizeof(unsigned int));
@@ -733,8 +723,7 @@ cudaError_t ava_cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.pValue, pValue, ava_count_pValue, sizeof(size_t), ava_dir_pValue);
 	ava_a.limit = (ava_u64)limit;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pValue & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->pValue, pValue, ava_count_pValue * sizeof(size_t));
@@ -768,8 +757,7 @@ cudaError_t ava_cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
 		goto ava_fail;
 	ava_a.limit = (ava_u64)limit;
 	ava_a.value = (ava_u64)value;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -812,8 +800,7 @@ cudaError_t ava_cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peer
 	ava_kcall_put_buffer(&ava_c, &ava_a.canAccessPeer, canAccessPeer, ava_count_canAccessPeer, sizeof(int), ava_dir_canAccessPeer);
 	ava_a.device = (ava_s64)device;
 	ava_a.peerDevice = (ava_s64)peerDevice;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_canAccessPeer & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->canAccessPeer, canAccessPeer, ava_count_canAccessPeer * sizeof(int));
@@ -856,8 +843,7 @@ cudaError_t ava_cudaDriverGetVersion(int *driverVersion)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADRIVERGETVERSION, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.driverVersion, driverVersion, ava_count_driverVersion, sizeof(int), ava_dir_driverVersion);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_driverVersion & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->driverVersion, driverVersion, ava_count_driverVersion * sizeof(int));
@@ -900,8 +886,7 @@ cudaError_t ava_cudaRuntimeGetVersion(int *runtimeVersion)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDARUNTIMEGETVERSION, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.runtimeVersion, runtimeVersion, ava_count_runtimeVersion, sizeof(int), ava_dir_runtimeVersion);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_runtimeVersion & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->runtimeVersion, runtimeVersion, ava_count_runtimeVersion * sizeof(int));
@@ -955,8 +940,7 @@ cudaError_t ava_cudaMemGetInfo(size_t *free, size_t *total)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.free, free, ava_count_free, sizeof(size_t), ava_dir_free);
 	ava_kcall_put_buffer(&ava_c, &ava_a.total, total, ava_count_total, sizeof(size_t), ava_dir_total);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_free & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->free, free, ava_count_free * sizeof(size_t));
@@ -990,8 +974,7 @@ cudaError_t ava_cudaGetLastError(void)
 	memset(&ava_a, 0, sizeof(ava_a));
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAGETLASTERROR, AVA_F_SYNC) != 0)
 		goto ava_fail;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1021,8 +1004,7 @@ cudaError_t ava_cudaPeekAtLastError(void)
 	memset(&ava_a, 0, sizeof(ava_a));
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAPEEKATLASTERROR, AVA_F_SYNC) != 0)
 		goto ava_fail;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1064,8 +1046,7 @@ static cudaError_t ava_kern_remote_cudaMalloc(void **devPtr, size_t size)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.devPtr, devPtr, ava_count_devPtr, sizeof(void *), ava_dir_devPtr);
 	ava_a.size = (ava_u64)size;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_devPtr & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->devPtr, devPtr, ava_count_devPtr * sizeof(void *));
@@ -1093,7 +1074,7 @@ cudaError_t ava_cudaMalloc(void **devPtr, size_t size)
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
 	return ret;
-#line 1097 "cudart_kern.c"
+#line 1078 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMalloc);
@@ -1132,8 +1113,7 @@ static cudaError_t ava_kern_remote_cudaMallocPitch(void **devPtr, size_t *pitch,
 	ava_kcall_put_buffer(&ava_c, &ava_a.pitch, pitch, ava_count_pitch, sizeof(size_t), ava_dir_pitch);
 	ava_a.width = (ava_u64)width;
 	ava_a.height = (ava_u64)height;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_devPtr & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->devPtr, devPtr, ava_count_devPtr * sizeof(void *));
@@ -1163,7 +1143,7 @@ cudaError_t ava_cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, *pitch * height);
 	return ret;
-#line 1167 "cudart_kern.c"
+#line 1147 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocPitch);
@@ -1179,8 +1159,7 @@ static cudaError_t ava_kern_remote_cudaFree(void *devPtr)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAFREE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.devPtr = (ava_u64)(uintptr_t)devPtr;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1206,7 +1185,7 @@ cudaError_t ava_cudaFree(void *devPtr)
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_forget_alloc(devPtr);
 	return ret;
-#line 1210 "cudart_kern.c"
+#line 1189 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFree);
@@ -1224,8 +1203,7 @@ cudaError_t ava_cudaMemset(void *devPtr, int value, size_t count)
 	ava_a.devPtr = (ava_u64)(uintptr_t)devPtr;
 	ava_a.value = (ava_s64)value;
 	ava_a.count = (ava_u64)count;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1295,8 +1273,7 @@ cudaError_t ava_ava_cudart_memcpy_to_device(void *dst, const void *src, size_t c
 	ava_a.kind = (ava_u64)kind;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
 	ava_a.async = (ava_s64)async;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1376,8 +1353,7 @@ cudaError_t ava_ava_cudart_memcpy_to_host(void *dst, const void *src, size_t cou
 	ava_a.kind = (ava_u64)kind;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
 	ava_a.async = (ava_s64)async;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_dst & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->dst, dst, ava_count_dst * 1);
@@ -1423,8 +1399,7 @@ cudaError_t ava_ava_cudart_memcpy_on_device(void *dst, const void *src, size_t c
 		ava_kcall_end(&ava_c);
 		return (cudaError_t)(cudaSuccess);
 	}
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1479,8 +1454,7 @@ cudaError_t ava_ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, s
 	ava_a.src_host = (ava_s64)src_host;
 	ava_kcall_put_buffer(&ava_c, &ava_a.host, host, ava_count_host, 1, ava_dir_host);
 	ava_a.host_span = (ava_u64)host_span;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_host & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->host, host, ava_count_host * 1);
@@ -1517,8 +1491,7 @@ cudaError_t ava_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width
 	ava_a.value = (ava_s64)value;
 	ava_a.width = (ava_u64)width;
 	ava_a.height = (ava_u64)height;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1576,8 +1549,7 @@ cudaError_t ava_ava_cudart_host_alloc_check(size_t size, unsigned int flags)
 		goto ava_fail;
 	ava_a.size = (ava_u64)size;
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1618,8 +1590,7 @@ cudaError_t ava_cudaStreamCreate(cudaStream_t *pStream)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMCREATE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.pStream, pStream, ava_count_pStream, sizeof(cudaStream_t), ava_dir_pStream);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pStream & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->pStream, pStream, ava_count_pStream * sizeof(cudaStream_t));
@@ -1663,8 +1634,7 @@ cudaError_t ava_cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int fl
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.pStream, pStream, ava_count_pStream, sizeof(cudaStream_t), ava_dir_pStream);
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pStream & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->pStream, pStream, ava_count_pStream * sizeof(cudaStream_t));
@@ -1709,8 +1679,7 @@ cudaError_t ava_cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int
 	ava_kcall_put_buffer(&ava_c, &ava_a.pStream, pStream, ava_count_pStream, sizeof(cudaStream_t), ava_dir_pStream);
 	ava_a.flags = (ava_u64)flags;
 	ava_a.priority = (ava_s64)priority;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pStream & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->pStream, pStream, ava_count_pStream * sizeof(cudaStream_t));
@@ -1743,8 +1712,7 @@ cudaError_t ava_cudaStreamDestroy(cudaStream_t stream)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMDESTROY, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1777,8 +1745,7 @@ cudaError_t ava_cudaStreamSynchronize(cudaStream_t stream)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMSYNCHRONIZE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1809,8 +1776,7 @@ cudaError_t ava_cudaStreamQuery(cudaStream_t stream)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMQUERY, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1870,8 +1836,7 @@ cudaError_t ava_cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t 
 	ava_a.callback = ava_kcall_callback(&ava_c, (void (*)(void))callback, userData, ava_life_callback, ava_coupled_callback);
 	ava_a.userData = userData != NULL ? 1 : 0;
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1907,8 +1872,7 @@ cudaError_t ava_cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *u
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
 	ava_a.fn = ava_kcall_callback(&ava_c, (void (*)(void))fn, userData, ava_life_fn, ava_coupled_fn);
 	ava_a.userData = userData != NULL ? 1 : 0;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1949,8 +1913,7 @@ cudaError_t ava_cudaEventCreate(cudaEvent_t *event)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTCREATE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cudaEvent_t), ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_event & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cudaEvent_t));
@@ -1994,8 +1957,7 @@ cudaError_t ava_cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cudaEvent_t), ava_dir_event);
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_event & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cudaEvent_t));
@@ -2028,8 +1990,7 @@ cudaError_t ava_cudaEventDestroy(cudaEvent_t event)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTDESTROY, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2107,8 +2068,7 @@ cudaError_t ava_cudaEventSynchronize(cudaEvent_t event)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTSYNCHRONIZE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2139,8 +2099,7 @@ cudaError_t ava_cudaEventQuery(cudaEvent_t event)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTQUERY, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2181,8 +2140,7 @@ cudaError_t ava_cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEGETCACHECONFIG, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.pCacheConfig, pCacheConfig, ava_count_pCacheConfig, sizeof(enum cudaFuncCache), ava_dir_pCacheConfig);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pCacheConfig & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->pCacheConfig, pCacheConfig, ava_count_pCacheConfig * sizeof(enum cudaFuncCache));
@@ -2215,8 +2173,7 @@ cudaError_t ava_cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICESETCACHECONFIG, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.cacheConfig = (ava_u64)cacheConfig;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2268,8 +2225,7 @@ cudaError_t ava_cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greate
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.leastPriority, leastPriority, ava_count_leastPriority, sizeof(int), ava_dir_leastPriority);
 	ava_kcall_put_buffer(&ava_c, &ava_a.greatestPriority, greatestPriority, ava_count_greatestPriority, sizeof(int), ava_dir_greatestPriority);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_leastPriority & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->leastPriority, leastPriority, ava_count_leastPriority * sizeof(int));
@@ -2325,8 +2281,7 @@ cudaError_t ava_cudaDeviceGetByPCIBusId(int *device, const char *pciBusId)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.device, device, ava_count_device, sizeof(int), ava_dir_device);
 	ava_kcall_put_buffer(&ava_c, &ava_a.pciBusId, pciBusId, ava_count_pciBusId, sizeof(char), ava_dir_pciBusId);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_device & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->device, device, ava_count_device * sizeof(int));
@@ -2371,8 +2326,7 @@ cudaError_t ava_cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
 	ava_kcall_put_buffer(&ava_c, &ava_a.pciBusId, pciBusId, ava_count_pciBusId, sizeof(char), ava_dir_pciBusId);
 	ava_a.len = (ava_s64)len;
 	ava_a.device = (ava_s64)device;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pciBusId & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->pciBusId, pciBusId, ava_count_pciBusId * sizeof(char));
@@ -2418,8 +2372,7 @@ cudaError_t ava_cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr att
 	ava_a.attr = (ava_u64)attr;
 	ava_a.srcDevice = (ava_s64)srcDevice;
 	ava_a.dstDevice = (ava_s64)dstDevice;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->value, value, ava_count_value * sizeof(int));
@@ -2473,8 +2426,7 @@ cudaError_t ava_cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.device, device, ava_count_device, sizeof(int), ava_dir_device);
 	ava_kcall_put_buffer(&ava_c, &ava_a.prop, prop, ava_count_prop, sizeof(struct cudaDeviceProp), ava_dir_prop);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_device & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->device, device, ava_count_device * sizeof(int));
@@ -2508,8 +2460,7 @@ cudaError_t ava_cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
 		goto ava_fail;
 	ava_a.peerDevice = (ava_s64)peerDevice;
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2540,8 +2491,7 @@ cudaError_t ava_cudaDeviceDisablePeerAccess(int peerDevice)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEDISABLEPEERACCESS, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.peerDevice = (ava_s64)peerDevice;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2583,8 +2533,7 @@ cudaError_t ava_cudaStreamGetPriority(cudaStream_t hStream, int *priority)
 		goto ava_fail;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
 	ava_kcall_put_buffer(&ava_c, &ava_a.priority, priority, ava_count_priority, sizeof(int), ava_dir_priority);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_priority & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->priority, priority, ava_count_priority * sizeof(int));
@@ -2628,8 +2577,7 @@ cudaError_t ava_cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags)
 		goto ava_fail;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
 	ava_kcall_put_buffer(&ava_c, &ava_a.flags, flags, ava_count_flags, sizeof(unsigned int), ava_dir_flags);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_flags & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->flags, flags, ava_count_flags * sizeof(unsigned int));
@@ -2674,8 +2622,7 @@ static cudaError_t ava_kern_remote_cudaMallocAsync(void **devPtr, size_t size, c
 	ava_kcall_put_buffer(&ava_c, &ava_a.devPtr, devPtr, ava_count_devPtr, sizeof(void *), ava_dir_devPtr);
 	ava_a.size = (ava_u64)size;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_devPtr & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->devPtr, devPtr, ava_count_devPtr * sizeof(void *));
@@ -2703,7 +2650,7 @@ cudaError_t ava_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
 	return ret;
-#line 2707 "cudart_kern.c"
+#line 2654 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocAsync);
@@ -2735,7 +2682,7 @@ cudaError_t ava_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 	if (ava_is_guest)
 		ava_cudart_forget_alloc(devPtr);
 	return ava_execute();
-#line 2739 "cudart_kern.c"
+#line 2686 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFreeAsync);
@@ -2755,8 +2702,7 @@ cudaError_t ava_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int sr
 	ava_a.src = (ava_u64)(uintptr_t)src;
 	ava_a.srcDevice = (ava_s64)srcDevice;
 	ava_a.count = (ava_u64)count;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2824,8 +2770,7 @@ cudaError_t ava_cudaPointerGetAttributes(struct cudaPointerAttributes *attribute
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.attributes, attributes, ava_count_attributes, sizeof(struct cudaPointerAttributes), ava_dir_attributes);
 	ava_a.ptr = (ava_u64)(uintptr_t)ptr;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_attributes & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->attributes, attributes, ava_count_attributes * sizeof(struct cudaPointerAttributes));

@@ -989,8 +989,7 @@ cl_int ava_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_u
 	ava_a.num_entries = (ava_u64)num_entries;
 	ava_kcall_put_buffer(&ava_c, &ava_a.platforms, platforms, ava_count_platforms, sizeof(cl_platform_id), ava_dir_platforms);
 	ava_kcall_put_buffer(&ava_c, &ava_a.num_platforms, num_platforms, ava_count_num_platforms, sizeof(cl_uint), ava_dir_num_platforms);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_platforms & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->platforms, platforms, ava_count_platforms * sizeof(cl_platform_id));
@@ -1049,8 +1048,7 @@ static cl_int ava_kern_remote_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
@@ -1079,7 +1077,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1083 "opencl_kern.c"
+#line 1081 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -1119,8 +1117,7 @@ static cl_int ava_kern_remote_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	ava_a.num_entries = (ava_u64)num_entries;
 	ava_kcall_put_buffer(&ava_c, &ava_a.devices, devices, ava_count_devices, sizeof(cl_device_id), ava_dir_devices);
 	ava_kcall_put_buffer(&ava_c, &ava_a.num_devices, num_devices, ava_count_num_devices, sizeof(cl_uint), ava_dir_num_devices);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_devices & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->devices, devices, ava_count_devices * sizeof(cl_device_id));
@@ -1149,7 +1146,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1153 "opencl_kern.c"
+#line 1150 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -1189,8 +1186,7 @@ static cl_int ava_kern_remote_clGetDeviceInfo(cl_device_id device, cl_device_inf
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
@@ -1224,7 +1220,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 1228 "opencl_kern.c"
+#line 1224 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -1274,8 +1270,7 @@ cl_int ava_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_
 	ava_a.num_devices = (ava_u64)num_devices;
 	ava_kcall_put_buffer(&ava_c, &ava_a.out_devices, out_devices, ava_count_out_devices, sizeof(cl_device_id), ava_dir_out_devices);
 	ava_kcall_put_buffer(&ava_c, &ava_a.num_devices_ret, num_devices_ret, ava_count_num_devices_ret, sizeof(cl_uint), ava_dir_num_devices_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_out_devices & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->out_devices, out_devices, ava_count_out_devices * sizeof(cl_device_id));
@@ -1310,8 +1305,7 @@ cl_int ava_clRetainDevice(cl_device_id device)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINDEVICE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.device = (ava_u64)(uintptr_t)device;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1342,8 +1336,7 @@ cl_int ava_clReleaseDevice(cl_device_id device)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEDEVICE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.device = (ava_u64)(uintptr_t)device;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1398,8 +1391,7 @@ cl_int ava_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timesta
 	ava_a.device = (ava_u64)(uintptr_t)device;
 	ava_kcall_put_buffer(&ava_c, &ava_a.device_timestamp, device_timestamp, ava_count_device_timestamp, sizeof(cl_ulong), ava_dir_device_timestamp);
 	ava_kcall_put_buffer(&ava_c, &ava_a.host_timestamp, host_timestamp, ava_count_host_timestamp, sizeof(cl_ulong), ava_dir_host_timestamp);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_device_timestamp & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->device_timestamp, device_timestamp, ava_count_device_timestamp * sizeof(cl_ulong));
@@ -1445,8 +1437,7 @@ cl_int ava_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
 		goto ava_fail;
 	ava_a.device = (ava_u64)(uintptr_t)device;
 	ava_kcall_put_buffer(&ava_c, &ava_a.host_timestamp, host_timestamp, ava_count_host_timestamp, sizeof(cl_ulong), ava_dir_host_timestamp);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_host_timestamp & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->host_timestamp, host_timestamp, ava_count_host_timestamp * sizeof(cl_ulong));
@@ -1517,8 +1508,7 @@ static cl_context ava_kern_remote_clCreateContext(const cl_context_properties *p
 	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -1547,7 +1537,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 1551 "opencl_kern.c"
+#line 1541 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -1590,8 +1580,7 @@ static cl_context ava_kern_remote_clCreateContextFromType(const cl_context_prope
 	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -1620,7 +1609,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties, 
 		return NULL;
 	}
 	return ava_execute();
-#line 1624 "opencl_kern.c"
+#line 1613 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -1636,8 +1625,7 @@ cl_int ava_clRetainContext(cl_context context)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINCONTEXT, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1668,8 +1656,7 @@ cl_int ava_clReleaseContext(cl_context context)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASECONTEXT, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1726,8 +1713,7 @@ static cl_int ava_kern_remote_clGetContextInfo(cl_context context, cl_context_in
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
@@ -1761,7 +1747,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 			ava_cl_context_props_out(param_value, param_value_size);
 	}
 	return ret;
-#line 1765 "opencl_kern.c"
+#line 1751 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -1782,8 +1768,7 @@ cl_int ava_clSetContextDestructorCallback(cl_context context, void (*pfn_notify)
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1827,8 +1812,7 @@ static cl_command_queue ava_kern_remote_clCreateCommandQueue(cl_context context,
 	ava_a.device = (ava_u64)(uintptr_t)device;
 	ava_a.properties = (ava_u64)properties;
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -1853,7 +1837,7 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 		return NULL;
 	}
 	return ava_execute();
-#line 1857 "opencl_kern.c"
+#line 1841 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -1892,8 +1876,7 @@ static cl_command_queue ava_kern_remote_clCreateCommandQueueWithProperties(cl_co
 	ava_a.device = (ava_u64)(uintptr_t)device;
 	ava_kcall_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties, sizeof(cl_queue_properties), ava_dir_properties);
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -1918,7 +1901,7 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 		return NULL;
 	}
 	return ava_execute();
-#line 1922 "opencl_kern.c"
+#line 1905 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -1936,8 +1919,7 @@ cl_int ava_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id devic
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_a.device = (ava_u64)(uintptr_t)device;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1968,8 +1950,7 @@ cl_int ava_clRetainCommandQueue(cl_command_queue command_queue)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINCOMMANDQUEUE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2000,8 +1981,7 @@ cl_int ava_clReleaseCommandQueue(cl_command_queue command_queue)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASECOMMANDQUEUE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2058,8 +2038,7 @@ static cl_int ava_kern_remote_clGetCommandQueueInfo(cl_command_queue command_que
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
@@ -2095,7 +2074,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
 	}
 	return ret;
-#line 2099 "opencl_kern.c"
+#line 2078 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -2132,8 +2111,7 @@ cl_int ava_clFinish(cl_command_queue command_queue)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLFINISH, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2188,8 +2166,7 @@ static cl_mem ava_kern_remote_clCreateBuffer(cl_context context, cl_mem_flags fl
 	ava_a.size = (ava_u64)size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1, ava_dir_host_ptr);
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -2214,7 +2191,7 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2218 "opencl_kern.c"
+#line 2195 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -2265,8 +2242,7 @@ static cl_mem ava_kern_remote_clCreateBufferWithProperties(cl_context context, c
 	ava_a.size = (ava_u64)size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1, ava_dir_host_ptr);
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -2291,7 +2267,7 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2295 "opencl_kern.c"
+#line 2271 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -2331,8 +2307,7 @@ static cl_mem ava_kern_remote_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 	ava_a.buffer_create_type = (ava_u64)buffer_create_type;
 	ava_kcall_put_buffer(&ava_c, &ava_a.buffer_create_info, buffer_create_info, ava_count_buffer_create_info, 1, ava_dir_buffer_create_info);
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -2362,7 +2337,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2366 "opencl_kern.c"
+#line 2341 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -2378,8 +2353,7 @@ static cl_int ava_kern_remote_clRetainMemObject(cl_mem memobj)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINMEMOBJECT, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.memobj = (ava_u64)(uintptr_t)memobj;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2405,7 +2379,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2409 "opencl_kern.c"
+#line 2383 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -2421,8 +2395,7 @@ static cl_int ava_kern_remote_clReleaseMemObject(cl_mem memobj)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEMEMOBJECT, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.memobj = (ava_u64)(uintptr_t)memobj;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2450,7 +2423,7 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2454 "opencl_kern.c"
+#line 2427 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -2490,8 +2463,7 @@ static cl_int ava_kern_remote_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
@@ -2544,7 +2516,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 2548 "opencl_kern.c"
+#line 2520 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -2565,8 +2537,7 @@ cl_int ava_clSetMemObjectDestructorCallback(cl_mem memobj, void (*pfn_notify)(cl
 	ava_a.memobj = (ava_u64)(uintptr_t)memobj;
 	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2622,8 +2593,7 @@ cl_mem ava_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_pac
 	ava_a.pipe_max_packets = (ava_u64)pipe_max_packets;
 	ava_kcall_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties, sizeof(cl_pipe_properties), ava_dir_properties);
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -2675,8 +2645,7 @@ cl_int ava_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_valu
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
@@ -2756,8 +2725,7 @@ static cl_mem ava_kern_remote_clCreateImage(cl_context context, cl_mem_flags fla
 	ava_kcall_put_buffer(&ava_c, &ava_a.image_desc, image_desc, ava_count_image_desc, sizeof(cl_image_desc), ava_dir_image_desc);
 	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1, ava_dir_host_ptr);
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -2786,7 +2754,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 2790 "opencl_kern.c"
+#line 2758 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -2858,8 +2826,7 @@ static cl_mem ava_kern_remote_clCreateImageWithProperties(cl_context context, co
 	ava_kcall_put_buffer(&ava_c, &ava_a.image_desc, image_desc, ava_count_image_desc, sizeof(cl_image_desc), ava_dir_image_desc);
 	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1, ava_dir_host_ptr);
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -2888,7 +2855,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 2892 "opencl_kern.c"
+#line 2859 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -2945,8 +2912,7 @@ static cl_mem ava_kern_remote_clCreateImage2D(cl_context context, cl_mem_flags f
 	ava_a.image_row_pitch = (ava_u64)image_row_pitch;
 	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1, ava_dir_host_ptr);
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -2970,7 +2936,7 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_imag
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 2974 "opencl_kern.c"
+#line 2940 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -3033,8 +2999,7 @@ static cl_mem ava_kern_remote_clCreateImage3D(cl_context context, cl_mem_flags f
 	ava_a.image_slice_pitch = (ava_u64)image_slice_pitch;
 	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1, ava_dir_host_ptr);
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -3059,7 +3024,7 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_imag
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3063 "opencl_kern.c"
+#line 3028 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -3100,8 +3065,7 @@ cl_int ava_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl
 	ava_a.num_entries = (ava_u64)num_entries;
 	ava_kcall_put_buffer(&ava_c, &ava_a.image_formats, image_formats, ava_count_image_formats, sizeof(cl_image_format), ava_dir_image_formats);
 	ava_kcall_put_buffer(&ava_c, &ava_a.num_image_formats, num_image_formats, ava_count_num_image_formats, sizeof(cl_uint), ava_dir_num_image_formats);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_image_formats & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->image_formats, image_formats, ava_count_image_formats * sizeof(cl_image_format));
@@ -3160,8 +3124,7 @@ static cl_int ava_kern_remote_clGetImageInfo(cl_mem image, cl_image_info param_n
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
@@ -3191,7 +3154,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
 	return ret;
-#line 3195 "opencl_kern.c"
+#line 3158 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -3221,8 +3184,7 @@ cl_sampler ava_clCreateSampler(cl_context context, cl_bool normalized_coords, cl
 	ava_a.addressing_mode = (ava_u64)addressing_mode;
 	ava_a.filter_mode = (ava_u64)filter_mode;
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -3272,8 +3234,7 @@ cl_sampler ava_clCreateSamplerWithProperties(cl_context context, const cl_sample
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_kcall_put_buffer(&ava_c, &ava_a.sampler_properties, sampler_properties, ava_count_sampler_properties, sizeof(cl_sampler_properties), ava_dir_sampler_properties);
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -3301,8 +3262,7 @@ cl_int ava_clRetainSampler(cl_sampler sampler)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINSAMPLER, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.sampler = (ava_u64)(uintptr_t)sampler;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -3333,8 +3293,7 @@ cl_int ava_clReleaseSampler(cl_sampler sampler)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASESAMPLER, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.sampler = (ava_u64)(uintptr_t)sampler;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -3391,8 +3350,7 @@ static cl_int ava_kern_remote_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
@@ -3423,7 +3381,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 	    param_name == CL_SAMPLER_CONTEXT)
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	return ret;
-#line 3427 "opencl_kern.c"
+#line 3385 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -3477,8 +3435,7 @@ cl_int ava_ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_m
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_data & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->data, data, ava_count_data * 1);
@@ -3599,8 +3556,7 @@ cl_program ava_ava_cl_create_program_with_source(cl_context context, const char 
 	ava_kcall_put_buffer(&ava_c, &ava_a.source, source, ava_count_source, sizeof(char), ava_dir_source);
 	ava_a.length = (ava_u64)length;
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -3685,8 +3641,7 @@ cl_program ava_ava_cl_create_program_with_binary(cl_context context, cl_uint num
 	ava_a.binaries_length = (ava_u64)binaries_length;
 	ava_kcall_put_buffer(&ava_c, &ava_a.binary_status, binary_status, ava_count_binary_status, sizeof(cl_int), ava_dir_binary_status);
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_binary_status & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->binary_status, binary_status, ava_count_binary_status * sizeof(cl_int));
@@ -3739,8 +3694,7 @@ cl_program ava_clCreateProgramWithIL(cl_context context, const void *il, size_t 
 	ava_kcall_put_buffer(&ava_c, &ava_a.il, il, ava_count_il, 1, ava_dir_il);
 	ava_a.length = (ava_u64)length;
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -3802,8 +3756,7 @@ cl_program ava_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num
 	ava_kcall_put_buffer(&ava_c, &ava_a.device_list, device_list, ava_count_device_list, sizeof(cl_device_id), ava_dir_device_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.kernel_names, kernel_names, ava_count_kernel_names, sizeof(char), ava_dir_kernel_names);
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -3831,8 +3784,7 @@ cl_int ava_clRetainProgram(cl_program program)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINPROGRAM, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.program = (ava_u64)(uintptr_t)program;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -3863,8 +3815,7 @@ cl_int ava_clReleaseProgram(cl_program program)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEPROGRAM, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.program = (ava_u64)(uintptr_t)program;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -3925,8 +3876,7 @@ static cl_int ava_kern_remote_clBuildProgram(cl_program program, cl_uint num_dev
 	ava_kcall_put_buffer(&ava_c, &ava_a.options, options, ava_count_options, sizeof(char), ava_dir_options);
 	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -3953,7 +3903,7 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 3957 "opencl_kern.c"
+#line 3907 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -4021,8 +3971,7 @@ cl_int ava_ava_cl_compile_program(cl_program program, cl_uint num_devices, const
 	ava_a.include_names_length = (ava_u64)include_names_length;
 	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -4104,8 +4053,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices, const cl_d
 	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -4146,8 +4094,7 @@ cl_int ava_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_i
 	ava_a.spec_id = (ava_u64)spec_id;
 	ava_a.spec_size = (ava_u64)spec_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.spec_value, spec_value, ava_count_spec_value, 1, ava_dir_spec_value);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -4178,8 +4125,7 @@ static cl_int ava_kern_remote_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLUNLOADPLATFORMCOMPILER, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.platform = (ava_u64)(uintptr_t)platform;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -4204,7 +4150,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4208 "opencl_kern.c"
+#line 4154 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -4219,8 +4165,7 @@ cl_int ava_clUnloadCompiler(void)
 	memset(&ava_a, 0, sizeof(ava_a));
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLUNLOADCOMPILER, AVA_F_SYNC) != 0)
 		goto ava_fail;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -4275,8 +4220,7 @@ cl_int ava_ava_cl_get_program_info(cl_program program, cl_program_info param_nam
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
@@ -4323,8 +4267,7 @@ cl_int ava_ava_cl_get_program_binaries(cl_program program, size_t total, unsigne
 	ava_a.program = (ava_u64)(uintptr_t)program;
 	ava_a.total = (ava_u64)total;
 	ava_kcall_put_buffer(&ava_c, &ava_a.binaries, binaries, ava_count_binaries, sizeof(unsigned char), ava_dir_binaries);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_binaries & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->binaries, binaries, ava_count_binaries * sizeof(unsigned char));
@@ -4382,8 +4325,7 @@ static cl_int ava_kern_remote_clGetProgramBuildInfo(cl_program program, cl_devic
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
@@ -4433,7 +4375,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_pro
 	}
 	free(ava_options);
 	return ret;
-#line 4437 "opencl_kern.c"
+#line 4379 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -4471,8 +4413,7 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 	ava_a.program = (ava_u64)(uintptr_t)program;
 	ava_kcall_put_buffer(&ava_c, &ava_a.kernel_name, kernel_name, ava_count_kernel_name, sizeof(char), ava_dir_kernel_name);
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -4523,8 +4464,7 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 	ava_a.num_kernels = (ava_u64)num_kernels;
 	ava_kcall_put_buffer(&ava_c, &ava_a.kernels, kernels, ava_count_kernels, sizeof(cl_kernel), ava_dir_kernels);
 	ava_kcall_put_buffer(&ava_c, &ava_a.num_kernels_ret, num_kernels_ret, ava_count_num_kernels_ret, sizeof(cl_uint), ava_dir_num_kernels_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_kernels & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->kernels, kernels, ava_count_kernels * sizeof(cl_kernel));
@@ -4570,8 +4510,7 @@ cl_kernel ava_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 		goto ava_fail;
 	ava_a.source_kernel = (ava_u64)(uintptr_t)source_kernel;
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -4599,8 +4538,7 @@ cl_int ava_clRetainKernel(cl_kernel kernel)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINKERNEL, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -4631,8 +4569,7 @@ cl_int ava_clReleaseKernel(cl_kernel kernel)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEKERNEL, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -4723,8 +4660,7 @@ static cl_int ava_kern_remote_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
@@ -4758,7 +4694,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
 	}
 	return ret;
-#line 4762 "opencl_kern.c"
+#line 4698 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -4799,8 +4735,7 @@ static cl_int ava_kern_remote_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
@@ -4830,7 +4765,7 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 4834 "opencl_kern.c"
+#line 4769 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -4871,8 +4806,7 @@ cl_int ava_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_ke
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
@@ -4944,8 +4878,7 @@ cl_int ava_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_ker
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
@@ -4991,8 +4924,7 @@ cl_int ava_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 		goto ava_fail;
 	ava_a.num_events = (ava_u64)num_events;
 	ava_kcall_put_buffer(&ava_c, &ava_a.event_list, event_list, ava_count_event_list, sizeof(cl_event), ava_dir_event_list);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -5047,8 +4979,7 @@ static cl_int ava_kern_remote_clGetEventInfo(cl_event event, cl_event_info param
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
@@ -5082,7 +5013,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	}
 	return ret;
-#line 5086 "opencl_kern.c"
+#line 5017 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -5109,8 +5040,7 @@ cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -5138,8 +5068,7 @@ cl_int ava_clRetainEvent(cl_event event)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINEVENT, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -5170,8 +5099,7 @@ cl_int ava_clReleaseEvent(cl_event event)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEEVENT, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -5205,8 +5133,7 @@ cl_int ava_clSetUserEventStatus(cl_event event, cl_int execution_status)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
 	ava_a.execution_status = (ava_s64)execution_status;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -5243,8 +5170,7 @@ cl_int ava_clSetEventCallback(cl_event event, cl_int command_exec_callback_type,
 	ava_a.command_exec_callback_type = (ava_s64)command_exec_callback_type;
 	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -5299,8 +5225,7 @@ cl_int ava_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name,
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
@@ -5373,8 +5298,7 @@ static cl_int ava_kern_remote_clEnqueueReadBuffer(cl_command_queue command_queue
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_ptr & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->ptr, ptr, ava_count_ptr * 1);
@@ -5403,7 +5327,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5407 "opencl_kern.c"
+#line 5331 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -5469,8 +5393,7 @@ static cl_int ava_kern_remote_clEnqueueWriteBuffer(cl_command_queue command_queu
 		ava_kcall_end(&ava_c);
 		return (cl_int)(CL_SUCCESS);
 	}
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_event & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
@@ -5497,7 +5420,7 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, c
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5501 "opencl_kern.c"
+#line 5424 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -5588,8 +5511,7 @@ static cl_int ava_kern_remote_clEnqueueReadBufferRect(cl_command_queue command_q
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_ptr & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->ptr, ptr, ava_count_ptr * 1);
@@ -5618,7 +5540,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5622 "opencl_kern.c"
+#line 5544 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -5720,8 +5642,7 @@ static cl_int ava_kern_remote_clEnqueueWriteBufferRect(cl_command_queue command_
 		ava_kcall_end(&ava_c);
 		return (cl_int)(CL_SUCCESS);
 	}
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_event & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
@@ -5748,7 +5669,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5752 "opencl_kern.c"
+#line 5673 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -6030,8 +5951,7 @@ static cl_int ava_kern_remote_clEnqueueReadImage(cl_command_queue command_queue,
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_ptr & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->ptr, ptr, ava_count_ptr * 1);
@@ -6060,7 +5980,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6064 "opencl_kern.c"
+#line 5984 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -6148,8 +6068,7 @@ static cl_int ava_kern_remote_clEnqueueWriteImage(cl_command_queue command_queue
 		ava_kcall_end(&ava_c);
 		return (cl_int)(CL_SUCCESS);
 	}
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_event & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
@@ -6176,7 +6095,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6180 "opencl_kern.c"
+#line 6099 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -6641,7 +6560,7 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 6645 "opencl_kern.c"
+#line 6564 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -6700,7 +6619,7 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_ui
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 6704 "opencl_kern.c"
+#line 6623 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);
@@ -6915,8 +6834,7 @@ cl_int ava_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info par
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -6947,8 +6865,7 @@ cl_int ava_clRetainDeviceEXT(cl_device_id device)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINDEVICEEXT, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.device = (ava_u64)(uintptr_t)device;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -6979,8 +6896,7 @@ cl_int ava_clReleaseDeviceEXT(cl_device_id device)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEDEVICEEXT, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.device = (ava_u64)(uintptr_t)device;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -7050,8 +6966,7 @@ cl_int ava_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_devic
 	ava_a.param_value_size = (ava_u64)param_value_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
 	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
@@ -7087,8 +7002,7 @@ cl_int ava_ava_cl_set_content_size_buffer(cl_mem buffer, cl_mem content_size_buf
 		goto ava_fail;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
 	ava_a.content_size_buffer = (ava_u64)(uintptr_t)content_size_buffer;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
-			     sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
