@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "vm_checks.hpp"
+#include "vm_host.hpp"
 #include "vm_session.hpp"
 #include "vm_shm.hpp"
 
@@ -36,49 +37,6 @@ constexpr int kErrorWithinS = 30;
 // wkill: the host kills the worker; garbage: the host scribbles on the reply
 // ring; gkill: the guest kills the calling insmod (SIGKILL).
 const char *const kFaults[] = {"wkill", "garbage", "gkill"};
-
-class VmHost {
-public:
-  explicit VmHost(const std::string &dir)
-      : socket_(dir + "/ivshmem.sock"),
-        shm_path_("/dev/shm/ava-vmkern-" + std::to_string(getpid())),
-        proc_({AVA_BIN, "vmhost", "--socket", socket_, "--slots", std::to_string(kSlots), "--spec",
-               "demo", "--plugin-dir", AVA_PLUGIN_DIR, "--shm-path", shm_path_, "--ready-fd", "1"},
-              {}) {
-    std::string seen;
-    ready_ = proc_.wait_for_line("ready", 30000, &seen);
-    output_ = seen;
-  }
-  ~VmHost() { unlink(shm_path_.c_str()); }
-  VmHost(const VmHost &) = delete;
-  VmHost &operator=(const VmHost &) = delete;
-  bool ready() const { return ready_; }
-  const std::string &output() const { return output_; }
-  const std::string &shm_path() const { return shm_path_; }
-  std::vector<std::string> vm_args() const {
-    return {"--ivshmem", socket_, "--vectors", std::to_string(kSlots + 1)};
-  }
-
-private:
-  std::string socket_;
-  std::string shm_path_;
-  BackgroundProc proc_;
-  bool ready_ = false;
-  std::string output_;
-};
-
-template <class F> bool eventually(int timeout_ms, F cond) {
-  for (int waited = 0; waited < timeout_ms; waited += 50) {
-    if (cond())
-      return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return cond();
-}
-
-bool process_gone(pid_t pid) {
-  return pid <= 0 || kill(pid, 0) != 0;
-}
 
 std::string kernel_job(bool have_avactl) {
   const std::string dir = kModDir;
@@ -153,7 +111,7 @@ Test(vm_kernel, demo_from_kernel_space, .timeout = 1200) {
             env["AVA_VM_EXTRA_KO"].c_str());
   const bool have_avactl = env["AVA_VM_HAVE_AVACTL"] == "1";
   const std::string dir = make_temp_dir();
-  VmHost host(dir);
+  VmHost host(dir, kSlots, {"demo"}, {});
   cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
   VmShm shm(host.shm_path());
   cr_assert(shm.ok(), "cannot read the VM's shared memory: %s", shm.error().c_str());

@@ -21,6 +21,7 @@
 
 #include "ocl_run.hpp"
 #include "vm_checks.hpp"
+#include "vm_host.hpp"
 #include "vm_session.hpp"
 #include "vm_shm.hpp"
 
@@ -30,51 +31,6 @@ constexpr int kSlots = 2;
 constexpr int kSyncTimeoutMs = 600000;
 constexpr int kFreedWithinMs = 15000;
 constexpr const char *kModDir = "/lib/modules/ava-vm/";
-
-// `ava vmhost` serving only OpenCL, its shared memory in a file the test reads.
-class VmHost {
-public:
-  explicit VmHost(const std::string &dir)
-      : socket_(dir + "/ivshmem.sock"),
-        shm_path_("/dev/shm/ava-vmkocl-" + std::to_string(getpid())),
-        proc_({AVA_BIN, "vmhost", "--socket", socket_, "--slots", std::to_string(kSlots), "--spec",
-               "opencl", "--plugin-dir", AVA_PLUGIN_DIR, "--shm-path", shm_path_, "--ready-fd",
-               "1"},
-              ocl::child_env()) {
-    std::string seen;
-    ready_ = proc_.wait_for_line("ready", 30000, &seen);
-    output_ = seen;
-  }
-  ~VmHost() { unlink(shm_path_.c_str()); }
-  VmHost(const VmHost &) = delete;
-  VmHost &operator=(const VmHost &) = delete;
-  bool ready() const { return ready_; }
-  const std::string &output() const { return output_; }
-  const std::string &shm_path() const { return shm_path_; }
-  std::vector<std::string> vm_args() const {
-    return {"--ivshmem", socket_, "--vectors", std::to_string(kSlots + 1)};
-  }
-
-private:
-  std::string socket_;
-  std::string shm_path_;
-  BackgroundProc proc_;
-  bool ready_ = false;
-  std::string output_;
-};
-
-template <class F> bool eventually(int timeout_ms, F cond) {
-  for (int waited = 0; waited < timeout_ms; waited += 50) {
-    if (cond())
-      return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return cond();
-}
-
-bool process_gone(pid_t pid) {
-  return pid <= 0 || kill(pid, 0) != 0;
-}
 
 std::set<std::string> words(const std::string &text) {
   std::set<std::string> out;
@@ -125,7 +81,7 @@ Test(vm_kernel_opencl, vector_add_from_kernel_space, .timeout = 1200) {
             env["AVA_VM_EXTRA_KO"].c_str());
   const bool have_avactl = env["AVA_VM_HAVE_AVACTL"] == "1";
   const std::string dir = make_temp_dir();
-  VmHost host(dir);
+  VmHost host(dir, kSlots, {"opencl"}, ocl::child_env());
   cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
   VmShm shm(host.shm_path());
   cr_assert(shm.ok(), "cannot read the VM's shared memory: %s", shm.error().c_str());

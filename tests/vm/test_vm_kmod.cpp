@@ -17,6 +17,7 @@
 
 #include "ocl_run.hpp"
 #include "vm_checks.hpp"
+#include "vm_host.hpp"
 #include "vm_session.hpp"
 #include "vm_shm.hpp"
 
@@ -33,36 +34,6 @@ constexpr int kSleepMs = 50000; // libdemo allows at most 60 s
 // call) shortly after ava.ko released the slot, well before the call is over.
 constexpr int kKilledSleepMs = 50000;
 constexpr int kFreedWithinMs = 15000;
-
-// `ava vmhost` for one boot, its shared memory in a file the test can read.
-class VmHost {
-public:
-  explicit VmHost(const std::string &dir)
-      : socket_(dir + "/ivshmem.sock"),
-        shm_path_("/dev/shm/ava-vmtest-" + std::to_string(getpid())),
-        proc_({AVA_BIN, "vmhost", "--socket", socket_, "--slots", std::to_string(kSlots),
-               "--shm-path", shm_path_, "--ready-fd", "1"},
-              ocl::child_env()) {
-    std::string seen;
-    ready_ = proc_.wait_for_line("ready", 30000, &seen);
-    output_ = seen;
-  }
-  ~VmHost() { unlink(shm_path_.c_str()); }
-  bool ready() const { return ready_; }
-  const std::string &output() const { return output_; }
-  const std::string &shm_path() const { return shm_path_; }
-  pid_t pid() const { return proc_.pid(); }
-  std::vector<std::string> vm_args() const {
-    return {"--ivshmem", socket_, "--vectors", std::to_string(kSlots + 1)};
-  }
-
-private:
-  std::string socket_;
-  std::string shm_path_;
-  BackgroundProc proc_;
-  bool ready_ = false;
-  std::string output_;
-};
 
 std::string kmod_env() {
   return "insmod /lib/modules/ava-vm/ava.ko || echo 'ava.ko did not load'\n"
@@ -84,26 +55,12 @@ pid_t vmhost_child_pid(const VmShm &shm, unsigned slot) {
   return static_cast<pid_t>(shm.slot(slot).worker_pid);
 }
 
-bool process_gone(pid_t pid) {
-  return pid <= 0 || kill(pid, 0) != 0;
-}
-
-// Polls (bounded) until cond holds.
-template <class F> bool eventually(int timeout_ms, F cond) {
-  for (int waited = 0; waited < timeout_ms; waited += 50) {
-    if (cond())
-      return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return cond();
-}
-
 } // namespace
 
 Test(vm_kmod, opencl_and_clinfo_over_dev_ava, .timeout = 1200) {
   require_kmod();
   const std::string dir = make_temp_dir();
-  VmHost host(dir);
+  VmHost host(dir, kSlots, {}, ocl::child_env());
   cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
 
   std::vector<std::pair<std::string, std::vector<std::string>>> programs = {
@@ -203,7 +160,7 @@ Test(vm_kmod, slots_and_faults, .timeout = 1200) {
   require_kmod();
   const bool have_avactl = vm_image_env()["AVA_VM_HAVE_AVACTL"] == "1";
   const std::string dir = make_temp_dir();
-  VmHost host(dir);
+  VmHost host(dir, kSlots, {}, ocl::child_env());
   cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
   VmShm shm(host.shm_path());
   cr_assert(shm.ok(), "cannot read the VM's shared memory: %s", shm.error().c_str());
@@ -312,7 +269,7 @@ Test(vm_kmod, slots_and_faults, .timeout = 1200) {
 Test(vm_kmod, command_table_policing_of_a_guest_slot, .timeout = 1200) {
   require_kmod();
   const std::string dir = make_temp_dir();
-  VmHost host(dir);
+  VmHost host(dir, kSlots, {}, ocl::child_env());
   cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
   VmShm shm(host.shm_path());
   cr_assert(shm.ok(), "cannot read the VM's shared memory: %s", shm.error().c_str());
