@@ -221,14 +221,12 @@ Status ivshmem_slot_channel(const IvshmemMemory &mem, uint32_t index, uint32_t g
   st = detail::map_region_fd(mem.fd(), mem.slot_offset(index), h.slot_size, &map);
   if (!st.is_ok())
     return st;
-  // The guest's kernel wrote the header; a private copy is checked and used.
-  ava_region_hdr copy;
-  std::memcpy(&copy, map.base(), sizeof copy);
+  // The guest's kernel wrote the header.
   detail::RegionLayout layout;
   detail::RegionExpect expect;
   expect.feature = AVA_REGION_F_DOORBELL;
   expect.in_use_ok = true;
-  st = detail::check_region_header(copy, h.slot_size, &layout, expect);
+  st = detail::check_mapped_region(map, expect, &layout);
   if (!st.is_ok())
     return st;
   ava_region_hdr *shared = map.header();

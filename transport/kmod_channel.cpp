@@ -121,14 +121,11 @@ Status connect_kmod(const Address &address, int connect_timeout_ms, std::unique_
   st = detail::map_region_fd(fd.get(), 0, info.slot_size, &map);
   if (!st.is_ok())
     return Status::error(st.code, "connect " + name + ": " + st.message);
-  // The host can write the header at any time: check a private copy.
-  ava_region_hdr copy;
-  std::memcpy(&copy, map.base(), sizeof copy);
   detail::RegionLayout layout;
   detail::RegionExpect expect;
   expect.feature = AVA_REGION_F_DOORBELL;
   expect.attached_ok = true;
-  st = detail::check_region_header(copy, info.slot_size, &layout, expect);
+  st = detail::check_mapped_region(map, expect, &layout);
   if (!st.is_ok())
     return Status::error(st.code, "connect " + name + " (slot " + std::to_string(info.index) +
                                       "): " + st.message);

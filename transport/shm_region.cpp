@@ -209,6 +209,13 @@ Status check_region_header(const ava_region_hdr &hdr, uint64_t file_size, Region
   return Status::ok();
 }
 
+Status check_mapped_region(const ShmMapping &map, const RegionExpect &expect,
+                           RegionLayout *layout) {
+  ava_region_hdr copy;
+  std::memcpy(&copy, map.base(), sizeof copy);
+  return check_region_header(copy, map.size(), layout, expect);
+}
+
 Status attach_region(int fd, ShmMapping *map, RegionLayout *layout) {
   struct stat st {};
   if (::fstat(fd, &st) != 0)

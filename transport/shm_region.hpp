@@ -81,6 +81,11 @@ struct RegionExpect {
 Status check_region_header(const ava_region_hdr &hdr, uint64_t file_size, RegionLayout *layout,
                            const RegionExpect &expect = {});
 
+// Checks the header of a region mapped shared with a peer that may rewrite
+// it at any time (a /dev/ava slot, seen from either side): on a private copy,
+// against the mapping's size.
+Status check_mapped_region(const ShmMapping &map, const RegionExpect &expect, RegionLayout *layout);
+
 // Worker side: checks the file behind fd (a sealed regular file), maps it,
 // checks a copy of its header, then records worker_pid and sets ATTACHED.
 Status attach_region(int fd, ShmMapping *map, RegionLayout *layout);
