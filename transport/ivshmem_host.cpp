@@ -47,12 +47,13 @@ public:
   IvshmemHostSignals(UniqueFd wait_efd, UniqueFd irq_efd, ava_slot_entry *entry, uint32_t gen)
       : wait_efd_(std::move(wait_efd)), irq_efd_(std::move(irq_efd)), entry_(entry), gen_(gen) {}
 
-  void sleep(uint32_t *, int ms) override {
+  bool sleep(uint32_t *, int ms) override {
     pollfd p{wait_efd_.get(), POLLIN, 0};
-    if (::poll(&p, 1, ms) > 0) {
-      uint64_t count = 0;
-      [[maybe_unused]] ssize_t rc = ::read(wait_efd_.get(), &count, sizeof count);
-    }
+    if (::poll(&p, 1, ms) <= 0)
+      return false;
+    uint64_t count = 0;
+    [[maybe_unused]] ssize_t rc = ::read(wait_efd_.get(), &count, sizeof count);
+    return true;
   }
   void wake_peer(uint32_t *) override { signal(irq_efd_.get()); }
   void wake_self(uint32_t *) override { signal(wait_efd_.get()); }

@@ -32,18 +32,21 @@ class KmodSignals final : public RegionSignals {
 public:
   KmodSignals(UniqueFd fd, const uint8_t *region) : fd_(std::move(fd)), region_(region) {}
 
-  void sleep(uint32_t *word, int ms) override {
+  bool sleep(uint32_t *word, int ms) override {
     ava_wait w{};
     w.offset = static_cast<uint32_t>(reinterpret_cast<const uint8_t *>(word) - region_);
     w.expected = 1;
     w.timeout_ms = static_cast<uint32_t>(ms < 0 ? 0 : ms);
     if (::ioctl(fd_.get(), AVA_IOC_WAIT, &w) == 0)
-      return;
+      return true;
     // EPIPE: ava.ko saw the region broken or closed, or the host down;
     // ENODEV: the device went away. Anything else (ETIMEDOUT, EINTR) only
     // ends this sleep.
-    if (errno == EPIPE || errno == ENODEV || errno == EINVAL || errno == ENOTTY)
+    if (errno == EPIPE || errno == ENODEV || errno == EINVAL || errno == ENOTTY) {
       gone_.store(true, std::memory_order_relaxed);
+      return false;
+    }
+    return errno != ETIMEDOUT;
   }
   void wake_peer(uint32_t *) override {
     if (::ioctl(fd_.get(), AVA_IOC_KICK) != 0 && (errno == ENODEV || errno == EPIPE))

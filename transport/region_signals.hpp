@@ -21,7 +21,9 @@ public:
   virtual ~RegionSignals() = default;
   // Sleeps at most ms while *word is 1 (the caller stored 1 and re-checked
   // after a full fence). May return early on any wake-up; callers re-check.
-  virtual void sleep(uint32_t *word, int ms) = 0;
+  // Returns false when the time ran out: only then is peer_gone() asked, so
+  // that a wake-up costs no extra system call.
+  virtual bool sleep(uint32_t *word, int ms) = 0;
   // Wakes the peer sleeping on word; the caller already stored 0 there.
   virtual void wake_peer(uint32_t *word) = 0;
   // Wakes threads of this side sleeping on word (shutdown, break).

@@ -59,7 +59,9 @@ class FutexSignals final : public RegionSignals {
 public:
   explicit FutexSignals(UniqueFd socket) : socket_(std::move(socket)) {}
 
-  void sleep(uint32_t *word, int ms) override { futex_wait(word, 1u, ms); }
+  bool sleep(uint32_t *word, int ms) override {
+    return futex_wait(word, 1u, ms) == 0 || errno != ETIMEDOUT;
+  }
   void wake_peer(uint32_t *word) override { futex_wake(word); }
   void wake_self(uint32_t *word) override { futex_wake(word); }
   bool peer_gone() override {
@@ -219,10 +221,10 @@ ShmChannel::Wait ShmChannel::wait_for(uint32_t *word, const Deadline &deadline, 
     int slice = kSleepSliceMs;
     if (!deadline.forever())
       slice = std::min(slice, deadline.remaining_ms());
-    if (slice > 0)
-      signals_->sleep(word, slice);
+    const bool woken = slice > 0 && signals_->sleep(word, slice);
     __atomic_store_n(word, 0u, __ATOMIC_RELAXED);
-    peer_gone();
+    if (!woken)
+      peer_gone();
   }
 }
 

@@ -195,11 +195,12 @@ struct FakeVm {
 class FakeKmodSignals final : public RegionSignals {
 public:
   FakeKmodSignals(int irq_efd, int host_efd) : irq_(irq_efd), host_(host_efd) {}
-  void sleep(uint32_t *, int ms) override {
-    if (readable(irq_, ms)) {
-      uint64_t n = 0;
-      [[maybe_unused]] ssize_t rc = read(irq_, &n, sizeof n);
-    }
+  bool sleep(uint32_t *, int ms) override {
+    if (!readable(irq_, ms))
+      return false;
+    uint64_t n = 0;
+    [[maybe_unused]] ssize_t rc = read(irq_, &n, sizeof n);
+    return true;
   }
   void wake_peer(uint32_t *) override { signal_fd(host_); }
   void wake_self(uint32_t *) override {}
