@@ -65,48 +65,17 @@ static int ava_kcall_refuse(struct ava_kcall *c, struct ava_kconn *conn, int sta
 }
 
 /*
- * Checks a call against the spec's command table (include/ava/cmdtab.h):
- * a supported function, its exact argument block, a class it allows, and
- * each present buffer's direction and static bound. Returns 0 or an AVA_E_*.
+ * Checks a call against the spec's command table (include/ava/cmdtab.h)
+ * with the checker the host and processes' slots use. The kernel builds its
+ * own payload, so no frame: buffer ranges are ava.ko's own.
+ * Returns 0 or an AVA_E_*.
  */
 static int ava_kcall_police(const struct ava_cmd_table *t, u32 func_id, u32 flags,
 			    const u8 *args, u32 args_len)
 {
-	const struct ava_cmd_desc *d = ava_cmd_lookup(t, func_id);
-	bool sync = flags & AVA_F_SYNC;
-	u32 allowed = sync ? AVA_CMD_SYNC | AVA_CMD_COND_ASYNC : AVA_CMD_ASYNC | AVA_CMD_COND_ASYNC;
-	u32 i;
+	struct ava_cmd_verdict verdict;
 
-	if (!d || !(d->flags & AVA_CMD_SUPPORTED))
-		return AVA_E_FUNC;
-	if (args_len != d->args_len)
-		return AVA_E_LENGTH;
-	if (!(d->flags & allowed))
-		return AVA_E_PROTO;
-	if ((u64)d->buf_first + d->buf_count > t->nbufs)
-		return AVA_E_PROTO;
-	for (i = 0; i < d->buf_count; i++) {
-		const struct ava_cmd_buf *b = &t->bufs[d->buf_first + i];
-		bool either = b->flags & AVA_CMD_BUF_DIR_COND;
-		/* an async creation sends its guest-chosen ids in the output handle buffer */
-		bool guest_ids = !sync && (b->flags & AVA_CMD_BUF_HANDLES) &&
-				 (b->flags & AVA_CMD_BUF_OUT);
-		struct ava_buf_desc desc;
-
-		if ((u64)b->args_offset + sizeof(desc) > args_len)
-			return AVA_E_PROTO;
-		memcpy(&desc, args + b->args_offset, sizeof(desc));
-		if (!(desc.flags & AVA_BUF_PRESENT))
-			continue;
-		if ((desc.flags & AVA_BUF_IN) && !either && !guest_ids &&
-		    !(b->flags & AVA_CMD_BUF_IN))
-			return AVA_E_PROTO;
-		if ((desc.flags & AVA_BUF_OUT) && !either && !(b->flags & AVA_CMD_BUF_OUT))
-			return AVA_E_PROTO;
-		if ((b->flags & AVA_CMD_BUF_BOUNDED) && desc.length > b->max_len)
-			return AVA_E_LENGTH;
-	}
-	return 0;
+	return ava_cmd_police(t, func_id, flags, args, args_len, NULL, &verdict);
 }
 
 /* Grows an array of inline_cap elements (at first in inline storage) by one slot. */

@@ -37,7 +37,14 @@
 /* ---- ava_kring.c: one direction of a slot's region ---- */
 
 struct ava_kring_view {
-	struct ava_ring_ctl *ctl; /* in the slot's region header */
+	struct ava_ring_ctl *ctl; /* in the slot's region header: the sleeping words */
+	/*
+	 * The ring's indices: ctl->head and ctl->tail, or, for a policed
+	 * claim's command ring, checked_head and cmd_tail of its slot table
+	 * entry (ava_kring_set_indices()), which no process maps.
+	 */
+	u64 *head_word;
+	u64 *tail_word;
 	u8 *data;
 	u64 size; /* from ava.ko's validated copy of the device header */
 };
@@ -62,6 +69,7 @@ struct ava_krec {
 };
 
 void ava_kring_init(struct ava_kring_view *v, struct ava_ring_ctl *ctl, u8 *data, u64 size);
+void ava_kring_set_indices(struct ava_kring_view *v, u64 *head_word, u64 *tail_word);
 /* 1: *rec is the next record; 0: empty; -EPIPE: corrupt (*why says how) */
 int ava_kcons_next(struct ava_kcons *c, struct ava_krec *rec, const char **why);
 void ava_kcons_consume(struct ava_kcons *c, const struct ava_krec *rec);

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The SPSC byte ring of include/ava/ring.h in kernel C, for ava.ko's kernel
- * connections: the same rules as transport/shm_ring.cpp (record layout, PAD,
- * index checks). The host writes the other index and the records it
- * produces: each shared value is read once into a local and checked before
- * it is used; a violation is reported as -EPIPE and the caller marks the
- * region BROKEN.
+ * connections and the command rings of policed claims (ava_police.c): the
+ * same rules as transport/shm_ring.cpp (record layout, PAD, index checks).
+ * The host writes the other index and the records it produces: each shared
+ * value is read once into a local and checked before it is used; a
+ * violation is reported as -EPIPE and the caller marks the region BROKEN.
  */
 #include <linux/compiler.h>
 #include <linux/string.h>
@@ -42,8 +42,27 @@ static void ava_kring_write_rec(u8 *at, u32 kind, u32 length)
 void ava_kring_init(struct ava_kring_view *v, struct ava_ring_ctl *ctl, u8 *data, u64 size)
 {
 	v->ctl = ctl;
+	v->head_word = &ctl->head;
+	v->tail_word = &ctl->tail;
 	v->data = data;
 	v->size = size;
+}
+
+/**
+ * ava_kring_set_indices() - keep a ring's indices outside its control block
+ * @v: a view filled by ava_kring_init()
+ * @head_word: the producer's index (8-byte aligned, in memory the peer reads)
+ * @tail_word: the consumer's index
+ *
+ * For a policed claim's command ring: the process may write its region
+ * header, so the indices that matter live in the slot table
+ * (include/ava/ivshmem.h, "Policed claims"). The sleeping words stay in
+ * v->ctl.
+ */
+void ava_kring_set_indices(struct ava_kring_view *v, u64 *head_word, u64 *tail_word)
+{
+	v->head_word = head_word;
+	v->tail_word = tail_word;
 }
 
 /**
@@ -64,7 +83,7 @@ int ava_kcons_next(struct ava_kcons *c, struct ava_krec *rec, const char **why)
 
 	for (pads = 0; pads < 2; pads++) {
 		/* pairs with the producer's release store of head: the records below it are visible */
-		u64 head = smp_load_acquire(&c->v.ctl->head);
+		u64 head = smp_load_acquire(c->v.head_word);
 		u64 avail, pos, to_end, span;
 		u32 kind, length;
 
@@ -86,7 +105,7 @@ int ava_kcons_next(struct ava_kcons *c, struct ava_krec *rec, const char **why)
 			if (tail != c->tail) {
 				c->tail = tail;
 				/* pairs with the producer's acquire load of tail: it may reuse the PAD */
-				smp_store_release(&c->v.ctl->tail, c->tail);
+				smp_store_release(c->v.tail_word, c->tail);
 			}
 			return 0;
 		}
@@ -113,7 +132,7 @@ int ava_kcons_next(struct ava_kcons *c, struct ava_krec *rec, const char **why)
 		}
 		if (tail != c->tail) {
 			c->tail = tail;
-			smp_store_release(&c->v.ctl->tail, c->tail);
+			smp_store_release(c->v.tail_word, c->tail);
 		}
 		rec->kind = kind;
 		rec->length = length;
@@ -133,7 +152,7 @@ void ava_kcons_consume(struct ava_kcons *c, const struct ava_krec *rec)
 {
 	c->tail += AVA_KREC_HDR + AVA_REC_ALIGN(rec->length);
 	/* pairs with the producer's acquire load of tail: our copy is complete first */
-	smp_store_release(&c->v.ctl->tail, c->tail);
+	smp_store_release(c->v.tail_word, c->tail);
 }
 
 /**
@@ -146,7 +165,7 @@ void ava_kcons_consume(struct ava_kcons *c, const struct ava_krec *rec)
 int ava_kprod_refresh(struct ava_kprod *p, const char **why)
 {
 	/* pairs with the consumer's release store of tail */
-	u64 tail = smp_load_acquire(&p->v.ctl->tail);
+	u64 tail = smp_load_acquire(p->v.tail_word);
 
 	if (tail < p->seen_tail) {
 		*why = "tail went backwards";
@@ -214,5 +233,5 @@ void ava_kprod_publish(struct ava_kprod *p)
 		return;
 	p->published = p->head;
 	/* pairs with the consumer's acquire load of head: the records are complete */
-	smp_store_release(&p->v.ctl->head, p->head);
+	smp_store_release(p->v.head_word, p->head);
 }

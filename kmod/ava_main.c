@@ -6,6 +6,7 @@
 #include <linux/module.h>
 
 #include "ava_kcall_priv.h"
+#include "ava_police.h"
 
 unsigned int ava_wait_max_ms = 60000;
 module_param_named(wait_max_ms, ava_wait_max_ms, uint, 0644);
@@ -39,6 +40,7 @@ static void __exit ava_exit(void)
 	ava_pci_unregister();
 	ava_knl_unregister();
 	ava_netlink_unregister();
+	ava_cmds_exit();
 }
 
 module_init(ava_init);

@@ -5,6 +5,7 @@
  */
 #include <net/genetlink.h>
 
+#include "ava_police.h"
 #include "ava_priv.h"
 
 static struct genl_family ava_genl_family;
@@ -15,6 +16,7 @@ static const struct nla_policy ava_nl_policy[AVA_A_MAX + 1] = {
 	[AVA_A_POLICY_CMDS_PER_SEC] = { .type = NLA_U64 },
 	[AVA_A_POLICY_BYTES_PER_SEC] = { .type = NLA_U64 },
 	[AVA_A_POLICY_MEM_QUOTA] = { .type = NLA_U64 },
+	[AVA_A_POLICY_POLICED] = NLA_POLICY_MAX(NLA_U8, 1),
 };
 
 /* Caller holds ava_global_lock (the device stays bound) and dev->lock. */
@@ -43,7 +45,9 @@ static int ava_nl_fill_slot(struct sk_buff *msg, struct ava_dev *dev, struct ava
 	    nla_put_u8(msg, AVA_A_POLICY_ENABLED, !(slot->policy_flags & AVA_POLICY_DISABLED)) ||
 	    nla_put_u64_64bit(msg, AVA_A_POLICY_CMDS_PER_SEC, slot->cmds_per_sec, AVA_A_PAD) ||
 	    nla_put_u64_64bit(msg, AVA_A_POLICY_BYTES_PER_SEC, slot->bytes_per_sec, AVA_A_PAD) ||
-	    nla_put_u64_64bit(msg, AVA_A_POLICY_MEM_QUOTA, slot->mem_quota, AVA_A_PAD))
+	    nla_put_u64_64bit(msg, AVA_A_POLICY_MEM_QUOTA, slot->mem_quota, AVA_A_PAD) ||
+	    nla_put_u8(msg, AVA_A_POLICY_POLICED, !!(slot->policy_flags & AVA_POLICY_POLICED)) ||
+	    nla_put_u8(msg, AVA_A_POLICED, slot->busy && (slot->claim_flags & AVA_CLAIM_POLICED)))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -162,7 +166,8 @@ static int ava_nl_fill_device(struct sk_buff *msg, struct ava_dev *dev)
 	    nla_put_u64_64bit(msg, AVA_A_KICKS, kicks, AVA_A_PAD) ||
 	    nla_put_u64_64bit(msg, AVA_A_WAITS, waits, AVA_A_PAD) ||
 	    nla_put_u64_64bit(msg, AVA_A_INTERRUPTS, atomic64_read(&dev->irqs), AVA_A_PAD) ||
-	    nla_put_u64_64bit(msg, AVA_A_TIMEOUTS, timeouts, AVA_A_PAD))
+	    nla_put_u64_64bit(msg, AVA_A_TIMEOUTS, timeouts, AVA_A_PAD) ||
+	    nla_put_u32(msg, AVA_A_TABLES, ava_cmds_count()))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -215,6 +220,13 @@ static void ava_nl_apply_policy(struct ava_slot *slot, struct nlattr **attrs)
 		slot->bytes_per_sec = nla_get_u64(attrs[AVA_A_POLICY_BYTES_PER_SEC]);
 	if (attrs[AVA_A_POLICY_MEM_QUOTA])
 		slot->mem_quota = nla_get_u64(attrs[AVA_A_POLICY_MEM_QUOTA]);
+	/* latched at open(): only later claims change */
+	if (attrs[AVA_A_POLICY_POLICED]) {
+		if (nla_get_u8(attrs[AVA_A_POLICY_POLICED]))
+			slot->policy_flags |= AVA_POLICY_POLICED;
+		else
+			slot->policy_flags &= ~AVA_POLICY_POLICED;
+	}
 	ava_slot_publish_policy(slot);
 }
 
@@ -226,7 +238,8 @@ static int ava_nl_set_policy(struct sk_buff *skb, struct genl_info *info)
 	int ret = 0;
 
 	if (!attrs[AVA_A_POLICY_ENABLED] && !attrs[AVA_A_POLICY_CMDS_PER_SEC] &&
-	    !attrs[AVA_A_POLICY_BYTES_PER_SEC] && !attrs[AVA_A_POLICY_MEM_QUOTA]) {
+	    !attrs[AVA_A_POLICY_BYTES_PER_SEC] && !attrs[AVA_A_POLICY_MEM_QUOTA] &&
+	    !attrs[AVA_A_POLICY_POLICED]) {
 		NL_SET_ERR_MSG(info->extack, "no AVA_A_POLICY_* attribute");
 		return -EINVAL;
 	}

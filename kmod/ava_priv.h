@@ -14,7 +14,9 @@
  *   dev->lock        slot claims, local slot state, the list of open files
  *
  * Kernel connections (ava_kconn.c) take their own send mutex before dev->io
- * and their spinlock innermost; see ava_kcall_priv.h.
+ * and their spinlock innermost; see ava_kcall_priv.h. A policed file's
+ * submit mutex (ava_police.c) is taken before dev->io; the command table
+ * registry's mutex is innermost.
  */
 #ifndef AVA_PRIV_H
 #define AVA_PRIV_H
@@ -54,6 +56,7 @@ struct ava_slot {
 	u64 cmds_per_sec;
 	u64 bytes_per_sec;
 	u64 mem_quota;
+	u32 claim_flags; /* AVA_CLAIM_* of the current claim, as written to the guest line */
 	bool busy;   /* held by an open file or a kernel connection */
 	bool kernel; /* held by a kernel connection (ava_kcall.c) */
 	/* bumped by each interrupt that concerns the slot; AVA_IOC_WAIT returns on a change */
@@ -63,7 +66,7 @@ struct ava_slot {
 	atomic64_t waits;
 	atomic64_t interrupts;
 	atomic64_t timeouts;
-	atomic64_t refused; /* kernel calls the command table refused */
+	atomic64_t refused; /* calls a command table refused (kernel and policed) */
 };
 
 /* dev_id of one MSI-X vector */
@@ -94,12 +97,15 @@ struct ava_dev {
 	struct ava_slot slots[AVA_DEV_MAX_SLOTS];
 };
 
+struct ava_police;
+
 /* An open file of /dev/ava: one claimed slot. */
 struct ava_file {
 	struct ava_dev *dev;
 	struct ava_slot *slot;
 	struct file *filp;
 	struct list_head node; /* in dev->files */
+	struct ava_police *police; /* a policed claim's state (ava_police.c), else NULL */
 };
 
 extern struct mutex ava_global_lock;
@@ -122,6 +128,7 @@ void ava_slot_publish_policy(struct ava_slot *slot);
 void ava_slot_release_stale(struct ava_dev *dev);
 int ava_slot_claim_free(struct ava_dev *dev, u32 pid, bool kernel, struct ava_slot **out);
 void ava_slot_unclaim(struct ava_slot *slot);
+void ava_slot_or_state(struct ava_region_hdr *rh, u32 bits);
 
 /* ava_netlink.c */
 int ava_netlink_register(void);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /dev/ava: each open file claims one slot of the shared memory, maps only
- * that slot, rings the host and waits for it (include/ava/ivshmem.h).
+ * that slot, rings the host and waits for it (include/ava/ivshmem.h). A
+ * policed claim maps all of it but the command ring and hands its messages
+ * to AVA_IOC_SUBMIT (ava_police.c).
  *
  * Shared memory is written by the host too. Every value read from it is read
  * once and only compared; lengths and offsets come from the validated header
@@ -17,6 +19,7 @@
 #include <linux/uaccess.h>
 #include <linux/version.h>
 
+#include "ava_police.h"
 #include "ava_priv.h"
 
 /* polling without interrupts (ivshmem-plain): short sleeps first, then longer ones */
@@ -26,7 +29,12 @@
 #define AVA_POLL_SLOW_MIN_US 1000
 #define AVA_POLL_SLOW_MAX_US 2000
 
-static void ava_slot_or_state(struct ava_region_hdr *rh, u32 bits)
+/**
+ * ava_slot_or_state() - set bits of a region's state word
+ * @rh: the slot's region header; the caller keeps shared memory mapped
+ * @bits: AVA_REGION_* bits
+ */
+void ava_slot_or_state(struct ava_region_hdr *rh, u32 bits)
 {
 	/* the host updates the same word with atomic ORs: plain RMW could lose its bits */
 	atomic_or(bits, (atomic_t *)&rh->state);
@@ -56,7 +64,8 @@ void ava_slot_release_stale(struct ava_dev *dev)
 		struct ava_slot_entry *e = ava_dev_entry(dev, i);
 
 		slot->guest_gen = READ_ONCE(e->guest_gen);
-		slot->policy_flags = READ_ONCE(e->policy_flags) & AVA_POLICY_DISABLED;
+		slot->policy_flags = READ_ONCE(e->policy_flags) &
+				     (AVA_POLICY_DISABLED | AVA_POLICY_POLICED);
 		slot->cmds_per_sec = READ_ONCE(e->cmds_per_sec);
 		slot->bytes_per_sec = READ_ONCE(e->bytes_per_sec);
 		slot->mem_quota = READ_ONCE(e->mem_quota);
@@ -152,9 +161,17 @@ static void ava_slot_claim(struct ava_slot *slot, u32 pid, bool kernel)
 	slot->guest_pid = pid;
 	slot->guest_gen++;
 	slot->guest_state = AVA_SLOT_CLAIMED;
+	/* kernel connections build their own messages: never policed */
+	slot->claim_flags = !kernel && (slot->policy_flags & AVA_POLICY_POLICED) ?
+			    AVA_CLAIM_POLICED : 0;
 	WRITE_ONCE(e->guest_pid, pid);
 	WRITE_ONCE(e->guest_gen, slot->guest_gen);
-	/* the host's acquire load of guest_state then sees the region, pid and gen */
+	WRITE_ONCE(e->claim_flags, slot->claim_flags);
+	WRITE_ONCE(e->checked_head, 0);
+	/*
+	 * The host's acquire load of guest_state then sees the region, pid,
+	 * gen, claim flags and the zero checked_head.
+	 */
 	ava_slot_store_guest_state(e, AVA_SLOT_CLAIMED);
 	ava_dev_ring(dev, AVA_DEV_CTL_VECTOR);
 }
@@ -215,6 +232,7 @@ void ava_slot_unclaim(struct ava_slot *slot)
 	}
 	slot->guest_state = AVA_SLOT_RELEASED;
 	slot->guest_pid = 0;
+	slot->claim_flags = 0;
 	slot->busy = false;
 	slot->kernel = false;
 }
@@ -237,6 +255,9 @@ static int ava_slot_open(struct inode *inode, struct file *filp)
 	ret = ava_slot_claim_free(dev, task_tgid_nr(current), false, &af->slot);
 	if (ret)
 		goto err_unlock_io;
+	ret = ava_police_open(af);
+	if (ret)
+		goto err_unclaim;
 	mutex_lock(&dev->lock);
 	list_add(&af->node, &dev->files);
 	mutex_unlock(&dev->lock);
@@ -244,6 +265,10 @@ static int ava_slot_open(struct inode *inode, struct file *filp)
 	filp->private_data = af;
 	return 0;
 
+err_unclaim:
+	mutex_lock(&dev->lock);
+	ava_slot_unclaim(af->slot);
+	mutex_unlock(&dev->lock);
 err_unlock_io:
 	up_read(&dev->io);
 	ava_dev_put(dev);
@@ -263,21 +288,37 @@ static int ava_slot_release(struct inode *inode, struct file *filp)
 	mutex_unlock(&dev->lock);
 	up_read(&dev->io);
 
+	ava_police_release(af);
 	ava_dev_put(dev);
 	kfree(af);
 	return 0;
 }
 
+/*
+ * Any page range of the slot; a policed claim's process gets none of its
+ * command ring, which only ava.ko writes (ava_police.c).
+ */
 static int ava_slot_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	struct ava_file *af = filp->private_data;
 	struct ava_dev *dev = af->dev;
-	unsigned long len = vma->vm_end - vma->vm_start;
+	u64 len = vma->vm_end - vma->vm_start;
+	u64 ring = AVA_REGION_HDR_SIZE;
 	phys_addr_t start;
+	u64 off;
 	int ret;
 
-	if (vma->vm_pgoff || len > dev->hdr.slot_size || !(vma->vm_flags & VM_SHARED))
+	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
+	/* slot_size is page aligned: bounding pgoff first keeps the shift and the sum in range */
+	if (vma->vm_pgoff > (dev->hdr.slot_size >> PAGE_SHIFT))
+		return -EINVAL;
+	off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	if (len > dev->hdr.slot_size - off)
+		return -EINVAL;
+	if ((af->slot->claim_flags & AVA_CLAIM_POLICED) && off < ring + dev->hdr.cmd_size &&
+	    off + len > ring)
+		return -EACCES;
 	down_read(&dev->io);
 	if (READ_ONCE(dev->gone)) {
 		ret = -ENODEV;
@@ -289,7 +330,10 @@ static int ava_slot_mmap(struct file *filp, struct vm_area_struct *vma)
 #else
 	vma->vm_flags |= VM_IO | VM_DONTEXPAND | VM_DONTDUMP;
 #endif
-	/* vm_page_prot stays cacheable: BAR2 is host RAM, mapped write-back in the kernel too */
+	/*
+	 * vm_page_prot stays cacheable: BAR2 is host RAM, mapped write-back in
+	 * the kernel too. vm_iomap_memory() maps from vm_pgoff into the slot.
+	 */
 	ret = vm_iomap_memory(vma, start, dev->hdr.slot_size);
 out:
 	up_read(&dev->io);
@@ -396,6 +440,7 @@ static long ava_slot_ioctl(struct file *filp, unsigned int cmd, unsigned long ar
 		info.reply_size = dev->hdr.reply_size;
 		info.heap_size = dev->hdr.heap_size;
 		info.nslots = dev->hdr.nslots;
+		info.flags = slot->claim_flags;
 		return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
 	case AVA_IOC_KICK:
 		down_read(&dev->io);
@@ -417,6 +462,11 @@ static long ava_slot_ioctl(struct file *filp, unsigned int cmd, unsigned long ar
 		ret = READ_ONCE(dev->gone) ? -ENODEV : ava_slot_wait(af, &w);
 		up_read(&dev->io);
 		return ret;
+	case AVA_IOC_SUBMIT:
+		return ava_police_submit(af, uarg);
+	case AVA_IOC_WAKE:
+		ava_police_wake(slot);
+		return 0;
 	default:
 		return -ENOTTY;
 	}

@@ -3,6 +3,9 @@
 # (vm/) once and runs bench/demo_bench in it over each guest channel:
 #
 #   kmod     ava.ko's slot (/dev/ava) in ivshmem, served by `ava vmhost`
+#   kmod-policed  the same with `avactl policy all police on`: ava.ko checks
+#            each command against the demo spec's table (registered by
+#            ava_demo.ko, built by the tests/vm rules) and copies it in
 #   tcp      QEMU user networking to an `ava worker` on the host's loopback
 #   serial   a virtio-serial port that QEMU connects to an `ava worker`
 #            listening on a unix socket (vm/run-vm.sh --serial-connect)
@@ -81,10 +84,19 @@ image_stale() {
     "$root/vm/guest" "$root/vm/build-image.sh" "$root/kmod" -newer "$initrd" \
     -print -quit 2>/dev/null) ]]
 }
+# ava_demo.ko registers the demo spec's command table for kmod-policed.
+demo_ko=$build/kmods/demo/ava_demo.ko
+[[ -f $demo_ko ]] || demo_ko=
+if [[ -n $demo_ko && -f $image/image.env ]] &&
+  ! grep -q '^AVA_VM_EXTRA_KO=.*ava_demo' "$image/image.env"; then
+  rm -f "$image/image.env" # built without ava_demo.ko: stale for kmod-policed
+fi
 if image_stale; then
   echo "bench-vm.sh: building the guest image in $image ..."
   # The first build downloads the kernel package: bounded, like everything here.
-  timeout 900 "$root/vm/build-image.sh" --build "$build" --out "$image" \
+  extra_ko=${AVA_VM_EXTRA_KO:-}
+  [[ -n $demo_ko && " $extra_ko " != *" $demo_ko "* ]] && extra_ko="$extra_ko $demo_ko"
+  AVA_VM_EXTRA_KO=$extra_ko timeout 900 "$root/vm/build-image.sh" --build "$build" --out "$image" \
     >"$logs/build-image.log" 2>&1 || {
     tail -n 5 "$logs/build-image.log" | sed 's/^/    /' >&2
     die "vm/build-image.sh failed (log: $logs/build-image.log)"
@@ -155,7 +167,7 @@ start() {
   return 1
 }
 
-slots=2
+slots=3
 channels=()
 skipped=()
 vm_args=()
@@ -164,6 +176,11 @@ if [[ ${AVA_VM_HAVE_KMOD:-0} == 1 ]]; then
     die "ava vmhost did not start"
   vm_args+=(--ivshmem "$work/ivshmem.sock" --vectors $((slots + 1)))
   channels+=(kmod)
+  if [[ ${AVA_VM_EXTRA_KO:-} == *ava_demo* && ${AVA_VM_HAVE_AVACTL:-0} == 1 ]]; then
+    channels+=(kmod-policed)
+  else
+    skipped+=("kmod-policed,the image has no ava_demo.ko or no avactl (build the tree first)")
+  fi
 else
   skipped+=("kmod,the image has no ava.ko (kmod/ is not in this tree)")
 fi
@@ -250,6 +267,16 @@ if insmod /lib/modules/ava-vm/ava.ko; then
   step kmod.bench $bench_limit_s kmod:/dev/ava \$bench
 else
   ava_note kmod.error "insmod ava.ko failed"
+fi
+JOB
+  fi
+  if [[ " ${channels[*]} " == *" kmod-policed "* ]]; then
+    cat <<JOB
+if insmod /lib/modules/ava-vm/ava_demo.ko && avactl policy all police on >/dev/null; then
+  step kmod-policed.app $app_limit_s kmod:/dev/ava \$app
+  step kmod-policed.bench $bench_limit_s kmod:/dev/ava \$bench
+else
+  ava_note kmod-policed.error "insmod ava_demo.ko or avactl policy failed"
 fi
 JOB
   fi

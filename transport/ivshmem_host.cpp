@@ -234,11 +234,23 @@ Status ivshmem_slot_channel(const IvshmemMemory &mem, uint32_t index, uint32_t g
   __atomic_store_n(&shared->worker_pid, static_cast<uint64_t>(::getpid()), __ATOMIC_RELAXED);
   // Pairs with the guest's acquire loads of state: ATTACHED implies worker_pid.
   __atomic_fetch_or(&shared->state, AVA_REGION_ATTACHED, __ATOMIC_RELEASE);
-  auto signals = std::make_unique<IvshmemHostSignals>(std::move(wait_efd), std::move(irq_efd),
-                                                      mem.slot_entry(index), gen);
+  ava_slot_entry *entry = mem.slot_entry(index);
+  // Pairs with ava.ko's release store of guest_state after claim_flags
+  // (the host saw CLAIMED for this gen with an acquire load already).
+  const uint32_t claim = __atomic_load_n(&entry->claim_flags, __ATOMIC_ACQUIRE);
+  detail::PolicedRing ring;
+  if ((claim & AVA_CLAIM_POLICED) != 0) {
+    // ava.ko checked and wrote the commands below checked_head; the guest
+    // process cannot write the slot table.
+    ring.cmd_head = &entry->checked_head;
+    ring.cmd_tail = &entry->cmd_tail;
+  }
+  auto signals =
+      std::make_unique<IvshmemHostSignals>(std::move(wait_efd), std::move(irq_efd), entry, gen);
   *out = std::make_unique<detail::ShmChannel>(
       std::move(map), layout, detail::ShmSide::Worker, std::move(signals),
-      "ivshmem slot " + n(index) + " (claim " + n(gen) + ")", options.spin_ns);
+      "ivshmem slot " + n(index) + " (claim " + n(gen) + (ring.cmd_head ? ", policed" : "") + ")",
+      options.spin_ns, ring);
   return Status::ok();
 }
 

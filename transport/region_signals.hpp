@@ -12,6 +12,9 @@
 #include <cstdint>
 #include <memory>
 
+#include <sys/uio.h>
+
+#include "transport/channel.hpp"
 #include "transport/fd_util.hpp"
 
 namespace ava::detail {
@@ -37,6 +40,18 @@ public:
   virtual void note_received(uint64_t /*bytes*/) {}
   virtual void note_sent(uint64_t /*bytes*/) {}
   virtual void note_error() {}
+};
+
+// A carrier that writes the command ring itself (a policed /dev/ava slot:
+// ava.ko checks every message against the spec's table and copies it in).
+class CommandSubmitter {
+public:
+  virtual ~CommandSubmitter() = default;
+  // Hands over the whole messages of a gather list of total bytes, in order,
+  // until one is refused or all are taken. *taken: bytes taken, the refused
+  // message included; *refused: its AVA_E_* status, or 0.
+  virtual Status submit(const struct iovec *iov, int iovcnt, uint64_t total, uint64_t *taken,
+                        int *refused) = 0;
 };
 
 // The local shm channel's signals: shared futexes, and the bootstrap unix

@@ -112,8 +112,10 @@ void ShmChannel::Cursor::copy(uint8_t *dst, uint64_t bytes) {
     const size_t avail = iov[index].iov_len - offset;
     const size_t take = static_cast<size_t>(std::min<uint64_t>(avail, bytes));
     if (take > 0) {
-      std::memcpy(dst, static_cast<const uint8_t *>(iov[index].iov_base) + offset, take);
-      dst += take;
+      if (dst != nullptr) {
+        std::memcpy(dst, static_cast<const uint8_t *>(iov[index].iov_base) + offset, take);
+        dst += take;
+      }
       bytes -= take;
       offset += take;
     }
@@ -126,11 +128,13 @@ void ShmChannel::Cursor::copy(uint8_t *dst, uint64_t bytes) {
 
 ShmChannel::ShmChannel(ShmMapping map, const RegionLayout &layout, ShmSide side,
                        std::unique_ptr<RegionSignals> signals, std::string description,
-                       uint64_t spin_ns)
+                       uint64_t spin_ns, PolicedRing policed)
     : map_(std::move(map)), layout_(layout), side_(side), signals_(std::move(signals)),
-      description_(std::move(description)), spin_ns_(spin_ns) {
+      description_(std::move(description)), spin_ns_(spin_ns), submitter_(policed.submitter) {
   ava_region_hdr *hdr = map_.header();
-  const RingView cmd = ring_view(map_, &hdr->cmd, layout_.cmd_off, layout_.cmd_size);
+  RingView cmd = ring_view(map_, &hdr->cmd, layout_.cmd_off, layout_.cmd_size);
+  cmd.head_word = policed.cmd_head;
+  cmd.tail_word = policed.cmd_tail;
   const RingView reply = ring_view(map_, &hdr->reply, layout_.reply_off, layout_.reply_size);
   if (side_ == ShmSide::Guest) {
     tx_ = RingProducer(cmd);
@@ -302,7 +306,14 @@ Status ShmChannel::wait_failure(Wait w, const char *op, bool mid_message) {
 Status ShmChannel::next_record(RingRecord *rec, int wait_ms, bool mid_message, uint64_t got,
                                uint64_t total) {
   std::string why;
-  const Wait w = wait_for(rx_.wait_word(), Deadline(wait_ms), [&] { return rx_.next(rec, &why); });
+  const Wait w = wait_for(rx_.wait_word(), Deadline(wait_ms), [&] {
+    // A reply from the inbox (bytes == nullptr) may come between messages only.
+    if (!mid_message && inbox_ready_.load(std::memory_order_acquire)) {
+      rec->bytes = nullptr;
+      return RingProbe::Ready;
+    }
+    return rx_.next(rec, &why);
+  });
   if (w == Wait::Ready)
     return Status::ok();
   if (w == Wait::Corrupt)
@@ -344,10 +355,14 @@ Status ShmChannel::recv(MsgBuf &buf, int timeout_ms) {
   Status st = usable("recv", true);
   if (!st.is_ok())
     return st;
+  if (take_inbox(buf))
+    return Status::ok();
   RingRecord rec;
   st = next_record(&rec, timeout_ms, false, 0, 0);
   if (!st.is_ok())
     return st;
+  if (rec.bytes == nullptr && take_inbox(buf))
+    return Status::ok();
   ava_msg_hdr hdr;
   st = copy_header(rec, &hdr);
   if (!st.is_ok())
@@ -434,6 +449,111 @@ Status ShmChannel::write_record(uint32_t kind, uint64_t length, Cursor &cursor) 
   return Status::ok();
 }
 
+bool ShmChannel::take_inbox(MsgBuf &buf) {
+  std::lock_guard lock(inbox_mu_);
+  if (inbox_.empty())
+    return false;
+  const std::vector<uint8_t> &msg = inbox_.front();
+  if (!buf.reserve(msg.size()))
+    return false;
+  std::memcpy(buf.data(), msg.data(), msg.size());
+  buf.set_size(msg.size());
+  inbox_.pop_front();
+  inbox_ready_.store(!inbox_.empty(), std::memory_order_release);
+  return true;
+}
+
+Status ShmChannel::on_refused(const ava_msg_hdr &hdr, int status) {
+  signals_->note_error();
+  if (hdr.kind == AVA_MSG_HELLO)
+    return Status::error(status == AVA_E_UNSUPPORTED ? AVA_E_UNSUPPORTED : AVA_E_SPEC,
+                         description_ + ": ava.ko polices this slot and refused the HELLO (" +
+                             std::string(status == AVA_E_UNSUPPORTED
+                                             ? "no command table is registered for the spec: "
+                                               "load its module ava_<spec>.ko"
+                                             : "status " + n(static_cast<uint64_t>(-status))) +
+                             ")");
+  // As the host does: an async call is dropped, a sync one answered.
+  if (hdr.kind != AVA_MSG_CALL || (hdr.flags & AVA_F_SYNC) == 0)
+    return Status::ok();
+  struct {
+    ava_msg_hdr hdr;
+    ava_reply_common common;
+  } reply{};
+  reply.hdr.magic = AVA_MSG_MAGIC;
+  reply.hdr.abi_version = AVA_ABI_VERSION;
+  reply.hdr.kind = AVA_MSG_REPLY;
+  reply.hdr.spec_id = hdr.spec_id;
+  reply.hdr.func_id = hdr.func_id;
+  reply.hdr.total_len = sizeof reply;
+  reply.hdr.thread_id = hdr.thread_id;
+  reply.hdr.seq = hdr.seq;
+  reply.hdr.call_id = hdr.call_id;
+  reply.hdr.args_len = sizeof(ava_reply_common);
+  reply.hdr.flags = AVA_F_SYNC;
+  reply.hdr.status = status;
+  try {
+    const auto *bytes = reinterpret_cast<const uint8_t *>(&reply);
+    std::lock_guard lock(inbox_mu_);
+    inbox_.emplace_back(bytes, bytes + sizeof reply);
+    inbox_ready_.store(true, std::memory_order_release);
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, description_ + ": no memory for a refused call's reply");
+  }
+  // The reader may sleep in ava.ko: clearing its word makes a wait that has
+  // not started yet return at once, and the wake-up ends one in progress.
+  full_fence();
+  __atomic_store_n(rx_.wait_word(), 0u, __ATOMIC_RELAXED);
+  signals_->wake_self(rx_.wait_word());
+  return Status::ok();
+}
+
+Status ShmChannel::send_submitted(const struct iovec *iov, int iovcnt, uint64_t total) {
+  std::vector<struct iovec> rest;
+  try {
+    rest.assign(iov, iov + iovcnt);
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, description_ + ": send: out of memory");
+  }
+  Cursor headers{iov, iovcnt};
+  uint64_t at = 0;   // bytes ava.ko has taken
+  uint64_t next = 0; // where the message under `headers` starts
+  ava_msg_hdr hdr{};
+  while (at < total) {
+    uint64_t taken = 0;
+    int refused = 0;
+    Status st = submitter_->submit(rest.data(), static_cast<int>(rest.size()), total - at, &taken,
+                                   &refused);
+    if (!st.is_ok())
+      return Status::error(st.code, description_ + ": send: " + st.message);
+    if (taken == 0 || taken > total - at)
+      return Status::error(AVA_E_PROTO, description_ + ": send: ava.ko took " + n(taken) + " of " +
+                                            n(total - at) + " bytes");
+    at += taken;
+    // The gather list was framed by check_gather_messages: walk its headers
+    // to the message that ends where ava.ko stopped.
+    while (next < at) {
+      headers.copy(reinterpret_cast<uint8_t *>(&hdr), kHdrBytes);
+      headers.copy(nullptr, hdr.total_len - kHdrBytes);
+      next += hdr.total_len;
+    }
+    if (next != at)
+      return Status::error(AVA_E_PROTO, description_ + ": send: ava.ko stopped inside a message");
+    if (refused != 0) {
+      st = on_refused(hdr, refused);
+      if (!st.is_ok())
+        return st;
+    }
+    rest.assign(iov + headers.index, iov + iovcnt);
+    if (!rest.empty()) {
+      rest.front().iov_base = static_cast<uint8_t *>(rest.front().iov_base) + headers.offset;
+      rest.front().iov_len -= headers.offset;
+    }
+  }
+  signals_->note_sent(total);
+  return Status::ok();
+}
+
 Status ShmChannel::send(const struct iovec *iov, int iovcnt) {
   Status st = usable("send", false);
   if (!st.is_ok())
@@ -442,6 +562,8 @@ Status ShmChannel::send(const struct iovec *iov, int iovcnt) {
   st = check_gather_messages(iov, iovcnt, max_message_, description_, &total);
   if (!st.is_ok())
     return st;
+  if (submitter_ != nullptr)
+    return send_submitted(iov, iovcnt, total);
   Cursor cursor{iov, iovcnt};
   const uint64_t piece_max = tx_.max_payload();
   for (uint64_t done = 0; done < total;) {

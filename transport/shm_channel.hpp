@@ -9,7 +9,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "transport/channel.hpp"
 #include "transport/fd_util.hpp"
@@ -21,12 +24,24 @@ namespace ava::detail {
 
 enum class ShmSide { Guest, Worker };
 
+// A policed /dev/ava slot (include/ava/ivshmem.h): ava.ko produces the
+// command ring for the guest process, and keeps the ring's indices in the
+// slot table, where the process cannot write.
+struct PolicedRing {
+  // Worker side: the command ring's head (ava.ko's) and tail (ours).
+  ava_u64 *cmd_head = nullptr;
+  ava_u64 *cmd_tail = nullptr;
+  // Guest side: sends go to ava.ko instead of into the ring; owned by the signals.
+  CommandSubmitter *submitter = nullptr;
+};
+
 class ShmChannel final : public Channel {
 public:
   // The guest sends on the command ring and receives on the reply ring; the
   // worker the other way round.
   ShmChannel(ShmMapping map, const RegionLayout &layout, ShmSide side,
-             std::unique_ptr<RegionSignals> signals, std::string description, uint64_t spin_ns);
+             std::unique_ptr<RegionSignals> signals, std::string description, uint64_t spin_ns,
+             PolicedRing policed = {});
   ~ShmChannel() override;
   ShmChannel(const ShmChannel &) = delete;
   ShmChannel &operator=(const ShmChannel &) = delete;
@@ -61,10 +76,15 @@ private:
     const struct iovec *iov;
     int iovcnt;
     int index = 0;
-    size_t offset = 0; // bytes of iov[index] already read
-    void copy(uint8_t *dst, uint64_t n);
+    size_t offset = 0;                   // bytes of iov[index] already read
+    void copy(uint8_t *dst, uint64_t n); // dst nullptr: skip n bytes
   };
   Status write_record(uint32_t kind, uint64_t length, Cursor &cursor);
+  // Policed guest: hands messages to ava.ko; a refused sync CALL gets the
+  // REPLY the host would have sent, from the inbox.
+  Status send_submitted(const struct iovec *iov, int iovcnt, uint64_t total);
+  Status on_refused(const ava_msg_hdr &hdr, int status);
+  bool take_inbox(MsgBuf &buf);
   Status wait_for_space(uint64_t length);
   void notify_consumer();
   void notify_producer();
@@ -82,6 +102,10 @@ private:
   uint64_t spin_ns_;
   RingProducer tx_;
   RingConsumer rx_;
+  CommandSubmitter *submitter_ = nullptr;
+  std::mutex inbox_mu_;
+  std::deque<std::vector<uint8_t>> inbox_;
+  std::atomic<bool> inbox_ready_{false};
   std::atomic<bool> shut_{false};
   std::atomic<bool> breaking_{false}; // the first break_region() call wins
   std::atomic<bool> broken_{false};

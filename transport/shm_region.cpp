@@ -70,6 +70,33 @@ Status map_region_fd(int fd, uint64_t offset, uint64_t size, ShmMapping *map) {
   return map_fd(fd, size, map, offset);
 }
 
+Status map_region_fd_except(int fd, uint64_t size, uint64_t hole_off, uint64_t hole_size,
+                            ShmMapping *map) {
+  if (hole_off == 0 || hole_off % AVA_REGION_ALIGN != 0 || hole_size % AVA_REGION_ALIGN != 0 ||
+      hole_size == 0 || hole_off > size || hole_size > size - hole_off)
+    return refuse("a hole of " + n(hole_size) + " bytes at " + n(hole_off) +
+                  " does not fit a region of " + n(size) + " bytes");
+  const long page = ::sysconf(_SC_PAGESIZE);
+  const uint64_t guard = page > 0 ? static_cast<uint64_t>(page) : 4096;
+  void *area = ::mmap(nullptr, size + guard, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (area == MAP_FAILED)
+    return Status::error(AVA_E_NOMEM, "mmap of " + n(size) + " bytes: " + errno_text(errno));
+  auto *base = static_cast<uint8_t *>(area);
+  ShmMapping out(base, size, guard); // unmaps everything on the error paths below
+  const uint64_t end = hole_off + hole_size;
+  // The guard page of map_fd: readable zeros after the heap.
+  if (::mprotect(base + size, guard, PROT_READ) != 0)
+    return Status::error(AVA_E_NOMEM, "mprotect: " + errno_text(errno));
+  if (::mmap(base, hole_off, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+    return Status::error(AVA_E_NOMEM, "mmap of " + n(hole_off) + " bytes: " + errno_text(errno));
+  if (end < size && ::mmap(base + end, size - end, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                           fd, static_cast<off_t>(end)) == MAP_FAILED)
+    return Status::error(AVA_E_NOMEM, "mmap of " + n(size - end) + " bytes at " + n(end) + ": " +
+                                          errno_text(errno));
+  *map = std::move(out);
+  return Status::ok();
+}
+
 bool shm_ring_size_ok(uint64_t v) {
   const bool power_of_two = v != 0 && (v & (v - 1)) == 0;
   return power_of_two && v >= AVA_RING_MIN_SIZE && v <= AVA_RING_MAX_SIZE;

@@ -58,6 +58,11 @@ struct RegionLayout {
 // Maps size bytes of fd from offset (page aligned) shared, followed by one
 // private read-only page of zeros (see shm_region.cpp).
 Status map_region_fd(int fd, uint64_t offset, uint64_t size, ShmMapping *map);
+// The same from offset 0, except that [hole_off, hole_off + hole_size) (page
+// aligned) stays inaccessible: a policed /dev/ava slot's command ring, which
+// only ava.ko may map.
+Status map_region_fd_except(int fd, uint64_t size, uint64_t hole_off, uint64_t hole_size,
+                            ShmMapping *map);
 
 // Guest side: a memfd of the options' sizes (sealed against shrinking and
 // growing), mapped, with its header filled in and marked READY.

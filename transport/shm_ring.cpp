@@ -53,7 +53,7 @@ RingProbe RingConsumer::next(RingRecord *rec, std::string *why) {
   for (int pads = 0; pads < 2; ++pads) {
     // Pairs with the producer's release store of head in publish(): the
     // record bytes below head are visible once head is.
-    const uint64_t head = shared_load_acquire(&view_.ctl->head);
+    const uint64_t head = shared_load_acquire(view_.head());
     if (head < seen_head_) {
       *why = "head went backwards from " + n(seen_head_) + " to " + n(head);
       return RingProbe::Corrupt;
@@ -74,7 +74,7 @@ RingProbe RingConsumer::next(RingRecord *rec, std::string *why) {
         tail_ = tail;
         // Pairs with the producer's acquire load of tail in refresh(): it may
         // reuse the PAD's bytes only after this.
-        shared_store_release(&view_.ctl->tail, tail_);
+        shared_store_release(view_.tail(), tail_);
       }
       return RingProbe::Empty;
     }
@@ -106,7 +106,7 @@ RingProbe RingConsumer::next(RingRecord *rec, std::string *why) {
     if (tail != tail_) {
       tail_ = tail;
       // Pairs with the producer's acquire load of tail in refresh().
-      shared_store_release(&view_.ctl->tail, tail_);
+      shared_store_release(view_.tail(), tail_);
     }
     rec->kind = hdr.kind;
     rec->length = hdr.length;
@@ -121,12 +121,12 @@ void RingConsumer::consume(const RingRecord &rec) {
   tail_ += kRecHdr + AVA_REC_ALIGN(rec.length);
   // Pairs with the producer's acquire load of tail in refresh(): our copy of
   // the record is complete before the producer may overwrite it.
-  shared_store_release(&view_.ctl->tail, tail_);
+  shared_store_release(view_.tail(), tail_);
 }
 
 RingProbe RingProducer::refresh(std::string *why) {
   // Pairs with the consumer's release store of tail in consume()/next().
-  const uint64_t tail = shared_load_acquire(&view_.ctl->tail);
+  const uint64_t tail = shared_load_acquire(view_.tail());
   if (tail < seen_tail_) {
     *why = "tail went backwards from " + n(seen_tail_) + " to " + n(tail);
     return RingProbe::Corrupt;
@@ -170,7 +170,7 @@ void RingProducer::publish() {
   published_head_ = head_;
   // Pairs with the consumer's acquire load of head in next(): the records
   // written before this store are complete when the consumer sees head.
-  shared_store_release(&view_.ctl->head, head_);
+  shared_store_release(view_.head(), head_);
 }
 
 } // namespace ava::detail

@@ -28,6 +28,13 @@ struct RingView {
   ava_ring_ctl *ctl = nullptr;
   uint8_t *data = nullptr;
   uint64_t size = 0; // a power of two within ring.h's bounds, checked by the caller
+  // Where the indices live when not in ctl: a policed /dev/ava slot keeps
+  // them in the slot table (ivshmem.h), out of the guest process's reach.
+  ava_u64 *head_word = nullptr;
+  ava_u64 *tail_word = nullptr;
+
+  ava_u64 *head() const { return head_word != nullptr ? head_word : &ctl->head; }
+  ava_u64 *tail() const { return tail_word != nullptr ? tail_word : &ctl->tail; }
 };
 
 // A record found by RingConsumer::next; bytes point into shared memory and

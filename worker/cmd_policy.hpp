@@ -3,7 +3,7 @@
 // queued for dispatch, its header and argument block are checked against
 // what the spec says of the function — known and supported, the exact
 // argument block size, the sync/async class, and each buffer's direction
-// and static bound. ava.ko checks kernel callers with the same table.
+// and static bound (ava_cmd_police, the checker ava.ko uses too).
 #pragma once
 
 #include <cstdint>

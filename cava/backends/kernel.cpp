@@ -378,14 +378,26 @@ void KernelGen::module_glue() {
   out_.line("{");
   out_.line("\tint err;");
   out_.line();
+  const std::string table = "&ava_" + id_ + "_cmd_table";
   hook("init_prologue");
+  // The table first: ava.ko polices processes' slots of this spec with it.
+  out_.line("\terr = ava_cmds_register(" + table + ");");
+  out_.line("\tif (err) {");
+  out_.line("\t\tpr_err(\"ava_" + id_ +
+            ": cannot register the command table with ava.ko: %d\\n\", err);");
+  out_.line("\t\treturn err;");
+  out_.line("\t}");
   out_.line("\terr = ava_kconn_open(&" + k + "_kspec, 0, &" + conn() + ");");
   out_.line("\tif (err) {");
   out_.line("\t\tpr_err(\"ava_" + id_ + ": cannot connect to the ava host: %d\\n\", err);");
-  out_.line("\t\treturn err;");
+  out_.line("\t\tgoto err_unregister;");
   out_.line("\t}");
   hook("init_epilogue");
   out_.line("\treturn 0;");
+  out_.line();
+  out_.line("err_unregister:");
+  out_.line("\tava_cmds_unregister(" + table + ");");
+  out_.line("\treturn err;");
   out_.line("}");
   out_.line();
   out_.line("static void __exit " + k + "_exit(void)");
@@ -393,6 +405,7 @@ void KernelGen::module_glue() {
   hook("fini_prologue");
   out_.line("\tava_kconn_close(" + conn() + ");");
   hook("fini_epilogue");
+  out_.line("\tava_cmds_unregister(" + table + ");");
   out_.line("}");
   out_.line();
   out_.line("module_init(" + k + "_init);");

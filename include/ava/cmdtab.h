@@ -110,8 +110,123 @@ static inline const struct ava_cmd_desc *ava_cmd_lookup(const struct ava_cmd_tab
 							ava_u32 func_id)
 {
 	if (func_id == 0 || func_id >= t->nfuncs)
-		return 0;
+		return (const struct ava_cmd_desc *)0;
 	return &t->funcs[func_id];
+}
+
+/* struct ava_cmd_verdict.why: what ava_cmd_police() found wrong */
+#define AVA_CMD_WHY_NONE 0u
+#define AVA_CMD_WHY_FUNC 1u      /* no such supported function */
+#define AVA_CMD_WHY_ARGS_LEN 2u  /* got: the argument block's length, limit: the spec's */
+#define AVA_CMD_WHY_CLASS 3u     /* sent sync/async where the spec does not allow it */
+#define AVA_CMD_WHY_TABLE 4u     /* the table contradicts itself */
+#define AVA_CMD_WHY_BUF_IN 5u    /* buffer sent as input, which the spec does not allow */
+#define AVA_CMD_WHY_BUF_OUT 6u   /* buffer asked as output, which the spec does not allow */
+#define AVA_CMD_WHY_BUF_BOUND 7u /* got: the buffer's length, limit: the spec's bound */
+#define AVA_CMD_WHY_BUF_FLAGS 8u /* unknown descriptor flags or non-zero reserved */
+#define AVA_CMD_WHY_BUF_RANGE 9u /* got: offset + length, limit: the payload (or heap) */
+
+/* Why a call was refused; buf is the index of the buffer among the call's. */
+struct ava_cmd_verdict {
+	ava_s32 status; /* AVA_OK or the AVA_E_* the host answers */
+	ava_u32 why;    /* AVA_CMD_WHY_* */
+	ava_u32 buf;
+	ava_u32 pad;
+	ava_u64 got;
+	ava_u64 limit;
+};
+
+/*
+ * Where a call's buffers may point, for callers that check that too (ava.ko
+ * for processes' slots); the worker's decoder checks it itself.
+ */
+struct ava_cmd_frame {
+	ava_u64 payload_len; /* bytes after the argument block */
+	ava_u64 heap_size;   /* 0: the channel has no heap, AVA_BUF_HEAP is refused */
+};
+
+static inline int ava_cmd_refuse(struct ava_cmd_verdict *v, int status, ava_u32 why, ava_u32 buf,
+				 ava_u64 got, ava_u64 limit)
+{
+	v->status = status;
+	v->why = why;
+	v->buf = buf;
+	v->got = got;
+	v->limit = limit;
+	return status;
+}
+
+/*
+ * Checks a CALL against the spec's table: a supported function, its exact
+ * argument block, a class it allows, and for each present buffer its
+ * direction and static bound (and, given a frame, its flags and where it
+ * lies). args is the caller's private copy of the argument block. The one
+ * checker for ava.ko (kernel callers and processes' slots) and the worker.
+ * Returns 0 or the AVA_E_* status; *v says why.
+ */
+static inline int ava_cmd_police(const struct ava_cmd_table *t, ava_u32 func_id, ava_u32 flags,
+				 const ava_u8 *args, ava_u32 args_len,
+				 const struct ava_cmd_frame *frame, struct ava_cmd_verdict *v)
+{
+	const struct ava_cmd_desc *d = ava_cmd_lookup(t, func_id);
+	int sync = (flags & AVA_F_SYNC) != 0;
+	ava_u32 allowed = sync ? AVA_CMD_SYNC | AVA_CMD_COND_ASYNC
+			       : AVA_CMD_ASYNC | AVA_CMD_COND_ASYNC;
+	ava_u32 i;
+
+	ava_cmd_refuse(v, 0, AVA_CMD_WHY_NONE, 0, 0, 0);
+	if (!d || !(d->flags & AVA_CMD_SUPPORTED))
+		return ava_cmd_refuse(v, AVA_E_FUNC, AVA_CMD_WHY_FUNC, 0, func_id, t->nfuncs);
+	if (args_len != d->args_len)
+		return ava_cmd_refuse(v, AVA_E_LENGTH, AVA_CMD_WHY_ARGS_LEN, 0, args_len,
+				      d->args_len);
+	if (!(d->flags & allowed))
+		return ava_cmd_refuse(v, AVA_E_PROTO, AVA_CMD_WHY_CLASS, 0, flags, d->flags);
+	if ((ava_u64)d->buf_first + d->buf_count > t->nbufs)
+		return ava_cmd_refuse(v, AVA_E_PROTO, AVA_CMD_WHY_TABLE, 0, 0, 0);
+	for (i = 0; i < d->buf_count; i++) {
+		const struct ava_cmd_buf *b = &t->bufs[d->buf_first + i];
+		int either = (b->flags & AVA_CMD_BUF_DIR_COND) != 0;
+		/* an async creation sends its guest-chosen ids in its output handle buffer */
+		int guest_ids = !sync && (b->flags & AVA_CMD_BUF_HANDLES) &&
+				(b->flags & AVA_CMD_BUF_OUT);
+		struct ava_buf_desc desc;
+
+		if ((ava_u64)b->args_offset + sizeof(desc) > args_len)
+			return ava_cmd_refuse(v, AVA_E_PROTO, AVA_CMD_WHY_TABLE, i, 0, 0);
+		__builtin_memcpy(&desc, args + b->args_offset, sizeof(desc));
+		if (!(desc.flags & AVA_BUF_PRESENT))
+			continue;
+		if ((desc.flags & AVA_BUF_IN) && !either && !guest_ids &&
+		    !(b->flags & AVA_CMD_BUF_IN))
+			return ava_cmd_refuse(v, AVA_E_PROTO, AVA_CMD_WHY_BUF_IN, i, 0, 0);
+		if ((desc.flags & AVA_BUF_OUT) && !either && !(b->flags & AVA_CMD_BUF_OUT))
+			return ava_cmd_refuse(v, AVA_E_PROTO, AVA_CMD_WHY_BUF_OUT, i, 0, 0);
+		if ((b->flags & AVA_CMD_BUF_BOUNDED) && desc.length > b->max_len)
+			return ava_cmd_refuse(v, AVA_E_LENGTH, AVA_CMD_WHY_BUF_BOUND, i, desc.length,
+					      b->max_len);
+		if (!frame)
+			continue;
+		if ((desc.flags & ~(ava_u32)(AVA_BUF_ALL | AVA_BUF_HEAP)) || desc.reserved ||
+		    ((desc.flags & AVA_BUF_HEAP) && !frame->heap_size))
+			return ava_cmd_refuse(v, AVA_E_PROTO, AVA_CMD_WHY_BUF_FLAGS, i, desc.flags, 0);
+		if (desc.flags & AVA_BUF_HEAP) {
+			if (desc.offset > frame->heap_size ||
+			    desc.length > frame->heap_size - desc.offset)
+				return ava_cmd_refuse(v, AVA_E_LENGTH, AVA_CMD_WHY_BUF_RANGE, i,
+						      desc.offset + desc.length, frame->heap_size);
+		} else if (desc.flags & AVA_BUF_IN) {
+			/* payload items are 8-aligned and followed by a zero guard byte (wire.h) */
+			if (desc.offset > frame->payload_len ||
+			    desc.length >= frame->payload_len - desc.offset)
+				return ava_cmd_refuse(v, AVA_E_LENGTH, AVA_CMD_WHY_BUF_RANGE, i,
+						      desc.offset + desc.length, frame->payload_len);
+			if (desc.offset % 8)
+				return ava_cmd_refuse(v, AVA_E_PROTO, AVA_CMD_WHY_BUF_FLAGS, i,
+						      desc.offset, 0);
+		}
+	}
+	return 0;
 }
 
 #endif /* AVA_CMDTAB_H */

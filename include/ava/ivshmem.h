@@ -27,9 +27,9 @@
  * loads and treats it as untrusted numbers.
  *
  *   guest line:  guest_state  guest_gen  guest_pid  policy_flags  cmds_per_sec
- *                bytes_per_sec  mem_quota
+ *                bytes_per_sec  mem_quota  claim_flags  checked_head
  *   host line:   host_state  host_gen  worker_pid  commands  bytes_in  bytes_out
- *                errors
+ *                errors  cmd_tail
  *
  * Slot life cycle (gen counts claims; both gens start at 0, host_state IDLE):
  *   claimable      host_state == IDLE, host_gen == guest_gen, guest_state != CLAIMED,
@@ -48,6 +48,25 @@
  *   worker death   the host ORs AVA_REGION_BROKEN into the region state, stores
  *                  host_state = IDLE and interrupts the slot: the guest's
  *                  calls fail, and its release makes the slot claimable
+ *
+ * Policed claims (claim_flags & AVA_CLAIM_POLICED, latched at open() from
+ * the slot's AVA_POLICY_POLICED): the process may not write the command
+ * ring, which it cannot map (an mmap() covering it fails with EACCES). It hands whole messages to AVA_IOC_SUBMIT;
+ * ava.ko checks each against the command table of the spec named in the
+ * claim's HELLO (tables come from the spec modules, ava_cmds_register() in
+ * kcall.h) and copies the ones it accepts into the ring. Since the process
+ * can write the region header, the command ring's indices that matter live
+ * in the slot table, which no process maps:
+ *
+ *   checked_head  (guest line) ava.ko's head: the host consumes only below it
+ *   cmd_tail      (host line) the host's tail: ava.ko reuses only below it;
+ *                 the host zeroes it before it shows SERVING for a claim,
+ *                 and ava.ko reads it only while host_gen is the claim's
+ *
+ * The ring control block in the region header keeps its sleeping words
+ * (a process that scribbles on them only delays itself). The host still
+ * checks every command with the same table: a guest kernel that lies about
+ * AVA_CLAIM_POLICED gains nothing.
  *
  * Doorbells and interrupts (ivshmem-doorbell, vectors = 1 + nslots): vector 0
  * is the control vector (slot table changes), vector 1 + i belongs to slot
@@ -117,6 +136,10 @@ AVA_STATIC_ASSERT(offsetof(struct ava_dev_hdr, host_peer) == 72, "ava_dev_hdr.ho
 
 /* ava_slot_entry.policy_flags */
 #define AVA_POLICY_DISABLED 0x1u /* open() skips the slot */
+#define AVA_POLICY_POLICED 0x2u  /* claims by processes are policed (AVA_CLAIM_POLICED) */
+
+/* ava_slot_entry.claim_flags: fixed for one claim (guest_gen) */
+#define AVA_CLAIM_POLICED 0x1u /* commands go through ava.ko: read checked_head, write cmd_tail */
 
 struct ava_slot_entry {
 	/* written by ava.ko */
@@ -127,7 +150,10 @@ struct ava_slot_entry {
 	ava_u64 cmds_per_sec;  /* policy for the host to enforce; 0 = unlimited */
 	ava_u64 bytes_per_sec; /* policy; 0 = unlimited */
 	ava_u64 mem_quota;     /* policy: device memory bytes; 0 = unlimited */
-	ava_u8 guest_reserved[24];
+	ava_u32 claim_flags;   /* AVA_CLAIM_*, written before guest_state = CLAIMED */
+	ava_u32 guest_pad;
+	ava_u64 checked_head;  /* policed claims: the command ring's head (release store) */
+	ava_u8 guest_reserved[8];
 	/* written by the host */
 	ava_u32 host_state;
 	ava_u32 host_gen;
@@ -137,11 +163,16 @@ struct ava_slot_entry {
 	ava_u64 bytes_in;  /* bytes the worker received */
 	ava_u64 bytes_out; /* bytes the worker sent */
 	ava_u64 errors;    /* error replies and protocol errors */
-	ava_u8 host_reserved[16];
+	ava_u64 cmd_tail;  /* policed claims: the command ring's tail (release store) */
+	ava_u8 host_reserved[8];
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_slot_entry) == 2 * AVA_CACHELINE, "ava_slot_entry size");
 AVA_STATIC_ASSERT(offsetof(struct ava_slot_entry, host_state) == AVA_CACHELINE,
 		  "ava_slot_entry host line");
+AVA_STATIC_ASSERT(offsetof(struct ava_slot_entry, claim_flags) == 40, "ava_slot_entry.claim_flags");
+AVA_STATIC_ASSERT(offsetof(struct ava_slot_entry, checked_head) == 48,
+		  "ava_slot_entry.checked_head");
+AVA_STATIC_ASSERT(offsetof(struct ava_slot_entry, cmd_tail) == 112, "ava_slot_entry.cmd_tail");
 AVA_STATIC_ASSERT(AVA_DEV_MAX_SLOTS * sizeof(struct ava_slot_entry) <= 4096,
 		  "slot table fits a page");
 
@@ -155,7 +186,7 @@ struct ava_slot_info {
 	ava_u64 reply_size;
 	ava_u64 heap_size;
 	ava_u32 nslots;
-	ava_u32 pad;
+	ava_u32 flags; /* AVA_CLAIM_* of this claim */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_slot_info) == 48, "ava_slot_info size");
 
@@ -175,10 +206,46 @@ struct ava_wait {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_wait) == 16, "ava_wait size");
 
+/*
+ * AVA_IOC_SUBMIT (policed claims only; -EPERM otherwise): hands ava.ko the
+ * whole messages in the gather list iov[0 .. iovcnt) of total bytes. ava.ko
+ * takes them in order. It copies each one it accepts into the command ring
+ * (waiting, killable, while the ring is full) and stops after the first it
+ * refuses, which it counts in the slot's "refused": done says how many bytes
+ * it took (the refused message included) and status why it refused that one
+ * (an AVA_E_*, as the host would have answered), or 0. The caller submits
+ * the rest again. Returns 0 with done == total when every message was taken,
+ * or: -EINVAL (framing: a header that is not one, a message longer than what
+ * is left, iovcnt out of range, non-zero flags), -EFAULT, -EPIPE (the region
+ * is BROKEN or CLOSED, or the host is down), -EINTR (fatal signal; a message
+ * cut short breaks the region), -ETIMEDOUT (the host consumed nothing for
+ * ava_wait_max_ms while the ring was full; the region is then BROKEN).
+ *
+ * What ava.ko checks: the first message is HELLO, naming a spec whose
+ * table is registered (else status AVA_E_UNSUPPORTED), and no HELLO follows;
+ * CALLs carry that spec's id and pass its table (function, exact argument
+ * block, class, each buffer's direction, bound, flags and range in the
+ * payload or the heap); CALLBACK_DONE and GOODBYE have no argument block.
+ */
+struct ava_submit {
+	ava_u64 iov;    /* user address of struct iovec[iovcnt] */
+	ava_u32 iovcnt; /* 1 ... AVA_SUBMIT_MAX_IOV */
+	ava_u32 flags;  /* zero */
+	ava_u64 total;  /* bytes in the gather list: whole messages */
+	ava_u64 done;   /* out: bytes taken */
+	ava_s32 status; /* out: AVA_E_* of the refused message that ends at done, or 0 */
+	ava_u32 pad;
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_submit) == 40, "ava_submit size");
+#define AVA_SUBMIT_MAX_IOV 1024u
+
 #define AVA_IOC_MAGIC 0xA7
 #define AVA_IOC_SLOT_INFO _IOR(AVA_IOC_MAGIC, 1, struct ava_slot_info)
 #define AVA_IOC_KICK _IO(AVA_IOC_MAGIC, 2) /* rings the host on the slot's vector */
 #define AVA_IOC_WAIT _IOW(AVA_IOC_MAGIC, 3, struct ava_wait)
+#define AVA_IOC_SUBMIT _IOWR(AVA_IOC_MAGIC, 4, struct ava_submit)
+/* AVA_IOC_WAKE: ends the AVA_IOC_WAITs of this slot (they return 0 and re-check). */
+#define AVA_IOC_WAKE _IO(AVA_IOC_MAGIC, 5)
 
 /* ---- generic netlink family "ava" (avactl) ---- */
 
@@ -221,7 +288,10 @@ enum ava_genl_attr {
 	AVA_A_OPEN_SLOTS,   /* u32 */
 	AVA_A_VECTORS,      /* u32: MSI-X vectors ava.ko got; 0 = none, waits poll */
 	AVA_A_KERNEL,       /* u8: the slot is held by a kernel connection (kcall.h), not a process */
-	AVA_A_REFUSED,      /* u64: kernel calls refused by the spec's command table (ava.ko) */
+	AVA_A_REFUSED,      /* u64: calls ava.ko refused by the spec's command table */
+	AVA_A_POLICY_POLICED, /* u8: processes' claims of the slot are policed */
+	AVA_A_POLICED,      /* u8: the current claim is policed (AVA_CLAIM_POLICED) */
+	AVA_A_TABLES,       /* u32 (GET_DEVICE): command tables registered with ava.ko */
 	__AVA_A_MAX,
 };
 #define AVA_A_MAX (__AVA_A_MAX - 1)

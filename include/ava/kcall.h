@@ -92,6 +92,18 @@ int ava_kconn_open(const struct ava_kspec *spec, unsigned int timeout_ms, struct
 /* ava_kconn_close() - GOODBYE, release the slot; the host frees what the connection created. */
 void ava_kconn_close(struct ava_kconn *conn);
 
+/*
+ * ava_cmds_register() - let ava.ko police processes' slots for a spec.
+ * ava.ko keeps its own copy of the table (so the spec module may unload
+ * while slots still use it), found by spec id, hash and name when a policed
+ * claim says HELLO (ivshmem.h, AVA_IOC_SUBMIT). Returns 0, -EEXIST (a table
+ * for the same spec is registered), -EINVAL (an inconsistent table) or
+ * -ENOMEM. ava_cmds_unregister() drops it again; claims that use it keep
+ * their copy until they end.
+ */
+int ava_cmds_register(const struct ava_cmd_table *t);
+void ava_cmds_unregister(const struct ava_cmd_table *t);
+
 int ava_kcall_begin(struct ava_kcall *c, struct ava_kconn *conn, ava_u32 func_id, ava_u32 flags);
 /*
  * Describes a buffer argument of count elements of elem_size bytes; dir is

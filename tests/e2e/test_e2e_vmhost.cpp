@@ -149,7 +149,8 @@ struct FakeVm {
   ava_region_hdr *region(uint32_t i) const { return reinterpret_cast<ava_region_hdr *>(slot(i)); }
 
   // What ava.ko's open() does; edit may spoil the header before it is published.
-  uint32_t claim(uint32_t i, const std::function<void(ava_region_hdr *)> &edit = {}) {
+  uint32_t claim(uint32_t i, const std::function<void(ava_region_hdr *)> &edit = {},
+                 uint32_t claim_flags = 0) {
     std::memset(slot(i), 0, 4096);
     ava_region_hdr *r = region(i);
     r->magic = AVA_REGION_MAGIC;
@@ -169,6 +170,8 @@ struct FakeVm {
     ava_slot_entry *e = entry(i);
     const uint32_t gen = e->guest_gen + 1;
     e->guest_pid = 4242;
+    e->claim_flags = claim_flags;
+    e->checked_head = 0;
     __atomic_store_n(&e->guest_gen, gen, __ATOMIC_RELEASE);
     __atomic_store_n(&e->guest_state, AVA_SLOT_CLAIMED, __ATOMIC_RELEASE);
     signal_fd(host_efds[AVA_DEV_CTL_VECTOR]);
@@ -211,7 +214,9 @@ private:
   int host_;
 };
 
-std::unique_ptr<ava::Channel> guest_channel(FakeVm &vm, uint32_t i) {
+// policed: the channel plays ava.ko producing a policed claim's command
+// ring, whose indices live in the slot table.
+std::unique_ptr<ava::Channel> guest_channel(FakeVm &vm, uint32_t i, bool policed = false) {
   const uint64_t size = vm.hdr.slot_size;
   void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, vm.mem_fd,
                  static_cast<off_t>(vm.hdr.slots_off + i * size));
@@ -228,8 +233,13 @@ std::unique_ptr<ava::Channel> guest_channel(FakeVm &vm, uint32_t i) {
   l.heap_size = r->heap_size;
   auto signals = std::make_unique<FakeKmodSignals>(vm.irq_efds[AVA_DEV_SLOT_VECTOR(i)],
                                                    vm.host_efds[AVA_DEV_SLOT_VECTOR(i)]);
+  ava::detail::PolicedRing ring;
+  if (policed) {
+    ring.cmd_head = &vm.entry(i)->checked_head;
+    ring.cmd_tail = &vm.entry(i)->cmd_tail;
+  }
   return std::make_unique<ava::detail::ShmChannel>(std::move(map), l, ava::detail::ShmSide::Guest,
-                                                   std::move(signals), "fake kmod", 0);
+                                                   std::move(signals), "fake kmod", 0, ring);
 }
 
 std::vector<uint8_t> message(uint16_t kind, uint32_t func, const void *args, uint32_t len) {
@@ -588,4 +598,44 @@ Test(vmhost, allocations_over_the_slot_memory_quota_are_refused) {
   __atomic_store_n(&vm.entry(0)->mem_quota, 0, __ATOMIC_RELAXED);
   uint64_t big = 0;
   cr_expect_eq(create_obj(*ch, 1u << 20, &big), AVA_OK, "no quota, no limit");
+}
+
+// A policed claim (ivshmem.h): the worker consumes the command ring only up to
+// the head ava.ko keeps in the slot table, and reports its tail there. What a
+// process writes into the ring and the region header itself never runs.
+Test(vmhost, a_policed_claim_runs_only_what_the_guest_kernel_checked) {
+  Host host;
+  FakeVm vm;
+  vm.connect_to(host.sock);
+  vm.claim(0, {}, AVA_CLAIM_POLICED);
+  auto ch = guest_channel(vm, 0, true);
+  hello_and_call(*ch, [&] { return host.log(); });
+  ava_region_hdr *r = vm.region(0);
+  const uint64_t head = __atomic_load_n(&vm.entry(0)->checked_head, __ATOMIC_ACQUIRE);
+  cr_expect(head > 0 && __atomic_load_n(&vm.entry(0)->cmd_tail, __ATOMIC_ACQUIRE) == head,
+            "checked_head %lu, cmd_tail %lu", static_cast<unsigned long>(head),
+            static_cast<unsigned long>(vm.entry(0)->cmd_tail));
+  cr_expect(__atomic_load_n(&r->cmd.head, __ATOMIC_ACQUIRE) == 0 &&
+                __atomic_load_n(&r->cmd.tail, __ATOMIC_ACQUIRE) == 0,
+            "the region header's command indices were used");
+
+  // A process bypassing ava.ko: a well-formed call written straight into
+  // the ring after what was checked, published through the region header.
+  ava_demo_demo_version_call call{};
+  std::vector<uint8_t> m = message(AVA_MSG_CALL, AVA_DEMO_FN_DEMO_VERSION, &call, sizeof call);
+  uint8_t *data = vm.slot(0) + r->cmd_off;
+  const uint64_t pos = head & (r->cmd_size - 1);
+  const ava_ring_rec rec{static_cast<uint32_t>(m.size()), AVA_REC_MSG};
+  std::memcpy(data + pos, &rec, sizeof rec);
+  std::memcpy(data + pos + sizeof rec, m.data(), m.size());
+  const uint64_t commands = vm.entry(0)->commands;
+  __atomic_store_n(&r->cmd.head, head + sizeof rec + AVA_REC_ALIGN(m.size()), __ATOMIC_RELEASE);
+  signal_fd(vm.host_efds[AVA_DEV_SLOT_VECTOR(0)]);
+  ava::MsgBuf reply;
+  ava::Status st = ch->recv(reply, 300);
+  cr_expect(st.code == AVA_E_TIMEOUT, "the unchecked call was answered (status %d: %s)", st.code,
+            st.message.c_str());
+  cr_expect(vm.entry(0)->commands == commands, "the worker received the unchecked call");
+  // Checked calls still run.
+  cr_expect(call_version(*ch) == AVA_OK, "%s", host.log().c_str());
 }

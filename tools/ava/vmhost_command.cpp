@@ -373,6 +373,9 @@ void Vmhost::start_worker(uint32_t i, uint32_t gen) {
   ava_slot_entry *e = mem_->slot_entry(i);
   slots_[i].gen = gen;
   slots_[i].kill_at_ms = -1;
+  // A policed claim's command tail starts at zero for ava.ko, which reads it
+  // only once host_gen names the claim (ivshmem.h); the worker only raises it.
+  __atomic_store_n(&e->cmd_tail, uint64_t{0}, __ATOMIC_RELAXED);
   const pid_t pid = ::fork();
   if (pid == 0)
     worker_child(i, gen, host_efds_[AVA_DEV_SLOT_VECTOR(i)].get(),

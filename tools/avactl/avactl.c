@@ -6,6 +6,12 @@
  *
  *   avactl slots | stats [SLOT] | device
  *   avactl policy SLOT|all [enable|disable] [cmds-per-sec N] [bytes-per-sec N] [mem-quota N]
+ *                          [police on|off]
+ *   avactl policy [--slot N] --police on|off   (no --slot: every slot)
+ *
+ * Setting names may also be written with a leading "--". A policed slot
+ * (police on) checks its later process claims' commands in ava.ko, against
+ * the command tables spec modules registered (avactl device: tables).
  *
  * Exit status: 0 success, 1 failure, 2 usage.
  */
@@ -44,9 +50,11 @@ static void usage(FILE *out) {
           "       %s stats [SLOT]\n"
           "       %s device\n"
           "       %s policy SLOT|all [enable|disable] [cmds-per-sec N] [bytes-per-sec N]"
-          " [mem-quota N]\n"
-          "policy without settings shows it; 0 means unlimited.\n",
-          progname, progname, progname, progname);
+          " [mem-quota N] [police on|off]\n"
+          "       %s policy [--slot N] [--police on|off] ...   (no --slot: every slot)\n"
+          "policy without settings shows it; 0 means unlimited; police applies to later"
+          " claims.\n",
+          progname, progname, progname, progname, progname);
 }
 
 static int conn_open(struct Conn *c) {
@@ -198,6 +206,13 @@ static const char *host_state_name(uint32_t s) {
   }
 }
 
+/* Whether the current claim is policed; "-" when nothing holds the slot. */
+static const char *policed_name(struct nlattr **a) {
+  if (get_u32(a, AVA_A_GUEST_STATE) != AVA_SLOT_CLAIMED)
+    return "-";
+  return get_u8(a, AVA_A_POLICED) ? "yes" : "no";
+}
+
 static void print_slot_row(struct nlattr **a, void *arg) {
   char pid[16];
 
@@ -207,10 +222,11 @@ static void print_slot_row(struct nlattr **a, void *arg) {
     snprintf(pid, sizeof pid, "kernel");
   else
     snprintf(pid, sizeof pid, "%" PRIu32, get_u32(a, AVA_A_PID));
-  printf("%4" PRIu32 "  %-8s  %-8s  %10" PRIu32 "  %7s  %s\n", get_u32(a, AVA_A_SLOT),
-         guest_state_name(get_u32(a, AVA_A_GUEST_STATE)),
+  printf("%4" PRIu32 "  %-8s  %-8s  %10" PRIu32 "  %7s  %-6s  %-7s  %-6s  %" PRIu64 "\n",
+         get_u32(a, AVA_A_SLOT), guest_state_name(get_u32(a, AVA_A_GUEST_STATE)),
          host_state_name(get_u32(a, AVA_A_HOST_STATE)), get_u32(a, AVA_A_GENERATION), pid,
-         get_u8(a, AVA_A_BROKEN) ? "yes" : "no");
+         get_u8(a, AVA_A_BROKEN) ? "yes" : "no", policed_name(a),
+         get_u8(a, AVA_A_POLICY_POLICED) ? "on" : "off", get_u64(a, AVA_A_REFUSED));
 }
 
 static void print_slot_stats(struct nlattr **a, void *arg) {
@@ -220,12 +236,14 @@ static void print_slot_stats(struct nlattr **a, void *arg) {
   printf("  waits       %" PRIu64 "\n", get_u64(a, AVA_A_WAITS));
   printf("  interrupts  %" PRIu64 "\n", get_u64(a, AVA_A_INTERRUPTS));
   printf("  timeouts    %" PRIu64 "\n", get_u64(a, AVA_A_TIMEOUTS));
-  printf("  refused     %" PRIu64 " (kernel calls the command table refused)\n",
+  printf("  refused     %" PRIu64 " (calls a command table refused in the guest)\n",
          get_u64(a, AVA_A_REFUSED));
   printf("  commands    %" PRIu64 " (host)\n", get_u64(a, AVA_A_COMMANDS));
   printf("  bytes in    %" PRIu64 " (host)\n", get_u64(a, AVA_A_BYTES_IN));
   printf("  bytes out   %" PRIu64 " (host)\n", get_u64(a, AVA_A_BYTES_OUT));
   printf("  errors      %" PRIu64 " (host)\n", get_u64(a, AVA_A_ERRORS));
+  printf("  policed     %s (this claim)\n", policed_name(a));
+  printf("  police      %s (later claims)\n", get_u8(a, AVA_A_POLICY_POLICED) ? "on" : "off");
 }
 
 static void print_limit(const char *name, uint64_t v) {
@@ -242,6 +260,7 @@ static void print_slot_policy(struct nlattr **a, void *arg) {
   print_limit("cmds-per-sec", get_u64(a, AVA_A_POLICY_CMDS_PER_SEC));
   print_limit("bytes-per-sec", get_u64(a, AVA_A_POLICY_BYTES_PER_SEC));
   print_limit("mem-quota", get_u64(a, AVA_A_POLICY_MEM_QUOTA));
+  printf("  %-14s %s\n", "police", get_u8(a, AVA_A_POLICY_POLICED) ? "on" : "off");
 }
 
 static void print_device(struct nlattr **a, void *arg) {
@@ -260,6 +279,7 @@ static void print_device(struct nlattr **a, void *arg) {
   printf("waits       %" PRIu64 "\n", get_u64(a, AVA_A_WAITS));
   printf("irqs        %" PRIu64 "\n", get_u64(a, AVA_A_INTERRUPTS));
   printf("timeouts    %" PRIu64 "\n", get_u64(a, AVA_A_TIMEOUTS));
+  printf("tables      %" PRIu32 " (command tables registered)\n", get_u32(a, AVA_A_TABLES));
 }
 
 /* Parses a slot number, or "all" as -1 when allowed. Returns false on garbage. */
@@ -293,6 +313,7 @@ static bool parse_u64(const char *s, uint64_t *out) {
 
 struct Policy {
   int enabled; /* -1: unchanged */
+  int police;  /* -1: unchanged */
   bool has_cmds, has_bytes, has_mem;
   uint64_t cmds, bytes, mem;
 };
@@ -308,6 +329,8 @@ static int add_policy(struct nl_msg *msg, void *arg) {
     return -1;
   if (p->has_mem && nla_put_u64(msg, AVA_A_POLICY_MEM_QUOTA, p->mem) < 0)
     return -1;
+  if (p->police >= 0 && nla_put_u8(msg, AVA_A_POLICY_POLICED, (uint8_t)p->police) < 0)
+    return -1;
   return 0;
 }
 
@@ -317,20 +340,29 @@ static int parse_policy(int argc, char **argv, struct Policy *p) {
 
   memset(p, 0, sizeof(*p));
   p->enabled = -1;
+  p->police = -1;
   for (i = 0; i < argc; i++) {
+    /* "--police on" reads as "police on" */
+    const char *name = strncmp(argv[i], "--", 2) ? argv[i] : argv[i] + 2;
     uint64_t *value = NULL;
 
-    if (!strcmp(argv[i], "enable")) {
+    if (!strcmp(name, "enable")) {
       p->enabled = 1;
-    } else if (!strcmp(argv[i], "disable")) {
+    } else if (!strcmp(name, "disable")) {
       p->enabled = 0;
-    } else if (!strcmp(argv[i], "cmds-per-sec")) {
+    } else if (!strcmp(name, "police")) {
+      if (i + 1 >= argc || (strcmp(argv[i + 1], "on") && strcmp(argv[i + 1], "off"))) {
+        fprintf(stderr, "%s: %s needs on or off\n", progname, argv[i]);
+        return EXIT_USAGE;
+      }
+      p->police = !strcmp(argv[++i], "on");
+    } else if (!strcmp(name, "cmds-per-sec")) {
       p->has_cmds = true;
       value = &p->cmds;
-    } else if (!strcmp(argv[i], "bytes-per-sec")) {
+    } else if (!strcmp(name, "bytes-per-sec")) {
       p->has_bytes = true;
       value = &p->bytes;
-    } else if (!strcmp(argv[i], "mem-quota")) {
+    } else if (!strcmp(name, "mem-quota")) {
       p->has_mem = true;
       value = &p->mem;
     } else {
@@ -354,6 +386,7 @@ int main(int argc, char **argv) {
   struct Policy pol;
   const char *cmd;
   int64_t slot = -1;
+  int settings = 0; /* policy: the first setting's index in argv */
   int ret;
 
   if (argc < 2) {
@@ -373,9 +406,20 @@ int main(int argc, char **argv) {
     if (argc > 3 || (argc == 3 && !parse_slot(argv[2], false, &slot)))
       goto bad_usage;
   } else if (!strcmp(cmd, "policy")) {
-    if (argc < 3 || !parse_slot(argv[2], true, &slot))
+    if (argc < 3)
       goto bad_usage;
-    ret = parse_policy(argc - 3, argv + 3, &pol);
+    if (!strcmp(argv[2], "--slot")) {
+      if (argc < 4 || !parse_slot(argv[3], true, &slot))
+        goto bad_usage;
+      settings = 4;
+    } else if (!strncmp(argv[2], "--", 2)) {
+      settings = 2; /* settings only: every slot */
+    } else {
+      if (!parse_slot(argv[2], true, &slot))
+        goto bad_usage;
+      settings = 3;
+    }
+    ret = parse_policy(argc - settings, argv + settings, &pol);
     if (ret)
       return ret;
   } else {
@@ -386,7 +430,7 @@ int main(int argc, char **argv) {
   if (conn_open(&c))
     return 1;
   if (!strcmp(cmd, "slots")) {
-    printf("SLOT  GUEST     HOST             GEN      PID  BROKEN\n");
+    printf("SLOT  GUEST     HOST             GEN      PID  BROKEN  POLICED  POLICE  REFUSED\n");
     r.on_msg = print_slot_row;
     ret = conn_request(&c, AVA_CMD_GET_SLOT, NLM_F_DUMP, -1, NULL, NULL, &r);
   } else if (!strcmp(cmd, "stats")) {
@@ -395,7 +439,7 @@ int main(int argc, char **argv) {
   } else if (!strcmp(cmd, "device")) {
     r.on_msg = print_device;
     ret = conn_request(&c, AVA_CMD_GET_DEVICE, 0, -1, NULL, NULL, &r);
-  } else if (argc == 3) {
+  } else if (argc == settings) {
     r.on_msg = print_slot_policy;
     ret = conn_request(&c, AVA_CMD_GET_SLOT, slot < 0 ? NLM_F_DUMP : 0, slot, NULL, NULL, &r);
   } else {

@@ -3212,17 +3212,27 @@ static int __init ava_kern_cudart_init(void)
 {
 	int err;
 
+	err = ava_cmds_register(&ava_cudart_cmd_table);
+	if (err) {
+		pr_err("ava_cudart: cannot register the command table with ava.ko: %d\n", err);
+		return err;
+	}
 	err = ava_kconn_open(&ava_kern_cudart_kspec, 0, &ava_kern_cudart_conn);
 	if (err) {
 		pr_err("ava_cudart: cannot connect to the ava host: %d\n", err);
-		return err;
+		goto err_unregister;
 	}
 	return 0;
+
+err_unregister:
+	ava_cmds_unregister(&ava_cudart_cmd_table);
+	return err;
 }
 
 static void __exit ava_kern_cudart_exit(void)
 {
 	ava_kconn_close(ava_kern_cudart_conn);
+	ava_cmds_unregister(&ava_cudart_cmd_table);
 }
 
 module_init(ava_kern_cudart_init);

@@ -1070,18 +1070,28 @@ static int __init ava_kern_demo_init(void)
 {
 	int err;
 
+	err = ava_cmds_register(&ava_demo_cmd_table);
+	if (err) {
+		pr_err("ava_demo: cannot register the command table with ava.ko: %d\n", err);
+		return err;
+	}
 	err = ava_kconn_open(&ava_kern_demo_kspec, 0, &ava_kern_demo_conn);
 	if (err) {
 		pr_err("ava_demo: cannot connect to the ava host: %d\n", err);
-		return err;
+		goto err_unregister;
 	}
 	ava_kern_demo_guestlib_init_epilogue();
 	return 0;
+
+err_unregister:
+	ava_cmds_unregister(&ava_demo_cmd_table);
+	return err;
 }
 
 static void __exit ava_kern_demo_exit(void)
 {
 	ava_kconn_close(ava_kern_demo_conn);
+	ava_cmds_unregister(&ava_demo_cmd_table);
 }
 
 module_init(ava_kern_demo_init);

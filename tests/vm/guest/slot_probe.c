@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * slot_probe: runs in the test guest against /dev/ava (ava.ko). Claims a
- * slot, checks that mmap gives this slot and nothing beyond it, and with
+ * slot, checks that mmap gives this slot (or a part) and nothing beyond it, and with
  * `hold SECONDS` keeps the slot open that long (for rmmod and concurrency
  * checks). Prints "slot N" first, then one line per mmap check; exit status
  * 0 when every check held.
@@ -60,7 +60,15 @@ int main(int argc, char **argv)
 	}
 	expect_refused(fd, "one page beyond the slot", info.slot_size + 4096, 0);
 	expect_refused(fd, "the page after the slot", 4096, (off_t)info.slot_size);
-	expect_refused(fd, "a page at offset 4096", 4096, 4096);
+	/* a part of the slot is fine (a policed claim maps it in parts), past its end is not */
+	slot = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)info.slot_size - 4096);
+	printf("the slot's last page: %s\n", slot == MAP_FAILED ? "REFUSED" : "mapped");
+	if (slot == MAP_FAILED)
+		failures++;
+	else
+		munmap(slot, 4096);
+	expect_refused(fd, "two pages from the slot's last page", 8192,
+		       (off_t)info.slot_size - 4096);
 	fflush(stdout);
 	if (argc > 3 && !strcmp(argv[2], "hold")) {
 		printf("holding\n");

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+// Policed /dev/ava slots (include/ava/ivshmem.h): with `avactl policy --police
+// on`, ava.ko in the guest checks every command of a process against the
+// spec's command table (registered by ava_demo.ko and ava_opencl.ko) before
+// it reaches the host. In one boot:
+//   - kmod_raw's forbidden calls (unknown id, lying size, forbidden buffer
+//     direction) get the table's statuses, yet the host counts no error on
+//     that slot: none of them left the guest; avactl stats counts them;
+//   - kmod_raw --policed-probe: the command ring cannot be mapped, bad
+//     framing, a call before HELLO and a HELLO for a spec without a table are
+//     refused;
+//   - a demo program on another slot and OpenCL programs (buffers, kernel
+//     arguments, callbacks, four threads with async enqueues) run through
+//     policed slots with their native output;
+//   - the host's device-memory quota still refuses an allocation over it.
+#include <criterion/criterion.h>
+
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ocl_run.hpp"
+#include "vm_checks.hpp"
+#include "vm_host.hpp"
+#include "vm_session.hpp"
+
+namespace {
+
+constexpr int kSlots = 6; // two kernel connections, a held demo, one or two probes
+constexpr int kCheckLimitS = 300;
+constexpr const char *kModDir = "/lib/modules/ava-vm/";
+const char *const kOclPrograms[] = {"buffer", "kernel_args", "callbacks", "threads_many_queues"};
+
+std::set<std::string> words(const std::string &text) {
+  std::set<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) {
+    std::erase(w, '"');
+    out.insert(w);
+  }
+  return out;
+}
+
+const VmCheck *get(const VmResults &r, const std::string &name) {
+  auto it = r.checks.find(name);
+  cr_expect(it != r.checks.end(), "[%s] no result from the guest", name.c_str());
+  return it == r.checks.end() ? nullptr : &it->second;
+}
+
+// The "slot N:" blocks of `avactl stats` that contain needle.
+std::vector<std::string> slot_blocks(const std::string &stats, const std::string &needle) {
+  std::vector<std::string> blocks;
+  std::istringstream in(stats);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("slot ", 0) == 0 || blocks.empty())
+      blocks.emplace_back();
+    blocks.back() += line + "\n";
+  }
+  std::erase_if(blocks, [&](const std::string &b) { return b.find(needle) == std::string::npos; });
+  return blocks;
+}
+
+void expect_ok(const VmResults &r, const std::string &name) {
+  if (const VmCheck *c = get(r, name))
+    cr_expect_eq(c->rc, 0, "[%s] exit %d:\n%s%s", name.c_str(), c->rc, c->out.c_str(),
+                 c->err.c_str());
+}
+
+std::string policed_job() {
+  const std::string dir = kModDir;
+  std::string job = "insmod " + dir + "ava.ko || echo 'ava.ko did not load'\n";
+  job += "ava_check load.demo 120 insmod " + dir + "ava_demo.ko\n";
+  job += "ava_check load.opencl 120 insmod " + dir + "ava_opencl.ko\n";
+  job += "ava_check police 30 avactl policy --police on\n";
+  job += "export LD_LIBRARY_PATH=" + sh_quote(AVA_GUEST_LIB_DIR) + " AVA_WORKER=kmod:/dev/ava\n";
+  job += "ava_start held 240 " + sh_quote(DEMO_PROBE) +
+         " sleep 3000\n"
+         "ava_wait_for 600 grep -q ready held.out\n";
+  job += vmtest::check_line("policed", kCheckLimitS, {KMOD_RAW});
+  // ava.ko's refusal counts are per slot and outlive the claim: before the
+  // probe may take the same slot.
+  job += "ava_check stats 30 avactl stats\n";
+  job += vmtest::check_line("probe", kCheckLimitS, {KMOD_RAW, "--policed-probe"});
+  job += "ava_check stats.after 30 avactl slots\n";
+  for (const char *p : kOclPrograms)
+    job += vmtest::check_line(std::string("ocl.") + p, kCheckLimitS,
+                              {std::string(OCL_DIR) + "/ocl_" + p});
+  job += "ava_finish held\n";
+  // The host's policies hold on policed slots too: a 2 MiB object in a
+  // 1 MiB device-memory quota is refused there, and counted.
+  job += "ava_check quota.set 30 avactl policy all mem-quota 1048576\n";
+  job += vmtest::check_line("quota", kCheckLimitS, {DEMO_PROBE, "big", "2"});
+  job += "ava_check quota.stats 30 avactl stats\n";
+  job += "ava_check unload 120 rmmod ava_opencl ava_demo\n";
+  return job;
+}
+
+} // namespace
+
+Test(vm_policed, the_guest_kernel_refuses_what_the_table_forbids, .timeout = 1800) {
+  vmtest::require_vm();
+  auto env = vm_image_env();
+  cr_assert(env["AVA_VM_HAVE_KMOD"] == "1", "the guest image has no ava.ko (see vm_image)");
+  cr_assert(env["AVA_VM_HAVE_AVACTL"] == "1", "the guest image has no avactl (see vm_image)");
+  const std::set<std::string> extra = words(env["AVA_VM_EXTRA_KO"]);
+  cr_assert(extra.count("ava_demo") && extra.count("ava_opencl"),
+            "the guest image lacks ava_demo.ko or ava_opencl.ko (AVA_VM_EXTRA_KO=%s)",
+            env["AVA_VM_EXTRA_KO"].c_str());
+  const std::string dir = make_temp_dir();
+  VmHost host(dir, kSlots, {}, ocl::child_env());
+  cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
+  VmSession vm("policed", policed_job(), host.vm_args());
+  const ProcResult held_native = vmtest::native({DEMO_PROBE, "sleep", "3000"});
+  std::vector<ProcResult> ocl_native;
+  for (const char *p : kOclPrograms)
+    ocl_native.push_back(vmtest::native({std::string(OCL_DIR) + "/ocl_" + p}));
+
+  const int rc = vm.wait();
+  const VmResults r = vm.results();
+  for (const char *name : {"load.demo", "load.opencl", "police", "unload"})
+    expect_ok(r, name);
+  if (const VmCheck *c = get(r, "policed"))
+    cr_expect_eq(c->rc, 0, "[policed] a bad call did not get the table's status:\n%s%s",
+                 c->out.c_str(), c->err.c_str());
+  if (const VmCheck *c = get(r, "probe"))
+    cr_expect_eq(c->rc, 0, "[probe] the policed claim let something through:\n%s%s", c->out.c_str(),
+                 c->err.c_str());
+  // Every refusal happened in the guest: the slot kmod_raw used shows 3
+  // refused by ava.ko and no error on the host (counters last until the
+  // slot's next claim).
+  if (const VmCheck *c = get(r, "stats")) {
+    const std::vector<std::string> blocks = slot_blocks(c->out, "refused     3 (");
+    cr_expect(c->rc == 0 && blocks.size() == 1,
+              "[stats] avactl stats does not show kmod_raw's 3 refusals in the guest:\n%s%s",
+              c->out.c_str(), c->err.c_str());
+    for (const std::string &b : blocks)
+      cr_expect(b.find("errors      0 (host)") != std::string::npos,
+                "[stats] the host saw kmod_raw's bad calls:\n%s", b.c_str());
+    cr_log_info("avactl stats:\n%s", c->out.c_str());
+  }
+  if (const VmCheck *c = get(r, "quota")) {
+    cr_expect(c->rc != 0 && c->out.find("create: 0") == std::string::npos &&
+                  c->out.find("create: -") != std::string::npos,
+              "[quota] a 2 MiB object was created in a 1 MiB quota:\n%s%s", c->out.c_str(),
+              c->err.c_str());
+  }
+  expect_ok(r, "quota.set");
+  if (const VmCheck *c = get(r, "quota.stats"))
+    cr_expect(c->rc == 0 && slot_blocks(c->out, "errors      1 (host)").size() == 1,
+              "[quota.stats] no slot counts the refused allocation:\n%s", c->out.c_str());
+  if (const VmCheck *c = get(r, "stats.after"))
+    cr_log_info("avactl slots:\n%s", c->out.c_str());
+  vmtest::expect_same_as_native(r, "held", held_native);
+  for (size_t i = 0; i < std::size(kOclPrograms); ++i)
+    vmtest::expect_same_as_native(r, std::string("ocl.") + kOclPrograms[i], ocl_native[i]);
+  vmtest::expect_clean_run(vm, rc);
+}
