@@ -166,6 +166,17 @@ void emit_remote_body(Emitter &out, const Spec &spec_, const Function &fn, const
   }
   out.line();
   out.line("ava_fail:");
+  // The call did not run (or its reply was unusable): an output that holds
+  // an error code says so instead of keeping what the caller left there.
+  for (const Param &p : fn.params) {
+    if (p.info.role != Role::Buffer || !p.info.may_out || p.info.may_in ||
+        p.info.elem_error.empty())
+      continue;
+    out.line("\tif (ava_dir_" + p.name + " & AVA_BUF_OUT)");
+    out.line("\t\tfor (" + d.u64 + " ava_i = 0; ava_i < ava_count_" + p.name + "; ava_i++)");
+    out.line("\t\t\t" + p.name + "[ava_i] = (" + p.info.elem_type + ")(" + p.info.elem_error +
+             ");");
+  }
   out.line("\t" + d.fn("end") + "(&ava_c);");
   out.line("\t" + d.error_return(fn));
   out.line("}");

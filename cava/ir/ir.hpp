@@ -120,6 +120,9 @@ struct ValueInfo {
   bool default_in = false; // no direction given and the pointee is const
   std::string elem_type;   // pointee type without const; "" for void
   uint64_t elem_size = 1;
+  // The element type's ava_error (an errcode_ret of an error-typed value):
+  // an output of it is set to this when the call did not run.
+  std::string elem_error;
   uint32_t elem_handle_type = 0; // elements are handles of this type
   bool elem_allocates = false;
   bool zerocopy = false; // ava_zerocopy_buffer: prefer the channel's shared heap

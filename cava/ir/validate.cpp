@@ -314,6 +314,10 @@ void Validator::resolve_param(Function &fn, Param &p) {
     } else {
       v.elem_type = unqualified(pt.spelling);
       v.elem_size = pt.size;
+      if (const TypeRule *r = rule_for(v.elem_type))
+        for (const Stmt &s : r->block.stmts)
+          if (s.kind == Stmt::Kind::Annotation && s.ann.kind == Ann::Error && !s.ann.args.empty())
+            v.elem_error = s.ann.args[0];
       if (pt.size == 0)
         diag_.error(p.loc, "buffer " + where + " has elements of unknown size");
     }

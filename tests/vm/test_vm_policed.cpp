@@ -12,7 +12,8 @@
 //   - a demo program on another slot and OpenCL programs (buffers, kernel
 //     arguments, callbacks, four threads with async enqueues) run through
 //     policed slots with their native output;
-//   - the host's device-memory quota still refuses an allocation over it.
+//   - the host's device-memory quota still refuses an allocation over it,
+//     demo objects and OpenCL buffers alike (tests/vm/guest/ocl_quota.c).
 #include <criterion/criterion.h>
 
 #include <set>
@@ -88,9 +89,11 @@ std::string policed_job() {
                               {std::string(OCL_DIR) + "/ocl_" + p});
   job += "ava_finish held\n";
   // The host's policies hold on policed slots too: a 2 MiB object in a
-  // 1 MiB device-memory quota is refused there, and counted.
+  // 1 MiB device-memory quota is refused there, and counted (the last
+  // program's slot keeps its counters for avactl stats).
   job += "ava_check quota.set 30 avactl policy all mem-quota 1048576\n";
   job += vmtest::check_line("quota", kCheckLimitS, {DEMO_PROBE, "big", "2"});
+  job += vmtest::check_line("quota.opencl", kCheckLimitS, {OCL_QUOTA});
   job += "ava_check quota.stats 30 avactl stats\n";
   job += "ava_check unload 120 rmmod ava_opencl ava_demo\n";
   return job;
@@ -146,9 +149,12 @@ Test(vm_policed, the_guest_kernel_refuses_what_the_table_forbids, .timeout = 180
               c->err.c_str());
   }
   expect_ok(r, "quota.set");
+  expect_ok(r, "quota.opencl");
+  if (const VmCheck *c = get(r, "quota.opencl"))
+    cr_log_info("ocl_quota:\n%s%s", c->out.c_str(), c->err.c_str());
   if (const VmCheck *c = get(r, "quota.stats"))
-    cr_expect(c->rc == 0 && slot_blocks(c->out, "errors      1 (host)").size() == 1,
-              "[quota.stats] no slot counts the refused allocation:\n%s", c->out.c_str());
+    cr_expect(c->rc == 0 && slot_blocks(c->out, "errors      3 (host)").size() == 1,
+              "[quota.stats] no slot counts ocl_quota's 3 refused buffers:\n%s", c->out.c_str());
   if (const VmCheck *c = get(r, "stats.after"))
     cr_log_info("avactl slots:\n%s", c->out.c_str());
   vmtest::expect_same_as_native(r, "held", held_native);

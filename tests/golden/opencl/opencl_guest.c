@@ -561,7 +561,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 }
 
 #line 564 "opencl_guest.c"
-#line 158 "specs/opencl/opencl_memory.spec.inc"
+#line 166 "specs/opencl/opencl_memory.spec.inc"
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -2054,6 +2054,9 @@ static cl_context ava_opencl_remote_clCreateContext(const cl_context_properties 
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_context)(NULL);
 }
@@ -2072,7 +2075,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 2076 "opencl_guest.c"
+#line 2079 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2125,6 +2128,9 @@ static cl_context ava_opencl_remote_clCreateContextFromType(const cl_context_pro
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_context)(NULL);
 }
@@ -2143,7 +2149,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 2147 "opencl_guest.c"
+#line 2153 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2276,7 +2282,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 			ava_cl_context_props_out(param_value, param_value_size);
 	}
 	return ret;
-#line 2280 "opencl_guest.c"
+#line 2286 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2349,6 +2355,9 @@ static cl_command_queue ava_opencl_remote_clCreateCommandQueue(cl_context contex
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_command_queue)(NULL);
 }
@@ -2363,7 +2372,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 2367 "opencl_guest.c"
+#line 2376 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2412,6 +2421,9 @@ static cl_command_queue ava_opencl_remote_clCreateCommandQueueWithProperties(cl_
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_command_queue)(NULL);
 }
@@ -2426,7 +2438,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 2430 "opencl_guest.c"
+#line 2442 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2592,7 +2604,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
 	}
 	return ret;
-#line 2596 "opencl_guest.c"
+#line 2608 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2700,6 +2712,9 @@ static cl_mem ava_opencl_remote_clCreateBuffer(cl_context context, cl_mem_flags 
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_mem)(NULL);
 }
@@ -2707,14 +2722,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateBuffer(context, flags, size, host_ptr, errcode_ret)
-#line 30 "specs/opencl/opencl_memory.spec.inc"
+#line 34 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2718 "opencl_guest.c"
+#line 2733 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2775,6 +2790,9 @@ static cl_mem ava_opencl_remote_clCreateBufferWithProperties(cl_context context,
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_mem)(NULL);
 }
@@ -2782,14 +2800,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret)
-#line 46 "specs/opencl/opencl_memory.spec.inc"
+#line 54 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2793 "opencl_guest.c"
+#line 2811 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2839,6 +2857,9 @@ static cl_mem ava_opencl_remote_clCreateSubBuffer(cl_mem buffer, cl_mem_flags fl
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_mem)(NULL);
 }
@@ -2846,7 +2867,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret)
-#line 61 "specs/opencl/opencl_memory.spec.inc"
+#line 69 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
@@ -2858,7 +2879,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2862 "opencl_guest.c"
+#line 2883 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2894,12 +2915,12 @@ ava_fail:
 AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_opencl_remote_clRetainMemObject(memobj)
-#line 77 "specs/opencl/opencl_memory.spec.inc"
+#line 85 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2903 "opencl_guest.c"
+#line 2924 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2937,12 +2958,12 @@ ava_fail:
 AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_opencl_remote_clReleaseMemObject(memobj)
-#line 86 "specs/opencl/opencl_memory.spec.inc"
+#line 94 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2946 "opencl_guest.c"
+#line 2967 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3006,7 +3027,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 97 "specs/opencl/opencl_memory.spec.inc"
+#line 105 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ret != CL_SUCCESS || param_value == NULL)
 		return ret;
@@ -3034,7 +3055,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 3038 "opencl_guest.c"
+#line 3059 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3119,6 +3140,9 @@ AVA_EXPORT cl_mem clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint p
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_mem)(NULL);
 }
@@ -3247,6 +3271,9 @@ static cl_mem ava_opencl_remote_clCreateImage(cl_context context, cl_mem_flags f
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_mem)(NULL);
 }
@@ -3254,7 +3281,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 180 "specs/opencl/opencl_memory.spec.inc"
+#line 188 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3265,7 +3292,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3269 "opencl_guest.c"
+#line 3296 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3347,6 +3374,9 @@ static cl_mem ava_opencl_remote_clCreateImageWithProperties(cl_context context, 
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_mem)(NULL);
 }
@@ -3354,7 +3384,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 206 "specs/opencl/opencl_memory.spec.inc"
+#line 214 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3365,7 +3395,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3369 "opencl_guest.c"
+#line 3399 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3432,6 +3462,9 @@ static cl_mem ava_opencl_remote_clCreateImage2D(cl_context context, cl_mem_flags
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_mem)(NULL);
 }
@@ -3439,13 +3472,13 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 233 "specs/opencl/opencl_memory.spec.inc"
+#line 241 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3449 "opencl_guest.c"
+#line 3482 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3518,6 +3551,9 @@ static cl_mem ava_opencl_remote_clCreateImage3D(cl_context context, cl_mem_flags
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_mem)(NULL);
 }
@@ -3525,14 +3561,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 260 "specs/opencl/opencl_memory.spec.inc"
+#line 268 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3536 "opencl_guest.c"
+#line 3572 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3654,12 +3690,12 @@ ava_fail:
 AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 281 "specs/opencl/opencl_memory.spec.inc"
+#line 289 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
 	return ret;
-#line 3663 "opencl_guest.c"
+#line 3699 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3699,6 +3735,9 @@ AVA_EXPORT cl_sampler clCreateSampler(cl_context context, cl_bool normalized_coo
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_sampler)(NULL);
 }
@@ -3747,6 +3786,9 @@ AVA_EXPORT cl_sampler clCreateSamplerWithProperties(cl_context context, const cl
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_sampler)(NULL);
 }
@@ -3871,13 +3913,13 @@ ava_fail:
 AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 322 "specs/opencl/opencl_memory.spec.inc"
+#line 330 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL &&
 	    param_name == CL_SAMPLER_CONTEXT)
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	return ret;
-#line 3881 "opencl_guest.c"
+#line 3923 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4058,6 +4100,9 @@ cl_program ava_cl_create_program_with_source(cl_context context, const char *sou
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_program)(NULL);
 }
@@ -4143,6 +4188,12 @@ cl_program ava_cl_create_program_with_binary(cl_context context, cl_uint num_dev
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_binary_status & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_binary_status; ava_i++)
+			binary_status[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_program)(NULL);
 }
@@ -4192,6 +4243,9 @@ AVA_EXPORT cl_program clCreateProgramWithIL(cl_context context, const void *il, 
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_program)(NULL);
 }
@@ -4252,6 +4306,9 @@ AVA_EXPORT cl_program clCreateProgramWithBuiltInKernels(cl_context context, cl_u
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_program)(NULL);
 }
@@ -4382,7 +4439,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4386 "opencl_guest.c"
+#line 4443 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4540,6 +4597,9 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_program)(NULL);
 }
@@ -4622,7 +4682,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4626 "opencl_guest.c"
+#line 4686 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4840,7 +4900,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 4844 "opencl_guest.c"
+#line 4904 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4888,6 +4948,9 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_kernel)(NULL);
 }
@@ -4981,6 +5044,9 @@ AVA_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_kernel)(NULL);
 }
@@ -5146,7 +5212,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
 	}
 	return ret;
-#line 5150 "opencl_guest.c"
+#line 5216 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5216,7 +5282,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5220 "opencl_guest.c"
+#line 5286 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5457,7 +5523,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	}
 	return ret;
-#line 5461 "opencl_guest.c"
+#line 5527 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5494,6 +5560,9 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_event)(NULL);
 }
@@ -5758,7 +5827,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5762 "opencl_guest.c"
+#line 5831 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5850,7 +5919,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5854 "opencl_guest.c"
+#line 5923 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5969,7 +6038,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5973 "opencl_guest.c"
+#line 6042 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6097,7 +6166,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6101 "opencl_guest.c"
+#line 6170 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6401,7 +6470,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6405 "opencl_guest.c"
+#line 6474 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6515,7 +6584,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6519 "opencl_guest.c"
+#line 6588 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6969,7 +7038,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 6973 "opencl_guest.c"
+#line 7042 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7027,7 +7096,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7031 "opencl_guest.c"
+#line 7100 "opencl_guest.c"
 #undef ava_execute
 }
 

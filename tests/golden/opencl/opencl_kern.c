@@ -673,7 +673,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 }
 
 #line 676 "opencl_kern.c"
-#line 158 "specs/opencl/opencl_memory.spec.inc"
+#line 166 "specs/opencl/opencl_memory.spec.inc"
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -1519,6 +1519,9 @@ static cl_context ava_kern_remote_clCreateContext(const cl_context_properties *p
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_context)(NULL);
 }
@@ -1537,7 +1540,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 1541 "opencl_kern.c"
+#line 1544 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -1591,6 +1594,9 @@ static cl_context ava_kern_remote_clCreateContextFromType(const cl_context_prope
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_context)(NULL);
 }
@@ -1609,7 +1615,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties, 
 		return NULL;
 	}
 	return ava_execute();
-#line 1613 "opencl_kern.c"
+#line 1619 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -1747,7 +1753,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 			ava_cl_context_props_out(param_value, param_value_size);
 	}
 	return ret;
-#line 1751 "opencl_kern.c"
+#line 1757 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -1823,6 +1829,9 @@ static cl_command_queue ava_kern_remote_clCreateCommandQueue(cl_context context,
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_command_queue)(NULL);
 }
@@ -1837,7 +1846,7 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 		return NULL;
 	}
 	return ava_execute();
-#line 1841 "opencl_kern.c"
+#line 1850 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -1887,6 +1896,9 @@ static cl_command_queue ava_kern_remote_clCreateCommandQueueWithProperties(cl_co
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_command_queue)(NULL);
 }
@@ -1901,7 +1913,7 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 		return NULL;
 	}
 	return ava_execute();
-#line 1905 "opencl_kern.c"
+#line 1917 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -2074,7 +2086,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
 	}
 	return ret;
-#line 2078 "opencl_kern.c"
+#line 2090 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -2177,6 +2189,9 @@ static cl_mem ava_kern_remote_clCreateBuffer(cl_context context, cl_mem_flags fl
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_mem)(NULL);
 }
@@ -2184,14 +2199,14 @@ ava_fail:
 cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateBuffer(context, flags, size, host_ptr, errcode_ret)
-#line 30 "specs/opencl/opencl_memory.spec.inc"
+#line 34 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2195 "opencl_kern.c"
+#line 2210 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -2253,6 +2268,9 @@ static cl_mem ava_kern_remote_clCreateBufferWithProperties(cl_context context, c
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_mem)(NULL);
 }
@@ -2260,14 +2278,14 @@ ava_fail:
 cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret)
-#line 46 "specs/opencl/opencl_memory.spec.inc"
+#line 54 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2271 "opencl_kern.c"
+#line 2289 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -2318,6 +2336,9 @@ static cl_mem ava_kern_remote_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_mem)(NULL);
 }
@@ -2325,7 +2346,7 @@ ava_fail:
 cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret)
-#line 61 "specs/opencl/opencl_memory.spec.inc"
+#line 69 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
@@ -2337,7 +2358,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2341 "opencl_kern.c"
+#line 2362 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -2374,12 +2395,12 @@ ava_fail:
 cl_int ava_clRetainMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_kern_remote_clRetainMemObject(memobj)
-#line 77 "specs/opencl/opencl_memory.spec.inc"
+#line 85 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2383 "opencl_kern.c"
+#line 2404 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -2418,12 +2439,12 @@ ava_fail:
 cl_int ava_clReleaseMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_kern_remote_clReleaseMemObject(memobj)
-#line 86 "specs/opencl/opencl_memory.spec.inc"
+#line 94 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2427 "opencl_kern.c"
+#line 2448 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -2488,7 +2509,7 @@ ava_fail:
 cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 97 "specs/opencl/opencl_memory.spec.inc"
+#line 105 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ret != CL_SUCCESS || param_value == NULL)
 		return ret;
@@ -2516,7 +2537,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 2520 "opencl_kern.c"
+#line 2541 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -2604,6 +2625,9 @@ cl_mem ava_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_pac
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_mem)(NULL);
 }
@@ -2736,6 +2760,9 @@ static cl_mem ava_kern_remote_clCreateImage(cl_context context, cl_mem_flags fla
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_mem)(NULL);
 }
@@ -2743,7 +2770,7 @@ ava_fail:
 cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 180 "specs/opencl/opencl_memory.spec.inc"
+#line 188 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -2754,7 +2781,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 2758 "opencl_kern.c"
+#line 2785 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -2837,6 +2864,9 @@ static cl_mem ava_kern_remote_clCreateImageWithProperties(cl_context context, co
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_mem)(NULL);
 }
@@ -2844,7 +2874,7 @@ ava_fail:
 cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 206 "specs/opencl/opencl_memory.spec.inc"
+#line 214 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -2855,7 +2885,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 2859 "opencl_kern.c"
+#line 2889 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -2923,6 +2953,9 @@ static cl_mem ava_kern_remote_clCreateImage2D(cl_context context, cl_mem_flags f
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_mem)(NULL);
 }
@@ -2930,13 +2963,13 @@ ava_fail:
 cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 233 "specs/opencl/opencl_memory.spec.inc"
+#line 241 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 2940 "opencl_kern.c"
+#line 2973 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -3010,6 +3043,9 @@ static cl_mem ava_kern_remote_clCreateImage3D(cl_context context, cl_mem_flags f
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_mem)(NULL);
 }
@@ -3017,14 +3053,14 @@ ava_fail:
 cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 260 "specs/opencl/opencl_memory.spec.inc"
+#line 268 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3028 "opencl_kern.c"
+#line 3064 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -3149,12 +3185,12 @@ ava_fail:
 cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 281 "specs/opencl/opencl_memory.spec.inc"
+#line 289 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
 	return ret;
-#line 3158 "opencl_kern.c"
+#line 3194 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -3195,6 +3231,9 @@ cl_sampler ava_clCreateSampler(cl_context context, cl_bool normalized_coords, cl
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_sampler)(NULL);
 }
@@ -3245,6 +3284,9 @@ cl_sampler ava_clCreateSamplerWithProperties(cl_context context, const cl_sample
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_sampler)(NULL);
 }
@@ -3375,13 +3417,13 @@ ava_fail:
 cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 322 "specs/opencl/opencl_memory.spec.inc"
+#line 330 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL &&
 	    param_name == CL_SAMPLER_CONTEXT)
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	return ret;
-#line 3385 "opencl_kern.c"
+#line 3427 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -3567,6 +3609,9 @@ cl_program ava_ava_cl_create_program_with_source(cl_context context, const char 
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_program)(NULL);
 }
@@ -3654,6 +3699,12 @@ cl_program ava_ava_cl_create_program_with_binary(cl_context context, cl_uint num
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_binary_status & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_binary_status; ava_i++)
+			binary_status[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_program)(NULL);
 }
@@ -3705,6 +3756,9 @@ cl_program ava_clCreateProgramWithIL(cl_context context, const void *il, size_t 
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_program)(NULL);
 }
@@ -3767,6 +3821,9 @@ cl_program ava_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_program)(NULL);
 }
@@ -3903,7 +3960,7 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 3907 "opencl_kern.c"
+#line 3964 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -4064,6 +4121,9 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices, const cl_d
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_program)(NULL);
 }
@@ -4150,7 +4210,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4154 "opencl_kern.c"
+#line 4214 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -4375,7 +4435,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_pro
 	}
 	free(ava_options);
 	return ret;
-#line 4379 "opencl_kern.c"
+#line 4439 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -4424,6 +4484,9 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_kernel)(NULL);
 }
@@ -4521,6 +4584,9 @@ cl_kernel ava_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_kernel)(NULL);
 }
@@ -4694,7 +4760,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
 	}
 	return ret;
-#line 4698 "opencl_kern.c"
+#line 4764 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -4765,7 +4831,7 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 4769 "opencl_kern.c"
+#line 4835 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -5013,7 +5079,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	}
 	return ret;
-#line 5017 "opencl_kern.c"
+#line 5083 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -5051,6 +5117,9 @@ cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	return ava_ret;
 
 ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_kcall_end(&ava_c);
 	return (cl_event)(NULL);
 }
@@ -5327,7 +5396,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5331 "opencl_kern.c"
+#line 5400 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -5420,7 +5489,7 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, c
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5424 "opencl_kern.c"
+#line 5493 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -5540,7 +5609,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5544 "opencl_kern.c"
+#line 5613 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -5669,7 +5738,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5673 "opencl_kern.c"
+#line 5742 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -5980,7 +6049,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5984 "opencl_kern.c"
+#line 6053 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -6095,7 +6164,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6099 "opencl_kern.c"
+#line 6168 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -6560,7 +6629,7 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 6564 "opencl_kern.c"
+#line 6633 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -6619,7 +6688,7 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_ui
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 6623 "opencl_kern.c"
+#line 6692 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);

@@ -605,7 +605,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 }
 
 #line 608 "opencl_worker.c"
-#line 158 "specs/opencl/opencl_memory.spec.inc"
+#line 166 "specs/opencl/opencl_memory.spec.inc"
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -2234,7 +2234,7 @@ static int ava_opencl_serve_clFinish(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateBuffer(context, flags, size, host_ptr, errcode_ret)
-#line 30 "specs/opencl/opencl_memory.spec.inc"
+#line 34 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
@@ -2316,7 +2316,7 @@ static int ava_opencl_serve_clCreateBuffer(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret)
-#line 46 "specs/opencl/opencl_memory.spec.inc"
+#line 54 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem_flags ava_given = flags;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
@@ -2415,7 +2415,7 @@ static int ava_opencl_serve_clCreateBufferWithProperties(struct ava_wcall *ava_w
 static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret)
-#line 61 "specs/opencl/opencl_memory.spec.inc"
+#line 69 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
@@ -2502,7 +2502,7 @@ static int ava_opencl_serve_clCreateSubBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 {
 #define ava_execute() clRetainMemObject(memobj)
-#line 77 "specs/opencl/opencl_memory.spec.inc"
+#line 85 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
@@ -2541,7 +2541,7 @@ static int ava_opencl_serve_clRetainMemObject(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 {
 #define ava_execute() clReleaseMemObject(memobj)
-#line 86 "specs/opencl/opencl_memory.spec.inc"
+#line 94 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
@@ -2580,7 +2580,7 @@ static int ava_opencl_serve_clReleaseMemObject(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 97 "specs/opencl/opencl_memory.spec.inc"
+#line 105 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ret != CL_SUCCESS || param_value == NULL)
 		return ret;
@@ -2871,7 +2871,7 @@ static int ava_opencl_serve_clGetPipeInfo(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 180 "specs/opencl/opencl_memory.spec.inc"
+#line 188 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -2989,7 +2989,7 @@ static int ava_opencl_serve_clCreateImage(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 206 "specs/opencl/opencl_memory.spec.inc"
+#line 214 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3124,7 +3124,7 @@ static int ava_opencl_serve_clCreateImageWithProperties(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 233 "specs/opencl/opencl_memory.spec.inc"
+#line 241 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
@@ -3230,7 +3230,7 @@ static int ava_opencl_serve_clCreateImage2D(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 260 "specs/opencl/opencl_memory.spec.inc"
+#line 268 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
@@ -3420,7 +3420,7 @@ static int ava_opencl_serve_clGetSupportedImageFormats(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 281 "specs/opencl/opencl_memory.spec.inc"
+#line 289 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
@@ -3676,7 +3676,7 @@ static int ava_opencl_serve_clReleaseSampler(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 322 "specs/opencl/opencl_memory.spec.inc"
+#line 330 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL &&
 	    param_name == CL_SAMPLER_CONTEXT)
@@ -3761,7 +3761,7 @@ static int ava_opencl_serve_clGetSamplerInfo(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 346 "specs/opencl/opencl_memory.spec.inc"
+#line 354 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = CL_SUCCESS;
 	cl_event ava_unmapped = NULL;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE, map_flags, offset, size,
@@ -3884,7 +3884,7 @@ static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 376 "specs/opencl/opencl_memory.spec.inc"
+#line 384 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = CL_SUCCESS;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE,
 					 write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, offset,
