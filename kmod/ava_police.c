@@ -6,14 +6,14 @@
  * ring. It hands whole messages to ava.ko, which reads each header and
  * argument block into kernel memory, checks them there (framing, HELLO
  * first, the spec's table through ava_cmd_police()) and writes the messages
- * it accepts into the ring from those copies, their payload through a
- * bounce buffer. The ring's indices that count are checked_head (ours) and
+ * it accepts into the ring from those copies, their payload straight from
+ * user memory. The ring's indices that count are checked_head (ours) and
  * cmd_tail (the host's) in the slot table, which no process maps.
  *
  * Locking, outermost first: the file's submit mutex, dev->io for reading
- * around each access to shared memory (never across a copy from user
- * memory, so a faulting copy cannot stall remove()), the table registry's
- * mutex (ava_cmds.c) innermost.
+ * around each access to shared memory (copies from user memory under it run
+ * with page faults disabled, so a fault cannot stall remove()), the table
+ * registry's mutex (ava_cmds.c) innermost.
  */
 #include <linux/delay.h>
 #include <linux/jiffies.h>
@@ -35,8 +35,8 @@
 
 /* The largest argument block ava.ko copies; cava's are far smaller. */
 #define AVA_POLICE_MAX_ARGS (64u * 1024u)
-/* Payload travels from user memory into the ring this many bytes at a time. */
-#define AVA_POLICE_BOUNCE (64u * 1024u)
+/* Payload goes from user memory into the ring this many bytes per hold of dev->io. */
+#define AVA_POLICE_CHUNK (256u * 1024u)
 /* Waits for space re-check at least this often (signals, a gone device). */
 #define AVA_POLICE_SLICE_MS 50
 /* Polling without interrupts: short sleeps first, then longer ones. */
@@ -66,7 +66,6 @@ struct ava_police {
 	struct ava_slot_entry *entry;
 	struct ava_cmds *cmds; /* the spec's table once its HELLO is in the ring, else NULL */
 	u8 *args;              /* AVA_POLICE_MAX_ARGS: the argument block being checked */
-	u8 *bounce;            /* AVA_POLICE_BOUNCE: payload on its way into the ring */
 	struct ava_police_msg msg;
 };
 
@@ -368,32 +367,58 @@ static int ava_police_reserve(struct ava_file *af, u32 kind, u64 length, u8 **bo
 }
 
 /*
+ * Copies up to n payload bytes from user memory straight into the ring, with
+ * page faults disabled so that none is taken under dev->io. Returns the bytes
+ * copied, which may be 0 when the next page is not resident.
+ */
+static int ava_police_copy_payload(struct ava_file *af, u8 *body, size_t n,
+				   struct iov_iter *iter, size_t *copied)
+{
+	int ret = ava_police_lock_io(af->dev);
+
+	if (ret)
+		return ret;
+	pagefault_disable();
+	*copied = copy_from_iter(body, n, iter);
+	pagefault_enable();
+	up_read(&af->dev->io);
+	return 0;
+}
+
+/*
  * Writes the next length bytes of the message at body: header and argument
- * block from the checked copies, payload from user memory through the
- * bounce buffer, copied before dev->io is taken for each write.
+ * block from the checked copies, payload from user memory. A payload copy
+ * that stops at a page not resident faults it in without dev->io and goes
+ * on; one that cannot be faulted in is -EFAULT.
  */
 static int ava_police_fill(struct ava_file *af, struct ava_police_msg *m, u8 *body, u64 length,
 			   struct iov_iter *iter)
 {
-	struct ava_police *p = af->police;
 	u64 hdr_args = sizeof(m->hdr) + m->hdr.args_len;
 	const u8 *src;
-	size_t n;
+	size_t n, got;
 	int ret;
 
 	while (length) {
+		if (m->written >= hdr_args) {
+			n = min_t(u64, length, AVA_POLICE_CHUNK);
+			ret = ava_police_copy_payload(af, body, n, iter, &got);
+			if (ret)
+				return ret;
+			if (!got && fault_in_iov_iter_readable(iter, n) == n)
+				return -EFAULT;
+			m->taken += got;
+			body += got;
+			length -= got;
+			m->written += got;
+			continue;
+		}
 		if (m->written < sizeof(m->hdr)) {
 			src = (const u8 *)&m->hdr + m->written;
 			n = min_t(u64, length, sizeof(m->hdr) - m->written);
-		} else if (m->written < hdr_args) {
+		} else {
 			src = m->args + (m->written - sizeof(m->hdr));
 			n = min_t(u64, length, hdr_args - m->written);
-		} else {
-			n = min_t(u64, length, AVA_POLICE_BOUNCE);
-			if (copy_from_iter(p->bounce, n, iter) != n)
-				return -EFAULT;
-			m->taken += n;
-			src = p->bounce;
 		}
 		ret = ava_police_lock_io(af->dev);
 		if (ret)
@@ -622,9 +647,6 @@ int ava_police_open(struct ava_file *af)
 	p->args = kvmalloc(AVA_POLICE_MAX_ARGS, GFP_KERNEL);
 	if (!p->args)
 		goto err_free_police;
-	p->bounce = kvmalloc(AVA_POLICE_BOUNCE, GFP_KERNEL);
-	if (!p->bounce)
-		goto err_free_args;
 	mutex_init(&p->lock);
 	p->rh = ava_dev_region(dev, slot->index);
 	p->entry = ava_dev_entry(dev, slot->index);
@@ -634,8 +656,6 @@ int ava_police_open(struct ava_file *af)
 	af->police = p;
 	return 0;
 
-err_free_args:
-	kvfree(p->args);
 err_free_police:
 	kfree(p);
 	return -ENOMEM;
@@ -654,7 +674,6 @@ void ava_police_release(struct ava_file *af)
 	if (p->cmds)
 		ava_cmds_put(p->cmds);
 	mutex_destroy(&p->lock);
-	kvfree(p->bounce);
 	kvfree(p->args);
 	kfree(p);
 	af->police = NULL;
