@@ -6,11 +6,14 @@
  * per spec, <spec>_cmds.h, from the same annotations as the wire header:
  *
  *   #include "demo_cmds.h"
- *   const struct ava_cmd_desc *d = ava_cmd_lookup(&ava_demo_cmd_table, hdr->func_id);
- *   if (d == NULL || !(d->flags & AVA_CMD_SUPPORTED)) refuse (AVA_E_FUNC)
- *   if (hdr->args_len != d->args_len) refuse (AVA_E_LENGTH)
- *   for each of d's buffers: read the struct ava_buf_desc at args + b->args_offset,
- *       check its flags against b->flags and, when b->max_len != 0, its length.
+ *   struct ava_cmd_verdict v;
+ *   if (ava_cmd_police(&ava_demo_cmd_table, hdr->func_id, hdr->flags, args,
+ *                      hdr->args_len, frame_or_NULL, &v))
+ *       refuse with v.status (v.why, v.buf, v.got and v.limit say why)
+ *
+ * ava_cmd_police() is the one checker: ava.ko runs it on kernel callers'
+ * calls and on policed slots' messages (include/ava/ivshmem.h), the worker
+ * on every CALL it receives.
  *
  * Shared by kernel and user space (C and C++): fixed-width types, no enums,
  * no implicit padding (asserted). The tables are static constant data; the
