@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ava/wire.h"
+#include "tests/common/wire_message.hpp"
 
 namespace e2e {
 
@@ -50,24 +51,13 @@ public:
 
   Bytes message(uint16_t kind, uint32_t func, uint32_t flags, const void *args, uint32_t args_len,
                 const Bytes &payload) const {
-    Bytes m(sizeof(ava_msg_hdr) + args_len + payload.size());
-    ava_msg_hdr h{};
-    h.magic = AVA_MSG_MAGIC;
-    h.abi_version = AVA_ABI_VERSION;
+    wire_test::MsgHeader h;
     h.kind = kind;
     h.spec_id = spec_id_;
     h.func_id = func;
-    h.total_len = m.size();
-    h.thread_id = 1;
-    h.call_id = ++next_call_id_;
-    h.args_len = args_len;
     h.flags = flags;
-    std::memcpy(m.data(), &h, sizeof h);
-    if (args_len)
-      std::memcpy(m.data() + sizeof h, args, args_len);
-    if (!payload.empty())
-      std::memcpy(m.data() + sizeof h + args_len, payload.data(), payload.size());
-    return m;
+    h.call_id = ++next_call_id_;
+    return wire_test::build_message(h, args, args_len, payload.data(), payload.size());
   }
 
   static const ava_msg_hdr &header(const Bytes &m) {

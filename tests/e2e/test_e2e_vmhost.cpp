@@ -26,6 +26,7 @@
 #include "ava/ivshmem.h"
 #include "demo_wire.h"
 #include "proc.hpp"
+#include "tests/common/wire_message.hpp"
 #include "transport/shm_channel.hpp"
 
 namespace {
@@ -242,22 +243,15 @@ std::unique_ptr<ava::Channel> guest_channel(FakeVm &vm, uint32_t i, bool policed
                                                    std::move(signals), "fake kmod", 0, ring);
 }
 
-std::vector<uint8_t> message(uint16_t kind, uint32_t func, const void *args, uint32_t len) {
-  std::vector<uint8_t> m(sizeof(ava_msg_hdr) + len);
-  ava_msg_hdr h{};
-  h.magic = AVA_MSG_MAGIC;
-  h.abi_version = AVA_ABI_VERSION;
+std::vector<uint8_t> message(uint16_t kind, uint32_t func, const void *args, uint32_t len,
+                             const std::vector<uint8_t> &payload = {}) {
+  wire_test::MsgHeader h;
   h.kind = kind;
   h.spec_id = AVA_DEMO_SPEC_ID;
   h.func_id = func;
-  h.total_len = m.size();
-  h.thread_id = 1;
-  h.call_id = func + 1;
-  h.args_len = len;
   h.flags = kind == AVA_MSG_CALL ? AVA_F_SYNC : 0;
-  std::memcpy(m.data(), &h, sizeof h);
-  std::memcpy(m.data() + sizeof h, args, len);
-  return m;
+  h.call_id = func + 1;
+  return wire_test::build_message(h, args, len, payload.data(), payload.size());
 }
 
 ava::Status send(ava::Channel &ch, const std::vector<uint8_t> &m) {
@@ -460,10 +454,7 @@ namespace {
 // Sends one raw CALL and returns the REPLY's status.
 int raw_call(ava::Channel &ch, uint32_t func, const void *args, uint32_t len,
              const std::vector<uint8_t> &payload = {}) {
-  std::vector<uint8_t> m = message(AVA_MSG_CALL, func, args, len);
-  m.insert(m.end(), payload.begin(), payload.end());
-  reinterpret_cast<ava_msg_hdr *>(m.data())->total_len = m.size();
-  ava::Status st = send(ch, m);
+  ava::Status st = send(ch, message(AVA_MSG_CALL, func, args, len, payload));
   ava::MsgBuf reply;
   if (st.is_ok())
     st = ch.recv(reply, kBoundMs);

@@ -19,28 +19,21 @@
 #include <vector>
 
 #include "demo_wire.h"
+#include "tests/common/wire_message.hpp"
 #include "transport/channel.hpp"
 
 namespace {
 
 std::vector<uint8_t> message(uint16_t kind, uint32_t func, const void *args, uint32_t len,
                              uint64_t payload) {
-  std::vector<uint8_t> m(sizeof(ava_msg_hdr) + len + payload);
-  ava_msg_hdr h{};
-  h.magic = AVA_MSG_MAGIC;
-  h.abi_version = AVA_ABI_VERSION;
+  wire_test::MsgHeader h;
   h.kind = kind;
   h.spec_id = AVA_DEMO_SPEC_ID;
   h.func_id = func;
-  h.total_len = m.size();
-  h.thread_id = 1;
-  h.call_id = func + 1;
-  h.args_len = len;
   h.flags = kind == AVA_MSG_CALL ? AVA_F_SYNC : 0;
-  std::memcpy(m.data(), &h, sizeof h);
-  if (len > 0)
-    std::memcpy(m.data() + sizeof h, args, len);
-  return m;
+  h.call_id = func + 1;
+  const std::vector<uint8_t> zeros(payload);
+  return wire_test::build_message(h, args, len, zeros.data(), payload);
 }
 
 // One message out, one in: the reply's status, or the channel's error.
