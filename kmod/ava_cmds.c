@@ -180,6 +180,28 @@ void ava_cmds_unregister(const struct ava_cmd_table *t)
 EXPORT_SYMBOL_GPL(ava_cmds_unregister);
 
 /**
+ * ava_cmds_name_known() - whether a table of that spec name is registered
+ * @name: a spec name, NUL-terminated
+ *
+ * For the refusal of a HELLO that ava_cmds_get() found no table for: the
+ * spec is known, but with another id or layout hash (AVA_E_SPEC, as the
+ * worker answers), or not at all (AVA_E_UNSUPPORTED).
+ *
+ * Return: true when a registered table has that name.
+ */
+bool ava_cmds_name_known(const char *name)
+{
+	struct ava_cmds *cmds;
+	bool known = false;
+
+	mutex_lock(&ava_cmds_lock);
+	list_for_each_entry(cmds, &ava_cmds_list, node)
+		known = known || !strcmp(cmds->name, name);
+	mutex_unlock(&ava_cmds_lock);
+	return known;
+}
+
+/**
  * ava_cmds_get() - the registered table a HELLO names
  * @spec_id: the HELLO's spec id
  * @spec_hash: its layout hash

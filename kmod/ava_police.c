@@ -142,10 +142,14 @@ static int ava_police_hello(struct ava_file *af, struct ava_police_msg *m, struc
 	m->spec = hello->spec_name;
 	m->cmds = ava_cmds_get(hello->spec_id, hello->spec_hash, hello->spec_name);
 	if (!m->cmds) {
-		scnprintf(m->why, sizeof(m->why),
-			  "no command table registered for it (id %u, hash %#llx)",
+		bool known = ava_cmds_name_known(hello->spec_name);
+
+		scnprintf(m->why, sizeof(m->why), "%s (id %u, hash %#llx)",
+			  known ? "its table is registered with another id or layout hash" :
+				  "no command table registered for it",
 			  hello->spec_id, hello->spec_hash);
-		return ava_police_refuse(af, m, iter, AVA_E_UNSUPPORTED, m->why);
+		return ava_police_refuse(af, m, iter, known ? AVA_E_SPEC : AVA_E_UNSUPPORTED,
+					 m->why);
 	}
 	m->args = (const u8 *)hello;
 	return 0;

@@ -21,6 +21,7 @@ struct ava_cmds;
 
 /* A counted reference to the table of (spec_id, spec_hash, name), or NULL. */
 struct ava_cmds *ava_cmds_get(u32 spec_id, u64 spec_hash, const char *name);
+bool ava_cmds_name_known(const char *name);
 void ava_cmds_put(struct ava_cmds *cmds);
 const struct ava_cmd_table *ava_cmds_table(const struct ava_cmds *cmds);
 u32 ava_cmds_count(void);

@@ -222,7 +222,8 @@ AVA_STATIC_ASSERT(sizeof(struct ava_wait) == 16, "ava_wait size");
  * ava_wait_max_ms while the ring was full; the region is then BROKEN).
  *
  * What ava.ko checks: the first message is HELLO, naming a spec whose
- * table is registered (else status AVA_E_UNSUPPORTED), and no HELLO follows;
+ * table is registered (else status AVA_E_UNSUPPORTED, or AVA_E_SPEC when the
+ * name is registered with another id or layout hash), and no HELLO follows;
  * CALLs carry that spec's id and pass its table (function, exact argument
  * block, class, each buffer's direction, bound, flags and range in the
  * payload or the heap); CALLBACK_DONE and GOODBYE have no argument block.

@@ -160,7 +160,7 @@ static int policed(int big)
 	      "unknown spec: AVA_E_UNSUPPORTED (%d, status %d)", ret, s.status);
 	make_hello(&hello, AVA_DEMO_SPEC_NAME, AVA_DEMO_SPEC_ID, AVA_DEMO_SPEC_HASH + 1);
 	ret = submit(fd, iov, 1, sizeof(hello), &s);
-	CHECK(ret == 0 && s.status == AVA_E_UNSUPPORTED, "wrong hash: AVA_E_UNSUPPORTED (%d)", s.status);
+	CHECK(ret == 0 && s.status == AVA_E_SPEC, "wrong hash: AVA_E_SPEC (%d)", s.status);
 
 	/* HELLO + bad CALL + good CALL in one submit: stops after the bad one */
 	make_hello(&hello, AVA_DEMO_SPEC_NAME, AVA_DEMO_SPEC_ID, AVA_DEMO_SPEC_HASH);
