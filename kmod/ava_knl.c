@@ -53,7 +53,15 @@ struct ava_knl_conn {
 	u64 gen;    /* its registration */
 	struct ava_knl_shm *shm; /* NULL: inline messages only */
 	wait_queue_head_t wq;    /* tx_busy cleared, or the connection failed */
-	bool tx_busy;            /* our half holds a message the worker has not released */
+	bool tx_busy;            /* our half holds a piece the worker has not released */
+	/*
+	 * A worker message arriving in pieces (AVA_KNL_A_MORE): only netlink
+	 * handlers touch these, and the family's handlers run one at a time
+	 * (no parallel_ops: genl_mutex).
+	 */
+	u8 *rx_buf;
+	u64 rx_total;
+	u64 rx_got;
 };
 
 static struct genl_family ava_knl_family;
@@ -188,28 +196,41 @@ void ava_knl_detach(struct ava_kconn *conn)
 	up_write(&ava_knl_sem);
 	/* a worker mapping keeps the area until it unmaps */
 	ava_knl_shm_put(kc->shm);
+	kvfree(kc->rx_buf);
 	kfree(kc);
 	conn->nl = NULL;
 }
 
-static void ava_knl_copy(u8 *dst, const struct ava_kseg *segs, unsigned int nsegs)
+/* Copies bytes [off, off + len) of the message that segs make up to dst. */
+static void ava_knl_copy(u8 *dst, const struct ava_kseg *segs, unsigned int nsegs, u64 off,
+			 u64 len)
 {
 	unsigned int i;
 
-	for (i = 0; i < nsegs; i++) {
+	for (i = 0; i < nsegs && len; i++) {
+		u64 n;
+
+		if (off >= segs[i].len) {
+			off -= segs[i].len;
+			continue;
+		}
+		n = min(segs[i].len - off, len);
 		if (segs[i].ptr)
-			memcpy(dst, segs[i].ptr, segs[i].len);
+			memcpy(dst, (const u8 *)segs[i].ptr + off, n);
 		else
-			memset(dst, 0, segs[i].len);
-		dst += segs[i].len;
+			memset(dst, 0, n);
+		dst += n;
+		len -= n;
+		off = 0;
 	}
 }
 
+/* One MSG: the whole (inline) message, or the piece of len bytes now in our half. */
 static struct sk_buff *ava_knl_build(struct ava_kconn *conn, const struct ava_kseg *segs,
-				     unsigned int nsegs, u64 total, bool in_shm)
+				     unsigned int nsegs, u64 len, bool in_shm, bool more)
 {
-	size_t size = nla_total_size(sizeof(u32)) +
-		      (in_shm ? nla_total_size_64bit(sizeof(u64)) : nla_total_size(total));
+	size_t size = nla_total_size(sizeof(u32)) + nla_total_size(0) +
+		      (in_shm ? nla_total_size_64bit(sizeof(u64)) : nla_total_size(len));
 	struct sk_buff *skb = genlmsg_new(size, GFP_KERNEL);
 	struct nlattr *data;
 	void *hdr;
@@ -220,14 +241,16 @@ static struct sk_buff *ava_knl_build(struct ava_kconn *conn, const struct ava_ks
 	if (!hdr || nla_put_u32(skb, AVA_KNL_A_CONN, conn->nl->id))
 		goto err;
 	if (in_shm) {
-		if (nla_put_u64_64bit(skb, AVA_KNL_A_SHM_LEN, total, AVA_KNL_A_PAD))
+		if (nla_put_u64_64bit(skb, AVA_KNL_A_SHM_LEN, len, AVA_KNL_A_PAD))
 			goto err;
 	} else {
-		data = nla_reserve(skb, AVA_KNL_A_DATA, total);
+		data = nla_reserve(skb, AVA_KNL_A_DATA, len);
 		if (!data)
 			goto err;
-		ava_knl_copy(nla_data(data), segs, nsegs);
+		ava_knl_copy(nla_data(data), segs, nsegs, 0, len);
 	}
+	if (more && nla_put_flag(skb, AVA_KNL_A_MORE))
+		goto err;
 	genlmsg_end(skb, hdr);
 	return skb;
 
@@ -264,6 +287,34 @@ static int ava_knl_claim_tx(struct ava_kconn *conn, unsigned long deadline)
 	return ret;
 }
 
+/* Sends one MSG, retrying a full worker socket until deadline. */
+static int ava_knl_unicast(struct ava_kconn *conn, const struct ava_kseg *segs,
+			   unsigned int nsegs, u64 len, bool in_shm, bool more,
+			   unsigned long deadline)
+{
+	struct sk_buff *skb;
+	u32 portid;
+	int ret;
+
+	for (;;) {
+		ret = ava_knl_worker_of(conn, &portid);
+		if (ret)
+			return ret;
+		skb = ava_knl_build(conn, segs, nsegs, len, in_shm, more);
+		if (!skb)
+			return -ENOMEM;
+		/* MSG_DONTWAIT: a full socket is -EAGAIN, and the skb is gone either way */
+		ret = genlmsg_unicast(&init_net, skb, portid);
+		if (ret != -EAGAIN && ret != -ENOBUFS)
+			return ret == -ECONNREFUSED ? -EPIPE : ret; /* refused: the socket is gone */
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		if (time_after_eq(jiffies, deadline))
+			return -ETIMEDOUT;
+		msleep(AVA_KNL_RETRY_MS);
+	}
+}
+
 /**
  * ava_knl_send() - send one message to the worker
  * @conn: a netlink connection
@@ -272,9 +323,10 @@ static int ava_knl_claim_tx(struct ava_kconn *conn, unsigned long deadline)
  * @total: their sum
  *
  * Inline up to AVA_KNL_INLINE_MAX, else through our half of the shared
- * area (waiting, killable and bounded, for the worker to release the last
- * message there). A full worker socket is retried until the connection's
- * timeout.
+ * area, in pieces of at most its size when larger (waiting, killable and
+ * bounded, for the worker to release each piece). A full worker socket is
+ * retried until the connection's timeout. A message cut short after its
+ * first piece went out fails the connection: the worker holds a part of it.
  *
  * Return: 0, -E2BIG, -ENOMEM, -EPIPE, -ETIMEDOUT or -EINTR.
  */
@@ -284,11 +336,11 @@ int ava_knl_send(struct ava_kconn *conn, const struct ava_kseg *segs, unsigned i
 	struct ava_knl_conn *kc = conn->nl;
 	unsigned long deadline = jiffies + conn->timeout;
 	bool in_shm = total > AVA_KNL_INLINE_MAX;
-	struct sk_buff *skb;
-	u32 portid;
+	u64 off = 0, piece = total;
+	bool more;
 	int ret;
 
-	if (in_shm && (!kc->shm || total > kc->shm->half))
+	if (in_shm && !kc->shm)
 		return -E2BIG;
 	mutex_lock(&conn->send_lock);
 	spin_lock(&conn->lock);
@@ -296,60 +348,40 @@ int ava_knl_send(struct ava_kconn *conn, const struct ava_kseg *segs, unsigned i
 	spin_unlock(&conn->lock);
 	if (ret)
 		goto out;
-	if (in_shm) {
-		ret = ava_knl_claim_tx(conn, deadline);
-		if (ret) {
-			/* a worker that never releases the area has stopped serving */
-			if (ret == -ETIMEDOUT)
-				ava_kconn_fail(conn, -EPIPE);
-			goto out;
+	do {
+		if (in_shm) {
+			piece = min(total - off, kc->shm->half);
+			ret = ava_knl_claim_tx(conn, deadline);
+			if (ret) {
+				/* a worker that never releases the area has stopped serving */
+				if (ret == -ETIMEDOUT)
+					ava_kconn_fail(conn, -EPIPE);
+				break;
+			}
+			ava_knl_copy(kc->shm->mem, segs, nsegs, off, piece);
 		}
-		ava_knl_copy(kc->shm->mem, segs, nsegs);
-	}
-	for (;;) {
-		ret = ava_knl_worker_of(conn, &portid);
-		if (ret)
-			break;
-		skb = ava_knl_build(conn, segs, nsegs, total, in_shm);
-		if (!skb) {
-			ret = -ENOMEM;
-			break;
+		more = off + piece < total;
+		ret = ava_knl_unicast(conn, segs, nsegs, piece, in_shm, more, deadline);
+		if (ret && in_shm) {
+			spin_lock(&conn->lock);
+			kc->tx_busy = false;
+			spin_unlock(&conn->lock);
 		}
-		/* MSG_DONTWAIT: a full socket is -EAGAIN, and the skb is gone either way */
-		ret = genlmsg_unicast(&init_net, skb, portid);
-		if (ret != -EAGAIN && ret != -ENOBUFS)
-			break;
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
-			break;
-		}
-		if (time_after_eq(jiffies, deadline)) {
-			ret = -ETIMEDOUT;
-			break;
-		}
-		msleep(AVA_KNL_RETRY_MS);
-	}
-	if (ret == -ECONNREFUSED)
-		ret = -EPIPE; /* the worker's socket is gone */
-	if (ret && in_shm) {
-		spin_lock(&conn->lock);
-		kc->tx_busy = false;
-		spin_unlock(&conn->lock);
-	}
-	if (ret == -EPIPE || ret == -ETIMEDOUT)
-		ava_kconn_fail(conn, -EPIPE);
+		if (ret == -EPIPE || ret == -ETIMEDOUT || (ret && off))
+			ava_kconn_fail(conn, -EPIPE);
+		off += piece;
+	} while (!ret && off < total);
 out:
 	mutex_unlock(&conn->send_lock);
 	return ret;
 }
-
-/* ---- the family: handlers run in the sending worker's context ---- */
 
 static const struct nla_policy ava_knl_policy[AVA_KNL_A_MAX + 1] = {
 	[AVA_KNL_A_CONN] = NLA_POLICY_RANGE(NLA_U32, 1, AVA_KNL_MAX_CONNS - 1),
 	[AVA_KNL_A_DATA] = { .type = NLA_BINARY },
 	[AVA_KNL_A_SHM_LEN] = { .type = NLA_U64 },
 	[AVA_KNL_A_SHM_SIZE] = { .type = NLA_U64 },
+	[AVA_KNL_A_MORE] = { .type = NLA_FLAG },
 };
 
 /* The connection an attribute names, if the sender is its worker; under ava_knl_sem (read). */
@@ -381,12 +413,55 @@ static int ava_knl_break(struct ava_kconn *conn, struct genl_info *info, const c
 	return -EINVAL;
 }
 
+/* A whole worker message, in buf (kvmalloc'ed, ours now): checked, then routed. */
+static int ava_knl_deliver(struct ava_kconn *conn, struct genl_info *info, u8 *buf, u64 len)
+{
+	struct ava_msg_hdr hdr;
+
+	memcpy(&hdr, buf, sizeof(hdr));
+	if (hdr.magic != AVA_MSG_MAGIC || hdr.abi_version != AVA_ABI_VERSION ||
+	    hdr.total_len != len) {
+		kvfree(buf);
+		return ava_knl_break(conn, info, "a message with a bad header");
+	}
+	if (ava_kconn_route(conn, buf, len)) {
+		const char *why = hdr.kind == AVA_MSG_GOODBYE ? "the worker said goodbye" :
+								"an unexpected message";
+
+		return ava_knl_break(conn, info, why);
+	}
+	return 0;
+}
+
+/* The first piece of a worker message that comes in pieces: its header says how long. */
+static int ava_knl_msg_first(struct ava_kconn *conn, struct genl_info *info, const u8 *src,
+			     u64 len)
+{
+	struct ava_knl_conn *kc = conn->nl;
+	struct ava_msg_hdr hdr;
+
+	if (len < sizeof(hdr))
+		return ava_knl_break(conn, info, "a first piece shorter than a message header");
+	memcpy(&hdr, src, sizeof(hdr));
+	if (hdr.total_len <= len || hdr.total_len > AVA_KCONN_MAX_MSG)
+		return ava_knl_break(conn, info, "a message in pieces of impossible length");
+	kc->rx_buf = kvmalloc(hdr.total_len, GFP_KERNEL);
+	if (!kc->rx_buf)
+		return ava_knl_break(conn, info, "no memory for a message in pieces");
+	/* total_len is re-checked on our copy of the header once the message is whole */
+	memcpy(kc->rx_buf, src, len);
+	kc->rx_total = hdr.total_len;
+	kc->rx_got = len;
+	return 0;
+}
+
 static int ava_knl_msg(struct ava_kconn *conn, struct genl_info *info)
 {
 	struct nlattr *data = info->attrs[AVA_KNL_A_DATA];
 	struct nlattr *shm_len = info->attrs[AVA_KNL_A_SHM_LEN];
-	struct ava_knl_shm *shm = conn->nl->shm;
-	struct ava_msg_hdr hdr;
+	bool more = nla_get_flag(info->attrs[AVA_KNL_A_MORE]);
+	struct ava_knl_conn *kc = conn->nl;
+	struct ava_knl_shm *shm = kc->shm;
 	const u8 *src;
 	u64 len;
 	u8 *buf;
@@ -402,26 +477,30 @@ static int ava_knl_msg(struct ava_kconn *conn, struct genl_info *info)
 			return ava_knl_break(conn, info, "a shared-area message beyond the area");
 		src = (const u8 *)shm->mem + shm->half;
 	}
-	if (len < sizeof(hdr) || len > AVA_KCONN_MAX_MSG)
+	if (!kc->rx_buf && more)
+		return ava_knl_msg_first(conn, info, src, len);
+	if (kc->rx_buf) {
+		/* checked on our copy: the worker may rewrite its half meanwhile */
+		if (len > kc->rx_total - kc->rx_got || (more && len == kc->rx_total - kc->rx_got) ||
+		    (!more && len != kc->rx_total - kc->rx_got))
+			return ava_knl_break(conn, info, "pieces that do not add up to their message");
+		memcpy(kc->rx_buf + kc->rx_got, src, len);
+		kc->rx_got += len;
+		if (more)
+			return 0;
+		buf = kc->rx_buf;
+		len = kc->rx_total;
+		kc->rx_buf = NULL;
+		return ava_knl_deliver(conn, info, buf, len);
+	}
+	if (len < sizeof(struct ava_msg_hdr) || len > AVA_KCONN_MAX_MSG)
 		return ava_knl_break(conn, info, "a message of impossible length");
 	buf = kvmalloc(len, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
 	/* checked on our copy: the worker may rewrite its half meanwhile */
 	memcpy(buf, src, len);
-	memcpy(&hdr, buf, sizeof(hdr));
-	if (hdr.magic != AVA_MSG_MAGIC || hdr.abi_version != AVA_ABI_VERSION ||
-	    hdr.total_len != len) {
-		kvfree(buf);
-		return ava_knl_break(conn, info, "a message with a bad header");
-	}
-	if (ava_kconn_route(conn, buf, len)) {
-		const char *why = hdr.kind == AVA_MSG_GOODBYE ? "the worker said goodbye" :
-								"an unexpected message";
-
-		return ava_knl_break(conn, info, why);
-	}
-	return 0;
+	return ava_knl_deliver(conn, info, buf, len);
 }
 
 static int ava_knl_do_conn(struct sk_buff *skb, struct genl_info *info)

@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
@@ -49,6 +50,12 @@ struct Conn {
   bool closed = false; // no more messages will come
   Status why_closed;
   uint8_t *area = nullptr; // both halves of the shared area, once mapped
+  // A message of ava.ko's arriving in pieces (AVA_KNL_A_MORE); only the hub
+  // thread touches it.
+  MsgBuf partial;
+  uint64_t partial_got = 0;
+  // The pieces of one message go out together (knetlink.h).
+  std::mutex send_mu;
 };
 
 std::string nl_text(int err) {
@@ -78,7 +85,8 @@ struct NetlinkHub::Core {
       nl_socket_free(sock);
   }
 
-  Status send_cmd(uint8_t cmd, uint32_t id, const uint8_t *data, uint64_t len, bool in_shm) {
+  Status send_cmd(uint8_t cmd, uint32_t id, const uint8_t *data, uint64_t len, bool in_shm,
+                  bool more = false) {
     nl_msg *msg = nlmsg_alloc_size(NLMSG_HDRLEN + GENL_HDRLEN + 64 + (in_shm ? 0 : len));
     if (msg == nullptr)
       return Status::error(AVA_E_NOMEM, "netlink: no memory for a message");
@@ -90,6 +98,8 @@ struct NetlinkHub::Core {
     else if (cmd == AVA_KNL_CMD_MSG)
       err = in_shm ? nla_put_u64(msg, AVA_KNL_A_SHM_LEN, len)
                    : nla_put(msg, AVA_KNL_A_DATA, static_cast<int>(len), data);
+    if (err >= 0 && more)
+      err = nla_put_flag(msg, AVA_KNL_A_MORE);
     if (err >= 0) {
       std::lock_guard lock(send_mu);
       err = nl_send_auto(sock, msg);
@@ -158,18 +168,21 @@ struct NetlinkHub::Core {
     }
     MsgBuf buf;
     bool gone = false;
-    Status s = take_message(*c, attrs, &buf, &gone);
+    bool complete = false;
+    Status s = take_message(*c, attrs, &buf, &complete, &gone);
     if (gone)
       return;
+    if (s.is_ok() && !complete && !fresh)
+      return; // more pieces follow
     if (fresh) {
       // only a HELLO opens a connection; anything else is for one that ended here
-      if (!s.is_ok() || buf.header()->kind != AVA_MSG_HELLO) {
+      if (!s.is_ok() || !complete || buf.header()->kind != AVA_MSG_HELLO) {
         {
           std::lock_guard lock(c->mu);
           unmap_area(*c);
         }
         // a malformed opening fails the kernel caller now rather than at its timeout
-        if (!s.is_ok())
+        if (!s.is_ok() || !complete)
           send_cmd(AVA_KNL_CMD_CLOSE, id, nullptr, 0, false);
         return;
       }
@@ -191,14 +204,17 @@ struct NetlinkHub::Core {
     c->cv.notify_all();
   }
 
-  // Copies a message out of the netlink message or the shared area, checking
-  // its framing; *gone: c ended here, the message is dropped.
-  Status take_message(Conn &c, nlattr **attrs, MsgBuf *out, bool *gone) {
+  // Copies a message, or the next piece of one, out of the netlink message or
+  // the shared area, checking its framing. *complete: out holds a whole
+  // message; *gone: c ended here, the message is dropped.
+  Status take_message(Conn &c, nlattr **attrs, MsgBuf *out, bool *complete, bool *gone) {
     nlattr *data = attrs[AVA_KNL_A_DATA];
     nlattr *shm_len = attrs[AVA_KNL_A_SHM_LEN];
+    const bool more = attrs[AVA_KNL_A_MORE] != nullptr;
     const uint8_t *src = nullptr;
     uint64_t len = 0;
     bool from_shm = false;
+    *complete = false;
     std::unique_lock lock(c.mu);
     // its channel is gone (or broken): nothing may map the area again
     if (c.closed) {
@@ -220,22 +236,61 @@ struct NetlinkHub::Core {
       src = c.area;
       from_shm = true;
     }
+    Status st = more || c.partial_got > 0 ? take_piece(c, src, len, more, out, complete)
+                                          : take_whole(src, len, out, complete);
+    lock.unlock();
+    // our copy is taken: ava.ko may write its next piece there
+    if (from_shm && st.is_ok()) {
+      Status released = send_cmd(AVA_KNL_CMD_RELEASE, c.id, nullptr, 0, false);
+      if (!released.is_ok())
+        return released;
+    }
+    if (!st.is_ok() || !*complete)
+      return st;
+    const ava_msg_hdr *hdr = out->header();
+    if (hdr->magic != AVA_MSG_MAGIC || hdr->abi_version != AVA_ABI_VERSION ||
+        hdr->total_len != out->size())
+      return Status::error(AVA_E_PROTO, "a message with a bad header");
+    return Status::ok();
+  }
+
+  static Status take_whole(const uint8_t *src, uint64_t len, MsgBuf *out, bool *complete) {
     if (len < sizeof(ava_msg_hdr))
       return Status::error(AVA_E_PROTO, "a message shorter than its header");
     if (!out->reserve(len))
       return Status::error(AVA_E_NOMEM, "no memory for a message");
     std::memcpy(out->data(), src, len);
     out->set_size(len);
-    lock.unlock();
-    if (from_shm) {
-      // our copy is taken: ava.ko may write its next message there
-      Status released = send_cmd(AVA_KNL_CMD_RELEASE, c.id, nullptr, 0, false);
-      if (!released.is_ok())
-        return released;
+    *complete = true;
+    return Status::ok();
+  }
+
+  // The next piece of a message in pieces; the caller holds c.mu.
+  static Status take_piece(Conn &c, const uint8_t *src, uint64_t len, bool more, MsgBuf *out,
+                           bool *complete) {
+    if (c.partial_got == 0) {
+      ava_msg_hdr hdr;
+      if (len < sizeof hdr)
+        return Status::error(AVA_E_PROTO, "a first piece shorter than a message header");
+      std::memcpy(&hdr, src, sizeof hdr);
+      // the header is checked again on the whole message
+      if (hdr.total_len <= len || hdr.total_len > AVA_MSG_MAX_DEFAULT)
+        return Status::error(AVA_E_PROTO, "a message in pieces of impossible length");
+      if (!c.partial.reserve(hdr.total_len))
+        return Status::error(AVA_E_NOMEM, "no memory for a message in pieces");
+      c.partial.set_size(hdr.total_len);
     }
-    const ava_msg_hdr *hdr = out->header();
-    if (hdr->magic != AVA_MSG_MAGIC || hdr->abi_version != AVA_ABI_VERSION || hdr->total_len != len)
-      return Status::error(AVA_E_PROTO, "a message with a bad header");
+    const uint64_t left = c.partial.size() - c.partial_got;
+    if (len > left || (more && len == left) || (!more && len != left))
+      return Status::error(AVA_E_PROTO, "pieces that do not add up to their message");
+    std::memcpy(c.partial.data() + c.partial_got, src, len);
+    c.partial_got += len;
+    if (more)
+      return Status::ok();
+    *out = std::move(c.partial);
+    c.partial = MsgBuf();
+    c.partial_got = 0;
+    *complete = true;
     return Status::ok();
   }
 
@@ -354,8 +409,10 @@ public:
       if (hdr.magic != AVA_MSG_MAGIC || hdr.total_len < sizeof hdr || hdr.total_len > total - off ||
           hdr.total_len > max_message_)
         return Status::error(AVA_E_PROTO, "send: a malformed message");
-      if (hdr.total_len > AVA_KNL_INLINE_MAX && hdr.total_len > core_->half)
-        return Status::error(AVA_E_TOO_BIG, "send: a message above the shared area's half");
+      if (hdr.total_len > AVA_KNL_INLINE_MAX && core_->half == 0)
+        return Status::error(AVA_E_TOO_BIG,
+                             "send: a message above the inline limit, and ava.ko has no "
+                             "shared areas (knl_shm_kb=0)");
       off += hdr.total_len;
     }
     for (uint64_t off = 0; off < total;) {
@@ -412,15 +469,24 @@ private:
       return Status::error(AVA_E_CLOSED, "send after shutdown");
     if (len <= AVA_KNL_INLINE_MAX)
       return core_->send_cmd(AVA_KNL_CMD_MSG, conn_->id, msg, len, false);
-    {
-      std::lock_guard lock(conn_->mu);
-      Status mapped = core_->map_area(*conn_);
-      if (!mapped.is_ok())
-        return mapped;
-      std::memcpy(conn_->area + core_->half, msg, len);
+    // In pieces of at most the half when larger, none of another message between.
+    std::lock_guard pieces(conn_->send_mu);
+    for (uint64_t off = 0; off < len;) {
+      const uint64_t piece = std::min(len - off, core_->half);
+      {
+        std::lock_guard lock(conn_->mu);
+        Status mapped = core_->map_area(*conn_);
+        if (!mapped.is_ok())
+          return mapped;
+        std::memcpy(conn_->area + core_->half, msg + off, piece);
+      }
+      off += piece;
+      // ava.ko copies it out before this send returns: the half is free again after it
+      Status s = core_->send_cmd(AVA_KNL_CMD_MSG, conn_->id, nullptr, piece, true, off < len);
+      if (!s.is_ok())
+        return s;
     }
-    // ava.ko copies it out before this send returns: the half is free again after it
-    return core_->send_cmd(AVA_KNL_CMD_MSG, conn_->id, nullptr, len, true);
+    return Status::ok();
   }
 
   std::shared_ptr<NetlinkHub::Core> core_;

@@ -11,18 +11,23 @@
  *   worker  MSG {CONN, DATA}    -> ava.ko
  *   either  MSG {CONN, SHM_LEN} instead of DATA: the message is the first SHM_LEN
  *                                bytes of the sender's half of CONN's shared area
+ *   either  MSG {..., MORE}      the message continues in the next MSG of CONN
  *   worker  RELEASE {CONN}      -> ava.ko   it copied ava.ko's shared-area message out
  *   worker  CLOSE {CONN}        -> ava.ko   the worker ended the session: CONN fails
  *
  * A connection starts with its HELLO message (a new CONN id); ids are not
  * reused soon (cyclic). Messages up to AVA_KNL_INLINE_MAX travel inline in
- * AVA_KNL_A_DATA; larger ones, up to the shared area's half, in the shared
- * area: 2 * SHM_SIZE bytes per connection, which the worker maps from the
- * character device /dev/ava_call at offset conn_id * 2 * SHM_SIZE (mmap,
- * MAP_SHARED, exactly that length). Bytes [0, SHM_SIZE) are ava.ko's (one
- * message at a time, free again at RELEASE), [SHM_SIZE, 2 * SHM_SIZE) the
- * worker's: ava.ko copies a worker message out before the worker's send
- * returns (netlink delivery to the kernel is synchronous).
+ * AVA_KNL_A_DATA; larger ones in the shared area, in pieces of at most its
+ * half: each MSG carries the next piece (SHM_LEN bytes), all but the last
+ * with AVA_KNL_A_MORE, the first starting with the message header whose
+ * total_len the pieces add up to exactly; a sender sends the pieces of one
+ * message before anything else of CONN. The shared area is 2 * SHM_SIZE
+ * bytes per connection, which the worker maps from the character device
+ * /dev/ava_call at offset conn_id * 2 * SHM_SIZE (mmap, MAP_SHARED, exactly
+ * that length). Bytes [0, SHM_SIZE) are ava.ko's (one piece at a time, free
+ * again at RELEASE), [SHM_SIZE, 2 * SHM_SIZE) the worker's: ava.ko copies a
+ * worker piece out before the worker's send returns (netlink delivery to the
+ * kernel is synchronous).
  *
  * ava.ko trusts nothing of it: lengths, ids and the message headers are
  * checked on its own copy. When the worker's netlink socket closes (it
@@ -55,6 +60,7 @@ enum ava_knl_attr {
 	AVA_KNL_A_DATA,     /* binary: one whole ava message */
 	AVA_KNL_A_SHM_LEN,  /* u64: the message is in the sender's half of the shared area */
 	AVA_KNL_A_SHM_SIZE, /* u64: REGISTER reply: bytes of each half of a connection's area */
+	AVA_KNL_A_MORE,     /* flag: the message continues in the next MSG of the connection */
 	__AVA_KNL_A_MAX,
 };
 #define AVA_KNL_A_MAX (__AVA_KNL_A_MAX - 1)

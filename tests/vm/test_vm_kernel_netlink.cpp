@@ -3,14 +3,13 @@
 // guest with no ivshmem device runs `ava worker --netlink --spec demo`
 // itself, and the test module ava_demo_test.ko calls the demo API through
 // ava_demo.ko and ava.ko's netlink connection to that worker. One boot, all
-// in the guest: the module's own checks pass (its PASS line, big buffers
-// through the shared area included); a second worker is refused; after
-// `rmmod ava_demo_test ava_demo` the worker's session has ended; a call in
-// flight when the worker is killed fails with the API's error value well
-// before it would have ended; without a worker ava_demo.ko does not load;
-// a hostile worker (guest/knl_probe.c) gets its malformed messages and
-// mappings refused and its call failed; a new worker registers, a caller killed mid-call gets its
-// error and the module unloads; and ava.ko unloads at the end.
+// in the guest: the module's own checks pass (its PASS line, 2 MiB buffers
+// through 256 KiB halves of the shared area, in pieces, included); a second worker is refused;
+// after `rmmod ava_demo_test ava_demo` the worker's session has ended; a call in flight when the
+// worker is killed fails with the API's error value well before it would have ended; without a
+// worker ava_demo.ko does not load; a hostile worker (guest/knl_probe.c) gets its malformed
+// messages and mappings refused and its call failed; a new worker registers, a caller killed
+// mid-call gets its error and the module unloads; and ava.ko unloads at the end.
 #include <criterion/criterion.h>
 
 #include <string>
@@ -35,7 +34,8 @@ std::string netlink_job() {
   const std::string dir = kModDir;
   const std::string worker =
       sh_quote(AVA_BIN) + " worker --netlink --spec demo --plugin-dir " + sh_quote(AVA_PLUGIN_DIR);
-  std::string job = "insmod " + dir + "ava.ko || echo 'ava.ko did not load'\n";
+  // Halves of 256 KiB: the test module's 2 MiB buffers cross them in pieces, both ways.
+  std::string job = "insmod " + dir + "ava.ko knl_shm_kb=256 || echo 'ava.ko did not load'\n";
   job += worker + " --ready-fd 3 3>worker.ready 2>worker.log &\n";
   job += "echo $! >worker.pid\n";
   job += "ava_wait_for 300 test -s worker.ready\n";
