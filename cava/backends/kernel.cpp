@@ -11,6 +11,7 @@
 
 #include "cava/backends/backends.hpp"
 #include "cava/backends/common.hpp"
+#include "cava/backends/wrap.hpp"
 
 namespace cava {
 namespace {
@@ -498,12 +499,12 @@ std::string generate_kernel_header(const Spec &spec) {
   }
   out.line();
   out.line("#endif /* AVA_" + up + "_KERN_H */");
-  return out.text();
+  return wrap_generated_c(out.text(), id + "_kern.h");
 }
 
 std::string generate_kernel_source(const Spec &spec, const std::string &file_name) {
   KernelGen gen(spec, file_name);
-  return gen.source();
+  return wrap_generated_c(gen.source(), file_name);
 }
 
 std::string generate_kbuild(const Spec &spec, const std::vector<std::string> &include_dirs,

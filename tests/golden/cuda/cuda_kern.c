@@ -183,15 +183,19 @@ CUresult ava_ava_cu_module_load(CUmodule *module, const void *image, size_t size
 		ava_dir_image |= AVA_BUF_IN;
 		ava_count_image = (uint64_t)(size);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_AVA_CU_MODULE_LOAD, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_AVA_CU_MODULE_LOAD,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.module, module, ava_count_module, sizeof(CUmodule), ava_dir_module);
+	ava_kcall_put_buffer(&ava_c, &ava_a.module, module, ava_count_module, sizeof(CUmodule),
+			     ava_dir_module);
 	ava_kcall_put_buffer(&ava_c, &ava_a.image, image, ava_count_image, 1, ava_dir_image);
 	ava_a.size = (ava_u64)size;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_module & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->module, module, ava_count_module * sizeof(CUmodule));
+		ava_kcall_get_buffer(&ava_c, &ava_r->module, module,
+				     ava_count_module * sizeof(CUmodule));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -218,10 +222,12 @@ CUresult ava_cuModuleUnload(CUmodule hmod)
 	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMODULEUNLOAD, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMODULEUNLOAD,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.hmod = (ava_u64)(uintptr_t)hmod;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -271,15 +277,19 @@ CUresult ava_cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *n
 		ava_dir_name |= AVA_BUF_IN;
 		ava_count_name = (uint64_t)(strlen(name) + 1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMODULEGETFUNCTION, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMODULEGETFUNCTION,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.hfunc, hfunc, ava_count_hfunc, sizeof(CUfunction), ava_dir_hfunc);
+	ava_kcall_put_buffer(&ava_c, &ava_a.hfunc, hfunc, ava_count_hfunc, sizeof(CUfunction),
+			     ava_dir_hfunc);
 	ava_a.hmod = (ava_u64)(uintptr_t)hmod;
 	ava_kcall_put_buffer(&ava_c, &ava_a.name, name, ava_count_name, sizeof(char), ava_dir_name);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_hfunc & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->hfunc, hfunc, ava_count_hfunc * sizeof(CUfunction));
+		ava_kcall_get_buffer(&ava_c, &ava_r->hfunc, hfunc,
+				     ava_count_hfunc * sizeof(CUfunction));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -336,18 +346,24 @@ CUresult ava_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmo
 		ava_dir_name |= AVA_BUF_IN;
 		ava_count_name = (uint64_t)(strlen(name) + 1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMODULEGETGLOBAL_V2, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMODULEGETGLOBAL_V2,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.dptr, dptr, ava_count_dptr, sizeof(CUdeviceptr), ava_dir_dptr);
-	ava_kcall_put_buffer(&ava_c, &ava_a.bytes, bytes, ava_count_bytes, sizeof(size_t), ava_dir_bytes);
+	ava_kcall_put_buffer(&ava_c, &ava_a.dptr, dptr, ava_count_dptr, sizeof(CUdeviceptr),
+			     ava_dir_dptr);
+	ava_kcall_put_buffer(&ava_c, &ava_a.bytes, bytes, ava_count_bytes, sizeof(size_t),
+			     ava_dir_bytes);
 	ava_a.hmod = (ava_u64)(uintptr_t)hmod;
 	ava_kcall_put_buffer(&ava_c, &ava_a.name, name, ava_count_name, sizeof(char), ava_dir_name);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_dptr & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->dptr, dptr, ava_count_dptr * sizeof(CUdeviceptr));
+		ava_kcall_get_buffer(&ava_c, &ava_r->dptr, dptr,
+				     ava_count_dptr * sizeof(CUdeviceptr));
 	if (ava_dir_bytes & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->bytes, bytes, ava_count_bytes * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->bytes, bytes,
+				     ava_count_bytes * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -384,12 +400,14 @@ CUresult ava_cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction
 		ava_dir_pi |= AVA_BUF_OUT;
 		ava_count_pi = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUFUNCGETATTRIBUTE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUFUNCGETATTRIBUTE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.pi, pi, ava_count_pi, sizeof(int), ava_dir_pi);
 	ava_a.attrib = (ava_u64)attrib;
 	ava_a.hfunc = (ava_u64)(uintptr_t)hfunc;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pi & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->pi, pi, ava_count_pi * sizeof(int));
@@ -411,7 +429,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_cuFuncGetAttribute);
 
-CUresult ava_cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
+CUresult ava_cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset,
+				size_t *paramSize)
 {
 	struct ava_cuda_cuFuncGetParamInfo_call ava_a;
 	const struct ava_cuda_cuFuncGetParamInfo_reply *ava_r = NULL;
@@ -439,18 +458,24 @@ CUresult ava_cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *para
 		ava_dir_paramSize |= AVA_BUF_OUT;
 		ava_count_paramSize = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUFUNCGETPARAMINFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUFUNCGETPARAMINFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.func = (ava_u64)(uintptr_t)func;
 	ava_a.paramIndex = (ava_u64)paramIndex;
-	ava_kcall_put_buffer(&ava_c, &ava_a.paramOffset, paramOffset, ava_count_paramOffset, sizeof(size_t), ava_dir_paramOffset);
-	ava_kcall_put_buffer(&ava_c, &ava_a.paramSize, paramSize, ava_count_paramSize, sizeof(size_t), ava_dir_paramSize);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.paramOffset, paramOffset, ava_count_paramOffset,
+			     sizeof(size_t), ava_dir_paramOffset);
+	ava_kcall_put_buffer(&ava_c, &ava_a.paramSize, paramSize, ava_count_paramSize,
+			     sizeof(size_t), ava_dir_paramSize);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_paramOffset & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->paramOffset, paramOffset, ava_count_paramOffset * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->paramOffset, paramOffset,
+				     ava_count_paramOffset * sizeof(size_t));
 	if (ava_dir_paramSize & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->paramSize, paramSize, ava_count_paramSize * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->paramSize, paramSize,
+				     ava_count_paramSize * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -469,7 +494,10 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_cuFuncGetParamInfo);
 
-CUresult ava_ava_cu_launch(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, const void *params, size_t params_len, int async)
+CUresult ava_ava_cu_launch(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+			   unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+			   unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+			   const void *params, size_t params_len, int async)
 {
 	struct ava_cuda_ava_cu_launch_call ava_a;
 	const struct ava_cuda_ava_cu_launch_reply *ava_r = NULL;
@@ -489,7 +517,8 @@ CUresult ava_ava_cu_launch(CUfunction f, unsigned int gridDimX, unsigned int gri
 	}
 	/* Sent without waiting only when the spec's condition holds. */
 	const int ava_async = (async != 0) ? 1 : 0;
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_AVA_CU_LAUNCH, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_AVA_CU_LAUNCH,
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.f = (ava_u64)(uintptr_t)f;
 	ava_a.gridDimX = (ava_u64)gridDimX;
@@ -509,7 +538,8 @@ CUresult ava_ava_cu_launch(CUfunction f, unsigned int gridDimX, unsigned int gri
 		ava_kcall_end(&ava_c);
 		return (CUresult)(CUDA_SUCCESS);
 	}
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -547,12 +577,14 @@ CUresult ava_ava_cu_error_string(CUresult error, char *text, size_t capacity)
 		ava_dir_text |= AVA_BUF_OUT;
 		ava_count_text = (uint64_t)(capacity);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_AVA_CU_ERROR_STRING, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_AVA_CU_ERROR_STRING,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.error = (ava_u64)error;
 	ava_kcall_put_buffer(&ava_c, &ava_a.text, text, ava_count_text, sizeof(char), ava_dir_text);
 	ava_a.capacity = (ava_u64)capacity;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_text & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->text, text, ava_count_text * sizeof(char));
@@ -585,7 +617,8 @@ CUresult ava_cuInit(unsigned int Flags)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUINIT, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.Flags = (ava_u64)Flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -623,13 +656,17 @@ CUresult ava_cuDriverGetVersion(int *driverVersion)
 		ava_dir_driverVersion |= AVA_BUF_OUT;
 		ava_count_driverVersion = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDRIVERGETVERSION, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDRIVERGETVERSION,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.driverVersion, driverVersion, ava_count_driverVersion, sizeof(int), ava_dir_driverVersion);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.driverVersion, driverVersion, ava_count_driverVersion,
+			     sizeof(int), ava_dir_driverVersion);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_driverVersion & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->driverVersion, driverVersion, ava_count_driverVersion * sizeof(int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->driverVersion, driverVersion,
+				     ava_count_driverVersion * sizeof(int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -668,12 +705,15 @@ CUresult ava_cuDeviceGet(CUdevice *device, int ordinal)
 	}
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEGET, AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.device, device, ava_count_device, sizeof(CUdevice), ava_dir_device);
+	ava_kcall_put_buffer(&ava_c, &ava_a.device, device, ava_count_device, sizeof(CUdevice),
+			     ava_dir_device);
 	ava_a.ordinal = (ava_s64)ordinal;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_device & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->device, device, ava_count_device * sizeof(CUdevice));
+		ava_kcall_get_buffer(&ava_c, &ava_r->device, device,
+				     ava_count_device * sizeof(CUdevice));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -710,10 +750,13 @@ CUresult ava_cuDeviceGetCount(int *count)
 		ava_dir_count |= AVA_BUF_OUT;
 		ava_count_count = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEGETCOUNT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEGETCOUNT,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.count, count, ava_count_count, sizeof(int), ava_dir_count);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.count, count, ava_count_count, sizeof(int),
+			     ava_dir_count);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_count & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->count, count, ava_count_count * sizeof(int));
@@ -753,12 +796,14 @@ CUresult ava_cuDeviceGetName(char *name, int len, CUdevice dev)
 		ava_dir_name |= AVA_BUF_OUT;
 		ava_count_name = (uint64_t)(len > 0 ? len : 0);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEGETNAME, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEGETNAME,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.name, name, ava_count_name, sizeof(char), ava_dir_name);
 	ava_a.len = (ava_s64)len;
 	ava_a.dev = (ava_s64)dev;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_name & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->name, name, ava_count_name * sizeof(char));
@@ -798,11 +843,14 @@ CUresult ava_cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 		ava_dir_uuid |= AVA_BUF_OUT;
 		ava_count_uuid = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEGETUUID_V2, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEGETUUID_V2,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.uuid, uuid, ava_count_uuid, sizeof(CUuuid), ava_dir_uuid);
+	ava_kcall_put_buffer(&ava_c, &ava_a.uuid, uuid, ava_count_uuid, sizeof(CUuuid),
+			     ava_dir_uuid);
 	ava_a.dev = (ava_s64)dev;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_uuid & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->uuid, uuid, ava_count_uuid * sizeof(CUuuid));
@@ -842,14 +890,18 @@ CUresult ava_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 		ava_dir_bytes |= AVA_BUF_OUT;
 		ava_count_bytes = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICETOTALMEM_V2, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICETOTALMEM_V2,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.bytes, bytes, ava_count_bytes, sizeof(size_t), ava_dir_bytes);
+	ava_kcall_put_buffer(&ava_c, &ava_a.bytes, bytes, ava_count_bytes, sizeof(size_t),
+			     ava_dir_bytes);
 	ava_a.dev = (ava_s64)dev;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_bytes & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->bytes, bytes, ava_count_bytes * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->bytes, bytes,
+				     ava_count_bytes * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -886,12 +938,14 @@ CUresult ava_cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice d
 		ava_dir_pi |= AVA_BUF_OUT;
 		ava_count_pi = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEGETATTRIBUTE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEGETATTRIBUTE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.pi, pi, ava_count_pi, sizeof(int), ava_dir_pi);
 	ava_a.attrib = (ava_u64)attrib;
 	ava_a.dev = (ava_s64)dev;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pi & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->pi, pi, ava_count_pi * sizeof(int));
@@ -931,14 +985,18 @@ CUresult ava_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 		ava_dir_pctx |= AVA_BUF_OUT;
 		ava_count_pctx = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEPRIMARYCTXRETAIN, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEPRIMARYCTXRETAIN,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.pctx, pctx, ava_count_pctx, sizeof(CUcontext), ava_dir_pctx);
+	ava_kcall_put_buffer(&ava_c, &ava_a.pctx, pctx, ava_count_pctx, sizeof(CUcontext),
+			     ava_dir_pctx);
 	ava_a.dev = (ava_s64)dev;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pctx & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->pctx, pctx, ava_count_pctx * sizeof(CUcontext));
+		ava_kcall_get_buffer(&ava_c, &ava_r->pctx, pctx,
+				     ava_count_pctx * sizeof(CUcontext));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -965,10 +1023,12 @@ CUresult ava_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEPRIMARYCTXRELEASE_V2, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEPRIMARYCTXRELEASE_V2,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.dev = (ava_s64)dev;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -996,10 +1056,12 @@ CUresult ava_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEPRIMARYCTXRESET_V2, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEPRIMARYCTXRESET_V2,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.dev = (ava_s64)dev;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1047,17 +1109,23 @@ CUresult ava_cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *
 		ava_dir_active |= AVA_BUF_OUT;
 		ava_count_active = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEPRIMARYCTXGETSTATE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEPRIMARYCTXGETSTATE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.dev = (ava_s64)dev;
-	ava_kcall_put_buffer(&ava_c, &ava_a.flags, flags, ava_count_flags, sizeof(unsigned int), ava_dir_flags);
-	ava_kcall_put_buffer(&ava_c, &ava_a.active, active, ava_count_active, sizeof(int), ava_dir_active);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.flags, flags, ava_count_flags, sizeof(unsigned int),
+			     ava_dir_flags);
+	ava_kcall_put_buffer(&ava_c, &ava_a.active, active, ava_count_active, sizeof(int),
+			     ava_dir_active);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_flags & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->flags, flags, ava_count_flags * sizeof(unsigned int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->flags, flags,
+				     ava_count_flags * sizeof(unsigned int));
 	if (ava_dir_active & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->active, active, ava_count_active * sizeof(int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->active, active,
+				     ava_count_active * sizeof(int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -1084,11 +1152,13 @@ CUresult ava_cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
 	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEPRIMARYCTXSETFLAGS_V2, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUDEVICEPRIMARYCTXSETFLAGS_V2,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.dev = (ava_s64)dev;
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1108,7 +1178,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_cuDevicePrimaryCtxSetFlags_v2);
 
-static CUresult ava_kern_remote_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev)
+static CUresult ava_kern_remote_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
+					       unsigned int flags, CUdevice dev)
 {
 	struct ava_cuda_cuCtxCreate_v4_call ava_a;
 	const struct ava_cuda_cuCtxCreate_v4_reply *ava_r = NULL;
@@ -1126,16 +1197,20 @@ static CUresult ava_kern_remote_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParam
 		ava_dir_pctx |= AVA_BUF_OUT;
 		ava_count_pctx = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXCREATE_V4, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXCREATE_V4,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.pctx, pctx, ava_count_pctx, sizeof(CUcontext), ava_dir_pctx);
+	ava_kcall_put_buffer(&ava_c, &ava_a.pctx, pctx, ava_count_pctx, sizeof(CUcontext),
+			     ava_dir_pctx);
 	ava_a.ctxCreateParams = (ava_u64)(uintptr_t)ctxCreateParams;
 	ava_a.flags = (ava_u64)flags;
 	ava_a.dev = (ava_s64)dev;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pctx & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->pctx, pctx, ava_count_pctx * sizeof(CUcontext));
+		ava_kcall_get_buffer(&ava_c, &ava_r->pctx, pctx,
+				     ava_count_pctx * sizeof(CUcontext));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -1152,14 +1227,15 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-CUresult ava_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev)
+CUresult ava_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags,
+			    CUdevice dev)
 {
 #define ava_execute() ava_kern_remote_cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev)
 #line 79 "specs/cuda/cuda_api.spec.inc"
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1163 "cuda_kern.c"
+#line 1239 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuCtxCreate_v4);
@@ -1172,10 +1248,12 @@ CUresult ava_cuCtxDestroy_v2(CUcontext ctx)
 	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXDESTROY_V2, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXDESTROY_V2,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.ctx = (ava_u64)(uintptr_t)ctx;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1215,13 +1293,17 @@ CUresult ava_cuCtxGetCurrent(CUcontext *pctx)
 		ava_dir_pctx |= AVA_BUF_OUT;
 		ava_count_pctx = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXGETCURRENT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXGETCURRENT,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.pctx, pctx, ava_count_pctx, sizeof(CUcontext), ava_dir_pctx);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.pctx, pctx, ava_count_pctx, sizeof(CUcontext),
+			     ava_dir_pctx);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pctx & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->pctx, pctx, ava_count_pctx * sizeof(CUcontext));
+		ava_kcall_get_buffer(&ava_c, &ava_r->pctx, pctx,
+				     ava_count_pctx * sizeof(CUcontext));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -1248,10 +1330,12 @@ CUresult ava_cuCtxSetCurrent(CUcontext ctx)
 	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXSETCURRENT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXSETCURRENT,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.ctx = (ava_u64)(uintptr_t)ctx;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1279,10 +1363,12 @@ CUresult ava_cuCtxPushCurrent_v2(CUcontext ctx)
 	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXPUSHCURRENT_V2, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXPUSHCURRENT_V2,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.ctx = (ava_u64)(uintptr_t)ctx;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1320,13 +1406,17 @@ CUresult ava_cuCtxPopCurrent_v2(CUcontext *pctx)
 		ava_dir_pctx |= AVA_BUF_OUT;
 		ava_count_pctx = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXPOPCURRENT_V2, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXPOPCURRENT_V2,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.pctx, pctx, ava_count_pctx, sizeof(CUcontext), ava_dir_pctx);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.pctx, pctx, ava_count_pctx, sizeof(CUcontext),
+			     ava_dir_pctx);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pctx & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->pctx, pctx, ava_count_pctx * sizeof(CUcontext));
+		ava_kcall_get_buffer(&ava_c, &ava_r->pctx, pctx,
+				     ava_count_pctx * sizeof(CUcontext));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -1363,13 +1453,17 @@ CUresult ava_cuCtxGetDevice(CUdevice *device)
 		ava_dir_device |= AVA_BUF_OUT;
 		ava_count_device = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXGETDEVICE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXGETDEVICE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.device, device, ava_count_device, sizeof(CUdevice), ava_dir_device);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.device, device, ava_count_device, sizeof(CUdevice),
+			     ava_dir_device);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_device & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->device, device, ava_count_device * sizeof(CUdevice));
+		ava_kcall_get_buffer(&ava_c, &ava_r->device, device,
+				     ava_count_device * sizeof(CUdevice));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -1406,14 +1500,18 @@ CUresult ava_cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
 		ava_dir_version |= AVA_BUF_OUT;
 		ava_count_version = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXGETAPIVERSION, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXGETAPIVERSION,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.ctx = (ava_u64)(uintptr_t)ctx;
-	ava_kcall_put_buffer(&ava_c, &ava_a.version, version, ava_count_version, sizeof(unsigned int), ava_dir_version);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.version, version, ava_count_version,
+			     sizeof(unsigned int), ava_dir_version);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_version & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->version, version, ava_count_version * sizeof(unsigned int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->version, version,
+				     ava_count_version * sizeof(unsigned int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -1440,9 +1538,11 @@ CUresult ava_cuCtxSynchronize(void)
 	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXSYNCHRONIZE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUCTXSYNCHRONIZE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1482,12 +1582,15 @@ CUresult ava_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	}
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMALLOC_V2, AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.dptr, dptr, ava_count_dptr, sizeof(CUdeviceptr), ava_dir_dptr);
+	ava_kcall_put_buffer(&ava_c, &ava_a.dptr, dptr, ava_count_dptr, sizeof(CUdeviceptr),
+			     ava_dir_dptr);
 	ava_a.bytesize = (ava_u64)bytesize;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_dptr & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->dptr, dptr, ava_count_dptr * sizeof(CUdeviceptr));
+		ava_kcall_get_buffer(&ava_c, &ava_r->dptr, dptr,
+				     ava_count_dptr * sizeof(CUdeviceptr));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -1517,7 +1620,8 @@ CUresult ava_cuMemFree_v2(CUdeviceptr dptr)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMFREE_V2, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.dptr = (ava_u64)dptr;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1565,16 +1669,21 @@ CUresult ava_cuMemGetInfo_v2(size_t *free, size_t *total)
 		ava_dir_total |= AVA_BUF_OUT;
 		ava_count_total = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMGETINFO_V2, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMGETINFO_V2,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.free, free, ava_count_free, sizeof(size_t), ava_dir_free);
-	ava_kcall_put_buffer(&ava_c, &ava_a.total, total, ava_count_total, sizeof(size_t), ava_dir_total);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.free, free, ava_count_free, sizeof(size_t),
+			     ava_dir_free);
+	ava_kcall_put_buffer(&ava_c, &ava_a.total, total, ava_count_total, sizeof(size_t),
+			     ava_dir_total);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_free & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->free, free, ava_count_free * sizeof(size_t));
 	if (ava_dir_total & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->total, total, ava_count_total * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->total, total,
+				     ava_count_total * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -1611,12 +1720,15 @@ CUresult ava_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t 
 		ava_dir_srcHost |= AVA_BUF_IN;
 		ava_count_srcHost = (uint64_t)(ByteCount);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMCPYHTOD_V2, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMCPYHTOD_V2,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.dstDevice = (ava_u64)dstDevice;
-	ava_kcall_put_buffer(&ava_c, &ava_a.srcHost, srcHost, ava_count_srcHost, 1, ava_dir_srcHost);
+	ava_kcall_put_buffer(&ava_c, &ava_a.srcHost, srcHost, ava_count_srcHost, 1,
+			     ava_dir_srcHost);
 	ava_a.ByteCount = (ava_u64)ByteCount;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1654,12 +1766,15 @@ CUresult ava_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCo
 		ava_dir_dstHost |= AVA_BUF_OUT;
 		ava_count_dstHost = (uint64_t)(ByteCount);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMCPYDTOH_V2, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMCPYDTOH_V2,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.dstHost, dstHost, ava_count_dstHost, 1, ava_dir_dstHost);
+	ava_kcall_put_buffer(&ava_c, &ava_a.dstHost, dstHost, ava_count_dstHost, 1,
+			     ava_dir_dstHost);
 	ava_a.srcDevice = (ava_u64)srcDevice;
 	ava_a.ByteCount = (ava_u64)ByteCount;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_dstHost & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->dstHost, dstHost, ava_count_dstHost * 1);
@@ -1689,12 +1804,14 @@ CUresult ava_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_
 	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMCPYDTOD_V2, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMCPYDTOD_V2,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_a.srcDevice = (ava_u64)srcDevice;
 	ava_a.ByteCount = (ava_u64)ByteCount;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1714,7 +1831,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoD_v2);
 
-static CUresult ava_kern_remote_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
+static CUresult ava_kern_remote_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
+						     size_t ByteCount, CUstream hStream)
 {
 	struct ava_cuda_cuMemcpyHtoDAsync_v2_call ava_a;
 	struct ava_kcall ava_c;
@@ -1730,10 +1848,12 @@ static CUresult ava_kern_remote_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, cons
 		ava_dir_srcHost |= AVA_BUF_IN;
 		ava_count_srcHost = (uint64_t)(ByteCount);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMCPYHTODASYNC_V2, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMCPYHTODASYNC_V2,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.dstDevice = (ava_u64)dstDevice;
-	ava_kcall_put_buffer(&ava_c, &ava_a.srcHost, srcHost, ava_count_srcHost, 1, ava_dir_srcHost);
+	ava_kcall_put_buffer(&ava_c, &ava_a.srcHost, srcHost, ava_count_srcHost, 1,
+			     ava_dir_srcHost);
 	ava_a.ByteCount = (ava_u64)ByteCount;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
@@ -1746,7 +1866,8 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-CUresult ava_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
+CUresult ava_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
+				  CUstream hStream)
 {
 #define ava_execute() ava_kern_remote_cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream)
 #line 157 "specs/cuda/cuda_api.spec.inc"
@@ -1755,12 +1876,13 @@ CUresult ava_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, si
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 1759 "cuda_kern.c"
+#line 1880 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyHtoDAsync_v2);
 
-static CUresult ava_kern_remote_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+static CUresult ava_kern_remote_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice,
+						     size_t ByteCount, CUstream hStream)
 {
 	struct ava_cuda_cuMemcpyDtoHAsync_v2_call ava_a;
 	const struct ava_cuda_cuMemcpyDtoHAsync_v2_reply *ava_r = NULL;
@@ -1778,13 +1900,16 @@ static CUresult ava_kern_remote_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr 
 		ava_dir_dstHost |= AVA_BUF_OUT;
 		ava_count_dstHost = (uint64_t)(ByteCount);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMCPYDTOHASYNC_V2, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMCPYDTOHASYNC_V2,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.dstHost, dstHost, ava_count_dstHost, 1, ava_dir_dstHost);
+	ava_kcall_put_buffer(&ava_c, &ava_a.dstHost, dstHost, ava_count_dstHost, 1,
+			     ava_dir_dstHost);
 	ava_a.srcDevice = (ava_u64)srcDevice;
 	ava_a.ByteCount = (ava_u64)ByteCount;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_dstHost & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->dstHost, dstHost, ava_count_dstHost * 1);
@@ -1804,7 +1929,8 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-CUresult ava_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+CUresult ava_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+				  CUstream hStream)
 {
 #define ava_execute() ava_kern_remote_cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream)
 #line 169 "specs/cuda/cuda_api.spec.inc"
@@ -1813,18 +1939,20 @@ CUresult ava_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t B
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 1817 "cuda_kern.c"
+#line 1943 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoHAsync_v2);
 
-CUresult ava_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+CUresult ava_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+				  CUstream hStream)
 {
 	struct ava_cuda_cuMemcpyDtoDAsync_v2_call ava_a;
 	struct ava_kcall ava_c;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMCPYDTODASYNC_V2, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMCPYDTODASYNC_V2,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_a.srcDevice = (ava_u64)srcDevice;
@@ -1855,7 +1983,8 @@ CUresult ava_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_a.uc = (ava_u64)uc;
 	ava_a.N = (ava_u64)N;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1883,12 +2012,14 @@ CUresult ava_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMSETD32_V2, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMSETD32_V2,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_a.ui = (ava_u64)ui;
 	ava_a.N = (ava_u64)N;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1914,7 +2045,8 @@ CUresult ava_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, 
 	struct ava_kcall ava_c;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMSETD8ASYNC, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMSETD8ASYNC,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_a.uc = (ava_u64)uc;
@@ -1938,7 +2070,8 @@ CUresult ava_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, 
 	struct ava_kcall ava_c;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMSETD32ASYNC, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMSETD32ASYNC,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_a.ui = (ava_u64)ui;
@@ -1974,14 +2107,18 @@ CUresult ava_cuStreamCreate(CUstream *phStream, unsigned int Flags)
 		ava_dir_phStream |= AVA_BUF_OUT;
 		ava_count_phStream = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUSTREAMCREATE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUSTREAMCREATE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.phStream, phStream, ava_count_phStream, sizeof(CUstream), ava_dir_phStream);
+	ava_kcall_put_buffer(&ava_c, &ava_a.phStream, phStream, ava_count_phStream,
+			     sizeof(CUstream), ava_dir_phStream);
 	ava_a.Flags = (ava_u64)Flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_phStream & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->phStream, phStream, ava_count_phStream * sizeof(CUstream));
+		ava_kcall_get_buffer(&ava_c, &ava_r->phStream, phStream,
+				     ava_count_phStream * sizeof(CUstream));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -2008,10 +2145,12 @@ CUresult ava_cuStreamDestroy_v2(CUstream hStream)
 	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUSTREAMDESTROY_V2, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUSTREAMDESTROY_V2,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2041,10 +2180,12 @@ CUresult ava_cuStreamSynchronize(CUstream hStream)
 	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUSTREAMSYNCHRONIZE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUSTREAMSYNCHRONIZE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2075,7 +2216,8 @@ CUresult ava_cuStreamQuery(CUstream hStream)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUSTREAMQUERY, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2101,7 +2243,8 @@ CUresult ava_cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Fl
 	struct ava_kcall ava_c;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUSTREAMWAITEVENT, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUSTREAMWAITEVENT,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
 	ava_a.hEvent = (ava_u64)(uintptr_t)hEvent;
@@ -2138,12 +2281,15 @@ CUresult ava_cuEventCreate(CUevent *phEvent, unsigned int Flags)
 	}
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUEVENTCREATE, AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.phEvent, phEvent, ava_count_phEvent, sizeof(CUevent), ava_dir_phEvent);
+	ava_kcall_put_buffer(&ava_c, &ava_a.phEvent, phEvent, ava_count_phEvent, sizeof(CUevent),
+			     ava_dir_phEvent);
 	ava_a.Flags = (ava_u64)Flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_phEvent & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->phEvent, phEvent, ava_count_phEvent * sizeof(CUevent));
+		ava_kcall_get_buffer(&ava_c, &ava_r->phEvent, phEvent,
+				     ava_count_phEvent * sizeof(CUevent));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (CUresult)ava_r->ret;
@@ -2170,10 +2316,12 @@ CUresult ava_cuEventDestroy_v2(CUevent hEvent)
 	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUEVENTDESTROY_V2, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUEVENTDESTROY_V2,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.hEvent = (ava_u64)(uintptr_t)hEvent;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2201,7 +2349,8 @@ CUresult ava_cuEventRecord(CUevent hEvent, CUstream hStream)
 	struct ava_kcall ava_c;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUEVENTRECORD, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUEVENTRECORD,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.hEvent = (ava_u64)(uintptr_t)hEvent;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
@@ -2225,10 +2374,12 @@ CUresult ava_cuEventSynchronize(CUevent hEvent)
 	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUEVENTSYNCHRONIZE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUEVENTSYNCHRONIZE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.hEvent = (ava_u64)(uintptr_t)hEvent;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2259,7 +2410,8 @@ CUresult ava_cuEventQuery(CUevent hEvent)
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUEVENTQUERY, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.hEvent = (ava_u64)(uintptr_t)hEvent;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;

@@ -25,11 +25,16 @@
 CUresult ava_ava_cu_module_load(CUmodule *module, const void *image, size_t size);
 CUresult ava_cuModuleUnload(CUmodule hmod);
 CUresult ava_cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name);
-CUresult ava_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name);
+CUresult ava_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod,
+				  const char *name);
 CUresult ava_cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc);
-CUresult ava_cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize);
+CUresult ava_cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset,
+				size_t *paramSize);
 /* A helper of the spec (no API function): kernel callers call it directly. */
-CUresult ava_ava_cu_launch(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, const void *params, size_t params_len, int async);
+CUresult ava_ava_cu_launch(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+			   unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+			   unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+			   const void *params, size_t params_len, int async);
 /* A helper of the spec (no API function): kernel callers call it directly. */
 CUresult ava_ava_cu_error_string(CUresult error, char *text, size_t capacity);
 CUresult ava_cuInit(unsigned int Flags);
@@ -46,7 +51,8 @@ CUresult ava_cuDevicePrimaryCtxReset_v2(CUdevice dev);
 CUresult ava_cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active);
 CUresult ava_cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags);
 /* Runs the spec's guest-side code around the call, as in user space. */
-CUresult ava_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev);
+CUresult ava_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags,
+			    CUdevice dev);
 CUresult ava_cuCtxDestroy_v2(CUcontext ctx);
 CUresult ava_cuCtxGetCurrent(CUcontext *pctx);
 CUresult ava_cuCtxSetCurrent(CUcontext ctx);
@@ -62,10 +68,13 @@ CUresult ava_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t 
 CUresult ava_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount);
 CUresult ava_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount);
 /* Runs the spec's guest-side code around the call, as in user space. */
-CUresult ava_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream);
+CUresult ava_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
+				  CUstream hStream);
 /* Runs the spec's guest-side code around the call, as in user space. */
-CUresult ava_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream);
-CUresult ava_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream);
+CUresult ava_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+				  CUstream hStream);
+CUresult ava_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+				  CUstream hStream);
 CUresult ava_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N);
 CUresult ava_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N);
 CUresult ava_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream);

@@ -290,7 +290,8 @@ static size_t ava_cudart_span2d(size_t pitch, size_t width, size_t height)
 #pragma GCC diagnostic pop
 
 static int ava_kern_cudart_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
-				const void *ava_args, ava_u64 ava_args_len, const ava_u8 *ava_payload,
+				const void *ava_args, ava_u64 ava_args_len,
+				const ava_u8 *ava_payload,
 				ava_u64 ava_payload_len)
 {
 	/* Callbacks without buffers never look at the payload. */
@@ -346,10 +347,13 @@ cudaError_t ava_cudaGetDeviceCount(int *count)
 		ava_dir_count |= AVA_BUF_OUT;
 		ava_count_count = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAGETDEVICECOUNT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAGETDEVICECOUNT,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.count, count, ava_count_count, sizeof(int), ava_dir_count);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.count, count, ava_count_count, sizeof(int),
+			     ava_dir_count);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_count & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->count, count, ava_count_count * sizeof(int));
@@ -389,13 +393,17 @@ cudaError_t ava_cudaGetDevice(int *device)
 		ava_dir_device |= AVA_BUF_OUT;
 		ava_count_device = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAGETDEVICE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAGETDEVICE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.device, device, ava_count_device, sizeof(int), ava_dir_device);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.device, device, ava_count_device, sizeof(int),
+			     ava_dir_device);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_device & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->device, device, ava_count_device * sizeof(int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->device, device,
+				     ava_count_device * sizeof(int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -422,10 +430,12 @@ cudaError_t ava_cudaSetDevice(int device)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASETDEVICE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASETDEVICE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.device = (ava_s64)device;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -453,12 +463,14 @@ cudaError_t ava_cudaInitDevice(int device, unsigned int deviceFlags, unsigned in
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAINITDEVICE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAINITDEVICE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.device = (ava_s64)device;
 	ava_a.deviceFlags = (ava_u64)deviceFlags;
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -496,14 +508,18 @@ cudaError_t ava_cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 		ava_dir_prop |= AVA_BUF_OUT;
 		ava_count_prop = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAGETDEVICEPROPERTIES, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAGETDEVICEPROPERTIES,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.prop, prop, ava_count_prop, sizeof(struct cudaDeviceProp), ava_dir_prop);
+	ava_kcall_put_buffer(&ava_c, &ava_a.prop, prop, ava_count_prop,
+			     sizeof(struct cudaDeviceProp), ava_dir_prop);
 	ava_a.device = (ava_s64)device;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_prop & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->prop, prop, ava_count_prop * sizeof(struct cudaDeviceProp));
+		ava_kcall_get_buffer(&ava_c, &ava_r->prop, prop,
+				     ava_count_prop * sizeof(struct cudaDeviceProp));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -540,12 +556,15 @@ cudaError_t ava_cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int
 		ava_dir_value |= AVA_BUF_OUT;
 		ava_count_value = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEGETATTRIBUTE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEGETATTRIBUTE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.value, value, ava_count_value, sizeof(int), ava_dir_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.value, value, ava_count_value, sizeof(int),
+			     ava_dir_value);
 	ava_a.attr = (ava_u64)attr;
 	ava_a.device = (ava_s64)device;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->value, value, ava_count_value * sizeof(int));
@@ -575,9 +594,11 @@ cudaError_t ava_cudaDeviceSynchronize(void)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICESYNCHRONIZE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICESYNCHRONIZE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -605,9 +626,11 @@ cudaError_t ava_cudaDeviceReset(void)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICERESET, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICERESET,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -635,10 +658,12 @@ cudaError_t ava_cudaSetDeviceFlags(unsigned int flags)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASETDEVICEFLAGS, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASETDEVICEFLAGS,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -676,13 +701,17 @@ cudaError_t ava_cudaGetDeviceFlags(unsigned int *flags)
 		ava_dir_flags |= AVA_BUF_OUT;
 		ava_count_flags = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAGETDEVICEFLAGS, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAGETDEVICEFLAGS,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.flags, flags, ava_count_flags, sizeof(unsigned int), ava_dir_flags);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.flags, flags, ava_count_flags, sizeof(unsigned int),
+			     ava_dir_flags);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_flags & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->flags, flags, ava_count_flags * sizeof(unsigned int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->flags, flags,
+				     ava_count_flags * sizeof(unsigned int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -719,14 +748,18 @@ cudaError_t ava_cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
 		ava_dir_pValue |= AVA_BUF_OUT;
 		ava_count_pValue = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEGETLIMIT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEGETLIMIT,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.pValue, pValue, ava_count_pValue, sizeof(size_t), ava_dir_pValue);
+	ava_kcall_put_buffer(&ava_c, &ava_a.pValue, pValue, ava_count_pValue, sizeof(size_t),
+			     ava_dir_pValue);
 	ava_a.limit = (ava_u64)limit;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pValue & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->pValue, pValue, ava_count_pValue * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->pValue, pValue,
+				     ava_count_pValue * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -753,11 +786,13 @@ cudaError_t ava_cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICESETLIMIT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICESETLIMIT,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.limit = (ava_u64)limit;
 	ava_a.value = (ava_u64)value;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -795,15 +830,19 @@ cudaError_t ava_cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peer
 		ava_dir_canAccessPeer |= AVA_BUF_OUT;
 		ava_count_canAccessPeer = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICECANACCESSPEER, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICECANACCESSPEER,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.canAccessPeer, canAccessPeer, ava_count_canAccessPeer, sizeof(int), ava_dir_canAccessPeer);
+	ava_kcall_put_buffer(&ava_c, &ava_a.canAccessPeer, canAccessPeer, ava_count_canAccessPeer,
+			     sizeof(int), ava_dir_canAccessPeer);
 	ava_a.device = (ava_s64)device;
 	ava_a.peerDevice = (ava_s64)peerDevice;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_canAccessPeer & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->canAccessPeer, canAccessPeer, ava_count_canAccessPeer * sizeof(int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->canAccessPeer, canAccessPeer,
+				     ava_count_canAccessPeer * sizeof(int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -840,13 +879,17 @@ cudaError_t ava_cudaDriverGetVersion(int *driverVersion)
 		ava_dir_driverVersion |= AVA_BUF_OUT;
 		ava_count_driverVersion = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADRIVERGETVERSION, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADRIVERGETVERSION,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.driverVersion, driverVersion, ava_count_driverVersion, sizeof(int), ava_dir_driverVersion);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.driverVersion, driverVersion, ava_count_driverVersion,
+			     sizeof(int), ava_dir_driverVersion);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_driverVersion & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->driverVersion, driverVersion, ava_count_driverVersion * sizeof(int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->driverVersion, driverVersion,
+				     ava_count_driverVersion * sizeof(int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -883,13 +926,17 @@ cudaError_t ava_cudaRuntimeGetVersion(int *runtimeVersion)
 		ava_dir_runtimeVersion |= AVA_BUF_OUT;
 		ava_count_runtimeVersion = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDARUNTIMEGETVERSION, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDARUNTIMEGETVERSION,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.runtimeVersion, runtimeVersion, ava_count_runtimeVersion, sizeof(int), ava_dir_runtimeVersion);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.runtimeVersion, runtimeVersion,
+			     ava_count_runtimeVersion, sizeof(int), ava_dir_runtimeVersion);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_runtimeVersion & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->runtimeVersion, runtimeVersion, ava_count_runtimeVersion * sizeof(int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->runtimeVersion, runtimeVersion,
+				     ava_count_runtimeVersion * sizeof(int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -936,16 +983,21 @@ cudaError_t ava_cudaMemGetInfo(size_t *free, size_t *total)
 		ava_dir_total |= AVA_BUF_OUT;
 		ava_count_total = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMEMGETINFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMEMGETINFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.free, free, ava_count_free, sizeof(size_t), ava_dir_free);
-	ava_kcall_put_buffer(&ava_c, &ava_a.total, total, ava_count_total, sizeof(size_t), ava_dir_total);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.free, free, ava_count_free, sizeof(size_t),
+			     ava_dir_free);
+	ava_kcall_put_buffer(&ava_c, &ava_a.total, total, ava_count_total, sizeof(size_t),
+			     ava_dir_total);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_free & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->free, free, ava_count_free * sizeof(size_t));
 	if (ava_dir_total & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->total, total, ava_count_total * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->total, total,
+				     ava_count_total * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -972,9 +1024,11 @@ cudaError_t ava_cudaGetLastError(void)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAGETLASTERROR, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAGETLASTERROR,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1002,9 +1056,11 @@ cudaError_t ava_cudaPeekAtLastError(void)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAPEEKATLASTERROR, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAPEEKATLASTERROR,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1042,14 +1098,18 @@ static cudaError_t ava_kern_remote_cudaMalloc(void **devPtr, size_t size)
 		ava_dir_devPtr |= AVA_BUF_OUT;
 		ava_count_devPtr = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMALLOC, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMALLOC,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.devPtr, devPtr, ava_count_devPtr, sizeof(void *), ava_dir_devPtr);
+	ava_kcall_put_buffer(&ava_c, &ava_a.devPtr, devPtr, ava_count_devPtr, sizeof(void *),
+			     ava_dir_devPtr);
 	ava_a.size = (ava_u64)size;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_devPtr & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->devPtr, devPtr, ava_count_devPtr * sizeof(void *));
+		ava_kcall_get_buffer(&ava_c, &ava_r->devPtr, devPtr,
+				     ava_count_devPtr * sizeof(void *));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -1074,12 +1134,13 @@ cudaError_t ava_cudaMalloc(void **devPtr, size_t size)
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
 	return ret;
-#line 1078 "cudart_kern.c"
+#line 1138 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMalloc);
 
-static cudaError_t ava_kern_remote_cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
+static cudaError_t ava_kern_remote_cudaMallocPitch(void **devPtr, size_t *pitch, size_t width,
+						   size_t height)
 {
 	struct ava_cudart_cudaMallocPitch_call ava_a;
 	const struct ava_cudart_cudaMallocPitch_reply *ava_r = NULL;
@@ -1107,18 +1168,24 @@ static cudaError_t ava_kern_remote_cudaMallocPitch(void **devPtr, size_t *pitch,
 		ava_dir_pitch |= AVA_BUF_OUT;
 		ava_count_pitch = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMALLOCPITCH, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMALLOCPITCH,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.devPtr, devPtr, ava_count_devPtr, sizeof(void *), ava_dir_devPtr);
-	ava_kcall_put_buffer(&ava_c, &ava_a.pitch, pitch, ava_count_pitch, sizeof(size_t), ava_dir_pitch);
+	ava_kcall_put_buffer(&ava_c, &ava_a.devPtr, devPtr, ava_count_devPtr, sizeof(void *),
+			     ava_dir_devPtr);
+	ava_kcall_put_buffer(&ava_c, &ava_a.pitch, pitch, ava_count_pitch, sizeof(size_t),
+			     ava_dir_pitch);
 	ava_a.width = (ava_u64)width;
 	ava_a.height = (ava_u64)height;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_devPtr & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->devPtr, devPtr, ava_count_devPtr * sizeof(void *));
+		ava_kcall_get_buffer(&ava_c, &ava_r->devPtr, devPtr,
+				     ava_count_devPtr * sizeof(void *));
 	if (ava_dir_pitch & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->pitch, pitch, ava_count_pitch * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->pitch, pitch,
+				     ava_count_pitch * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -1143,7 +1210,7 @@ cudaError_t ava_cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, *pitch * height);
 	return ret;
-#line 1147 "cudart_kern.c"
+#line 1214 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocPitch);
@@ -1159,7 +1226,8 @@ static cudaError_t ava_kern_remote_cudaFree(void *devPtr)
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAFREE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.devPtr = (ava_u64)(uintptr_t)devPtr;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1185,7 +1253,7 @@ cudaError_t ava_cudaFree(void *devPtr)
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_forget_alloc(devPtr);
 	return ret;
-#line 1189 "cudart_kern.c"
+#line 1257 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFree);
@@ -1198,12 +1266,14 @@ cudaError_t ava_cudaMemset(void *devPtr, int value, size_t count)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMEMSET, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMEMSET,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.devPtr = (ava_u64)(uintptr_t)devPtr;
 	ava_a.value = (ava_s64)value;
 	ava_a.count = (ava_u64)count;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1229,7 +1299,8 @@ cudaError_t ava_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStrea
 	struct ava_kcall ava_c;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMEMSETASYNC, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMEMSETASYNC,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.devPtr = (ava_u64)(uintptr_t)devPtr;
 	ava_a.value = (ava_s64)value;
@@ -1247,7 +1318,9 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_cudaMemsetAsync);
 
-cudaError_t ava_ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async)
+cudaError_t ava_ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
+					    enum cudaMemcpyKind kind, cudaStream_t stream,
+					    int async)
 {
 	struct ava_cudart_ava_cudart_memcpy_to_device_call ava_a;
 	const struct ava_cudart_ava_cudart_memcpy_to_device_reply *ava_r = NULL;
@@ -1265,7 +1338,8 @@ cudaError_t ava_ava_cudart_memcpy_to_device(void *dst, const void *src, size_t c
 		ava_dir_src |= AVA_BUF_IN;
 		ava_count_src = (uint64_t)(count);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_DEVICE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_DEVICE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.dst = (ava_u64)(uintptr_t)dst;
 	ava_kcall_put_buffer(&ava_c, &ava_a.src, src, ava_count_src, 1, ava_dir_src);
@@ -1273,7 +1347,8 @@ cudaError_t ava_ava_cudart_memcpy_to_device(void *dst, const void *src, size_t c
 	ava_a.kind = (ava_u64)kind;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
 	ava_a.async = (ava_s64)async;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1293,7 +1368,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_ava_cudart_memcpy_to_device);
 
-cudaError_t ava_ava_cudart_memcpy_to_device_async(void *dst, const void *src, size_t count, cudaStream_t stream)
+cudaError_t ava_ava_cudart_memcpy_to_device_async(void *dst, const void *src, size_t count,
+						  cudaStream_t stream)
 {
 	struct ava_cudart_ava_cudart_memcpy_to_device_async_call ava_a;
 	struct ava_kcall ava_c;
@@ -1309,7 +1385,8 @@ cudaError_t ava_ava_cudart_memcpy_to_device_async(void *dst, const void *src, si
 		ava_dir_src |= AVA_BUF_IN;
 		ava_count_src = (uint64_t)(count);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_DEVICE_ASYNC, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn,
+			    AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_DEVICE_ASYNC, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.dst = (ava_u64)(uintptr_t)dst;
 	ava_kcall_put_buffer(&ava_c, &ava_a.src, src, ava_count_src, 1, ava_dir_src);
@@ -1327,7 +1404,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_ava_cudart_memcpy_to_device_async);
 
-cudaError_t ava_ava_cudart_memcpy_to_host(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async)
+cudaError_t ava_ava_cudart_memcpy_to_host(void *dst, const void *src, size_t count,
+					  enum cudaMemcpyKind kind, cudaStream_t stream, int async)
 {
 	struct ava_cudart_ava_cudart_memcpy_to_host_call ava_a;
 	const struct ava_cudart_ava_cudart_memcpy_to_host_reply *ava_r = NULL;
@@ -1345,7 +1423,8 @@ cudaError_t ava_ava_cudart_memcpy_to_host(void *dst, const void *src, size_t cou
 		ava_dir_dst |= AVA_BUF_OUT;
 		ava_count_dst = (uint64_t)(count);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_HOST, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_HOST,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.dst, dst, ava_count_dst, 1, ava_dir_dst);
 	ava_a.src = (ava_u64)(uintptr_t)src;
@@ -1353,7 +1432,8 @@ cudaError_t ava_ava_cudart_memcpy_to_host(void *dst, const void *src, size_t cou
 	ava_a.kind = (ava_u64)kind;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
 	ava_a.async = (ava_s64)async;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_dst & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->dst, dst, ava_count_dst * 1);
@@ -1375,7 +1455,9 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_ava_cudart_memcpy_to_host);
 
-cudaError_t ava_ava_cudart_memcpy_on_device(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async)
+cudaError_t ava_ava_cudart_memcpy_on_device(void *dst, const void *src, size_t count,
+					    enum cudaMemcpyKind kind, cudaStream_t stream,
+					    int async)
 {
 	struct ava_cudart_ava_cudart_memcpy_on_device_call ava_a;
 	const struct ava_cudart_ava_cudart_memcpy_on_device_reply *ava_r = NULL;
@@ -1385,7 +1467,8 @@ cudaError_t ava_ava_cudart_memcpy_on_device(void *dst, const void *src, size_t c
 	memset(&ava_a, 0, sizeof(ava_a));
 	/* Sent without waiting only when the spec's condition holds. */
 	const int ava_async = (async != 0) ? 1 : 0;
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_AVA_CUDART_MEMCPY_ON_DEVICE, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_AVA_CUDART_MEMCPY_ON_DEVICE,
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.dst = (ava_u64)(uintptr_t)dst;
 	ava_a.src = (ava_u64)(uintptr_t)src;
@@ -1399,7 +1482,8 @@ cudaError_t ava_ava_cudart_memcpy_on_device(void *dst, const void *src, size_t c
 		ava_kcall_end(&ava_c);
 		return (cudaError_t)(cudaSuccess);
 	}
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1419,7 +1503,10 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_ava_cudart_memcpy_on_device);
 
-cudaError_t ava_ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream, int dst_host, int src_host, void *host, size_t host_span)
+cudaError_t ava_ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
+				    size_t width, size_t height, enum cudaMemcpyKind kind,
+				    cudaStream_t stream, int dst_host, int src_host, void *host,
+				    size_t host_span)
 {
 	struct ava_cudart_ava_cudart_memcpy2d_call ava_a;
 	const struct ava_cudart_ava_cudart_memcpy2d_reply *ava_r = NULL;
@@ -1440,7 +1527,8 @@ cudaError_t ava_ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, s
 		}
 		ava_count_host = (uint64_t)(host_span);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_AVA_CUDART_MEMCPY2D, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_AVA_CUDART_MEMCPY2D,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.dst = (ava_u64)(uintptr_t)dst;
 	ava_a.dpitch = (ava_u64)dpitch;
@@ -1454,7 +1542,8 @@ cudaError_t ava_ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, s
 	ava_a.src_host = (ava_s64)src_host;
 	ava_kcall_put_buffer(&ava_c, &ava_a.host, host, ava_count_host, 1, ava_dir_host);
 	ava_a.host_span = (ava_u64)host_span;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_host & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->host, host, ava_count_host * 1);
@@ -1484,14 +1573,16 @@ cudaError_t ava_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMEMSET2D, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMEMSET2D,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.devPtr = (ava_u64)(uintptr_t)devPtr;
 	ava_a.pitch = (ava_u64)pitch;
 	ava_a.value = (ava_s64)value;
 	ava_a.width = (ava_u64)width;
 	ava_a.height = (ava_u64)height;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1511,13 +1602,15 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_cudaMemset2D);
 
-cudaError_t ava_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
+cudaError_t ava_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width,
+				  size_t height, cudaStream_t stream)
 {
 	struct ava_cudart_cudaMemset2DAsync_call ava_a;
 	struct ava_kcall ava_c;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMEMSET2DASYNC, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMEMSET2DASYNC,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.devPtr = (ava_u64)(uintptr_t)devPtr;
 	ava_a.pitch = (ava_u64)pitch;
@@ -1545,11 +1638,13 @@ cudaError_t ava_ava_cudart_host_alloc_check(size_t size, unsigned int flags)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_AVA_CUDART_HOST_ALLOC_CHECK, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_AVA_CUDART_HOST_ALLOC_CHECK,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.size = (ava_u64)size;
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1587,13 +1682,17 @@ cudaError_t ava_cudaStreamCreate(cudaStream_t *pStream)
 		ava_dir_pStream |= AVA_BUF_OUT;
 		ava_count_pStream = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMCREATE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMCREATE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.pStream, pStream, ava_count_pStream, sizeof(cudaStream_t), ava_dir_pStream);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.pStream, pStream, ava_count_pStream,
+			     sizeof(cudaStream_t), ava_dir_pStream);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pStream & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->pStream, pStream, ava_count_pStream * sizeof(cudaStream_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->pStream, pStream,
+				     ava_count_pStream * sizeof(cudaStream_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -1630,14 +1729,18 @@ cudaError_t ava_cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int fl
 		ava_dir_pStream |= AVA_BUF_OUT;
 		ava_count_pStream = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMCREATEWITHFLAGS, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMCREATEWITHFLAGS,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.pStream, pStream, ava_count_pStream, sizeof(cudaStream_t), ava_dir_pStream);
+	ava_kcall_put_buffer(&ava_c, &ava_a.pStream, pStream, ava_count_pStream,
+			     sizeof(cudaStream_t), ava_dir_pStream);
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pStream & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->pStream, pStream, ava_count_pStream * sizeof(cudaStream_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->pStream, pStream,
+				     ava_count_pStream * sizeof(cudaStream_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -1656,7 +1759,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_cudaStreamCreateWithFlags);
 
-cudaError_t ava_cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority)
+cudaError_t ava_cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags,
+					     int priority)
 {
 	struct ava_cudart_cudaStreamCreateWithPriority_call ava_a;
 	const struct ava_cudart_cudaStreamCreateWithPriority_reply *ava_r = NULL;
@@ -1674,15 +1778,19 @@ cudaError_t ava_cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int
 		ava_dir_pStream |= AVA_BUF_OUT;
 		ava_count_pStream = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMCREATEWITHPRIORITY, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn,
+			    AVA_CUDART_FN_CUDASTREAMCREATEWITHPRIORITY, AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.pStream, pStream, ava_count_pStream, sizeof(cudaStream_t), ava_dir_pStream);
+	ava_kcall_put_buffer(&ava_c, &ava_a.pStream, pStream, ava_count_pStream,
+			     sizeof(cudaStream_t), ava_dir_pStream);
 	ava_a.flags = (ava_u64)flags;
 	ava_a.priority = (ava_s64)priority;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pStream & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->pStream, pStream, ava_count_pStream * sizeof(cudaStream_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->pStream, pStream,
+				     ava_count_pStream * sizeof(cudaStream_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -1709,10 +1817,12 @@ cudaError_t ava_cudaStreamDestroy(cudaStream_t stream)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMDESTROY, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMDESTROY,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1742,10 +1852,12 @@ cudaError_t ava_cudaStreamSynchronize(cudaStream_t stream)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMSYNCHRONIZE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMSYNCHRONIZE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1773,10 +1885,12 @@ cudaError_t ava_cudaStreamQuery(cudaStream_t stream)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMQUERY, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMQUERY,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1802,7 +1916,8 @@ cudaError_t ava_cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsi
 	struct ava_kcall ava_c;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMWAITEVENT, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMWAITEVENT,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
 	ava_a.event = (ava_u64)(uintptr_t)event;
@@ -1819,7 +1934,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_cudaStreamWaitEvent);
 
-cudaError_t ava_cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData, unsigned int flags)
+cudaError_t ava_cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback,
+				      void *userData, unsigned int flags)
 {
 	struct ava_cudart_cudaStreamAddCallback_call ava_a;
 	const struct ava_cudart_cudaStreamAddCallback_reply *ava_r = NULL;
@@ -1830,13 +1946,16 @@ cudaError_t ava_cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t 
 
 	memset(&ava_a, 0, sizeof(ava_a));
 	ava_life_callback = AVA_LIFETIME_STATIC;
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMADDCALLBACK, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMADDCALLBACK,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	ava_a.callback = ava_kcall_callback(&ava_c, (void (*)(void))callback, userData, ava_life_callback, ava_coupled_callback);
+	ava_a.callback = ava_kcall_callback(&ava_c, (void (*)(void))callback, userData,
+					    ava_life_callback, ava_coupled_callback);
 	ava_a.userData = userData != NULL ? 1 : 0;
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1867,12 +1986,15 @@ cudaError_t ava_cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *u
 
 	memset(&ava_a, 0, sizeof(ava_a));
 	ava_life_fn = AVA_LIFETIME_STATIC;
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDALAUNCHHOSTFUNC, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDALAUNCHHOSTFUNC,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	ava_a.fn = ava_kcall_callback(&ava_c, (void (*)(void))fn, userData, ava_life_fn, ava_coupled_fn);
+	ava_a.fn = ava_kcall_callback(&ava_c, (void (*)(void))fn, userData, ava_life_fn,
+				      ava_coupled_fn);
 	ava_a.userData = userData != NULL ? 1 : 0;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1910,13 +2032,17 @@ cudaError_t ava_cudaEventCreate(cudaEvent_t *event)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTCREATE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTCREATE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cudaEvent_t), ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cudaEvent_t),
+			     ava_dir_event);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_event & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cudaEvent_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cudaEvent_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -1953,14 +2079,18 @@ cudaError_t ava_cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTCREATEWITHFLAGS, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTCREATEWITHFLAGS,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cudaEvent_t), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cudaEvent_t),
+			     ava_dir_event);
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_event & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cudaEvent_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cudaEvent_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -1987,10 +2117,12 @@ cudaError_t ava_cudaEventDestroy(cudaEvent_t event)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTDESTROY, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTDESTROY,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2018,7 +2150,8 @@ cudaError_t ava_cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 	struct ava_kcall ava_c;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTRECORD, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTRECORD,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
@@ -2040,7 +2173,8 @@ cudaError_t ava_cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
 	struct ava_kcall ava_c;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTRECORDWITHFLAGS, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTRECORDWITHFLAGS,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
@@ -2065,10 +2199,12 @@ cudaError_t ava_cudaEventSynchronize(cudaEvent_t event)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTSYNCHRONIZE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTSYNCHRONIZE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2096,10 +2232,12 @@ cudaError_t ava_cudaEventQuery(cudaEvent_t event)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTQUERY, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTQUERY,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2137,13 +2275,17 @@ cudaError_t ava_cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig)
 		ava_dir_pCacheConfig |= AVA_BUF_OUT;
 		ava_count_pCacheConfig = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEGETCACHECONFIG, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEGETCACHECONFIG,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.pCacheConfig, pCacheConfig, ava_count_pCacheConfig, sizeof(enum cudaFuncCache), ava_dir_pCacheConfig);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.pCacheConfig, pCacheConfig, ava_count_pCacheConfig,
+			     sizeof(enum cudaFuncCache), ava_dir_pCacheConfig);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pCacheConfig & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->pCacheConfig, pCacheConfig, ava_count_pCacheConfig * sizeof(enum cudaFuncCache));
+		ava_kcall_get_buffer(&ava_c, &ava_r->pCacheConfig, pCacheConfig,
+				     ava_count_pCacheConfig * sizeof(enum cudaFuncCache));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -2170,10 +2312,12 @@ cudaError_t ava_cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICESETCACHECONFIG, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICESETCACHECONFIG,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.cacheConfig = (ava_u64)cacheConfig;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2221,16 +2365,22 @@ cudaError_t ava_cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greate
 		ava_dir_greatestPriority |= AVA_BUF_OUT;
 		ava_count_greatestPriority = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEGETSTREAMPRIORITYRANGE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn,
+			    AVA_CUDART_FN_CUDADEVICEGETSTREAMPRIORITYRANGE, AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.leastPriority, leastPriority, ava_count_leastPriority, sizeof(int), ava_dir_leastPriority);
-	ava_kcall_put_buffer(&ava_c, &ava_a.greatestPriority, greatestPriority, ava_count_greatestPriority, sizeof(int), ava_dir_greatestPriority);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.leastPriority, leastPriority, ava_count_leastPriority,
+			     sizeof(int), ava_dir_leastPriority);
+	ava_kcall_put_buffer(&ava_c, &ava_a.greatestPriority, greatestPriority,
+			     ava_count_greatestPriority, sizeof(int), ava_dir_greatestPriority);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_leastPriority & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->leastPriority, leastPriority, ava_count_leastPriority * sizeof(int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->leastPriority, leastPriority,
+				     ava_count_leastPriority * sizeof(int));
 	if (ava_dir_greatestPriority & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->greatestPriority, greatestPriority, ava_count_greatestPriority * sizeof(int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->greatestPriority, greatestPriority,
+				     ava_count_greatestPriority * sizeof(int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -2277,14 +2427,19 @@ cudaError_t ava_cudaDeviceGetByPCIBusId(int *device, const char *pciBusId)
 		ava_dir_pciBusId |= AVA_BUF_IN;
 		ava_count_pciBusId = (uint64_t)(strlen(pciBusId) + 1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEGETBYPCIBUSID, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEGETBYPCIBUSID,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.device, device, ava_count_device, sizeof(int), ava_dir_device);
-	ava_kcall_put_buffer(&ava_c, &ava_a.pciBusId, pciBusId, ava_count_pciBusId, sizeof(char), ava_dir_pciBusId);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.device, device, ava_count_device, sizeof(int),
+			     ava_dir_device);
+	ava_kcall_put_buffer(&ava_c, &ava_a.pciBusId, pciBusId, ava_count_pciBusId, sizeof(char),
+			     ava_dir_pciBusId);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_device & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->device, device, ava_count_device * sizeof(int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->device, device,
+				     ava_count_device * sizeof(int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -2321,15 +2476,19 @@ cudaError_t ava_cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
 		ava_dir_pciBusId |= AVA_BUF_OUT;
 		ava_count_pciBusId = (uint64_t)(len > 0 ? len : 0);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEGETPCIBUSID, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEGETPCIBUSID,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.pciBusId, pciBusId, ava_count_pciBusId, sizeof(char), ava_dir_pciBusId);
+	ava_kcall_put_buffer(&ava_c, &ava_a.pciBusId, pciBusId, ava_count_pciBusId, sizeof(char),
+			     ava_dir_pciBusId);
 	ava_a.len = (ava_s64)len;
 	ava_a.device = (ava_s64)device;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_pciBusId & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->pciBusId, pciBusId, ava_count_pciBusId * sizeof(char));
+		ava_kcall_get_buffer(&ava_c, &ava_r->pciBusId, pciBusId,
+				     ava_count_pciBusId * sizeof(char));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -2348,7 +2507,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_cudaDeviceGetPCIBusId);
 
-cudaError_t ava_cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice)
+cudaError_t ava_cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice,
+					  int dstDevice)
 {
 	struct ava_cudart_cudaDeviceGetP2PAttribute_call ava_a;
 	const struct ava_cudart_cudaDeviceGetP2PAttribute_reply *ava_r = NULL;
@@ -2366,13 +2526,16 @@ cudaError_t ava_cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr att
 		ava_dir_value |= AVA_BUF_OUT;
 		ava_count_value = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEGETP2PATTRIBUTE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEGETP2PATTRIBUTE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.value, value, ava_count_value, sizeof(int), ava_dir_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.value, value, ava_count_value, sizeof(int),
+			     ava_dir_value);
 	ava_a.attr = (ava_u64)attr;
 	ava_a.srcDevice = (ava_s64)srcDevice;
 	ava_a.dstDevice = (ava_s64)dstDevice;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->value, value, ava_count_value * sizeof(int));
@@ -2422,14 +2585,19 @@ cudaError_t ava_cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)
 		ava_dir_prop |= AVA_BUF_IN;
 		ava_count_prop = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDACHOOSEDEVICE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDACHOOSEDEVICE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.device, device, ava_count_device, sizeof(int), ava_dir_device);
-	ava_kcall_put_buffer(&ava_c, &ava_a.prop, prop, ava_count_prop, sizeof(struct cudaDeviceProp), ava_dir_prop);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.device, device, ava_count_device, sizeof(int),
+			     ava_dir_device);
+	ava_kcall_put_buffer(&ava_c, &ava_a.prop, prop, ava_count_prop,
+			     sizeof(struct cudaDeviceProp), ava_dir_prop);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_device & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->device, device, ava_count_device * sizeof(int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->device, device,
+				     ava_count_device * sizeof(int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -2456,11 +2624,13 @@ cudaError_t ava_cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEENABLEPEERACCESS, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEENABLEPEERACCESS,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.peerDevice = (ava_s64)peerDevice;
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2488,10 +2658,12 @@ cudaError_t ava_cudaDeviceDisablePeerAccess(int peerDevice)
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEDISABLEPEERACCESS, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDADEVICEDISABLEPEERACCESS,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.peerDevice = (ava_s64)peerDevice;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2529,14 +2701,18 @@ cudaError_t ava_cudaStreamGetPriority(cudaStream_t hStream, int *priority)
 		ava_dir_priority |= AVA_BUF_OUT;
 		ava_count_priority = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMGETPRIORITY, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMGETPRIORITY,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	ava_kcall_put_buffer(&ava_c, &ava_a.priority, priority, ava_count_priority, sizeof(int), ava_dir_priority);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.priority, priority, ava_count_priority, sizeof(int),
+			     ava_dir_priority);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_priority & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->priority, priority, ava_count_priority * sizeof(int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->priority, priority,
+				     ava_count_priority * sizeof(int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -2573,14 +2749,18 @@ cudaError_t ava_cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags)
 		ava_dir_flags |= AVA_BUF_OUT;
 		ava_count_flags = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMGETFLAGS, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMGETFLAGS,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	ava_kcall_put_buffer(&ava_c, &ava_a.flags, flags, ava_count_flags, sizeof(unsigned int), ava_dir_flags);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.flags, flags, ava_count_flags, sizeof(unsigned int),
+			     ava_dir_flags);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_flags & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->flags, flags, ava_count_flags * sizeof(unsigned int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->flags, flags,
+				     ava_count_flags * sizeof(unsigned int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -2617,15 +2797,19 @@ static cudaError_t ava_kern_remote_cudaMallocAsync(void **devPtr, size_t size, c
 		ava_dir_devPtr |= AVA_BUF_OUT;
 		ava_count_devPtr = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMALLOCASYNC, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMALLOCASYNC,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.devPtr, devPtr, ava_count_devPtr, sizeof(void *), ava_dir_devPtr);
+	ava_kcall_put_buffer(&ava_c, &ava_a.devPtr, devPtr, ava_count_devPtr, sizeof(void *),
+			     ava_dir_devPtr);
 	ava_a.size = (ava_u64)size;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_devPtr & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->devPtr, devPtr, ava_count_devPtr * sizeof(void *));
+		ava_kcall_get_buffer(&ava_c, &ava_r->devPtr, devPtr,
+				     ava_count_devPtr * sizeof(void *));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
@@ -2650,7 +2834,7 @@ cudaError_t ava_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
 	return ret;
-#line 2654 "cudart_kern.c"
+#line 2838 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocAsync);
@@ -2661,7 +2845,8 @@ static cudaError_t ava_kern_remote_cudaFreeAsync(void *devPtr, cudaStream_t hStr
 	struct ava_kcall ava_c;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAFREEASYNC, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAFREEASYNC,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.devPtr = (ava_u64)(uintptr_t)devPtr;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
@@ -2682,12 +2867,13 @@ cudaError_t ava_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 	if (ava_is_guest)
 		ava_cudart_forget_alloc(devPtr);
 	return ava_execute();
-#line 2686 "cudart_kern.c"
+#line 2871 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFreeAsync);
 
-cudaError_t ava_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
+cudaError_t ava_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice,
+			       size_t count)
 {
 	struct ava_cudart_cudaMemcpyPeer_call ava_a;
 	const struct ava_cudart_cudaMemcpyPeer_reply *ava_r = NULL;
@@ -2695,14 +2881,16 @@ cudaError_t ava_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int sr
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMEMCPYPEER, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMEMCPYPEER,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.dst = (ava_u64)(uintptr_t)dst;
 	ava_a.dstDevice = (ava_s64)dstDevice;
 	ava_a.src = (ava_u64)(uintptr_t)src;
 	ava_a.srcDevice = (ava_s64)srcDevice;
 	ava_a.count = (ava_u64)count;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2722,13 +2910,15 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_cudaMemcpyPeer);
 
-cudaError_t ava_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
+cudaError_t ava_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice,
+				    size_t count, cudaStream_t stream)
 {
 	struct ava_cudart_cudaMemcpyPeerAsync_call ava_a;
 	struct ava_kcall ava_c;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMEMCPYPEERASYNC, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMEMCPYPEERASYNC,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.dst = (ava_u64)(uintptr_t)dst;
 	ava_a.dstDevice = (ava_s64)dstDevice;
@@ -2766,14 +2956,18 @@ cudaError_t ava_cudaPointerGetAttributes(struct cudaPointerAttributes *attribute
 		ava_dir_attributes |= AVA_BUF_OUT;
 		ava_count_attributes = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAPOINTERGETATTRIBUTES, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAPOINTERGETATTRIBUTES,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.attributes, attributes, ava_count_attributes, sizeof(struct cudaPointerAttributes), ava_dir_attributes);
+	ava_kcall_put_buffer(&ava_c, &ava_a.attributes, attributes, ava_count_attributes,
+			     sizeof(struct cudaPointerAttributes), ava_dir_attributes);
 	ava_a.ptr = (ava_u64)(uintptr_t)ptr;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_attributes & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->attributes, attributes, ava_count_attributes * sizeof(struct cudaPointerAttributes));
+		ava_kcall_get_buffer(&ava_c, &ava_r->attributes, attributes,
+				     ava_count_attributes * sizeof(struct cudaPointerAttributes));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;

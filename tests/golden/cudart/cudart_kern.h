@@ -48,33 +48,46 @@ cudaError_t ava_cudaFree(void *devPtr);
 cudaError_t ava_cudaMemset(void *devPtr, int value, size_t count);
 cudaError_t ava_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream);
 /* A helper of the spec (no API function): kernel callers call it directly. */
-cudaError_t ava_ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async);
+cudaError_t ava_ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
+					    enum cudaMemcpyKind kind, cudaStream_t stream,
+					    int async);
 /* A helper of the spec (no API function): kernel callers call it directly. */
-cudaError_t ava_ava_cudart_memcpy_to_device_async(void *dst, const void *src, size_t count, cudaStream_t stream);
+cudaError_t ava_ava_cudart_memcpy_to_device_async(void *dst, const void *src, size_t count,
+						  cudaStream_t stream);
 /* A helper of the spec (no API function): kernel callers call it directly. */
-cudaError_t ava_ava_cudart_memcpy_to_host(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async);
+cudaError_t ava_ava_cudart_memcpy_to_host(void *dst, const void *src, size_t count,
+					  enum cudaMemcpyKind kind, cudaStream_t stream, int async);
 /* A helper of the spec (no API function): kernel callers call it directly. */
-cudaError_t ava_ava_cudart_memcpy_on_device(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async);
+cudaError_t ava_ava_cudart_memcpy_on_device(void *dst, const void *src, size_t count,
+					    enum cudaMemcpyKind kind, cudaStream_t stream,
+					    int async);
 /* A helper of the spec (no API function): kernel callers call it directly. */
-cudaError_t ava_ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream, int dst_host, int src_host, void *host, size_t host_span);
+cudaError_t ava_ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
+				    size_t width, size_t height, enum cudaMemcpyKind kind,
+				    cudaStream_t stream, int dst_host, int src_host, void *host,
+				    size_t host_span);
 cudaError_t ava_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height);
-cudaError_t ava_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream);
+cudaError_t ava_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width,
+				  size_t height, cudaStream_t stream);
 /* A helper of the spec (no API function): kernel callers call it directly. */
 cudaError_t ava_ava_cudart_host_alloc_check(size_t size, unsigned int flags);
 cudaError_t ava_cudaStreamCreate(cudaStream_t *pStream);
 cudaError_t ava_cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags);
-cudaError_t ava_cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority);
+cudaError_t ava_cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags,
+					     int priority);
 cudaError_t ava_cudaStreamDestroy(cudaStream_t stream);
 cudaError_t ava_cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t ava_cudaStreamQuery(cudaStream_t stream);
 cudaError_t ava_cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags);
-cudaError_t ava_cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData, unsigned int flags);
+cudaError_t ava_cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback,
+				      void *userData, unsigned int flags);
 cudaError_t ava_cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData);
 cudaError_t ava_cudaEventCreate(cudaEvent_t *event);
 cudaError_t ava_cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags);
 cudaError_t ava_cudaEventDestroy(cudaEvent_t event);
 cudaError_t ava_cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
-cudaError_t ava_cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags);
+cudaError_t ava_cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
+					 unsigned int flags);
 cudaError_t ava_cudaEventSynchronize(cudaEvent_t event);
 cudaError_t ava_cudaEventQuery(cudaEvent_t event);
 cudaError_t ava_cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig);
@@ -82,7 +95,8 @@ cudaError_t ava_cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig);
 cudaError_t ava_cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
 cudaError_t ava_cudaDeviceGetByPCIBusId(int *device, const char *pciBusId);
 cudaError_t ava_cudaDeviceGetPCIBusId(char *pciBusId, int len, int device);
-cudaError_t ava_cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice);
+cudaError_t ava_cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice,
+					  int dstDevice);
 cudaError_t ava_cudaChooseDevice(int *device, const struct cudaDeviceProp *prop);
 cudaError_t ava_cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags);
 cudaError_t ava_cudaDeviceDisablePeerAccess(int peerDevice);
@@ -92,8 +106,10 @@ cudaError_t ava_cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags);
 cudaError_t ava_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream);
 /* Runs the spec's guest-side code around the call, as in user space. */
 cudaError_t ava_cudaFreeAsync(void *devPtr, cudaStream_t hStream);
-cudaError_t ava_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count);
-cudaError_t ava_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream);
+cudaError_t ava_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice,
+			       size_t count);
+cudaError_t ava_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice,
+				    size_t count, cudaStream_t stream);
 cudaError_t ava_cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr);
 
 /*

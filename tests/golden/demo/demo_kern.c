@@ -98,7 +98,8 @@ static void ava_kern_demo_guestlib_init_epilogue(void)
 }
 
 static int ava_kern_demo_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
-				const void *ava_args, ava_u64 ava_args_len, const ava_u8 *ava_payload,
+				const void *ava_args, ava_u64 ava_args_len,
+				const ava_u8 *ava_payload,
 				ava_u64 ava_payload_len)
 {
 	/* Callbacks without buffers never look at the payload. */
@@ -120,7 +121,8 @@ static int ava_kern_demo_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), voi
 					(const void **)&message) != 0)
 			return -EPROTO;
 		user_data = ava_userdata;
-		((void (*)(demo_obj, int32_t, const char *, void *))ava_fn)(obj, event, message, user_data);
+		((void (*)(demo_obj, int32_t, const char *, void *))ava_fn)(obj, event, message,
+				user_data);
 		return 0;
 	}
 	default:
@@ -140,7 +142,8 @@ int32_t ava_demo_version(void)
 	memset(&ava_a, 0, sizeof(ava_a));
 	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_VERSION, AVA_F_SYNC) != 0)
 		goto ava_fail;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -183,12 +186,14 @@ demo_status ava_demo_obj_create(const char *name, uint64_t size, demo_obj *out)
 		ava_dir_out |= AVA_BUF_OUT;
 		ava_count_out = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_CREATE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_CREATE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_kcall_put_buffer(&ava_c, &ava_a.name, name, ava_count_name, sizeof(char), ava_dir_name);
 	ava_a.size = (ava_u64)size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.out, out, ava_count_out, sizeof(demo_obj), ava_dir_out);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_out & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->out, out, ava_count_out * sizeof(demo_obj));
@@ -221,7 +226,8 @@ demo_obj ava_demo_obj_new(uint64_t size)
 	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_NEW, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.size = (ava_u64)size;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -244,10 +250,12 @@ demo_status ava_demo_obj_release(demo_obj obj)
 	demo_status ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_RELEASE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_RELEASE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.obj = (ava_u64)(uintptr_t)obj;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -287,13 +295,15 @@ demo_status ava_demo_obj_write(demo_obj obj, uint64_t offset, const void *data, 
 		ava_dir_data |= AVA_BUF_IN;
 		ava_count_data = (uint64_t)(size);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_WRITE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_WRITE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.obj = (ava_u64)(uintptr_t)obj;
 	ava_a.offset = (ava_u64)offset;
 	ava_kcall_put_buffer(&ava_c, &ava_a.data, data, ava_count_data, 1, ava_dir_data);
 	ava_a.size = (ava_u64)size;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -337,7 +347,8 @@ demo_status ava_demo_obj_read(demo_obj obj, uint64_t offset, void *data, uint64_
 	ava_a.offset = (ava_u64)offset;
 	ava_kcall_put_buffer(&ava_c, &ava_a.data, data, ava_count_data, 1, ava_dir_data);
 	ava_a.size = (ava_u64)size;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_data & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->data, data, ava_count_data * 1);
@@ -381,9 +392,11 @@ demo_status ava_demo_obj_xor(demo_obj obj, uint8_t *data, uint64_t size)
 	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_XOR, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.obj = (ava_u64)(uintptr_t)obj;
-	ava_kcall_put_buffer(&ava_c, &ava_a.data, data, ava_count_data, sizeof(uint8_t), ava_dir_data);
+	ava_kcall_put_buffer(&ava_c, &ava_a.data, data, ava_count_data, sizeof(uint8_t),
+			     ava_dir_data);
 	ava_a.size = (ava_u64)size;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_data & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->data, data, ava_count_data * sizeof(uint8_t));
@@ -427,13 +440,15 @@ demo_status ava_demo_obj_transfer(demo_obj obj, uint32_t flags, void *data, uint
 		}
 		ava_count_data = (uint64_t)(size);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_TRANSFER, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_TRANSFER,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.obj = (ava_u64)(uintptr_t)obj;
 	ava_a.flags = (ava_u64)flags;
 	ava_kcall_put_buffer(&ava_c, &ava_a.data, data, ava_count_data, 1, ava_dir_data);
 	ava_a.size = (ava_u64)size;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_data & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->data, data, ava_count_data * 1);
@@ -483,18 +498,22 @@ demo_status ava_demo_obj_get_name(demo_obj obj, char *name, uint64_t capacity, u
 		ava_dir_length_ret |= AVA_BUF_OUT;
 		ava_count_length_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_GET_NAME, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_GET_NAME,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.obj = (ava_u64)(uintptr_t)obj;
 	ava_kcall_put_buffer(&ava_c, &ava_a.name, name, ava_count_name, sizeof(char), ava_dir_name);
 	ava_a.capacity = (ava_u64)capacity;
-	ava_kcall_put_buffer(&ava_c, &ava_a.length_ret, length_ret, ava_count_length_ret, sizeof(uint64_t), ava_dir_length_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.length_ret, length_ret, ava_count_length_ret,
+			     sizeof(uint64_t), ava_dir_length_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_name & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->name, name, ava_count_name * sizeof(char));
 	if (ava_dir_length_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->length_ret, length_ret, ava_count_length_ret * sizeof(uint64_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->length_ret, length_ret,
+				     ava_count_length_ret * sizeof(uint64_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (demo_status)ava_r->ret;
@@ -537,7 +556,8 @@ demo_status ava_demo_obj_info(demo_obj obj, int32_t key, void *value, uint64_t v
 	ava_a.key = (ava_s64)key;
 	ava_kcall_put_buffer(&ava_c, &ava_a.value, value, ava_count_value, 1, ava_dir_value);
 	ava_a.value_size = (ava_u64)value_size;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_value & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->value, value, ava_count_value * 1);
@@ -579,11 +599,14 @@ demo_status ava_demo_obj_set_label(demo_obj obj, const char *label)
 		ava_life_label = AVA_LIFETIME_COUPLED;
 		ava_coupled_label = (ava_u64)(uintptr_t)(obj);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_SET_LABEL, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_SET_LABEL,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.obj = (ava_u64)(uintptr_t)obj;
-	ava_kcall_put_buffer(&ava_c, &ava_a.label, label, ava_count_label, sizeof(char), ava_dir_label);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.label, label, ava_count_label, sizeof(char),
+			     ava_dir_label);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -621,12 +644,15 @@ demo_status ava_demo_obj_get_label(demo_obj obj, char *label, uint64_t capacity)
 		ava_dir_label |= AVA_BUF_OUT;
 		ava_count_label = (uint64_t)(capacity);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_GET_LABEL, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_GET_LABEL,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.obj = (ava_u64)(uintptr_t)obj;
-	ava_kcall_put_buffer(&ava_c, &ava_a.label, label, ava_count_label, sizeof(char), ava_dir_label);
+	ava_kcall_put_buffer(&ava_c, &ava_a.label, label, ava_count_label, sizeof(char),
+			     ava_dir_label);
 	ava_a.capacity = (ava_u64)capacity;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_label & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->label, label, ava_count_label * sizeof(char));
@@ -654,7 +680,8 @@ demo_status ava_demo_obj_fill(demo_obj obj, uint8_t value)
 	struct ava_kcall ava_c;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_FILL, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_FILL,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.obj = (ava_u64)(uintptr_t)obj;
 	ava_a.value = (ava_u64)value;
@@ -678,10 +705,12 @@ demo_status ava_demo_obj_clear(demo_obj obj)
 	demo_status ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_CLEAR, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_CLEAR,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.obj = (ava_u64)(uintptr_t)obj;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -729,15 +758,20 @@ demo_status ava_demo_sum_sizes(const demo_obj *objs, uint32_t count, uint64_t *t
 		ava_dir_total |= AVA_BUF_OUT;
 		ava_count_total = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_SUM_SIZES, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_SUM_SIZES,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.objs, objs, ava_count_objs, sizeof(demo_obj), ava_dir_objs);
+	ava_kcall_put_buffer(&ava_c, &ava_a.objs, objs, ava_count_objs, sizeof(demo_obj),
+			     ava_dir_objs);
 	ava_a.count = (ava_u64)count;
-	ava_kcall_put_buffer(&ava_c, &ava_a.total, total, ava_count_total, sizeof(uint64_t), ava_dir_total);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.total, total, ava_count_total, sizeof(uint64_t),
+			     ava_dir_total);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_total & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->total, total, ava_count_total * sizeof(uint64_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->total, total,
+				     ava_count_total * sizeof(uint64_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (demo_status)ava_r->ret;
@@ -784,17 +818,22 @@ demo_status ava_demo_list_objects(demo_obj *objs, uint32_t capacity, uint32_t *c
 		ava_dir_count_ret |= AVA_BUF_OUT;
 		ava_count_count_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_LIST_OBJECTS, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_LIST_OBJECTS,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.objs, objs, ava_count_objs, sizeof(demo_obj), ava_dir_objs);
+	ava_kcall_put_buffer(&ava_c, &ava_a.objs, objs, ava_count_objs, sizeof(demo_obj),
+			     ava_dir_objs);
 	ava_a.capacity = (ava_u64)capacity;
-	ava_kcall_put_buffer(&ava_c, &ava_a.count_ret, count_ret, ava_count_count_ret, sizeof(uint32_t), ava_dir_count_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.count_ret, count_ret, ava_count_count_ret,
+			     sizeof(uint32_t), ava_dir_count_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_objs & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->objs, objs, ava_count_objs * sizeof(demo_obj));
 	if (ava_dir_count_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->count_ret, count_ret, ava_count_count_ret * sizeof(uint32_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->count_ret, count_ret,
+				     ava_count_count_ret * sizeof(uint32_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (demo_status)ava_r->ret;
@@ -825,12 +864,15 @@ demo_status ava_demo_obj_set_callback(demo_obj obj, demo_event_fn fn, void *user
 	memset(&ava_a, 0, sizeof(ava_a));
 	ava_life_fn = AVA_LIFETIME_COUPLED;
 	ava_coupled_fn = (ava_u64)(uintptr_t)(obj);
-	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_SET_CALLBACK, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_OBJ_SET_CALLBACK,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.obj = (ava_u64)(uintptr_t)obj;
-	ava_a.fn = ava_kcall_callback(&ava_c, (void (*)(void))fn, user_data, ava_life_fn, ava_coupled_fn);
+	ava_a.fn = ava_kcall_callback(&ava_c, (void (*)(void))fn, user_data, ava_life_fn,
+				      ava_coupled_fn);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -862,7 +904,8 @@ demo_status ava_demo_obj_fire(demo_obj obj, int32_t event)
 		goto ava_fail;
 	ava_a.obj = (ava_u64)(uintptr_t)obj;
 	ava_a.event = (ava_s64)event;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -890,10 +933,12 @@ demo_status ava_demo_thread_set_tag(int32_t tag)
 	demo_status ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_THREAD_SET_TAG, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_THREAD_SET_TAG,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.tag = (ava_s64)tag;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -921,9 +966,11 @@ int32_t ava_demo_thread_get_tag(void)
 	int32_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_THREAD_GET_TAG, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_THREAD_GET_TAG,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -949,7 +996,8 @@ static demo_status ava_kern_remote_demo_sleep_ms(uint32_t ms)
 	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_SLEEP_MS, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.ms = (ava_u64)ms;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -974,7 +1022,7 @@ demo_status ava_demo_sleep_ms(uint32_t ms)
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 978 "demo_kern.c"
+#line 1026 "demo_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_demo_sleep_ms);
@@ -988,7 +1036,8 @@ void ava_demo_crash(void)
 	memset(&ava_a, 0, sizeof(ava_a));
 	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_CRASH, AVA_F_SYNC) != 0)
 		goto ava_fail;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1010,9 +1059,11 @@ uint64_t ava_demo_live_objects(void)
 	uint64_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_LIVE_OBJECTS, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_demo_conn, AVA_DEMO_FN_DEMO_LIVE_OBJECTS,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;

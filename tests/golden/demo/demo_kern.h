@@ -27,7 +27,8 @@ demo_status ava_demo_obj_write(demo_obj obj, uint64_t offset, const void *data, 
 demo_status ava_demo_obj_read(demo_obj obj, uint64_t offset, void *data, uint64_t size);
 demo_status ava_demo_obj_xor(demo_obj obj, uint8_t *data, uint64_t size);
 demo_status ava_demo_obj_transfer(demo_obj obj, uint32_t flags, void *data, uint64_t size);
-demo_status ava_demo_obj_get_name(demo_obj obj, char *name, uint64_t capacity, uint64_t *length_ret);
+demo_status ava_demo_obj_get_name(demo_obj obj, char *name, uint64_t capacity,
+				  uint64_t *length_ret);
 demo_status ava_demo_obj_info(demo_obj obj, int32_t key, void *value, uint64_t value_size);
 demo_status ava_demo_obj_set_label(demo_obj obj, const char *label);
 demo_status ava_demo_obj_get_label(demo_obj obj, char *label, uint64_t capacity);

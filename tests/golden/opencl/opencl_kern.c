@@ -872,7 +872,8 @@ static void ava_kern_opencl_new_handle_ids(void *array, u64 count)
 }
 
 static int ava_kern_opencl_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
-				const void *ava_args, ava_u64 ava_args_len, const ava_u8 *ava_payload,
+				const void *ava_args, ava_u64 ava_args_len,
+				const ava_u8 *ava_payload,
 				ava_u64 ava_payload_len)
 {
 	/* Callbacks without buffers never look at the payload. */
@@ -896,7 +897,8 @@ static int ava_kern_opencl_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), v
 			return -EPROTO;
 		cb = (size_t)ava_a->cb;
 		user_data = ava_userdata;
-		((void (*)(const char *, const void *, size_t, void *))ava_fn)(errinfo, private_info, cb, user_data);
+		((void (*)(const char *, const void *, size_t, void *))ava_fn)(errinfo,
+				private_info, cb, user_data);
 		return 0;
 	}
 	case AVA_OPENCL_CB_AVA_CL_PROGRAM_NOTIFY: {
@@ -922,7 +924,8 @@ static int ava_kern_opencl_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), v
 		event = (cl_event)(uintptr_t)ava_a->event;
 		event_command_status = (cl_int)ava_a->event_command_status;
 		user_data = ava_userdata;
-		((void (*)(cl_event, cl_int, void *))ava_fn)(event, event_command_status, user_data);
+		((void (*)(cl_event, cl_int, void *))ava_fn)(event, event_command_status,
+							     user_data);
 		return 0;
 	}
 	case AVA_OPENCL_CB_AVA_CL_MEM_NOTIFY: {
@@ -984,17 +987,23 @@ cl_int ava_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_u
 		ava_dir_num_platforms |= AVA_BUF_OUT;
 		ava_count_num_platforms = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETPLATFORMIDS, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETPLATFORMIDS,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.num_entries = (ava_u64)num_entries;
-	ava_kcall_put_buffer(&ava_c, &ava_a.platforms, platforms, ava_count_platforms, sizeof(cl_platform_id), ava_dir_platforms);
-	ava_kcall_put_buffer(&ava_c, &ava_a.num_platforms, num_platforms, ava_count_num_platforms, sizeof(cl_uint), ava_dir_num_platforms);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.platforms, platforms, ava_count_platforms,
+			     sizeof(cl_platform_id), ava_dir_platforms);
+	ava_kcall_put_buffer(&ava_c, &ava_a.num_platforms, num_platforms, ava_count_num_platforms,
+			     sizeof(cl_uint), ava_dir_num_platforms);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_platforms & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->platforms, platforms, ava_count_platforms * sizeof(cl_platform_id));
+		ava_kcall_get_buffer(&ava_c, &ava_r->platforms, platforms,
+				     ava_count_platforms * sizeof(cl_platform_id));
 	if (ava_dir_num_platforms & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->num_platforms, num_platforms, ava_count_num_platforms * sizeof(cl_uint));
+		ava_kcall_get_buffer(&ava_c, &ava_r->num_platforms, num_platforms,
+				     ava_count_num_platforms * sizeof(cl_uint));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -1013,7 +1022,10 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clGetPlatformIDs);
 
-static cl_int ava_kern_remote_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+static cl_int ava_kern_remote_clGetPlatformInfo(cl_platform_id platform,
+						cl_platform_info param_name,
+						size_t param_value_size, void *param_value,
+						size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetPlatformInfo_call ava_a;
 	const struct ava_opencl_clGetPlatformInfo_reply *ava_r = NULL;
@@ -1041,19 +1053,26 @@ static cl_int ava_kern_remote_clGetPlatformInfo(cl_platform_id platform, cl_plat
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETPLATFORMINFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETPLATFORMINFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.platform = (ava_u64)(uintptr_t)platform;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret,
+			     ava_count_param_value_size_ret, sizeof(size_t),
+			     ava_dir_param_value_size_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value,
+				     ava_count_param_value * 1);
 	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret,
+				     ava_count_param_value_size_ret * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -1070,19 +1089,23 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name,
+			     size_t param_value_size, void *param_value,
+			     size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret)
 #line 56 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1081 "opencl_kern.c"
+#line 1102 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
 
-static cl_int ava_kern_remote_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
+static cl_int ava_kern_remote_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type,
+					     cl_uint num_entries, cl_device_id *devices,
+					     cl_uint *num_devices)
 {
 	struct ava_opencl_clGetDeviceIDs_call ava_a;
 	const struct ava_opencl_clGetDeviceIDs_reply *ava_r = NULL;
@@ -1110,19 +1133,25 @@ static cl_int ava_kern_remote_clGetDeviceIDs(cl_platform_id platform, cl_device_
 		ava_dir_num_devices |= AVA_BUF_OUT;
 		ava_count_num_devices = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETDEVICEIDS, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETDEVICEIDS,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.platform = (ava_u64)(uintptr_t)platform;
 	ava_a.device_type = (ava_u64)device_type;
 	ava_a.num_entries = (ava_u64)num_entries;
-	ava_kcall_put_buffer(&ava_c, &ava_a.devices, devices, ava_count_devices, sizeof(cl_device_id), ava_dir_devices);
-	ava_kcall_put_buffer(&ava_c, &ava_a.num_devices, num_devices, ava_count_num_devices, sizeof(cl_uint), ava_dir_num_devices);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.devices, devices, ava_count_devices,
+			     sizeof(cl_device_id), ava_dir_devices);
+	ava_kcall_put_buffer(&ava_c, &ava_a.num_devices, num_devices, ava_count_num_devices,
+			     sizeof(cl_uint), ava_dir_num_devices);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_devices & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->devices, devices, ava_count_devices * sizeof(cl_device_id));
+		ava_kcall_get_buffer(&ava_c, &ava_r->devices, devices,
+				     ava_count_devices * sizeof(cl_device_id));
 	if (ava_dir_num_devices & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->num_devices, num_devices, ava_count_num_devices * sizeof(cl_uint));
+		ava_kcall_get_buffer(&ava_c, &ava_r->num_devices, num_devices,
+				     ava_count_num_devices * sizeof(cl_uint));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -1139,19 +1168,22 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
+cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries,
+			  cl_device_id *devices, cl_uint *num_devices)
 {
 #define ava_execute() ava_kern_remote_clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices)
 #line 66 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1150 "opencl_kern.c"
+#line 1180 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
 
-static cl_int ava_kern_remote_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+static cl_int ava_kern_remote_clGetDeviceInfo(cl_device_id device, cl_device_info param_name,
+					      size_t param_value_size, void *param_value,
+					      size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetDeviceInfo_call ava_a;
 	const struct ava_opencl_clGetDeviceInfo_reply *ava_r = NULL;
@@ -1179,19 +1211,26 @@ static cl_int ava_kern_remote_clGetDeviceInfo(cl_device_id device, cl_device_inf
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETDEVICEINFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETDEVICEINFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.device = (ava_u64)(uintptr_t)device;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret,
+			     ava_count_param_value_size_ret, sizeof(size_t),
+			     ava_dir_param_value_size_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value,
+				     ava_count_param_value * 1);
 	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret,
+				     ava_count_param_value_size_ret * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -1208,7 +1247,8 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size,
+			   void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret)
 #line 76 "specs/opencl/opencl_platform.spec.inc"
@@ -1220,12 +1260,14 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
 	}
 	return ret;
-#line 1224 "opencl_kern.c"
+#line 1264 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
 
-cl_int ava_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_property *properties, cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret)
+cl_int ava_clCreateSubDevices(cl_device_id in_device,
+			      const cl_device_partition_property *properties, cl_uint num_devices,
+			      cl_device_id *out_devices, cl_uint *num_devices_ret)
 {
 	struct ava_opencl_clCreateSubDevices_call ava_a;
 	const struct ava_opencl_clCreateSubDevices_reply *ava_r = NULL;
@@ -1263,19 +1305,26 @@ cl_int ava_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_
 		ava_dir_num_devices_ret |= AVA_BUF_OUT;
 		ava_count_num_devices_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATESUBDEVICES, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATESUBDEVICES,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.in_device = (ava_u64)(uintptr_t)in_device;
-	ava_kcall_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties, sizeof(cl_device_partition_property), ava_dir_properties);
+	ava_kcall_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties,
+			     sizeof(cl_device_partition_property), ava_dir_properties);
 	ava_a.num_devices = (ava_u64)num_devices;
-	ava_kcall_put_buffer(&ava_c, &ava_a.out_devices, out_devices, ava_count_out_devices, sizeof(cl_device_id), ava_dir_out_devices);
-	ava_kcall_put_buffer(&ava_c, &ava_a.num_devices_ret, num_devices_ret, ava_count_num_devices_ret, sizeof(cl_uint), ava_dir_num_devices_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.out_devices, out_devices, ava_count_out_devices,
+			     sizeof(cl_device_id), ava_dir_out_devices);
+	ava_kcall_put_buffer(&ava_c, &ava_a.num_devices_ret, num_devices_ret,
+			     ava_count_num_devices_ret, sizeof(cl_uint), ava_dir_num_devices_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_out_devices & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->out_devices, out_devices, ava_count_out_devices * sizeof(cl_device_id));
+		ava_kcall_get_buffer(&ava_c, &ava_r->out_devices, out_devices,
+				     ava_count_out_devices * sizeof(cl_device_id));
 	if (ava_dir_num_devices_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->num_devices_ret, num_devices_ret, ava_count_num_devices_ret * sizeof(cl_uint));
+		ava_kcall_get_buffer(&ava_c, &ava_r->num_devices_ret, num_devices_ret,
+				     ava_count_num_devices_ret * sizeof(cl_uint));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -1302,10 +1351,12 @@ cl_int ava_clRetainDevice(cl_device_id device)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINDEVICE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINDEVICE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.device = (ava_u64)(uintptr_t)device;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1333,10 +1384,12 @@ cl_int ava_clReleaseDevice(cl_device_id device)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEDEVICE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEDEVICE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.device = (ava_u64)(uintptr_t)device;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1358,7 +1411,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clReleaseDevice);
 
-cl_int ava_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp, cl_ulong *host_timestamp)
+cl_int ava_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp,
+				   cl_ulong *host_timestamp)
 {
 	struct ava_opencl_clGetDeviceAndHostTimer_call ava_a;
 	const struct ava_opencl_clGetDeviceAndHostTimer_reply *ava_r = NULL;
@@ -1386,17 +1440,24 @@ cl_int ava_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timesta
 		ava_dir_host_timestamp |= AVA_BUF_OUT;
 		ava_count_host_timestamp = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETDEVICEANDHOSTTIMER, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETDEVICEANDHOSTTIMER,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.device = (ava_u64)(uintptr_t)device;
-	ava_kcall_put_buffer(&ava_c, &ava_a.device_timestamp, device_timestamp, ava_count_device_timestamp, sizeof(cl_ulong), ava_dir_device_timestamp);
-	ava_kcall_put_buffer(&ava_c, &ava_a.host_timestamp, host_timestamp, ava_count_host_timestamp, sizeof(cl_ulong), ava_dir_host_timestamp);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.device_timestamp, device_timestamp,
+			     ava_count_device_timestamp, sizeof(cl_ulong),
+			     ava_dir_device_timestamp);
+	ava_kcall_put_buffer(&ava_c, &ava_a.host_timestamp, host_timestamp,
+			     ava_count_host_timestamp, sizeof(cl_ulong), ava_dir_host_timestamp);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_device_timestamp & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->device_timestamp, device_timestamp, ava_count_device_timestamp * sizeof(cl_ulong));
+		ava_kcall_get_buffer(&ava_c, &ava_r->device_timestamp, device_timestamp,
+				     ava_count_device_timestamp * sizeof(cl_ulong));
 	if (ava_dir_host_timestamp & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->host_timestamp, host_timestamp, ava_count_host_timestamp * sizeof(cl_ulong));
+		ava_kcall_get_buffer(&ava_c, &ava_r->host_timestamp, host_timestamp,
+				     ava_count_host_timestamp * sizeof(cl_ulong));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -1433,14 +1494,18 @@ cl_int ava_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
 		ava_dir_host_timestamp |= AVA_BUF_OUT;
 		ava_count_host_timestamp = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETHOSTTIMER, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETHOSTTIMER,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.device = (ava_u64)(uintptr_t)device;
-	ava_kcall_put_buffer(&ava_c, &ava_a.host_timestamp, host_timestamp, ava_count_host_timestamp, sizeof(cl_ulong), ava_dir_host_timestamp);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.host_timestamp, host_timestamp,
+			     ava_count_host_timestamp, sizeof(cl_ulong), ava_dir_host_timestamp);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_host_timestamp & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->host_timestamp, host_timestamp, ava_count_host_timestamp * sizeof(cl_ulong));
+		ava_kcall_get_buffer(&ava_c, &ava_r->host_timestamp, host_timestamp,
+				     ava_count_host_timestamp * sizeof(cl_ulong));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -1459,7 +1524,11 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clGetHostTimer);
 
-static cl_context ava_kern_remote_clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
+static cl_context ava_kern_remote_clCreateContext(const cl_context_properties *properties,
+						  cl_uint num_devices, const cl_device_id *devices,
+						  void (*pfn_notify)(const char *, const void *,
+								     size_t, void *),
+						  void *user_data, cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateContext_call ava_a;
 	const struct ava_opencl_clCreateContext_reply *ava_r = NULL;
@@ -1500,18 +1569,25 @@ static cl_context ava_kern_remote_clCreateContext(const cl_context_properties *p
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATECONTEXT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATECONTEXT,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties, sizeof(cl_context_properties), ava_dir_properties);
+	ava_kcall_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties,
+			     sizeof(cl_context_properties), ava_dir_properties);
 	ava_a.num_devices = (ava_u64)num_devices;
-	ava_kcall_put_buffer(&ava_c, &ava_a.devices, devices, ava_count_devices, sizeof(cl_device_id), ava_dir_devices);
-	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_kcall_put_buffer(&ava_c, &ava_a.devices, devices, ava_count_devices,
+			     sizeof(cl_device_id), ava_dir_devices);
+	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data,
+					      ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_context)(uintptr_t)ava_r->ret;
@@ -1526,7 +1602,9 @@ ava_fail:
 	return (cl_context)(NULL);
 }
 
-cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
+cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint num_devices,
+			       const cl_device_id *devices, void (*pfn_notify)(const char *,
+		const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret)
 #line 178 "specs/opencl/opencl_platform.spec.inc"
@@ -1540,12 +1618,15 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 1544 "opencl_kern.c"
+#line 1622 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
 
-static cl_context ava_kern_remote_clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
+static cl_context ava_kern_remote_clCreateContextFromType(const cl_context_properties *properties,
+							  cl_device_type device_type,
+							  void (*pfn_notify)(const char *,
+		const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateContextFromType_call ava_a;
 	const struct ava_opencl_clCreateContextFromType_reply *ava_r = NULL;
@@ -1576,17 +1657,23 @@ static cl_context ava_kern_remote_clCreateContextFromType(const cl_context_prope
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATECONTEXTFROMTYPE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATECONTEXTFROMTYPE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	ava_kcall_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties, sizeof(cl_context_properties), ava_dir_properties);
+	ava_kcall_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties,
+			     sizeof(cl_context_properties), ava_dir_properties);
 	ava_a.device_type = (ava_u64)device_type;
-	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data,
+					      ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_context)(uintptr_t)ava_r->ret;
@@ -1601,7 +1688,9 @@ ava_fail:
 	return (cl_context)(NULL);
 }
 
-cl_context ava_clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
+cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
+				       cl_device_type device_type, void (*pfn_notify)(const char *,
+		const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret)
 #line 205 "specs/opencl/opencl_platform.spec.inc"
@@ -1615,7 +1704,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties, 
 		return NULL;
 	}
 	return ava_execute();
-#line 1619 "opencl_kern.c"
+#line 1708 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -1628,10 +1717,12 @@ cl_int ava_clRetainContext(cl_context context)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINCONTEXT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINCONTEXT,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1659,10 +1750,12 @@ cl_int ava_clReleaseContext(cl_context context)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASECONTEXT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASECONTEXT,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1684,7 +1777,9 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clReleaseContext);
 
-static cl_int ava_kern_remote_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+static cl_int ava_kern_remote_clGetContextInfo(cl_context context, cl_context_info param_name,
+					       size_t param_value_size, void *param_value,
+					       size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetContextInfo_call ava_a;
 	const struct ava_opencl_clGetContextInfo_reply *ava_r = NULL;
@@ -1712,19 +1807,26 @@ static cl_int ava_kern_remote_clGetContextInfo(cl_context context, cl_context_in
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETCONTEXTINFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETCONTEXTINFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret,
+			     ava_count_param_value_size_ret, sizeof(size_t),
+			     ava_dir_param_value_size_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value,
+				     ava_count_param_value * 1);
 	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret,
+				     ava_count_param_value_size_ret * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -1741,7 +1843,8 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size,
+			    void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
 #line 232 "specs/opencl/opencl_platform.spec.inc"
@@ -1753,12 +1856,13 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 			ava_cl_context_props_out(param_value, param_value_size);
 	}
 	return ret;
-#line 1757 "opencl_kern.c"
+#line 1860 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
 
-cl_int ava_clSetContextDestructorCallback(cl_context context, void (*pfn_notify)(cl_context, void *), void *user_data)
+cl_int ava_clSetContextDestructorCallback(cl_context context, void (*pfn_notify)(cl_context,
+		void *), void *user_data)
 {
 	struct ava_opencl_clSetContextDestructorCallback_call ava_a;
 	const struct ava_opencl_clSetContextDestructorCallback_reply *ava_r = NULL;
@@ -1769,12 +1873,15 @@ cl_int ava_clSetContextDestructorCallback(cl_context context, void (*pfn_notify)
 
 	memset(&ava_a, 0, sizeof(ava_a));
 	ava_life_pfn_notify = AVA_LIFETIME_STATIC;
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLSETCONTEXTDESTRUCTORCALLBACK, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn,
+			    AVA_OPENCL_FN_CLSETCONTEXTDESTRUCTORCALLBACK, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
-	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data,
+					      ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1794,7 +1901,10 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clSetContextDestructorCallback);
 
-static cl_command_queue ava_kern_remote_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
+static cl_command_queue ava_kern_remote_clCreateCommandQueue(cl_context context,
+							     cl_device_id device,
+							     cl_command_queue_properties properties,
+							     cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateCommandQueue_call ava_a;
 	const struct ava_opencl_clCreateCommandQueue_reply *ava_r = NULL;
@@ -1812,16 +1922,20 @@ static cl_command_queue ava_kern_remote_clCreateCommandQueue(cl_context context,
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATECOMMANDQUEUE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATECOMMANDQUEUE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_a.device = (ava_u64)(uintptr_t)device;
 	ava_a.properties = (ava_u64)properties;
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_command_queue)(uintptr_t)ava_r->ret;
@@ -1836,7 +1950,9 @@ ava_fail:
 	return (cl_command_queue)(NULL);
 }
 
-cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
+cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id device,
+					  cl_command_queue_properties properties,
+					  cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateCommandQueue(context, device, properties, errcode_ret)
 #line 285 "specs/opencl/opencl_platform.spec.inc"
@@ -1846,12 +1962,15 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 		return NULL;
 	}
 	return ava_execute();
-#line 1850 "opencl_kern.c"
+#line 1966 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
 
-static cl_command_queue ava_kern_remote_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
+static cl_command_queue ava_kern_remote_clCreateCommandQueueWithProperties(cl_context context,
+									   cl_device_id device,
+									   const cl_queue_properties *properties,
+									   cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateCommandQueueWithProperties_call ava_a;
 	const struct ava_opencl_clCreateCommandQueueWithProperties_reply *ava_r = NULL;
@@ -1879,16 +1998,21 @@ static cl_command_queue ava_kern_remote_clCreateCommandQueueWithProperties(cl_co
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATECOMMANDQUEUEWITHPROPERTIES, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn,
+			    AVA_OPENCL_FN_CLCREATECOMMANDQUEUEWITHPROPERTIES, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_a.device = (ava_u64)(uintptr_t)device;
-	ava_kcall_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties, sizeof(cl_queue_properties), ava_dir_properties);
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties,
+			     sizeof(cl_queue_properties), ava_dir_properties);
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_command_queue)(uintptr_t)ava_r->ret;
@@ -1903,7 +2027,9 @@ ava_fail:
 	return (cl_command_queue)(NULL);
 }
 
-cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
+cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
+							const cl_queue_properties *properties,
+							cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
 #line 301 "specs/opencl/opencl_platform.spec.inc"
@@ -1913,12 +2039,13 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 		return NULL;
 	}
 	return ava_execute();
-#line 1917 "opencl_kern.c"
+#line 2043 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
 
-cl_int ava_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, cl_command_queue command_queue)
+cl_int ava_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device,
+					  cl_command_queue command_queue)
 {
 	struct ava_opencl_clSetDefaultDeviceCommandQueue_call ava_a;
 	const struct ava_opencl_clSetDefaultDeviceCommandQueue_reply *ava_r = NULL;
@@ -1926,12 +2053,14 @@ cl_int ava_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id devic
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLSETDEFAULTDEVICECOMMANDQUEUE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn,
+			    AVA_OPENCL_FN_CLSETDEFAULTDEVICECOMMANDQUEUE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_a.device = (ava_u64)(uintptr_t)device;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1959,10 +2088,12 @@ cl_int ava_clRetainCommandQueue(cl_command_queue command_queue)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINCOMMANDQUEUE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINCOMMANDQUEUE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -1990,10 +2121,12 @@ cl_int ava_clReleaseCommandQueue(cl_command_queue command_queue)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASECOMMANDQUEUE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASECOMMANDQUEUE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2015,7 +2148,10 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clReleaseCommandQueue);
 
-static cl_int ava_kern_remote_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+static cl_int ava_kern_remote_clGetCommandQueueInfo(cl_command_queue command_queue,
+						    cl_command_queue_info param_name,
+						    size_t param_value_size, void *param_value,
+						    size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetCommandQueueInfo_call ava_a;
 	const struct ava_opencl_clGetCommandQueueInfo_reply *ava_r = NULL;
@@ -2043,19 +2179,26 @@ static cl_int ava_kern_remote_clGetCommandQueueInfo(cl_command_queue command_que
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETCOMMANDQUEUEINFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETCOMMANDQUEUEINFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret,
+			     ava_count_param_value_size_ret, sizeof(size_t),
+			     ava_dir_param_value_size_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value,
+				     ava_count_param_value * 1);
 	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret,
+				     ava_count_param_value_size_ret * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -2072,7 +2215,9 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name,
+				 size_t param_value_size, void *param_value,
+				 size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
 #line 330 "specs/opencl/opencl_platform.spec.inc"
@@ -2086,7 +2231,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
 	}
 	return ret;
-#line 2090 "opencl_kern.c"
+#line 2235 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -2097,7 +2242,8 @@ cl_int ava_clFlush(cl_command_queue command_queue)
 	struct ava_kcall ava_c;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLFLUSH, AVA_F_ASYNC | AVA_F_FLUSH) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLFLUSH,
+			    AVA_F_ASYNC | AVA_F_FLUSH) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
@@ -2123,7 +2269,8 @@ cl_int ava_clFinish(cl_command_queue command_queue)
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLFINISH, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2143,7 +2290,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clFinish);
 
-static cl_mem ava_kern_remote_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
+static cl_mem ava_kern_remote_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size,
+					     void *host_ptr, cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateBuffer_call ava_a;
 	const struct ava_opencl_clCreateBuffer_reply *ava_r = NULL;
@@ -2171,17 +2319,22 @@ static cl_mem ava_kern_remote_clCreateBuffer(cl_context context, cl_mem_flags fl
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEBUFFER, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEBUFFER,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_a.flags = (ava_u64)flags;
 	ava_a.size = (ava_u64)size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1, ava_dir_host_ptr);
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1,
+			     ava_dir_host_ptr);
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_mem)(uintptr_t)ava_r->ret;
@@ -2196,7 +2349,8 @@ ava_fail:
 	return (cl_mem)(NULL);
 }
 
-cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
+cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,
+			  cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateBuffer(context, flags, size, host_ptr, errcode_ret)
 #line 34 "specs/opencl/opencl_memory.spec.inc"
@@ -2206,12 +2360,15 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2210 "opencl_kern.c"
+#line 2364 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
 
-static cl_mem ava_kern_remote_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
+static cl_mem ava_kern_remote_clCreateBufferWithProperties(cl_context context,
+							   const cl_mem_properties *properties,
+							   cl_mem_flags flags, size_t size,
+							   void *host_ptr, cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateBufferWithProperties_call ava_a;
 	const struct ava_opencl_clCreateBufferWithProperties_reply *ava_r = NULL;
@@ -2249,18 +2406,24 @@ static cl_mem ava_kern_remote_clCreateBufferWithProperties(cl_context context, c
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEBUFFERWITHPROPERTIES, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn,
+			    AVA_OPENCL_FN_CLCREATEBUFFERWITHPROPERTIES, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
-	ava_kcall_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties, sizeof(cl_mem_properties), ava_dir_properties);
+	ava_kcall_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties,
+			     sizeof(cl_mem_properties), ava_dir_properties);
 	ava_a.flags = (ava_u64)flags;
 	ava_a.size = (ava_u64)size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1, ava_dir_host_ptr);
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1,
+			     ava_dir_host_ptr);
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_mem)(uintptr_t)ava_r->ret;
@@ -2275,7 +2438,9 @@ ava_fail:
 	return (cl_mem)(NULL);
 }
 
-cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
+cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties,
+					cl_mem_flags flags, size_t size, void *host_ptr,
+					cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret)
 #line 54 "specs/opencl/opencl_memory.spec.inc"
@@ -2285,12 +2450,14 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2289 "opencl_kern.c"
+#line 2454 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
 
-static cl_mem ava_kern_remote_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
+static cl_mem ava_kern_remote_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
+						cl_buffer_create_type buffer_create_type,
+						const void *buffer_create_info, cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateSubBuffer_call ava_a;
 	const struct ava_opencl_clCreateSubBuffer_reply *ava_r = NULL;
@@ -2318,17 +2485,22 @@ static cl_mem ava_kern_remote_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATESUBBUFFER, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATESUBBUFFER,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
 	ava_a.flags = (ava_u64)flags;
 	ava_a.buffer_create_type = (ava_u64)buffer_create_type;
-	ava_kcall_put_buffer(&ava_c, &ava_a.buffer_create_info, buffer_create_info, ava_count_buffer_create_info, 1, ava_dir_buffer_create_info);
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.buffer_create_info, buffer_create_info,
+			     ava_count_buffer_create_info, 1, ava_dir_buffer_create_info);
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_mem)(uintptr_t)ava_r->ret;
@@ -2343,7 +2515,9 @@ ava_fail:
 	return (cl_mem)(NULL);
 }
 
-cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
+cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
+			     cl_buffer_create_type buffer_create_type,
+			     const void *buffer_create_info, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret)
 #line 69 "specs/opencl/opencl_memory.spec.inc"
@@ -2358,7 +2532,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2362 "opencl_kern.c"
+#line 2536 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -2371,10 +2545,12 @@ static cl_int ava_kern_remote_clRetainMemObject(cl_mem memobj)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINMEMOBJECT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINMEMOBJECT,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.memobj = (ava_u64)(uintptr_t)memobj;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2400,7 +2576,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2404 "opencl_kern.c"
+#line 2580 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -2413,10 +2589,12 @@ static cl_int ava_kern_remote_clReleaseMemObject(cl_mem memobj)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEMEMOBJECT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEMEMOBJECT,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.memobj = (ava_u64)(uintptr_t)memobj;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2444,12 +2622,14 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2448 "opencl_kern.c"
+#line 2626 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
 
-static cl_int ava_kern_remote_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+static cl_int ava_kern_remote_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
+						 size_t param_value_size, void *param_value,
+						 size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetMemObjectInfo_call ava_a;
 	const struct ava_opencl_clGetMemObjectInfo_reply *ava_r = NULL;
@@ -2477,19 +2657,26 @@ static cl_int ava_kern_remote_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETMEMOBJECTINFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETMEMOBJECTINFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.memobj = (ava_u64)(uintptr_t)memobj;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret,
+			     ava_count_param_value_size_ret, sizeof(size_t),
+			     ava_dir_param_value_size_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value,
+				     ava_count_param_value * 1);
 	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret,
+				     ava_count_param_value_size_ret * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -2506,7 +2693,8 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size,
+			      void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
 #line 105 "specs/opencl/opencl_memory.spec.inc"
@@ -2537,12 +2725,13 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 2541 "opencl_kern.c"
+#line 2729 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
 
-cl_int ava_clSetMemObjectDestructorCallback(cl_mem memobj, void (*pfn_notify)(cl_mem, void *), void *user_data)
+cl_int ava_clSetMemObjectDestructorCallback(cl_mem memobj, void (*pfn_notify)(cl_mem, void *),
+					    void *user_data)
 {
 	struct ava_opencl_clSetMemObjectDestructorCallback_call ava_a;
 	const struct ava_opencl_clSetMemObjectDestructorCallback_reply *ava_r = NULL;
@@ -2553,12 +2742,15 @@ cl_int ava_clSetMemObjectDestructorCallback(cl_mem memobj, void (*pfn_notify)(cl
 
 	memset(&ava_a, 0, sizeof(ava_a));
 	ava_life_pfn_notify = AVA_LIFETIME_STATIC;
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLSETMEMOBJECTDESTRUCTORCALLBACK, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn,
+			    AVA_OPENCL_FN_CLSETMEMOBJECTDESTRUCTORCALLBACK, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.memobj = (ava_u64)(uintptr_t)memobj;
-	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data,
+					      ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -2578,7 +2770,9 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clSetMemObjectDestructorCallback);
 
-cl_mem ava_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_size, cl_uint pipe_max_packets, const cl_pipe_properties *properties, cl_int *errcode_ret)
+cl_mem ava_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_size,
+			cl_uint pipe_max_packets, const cl_pipe_properties *properties,
+			cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreatePipe_call ava_a;
 	const struct ava_opencl_clCreatePipe_reply *ava_r = NULL;
@@ -2606,18 +2800,23 @@ cl_mem ava_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_pac
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEPIPE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEPIPE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_a.flags = (ava_u64)flags;
 	ava_a.pipe_packet_size = (ava_u64)pipe_packet_size;
 	ava_a.pipe_max_packets = (ava_u64)pipe_max_packets;
-	ava_kcall_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties, sizeof(cl_pipe_properties), ava_dir_properties);
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties,
+			     sizeof(cl_pipe_properties), ava_dir_properties);
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_mem)(uintptr_t)ava_r->ret;
@@ -2634,7 +2833,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clCreatePipe);
 
-cl_int ava_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+cl_int ava_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_size,
+			 void *param_value, size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetPipeInfo_call ava_a;
 	const struct ava_opencl_clGetPipeInfo_reply *ava_r = NULL;
@@ -2662,19 +2862,26 @@ cl_int ava_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_valu
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETPIPEINFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETPIPEINFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.pipe = (ava_u64)(uintptr_t)pipe;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret,
+			     ava_count_param_value_size_ret, sizeof(size_t),
+			     ava_dir_param_value_size_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value,
+				     ava_count_param_value * 1);
 	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret,
+				     ava_count_param_value_size_ret * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -2693,7 +2900,10 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clGetPipeInfo);
 
-static cl_mem ava_kern_remote_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
+static cl_mem ava_kern_remote_clCreateImage(cl_context context, cl_mem_flags flags,
+					    const cl_image_format *image_format,
+					    const cl_image_desc *image_desc, void *host_ptr,
+					    cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateImage_call ava_a;
 	const struct ava_opencl_clCreateImage_reply *ava_r = NULL;
@@ -2735,24 +2945,32 @@ static cl_mem ava_kern_remote_clCreateImage(cl_context context, cl_mem_flags fla
 	}
 	if (host_ptr != NULL) {
 		ava_dir_host_ptr |= AVA_BUF_IN;
-		ava_count_host_ptr = (uint64_t)(ava_cl_image_host_size(flags, image_format, image_desc));
+		ava_count_host_ptr = (uint64_t)(ava_cl_image_host_size(flags, image_format,
+								       image_desc));
 	}
 	if (errcode_ret != NULL) {
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEIMAGE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEIMAGE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_a.flags = (ava_u64)flags;
-	ava_kcall_put_buffer(&ava_c, &ava_a.image_format, image_format, ava_count_image_format, sizeof(cl_image_format), ava_dir_image_format);
-	ava_kcall_put_buffer(&ava_c, &ava_a.image_desc, image_desc, ava_count_image_desc, sizeof(cl_image_desc), ava_dir_image_desc);
-	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1, ava_dir_host_ptr);
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.image_format, image_format, ava_count_image_format,
+			     sizeof(cl_image_format), ava_dir_image_format);
+	ava_kcall_put_buffer(&ava_c, &ava_a.image_desc, image_desc, ava_count_image_desc,
+			     sizeof(cl_image_desc), ava_dir_image_desc);
+	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1,
+			     ava_dir_host_ptr);
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_mem)(uintptr_t)ava_r->ret;
@@ -2767,7 +2985,9 @@ ava_fail:
 	return (cl_mem)(NULL);
 }
 
-cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
+cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
+			 const cl_image_format *image_format, const cl_image_desc *image_desc,
+			 void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
 #line 188 "specs/opencl/opencl_memory.spec.inc"
@@ -2781,12 +3001,17 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 2785 "opencl_kern.c"
+#line 3005 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
 
-static cl_mem ava_kern_remote_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
+static cl_mem ava_kern_remote_clCreateImageWithProperties(cl_context context,
+							  const cl_mem_properties *properties,
+							  cl_mem_flags flags,
+							  const cl_image_format *image_format,
+							  const cl_image_desc *image_desc,
+							  void *host_ptr, cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateImageWithProperties_call ava_a;
 	const struct ava_opencl_clCreateImageWithProperties_reply *ava_r = NULL;
@@ -2838,25 +3063,34 @@ static cl_mem ava_kern_remote_clCreateImageWithProperties(cl_context context, co
 	}
 	if (host_ptr != NULL) {
 		ava_dir_host_ptr |= AVA_BUF_IN;
-		ava_count_host_ptr = (uint64_t)(ava_cl_image_host_size(flags, image_format, image_desc));
+		ava_count_host_ptr = (uint64_t)(ava_cl_image_host_size(flags, image_format,
+								       image_desc));
 	}
 	if (errcode_ret != NULL) {
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEIMAGEWITHPROPERTIES, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEIMAGEWITHPROPERTIES,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
-	ava_kcall_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties, sizeof(cl_mem_properties), ava_dir_properties);
+	ava_kcall_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties,
+			     sizeof(cl_mem_properties), ava_dir_properties);
 	ava_a.flags = (ava_u64)flags;
-	ava_kcall_put_buffer(&ava_c, &ava_a.image_format, image_format, ava_count_image_format, sizeof(cl_image_format), ava_dir_image_format);
-	ava_kcall_put_buffer(&ava_c, &ava_a.image_desc, image_desc, ava_count_image_desc, sizeof(cl_image_desc), ava_dir_image_desc);
-	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1, ava_dir_host_ptr);
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.image_format, image_format, ava_count_image_format,
+			     sizeof(cl_image_format), ava_dir_image_format);
+	ava_kcall_put_buffer(&ava_c, &ava_a.image_desc, image_desc, ava_count_image_desc,
+			     sizeof(cl_image_desc), ava_dir_image_desc);
+	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1,
+			     ava_dir_host_ptr);
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_mem)(uintptr_t)ava_r->ret;
@@ -2871,7 +3105,10 @@ ava_fail:
 	return (cl_mem)(NULL);
 }
 
-cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
+cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties,
+				       cl_mem_flags flags, const cl_image_format *image_format,
+				       const cl_image_desc *image_desc, void *host_ptr,
+				       cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
 #line 214 "specs/opencl/opencl_memory.spec.inc"
@@ -2885,12 +3122,16 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 2889 "opencl_kern.c"
+#line 3126 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
 
-static cl_mem ava_kern_remote_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
+static cl_mem ava_kern_remote_clCreateImage2D(cl_context context, cl_mem_flags flags,
+					      const cl_image_format *image_format,
+					      size_t image_width, size_t image_height,
+					      size_t image_row_pitch, void *host_ptr,
+					      cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateImage2D_call ava_a;
 	const struct ava_opencl_clCreateImage2D_reply *ava_r = NULL;
@@ -2932,20 +3173,26 @@ static cl_mem ava_kern_remote_clCreateImage2D(cl_context context, cl_mem_flags f
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEIMAGE2D, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEIMAGE2D,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_a.flags = (ava_u64)flags;
-	ava_kcall_put_buffer(&ava_c, &ava_a.image_format, image_format, ava_count_image_format, sizeof(cl_image_format), ava_dir_image_format);
+	ava_kcall_put_buffer(&ava_c, &ava_a.image_format, image_format, ava_count_image_format,
+			     sizeof(cl_image_format), ava_dir_image_format);
 	ava_a.image_width = (ava_u64)image_width;
 	ava_a.image_height = (ava_u64)image_height;
 	ava_a.image_row_pitch = (ava_u64)image_row_pitch;
-	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1, ava_dir_host_ptr);
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1,
+			     ava_dir_host_ptr);
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_mem)(uintptr_t)ava_r->ret;
@@ -2960,7 +3207,10 @@ ava_fail:
 	return (cl_mem)(NULL);
 }
 
-cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
+cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
+			   const cl_image_format *image_format, size_t image_width,
+			   size_t image_height, size_t image_row_pitch, void *host_ptr,
+			   cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
 #line 241 "specs/opencl/opencl_memory.spec.inc"
@@ -2969,12 +3219,17 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_imag
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 2973 "opencl_kern.c"
+#line 3223 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
 
-static cl_mem ava_kern_remote_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
+static cl_mem ava_kern_remote_clCreateImage3D(cl_context context, cl_mem_flags flags,
+					      const cl_image_format *image_format,
+					      size_t image_width, size_t image_height,
+					      size_t image_depth, size_t image_row_pitch,
+					      size_t image_slice_pitch, void *host_ptr,
+					      cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateImage3D_call ava_a;
 	const struct ava_opencl_clCreateImage3D_reply *ava_r = NULL;
@@ -3020,22 +3275,28 @@ static cl_mem ava_kern_remote_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEIMAGE3D, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEIMAGE3D,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_a.flags = (ava_u64)flags;
-	ava_kcall_put_buffer(&ava_c, &ava_a.image_format, image_format, ava_count_image_format, sizeof(cl_image_format), ava_dir_image_format);
+	ava_kcall_put_buffer(&ava_c, &ava_a.image_format, image_format, ava_count_image_format,
+			     sizeof(cl_image_format), ava_dir_image_format);
 	ava_a.image_width = (ava_u64)image_width;
 	ava_a.image_height = (ava_u64)image_height;
 	ava_a.image_depth = (ava_u64)image_depth;
 	ava_a.image_row_pitch = (ava_u64)image_row_pitch;
 	ava_a.image_slice_pitch = (ava_u64)image_slice_pitch;
-	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1, ava_dir_host_ptr);
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.host_ptr, host_ptr, ava_count_host_ptr, 1,
+			     ava_dir_host_ptr);
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_mem)(uintptr_t)ava_r->ret;
@@ -3050,7 +3311,10 @@ ava_fail:
 	return (cl_mem)(NULL);
 }
 
-cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
+cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
+			   const cl_image_format *image_format, size_t image_width,
+			   size_t image_height, size_t image_depth, size_t image_row_pitch,
+			   size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
 #line 268 "specs/opencl/opencl_memory.spec.inc"
@@ -3060,12 +3324,14 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_imag
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3064 "opencl_kern.c"
+#line 3328 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
 
-cl_int ava_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint num_entries, cl_image_format *image_formats, cl_uint *num_image_formats)
+cl_int ava_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags,
+				      cl_mem_object_type image_type, cl_uint num_entries,
+				      cl_image_format *image_formats, cl_uint *num_image_formats)
 {
 	struct ava_opencl_clGetSupportedImageFormats_call ava_a;
 	const struct ava_opencl_clGetSupportedImageFormats_reply *ava_r = NULL;
@@ -3093,20 +3359,27 @@ cl_int ava_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl
 		ava_dir_num_image_formats |= AVA_BUF_OUT;
 		ava_count_num_image_formats = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETSUPPORTEDIMAGEFORMATS, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETSUPPORTEDIMAGEFORMATS,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_a.flags = (ava_u64)flags;
 	ava_a.image_type = (ava_u64)image_type;
 	ava_a.num_entries = (ava_u64)num_entries;
-	ava_kcall_put_buffer(&ava_c, &ava_a.image_formats, image_formats, ava_count_image_formats, sizeof(cl_image_format), ava_dir_image_formats);
-	ava_kcall_put_buffer(&ava_c, &ava_a.num_image_formats, num_image_formats, ava_count_num_image_formats, sizeof(cl_uint), ava_dir_num_image_formats);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.image_formats, image_formats, ava_count_image_formats,
+			     sizeof(cl_image_format), ava_dir_image_formats);
+	ava_kcall_put_buffer(&ava_c, &ava_a.num_image_formats, num_image_formats,
+			     ava_count_num_image_formats, sizeof(cl_uint),
+			     ava_dir_num_image_formats);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_image_formats & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->image_formats, image_formats, ava_count_image_formats * sizeof(cl_image_format));
+		ava_kcall_get_buffer(&ava_c, &ava_r->image_formats, image_formats,
+				     ava_count_image_formats * sizeof(cl_image_format));
 	if (ava_dir_num_image_formats & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->num_image_formats, num_image_formats, ava_count_num_image_formats * sizeof(cl_uint));
+		ava_kcall_get_buffer(&ava_c, &ava_r->num_image_formats, num_image_formats,
+				     ava_count_num_image_formats * sizeof(cl_uint));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -3125,7 +3398,9 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clGetSupportedImageFormats);
 
-static cl_int ava_kern_remote_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+static cl_int ava_kern_remote_clGetImageInfo(cl_mem image, cl_image_info param_name,
+					     size_t param_value_size, void *param_value,
+					     size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetImageInfo_call ava_a;
 	const struct ava_opencl_clGetImageInfo_reply *ava_r = NULL;
@@ -3153,19 +3428,26 @@ static cl_int ava_kern_remote_clGetImageInfo(cl_mem image, cl_image_info param_n
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETIMAGEINFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETIMAGEINFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.image = (ava_u64)(uintptr_t)image;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret,
+			     ava_count_param_value_size_ret, sizeof(size_t),
+			     ava_dir_param_value_size_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value,
+				     ava_count_param_value * 1);
 	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret,
+				     ava_count_param_value_size_ret * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -3182,7 +3464,8 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size,
+			  void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
 #line 289 "specs/opencl/opencl_memory.spec.inc"
@@ -3190,12 +3473,14 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
 	return ret;
-#line 3194 "opencl_kern.c"
+#line 3477 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
 
-cl_sampler ava_clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addressing_mode addressing_mode, cl_filter_mode filter_mode, cl_int *errcode_ret)
+cl_sampler ava_clCreateSampler(cl_context context, cl_bool normalized_coords,
+			       cl_addressing_mode addressing_mode, cl_filter_mode filter_mode,
+			       cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateSampler_call ava_a;
 	const struct ava_opencl_clCreateSampler_reply *ava_r = NULL;
@@ -3213,17 +3498,21 @@ cl_sampler ava_clCreateSampler(cl_context context, cl_bool normalized_coords, cl
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATESAMPLER, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATESAMPLER,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_a.normalized_coords = (ava_u64)normalized_coords;
 	ava_a.addressing_mode = (ava_u64)addressing_mode;
 	ava_a.filter_mode = (ava_u64)filter_mode;
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_sampler)(uintptr_t)ava_r->ret;
@@ -3240,7 +3529,9 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clCreateSampler);
 
-cl_sampler ava_clCreateSamplerWithProperties(cl_context context, const cl_sampler_properties *sampler_properties, cl_int *errcode_ret)
+cl_sampler ava_clCreateSamplerWithProperties(cl_context context,
+					     const cl_sampler_properties *sampler_properties,
+					     cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateSamplerWithProperties_call ava_a;
 	const struct ava_opencl_clCreateSamplerWithProperties_reply *ava_r = NULL;
@@ -3268,15 +3559,21 @@ cl_sampler ava_clCreateSamplerWithProperties(cl_context context, const cl_sample
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATESAMPLERWITHPROPERTIES, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn,
+			    AVA_OPENCL_FN_CLCREATESAMPLERWITHPROPERTIES, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
-	ava_kcall_put_buffer(&ava_c, &ava_a.sampler_properties, sampler_properties, ava_count_sampler_properties, sizeof(cl_sampler_properties), ava_dir_sampler_properties);
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.sampler_properties, sampler_properties,
+			     ava_count_sampler_properties, sizeof(cl_sampler_properties),
+			     ava_dir_sampler_properties);
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_sampler)(uintptr_t)ava_r->ret;
@@ -3301,10 +3598,12 @@ cl_int ava_clRetainSampler(cl_sampler sampler)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINSAMPLER, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINSAMPLER,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.sampler = (ava_u64)(uintptr_t)sampler;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -3332,10 +3631,12 @@ cl_int ava_clReleaseSampler(cl_sampler sampler)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASESAMPLER, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASESAMPLER,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.sampler = (ava_u64)(uintptr_t)sampler;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -3357,7 +3658,9 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clReleaseSampler);
 
-static cl_int ava_kern_remote_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+static cl_int ava_kern_remote_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name,
+					       size_t param_value_size, void *param_value,
+					       size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetSamplerInfo_call ava_a;
 	const struct ava_opencl_clGetSamplerInfo_reply *ava_r = NULL;
@@ -3385,19 +3688,26 @@ static cl_int ava_kern_remote_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETSAMPLERINFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETSAMPLERINFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.sampler = (ava_u64)(uintptr_t)sampler;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret,
+			     ava_count_param_value_size_ret, sizeof(size_t),
+			     ava_dir_param_value_size_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value,
+				     ava_count_param_value * 1);
 	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret,
+				     ava_count_param_value_size_ret * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -3414,7 +3724,8 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size,
+			    void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
 #line 330 "specs/opencl/opencl_memory.spec.inc"
@@ -3423,12 +3734,15 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 	    param_name == CL_SAMPLER_CONTEXT)
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	return ret;
-#line 3427 "opencl_kern.c"
+#line 3738 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
 
-cl_int ava_ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags,
+			     size_t offset, size_t size, void *data,
+			     cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			     cl_event *event)
 {
 	struct ava_opencl_ava_cl_map_buffer_call ava_a;
 	const struct ava_opencl_ava_cl_map_buffer_reply *ava_r = NULL;
@@ -3466,7 +3780,8 @@ cl_int ava_ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_m
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_MAP_BUFFER, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_MAP_BUFFER,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
@@ -3475,14 +3790,18 @@ cl_int ava_ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_m
 	ava_a.size = (ava_u64)size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.data, data, ava_count_data, 1, ava_dir_data);
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_data & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->data, data, ava_count_data * 1);
 	if (ava_dir_event & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -3501,7 +3820,10 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_ava_cl_map_buffer);
 
-cl_int ava_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+			       size_t size, cl_int write, const void *data,
+			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			       cl_event *event)
 {
 	struct ava_opencl_ava_cl_unmap_buffer_call ava_a;
 	struct ava_kcall ava_c;
@@ -3541,7 +3863,8 @@ cl_int ava_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, si
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
@@ -3550,8 +3873,10 @@ cl_int ava_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, si
 	ava_a.write = (ava_s64)write;
 	ava_kcall_put_buffer(&ava_c, &ava_a.data, data, ava_count_data, 1, ava_dir_data);
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
 	ava_kcall_end(&ava_c);
@@ -3564,7 +3889,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_ava_cl_unmap_buffer);
 
-cl_program ava_ava_cl_create_program_with_source(cl_context context, const char *source, size_t length, cl_int *errcode_ret)
+cl_program ava_ava_cl_create_program_with_source(cl_context context, const char *source,
+						 size_t length, cl_int *errcode_ret)
 {
 	struct ava_opencl_ava_cl_create_program_with_source_call ava_a;
 	const struct ava_opencl_ava_cl_create_program_with_source_reply *ava_r = NULL;
@@ -3592,16 +3918,21 @@ cl_program ava_ava_cl_create_program_with_source(cl_context context, const char 
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_CREATE_PROGRAM_WITH_SOURCE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn,
+			    AVA_OPENCL_FN_AVA_CL_CREATE_PROGRAM_WITH_SOURCE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
-	ava_kcall_put_buffer(&ava_c, &ava_a.source, source, ava_count_source, sizeof(char), ava_dir_source);
+	ava_kcall_put_buffer(&ava_c, &ava_a.source, source, ava_count_source, sizeof(char),
+			     ava_dir_source);
 	ava_a.length = (ava_u64)length;
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_program)(uintptr_t)ava_r->ret;
@@ -3618,7 +3949,12 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_ava_cl_create_program_with_source);
 
-cl_program ava_ava_cl_create_program_with_binary(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const size_t *lengths, const unsigned char *binaries, size_t binaries_length, cl_int *binary_status, cl_int *errcode_ret)
+cl_program ava_ava_cl_create_program_with_binary(cl_context context, cl_uint num_devices,
+						 const cl_device_id *device_list,
+						 const size_t *lengths,
+						 const unsigned char *binaries,
+						 size_t binaries_length, cl_int *binary_status,
+						 cl_int *errcode_ret)
 {
 	struct ava_opencl_ava_cl_create_program_with_binary_call ava_a;
 	const struct ava_opencl_ava_cl_create_program_with_binary_reply *ava_r = NULL;
@@ -3676,22 +4012,31 @@ cl_program ava_ava_cl_create_program_with_binary(cl_context context, cl_uint num
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_CREATE_PROGRAM_WITH_BINARY, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn,
+			    AVA_OPENCL_FN_AVA_CL_CREATE_PROGRAM_WITH_BINARY, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_a.num_devices = (ava_u64)num_devices;
-	ava_kcall_put_buffer(&ava_c, &ava_a.device_list, device_list, ava_count_device_list, sizeof(cl_device_id), ava_dir_device_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.lengths, lengths, ava_count_lengths, sizeof(size_t), ava_dir_lengths);
-	ava_kcall_put_buffer(&ava_c, &ava_a.binaries, binaries, ava_count_binaries, sizeof(unsigned char), ava_dir_binaries);
+	ava_kcall_put_buffer(&ava_c, &ava_a.device_list, device_list, ava_count_device_list,
+			     sizeof(cl_device_id), ava_dir_device_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.lengths, lengths, ava_count_lengths, sizeof(size_t),
+			     ava_dir_lengths);
+	ava_kcall_put_buffer(&ava_c, &ava_a.binaries, binaries, ava_count_binaries,
+			     sizeof(unsigned char), ava_dir_binaries);
 	ava_a.binaries_length = (ava_u64)binaries_length;
-	ava_kcall_put_buffer(&ava_c, &ava_a.binary_status, binary_status, ava_count_binary_status, sizeof(cl_int), ava_dir_binary_status);
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.binary_status, binary_status, ava_count_binary_status,
+			     sizeof(cl_int), ava_dir_binary_status);
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_binary_status & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->binary_status, binary_status, ava_count_binary_status * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->binary_status, binary_status,
+				     ava_count_binary_status * sizeof(cl_int));
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_program)(uintptr_t)ava_r->ret;
@@ -3711,7 +4056,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_ava_cl_create_program_with_binary);
 
-cl_program ava_clCreateProgramWithIL(cl_context context, const void *il, size_t length, cl_int *errcode_ret)
+cl_program ava_clCreateProgramWithIL(cl_context context, const void *il, size_t length,
+				     cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateProgramWithIL_call ava_a;
 	const struct ava_opencl_clCreateProgramWithIL_reply *ava_r = NULL;
@@ -3739,16 +4085,20 @@ cl_program ava_clCreateProgramWithIL(cl_context context, const void *il, size_t 
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEPROGRAMWITHIL, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEPROGRAMWITHIL,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_kcall_put_buffer(&ava_c, &ava_a.il, il, ava_count_il, 1, ava_dir_il);
 	ava_a.length = (ava_u64)length;
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_program)(uintptr_t)ava_r->ret;
@@ -3765,7 +4115,9 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clCreateProgramWithIL);
 
-cl_program ava_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *kernel_names, cl_int *errcode_ret)
+cl_program ava_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices,
+						 const cl_device_id *device_list,
+						 const char *kernel_names, cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateProgramWithBuiltInKernels_call ava_a;
 	const struct ava_opencl_clCreateProgramWithBuiltInKernels_reply *ava_r = NULL;
@@ -3803,17 +4155,23 @@ cl_program ava_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEPROGRAMWITHBUILTINKERNELS, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn,
+			    AVA_OPENCL_FN_CLCREATEPROGRAMWITHBUILTINKERNELS, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_a.num_devices = (ava_u64)num_devices;
-	ava_kcall_put_buffer(&ava_c, &ava_a.device_list, device_list, ava_count_device_list, sizeof(cl_device_id), ava_dir_device_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.kernel_names, kernel_names, ava_count_kernel_names, sizeof(char), ava_dir_kernel_names);
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.device_list, device_list, ava_count_device_list,
+			     sizeof(cl_device_id), ava_dir_device_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.kernel_names, kernel_names, ava_count_kernel_names,
+			     sizeof(char), ava_dir_kernel_names);
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_program)(uintptr_t)ava_r->ret;
@@ -3838,10 +4196,12 @@ cl_int ava_clRetainProgram(cl_program program)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINPROGRAM, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINPROGRAM,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.program = (ava_u64)(uintptr_t)program;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -3869,10 +4229,12 @@ cl_int ava_clReleaseProgram(cl_program program)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEPROGRAM, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEPROGRAM,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.program = (ava_u64)(uintptr_t)program;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -3894,7 +4256,10 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clReleaseProgram);
 
-static cl_int ava_kern_remote_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
+static cl_int ava_kern_remote_clBuildProgram(cl_program program, cl_uint num_devices,
+					     const cl_device_id *device_list, const char *options,
+					     void (*pfn_notify)(cl_program, void *),
+					     void *user_data)
 {
 	struct ava_opencl_clBuildProgram_call ava_a;
 	const struct ava_opencl_clBuildProgram_reply *ava_r = NULL;
@@ -3925,15 +4290,20 @@ static cl_int ava_kern_remote_clBuildProgram(cl_program program, cl_uint num_dev
 		ava_count_options = (uint64_t)(strlen(options) + 1);
 	}
 	ava_life_pfn_notify = AVA_LIFETIME_STATIC;
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLBUILDPROGRAM, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLBUILDPROGRAM,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.program = (ava_u64)(uintptr_t)program;
 	ava_a.num_devices = (ava_u64)num_devices;
-	ava_kcall_put_buffer(&ava_c, &ava_a.device_list, device_list, ava_count_device_list, sizeof(cl_device_id), ava_dir_device_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.options, options, ava_count_options, sizeof(char), ava_dir_options);
-	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_kcall_put_buffer(&ava_c, &ava_a.device_list, device_list, ava_count_device_list,
+			     sizeof(cl_device_id), ava_dir_device_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.options, options, ava_count_options, sizeof(char),
+			     ava_dir_options);
+	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data,
+					      ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -3951,7 +4321,9 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
+cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
+			  const char *options, void (*pfn_notify)(cl_program, void *),
+			  void *user_data)
 {
 #define ava_execute() ava_kern_remote_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
 #line 210 "specs/opencl/opencl_program.spec.inc"
@@ -3960,12 +4332,16 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 3964 "opencl_kern.c"
+#line 4336 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
 
-cl_int ava_ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char *include_names, size_t include_names_length, void (*pfn_notify)(cl_program, void *), void *user_data)
+cl_int ava_ava_cl_compile_program(cl_program program, cl_uint num_devices,
+				  const cl_device_id *device_list, const char *options,
+				  cl_uint num_input_headers, const cl_program *input_headers,
+				  const char *include_names, size_t include_names_length,
+				  void (*pfn_notify)(cl_program, void *), void *user_data)
 {
 	struct ava_opencl_ava_cl_compile_program_call ava_a;
 	const struct ava_opencl_ava_cl_compile_program_reply *ava_r = NULL;
@@ -4016,19 +4392,26 @@ cl_int ava_ava_cl_compile_program(cl_program program, cl_uint num_devices, const
 		ava_count_include_names = (uint64_t)(include_names_length);
 	}
 	ava_life_pfn_notify = AVA_LIFETIME_STATIC;
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_COMPILE_PROGRAM, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_COMPILE_PROGRAM,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.program = (ava_u64)(uintptr_t)program;
 	ava_a.num_devices = (ava_u64)num_devices;
-	ava_kcall_put_buffer(&ava_c, &ava_a.device_list, device_list, ava_count_device_list, sizeof(cl_device_id), ava_dir_device_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.options, options, ava_count_options, sizeof(char), ava_dir_options);
+	ava_kcall_put_buffer(&ava_c, &ava_a.device_list, device_list, ava_count_device_list,
+			     sizeof(cl_device_id), ava_dir_device_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.options, options, ava_count_options, sizeof(char),
+			     ava_dir_options);
 	ava_a.num_input_headers = (ava_u64)num_input_headers;
-	ava_kcall_put_buffer(&ava_c, &ava_a.input_headers, input_headers, ava_count_input_headers, sizeof(cl_program), ava_dir_input_headers);
-	ava_kcall_put_buffer(&ava_c, &ava_a.include_names, include_names, ava_count_include_names, sizeof(char), ava_dir_include_names);
+	ava_kcall_put_buffer(&ava_c, &ava_a.input_headers, input_headers, ava_count_input_headers,
+			     sizeof(cl_program), ava_dir_input_headers);
+	ava_kcall_put_buffer(&ava_c, &ava_a.include_names, include_names, ava_count_include_names,
+			     sizeof(char), ava_dir_include_names);
 	ava_a.include_names_length = (ava_u64)include_names_length;
-	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data,
+					      ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -4048,7 +4431,11 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_ava_cl_compile_program);
 
-cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (*pfn_notify)(cl_program, void *), void *user_data, cl_int *errcode_ret)
+cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
+			     const cl_device_id *device_list, const char *options,
+			     cl_uint num_input_programs, const cl_program *input_programs,
+			     void (*pfn_notify)(cl_program, void *), void *user_data,
+			     cl_int *errcode_ret)
 {
 	struct ava_opencl_clLinkProgram_call ava_a;
 	const struct ava_opencl_clLinkProgram_reply *ava_r = NULL;
@@ -4099,21 +4486,29 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices, const cl_d
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLLINKPROGRAM, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLLINKPROGRAM,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
 	ava_a.num_devices = (ava_u64)num_devices;
-	ava_kcall_put_buffer(&ava_c, &ava_a.device_list, device_list, ava_count_device_list, sizeof(cl_device_id), ava_dir_device_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.options, options, ava_count_options, sizeof(char), ava_dir_options);
+	ava_kcall_put_buffer(&ava_c, &ava_a.device_list, device_list, ava_count_device_list,
+			     sizeof(cl_device_id), ava_dir_device_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.options, options, ava_count_options, sizeof(char),
+			     ava_dir_options);
 	ava_a.num_input_programs = (ava_u64)num_input_programs;
-	ava_kcall_put_buffer(&ava_c, &ava_a.input_programs, input_programs, ava_count_input_programs, sizeof(cl_program), ava_dir_input_programs);
-	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_kcall_put_buffer(&ava_c, &ava_a.input_programs, input_programs,
+			     ava_count_input_programs, sizeof(cl_program), ava_dir_input_programs);
+	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data,
+					      ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_program)(uintptr_t)ava_r->ret;
@@ -4130,7 +4525,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
 
-cl_int ava_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size, const void *spec_value)
+cl_int ava_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size,
+					      const void *spec_value)
 {
 	struct ava_opencl_clSetProgramSpecializationConstant_call ava_a;
 	const struct ava_opencl_clSetProgramSpecializationConstant_reply *ava_r = NULL;
@@ -4148,13 +4544,16 @@ cl_int ava_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_i
 		ava_dir_spec_value |= AVA_BUF_IN;
 		ava_count_spec_value = (uint64_t)(spec_size);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLSETPROGRAMSPECIALIZATIONCONSTANT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn,
+			    AVA_OPENCL_FN_CLSETPROGRAMSPECIALIZATIONCONSTANT, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.program = (ava_u64)(uintptr_t)program;
 	ava_a.spec_id = (ava_u64)spec_id;
 	ava_a.spec_size = (ava_u64)spec_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.spec_value, spec_value, ava_count_spec_value, 1, ava_dir_spec_value);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.spec_value, spec_value, ava_count_spec_value, 1,
+			     ava_dir_spec_value);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -4182,10 +4581,12 @@ static cl_int ava_kern_remote_clUnloadPlatformCompiler(cl_platform_id platform)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLUNLOADPLATFORMCOMPILER, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLUNLOADPLATFORMCOMPILER,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.platform = (ava_u64)(uintptr_t)platform;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -4210,7 +4611,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4214 "opencl_kern.c"
+#line 4615 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -4223,9 +4624,11 @@ cl_int ava_clUnloadCompiler(void)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLUNLOADCOMPILER, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLUNLOADCOMPILER,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -4245,7 +4648,9 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clUnloadCompiler);
 
-cl_int ava_ava_cl_get_program_info(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+cl_int ava_ava_cl_get_program_info(cl_program program, cl_program_info param_name,
+				   size_t param_value_size, void *param_value,
+				   size_t *param_value_size_ret)
 {
 	struct ava_opencl_ava_cl_get_program_info_call ava_a;
 	const struct ava_opencl_ava_cl_get_program_info_reply *ava_r = NULL;
@@ -4273,19 +4678,26 @@ cl_int ava_ava_cl_get_program_info(cl_program program, cl_program_info param_nam
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_GET_PROGRAM_INFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_GET_PROGRAM_INFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.program = (ava_u64)(uintptr_t)program;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret,
+			     ava_count_param_value_size_ret, sizeof(size_t),
+			     ava_dir_param_value_size_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value,
+				     ava_count_param_value * 1);
 	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret,
+				     ava_count_param_value_size_ret * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -4322,15 +4734,19 @@ cl_int ava_ava_cl_get_program_binaries(cl_program program, size_t total, unsigne
 		ava_dir_binaries |= AVA_BUF_OUT;
 		ava_count_binaries = (uint64_t)(total);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_GET_PROGRAM_BINARIES, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_GET_PROGRAM_BINARIES,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.program = (ava_u64)(uintptr_t)program;
 	ava_a.total = (ava_u64)total;
-	ava_kcall_put_buffer(&ava_c, &ava_a.binaries, binaries, ava_count_binaries, sizeof(unsigned char), ava_dir_binaries);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.binaries, binaries, ava_count_binaries,
+			     sizeof(unsigned char), ava_dir_binaries);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_binaries & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->binaries, binaries, ava_count_binaries * sizeof(unsigned char));
+		ava_kcall_get_buffer(&ava_c, &ava_r->binaries, binaries,
+				     ava_count_binaries * sizeof(unsigned char));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -4349,7 +4765,10 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_ava_cl_get_program_binaries);
 
-static cl_int ava_kern_remote_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+static cl_int ava_kern_remote_clGetProgramBuildInfo(cl_program program, cl_device_id device,
+						    cl_program_build_info param_name,
+						    size_t param_value_size, void *param_value,
+						    size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetProgramBuildInfo_call ava_a;
 	const struct ava_opencl_clGetProgramBuildInfo_reply *ava_r = NULL;
@@ -4377,20 +4796,27 @@ static cl_int ava_kern_remote_clGetProgramBuildInfo(cl_program program, cl_devic
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETPROGRAMBUILDINFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETPROGRAMBUILDINFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.program = (ava_u64)(uintptr_t)program;
 	ava_a.device = (ava_u64)(uintptr_t)device;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret,
+			     ava_count_param_value_size_ret, sizeof(size_t),
+			     ava_dir_param_value_size_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value,
+				     ava_count_param_value * 1);
 	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret,
+				     ava_count_param_value_size_ret * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -4407,7 +4833,9 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
+				 cl_program_build_info param_name, size_t param_value_size,
+				 void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
 #line 348 "specs/opencl/opencl_program.spec.inc"
@@ -4435,7 +4863,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_pro
 	}
 	free(ava_options);
 	return ret;
-#line 4439 "opencl_kern.c"
+#line 4867 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -4468,15 +4896,20 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEKERNEL, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEKERNEL,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.program = (ava_u64)(uintptr_t)program;
-	ava_kcall_put_buffer(&ava_c, &ava_a.kernel_name, kernel_name, ava_count_kernel_name, sizeof(char), ava_dir_kernel_name);
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.kernel_name, kernel_name, ava_count_kernel_name,
+			     sizeof(char), ava_dir_kernel_name);
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_kernel)(uintptr_t)ava_r->ret;
@@ -4493,7 +4926,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
 
-cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
+cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels,
+				    cl_uint *num_kernels_ret)
 {
 	struct ava_opencl_clCreateKernelsInProgram_call ava_a;
 	const struct ava_opencl_clCreateKernelsInProgram_reply *ava_r = NULL;
@@ -4521,18 +4955,24 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 		ava_dir_num_kernels_ret |= AVA_BUF_OUT;
 		ava_count_num_kernels_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEKERNELSINPROGRAM, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEKERNELSINPROGRAM,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.program = (ava_u64)(uintptr_t)program;
 	ava_a.num_kernels = (ava_u64)num_kernels;
-	ava_kcall_put_buffer(&ava_c, &ava_a.kernels, kernels, ava_count_kernels, sizeof(cl_kernel), ava_dir_kernels);
-	ava_kcall_put_buffer(&ava_c, &ava_a.num_kernels_ret, num_kernels_ret, ava_count_num_kernels_ret, sizeof(cl_uint), ava_dir_num_kernels_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.kernels, kernels, ava_count_kernels, sizeof(cl_kernel),
+			     ava_dir_kernels);
+	ava_kcall_put_buffer(&ava_c, &ava_a.num_kernels_ret, num_kernels_ret,
+			     ava_count_num_kernels_ret, sizeof(cl_uint), ava_dir_num_kernels_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_kernels & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->kernels, kernels, ava_count_kernels * sizeof(cl_kernel));
+		ava_kcall_get_buffer(&ava_c, &ava_r->kernels, kernels,
+				     ava_count_kernels * sizeof(cl_kernel));
 	if (ava_dir_num_kernels_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->num_kernels_ret, num_kernels_ret, ava_count_num_kernels_ret * sizeof(cl_uint));
+		ava_kcall_get_buffer(&ava_c, &ava_r->num_kernels_ret, num_kernels_ret,
+				     ava_count_num_kernels_ret * sizeof(cl_uint));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -4569,14 +5009,18 @@ cl_kernel ava_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCLONEKERNEL, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCLONEKERNEL,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.source_kernel = (ava_u64)(uintptr_t)source_kernel;
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_kernel)(uintptr_t)ava_r->ret;
@@ -4601,10 +5045,12 @@ cl_int ava_clRetainKernel(cl_kernel kernel)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINKERNEL, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINKERNEL,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -4632,10 +5078,12 @@ cl_int ava_clReleaseKernel(cl_kernel kernel)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEKERNEL, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEKERNEL,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -4657,7 +5105,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clReleaseKernel);
 
-cl_int ava_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
+cl_int ava_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
+			  const void *arg_value)
 {
 	struct ava_opencl_clSetKernelArg_call ava_a;
 	struct ava_kcall ava_c;
@@ -4673,12 +5122,14 @@ cl_int ava_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, 
 		ava_dir_arg_value |= AVA_BUF_IN;
 		ava_count_arg_value = (uint64_t)(arg_size);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLSETKERNELARG, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLSETKERNELARG,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
 	ava_a.arg_index = (ava_u64)arg_index;
 	ava_a.arg_size = (ava_u64)arg_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.arg_value, arg_value, ava_count_arg_value, 1, ava_dir_arg_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.arg_value, arg_value, ava_count_arg_value, 1,
+			     ava_dir_arg_value);
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
 	ava_kcall_end(&ava_c);
@@ -4691,7 +5142,9 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clSetKernelArg);
 
-static cl_int ava_kern_remote_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+static cl_int ava_kern_remote_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name,
+					      size_t param_value_size, void *param_value,
+					      size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetKernelInfo_call ava_a;
 	const struct ava_opencl_clGetKernelInfo_reply *ava_r = NULL;
@@ -4719,19 +5172,26 @@ static cl_int ava_kern_remote_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETKERNELINFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETKERNELINFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret,
+			     ava_count_param_value_size_ret, sizeof(size_t),
+			     ava_dir_param_value_size_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value,
+				     ava_count_param_value * 1);
 	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret,
+				     ava_count_param_value_size_ret * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -4748,7 +5208,8 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size,
+			   void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
 #line 448 "specs/opencl/opencl_program.spec.inc"
@@ -4760,12 +5221,15 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
 	}
 	return ret;
-#line 4764 "opencl_kern.c"
+#line 5225 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
 
-static cl_int ava_kern_remote_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+static cl_int ava_kern_remote_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index,
+						 cl_kernel_arg_info param_name,
+						 size_t param_value_size, void *param_value,
+						 size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetKernelArgInfo_call ava_a;
 	const struct ava_opencl_clGetKernelArgInfo_reply *ava_r = NULL;
@@ -4793,20 +5257,27 @@ static cl_int ava_kern_remote_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETKERNELARGINFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETKERNELARGINFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
 	ava_a.arg_index = (ava_u64)arg_index;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret,
+			     ava_count_param_value_size_ret, sizeof(size_t),
+			     ava_dir_param_value_size_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value,
+				     ava_count_param_value * 1);
 	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret,
+				     ava_count_param_value_size_ret * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -4823,7 +5294,9 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name,
+			      size_t param_value_size, void *param_value,
+			      size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
 #line 463 "specs/opencl/opencl_program.spec.inc"
@@ -4831,12 +5304,14 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 4835 "opencl_kern.c"
+#line 5308 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
 
-cl_int ava_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+cl_int ava_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device,
+				    cl_kernel_work_group_info param_name, size_t param_value_size,
+				    void *param_value, size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetKernelWorkGroupInfo_call ava_a;
 	const struct ava_opencl_clGetKernelWorkGroupInfo_reply *ava_r = NULL;
@@ -4864,20 +5339,27 @@ cl_int ava_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_ke
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETKERNELWORKGROUPINFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETKERNELWORKGROUPINFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
 	ava_a.device = (ava_u64)(uintptr_t)device;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret,
+			     ava_count_param_value_size_ret, sizeof(size_t),
+			     ava_dir_param_value_size_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value,
+				     ava_count_param_value * 1);
 	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret,
+				     ava_count_param_value_size_ret * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -4896,7 +5378,10 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clGetKernelWorkGroupInfo);
 
-cl_int ava_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+cl_int ava_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device,
+				   cl_kernel_sub_group_info param_name, size_t input_value_size,
+				   const void *input_value, size_t param_value_size,
+				   void *param_value, size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetKernelSubGroupInfo_call ava_a;
 	const struct ava_opencl_clGetKernelSubGroupInfo_reply *ava_r = NULL;
@@ -4934,22 +5419,30 @@ cl_int ava_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_ker
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
 	ava_a.device = (ava_u64)(uintptr_t)device;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.input_value_size = (ava_u64)input_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.input_value, input_value, ava_count_input_value, 1, ava_dir_input_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.input_value, input_value, ava_count_input_value, 1,
+			     ava_dir_input_value);
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret,
+			     ava_count_param_value_size_ret, sizeof(size_t),
+			     ava_dir_param_value_size_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value,
+				     ava_count_param_value * 1);
 	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret,
+				     ava_count_param_value_size_ret * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -4986,11 +5479,14 @@ cl_int ava_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 		ava_dir_event_list |= AVA_BUF_IN;
 		ava_count_event_list = (uint64_t)(num_events);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLWAITFOREVENTS, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLWAITFOREVENTS,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.num_events = (ava_u64)num_events;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_list, event_list, ava_count_event_list, sizeof(cl_event), ava_dir_event_list);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_list, event_list, ava_count_event_list,
+			     sizeof(cl_event), ava_dir_event_list);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -5010,7 +5506,9 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clWaitForEvents);
 
-static cl_int ava_kern_remote_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+static cl_int ava_kern_remote_clGetEventInfo(cl_event event, cl_event_info param_name,
+					     size_t param_value_size, void *param_value,
+					     size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetEventInfo_call ava_a;
 	const struct ava_opencl_clGetEventInfo_reply *ava_r = NULL;
@@ -5038,19 +5536,26 @@ static cl_int ava_kern_remote_clGetEventInfo(cl_event event, cl_event_info param
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETEVENTINFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETEVENTINFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret,
+			     ava_count_param_value_size_ret, sizeof(size_t),
+			     ava_dir_param_value_size_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value,
+				     ava_count_param_value * 1);
 	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret,
+				     ava_count_param_value_size_ret * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -5067,7 +5572,8 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size,
+			  void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret)
 #line 19 "specs/opencl/opencl_enqueue.spec.inc"
@@ -5079,7 +5585,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
 	}
 	return ret;
-#line 5083 "opencl_kern.c"
+#line 5589 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -5102,14 +5608,18 @@ cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEUSEREVENT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLCREATEUSEREVENT,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
-	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_errcode_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_event)(uintptr_t)ava_r->ret;
@@ -5134,10 +5644,12 @@ cl_int ava_clRetainEvent(cl_event event)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINEVENT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINEVENT,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -5165,10 +5677,12 @@ cl_int ava_clReleaseEvent(cl_event event)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEEVENT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEEVENT,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -5198,11 +5712,13 @@ cl_int ava_clSetUserEventStatus(cl_event event, cl_int execution_status)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLSETUSEREVENTSTATUS, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLSETUSEREVENTSTATUS,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
 	ava_a.execution_status = (ava_s64)execution_status;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -5222,7 +5738,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clSetUserEventStatus);
 
-cl_int ava_clSetEventCallback(cl_event event, cl_int command_exec_callback_type, void (*pfn_notify)(cl_event, cl_int, void *), void *user_data)
+cl_int ava_clSetEventCallback(cl_event event, cl_int command_exec_callback_type,
+			      void (*pfn_notify)(cl_event, cl_int, void *), void *user_data)
 {
 	struct ava_opencl_clSetEventCallback_call ava_a;
 	const struct ava_opencl_clSetEventCallback_reply *ava_r = NULL;
@@ -5233,13 +5750,16 @@ cl_int ava_clSetEventCallback(cl_event event, cl_int command_exec_callback_type,
 
 	memset(&ava_a, 0, sizeof(ava_a));
 	ava_life_pfn_notify = AVA_LIFETIME_STATIC;
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLSETEVENTCALLBACK, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLSETEVENTCALLBACK,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
 	ava_a.command_exec_callback_type = (ava_s64)command_exec_callback_type;
-	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_kcall_callback(&ava_c, (void (*)(void))pfn_notify, user_data,
+					      ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -5259,7 +5779,9 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clSetEventCallback);
 
-cl_int ava_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+cl_int ava_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name,
+				   size_t param_value_size, void *param_value,
+				   size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetEventProfilingInfo_call ava_a;
 	const struct ava_opencl_clGetEventProfilingInfo_reply *ava_r = NULL;
@@ -5287,19 +5809,26 @@ cl_int ava_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name,
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETEVENTPROFILINGINFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETEVENTPROFILINGINFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret,
+			     ava_count_param_value_size_ret, sizeof(size_t),
+			     ava_dir_param_value_size_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value,
+				     ava_count_param_value * 1);
 	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret,
+				     ava_count_param_value_size_ret * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -5318,7 +5847,10 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clGetEventProfilingInfo);
 
-static cl_int ava_kern_remote_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_kern_remote_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer,
+						  cl_bool blocking_read, size_t offset, size_t size,
+						  void *ptr, cl_uint num_events_in_wait_list,
+						  const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueReadBuffer_call ava_a;
 	const struct ava_opencl_clEnqueueReadBuffer_reply *ava_r = NULL;
@@ -5356,7 +5888,8 @@ static cl_int ava_kern_remote_clEnqueueReadBuffer(cl_command_queue command_queue
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEREADBUFFER, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEREADBUFFER,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
@@ -5365,14 +5898,18 @@ static cl_int ava_kern_remote_clEnqueueReadBuffer(cl_command_queue command_queue
 	ava_a.size = (ava_u64)size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.ptr, ptr, ava_count_ptr, 1, ava_dir_ptr);
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_ptr & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->ptr, ptr, ava_count_ptr * 1);
 	if (ava_dir_event & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -5389,19 +5926,26 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read,
+			       size_t offset, size_t size, void *ptr,
+			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
 #line 90 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5400 "opencl_kern.c"
+#line 5940 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
 
-static cl_int ava_kern_remote_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_kern_remote_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
+						   cl_bool blocking_write, size_t offset,
+						   size_t size, const void *ptr,
+						   cl_uint num_events_in_wait_list,
+						   const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueWriteBuffer_call ava_a;
 	const struct ava_opencl_clEnqueueWriteBuffer_reply *ava_r = NULL;
@@ -5445,7 +5989,8 @@ static cl_int ava_kern_remote_clEnqueueWriteBuffer(cl_command_queue command_queu
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFER, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFER,
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
@@ -5454,18 +5999,22 @@ static cl_int ava_kern_remote_clEnqueueWriteBuffer(cl_command_queue command_queu
 	ava_a.size = (ava_u64)size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.ptr, ptr, ava_count_ptr, 1, ava_dir_ptr);
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
 	if (ava_async) {
 		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 			goto ava_fail;
 		ava_kcall_end(&ava_c);
 		return (cl_int)(CL_SUCCESS);
 	}
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_event & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -5482,19 +6031,32 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
+				cl_bool blocking_write, size_t offset, size_t size, const void *ptr,
+				cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
 #line 115 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5493 "opencl_kern.c"
+#line 6045 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
 
-static cl_int ava_kern_remote_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_kern_remote_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer,
+						      cl_bool blocking_read,
+						      const size_t *buffer_origin,
+						      const size_t *host_origin,
+						      const size_t *region, size_t buffer_row_pitch,
+						      size_t buffer_slice_pitch,
+						      size_t host_row_pitch,
+						      size_t host_slice_pitch, void *ptr,
+						      cl_uint num_events_in_wait_list,
+						      const cl_event *event_wait_list,
+						      cl_event *event)
 {
 	struct ava_opencl_clEnqueueReadBufferRect_call ava_a;
 	const struct ava_opencl_clEnqueueReadBufferRect_reply *ava_r = NULL;
@@ -5553,7 +6115,8 @@ static cl_int ava_kern_remote_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ptr != NULL) {
 		ava_dir_ptr |= AVA_BUF_IN;
 		ava_dir_ptr |= AVA_BUF_OUT;
-		ava_count_ptr = (uint64_t)(ava_cl_rect_io(buffer, buffer_origin, host_origin, region, buffer_row_pitch,
+		ava_count_ptr = (uint64_t)(ava_cl_rect_io(buffer, buffer_origin, host_origin,
+							  region, buffer_row_pitch,
 					  buffer_slice_pitch, host_row_pitch, host_slice_pitch));
 	}
 	if (event_wait_list != NULL) {
@@ -5564,28 +6127,36 @@ static cl_int ava_kern_remote_clEnqueueReadBufferRect(cl_command_queue command_q
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEREADBUFFERRECT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEREADBUFFERRECT,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
 	ava_a.blocking_read = (ava_u64)blocking_read;
-	ava_kcall_put_buffer(&ava_c, &ava_a.buffer_origin, buffer_origin, ava_count_buffer_origin, sizeof(size_t), ava_dir_buffer_origin);
-	ava_kcall_put_buffer(&ava_c, &ava_a.host_origin, host_origin, ava_count_host_origin, sizeof(size_t), ava_dir_host_origin);
-	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t), ava_dir_region);
+	ava_kcall_put_buffer(&ava_c, &ava_a.buffer_origin, buffer_origin, ava_count_buffer_origin,
+			     sizeof(size_t), ava_dir_buffer_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.host_origin, host_origin, ava_count_host_origin,
+			     sizeof(size_t), ava_dir_host_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t),
+			     ava_dir_region);
 	ava_a.buffer_row_pitch = (ava_u64)buffer_row_pitch;
 	ava_a.buffer_slice_pitch = (ava_u64)buffer_slice_pitch;
 	ava_a.host_row_pitch = (ava_u64)host_row_pitch;
 	ava_a.host_slice_pitch = (ava_u64)host_slice_pitch;
 	ava_kcall_put_buffer(&ava_c, &ava_a.ptr, ptr, ava_count_ptr, 1, ava_dir_ptr);
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_ptr & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->ptr, ptr, ava_count_ptr * 1);
 	if (ava_dir_event & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -5602,19 +6173,36 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer,
+				   cl_bool blocking_read, const size_t *buffer_origin,
+				   const size_t *host_origin, const size_t *region,
+				   size_t buffer_row_pitch, size_t buffer_slice_pitch,
+				   size_t host_row_pitch, size_t host_slice_pitch, void *ptr,
+				   cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				   cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
 #line 142 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5613 "opencl_kern.c"
+#line 6190 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
 
-static cl_int ava_kern_remote_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_kern_remote_clEnqueueWriteBufferRect(cl_command_queue command_queue,
+						       cl_mem buffer, cl_bool blocking_write,
+						       const size_t *buffer_origin,
+						       const size_t *host_origin,
+						       const size_t *region,
+						       size_t buffer_row_pitch,
+						       size_t buffer_slice_pitch,
+						       size_t host_row_pitch,
+						       size_t host_slice_pitch, const void *ptr,
+						       cl_uint num_events_in_wait_list,
+						       const cl_event *event_wait_list,
+						       cl_event *event)
 {
 	struct ava_opencl_clEnqueueWriteBufferRect_call ava_a;
 	const struct ava_opencl_clEnqueueWriteBufferRect_reply *ava_r = NULL;
@@ -5672,7 +6260,8 @@ static cl_int ava_kern_remote_clEnqueueWriteBufferRect(cl_command_queue command_
 	}
 	if (ptr != NULL) {
 		ava_dir_ptr |= AVA_BUF_IN;
-		ava_count_ptr = (uint64_t)(ava_cl_rect_io(buffer, buffer_origin, host_origin, region, buffer_row_pitch,
+		ava_count_ptr = (uint64_t)(ava_cl_rect_io(buffer, buffer_origin, host_origin,
+							  region, buffer_row_pitch,
 					  buffer_slice_pitch, host_row_pitch, host_slice_pitch));
 	}
 	if (event_wait_list != NULL) {
@@ -5689,32 +6278,40 @@ static cl_int ava_kern_remote_clEnqueueWriteBufferRect(cl_command_queue command_
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFERRECT, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFERRECT,
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
 	ava_a.blocking_write = (ava_u64)blocking_write;
-	ava_kcall_put_buffer(&ava_c, &ava_a.buffer_origin, buffer_origin, ava_count_buffer_origin, sizeof(size_t), ava_dir_buffer_origin);
-	ava_kcall_put_buffer(&ava_c, &ava_a.host_origin, host_origin, ava_count_host_origin, sizeof(size_t), ava_dir_host_origin);
-	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t), ava_dir_region);
+	ava_kcall_put_buffer(&ava_c, &ava_a.buffer_origin, buffer_origin, ava_count_buffer_origin,
+			     sizeof(size_t), ava_dir_buffer_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.host_origin, host_origin, ava_count_host_origin,
+			     sizeof(size_t), ava_dir_host_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t),
+			     ava_dir_region);
 	ava_a.buffer_row_pitch = (ava_u64)buffer_row_pitch;
 	ava_a.buffer_slice_pitch = (ava_u64)buffer_slice_pitch;
 	ava_a.host_row_pitch = (ava_u64)host_row_pitch;
 	ava_a.host_slice_pitch = (ava_u64)host_slice_pitch;
 	ava_kcall_put_buffer(&ava_c, &ava_a.ptr, ptr, ava_count_ptr, 1, ava_dir_ptr);
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
 	if (ava_async) {
 		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 			goto ava_fail;
 		ava_kcall_end(&ava_c);
 		return (cl_int)(CL_SUCCESS);
 	}
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_event & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -5731,19 +6328,28 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer,
+				    cl_bool blocking_write, const size_t *buffer_origin,
+				    const size_t *host_origin, const size_t *region,
+				    size_t buffer_row_pitch, size_t buffer_slice_pitch,
+				    size_t host_row_pitch, size_t host_slice_pitch, const void *ptr,
+				    cl_uint num_events_in_wait_list,
+				    const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
 #line 172 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5742 "opencl_kern.c"
+#line 6345 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
 
-cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer,
+			       size_t src_offset, size_t dst_offset, size_t size,
+			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			       cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBuffer_call ava_a;
 	struct ava_kcall ava_c;
@@ -5773,7 +6379,8 @@ cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUECOPYBUFFER, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUECOPYBUFFER,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_buffer = (ava_u64)(uintptr_t)src_buffer;
@@ -5782,8 +6389,10 @@ cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer
 	ava_a.dst_offset = (ava_u64)dst_offset;
 	ava_a.size = (ava_u64)size;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
 	ava_kcall_end(&ava_c);
@@ -5796,7 +6405,13 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBuffer);
 
-cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer,
+				   cl_mem dst_buffer, const size_t *src_origin,
+				   const size_t *dst_origin, const size_t *region,
+				   size_t src_row_pitch, size_t src_slice_pitch,
+				   size_t dst_row_pitch, size_t dst_slice_pitch,
+				   cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				   cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBufferRect_call ava_a;
 	struct ava_kcall ava_c;
@@ -5856,21 +6471,27 @@ cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_bu
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERRECT, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERRECT,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_buffer = (ava_u64)(uintptr_t)src_buffer;
 	ava_a.dst_buffer = (ava_u64)(uintptr_t)dst_buffer;
-	ava_kcall_put_buffer(&ava_c, &ava_a.src_origin, src_origin, ava_count_src_origin, sizeof(size_t), ava_dir_src_origin);
-	ava_kcall_put_buffer(&ava_c, &ava_a.dst_origin, dst_origin, ava_count_dst_origin, sizeof(size_t), ava_dir_dst_origin);
-	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t), ava_dir_region);
+	ava_kcall_put_buffer(&ava_c, &ava_a.src_origin, src_origin, ava_count_src_origin,
+			     sizeof(size_t), ava_dir_src_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.dst_origin, dst_origin, ava_count_dst_origin,
+			     sizeof(size_t), ava_dir_dst_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t),
+			     ava_dir_region);
 	ava_a.src_row_pitch = (ava_u64)src_row_pitch;
 	ava_a.src_slice_pitch = (ava_u64)src_slice_pitch;
 	ava_a.dst_row_pitch = (ava_u64)dst_row_pitch;
 	ava_a.dst_slice_pitch = (ava_u64)dst_slice_pitch;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
 	ava_kcall_end(&ava_c);
@@ -5883,7 +6504,10 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferRect);
 
-cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern,
+			       size_t pattern_size, size_t offset, size_t size,
+			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			       cl_event *event)
 {
 	struct ava_opencl_clEnqueueFillBuffer_call ava_a;
 	struct ava_kcall ava_c;
@@ -5923,17 +6547,21 @@ cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, co
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEFILLBUFFER, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEFILLBUFFER,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
-	ava_kcall_put_buffer(&ava_c, &ava_a.pattern, pattern, ava_count_pattern, 1, ava_dir_pattern);
+	ava_kcall_put_buffer(&ava_c, &ava_a.pattern, pattern, ava_count_pattern, 1,
+			     ava_dir_pattern);
 	ava_a.pattern_size = (ava_u64)pattern_size;
 	ava_a.offset = (ava_u64)offset;
 	ava_a.size = (ava_u64)size;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
 	ava_kcall_end(&ava_c);
@@ -5946,7 +6574,12 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillBuffer);
 
-static cl_int ava_kern_remote_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_kern_remote_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image,
+						 cl_bool blocking_read, const size_t *origin,
+						 const size_t *region, size_t row_pitch,
+						 size_t slice_pitch, void *ptr,
+						 cl_uint num_events_in_wait_list,
+						 const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueReadImage_call ava_a;
 	const struct ava_opencl_clEnqueueReadImage_reply *ava_r = NULL;
@@ -5997,7 +6630,8 @@ static cl_int ava_kern_remote_clEnqueueReadImage(cl_command_queue command_queue,
 			ava_dir_ptr |= AVA_BUF_IN;
 		}
 		ava_dir_ptr |= AVA_BUF_OUT;
-		ava_count_ptr = (uint64_t)(ava_cl_image_span(image, origin, region, row_pitch, slice_pitch));
+		ava_count_ptr = (uint64_t)(ava_cl_image_span(image, origin, region, row_pitch,
+							     slice_pitch));
 	}
 	if (event_wait_list != NULL) {
 		ava_dir_event_wait_list |= AVA_BUF_IN;
@@ -6007,25 +6641,32 @@ static cl_int ava_kern_remote_clEnqueueReadImage(cl_command_queue command_queue,
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEREADIMAGE, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEREADIMAGE,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.image = (ava_u64)(uintptr_t)image;
 	ava_a.blocking_read = (ava_u64)blocking_read;
-	ava_kcall_put_buffer(&ava_c, &ava_a.origin, origin, ava_count_origin, sizeof(size_t), ava_dir_origin);
-	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t), ava_dir_region);
+	ava_kcall_put_buffer(&ava_c, &ava_a.origin, origin, ava_count_origin, sizeof(size_t),
+			     ava_dir_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t),
+			     ava_dir_region);
 	ava_a.row_pitch = (ava_u64)row_pitch;
 	ava_a.slice_pitch = (ava_u64)slice_pitch;
 	ava_kcall_put_buffer(&ava_c, &ava_a.ptr, ptr, ava_count_ptr, 1, ava_dir_ptr);
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_ptr & AVA_BUF_OUT)
 		ava_kcall_get_buffer(&ava_c, &ava_r->ptr, ptr, ava_count_ptr * 1);
 	if (ava_dir_event & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -6042,19 +6683,27 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read,
+			      const size_t *origin, const size_t *region, size_t row_pitch,
+			      size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list,
+			      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
 #line 246 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6053 "opencl_kern.c"
+#line 6697 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
 
-static cl_int ava_kern_remote_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_kern_remote_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image,
+						  cl_bool blocking_write, const size_t *origin,
+						  const size_t *region, size_t input_row_pitch,
+						  size_t input_slice_pitch, const void *ptr,
+						  cl_uint num_events_in_wait_list,
+						  const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueWriteImage_call ava_a;
 	const struct ava_opencl_clEnqueueWriteImage_reply *ava_r = NULL;
@@ -6102,7 +6751,8 @@ static cl_int ava_kern_remote_clEnqueueWriteImage(cl_command_queue command_queue
 	}
 	if (ptr != NULL) {
 		ava_dir_ptr |= AVA_BUF_IN;
-		ava_count_ptr = (uint64_t)(ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch));
+		ava_count_ptr = (uint64_t)(ava_cl_image_span(image, origin, region, input_row_pitch,
+							     input_slice_pitch));
 	}
 	if (event_wait_list != NULL) {
 		ava_dir_event_wait_list |= AVA_BUF_IN;
@@ -6118,29 +6768,36 @@ static cl_int ava_kern_remote_clEnqueueWriteImage(cl_command_queue command_queue
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEWRITEIMAGE, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEWRITEIMAGE,
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.image = (ava_u64)(uintptr_t)image;
 	ava_a.blocking_write = (ava_u64)blocking_write;
-	ava_kcall_put_buffer(&ava_c, &ava_a.origin, origin, ava_count_origin, sizeof(size_t), ava_dir_origin);
-	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t), ava_dir_region);
+	ava_kcall_put_buffer(&ava_c, &ava_a.origin, origin, ava_count_origin, sizeof(size_t),
+			     ava_dir_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t),
+			     ava_dir_region);
 	ava_a.input_row_pitch = (ava_u64)input_row_pitch;
 	ava_a.input_slice_pitch = (ava_u64)input_slice_pitch;
 	ava_kcall_put_buffer(&ava_c, &ava_a.ptr, ptr, ava_count_ptr, 1, ava_dir_ptr);
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
 	if (ava_async) {
 		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 			goto ava_fail;
 		ava_kcall_end(&ava_c);
 		return (cl_int)(CL_SUCCESS);
 	}
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_event & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -6157,19 +6814,26 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write,
+			       const size_t *origin, const size_t *region, size_t input_row_pitch,
+			       size_t input_slice_pitch, const void *ptr,
+			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
 #line 273 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6168 "opencl_kern.c"
+#line 6829 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
 
-cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color,
+			      const size_t *origin, const size_t *region,
+			      cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			      cl_event *event)
 {
 	struct ava_opencl_clEnqueueFillImage_call ava_a;
 	struct ava_kcall ava_c;
@@ -6229,16 +6893,22 @@ cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, cons
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEFILLIMAGE, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEFILLIMAGE,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.image = (ava_u64)(uintptr_t)image;
-	ava_kcall_put_buffer(&ava_c, &ava_a.fill_color, fill_color, ava_count_fill_color, 1, ava_dir_fill_color);
-	ava_kcall_put_buffer(&ava_c, &ava_a.origin, origin, ava_count_origin, sizeof(size_t), ava_dir_origin);
-	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t), ava_dir_region);
+	ava_kcall_put_buffer(&ava_c, &ava_a.fill_color, fill_color, ava_count_fill_color, 1,
+			     ava_dir_fill_color);
+	ava_kcall_put_buffer(&ava_c, &ava_a.origin, origin, ava_count_origin, sizeof(size_t),
+			     ava_dir_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t),
+			     ava_dir_region);
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
 	ava_kcall_end(&ava_c);
@@ -6251,7 +6921,10 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillImage);
 
-cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image,
+			      const size_t *src_origin, const size_t *dst_origin,
+			      const size_t *region, cl_uint num_events_in_wait_list,
+			      const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyImage_call ava_a;
 	struct ava_kcall ava_c;
@@ -6311,17 +6984,23 @@ cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, 
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUECOPYIMAGE, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUECOPYIMAGE,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_image = (ava_u64)(uintptr_t)src_image;
 	ava_a.dst_image = (ava_u64)(uintptr_t)dst_image;
-	ava_kcall_put_buffer(&ava_c, &ava_a.src_origin, src_origin, ava_count_src_origin, sizeof(size_t), ava_dir_src_origin);
-	ava_kcall_put_buffer(&ava_c, &ava_a.dst_origin, dst_origin, ava_count_dst_origin, sizeof(size_t), ava_dir_dst_origin);
-	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t), ava_dir_region);
+	ava_kcall_put_buffer(&ava_c, &ava_a.src_origin, src_origin, ava_count_src_origin,
+			     sizeof(size_t), ava_dir_src_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.dst_origin, dst_origin, ava_count_dst_origin,
+			     sizeof(size_t), ava_dir_dst_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t),
+			     ava_dir_region);
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
 	ava_kcall_end(&ava_c);
@@ -6334,7 +7013,11 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImage);
 
-cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image,
+				      cl_mem dst_buffer, const size_t *src_origin,
+				      const size_t *region, size_t dst_offset,
+				      cl_uint num_events_in_wait_list,
+				      const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyImageToBuffer_call ava_a;
 	struct ava_kcall ava_c;
@@ -6384,17 +7067,22 @@ cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUECOPYIMAGETOBUFFER, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUECOPYIMAGETOBUFFER,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_image = (ava_u64)(uintptr_t)src_image;
 	ava_a.dst_buffer = (ava_u64)(uintptr_t)dst_buffer;
-	ava_kcall_put_buffer(&ava_c, &ava_a.src_origin, src_origin, ava_count_src_origin, sizeof(size_t), ava_dir_src_origin);
-	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t), ava_dir_region);
+	ava_kcall_put_buffer(&ava_c, &ava_a.src_origin, src_origin, ava_count_src_origin,
+			     sizeof(size_t), ava_dir_src_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t),
+			     ava_dir_region);
 	ava_a.dst_offset = (ava_u64)dst_offset;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
 	ava_kcall_end(&ava_c);
@@ -6407,7 +7095,10 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImageToBuffer);
 
-cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer,
+				      cl_mem dst_image, size_t src_offset, const size_t *dst_origin,
+				      const size_t *region, cl_uint num_events_in_wait_list,
+				      const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBufferToImage_call ava_a;
 	struct ava_kcall ava_c;
@@ -6457,17 +7148,22 @@ cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERTOIMAGE, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERTOIMAGE,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_buffer = (ava_u64)(uintptr_t)src_buffer;
 	ava_a.dst_image = (ava_u64)(uintptr_t)dst_image;
 	ava_a.src_offset = (ava_u64)src_offset;
-	ava_kcall_put_buffer(&ava_c, &ava_a.dst_origin, dst_origin, ava_count_dst_origin, sizeof(size_t), ava_dir_dst_origin);
-	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t), ava_dir_region);
+	ava_kcall_put_buffer(&ava_c, &ava_a.dst_origin, dst_origin, ava_count_dst_origin,
+			     sizeof(size_t), ava_dir_dst_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t),
+			     ava_dir_region);
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
 	ava_kcall_end(&ava_c);
@@ -6480,7 +7176,10 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferToImage);
 
-cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects,
+				      const cl_mem *mem_objects, cl_mem_migration_flags flags,
+				      cl_uint num_events_in_wait_list,
+				      const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueMigrateMemObjects_call ava_a;
 	struct ava_kcall ava_c;
@@ -6520,15 +7219,19 @@ cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint nu
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEMIGRATEMEMOBJECTS, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEMIGRATEMEMOBJECTS,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.num_mem_objects = (ava_u64)num_mem_objects;
-	ava_kcall_put_buffer(&ava_c, &ava_a.mem_objects, mem_objects, ava_count_mem_objects, sizeof(cl_mem), ava_dir_mem_objects);
+	ava_kcall_put_buffer(&ava_c, &ava_a.mem_objects, mem_objects, ava_count_mem_objects,
+			     sizeof(cl_mem), ava_dir_mem_objects);
 	ava_a.flags = (ava_u64)flags;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
 	ava_kcall_end(&ava_c);
@@ -6541,7 +7244,14 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clEnqueueMigrateMemObjects);
 
-static cl_int ava_kern_remote_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_kern_remote_clEnqueueNDRangeKernel(cl_command_queue command_queue,
+						     cl_kernel kernel, cl_uint work_dim,
+						     const size_t *global_work_offset,
+						     const size_t *global_work_size,
+						     const size_t *local_work_size,
+						     cl_uint num_events_in_wait_list,
+						     const cl_event *event_wait_list,
+						     cl_event *event)
 {
 	struct ava_opencl_clEnqueueNDRangeKernel_call ava_a;
 	struct ava_kcall ava_c;
@@ -6601,17 +7311,24 @@ static cl_int ava_kern_remote_clEnqueueNDRangeKernel(cl_command_queue command_qu
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUENDRANGEKERNEL, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUENDRANGEKERNEL,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
 	ava_a.work_dim = (ava_u64)work_dim;
-	ava_kcall_put_buffer(&ava_c, &ava_a.global_work_offset, global_work_offset, ava_count_global_work_offset, sizeof(size_t), ava_dir_global_work_offset);
-	ava_kcall_put_buffer(&ava_c, &ava_a.global_work_size, global_work_size, ava_count_global_work_size, sizeof(size_t), ava_dir_global_work_size);
-	ava_kcall_put_buffer(&ava_c, &ava_a.local_work_size, local_work_size, ava_count_local_work_size, sizeof(size_t), ava_dir_local_work_size);
+	ava_kcall_put_buffer(&ava_c, &ava_a.global_work_offset, global_work_offset,
+			     ava_count_global_work_offset, sizeof(size_t),
+			     ava_dir_global_work_offset);
+	ava_kcall_put_buffer(&ava_c, &ava_a.global_work_size, global_work_size,
+			     ava_count_global_work_size, sizeof(size_t), ava_dir_global_work_size);
+	ava_kcall_put_buffer(&ava_c, &ava_a.local_work_size, local_work_size,
+			     ava_count_local_work_size, sizeof(size_t), ava_dir_local_work_size);
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
 	ava_kcall_end(&ava_c);
@@ -6622,19 +7339,25 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
+				  cl_uint work_dim, const size_t *global_work_offset,
+				  const size_t *global_work_size, const size_t *local_work_size,
+				  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				  cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
 #line 377 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 6633 "opencl_kern.c"
+#line 7354 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
 
-static cl_int ava_kern_remote_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_kern_remote_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
+					    cl_uint num_events_in_wait_list,
+					    const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueTask_call ava_a;
 	struct ava_kcall ava_c;
@@ -6664,13 +7387,16 @@ static cl_int ava_kern_remote_clEnqueueTask(cl_command_queue command_queue, cl_k
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUETASK, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUETASK,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
 	ava_kcall_end(&ava_c);
@@ -6681,19 +7407,23 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
+			 cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			 cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
 #line 393 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 6692 "opencl_kern.c"
+#line 7420 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);
 
-cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
+				       cl_uint num_events_in_wait_list,
+				       const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueMarkerWithWaitList_call ava_a;
 	struct ava_kcall ava_c;
@@ -6723,12 +7453,15 @@ cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint n
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEMARKERWITHWAITLIST, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEMARKERWITHWAITLIST,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
 	ava_kcall_end(&ava_c);
@@ -6741,7 +7474,9 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clEnqueueMarkerWithWaitList);
 
-cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
+					cl_uint num_events_in_wait_list,
+					const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueBarrierWithWaitList_call ava_a;
 	struct ava_kcall ava_c;
@@ -6771,12 +7506,15 @@ cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint 
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEBARRIERWITHWAITLIST, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn,
+			    AVA_OPENCL_FN_CLENQUEUEBARRIERWITHWAITLIST, AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
 	ava_kcall_end(&ava_c);
@@ -6809,10 +7547,12 @@ cl_int ava_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEMARKER, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEMARKER,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
 	ava_kcall_end(&ava_c);
@@ -6831,7 +7571,8 @@ cl_int ava_clEnqueueBarrier(cl_command_queue command_queue)
 	struct ava_kcall ava_c;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEBARRIER, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEBARRIER,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
@@ -6846,7 +7587,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clEnqueueBarrier);
 
-cl_int ava_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
+cl_int ava_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events,
+				  const cl_event *event_list)
 {
 	struct ava_opencl_clEnqueueWaitForEvents_call ava_a;
 	struct ava_kcall ava_c;
@@ -6862,11 +7604,13 @@ cl_int ava_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_ev
 		ava_dir_event_list |= AVA_BUF_IN;
 		ava_count_event_list = (uint64_t)(num_events);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEWAITFOREVENTS, AVA_F_ASYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEWAITFOREVENTS,
+			    AVA_F_ASYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.num_events = (ava_u64)num_events;
-	ava_kcall_put_buffer(&ava_c, &ava_a.event_list, event_list, ava_count_event_list, sizeof(cl_event), ava_dir_event_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_list, event_list, ava_count_event_list,
+			     sizeof(cl_event), ava_dir_event_list);
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
 		goto ava_fail;
 	ava_kcall_end(&ava_c);
@@ -6879,7 +7623,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clEnqueueWaitForEvents);
 
-cl_int ava_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
+cl_int ava_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name,
+				       size_t param_value_size, const void *param_value)
 {
 	struct ava_opencl_ava_cl_set_kernel_exec_info_call ava_a;
 	const struct ava_opencl_ava_cl_set_kernel_exec_info_reply *ava_r = NULL;
@@ -6897,13 +7642,16 @@ cl_int ava_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info par
 		ava_dir_param_value |= AVA_BUF_IN;
 		ava_count_param_value = (uint64_t)(param_value_size);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_SET_KERNEL_EXEC_INFO, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_SET_KERNEL_EXEC_INFO,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -6931,10 +7679,12 @@ cl_int ava_clRetainDeviceEXT(cl_device_id device)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINDEVICEEXT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRETAINDEVICEEXT,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.device = (ava_u64)(uintptr_t)device;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -6962,10 +7712,12 @@ cl_int ava_clReleaseDeviceEXT(cl_device_id device)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEDEVICEEXT, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLRELEASEDEVICEEXT,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.device = (ava_u64)(uintptr_t)device;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;
@@ -6987,7 +7739,10 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clReleaseDeviceEXT);
 
-cl_int ava_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+cl_int ava_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device,
+				      cl_kernel_sub_group_info param_name, size_t input_value_size,
+				      const void *input_value, size_t param_value_size,
+				      void *param_value, size_t *param_value_size_ret)
 {
 	struct ava_opencl_clGetKernelSubGroupInfoKHR_call ava_a;
 	const struct ava_opencl_clGetKernelSubGroupInfoKHR_reply *ava_r = NULL;
@@ -7025,22 +7780,30 @@ cl_int ava_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_devic
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFOKHR, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFOKHR,
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.in_kernel = (ava_u64)(uintptr_t)in_kernel;
 	ava_a.in_device = (ava_u64)(uintptr_t)in_device;
 	ava_a.param_name = (ava_u64)param_name;
 	ava_a.input_value_size = (ava_u64)input_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.input_value, input_value, ava_count_input_value, 1, ava_dir_input_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.input_value, input_value, ava_count_input_value, 1,
+			     ava_dir_input_value);
 	ava_a.param_value_size = (ava_u64)param_value_size;
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1, ava_dir_param_value);
-	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value, param_value, ava_count_param_value, 1,
+			     ava_dir_param_value);
+	ava_kcall_put_buffer(&ava_c, &ava_a.param_value_size_ret, param_value_size_ret,
+			     ava_count_param_value_size_ret, sizeof(size_t),
+			     ava_dir_param_value_size_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_param_value & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value, ava_count_param_value * 1);
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value, param_value,
+				     ava_count_param_value * 1);
 	if (ava_dir_param_value_size_ret & AVA_BUF_OUT)
-		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret, ava_count_param_value_size_ret * sizeof(size_t));
+		ava_kcall_get_buffer(&ava_c, &ava_r->param_value_size_ret, param_value_size_ret,
+				     ava_count_param_value_size_ret * sizeof(size_t));
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
@@ -7067,11 +7830,13 @@ cl_int ava_ava_cl_set_content_size_buffer(cl_mem buffer, cl_mem content_size_buf
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_SET_CONTENT_SIZE_BUFFER, AVA_F_SYNC) != 0)
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn,
+			    AVA_OPENCL_FN_AVA_CL_SET_CONTENT_SIZE_BUFFER, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
 	ava_a.content_size_buffer = (ava_u64)(uintptr_t)content_size_buffer;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
 		goto ava_fail;

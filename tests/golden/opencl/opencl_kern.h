@@ -30,150 +30,311 @@
 
 cl_int ava_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
+cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name,
+			     size_t param_value_size, void *param_value,
+			     size_t *param_value_size_ret);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices);
+cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries,
+			  cl_device_id *devices, cl_uint *num_devices);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
-cl_int ava_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_property *properties, cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret);
+cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size,
+			   void *param_value, size_t *param_value_size_ret);
+cl_int ava_clCreateSubDevices(cl_device_id in_device,
+			      const cl_device_partition_property *properties, cl_uint num_devices,
+			      cl_device_id *out_devices, cl_uint *num_devices_ret);
 cl_int ava_clRetainDevice(cl_device_id device);
 cl_int ava_clReleaseDevice(cl_device_id device);
-cl_int ava_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp, cl_ulong *host_timestamp);
+cl_int ava_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp,
+				   cl_ulong *host_timestamp);
 cl_int ava_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret);
+cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint num_devices,
+			       const cl_device_id *devices, void (*pfn_notify)(const char *,
+		const void *, size_t, void *), void *user_data, cl_int *errcode_ret);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_context ava_clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret);
+cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
+				       cl_device_type device_type, void (*pfn_notify)(const char *,
+		const void *, size_t, void *), void *user_data, cl_int *errcode_ret);
 cl_int ava_clRetainContext(cl_context context);
 cl_int ava_clReleaseContext(cl_context context);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
-cl_int ava_clSetContextDestructorCallback(cl_context context, void (*pfn_notify)(cl_context, void *), void *user_data);
+cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size,
+			    void *param_value, size_t *param_value_size_ret);
+cl_int ava_clSetContextDestructorCallback(cl_context context, void (*pfn_notify)(cl_context,
+		void *), void *user_data);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret);
+cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id device,
+					  cl_command_queue_properties properties,
+					  cl_int *errcode_ret);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret);
-cl_int ava_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, cl_command_queue command_queue);
+cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
+							const cl_queue_properties *properties,
+							cl_int *errcode_ret);
+cl_int ava_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device,
+					  cl_command_queue command_queue);
 cl_int ava_clRetainCommandQueue(cl_command_queue command_queue);
 cl_int ava_clReleaseCommandQueue(cl_command_queue command_queue);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
+cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name,
+				 size_t param_value_size, void *param_value,
+				 size_t *param_value_size_ret);
 cl_int ava_clFlush(cl_command_queue command_queue);
 cl_int ava_clFinish(cl_command_queue command_queue);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret);
+cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,
+			  cl_int *errcode_ret);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret);
+cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties,
+					cl_mem_flags flags, size_t size, void *host_ptr,
+					cl_int *errcode_ret);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret);
+cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
+			     cl_buffer_create_type buffer_create_type,
+			     const void *buffer_create_info, cl_int *errcode_ret);
 /* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clRetainMemObject(cl_mem memobj);
 /* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clReleaseMemObject(cl_mem memobj);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
-cl_int ava_clSetMemObjectDestructorCallback(cl_mem memobj, void (*pfn_notify)(cl_mem, void *), void *user_data);
-cl_mem ava_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_size, cl_uint pipe_max_packets, const cl_pipe_properties *properties, cl_int *errcode_ret);
-cl_int ava_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
+cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size,
+			      void *param_value, size_t *param_value_size_ret);
+cl_int ava_clSetMemObjectDestructorCallback(cl_mem memobj, void (*pfn_notify)(cl_mem, void *),
+					    void *user_data);
+cl_mem ava_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_size,
+			cl_uint pipe_max_packets, const cl_pipe_properties *properties,
+			cl_int *errcode_ret);
+cl_int ava_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_size,
+			 void *param_value, size_t *param_value_size_ret);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret);
+cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
+			 const cl_image_format *image_format, const cl_image_desc *image_desc,
+			 void *host_ptr, cl_int *errcode_ret);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret);
+cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties,
+				       cl_mem_flags flags, const cl_image_format *image_format,
+				       const cl_image_desc *image_desc, void *host_ptr,
+				       cl_int *errcode_ret);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret);
+cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
+			   const cl_image_format *image_format, size_t image_width,
+			   size_t image_height, size_t image_row_pitch, void *host_ptr,
+			   cl_int *errcode_ret);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret);
-cl_int ava_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint num_entries, cl_image_format *image_formats, cl_uint *num_image_formats);
+cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
+			   const cl_image_format *image_format, size_t image_width,
+			   size_t image_height, size_t image_depth, size_t image_row_pitch,
+			   size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret);
+cl_int ava_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags,
+				      cl_mem_object_type image_type, cl_uint num_entries,
+				      cl_image_format *image_formats, cl_uint *num_image_formats);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
-cl_sampler ava_clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addressing_mode addressing_mode, cl_filter_mode filter_mode, cl_int *errcode_ret);
-cl_sampler ava_clCreateSamplerWithProperties(cl_context context, const cl_sampler_properties *sampler_properties, cl_int *errcode_ret);
+cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size,
+			  void *param_value, size_t *param_value_size_ret);
+cl_sampler ava_clCreateSampler(cl_context context, cl_bool normalized_coords,
+			       cl_addressing_mode addressing_mode, cl_filter_mode filter_mode,
+			       cl_int *errcode_ret);
+cl_sampler ava_clCreateSamplerWithProperties(cl_context context,
+					     const cl_sampler_properties *sampler_properties,
+					     cl_int *errcode_ret);
 cl_int ava_clRetainSampler(cl_sampler sampler);
 cl_int ava_clReleaseSampler(cl_sampler sampler);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
+cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size,
+			    void *param_value, size_t *param_value_size_ret);
 /* A helper of the spec (no API function): kernel callers call it directly. */
-cl_int ava_ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags,
+			     size_t offset, size_t size, void *data,
+			     cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			     cl_event *event);
 /* A helper of the spec (no API function): kernel callers call it directly. */
-cl_int ava_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+			       size_t size, cl_int write, const void *data,
+			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			       cl_event *event);
 /* A helper of the spec (no API function): kernel callers call it directly. */
-cl_program ava_ava_cl_create_program_with_source(cl_context context, const char *source, size_t length, cl_int *errcode_ret);
+cl_program ava_ava_cl_create_program_with_source(cl_context context, const char *source,
+						 size_t length, cl_int *errcode_ret);
 /* A helper of the spec (no API function): kernel callers call it directly. */
-cl_program ava_ava_cl_create_program_with_binary(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const size_t *lengths, const unsigned char *binaries, size_t binaries_length, cl_int *binary_status, cl_int *errcode_ret);
-cl_program ava_clCreateProgramWithIL(cl_context context, const void *il, size_t length, cl_int *errcode_ret);
-cl_program ava_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *kernel_names, cl_int *errcode_ret);
+cl_program ava_ava_cl_create_program_with_binary(cl_context context, cl_uint num_devices,
+						 const cl_device_id *device_list,
+						 const size_t *lengths,
+						 const unsigned char *binaries,
+						 size_t binaries_length, cl_int *binary_status,
+						 cl_int *errcode_ret);
+cl_program ava_clCreateProgramWithIL(cl_context context, const void *il, size_t length,
+				     cl_int *errcode_ret);
+cl_program ava_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices,
+						 const cl_device_id *device_list,
+						 const char *kernel_names, cl_int *errcode_ret);
 cl_int ava_clRetainProgram(cl_program program);
 cl_int ava_clReleaseProgram(cl_program program);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data);
+cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
+			  const char *options, void (*pfn_notify)(cl_program, void *),
+			  void *user_data);
 /* A helper of the spec (no API function): kernel callers call it directly. */
-cl_int ava_ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char *include_names, size_t include_names_length, void (*pfn_notify)(cl_program, void *), void *user_data);
-cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (*pfn_notify)(cl_program, void *), void *user_data, cl_int *errcode_ret);
-cl_int ava_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size, const void *spec_value);
+cl_int ava_ava_cl_compile_program(cl_program program, cl_uint num_devices,
+				  const cl_device_id *device_list, const char *options,
+				  cl_uint num_input_headers, const cl_program *input_headers,
+				  const char *include_names, size_t include_names_length,
+				  void (*pfn_notify)(cl_program, void *), void *user_data);
+cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
+			     const cl_device_id *device_list, const char *options,
+			     cl_uint num_input_programs, const cl_program *input_programs,
+			     void (*pfn_notify)(cl_program, void *), void *user_data,
+			     cl_int *errcode_ret);
+cl_int ava_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size,
+					      const void *spec_value);
 /* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform);
 cl_int ava_clUnloadCompiler(void);
 /* A helper of the spec (no API function): kernel callers call it directly. */
-cl_int ava_ava_cl_get_program_info(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
+cl_int ava_ava_cl_get_program_info(cl_program program, cl_program_info param_name,
+				   size_t param_value_size, void *param_value,
+				   size_t *param_value_size_ret);
 /* A helper of the spec (no API function): kernel callers call it directly. */
 cl_int ava_ava_cl_get_program_binaries(cl_program program, size_t total, unsigned char *binaries);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
+cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
+				 cl_program_build_info param_name, size_t param_value_size,
+				 void *param_value, size_t *param_value_size_ret);
 cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret);
-cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret);
+cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels,
+				    cl_uint *num_kernels_ret);
 cl_kernel ava_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret);
 cl_int ava_clRetainKernel(cl_kernel kernel);
 cl_int ava_clReleaseKernel(cl_kernel kernel);
-cl_int ava_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value);
+cl_int ava_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
+			  const void *arg_value);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
+cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size,
+			   void *param_value, size_t *param_value_size_ret);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
-cl_int ava_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
-cl_int ava_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
+cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name,
+			      size_t param_value_size, void *param_value,
+			      size_t *param_value_size_ret);
+cl_int ava_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device,
+				    cl_kernel_work_group_info param_name, size_t param_value_size,
+				    void *param_value, size_t *param_value_size_ret);
+cl_int ava_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device,
+				   cl_kernel_sub_group_info param_name, size_t input_value_size,
+				   const void *input_value, size_t param_value_size,
+				   void *param_value, size_t *param_value_size_ret);
 cl_int ava_clWaitForEvents(cl_uint num_events, const cl_event *event_list);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
+cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size,
+			  void *param_value, size_t *param_value_size_ret);
 cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret);
 cl_int ava_clRetainEvent(cl_event event);
 cl_int ava_clReleaseEvent(cl_event event);
 cl_int ava_clSetUserEventStatus(cl_event event, cl_int execution_status);
-cl_int ava_clSetEventCallback(cl_event event, cl_int command_exec_callback_type, void (*pfn_notify)(cl_event, cl_int, void *), void *user_data);
-cl_int ava_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
+cl_int ava_clSetEventCallback(cl_event event, cl_int command_exec_callback_type,
+			      void (*pfn_notify)(cl_event, cl_int, void *), void *user_data);
+cl_int ava_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name,
+				   size_t param_value_size, void *param_value,
+				   size_t *param_value_size_ret);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read,
+			       size_t offset, size_t size, void *ptr,
+			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			       cl_event *event);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
+				cl_bool blocking_write, size_t offset, size_t size, const void *ptr,
+				cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				cl_event *event);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer,
+				   cl_bool blocking_read, const size_t *buffer_origin,
+				   const size_t *host_origin, const size_t *region,
+				   size_t buffer_row_pitch, size_t buffer_slice_pitch,
+				   size_t host_row_pitch, size_t host_slice_pitch, void *ptr,
+				   cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				   cl_event *event);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
-cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
-cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
-cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer,
+				    cl_bool blocking_write, const size_t *buffer_origin,
+				    const size_t *host_origin, const size_t *region,
+				    size_t buffer_row_pitch, size_t buffer_slice_pitch,
+				    size_t host_row_pitch, size_t host_slice_pitch, const void *ptr,
+				    cl_uint num_events_in_wait_list,
+				    const cl_event *event_wait_list, cl_event *event);
+cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer,
+			       size_t src_offset, size_t dst_offset, size_t size,
+			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			       cl_event *event);
+cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer,
+				   cl_mem dst_buffer, const size_t *src_origin,
+				   const size_t *dst_origin, const size_t *region,
+				   size_t src_row_pitch, size_t src_slice_pitch,
+				   size_t dst_row_pitch, size_t dst_slice_pitch,
+				   cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				   cl_event *event);
+cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern,
+			       size_t pattern_size, size_t offset, size_t size,
+			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			       cl_event *event);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read,
+			      const size_t *origin, const size_t *region, size_t row_pitch,
+			      size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list,
+			      const cl_event *event_wait_list, cl_event *event);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
-cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
-cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
-cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
-cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
-cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write,
+			       const size_t *origin, const size_t *region, size_t input_row_pitch,
+			       size_t input_slice_pitch, const void *ptr,
+			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			       cl_event *event);
+cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color,
+			      const size_t *origin, const size_t *region,
+			      cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			      cl_event *event);
+cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image,
+			      const size_t *src_origin, const size_t *dst_origin,
+			      const size_t *region, cl_uint num_events_in_wait_list,
+			      const cl_event *event_wait_list, cl_event *event);
+cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image,
+				      cl_mem dst_buffer, const size_t *src_origin,
+				      const size_t *region, size_t dst_offset,
+				      cl_uint num_events_in_wait_list,
+				      const cl_event *event_wait_list, cl_event *event);
+cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer,
+				      cl_mem dst_image, size_t src_offset, const size_t *dst_origin,
+				      const size_t *region, cl_uint num_events_in_wait_list,
+				      const cl_event *event_wait_list, cl_event *event);
+cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects,
+				      const cl_mem *mem_objects, cl_mem_migration_flags flags,
+				      cl_uint num_events_in_wait_list,
+				      const cl_event *event_wait_list, cl_event *event);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
+				  cl_uint work_dim, const size_t *global_work_offset,
+				  const size_t *global_work_size, const size_t *local_work_size,
+				  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				  cl_event *event);
 /* Runs the spec's guest-side code around the call, as in user space. */
-cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
-cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
-cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
+			 cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			 cl_event *event);
+cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
+				       cl_uint num_events_in_wait_list,
+				       const cl_event *event_wait_list, cl_event *event);
+cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
+					cl_uint num_events_in_wait_list,
+					const cl_event *event_wait_list, cl_event *event);
 cl_int ava_clEnqueueMarker(cl_command_queue command_queue, cl_event *event);
 cl_int ava_clEnqueueBarrier(cl_command_queue command_queue);
-cl_int ava_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list);
+cl_int ava_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events,
+				  const cl_event *event_list);
 /* A helper of the spec (no API function): kernel callers call it directly. */
-cl_int ava_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value);
+cl_int ava_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name,
+				       size_t param_value_size, const void *param_value);
 cl_int ava_clRetainDeviceEXT(cl_device_id device);
 cl_int ava_clReleaseDeviceEXT(cl_device_id device);
-cl_int ava_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
+cl_int ava_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device,
+				      cl_kernel_sub_group_info param_name, size_t input_value_size,
+				      const void *input_value, size_t param_value_size,
+				      void *param_value, size_t *param_value_size_ret);
 /* A helper of the spec (no API function): kernel callers call it directly. */
 cl_int ava_ava_cl_set_content_size_buffer(cl_mem buffer, cl_mem content_size_buffer);
 
