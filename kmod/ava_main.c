@@ -12,6 +12,11 @@ unsigned int ava_wait_max_ms = 60000;
 module_param_named(wait_max_ms, ava_wait_max_ms, uint, 0644);
 MODULE_PARM_DESC(wait_max_ms, "longest AVA_IOC_WAIT in milliseconds (default 60000)");
 
+bool ava_police_all;
+module_param_named(police, ava_police_all, bool, 0444);
+MODULE_PARM_DESC(police, "police processes' claims of every slot from probe on, as "
+			 "`avactl policy all police on` does (default off)");
+
 static int __init ava_init(void)
 {
 	int ret;

@@ -111,6 +111,7 @@ struct ava_file {
 extern struct mutex ava_global_lock;
 extern struct ava_dev *ava_global_dev; /* under ava_global_lock */
 extern unsigned int ava_wait_max_ms;
+extern bool ava_police_all; /* module parameter "police" */
 
 /* ava_pci.c */
 int ava_pci_register(void);

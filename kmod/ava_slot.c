@@ -51,8 +51,10 @@ static void ava_slot_store_guest_state(struct ava_slot_entry *e, u32 state)
  * @dev: the device being probed, shared memory mapped and header validated
  *
  * Adopts the guest line ava.ko left behind (a VM reboot or module reload
- * keeps the host's generation and the policy), and releases slots a previous
- * ava.ko instance still showed as claimed, so the host recycles them.
+ * keeps the host's generation and the policy), polices every slot when the
+ * module parameter "police" says so, and releases slots a previous ava.ko
+ * instance still showed as claimed, so the host recycles them. No file or
+ * netlink request can reach the slots yet: dev->lock is not needed.
  */
 void ava_slot_release_stale(struct ava_dev *dev)
 {
@@ -69,6 +71,11 @@ void ava_slot_release_stale(struct ava_dev *dev)
 		slot->cmds_per_sec = READ_ONCE(e->cmds_per_sec);
 		slot->bytes_per_sec = READ_ONCE(e->bytes_per_sec);
 		slot->mem_quota = READ_ONCE(e->mem_quota);
+		/* the module parameter "police": no process claim escapes ava.ko's checks */
+		if (ava_police_all) {
+			slot->policy_flags |= AVA_POLICY_POLICED;
+			ava_slot_publish_policy(slot);
+		}
 		slot->guest_state = AVA_SLOT_RELEASED;
 		switch (READ_ONCE(e->guest_state)) {
 		case AVA_SLOT_FREE:

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Policed /dev/ava slots (include/ava/ivshmem.h): with `avactl policy --police
-// on`, ava.ko in the guest checks every command of a process against the
-// spec's command table (registered by ava_demo.ko and ava_opencl.ko) before
-// it reaches the host. In one boot:
+// Policed /dev/ava slots (include/ava/ivshmem.h): with `insmod ava.ko police=1`
+// (or `avactl policy all police on`), ava.ko in the guest checks every command of a process against
+// the spec's command table (registered by ava_demo.ko and ava_opencl.ko) before it reaches the
+// host. In one boot:
 //   - kmod_raw's forbidden calls (unknown id, lying size, forbidden buffer
 //     direction) get the table's statuses, yet the host counts no error on
 //     that slot: none of them left the guest; avactl stats counts them;
@@ -71,10 +71,11 @@ void expect_ok(const VmResults &r, const std::string &name) {
 
 std::string policed_job() {
   const std::string dir = kModDir;
-  std::string job = "insmod " + dir + "ava.ko || echo 'ava.ko did not load'\n";
+  // police=1: every slot policed from the start (avactl turns it off below).
+  std::string job = "insmod " + dir + "ava.ko police=1 || echo 'ava.ko did not load'\n";
   job += "ava_check load.demo 120 insmod " + dir + "ava_demo.ko\n";
   job += "ava_check load.opencl 120 insmod " + dir + "ava_opencl.ko\n";
-  job += "ava_check police 30 avactl policy --police on\n";
+  job += "ava_check police 30 avactl policy 0\n";
   job += "export LD_LIBRARY_PATH=" + sh_quote(AVA_GUEST_LIB_DIR) + " AVA_WORKER=kmod:/dev/ava\n";
   job += "ava_start held 240 " + sh_quote(DEMO_PROBE) +
          " sleep 3000\n"
@@ -129,6 +130,9 @@ Test(vm_policed, the_guest_kernel_refuses_what_the_table_forbids, .timeout = 180
   const VmResults r = vm.results();
   for (const char *name : {"load.demo", "load.opencl", "police", "police.off", "unload"})
     expect_ok(r, name);
+  if (const VmCheck *c = get(r, "police"))
+    cr_expect(c->out.find("  police         on\n") != std::string::npos,
+              "[police] ava.ko police=1 left slot 0 unpoliced:\n%s", c->out.c_str());
   if (const VmCheck *c = get(r, "policed"))
     cr_expect_eq(c->rc, 0, "[policed] a bad call did not get the table's status:\n%s%s",
                  c->out.c_str(), c->err.c_str());
