@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <iterator>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +27,9 @@
 #include "vm_shm.hpp"
 
 namespace {
+
+using vmtest::check_result;
+using vmtest::expect_ok;
 
 constexpr int kSlots = 2;
 constexpr int kSyncTimeoutMs = 300000;
@@ -68,12 +72,6 @@ std::string kernel_job(bool have_avactl) {
   return job;
 }
 
-const VmCheck *get(const VmResults &r, const char *name) {
-  auto it = r.checks.find(name);
-  cr_expect(it != r.checks.end(), "[%s] no result from the guest", name);
-  return it == r.checks.end() ? nullptr : &it->second;
-}
-
 // The guest released the slot: the host shows it IDLE and its worker is gone.
 void expect_freed(const VmShm &shm, unsigned slot, pid_t worker, const char *after) {
   const bool freed = eventually(kFreedWithinMs, [&] {
@@ -93,19 +91,14 @@ size_t count(const std::string &text, const std::string &what) {
   return n;
 }
 
-void expect_ok(const VmResults &r, const char *name) {
-  if (const VmCheck *c = get(r, name))
-    cr_expect_eq(c->rc, 0, "[%s] exit %d:\n%s%s", name, c->rc, c->out.c_str(), c->err.c_str());
-}
-
 } // namespace
 
 Test(vm_kernel, demo_from_kernel_space, .timeout = 1200) {
   vmtest::require_vm();
   auto env = vm_image_env();
   cr_assert(env["AVA_VM_HAVE_KMOD"] == "1", "the guest image has no ava.ko (see vm_image)");
-  cr_assert(env["AVA_VM_EXTRA_KO"].find("ava_demo_test") != std::string::npos &&
-                env["AVA_VM_EXTRA_KO"].find("ava_demo ") != std::string::npos,
+  const std::set<std::string> extra = vmtest::image_modules(env);
+  cr_assert(extra.count("ava_demo_test") && extra.count("ava_demo"),
             "the guest image lacks ava_demo.ko or ava_demo_test.ko (AVA_VM_EXTRA_KO=%s): build "
             "the vm_kernel_modules target before the vm_image test",
             env["AVA_VM_EXTRA_KO"].c_str());
@@ -170,10 +163,10 @@ Test(vm_kernel, demo_from_kernel_space, .timeout = 1200) {
   expect_ok(r, "load.test");
   expect_ok(r, "unload");
   expect_ok(r, "rmmod.idle");
-  if (const VmCheck *c = get(r, "rmmod.busy"))
+  if (const VmCheck *c = check_result(r, "rmmod.busy"))
     cr_expect(c->rc != 0, "[rmmod.busy] rmmod ava succeeded under a kernel connection");
   if (have_avactl)
-    if (const VmCheck *c = get(r, "slots"))
+    if (const VmCheck *c = check_result(r, "slots"))
       cr_expect(c->out.find(" kernel ") != std::string::npos,
                 "[slots] avactl does not show the slot held by the kernel:\n%s", c->out.c_str());
   const std::string klog = vm.kernel_log();
@@ -185,7 +178,7 @@ Test(vm_kernel, demo_from_kernel_space, .timeout = 1200) {
   for (const std::string f : kFaults) {
     // a killed insmod dies of SIGKILL; the others return (not 124: their time limit)
     const int want = f == "gkill" ? 128 + SIGKILL : 0;
-    if (const VmCheck *c = get(r, ("fault." + f).c_str()))
+    if (const VmCheck *c = check_result(r, ("fault." + f).c_str()))
       cr_expect_eq(c->rc, want, "[fault.%s] insmod exit %d, want %d (within %d s)", f.c_str(),
                    c->rc, want, kErrorWithinS);
     expect_ok(r, ("load.demo." + f).c_str());

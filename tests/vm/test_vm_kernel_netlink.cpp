@@ -19,6 +19,9 @@
 
 namespace {
 
+using vmtest::check_result;
+using vmtest::expect_ok;
+
 constexpr const char *kModDir = "/lib/modules/ava-vm/";
 // The faulted call would sleep this long; it must fail within kErrorWithinS.
 constexpr int kFaultSleepMs = 50000;
@@ -83,19 +86,8 @@ std::string netlink_job() {
   return job;
 }
 
-const VmCheck *get(const VmResults &r, const char *name) {
-  auto it = r.checks.find(name);
-  cr_expect(it != r.checks.end(), "[%s] no result from the guest", name);
-  return it == r.checks.end() ? nullptr : &it->second;
-}
-
-void expect_ok(const VmResults &r, const char *name) {
-  if (const VmCheck *c = get(r, name))
-    cr_expect_eq(c->rc, 0, "[%s] exit %d:\n%s%s", name, c->rc, c->out.c_str(), c->err.c_str());
-}
-
 void expect_fails(const VmResults &r, const char *name) {
-  if (const VmCheck *c = get(r, name))
+  if (const VmCheck *c = check_result(r, name))
     cr_expect(c->rc != 0 && c->rc != 124, "[%s] exit %d, want a failure (not a timeout)", name,
               c->rc);
 }
@@ -106,7 +98,7 @@ Test(vm_kernel_netlink, demo_from_kernel_space_to_a_guest_worker, .timeout = 120
   vmtest::require_vm();
   auto env = vm_image_env();
   cr_assert(env["AVA_VM_HAVE_KMOD"] == "1", "the guest image has no ava.ko (see vm_image)");
-  cr_assert(env["AVA_VM_EXTRA_KO"].find("ava_demo_test") != std::string::npos,
+  cr_assert(vmtest::image_modules(env).count("ava_demo_test") != 0,
             "the guest image lacks ava_demo_test.ko (AVA_VM_EXTRA_KO=%s): build the "
             "vm_kernel_modules target before the vm_image test",
             env["AVA_VM_EXTRA_KO"].c_str());
@@ -116,11 +108,11 @@ Test(vm_kernel_netlink, demo_from_kernel_space_to_a_guest_worker, .timeout = 120
   const VmResults r = vm.results();
 
   expect_ok(r, "ready");
-  if (const VmCheck *c = get(r, "ready"))
+  if (const VmCheck *c = check_result(r, "ready"))
     cr_expect(c->out.find("netlink:ava_call") != std::string::npos, "[ready] said '%s'",
               c->out.c_str());
   expect_fails(r, "second");
-  if (const VmCheck *c = get(r, "second"))
+  if (const VmCheck *c = check_result(r, "second"))
     cr_expect(c->err.find("refused") != std::string::npos,
               "[second] a second worker was not refused by ava.ko:\n%s", c->err.c_str());
   expect_ok(r, "load.demo");
@@ -130,7 +122,7 @@ Test(vm_kernel_netlink, demo_from_kernel_space_to_a_guest_worker, .timeout = 120
   expect_ok(r, "sessions");
   expect_ok(r, "load.demo.wkill");
   // returned (not 124, its time limit) after the call failed
-  if (const VmCheck *c = get(r, "fault.wkill"))
+  if (const VmCheck *c = check_result(r, "fault.wkill"))
     cr_expect_eq(c->rc, 0, "[fault.wkill] insmod exit %d (limit %d s)", c->rc, kErrorWithinS);
   expect_ok(r, "unload.wkill");
   expect_fails(r, "load.noworker");
@@ -140,7 +132,7 @@ Test(vm_kernel_netlink, demo_from_kernel_space_to_a_guest_worker, .timeout = 120
   expect_ok(r, "unload.probe");
   expect_ok(r, "load.demo.gkill");
   // the killed insmod dies of SIGKILL, not of its time limit
-  if (const VmCheck *c = get(r, "fault.gkill"))
+  if (const VmCheck *c = check_result(r, "fault.gkill"))
     cr_expect_eq(c->rc, 128 + 9, "[fault.gkill] insmod exit %d", c->rc);
   expect_ok(r, "unload.gkill");
   expect_ok(r, "rmmod.idle");

@@ -27,20 +27,13 @@
 
 namespace {
 
+using vmtest::check_result;
+using vmtest::expect_ok;
+
 constexpr int kSlots = 2;
 constexpr int kSyncTimeoutMs = 600000;
 constexpr int kFreedWithinMs = 15000;
 constexpr const char *kModDir = "/lib/modules/ava-vm/";
-
-std::set<std::string> words(const std::string &text) {
-  std::set<std::string> out;
-  std::istringstream in(text);
-  for (std::string w; in >> w;) {
-    std::erase(w, '"');
-    out.insert(w);
-  }
-  return out;
-}
 
 std::string kernel_job(bool have_avactl) {
   const std::string dir = kModDir;
@@ -57,24 +50,13 @@ std::string kernel_job(bool have_avactl) {
   return job;
 }
 
-const VmCheck *get(const VmResults &r, const char *name) {
-  auto it = r.checks.find(name);
-  cr_expect(it != r.checks.end(), "[%s] no result from the guest", name);
-  return it == r.checks.end() ? nullptr : &it->second;
-}
-
-void expect_ok(const VmResults &r, const char *name) {
-  if (const VmCheck *c = get(r, name))
-    cr_expect_eq(c->rc, 0, "[%s] exit %d:\n%s%s", name, c->rc, c->out.c_str(), c->err.c_str());
-}
-
 } // namespace
 
 Test(vm_kernel_opencl, vector_add_from_kernel_space, .timeout = 1200) {
   vmtest::require_vm();
   auto env = vm_image_env();
   cr_assert(env["AVA_VM_HAVE_KMOD"] == "1", "the guest image has no ava.ko (see vm_image)");
-  const std::set<std::string> extra = words(env["AVA_VM_EXTRA_KO"]);
+  const std::set<std::string> extra = vmtest::image_modules(env);
   cr_assert(extra.count("ava_opencl") && extra.count("ava_opencl_test"),
             "the guest image lacks ava_opencl.ko or ava_opencl_test.ko (AVA_VM_EXTRA_KO=%s): "
             "build the vm_kernel_opencl_modules target before the vm_image test",
@@ -126,7 +108,7 @@ Test(vm_kernel_opencl, vector_add_from_kernel_space, .timeout = 1200) {
   expect_ok(r, "unload");
   expect_ok(r, "rmmod.idle");
   if (have_avactl)
-    if (const VmCheck *c = get(r, "slots"))
+    if (const VmCheck *c = check_result(r, "slots"))
       cr_expect(c->out.find(" kernel ") != std::string::npos,
                 "[slots] avactl does not show the slot held by the kernel:\n%s", c->out.c_str());
   const std::string klog = vm.kernel_log();

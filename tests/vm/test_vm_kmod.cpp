@@ -23,6 +23,9 @@
 
 namespace {
 
+using vmtest::check_result;
+using vmtest::expect_ok;
+
 constexpr int kCheckLimitS = 240;
 constexpr int kSlots = 4;
 constexpr int kSyncTimeoutMs = 300000;
@@ -148,12 +151,6 @@ bool at_sync(VmSession &vm, const char *name) {
   return reached;
 }
 
-const VmCheck *get(const VmResults &r, const char *name) {
-  auto it = r.checks.find(name);
-  cr_expect(it != r.checks.end(), "[%s] no result from the guest", name);
-  return it == r.checks.end() ? nullptr : &it->second;
-}
-
 } // namespace
 
 Test(vm_kmod, slots_and_faults, .timeout = 1200) {
@@ -231,14 +228,14 @@ Test(vm_kmod, slots_and_faults, .timeout = 1200) {
   const VmResults r = vm.results();
   for (const char *name : {"multi.1", "multi.2", "multi.3"})
     vmtest::expect_same_as_native(r, name, sleeper_native);
-  if (const VmCheck *c = get(r, "mmap"))
+  if (const VmCheck *c = check_result(r, "mmap"))
     cr_expect(c->rc == 0, "[mmap] a process could map beyond its slot (exit %d):\n%s%s", c->rc,
               c->out.c_str(), c->err.c_str());
-  if (const VmCheck *c = get(r, "gkill"))
+  if (const VmCheck *c = check_result(r, "gkill"))
     cr_expect_eq(c->rc, 128 + SIGKILL, "[gkill] the sleeper should have died of SIGKILL: %d",
                  c->rc);
   for (const char *name : {"wkill", "garbage"}) {
-    if (const VmCheck *c = get(r, name)) {
+    if (const VmCheck *c = check_result(r, name)) {
       cr_expect(c->rc != 124, "[%s] the guest call did not return within %d s:\n%s%s", name,
                 kErrorWithinS, c->out.c_str(), c->err.c_str());
       cr_expect(c->out.find("sleep: 0\n") == std::string::npos,
@@ -248,14 +245,14 @@ Test(vm_kmod, slots_and_faults, .timeout = 1200) {
     }
   }
   vmtest::expect_same_as_native(r, "after", bad_handles_native);
-  if (const VmCheck *c = get(r, "rmmod.busy"))
+  if (const VmCheck *c = check_result(r, "rmmod.busy"))
     cr_expect(c->rc != 0, "[rmmod] rmmod ava succeeded while a slot was open");
-  if (const VmCheck *c = get(r, "rmmod.idle"))
+  if (const VmCheck *c = check_result(r, "rmmod.idle"))
     cr_expect_eq(c->rc, 0, "[rmmod] rmmod ava failed after the slot was closed:\n%s",
                  c->err.c_str());
   for (const char *name : {"multi.avactl", "gkill.avactl"})
     if (have_avactl)
-      if (const VmCheck *c = get(r, name))
+      if (const VmCheck *c = check_result(r, name))
         cr_expect_eq(c->rc, 0, "[%s] avactl slots failed (%d):\n%s%s", name, c->rc, c->out.c_str(),
                      c->err.c_str());
   cr_expect(!process_gone(host.pid()), "ava vmhost died during the faults");
@@ -287,7 +284,7 @@ Test(vm_kmod, command_table_policing_of_a_guest_slot, .timeout = 1200) {
   const ProcResult held_native = vmtest::native({DEMO_PROBE, "sleep", "3000"});
   const int rc = vm.wait();
   const VmResults r = vm.results();
-  if (const VmCheck *c = get(r, "policing"))
+  if (const VmCheck *c = check_result(r, "policing"))
     cr_expect_eq(c->rc, 0, "[policing] a bad call was not refused as the table says:\n%s%s",
                  c->out.c_str(), c->err.c_str());
   vmtest::expect_same_as_native(r, "held", held_native);
@@ -297,7 +294,7 @@ Test(vm_kmod, command_table_policing_of_a_guest_slot, .timeout = 1200) {
     counted |= shm.slot(i).errors == 3;
   cr_expect(counted, "no slot counted the 3 refused calls");
   if (have_avactl)
-    if (const VmCheck *c = get(r, "policing.stats"))
+    if (const VmCheck *c = check_result(r, "policing.stats"))
       cr_expect(c->rc == 0 && c->out.find("errors      3 (host)") != std::string::npos,
                 "[policing] avactl stats does not show the 3 refusals:\n%s%s", c->out.c_str(),
                 c->err.c_str());

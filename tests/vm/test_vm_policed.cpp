@@ -29,26 +29,13 @@
 
 namespace {
 
+using vmtest::check_result;
+using vmtest::expect_ok;
+
 constexpr int kSlots = 6; // two kernel connections, a held demo, one or two probes
 constexpr int kCheckLimitS = 300;
 constexpr const char *kModDir = "/lib/modules/ava-vm/";
 const char *const kOclPrograms[] = {"buffer", "kernel_args", "callbacks", "threads_many_queues"};
-
-std::set<std::string> words(const std::string &text) {
-  std::set<std::string> out;
-  std::istringstream in(text);
-  for (std::string w; in >> w;) {
-    std::erase(w, '"');
-    out.insert(w);
-  }
-  return out;
-}
-
-const VmCheck *get(const VmResults &r, const std::string &name) {
-  auto it = r.checks.find(name);
-  cr_expect(it != r.checks.end(), "[%s] no result from the guest", name.c_str());
-  return it == r.checks.end() ? nullptr : &it->second;
-}
 
 // The "slot N:" blocks of `avactl stats` that contain needle.
 std::vector<std::string> slot_blocks(const std::string &stats, const std::string &needle) {
@@ -61,12 +48,6 @@ std::vector<std::string> slot_blocks(const std::string &stats, const std::string
   }
   std::erase_if(blocks, [&](const std::string &b) { return b.find(needle) == std::string::npos; });
   return blocks;
-}
-
-void expect_ok(const VmResults &r, const std::string &name) {
-  if (const VmCheck *c = get(r, name))
-    cr_expect_eq(c->rc, 0, "[%s] exit %d:\n%s%s", name.c_str(), c->rc, c->out.c_str(),
-                 c->err.c_str());
 }
 
 std::string policed_job() {
@@ -113,7 +94,7 @@ Test(vm_policed, the_guest_kernel_refuses_what_the_table_forbids, .timeout = 180
   auto env = vm_image_env();
   cr_assert(env["AVA_VM_HAVE_KMOD"] == "1", "the guest image has no ava.ko (see vm_image)");
   cr_assert(env["AVA_VM_HAVE_AVACTL"] == "1", "the guest image has no avactl (see vm_image)");
-  const std::set<std::string> extra = words(env["AVA_VM_EXTRA_KO"]);
+  const std::set<std::string> extra = vmtest::image_modules(env);
   cr_assert(extra.count("ava_demo") && extra.count("ava_opencl"),
             "the guest image lacks ava_demo.ko or ava_opencl.ko (AVA_VM_EXTRA_KO=%s)",
             env["AVA_VM_EXTRA_KO"].c_str());
@@ -130,21 +111,21 @@ Test(vm_policed, the_guest_kernel_refuses_what_the_table_forbids, .timeout = 180
   const VmResults r = vm.results();
   for (const char *name : {"load.demo", "load.opencl", "police", "police.off", "unload"})
     expect_ok(r, name);
-  if (const VmCheck *c = get(r, "police"))
+  if (const VmCheck *c = check_result(r, "police"))
     cr_expect(c->out.find("  police         on\n") != std::string::npos,
               "[police] ava.ko police=1 left slot 0 unpoliced:\n%s", c->out.c_str());
-  if (const VmCheck *c = get(r, "policed"))
+  if (const VmCheck *c = check_result(r, "policed"))
     cr_expect_eq(c->rc, 0, "[policed] a bad call did not get the table's status:\n%s%s",
                  c->out.c_str(), c->err.c_str());
   for (const char *name : {"unknown", "probe.checks", "probe.big", "probe.cut", "probe.plain"})
-    if (const VmCheck *c = get(r, name)) {
+    if (const VmCheck *c = check_result(r, name)) {
       cr_expect_eq(c->rc, 0, "[%s] exit %d:\n%s%s", name, c->rc, c->out.c_str(), c->err.c_str());
       cr_log_info("[%s]\n%s", name, c->out.c_str());
     }
   // Every refusal happened in the guest: the slot kmod_raw used shows 3
   // refused by ava.ko and no error on the host (counters last until the
   // slot's next claim).
-  if (const VmCheck *c = get(r, "stats")) {
+  if (const VmCheck *c = check_result(r, "stats")) {
     const std::vector<std::string> blocks = slot_blocks(c->out, "refused     3 (");
     cr_expect(c->rc == 0 && blocks.size() == 1,
               "[stats] avactl stats does not show kmod_raw's 3 refusals in the guest:\n%s%s",
@@ -154,7 +135,7 @@ Test(vm_policed, the_guest_kernel_refuses_what_the_table_forbids, .timeout = 180
                 "[stats] the host saw kmod_raw's bad calls:\n%s", b.c_str());
     cr_log_info("avactl stats:\n%s", c->out.c_str());
   }
-  if (const VmCheck *c = get(r, "quota")) {
+  if (const VmCheck *c = check_result(r, "quota")) {
     cr_expect(c->rc != 0 && c->out.find("create: 0") == std::string::npos &&
                   c->out.find("create: -") != std::string::npos,
               "[quota] a 2 MiB object was created in a 1 MiB quota:\n%s%s", c->out.c_str(),
@@ -162,12 +143,12 @@ Test(vm_policed, the_guest_kernel_refuses_what_the_table_forbids, .timeout = 180
   }
   expect_ok(r, "quota.set");
   expect_ok(r, "quota.opencl");
-  if (const VmCheck *c = get(r, "quota.opencl"))
+  if (const VmCheck *c = check_result(r, "quota.opencl"))
     cr_log_info("ocl_quota:\n%s%s", c->out.c_str(), c->err.c_str());
-  if (const VmCheck *c = get(r, "quota.stats"))
+  if (const VmCheck *c = check_result(r, "quota.stats"))
     cr_expect(c->rc == 0 && !slot_blocks(c->out, "errors      3 (host)").empty(),
               "[quota.stats] no slot counts ocl_quota's 3 refused buffers:\n%s", c->out.c_str());
-  if (const VmCheck *c = get(r, "stats.after"))
+  if (const VmCheck *c = check_result(r, "stats.after"))
     cr_log_info("avactl slots:\n%s", c->out.c_str());
   vmtest::expect_same_as_native(r, "held", held_native);
   for (size_t i = 0; i < std::size(kOclPrograms); ++i)

@@ -119,4 +119,29 @@ std::string check_line(const std::string &check, int limit_s,
   return line + "\n";
 }
 
+const VmCheck *check_result(const VmResults &r, const std::string &name) {
+  auto it = r.checks.find(name);
+  cr_expect(it != r.checks.end(), "[%s] no result from the guest", name.c_str());
+  return it == r.checks.end() ? nullptr : &it->second;
+}
+
+void expect_ok(const VmResults &r, const std::string &name) {
+  if (const VmCheck *c = check_result(r, name))
+    cr_expect_eq(c->rc, 0, "[%s] exit %d:\n%s%s", name.c_str(), c->rc, c->out.c_str(),
+                 c->err.c_str());
+}
+
+std::set<std::string> image_modules(const std::map<std::string, std::string> &image_env) {
+  std::set<std::string> out;
+  auto it = image_env.find("AVA_VM_EXTRA_KO");
+  if (it == image_env.end())
+    return out;
+  std::istringstream in(it->second);
+  for (std::string w; in >> w;) {
+    std::erase(w, '"');
+    out.insert(w);
+  }
+  return out;
+}
+
 } // namespace vmtest

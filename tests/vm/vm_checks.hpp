@@ -3,6 +3,8 @@
 // native run of the same program on the host, and a clean guest kernel.
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,15 @@ void expect_clinfo_same_as_native(const VmResults &r, const std::string &check,
 void expect_clean_run(VmSession &vm, int exit_code);
 
 std::vector<std::string> ocl_programs();
+
+// The guest's result of check name; a failed expectation (and nullptr) when
+// the guest reported none.
+const VmCheck *check_result(const VmResults &r, const std::string &name);
+// That check exited 0; its output is in the message otherwise.
+void expect_ok(const VmResults &r, const std::string &name);
+// The extra kernel modules the image holds (AVA_VM_EXTRA_KO of image.env),
+// by name without ".ko".
+std::set<std::string> image_modules(const std::map<std::string, std::string> &image_env);
 
 // "ava_check NAME LIMIT 'argv0' 'argv1'..." for a job script.
 std::string check_line(const std::string &check, int limit_s, const std::vector<std::string> &argv);
