@@ -20,6 +20,30 @@ void Emitter::spec_code(const std::string &code, const Loc &loc) {
   line("#line " + std::to_string(lines_ + 2) + " \"" + file_name_ + "\"");
 }
 
+void emit_utility_code(Emitter &out, const Spec &spec, const std::string &where) {
+  if (spec.utility.empty())
+    return;
+  out.line("/* Utility code of the spec (" + where + "). */");
+  out.line("#pragma GCC diagnostic push");
+  out.line("#pragma GCC diagnostic ignored \"-Wunused-function\"");
+  out.line("#pragma GCC diagnostic ignored \"-Wunused-variable\"");
+  for (const CodeRegion &r : spec.utility)
+    out.spec_code(r.text, r.loc);
+  out.line("#pragma GCC diagnostic pop");
+  out.line();
+}
+
+void emit_hook(Emitter &out, const Spec &spec, const std::string &hook, const std::string &name) {
+  auto it = spec.hooks.find(hook);
+  if (it == spec.hooks.end())
+    return;
+  out.line("static void " + name + "(void)");
+  out.line("{");
+  out.spec_code("\t" + it->second.text + ";", it->second.loc);
+  out.line("}");
+  out.line();
+}
+
 std::string upper(const std::string &s) {
   std::string out = s;
   std::transform(out.begin(), out.end(), out.begin(),

@@ -38,6 +38,13 @@ std::string reply_struct(const Spec &spec, const Function &fn);
 std::string cb_struct(const Spec &spec, const Function &cb);
 std::string wire_header_name(const Spec &spec);
 
+// The spec's utility code (ava_begin_utility ... ava_end_utility), which
+// every side compiles; `where` completes the comment above it.
+void emit_utility_code(Emitter &out, const Spec &spec, const std::string &where);
+// A spec hook (e.g. "guestlib_init_prologue") as `static void NAME(void)`,
+// when the spec has it.
+void emit_hook(Emitter &out, const Spec &spec, const std::string &hook, const std::string &name);
+
 // "int x", "void (*fn)(int)"
 std::string declarator(const TypeInfo &t, const std::string &name);
 // "demo_obj obj, uint64_t size" (or "void")

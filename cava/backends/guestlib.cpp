@@ -65,27 +65,10 @@ void GuestGen::preamble() {
   out_.line();
   out_.line("static const struct ava_guest_spec " + p_ + "_guest_spec;");
   out_.line();
-  if (!spec_.utility.empty()) {
-    out_.line("/* Utility code of the spec (compiled into guest and worker). */");
-    out_.line("#pragma GCC diagnostic push");
-    out_.line("#pragma GCC diagnostic ignored \"-Wunused-function\"");
-    out_.line("#pragma GCC diagnostic ignored \"-Wunused-variable\"");
-    for (const CodeRegion &r : spec_.utility)
-      out_.spec_code(r.text, r.loc);
-    out_.line("#pragma GCC diagnostic pop");
-    out_.line();
-  }
+  emit_utility_code(out_, spec_, "compiled into guest and worker");
   for (const char *h : {"guestlib_init_prologue", "guestlib_init_epilogue",
-                        "guestlib_fini_prologue", "guestlib_fini_epilogue"}) {
-    auto it = spec_.hooks.find(h);
-    if (it == spec_.hooks.end())
-      continue;
-    out_.line("static void " + p_ + "_" + h + "(void)");
-    out_.line("{");
-    out_.spec_code("\t" + it->second.text + ";", it->second.loc);
-    out_.line("}");
-    out_.line();
-  }
+                        "guestlib_fini_prologue", "guestlib_fini_epilogue"})
+    emit_hook(out_, spec_, h, p_ + "_" + h);
   bool any_internal = false;
   for (const Function &fn : spec_.functions) {
     if (!fn.internal || fn.unsupported)

@@ -207,27 +207,10 @@ void KernelGen::preamble() {
   out_.line("static struct ava_kconn *" + conn() + ";");
   out_.line("static const struct ava_kspec ava_kern_" + id_ + "_kspec;");
   out_.line();
-  if (!spec_.utility.empty()) {
-    out_.line("/* Utility code of the spec (guest, worker and kernel). */");
-    out_.line("#pragma GCC diagnostic push");
-    out_.line("#pragma GCC diagnostic ignored \"-Wunused-function\"");
-    out_.line("#pragma GCC diagnostic ignored \"-Wunused-variable\"");
-    for (const CodeRegion &r : spec_.utility)
-      out_.spec_code(r.text, r.loc);
-    out_.line("#pragma GCC diagnostic pop");
-    out_.line();
-  }
+  emit_utility_code(out_, spec_, "guest, worker and kernel");
   for (const char *h : {"guestlib_init_prologue", "guestlib_init_epilogue",
-                        "guestlib_fini_prologue", "guestlib_fini_epilogue"}) {
-    auto it = spec_.hooks.find(h);
-    if (it == spec_.hooks.end())
-      continue;
-    out_.line("static void ava_kern_" + id_ + "_" + h + "(void)");
-    out_.line("{");
-    out_.spec_code("\t" + it->second.text + ";", it->second.loc);
-    out_.line("}");
-    out_.line();
-  }
+                        "guestlib_fini_prologue", "guestlib_fini_epilogue"})
+    emit_hook(out_, spec_, h, "ava_kern_" + id_ + "_" + h);
   if (needs_new_ids()) {
     out_.line("/* Ids of objects that async calls create: picked here, unique per connection. */");
     out_.line("static atomic64_t ava_kern_" + id_ + "_next_id = ATOMIC64_INIT(0);");

@@ -94,24 +94,8 @@ void WorkerGen::preamble() {
   out_.line("#define ava_handle_invalid(T) __ava_handle_invalid(#T)");
   out_.line("#define ava_handle_id(T, object) __ava_handle_id((const void *)(object), #T)");
   out_.line();
-  if (!spec_.utility.empty()) {
-    out_.line("/* Utility code of the spec (compiled into guest and worker). */");
-    out_.line("#pragma GCC diagnostic push");
-    out_.line("#pragma GCC diagnostic ignored \"-Wunused-function\"");
-    out_.line("#pragma GCC diagnostic ignored \"-Wunused-variable\"");
-    for (const CodeRegion &r : spec_.utility)
-      out_.spec_code(r.text, r.loc);
-    out_.line("#pragma GCC diagnostic pop");
-    out_.line();
-  }
-  auto it = spec_.hooks.find("worker_init_epilogue");
-  if (it != spec_.hooks.end()) {
-    out_.line("static void " + p_ + "_worker_init_epilogue(void)");
-    out_.line("{");
-    out_.spec_code("\t" + it->second.text + ";", it->second.loc);
-    out_.line("}");
-    out_.line();
-  }
+  emit_utility_code(out_, spec_, "compiled into guest and worker");
+  emit_hook(out_, spec_, "worker_init_epilogue", p_ + "_worker_init_epilogue");
 }
 
 // A trampoline stands in for the guest's callback: the real library calls
