@@ -53,25 +53,31 @@ int round_trip(ava::Channel &ch, const std::vector<uint8_t> &m, int64_t *ret = n
   return reply.header()->status;
 }
 
-// The guest library's channel on a policed claim, saying HELLO for a spec
-// whose table no module registered: the send fails, naming the module.
-int unknown_spec() {
+// A channel on a /dev/ava slot of its own, or nullptr (said on stderr).
+std::unique_ptr<ava::Channel> connect_slot() {
   ava::Address addr;
   std::unique_ptr<ava::Channel> ch;
   ava::Status st = ava::parse_address("kmod:/dev/ava", ava::ChannelKind::Kmod, &addr);
   if (st.is_ok())
     st = ava::connect_channel(addr, 10000, &ch);
-  if (!st.is_ok()) {
+  if (!st.is_ok())
     std::fprintf(stderr, "kmod_raw: %s\n", st.message.c_str());
+  return ch;
+}
+
+// The guest library's channel on a policed claim, saying HELLO for a spec
+// whose table no module registered: the send fails, naming the module.
+int unknown_spec() {
+  std::unique_ptr<ava::Channel> ch = connect_slot();
+  if (!ch)
     return 2;
-  }
   ava_hello h{};
   h.spec_hash = 1;
   h.spec_id = 999;
   std::strncpy(h.spec_name, "nosuchspec", sizeof h.spec_name - 1);
   std::vector<uint8_t> m = message(AVA_MSG_HELLO, 0, &h, sizeof h, 0);
   iovec iov{m.data(), m.size()};
-  st = ch->send(&iov, 1);
+  const ava::Status st = ch->send(&iov, 1);
   std::printf("HELLO for nosuchspec: %s\n", st.message.c_str());
   return st.code == AVA_E_UNSUPPORTED && st.message.find("ava_<spec>.ko") != std::string::npos ? 0
                                                                                                : 1;
@@ -82,15 +88,9 @@ int unknown_spec() {
 int main(int argc, char **argv) {
   if (argc > 1 && std::strcmp(argv[1], "--unknown-spec") == 0)
     return unknown_spec();
-  ava::Address addr;
-  std::unique_ptr<ava::Channel> ch;
-  ava::Status st = ava::parse_address("kmod:/dev/ava", ava::ChannelKind::Kmod, &addr);
-  if (st.is_ok())
-    st = ava::connect_channel(addr, 10000, &ch);
-  if (!st.is_ok()) {
-    std::fprintf(stderr, "kmod_raw: %s\n", st.message.c_str());
+  std::unique_ptr<ava::Channel> ch = connect_slot();
+  if (!ch)
     return 2;
-  }
   ava_hello h{};
   h.spec_hash = AVA_DEMO_SPEC_HASH;
   h.pid = static_cast<uint64_t>(getpid());
