@@ -450,6 +450,9 @@ Status ShmChannel::write_record(uint32_t kind, uint64_t length, Cursor &cursor) 
 }
 
 bool ShmChannel::take_inbox(MsgBuf &buf) {
+  // Only a policed slot's refusals fill the inbox: every other recv stops here.
+  if (!inbox_ready_.load(std::memory_order_acquire))
+    return false;
   std::lock_guard lock(inbox_mu_);
   if (inbox_.empty())
     return false;
@@ -509,27 +512,25 @@ Status ShmChannel::on_refused(const ava_msg_hdr &hdr, int status) {
 }
 
 Status ShmChannel::send_submitted(const struct iovec *iov, int iovcnt, uint64_t total) {
-  std::vector<struct iovec> rest;
-  try {
-    rest.assign(iov, iov + iovcnt);
-  } catch (const std::bad_alloc &) {
-    return Status::error(AVA_E_NOMEM, description_ + ": send: out of memory");
-  }
+  const struct iovec *rest = iov; // what ava.ko has not taken yet
+  int rest_n = iovcnt;
+  std::vector<struct iovec> adjusted; // rest, when it starts inside a piece
   Cursor headers{iov, iovcnt};
   uint64_t at = 0;   // bytes ava.ko has taken
   uint64_t next = 0; // where the message under `headers` starts
   ava_msg_hdr hdr{};
-  while (at < total) {
+  for (;;) {
     uint64_t taken = 0;
     int refused = 0;
-    Status st = submitter_->submit(rest.data(), static_cast<int>(rest.size()), total - at, &taken,
-                                   &refused);
+    Status st = submitter_->submit(rest, rest_n, total - at, &taken, &refused);
     if (!st.is_ok())
       return Status::error(st.code, description_ + ": send: " + st.message);
     if (taken == 0 || taken > total - at)
       return Status::error(AVA_E_PROTO, description_ + ": send: ava.ko took " + n(taken) + " of " +
                                             n(total - at) + " bytes");
     at += taken;
+    if (refused == 0 && at == total)
+      break;
     // The gather list was framed by check_gather_messages: walk its headers
     // to the message that ends where ava.ko stopped.
     while (next < at) {
@@ -544,10 +545,20 @@ Status ShmChannel::send_submitted(const struct iovec *iov, int iovcnt, uint64_t 
       if (!st.is_ok())
         return st;
     }
-    rest.assign(iov + headers.index, iov + iovcnt);
-    if (!rest.empty()) {
-      rest.front().iov_base = static_cast<uint8_t *>(rest.front().iov_base) + headers.offset;
-      rest.front().iov_len -= headers.offset;
+    if (at == total)
+      break;
+    rest = iov + headers.index;
+    rest_n = iovcnt - headers.index;
+    if (headers.offset != 0) {
+      try {
+        adjusted.assign(rest, iov + iovcnt);
+      } catch (const std::bad_alloc &) {
+        return Status::error(AVA_E_NOMEM, description_ + ": send: out of memory");
+      }
+      adjusted.front().iov_base =
+          static_cast<uint8_t *>(adjusted.front().iov_base) + headers.offset;
+      adjusted.front().iov_len -= headers.offset;
+      rest = adjusted.data();
     }
   }
   signals_->note_sent(total);
