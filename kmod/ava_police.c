@@ -552,7 +552,6 @@ static int ava_police_take(struct ava_file *af, struct iov_iter *iter, u64 total
 			   s32 *status)
 {
 	struct ava_police_msg *m = &af->police->msg;
-	bool wake = false;
 	int ret = 0;
 
 	while (*done < total) {
@@ -561,9 +560,8 @@ static int ava_police_take(struct ava_file *af, struct iov_iter *iter, u64 total
 			break;
 		*done += m->hdr.total_len;
 		if (ret == AVA_POLICE_REFUSED) {
+			/* user space answers a refused sync call itself (AVA_IOC_WAKE) */
 			*status = m->status;
-			/* the process's reader thread re-checks: user space answers the call itself */
-			wake = m->hdr.kind == AVA_MSG_CALL && (m->hdr.flags & AVA_F_SYNC);
 			ret = 0;
 			break;
 		}
@@ -573,8 +571,6 @@ static int ava_police_take(struct ava_file *af, struct iov_iter *iter, u64 total
 		ava_police_publish(af);
 		up_read(&af->dev->io);
 	}
-	if (wake)
-		ava_police_wake(af->slot);
 	return ret;
 }
 
