@@ -54,11 +54,16 @@ public:
 
   HandleTable &handles() { return handles_; }
   ResourceLedger &resources() { return resources_; }
-  // Tells the session's refusal counter (WorkerOptions::on_refused).
+  // Counts a call refused before it ran and tells WorkerOptions::on_refused.
   void note_refused(int status) {
+    refused_.fetch_add(1, std::memory_order_relaxed);
     if (on_refused_)
       on_refused_(status);
   }
+  // Counts a call handed to the spec's dispatch (the session report).
+  void note_served() { served_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t calls_served() const { return served_.load(std::memory_order_relaxed); }
+  uint64_t calls_refused() const { return refused_.load(std::memory_order_relaxed); }
 
   // Worker-owned copies and callback contexts that outlive their call.
   // Throw std::bad_alloc; on failure the caller still owns what it passed.
@@ -130,6 +135,8 @@ private:
   std::atomic<bool> alive_{true};
   std::atomic<uint64_t> callback_seq_{1};
   std::atomic<uint32_t> errors_logged_{0};
+  std::atomic<uint64_t> served_{0};
+  std::atomic<uint64_t> refused_{0};
 
   std::mutex send_mutex_;
   HandleTable handles_;

@@ -26,6 +26,9 @@ struct WorkerOptions {
   int ready_fd = -1;           // if >= 0: receives "ADDRESS\n" once listening, then is closed
   bool exit_when_idle = false; // exit after the last guest disconnects (used by `ava run`)
   bool io_uring = false;       // unix/tcp guests are served through io_uring channels
+  // If not empty: each guest session appends its line to this file when it
+  // ends (worker/session_report.hpp).
+  std::string report_file;
   // Shadow threads one guest may have; a CALL from one more guest thread gets AVA_E_NOMEM.
   uint32_t max_guest_threads = 1024;
   // Admission of each well-formed CALL (sharing policies): AVA_OK, or a

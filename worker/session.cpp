@@ -12,6 +12,7 @@
 #include "worker/connection.hpp"
 #include "worker/log.hpp"
 #include "worker/server.hpp"
+#include "worker/session_report.hpp"
 #include "worker/shadow_thread.hpp"
 #include "worker/wcall.hpp"
 
@@ -37,7 +38,7 @@ GuestSession::GuestSession(std::unique_ptr<Channel> channel, PluginSet &plugins,
                            const WorkerOptions &options)
     : connection_(std::make_shared<GuestConnection>(std::move(channel), options)),
       plugins_(plugins), max_guest_threads_(options.max_guest_threads),
-      admit_call_(options.admit_call), on_refused_(options.on_refused) {}
+      admit_call_(options.admit_call), report_file_(options.report_file) {}
 
 GuestSession::~GuestSession() {
   teardown();
@@ -265,8 +266,7 @@ void GuestSession::reject(const ava_msg_hdr &hdr, int status, const char *why) {
   connection_->log_error(std::string(sync ? "refused" : "dropped") + " call of function " +
                          std::to_string(hdr.func_id) + " (guest thread " +
                          std::to_string(hdr.thread_id) + "): " + why + ": " + status_name(status));
-  if (on_refused_)
-    on_refused_(status);
+  connection_->note_refused(status);
   // It was stamped as async by the reader: later calls must not wait for it.
   if ((hdr.flags & AVA_F_ASYNC) != 0)
     connection_->async_finished();
@@ -340,12 +340,31 @@ void GuestSession::teardown() {
     connection_->release_coupled(entry.id);
   }
   connection_->release_all_kept();
+  report();
   if (spec != nullptr && worker_debug_enabled()) {
     try {
       connection_->log_debug("disconnected; released " + std::to_string(destroyed) + " objects");
     } catch (const std::bad_alloc &) {
       // Teardown must finish; the line is optional.
     }
+  }
+}
+
+void GuestSession::report() {
+  if (report_file_.empty())
+    return;
+  try {
+    SessionReport r;
+    if (const ava_worker_spec *spec = connection_->spec())
+      r.spec = spec->name;
+    r.guest_pid = connection_->pid();
+    r.calls = connection_->calls_served();
+    r.refused = connection_->calls_refused();
+    Status written = append_session_report(report_file_, r);
+    if (!written.is_ok())
+      worker_log("session report: " + written.message);
+  } catch (const std::bad_alloc &) {
+    // Teardown must finish; the report line is lost, and says so by its absence.
   }
 }
 

@@ -67,12 +67,14 @@ private:
   int check_call(const ava_msg_hdr &hdr) const;
   void reject(const ava_msg_hdr &hdr, int status, const char *why);
   void teardown();
+  // Appends this session's line to the report file, if there is one.
+  void report();
 
   std::shared_ptr<GuestConnection> connection_;
   PluginSet &plugins_;
   uint32_t max_guest_threads_;
   std::function<int(const ava_msg_hdr &, uint64_t, std::string *)> admit_call_;
-  std::function<void(int)> on_refused_;
+  std::string report_file_;
   bool torn_down_ = false;
   // Whoever holds rx_mu_ may call recv and route (including on_call, which
   // creates shadow threads): the session thread or one idle shadow thread.

@@ -181,6 +181,7 @@ void ShadowThread::serve(MsgBuf &message) {
   int rc;
   try {
     CurrentCall current(&w);
+    connection_->note_served();
     rc = spec->dispatch(&w, w.hdr.func_id);
   } catch (...) {
     // A C++ plugin let an exception escape; the guest must still get an answer.

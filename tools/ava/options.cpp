@@ -106,10 +106,15 @@ Status parse_run_args(std::span<const std::string> args, RunOptions *out) {
           !(status = check_spec_name(value)).is_ok())
         return status;
       options.specs.push_back(value);
+    } else if (option.name == "--report") {
+      if (!(status = take_value(args, &i, option, &options.report)).is_ok())
+        return status;
     } else {
       return usage("unknown option '" + option.name + "'");
     }
   }
+  if (!options.report.empty() && !options.worker.empty())
+    return usage("--report is written by the private worker; a --worker has its own");
   if (i >= args.size())
     return usage("no program given (usage: ava run [OPTIONS] -- PROGRAM [ARGS...])");
   options.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
@@ -157,6 +162,9 @@ Status parse_worker_args(std::span<const std::string> args, WorkerCommandOptions
       if (!(status = reject_value(option)).is_ok())
         return status;
       options.netlink = true;
+    } else if (option.name == "--report") {
+      if (!(status = take_value(args, &i, option, &options.report)).is_ok())
+        return status;
     } else {
       return usage("unknown option '" + option.name + "'");
     }

@@ -17,6 +17,7 @@ struct RunOptions {
   std::string worker;               // --worker: an existing worker's address
   std::vector<std::string> specs;   // --spec, repeatable
   std::vector<std::string> program; // PROGRAM [ARGS...]
+  std::string report;               // --report: the private worker's session report file
 };
 
 struct WorkerCommandOptions {
@@ -26,6 +27,7 @@ struct WorkerCommandOptions {
   int ready_fd = -1;
   bool exit_when_idle = false;
   bool io_uring = false;
+  std::string report; // --report FILE: a line per guest session (worker/session_report.hpp)
   // --netlink: serve ava.ko's kernel connections on this kernel (include/ava/knetlink.h)
   // instead of listening; --listen is then not allowed.
   bool netlink = false;

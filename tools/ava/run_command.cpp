@@ -85,7 +85,7 @@ public:
 
   // Starts `ava worker` and waits until it listens. *interrupted_by is set
   // when a terminating signal arrived meanwhile (the worker is stopped then).
-  Status start(ChannelKind kind, const std::vector<std::string> &specs, SignalWatch &signals,
+  Status start(ChannelKind kind, const RunOptions &options, SignalWatch &signals,
                std::string *address, int *interrupted_by);
   // Called with every reaped child; says whether it was the worker.
   bool reaped(pid_t pid, int wait_status);
@@ -99,8 +99,8 @@ private:
   pid_t pid_ = -1;
 };
 
-Status LocalWorker::start(ChannelKind kind, const std::vector<std::string> &specs,
-                          SignalWatch &signals, std::string *address, int *interrupted_by) {
+Status LocalWorker::start(ChannelKind kind, const RunOptions &run, SignalWatch &signals,
+                          std::string *address, int *interrupted_by) {
   std::string self = self_executable();
   std::string plugins = plugin_dir();
   if (self.empty() || plugins.empty())
@@ -122,9 +122,13 @@ Status LocalWorker::start(ChannelKind kind, const std::vector<std::string> &spec
   std::vector<std::string> argv = {
       self,           "worker", "--listen",   listen,
       "--plugin-dir", plugins,  "--ready-fd", std::to_string(ready_write.get())};
-  for (const std::string &spec : specs) {
+  for (const std::string &spec : run.specs) {
     argv.push_back("--spec");
     argv.push_back(spec);
+  }
+  if (!run.report.empty()) {
+    argv.push_back("--report");
+    argv.push_back(run.report);
   }
   SpawnOptions options;
   options.mask = &signals.original_mask();
@@ -340,6 +344,10 @@ int run_command(std::span<const std::string> args) {
       return kExitFailure;
     }
     start_local = !configured;
+    if (!start_local && !options.report.empty()) {
+      print_usage_error("--report is written by the private worker, and a worker is configured");
+      return kExitUsage;
+    }
     if (configured && options.channel_set)
       env["AVA_CHANNEL"] = kind_name(kind);
   }
@@ -355,7 +363,7 @@ int run_command(std::span<const std::string> args) {
     worker.emplace();
     std::string address;
     int interrupted_by = 0;
-    status = worker->start(kind, options.specs, signals, &address, &interrupted_by);
+    status = worker->start(kind, options, signals, &address, &interrupted_by);
     if (!status.is_ok()) {
       std::fprintf(stderr, "ava: cannot start the local worker: %s\n", status.message.c_str());
       return kExitFailure;

@@ -103,6 +103,7 @@ Status parse_vmhost_args(std::span<const std::string> args, VmhostOptions *o) {
       o->geometry.heap_size = num << 20;
     } else if (a == "--ready-fd" && value(&v) && parse_u64(v, &num) && num < 1u << 20) {
       o->ready_fd = static_cast<int>(num);
+    } else if (a == "--report" && value(&o->worker.report_file)) {
     } else if (a == "--exit-with-vm") {
       o->exit_with_vm = true;
     } else {

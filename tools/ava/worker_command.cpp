@@ -128,6 +128,7 @@ int worker_command(std::span<const std::string> args) {
   options.ready_fd = parsed.ready_fd;
   options.exit_when_idle = parsed.exit_when_idle;
   options.io_uring = parsed.io_uring;
+  options.report_file = parsed.report;
   if (options.plugin_dir.empty()) {
     std::fprintf(stderr, "ava: worker: cannot locate the plugin directory: use --plugin-dir\n");
     return kExitUsage;

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+// What a worker tells about each guest it served, one line per session
+// appended to a report file (`ava worker --report FILE`, `ava run --report`,
+// `ava vmhost --report`): the spec, the guest's pid, the calls it ran and
+// the calls it refused. Tests read it to prove a program was really remoted
+// (a program that loaded the real library leaves no line); operators read it
+// as an accounting log.
+//
+//   session spec=opencl pid=4242 calls=1375 refused=0
+//
+// Each line goes out in one O_APPEND write, so the worker processes of one
+// `ava vmhost` (one per slot) may share a file without interleaving.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "transport/channel.hpp"
+
+namespace ava {
+
+struct SessionReport {
+  std::string spec; // empty: the guest never completed HELLO
+  uint64_t guest_pid = 0;
+  uint64_t calls = 0;   // calls handed to the spec's dispatch
+  uint64_t refused = 0; // calls refused before they ran (malformed, policed, over a policy)
+};
+
+std::string format_session_report(const SessionReport &report);
+// Appends the report's line to path, creating it (mode 0644) if needed.
+Status append_session_report(const std::string &path, const SessionReport &report);
+
+} // namespace ava
