@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# The one prepared check for a machine with a GPU: builds ava's CUDA pieces
-# and the CUDA test programs (tests/cuda/programs), runs each program natively
-# and under `ava run` over shm and tcp, compares exit status and stdout, and
-# prints a summary with wall-time ratios. Finishes within GPU_CHECK_BUDGET_S
-# (every run has its own timeout, and runs that would not fit are skipped and
-# count as failures). Also runs where there is no GPU: then every run reports
-# the same "no CUDA device" errors natively and remoted.
+# The one prepared check for a machine with a GPU. It first requires a GPU
+# visible natively (nvidia-smi lists one, its device nodes exist, the driver's
+# libcuda.so.1 is installed) and fails at once with "no GPU visible"
+# otherwise. Then it builds ava's CUDA pieces and the CUDA test programs
+# (tests/cuda/programs), runs each check natively and under `ava run` over shm
+# and tcp, and compares: the native run must pass its own checks (exit 0),
+# each remoted run must exit alike, print the same stdout, print no "ava:"
+# message, and have been served by ava's worker (its session report shows the
+# check's spec running calls, so a run that loaded the real library fails).
+# It prints what ran and what was compared, and a summary with wall-time
+# ratios. Finishes within GPU_CHECK_BUDGET_S (every run has its own timeout;
+# runs that would not fit are skipped and count as failures).
+#
+# Each open issue adds its GPU checks to the `checks` table below, and
+# nowhere else.
 #
 # Usage: scripts/gpu-check.sh
 # Environment:
@@ -16,8 +24,8 @@
 #                       for another source tree or has no CMakeCache.txt.
 #   GPU_CHECK_REBUILD=1 configure and build in BUILD even if a carried build is there
 #   GPU_CHECK_BUDGET_S  seconds for the whole script (default 450)
-# Exit status: 0 when every remoted run matched its native run and every
-# native run exited 0 (checks held) or 2 (no CUDA device); 1 otherwise.
+# Exit status: 0 when a GPU is visible, every native run passed its checks
+# and every remoted run matched it and was remoted; 1 otherwise.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,10 +36,26 @@ native_timeout=60
 remoted_timeout=120
 build_timeout=300
 channels=(shm tcp)
-# program[:argument]; the programs' exit codes are in tests/cuda/programs/cu_check.cuh.
-runs=(device_query errors vector_add streams_events memcpy_bandwidth host_callback
-  failing_launch failing_launch:oob launch_paths driver_api)
-exit_no_device=2
+
+# --- the checks ---------------------------------------------------------------
+# One per line: "ORIGIN SPEC PROGRAM[:ARGUMENT]". ORIGIN says who added it (an
+# issue number, or "base" for the programs that came with the specs); SPEC is
+# the spec whose worker must serve the remoted run (cudart: the runtime,
+# libcudart.so.13; cuda: the driver API, libcuda.so.1); PROGRAM is
+# tests/cuda/programs/PROGRAM.cu (built as cu_PROGRAM), whose exit codes are in
+# tests/cuda/programs/cu_check.cuh. Open issues add their GPU checks here.
+checks=(
+  "base cudart device_query"
+  "base cudart errors"
+  "base cudart vector_add"
+  "base cudart streams_events"
+  "base cudart memcpy_bandwidth"
+  "base cudart host_callback"
+  "base cudart failing_launch"
+  "base cudart failing_launch:oob"
+  "base cudart launch_paths"
+  "base cuda   driver_api"
+)
 
 mkdir -p "$out/runs" || exit 1
 log=$out/gpu-check.log
@@ -45,19 +69,30 @@ left() { echo $((budget - SECONDS)); }
 now() { date +%s.%N; }
 
 note "gpu-check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n), repo $root, build $build, out $out"
-if command -v nvidia-smi >/dev/null 2>&1; then
-  note "nvidia-smi -L"
-  timeout 30 nvidia-smi -L
-else
-  note "nvidia-smi: not installed"
-fi
+
+# --- a GPU, natively ------------------------------------------------------------
+# Without one every program fails alike natively and remoted, which proves
+# nothing a GPU check is for: stop here.
+no_gpu() {
+  note "gpu-check FAILED: no GPU visible: $*"
+  printf 'gpu-check: FAILED: no GPU visible: %s\n' "$*" >"$summary"
+  exit 1
+}
+command -v nvidia-smi >/dev/null 2>&1 || no_gpu "nvidia-smi is not installed (no NVIDIA driver)"
+gpus=$(timeout 30 nvidia-smi -L 2>&1) || no_gpu "nvidia-smi -L failed: $gpus"
+grep -q '^GPU [0-9]' <<<"$gpus" || no_gpu "nvidia-smi -L lists no GPU: $gpus"
+note "nvidia-smi -L"
+printf '%s\n' "$gpus"
+compgen -G '/dev/nvidia[0-9]*' >/dev/null || no_gpu "no /dev/nvidia[0-9]* device node"
+ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 ' || no_gpu "the driver's libcuda.so.1 is not installed"
 nvcc=/usr/local/cuda/bin/nvcc
 [[ -x $nvcc ]] && "$nvcc" --version | tail -n 2
 
 # --- build ------------------------------------------------------------------
 artifacts=(bin/ava lib/ava/guest/libcudart.so.13 lib/ava/worker/libava_worker_cudart.so
   lib/ava/guest/libcuda.so.1 lib/ava/worker/libava_worker_cuda.so)
-for r in "${runs[@]}"; do
+for c in "${checks[@]}"; do
+  read -r _ _ r <<<"$c"
   [[ " ${artifacts[*]} " == *" tests/cuda/cu_${r%%:*} "* ]] || artifacts+=("tests/cuda/cu_${r%%:*}")
 done
 missing_artifacts() {
@@ -151,9 +186,18 @@ ratio() {
   awk -v r="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.2f", r / n; else printf "-" }'
 }
 
+# calls_served <report> <spec>: the calls the worker's sessions of spec ran.
+calls_served() {
+  awk -v s="spec=$2" '$1 == "session" && $2 == s { split($4, c, "="); n += c[2] } END { print n + 0 }' \
+    "$1" 2>/dev/null || echo 0
+}
+
 failures=0
 rows=()
-for r in "${runs[@]}"; do
+note "compared for each check: native exit 0; remoted exit and stdout equal to native;"
+note "no 'ava:' on the remoted stderr; the worker's report shows calls of the check's spec"
+for c in "${checks[@]}"; do
+  read -r origin spec r <<<"$c"
   name=${r%%:*}
   args=()
   [[ $r == *:* ]] && args=("${r#*:}")
@@ -163,9 +207,9 @@ for r in "${runs[@]}"; do
   run_one "$label.native" "$native_timeout" "$prog" "${args[@]}"
   native_exit=$(cat "$out/runs/$label.native.exit")
   native_s=$(cat "$out/runs/$label.native.seconds")
-  note "$label: native exit $native_exit in ${native_s}s"
+  note "$label ($origin, spec $spec): native exit $native_exit in ${native_s}s"
   sed 's/^/   | /' "$out/runs/$label.native.out"
-  if [[ $native_exit != 0 && $native_exit != "$exit_no_device" ]]; then
+  if [[ $native_exit != 0 ]]; then
     note "$label: native run failed its own checks (exit $native_exit):"
     sed 's/^/   ! /' "$out/runs/$label.native.err" | head -n 20
     failures=$((failures + 1))
@@ -175,18 +219,24 @@ for r in "${runs[@]}"; do
   ratios=""
   for ch in "${channels[@]}"; do
     tag=$label.$ch
-    run_one "$tag" "$remoted_timeout" "$ava" run --channel "$ch" -- "$prog" "${args[@]}"
+    report=$out/runs/$tag.report
+    rm -f "$report"
+    run_one "$tag" "$remoted_timeout" "$ava" run --channel "$ch" --report "$report" -- \
+      "$prog" "${args[@]}"
     exit_code=$(cat "$out/runs/$tag.exit")
     secs=$(cat "$out/runs/$tag.seconds")
+    served=$(calls_served "$report" "$spec")
     verdict=same
-    if [[ $exit_code != "$native_exit" ]]; then
+    if ((served == 0)); then
+      verdict="NO(not remoted)"
+    elif [[ $exit_code != "$native_exit" ]]; then
       verdict="NO(exit $exit_code)"
     elif ! cmp -s "$out/runs/$label.native.out" "$out/runs/$tag.out"; then
       verdict="NO(stdout)"
     elif grep -q 'ava:' "$out/runs/$tag.err"; then
       verdict="NO(ava msg)"
     fi
-    note "$label over $ch: exit $exit_code in ${secs}s: $verdict"
+    note "$label over $ch: exit $exit_code in ${secs}s, $served $spec calls served: $verdict"
     if [[ $verdict != same ]]; then
       failures=$((failures + 1))
       diff -u "$out/runs/$label.native.out" "$out/runs/$tag.out" >"$out/runs/$tag.diff"
@@ -205,7 +255,7 @@ done
     "tcp same?" "shm/native" "tcp/native"
   printf '%s\n' "${rows[@]}"
   echo
-  echo "native exit: 0 = the program's checks held on the GPU, $exit_no_device = no CUDA device"
+  echo "native exit: 0 = the program's checks held on the GPU (anything else fails the check)"
   echo "ratios: wall time of the whole process (start-up included) under ava / natively"
   if ((failures == 0)); then
     echo "gpu-check: PASSED in ${SECONDS}s"

@@ -154,7 +154,10 @@ for lib in libOpenCL.so.1 libdemo.so.1; do
   need "$guest_lib_dir/$lib" "ava_guest_opencl ava_guest_demo"
   copy_elf "$guest_lib_dir/$lib"
 done
+# test_transport_vsock_loopback: the vsock round trip a host may not run
+# (test_vm_channels runs it in the guest).
 for p in "$build"/bin/demo_app "$build"/bin/demo_probe "$build"/bin/demo_bench \
+  "$build"/bin/test_transport_vsock_loopback \
   "$build"/tests/opencl/ocl_* \
   "$build"/tests/vm/guest/*; do
   [[ -f $p && -x $p ]] || continue

@@ -8,12 +8,14 @@
 
 #include <sys/stat.h>
 
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "e2e_env.hpp"
 #include "ocl_run.hpp"
 #include "proc.hpp"
+#include "remoted.hpp"
 
 namespace {
 
@@ -77,25 +79,16 @@ void expect_same_as_native(const char *name, const std::vector<std::string> &arg
   cr_assert(missing.empty(), "%s", missing.c_str());
   std::vector<std::string> argv = {program_path(name)};
   argv.insert(argv.end(), args.begin(), args.end());
-  const std::string label = args.empty() ? std::string(name) : std::string(name) + " " + args[0];
-
-  const int want_exit = expected_native_exit();
-  const ProcResult n = run_proc(argv, native_env(), kTimeoutMs);
-  cr_assert_eq(n.exit_code, want_exit, "native %s exited %d, expected %d:\n%s\n%s", label.c_str(),
-               n.exit_code, want_exit, n.out.c_str(), n.err.c_str());
-  for (const char *ch : kChannels) {
-    std::vector<std::string> full = {AVA_BIN, "run", "--channel", ch, "--"};
-    full.insert(full.end(), argv.begin(), argv.end());
-    const ProcResult r = run_proc(full, remoted_env(), kTimeoutMs);
-    cr_expect(!r.timed_out, "[%s %s] timed out", ch, label.c_str());
-    cr_expect_eq(r.exit_code, n.exit_code, "[%s %s] exit %d, native %d, stderr:\n%s", ch,
-                 label.c_str(), r.exit_code, n.exit_code, r.err.c_str());
-    cr_expect(r.out == n.out, "[%s %s] output differs from native:\n%s\nstderr:\n%s", ch,
-              label.c_str(), ocl::line_diff(n.out, r.out, "native", "remoted").c_str(),
-              r.err.c_str());
-    cr_expect(r.err.find("ava:") == std::string::npos, "[%s %s] unexpected ava message:\n%s", ch,
-              label.c_str(), r.err.c_str());
-  }
+  remoted::Comparison cmp;
+  // Without a device the programs fail at their first call, which the
+  // cudart worker must still have served.
+  cmp.spec = "cudart";
+  cmp.channels.assign(std::begin(kChannels), std::end(kChannels));
+  cmp.native_env = native_env();
+  cmp.remoted_env = remoted_env();
+  cmp.timeout_ms = kTimeoutMs;
+  cmp.native_exit = expected_native_exit();
+  remoted::expect_same_as_native(AVA_BIN, argv, cmp);
 }
 
 } // namespace

@@ -7,46 +7,79 @@
 
 #include <cstdio>
 
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "e2e_env.hpp"
 #include "proc.hpp"
+#include "remoted.hpp"
 
 namespace {
 
 const char *const kChannels[] = {"unix", "tcp", "shm"};
 constexpr int kTimeoutMs = 120000;
 
+remoted::Comparison demo_comparison() {
+  remoted::Comparison cmp;
+  cmp.spec = "demo";
+  cmp.channels.assign(std::begin(kChannels), std::end(kChannels));
+  cmp.native_env = clean_env();
+  cmp.remoted_env = clean_env();
+  cmp.timeout_ms = kTimeoutMs;
+  return cmp;
+}
+
 ProcResult native(const std::vector<std::string> &argv) {
   return run_proc(argv, clean_env(), kTimeoutMs);
 }
 
-ProcResult remoted(const char *channel, const std::vector<std::string> &argv) {
+// A run whose output is not the native one on purpose: it must still have
+// been served by the demo worker.
+ProcResult remoted_demo(const char *channel, const std::vector<std::string> &argv) {
+  const remoted::RemotedRun r = remoted::run_remoted(AVA_BIN, channel, argv, demo_comparison());
+  const std::string why = remoted::not_remoted_reason(r.report, "demo");
+  cr_expect(why.empty(), "[%s %s] %s", channel, argv.back().c_str(), why.c_str());
+  return r.proc;
+}
+
+ProcResult ava_run(const char *channel, const std::vector<std::string> &argv) {
   std::vector<std::string> full = {AVA_BIN, "run", "--channel", channel, "--"};
   full.insert(full.end(), argv.begin(), argv.end());
   return run_proc(full, clean_env(), kTimeoutMs);
 }
 
 void expect_same_as_native(const std::vector<std::string> &argv) {
-  const ProcResult n = native(argv);
-  cr_assert_eq(n.exit_code, 0, "native %s failed (%d): %s", argv[0].c_str(), n.exit_code,
-               n.err.c_str());
-  for (const char *ch : kChannels) {
-    const ProcResult r = remoted(ch, argv);
-    cr_expect_eq(r.exit_code, n.exit_code, "[%s %s] exit %d, stderr:\n%s", ch, argv.back().c_str(),
-                 r.exit_code, r.err.c_str());
-    cr_expect(r.out == n.out, "[%s] output differs.\n--- native\n%s\n--- remoted\n%s", ch,
-              n.out.c_str(), r.out.c_str());
-    cr_expect(r.err.find("ava:") == std::string::npos, "[%s] unexpected ava message:\n%s", ch,
-              r.err.c_str());
-  }
+  remoted::expect_same_as_native(AVA_BIN, argv, demo_comparison());
 }
 
 } // namespace
 
 Test(e2e_demo, demo_app_output_matches_native, .timeout = 300) {
   expect_same_as_native({DEMO_APP});
+}
+
+// The check the comparisons rely on: with the guest library directory
+// pointing elsewhere the program loads the real libdemo and prints the native
+// output, and only the worker's report tells that nothing was remoted.
+Test(e2e_demo, a_program_that_loaded_the_real_library_is_not_remoted, .timeout = 120) {
+  const std::string empty = make_temp_dir();
+  remoted::Comparison cmp = demo_comparison();
+  cmp.remoted_env.push_back("AVA_GUEST_LIB_DIR=" + empty);
+  const ProcResult n = native({DEMO_APP});
+  cr_assert_eq(n.exit_code, 0, "native demo_app failed:\n%s", n.err.c_str());
+  for (const std::string &ch : cmp.channels) {
+    const remoted::RemotedRun r = remoted::run_remoted(AVA_BIN, ch, {DEMO_APP}, cmp);
+    cr_expect(r.proc.exit_code == 0 && r.proc.out == n.out,
+              "[%s] with the real library the output should be the native one:\n%s%s", ch.c_str(),
+              r.proc.out.c_str(), r.proc.err.c_str());
+    const std::vector<std::string> diffs = remoted::differences(n, r, cmp);
+    cr_expect(diffs.size() == 1 && diffs[0].starts_with("not remoted:"),
+              "[%s] the helper did not report the run as not remoted (%zu differences)%s%s",
+              ch.c_str(), diffs.size(), diffs.empty() ? "" : ":\n",
+              diffs.empty() ? "" : diffs[0].c_str());
+  }
+  rmdir(empty.c_str());
 }
 
 Test(e2e_demo, bad_handles_and_null_buffers_match_native, .timeout = 120) {
@@ -67,7 +100,7 @@ Test(e2e_demo, async_error_surfaces_at_next_sync_call, .timeout = 60) {
   cr_expect(n.out.find("fill released: -1\nwrite b: 0\n") != std::string::npos, "%s",
             n.out.c_str());
   for (const char *ch : kChannels) {
-    const ProcResult r = remoted(ch, {DEMO_PROBE, "async-error"});
+    const ProcResult r = remoted_demo(ch, {DEMO_PROBE, "async-error"});
     cr_expect_eq(r.exit_code, 0);
     // The async fill returns at once; its failure is the result of the next sync call.
     cr_expect(r.out == "create a: 0\ncreate b: 0\nrelease a: 0\nfill released: 0\nwrite b: -1\n"
@@ -79,7 +112,7 @@ Test(e2e_demo, async_error_surfaces_at_next_sync_call, .timeout = 60) {
 Test(e2e_demo, function_missing_from_spec_reports_itself, .timeout = 60) {
   const ProcResult n = native({DEMO_PROBE, "unsupported"});
   cr_expect(n.out == "reserved: 42\nversion: 10203\n", "%s", n.out.c_str());
-  const ProcResult r = remoted("unix", {DEMO_PROBE, "unsupported"});
+  const ProcResult r = remoted_demo("unix", {DEMO_PROBE, "unsupported"});
   cr_expect_eq(r.exit_code, 0);
   cr_expect(r.out == "reserved: -5\nversion: 10203\n", "%s", r.out.c_str());
   cr_expect(r.err.find("ava: demo_reserved_call is not supported by this spec") !=
@@ -89,10 +122,10 @@ Test(e2e_demo, function_missing_from_spec_reports_itself, .timeout = 60) {
 
 Test(e2e_demo, exit_status_is_the_programs, .timeout = 60) {
   for (const char *ch : kChannels) {
-    cr_expect_eq(remoted(ch, {"/bin/sh", "-c", "exit 7"}).exit_code, 7);
-    cr_expect_eq(remoted(ch, {"/bin/sh", "-c", "kill -TERM $$"}).exit_code, 128 + 15);
+    cr_expect_eq(ava_run(ch, {"/bin/sh", "-c", "exit 7"}).exit_code, 7);
+    cr_expect_eq(ava_run(ch, {"/bin/sh", "-c", "kill -TERM $$"}).exit_code, 128 + 15);
   }
-  const ProcResult missing = remoted("unix", {"/nonexistent/program"});
+  const ProcResult missing = ava_run("unix", {"/nonexistent/program"});
   cr_expect_eq(missing.exit_code, 127);
 }
 

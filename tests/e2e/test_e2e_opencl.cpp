@@ -29,19 +29,8 @@ void require_spec() {
 
 void expect_same_as_native(const char *name) {
   require_spec();
-  const std::vector<std::string> argv = {program(name)};
-  const ProcResult n = ocl::native(argv);
   // The programs check themselves: a native failure is a bug in the test program.
-  cr_assert_eq(n.exit_code, 0, "native %s failed (%d):\n%s", name, n.exit_code, n.err.c_str());
-  for (const char *ch : ocl::kChannels) {
-    const ProcResult r = ocl::remoted(ch, argv);
-    cr_expect_eq(r.exit_code, n.exit_code, "[%s %s] exit %d, stderr:\n%s", ch, name, r.exit_code,
-                 r.err.c_str());
-    cr_expect(r.out == n.out, "[%s %s] output differs from native:\n%s\nstderr:\n%s", ch, name,
-              ocl::line_diff(n.out, r.out, "native", "remoted").c_str(), r.err.c_str());
-    cr_expect(r.err.find("ava:") == std::string::npos, "[%s %s] unexpected ava message:\n%s", ch,
-              name, r.err.c_str());
-  }
+  remoted::expect_same_as_native(AVA_BIN, {program(name)}, ocl::comparison());
 }
 
 std::string read_file(const char *path) {
@@ -82,13 +71,19 @@ Test(e2e_opencl, bad_handles_get_the_specs_errors, .timeout = 300) {
   require_spec();
   const std::string expected = read_file(BAD_HANDLES_EXPECTED);
   cr_assert(!expected.empty(), "cannot read %s", BAD_HANDLES_EXPECTED);
-  for (const char *ch : ocl::kChannels) {
-    const ProcResult r = ocl::remoted(ch, {program("bad_handles")});
-    cr_expect_eq(r.exit_code, 0, "[%s] exit %d, stderr:\n%s", ch, r.exit_code, r.err.c_str());
-    cr_expect(r.out == expected, "[%s] output differs from %s:\n%s", ch, BAD_HANDLES_EXPECTED,
-              ocl::line_diff(expected, r.out, "expected", "remoted").c_str());
+  const remoted::Comparison cmp = ocl::comparison();
+  for (const std::string &ch : cmp.channels) {
+    const remoted::RemotedRun run =
+        remoted::run_remoted(AVA_BIN, ch, {program("bad_handles")}, cmp);
+    const ProcResult &r = run.proc;
+    cr_expect_eq(r.exit_code, 0, "[%s] exit %d, stderr:\n%s", ch.c_str(), r.exit_code,
+                 r.err.c_str());
+    cr_expect(r.out == expected, "[%s] output differs from %s:\n%s", ch.c_str(),
+              BAD_HANDLES_EXPECTED, ocl::line_diff(expected, r.out, "expected", "remoted").c_str());
     cr_expect(r.err.find("ava: the local worker") == std::string::npos, "[%s] the worker died:\n%s",
-              ch, r.err.c_str());
+              ch.c_str(), r.err.c_str());
+    const std::string why = remoted::not_remoted_reason(run.report, "opencl");
+    cr_expect(why.empty(), "[%s] %s", ch.c_str(), why.c_str());
   }
 }
 
@@ -97,13 +92,19 @@ namespace {
 struct SharedWorker {
   std::string dir = make_temp_dir();
   std::string address = "unix:" + dir + "/worker.sock";
+  std::string report = dir + "/sessions.report";
   // --ready-fd 1: the worker prints its address on stdout once it listens.
-  BackgroundProc proc{
-      {AVA_BIN, "worker", "--spec", "opencl", "--listen", address, "--ready-fd", "1"},
-      ocl::child_env()};
-  ~SharedWorker() {
+  BackgroundProc proc{{AVA_BIN, "worker", "--spec", "opencl", "--listen", address, "--ready-fd",
+                       "1", "--report", report},
+                      ocl::child_env()};
+  // Stops the worker (every session ends and reports) and reads its report.
+  remoted::WorkerReport stop() {
     proc.kill_now(SIGTERM);
     proc.wait_exit(5000);
+    return remoted::WorkerReport::read(report);
+  }
+  ~SharedWorker() {
+    stop();
     const std::string rm = "rm -rf " + dir;
     [[maybe_unused]] int rc = system(rm.c_str());
   }
@@ -160,4 +161,8 @@ Test(e2e_opencl, bad_guests_never_affect_another_guest, .timeout = 600) {
             "the worker does not serve correctly after the bad guests (exit %d):\n%s\n%s",
             after.exit_code, ocl::line_diff(reference.out, after.out, "native", "after").c_str(),
             after.err.c_str());
+  // Every run, good or bad, was a session of the shared worker.
+  const std::string why =
+      remoted::not_remoted_reason(w.stop(), "opencl", good_runs.size() + bad_runs.size() + 1);
+  cr_expect(why.empty(), "%s", why.c_str());
 }

@@ -112,8 +112,11 @@ Test(e2e_symbols, opencl_guest_library_matches_the_icd_loaders_exports) {
 
 // CUDA runtime: exactly the toolkit's libcudart.so.13 exports, same version node.
 Test(e2e_symbols, cudart_guest_library_matches_the_toolkits_exports) {
-  if (access(CUDART_REAL_LIB, R_OK) != 0 || access(CUDART_GUEST_LIB, R_OK) != 0)
-    cr_skip_test("no CUDA toolkit here");
+  if (access(CUDART_REAL_LIB, R_OK) != 0)
+    cr_skip_test("no CUDA toolkit here (%s)", CUDART_REAL_LIB);
+  // With the toolkit the build makes the guest library: its absence is a build failure.
+  cr_assert(access(CUDART_GUEST_LIB, R_OK) == 0, "%s is missing (target ava_guest_cudart)",
+            CUDART_GUEST_LIB);
   std::set<std::string> real = versioned_exports(CUDART_REAL_LIB);
   std::set<std::string> guest = versioned_exports(CUDART_GUEST_LIB);
   cr_assert_gt(real.size(), 300u);
@@ -128,8 +131,10 @@ Test(e2e_symbols, cudart_guest_library_matches_the_toolkits_exports) {
 // cuda.h maps to newer ones (cuMemAlloc -> cuMemAlloc_v2), which cannot be
 // defined next to cuda.h (specs/cuda/cuda_exports.h).
 Test(e2e_symbols, cuda_guest_library_matches_the_driver_exports) {
-  if (access(CUDA_STUB_LIB, R_OK) != 0 || access(CUDA_GUEST_LIB, R_OK) != 0)
-    cr_skip_test("no CUDA toolkit here");
+  if (access(CUDA_STUB_LIB, R_OK) != 0)
+    cr_skip_test("no CUDA toolkit here (%s)", CUDA_STUB_LIB);
+  cr_assert(access(CUDA_GUEST_LIB, R_OK) == 0, "%s is missing (target ava_guest_cuda)",
+            CUDA_GUEST_LIB);
   std::set<std::string> stub = versioned_exports(CUDA_STUB_LIB);
   std::set<std::string> guest = versioned_exports(CUDA_GUEST_LIB);
   cr_assert_gt(stub.size(), 400u);

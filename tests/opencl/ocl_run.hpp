@@ -6,13 +6,13 @@
 
 #include <sys/stat.h>
 
-#include <algorithm>
-#include <sstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "e2e_env.hpp"
 #include "proc.hpp"
+#include "remoted.hpp"
 
 namespace ocl {
 
@@ -41,45 +41,58 @@ inline ProcResult native(const std::vector<std::string> &argv,
 }
 
 // `ava run --channel <channel> -- argv...`
-inline ProcResult remoted(const char *channel, const std::vector<std::string> &argv,
-                          const std::vector<std::string> &env = child_env()) {
+inline ProcResult run_remoted(const char *channel, const std::vector<std::string> &argv,
+                              const std::vector<std::string> &env = child_env()) {
   std::vector<std::string> full = {AVA_BIN, "run", "--channel", channel, "--"};
   full.insert(full.end(), argv.begin(), argv.end());
   return run_proc(full, env, kTimeoutMs);
 }
 
-inline std::vector<std::string> split_lines(const std::string &text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line))
-    lines.push_back(line);
-  return lines;
+using remoted::line_diff;
+using remoted::split_lines;
+
+// clinfo's lines about the ICD loader: under ava the guest library stands in
+// for the loader and implements no loader queries, so these are the only
+// lines of clinfo allowed to differ: the "ICD loader properties" section (and
+// the blank line before it), the loader lines of --raw, and clinfo's notes
+// about the library's version.
+inline bool is_loader_line(const std::vector<std::string> &lines, size_t i) {
+  static const char *const kPrefixes[] = {
+      "ICD loader properties", // section title
+      "  ICD loader ",         // Name, Vendor, Version, Profile
+      "[OCLICD/",              // --raw: CL_ICDL_NAME, _VENDOR, _VERSION, _OCL_VERSION
+      "NOTE: your OpenCL library",
+  };
+  const std::string &line = lines[i];
+  for (const char *p : kPrefixes)
+    if (line.starts_with(p))
+      return true;
+  return line.empty() && i + 1 < lines.size() && lines[i + 1] == "ICD loader properties";
 }
 
-// The first differing lines of two outputs, numbered, diff style.
-inline std::string line_diff(const std::string &expected, const std::string &got,
-                             const char *expected_name, const char *got_name) {
-  constexpr size_t kMaxShown = 12;
-  const std::vector<std::string> a = split_lines(expected), b = split_lines(got);
-  std::ostringstream out;
-  out << "--- " << expected_name << " (" << a.size() << " lines)\n+++ " << got_name << " ("
-      << b.size() << " lines)\n";
-  size_t shown = 0;
-  for (size_t i = 0; i < std::max(a.size(), b.size()) && shown < kMaxShown; ++i) {
-    const bool has_a = i < a.size(), has_b = i < b.size();
-    if (has_a && has_b && a[i] == b[i])
-      continue;
-    out << "@@ line " << i + 1 << "\n";
-    if (has_a)
-      out << "-" << a[i] << "\n";
-    if (has_b)
-      out << "+" << b[i] << "\n";
-    ++shown;
+// text without its ICD loader lines; those go to *removed if given.
+inline std::string without_loader_lines(const std::string &text, std::string *removed = nullptr) {
+  const std::vector<std::string> lines = split_lines(text);
+  std::string kept;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!is_loader_line(lines, i))
+      kept += lines[i] + "\n";
+    else if (removed != nullptr)
+      *removed += lines[i] + "\n";
   }
-  if (shown == kMaxShown)
-    out << "... (more differences)\n";
-  return out.str();
+  return kept;
+}
+
+// An OpenCL program natively and under `ava run` on every channel, served
+// by the opencl spec's worker.
+inline remoted::Comparison comparison(const std::vector<std::string> &remoted_env = child_env()) {
+  remoted::Comparison cmp;
+  cmp.spec = "opencl";
+  cmp.channels.assign(std::begin(kChannels), std::end(kChannels));
+  cmp.native_env = child_env();
+  cmp.remoted_env = remoted_env;
+  cmp.timeout_ms = kTimeoutMs;
+  return cmp;
 }
 
 // The OpenCL spec's pieces must exist: without them every remoted run fails,

@@ -28,18 +28,16 @@ foreach(feature IN LISTS ava_wt_static_tests)
   set(name test_worker_${feature})
   add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.cpp)
   target_link_libraries(${name} PRIVATE ava_worker_fake_guest ava_wtest_spec ava_worker_rt
-                        PkgConfig::CRITERION ava_transport Threads::Threads)
-  add_test(NAME ${name} COMMAND ${name})
-  set_tests_properties(${name} PROPERTIES TIMEOUT 600)
+                        ava_criterion ava_transport Threads::Threads)
+  ava_add_test(NAME ${name} COMMAND ${name} LABELS unit)
 endforeach()
 
 # Links the runtime as objects and exports them, as the `ava` executable must.
 add_executable(test_worker_plugin ${CMAKE_CURRENT_LIST_DIR}/test_worker_plugin.cpp)
 target_link_libraries(test_worker_plugin PRIVATE ava_worker_rt_obj ava_worker_fake_guest
-                      PkgConfig::CRITERION ava_transport Threads::Threads)
+                      ava_criterion ava_transport Threads::Threads)
 set_target_properties(test_worker_plugin PROPERTIES ENABLE_EXPORTS ON)
 target_compile_definitions(test_worker_plugin PRIVATE
   AVA_WT_PLUGIN_DIR="${ava_wt_plugin_dir}")
 add_dependencies(test_worker_plugin ava_worker_wtest)
-add_test(NAME test_worker_plugin COMMAND test_worker_plugin)
-set_tests_properties(test_worker_plugin PROPERTIES TIMEOUT 600)
+ava_add_test(NAME test_worker_plugin COMMAND test_worker_plugin LABELS unit)

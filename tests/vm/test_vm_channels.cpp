@@ -5,6 +5,9 @@
 // guest). Each guest result is compared with the native run on the host.
 #include <criterion/criterion.h>
 
+#include <signal.h>
+
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -49,7 +52,7 @@ std::string channels_job(const std::string &host_port) {
   const std::string port = std::to_string(kVsockPort);
   job += "env -u LD_LIBRARY_PATH -u AVA_WORKER " + sh_quote(AVA_BIN) +
          " worker --spec demo --listen vsock:1:" + port +
-         " --ready-fd 3 3>vsock.ready >vsock-worker.log 2>&1 &\n"
+         " --report vsock.report --ready-fd 3 3>vsock.ready >vsock-worker.log 2>&1 &\n"
          "vsock_worker=$!\n"
          "if ava_wait_for 300 test -s vsock.ready; then ava_note vsock.ready ok; else "
          "ava_note vsock.ready \"$(cat vsock-worker.log)\"; fi\n"
@@ -57,8 +60,12 @@ std::string channels_job(const std::string &host_port) {
          port + "\n";
   for (const GuestProgram &p : vsock_programs())
     job += vmtest::check_line(p.check, kCheckLimitS, p.argv);
+  // The transport's own vsock round trip, which the host may not run.
+  job += vmtest::check_line("vsock.loopback", kCheckLimitS,
+                            {"env", "AVA_TEST_VSOCK=1", VSOCK_LOOPBACK_TEST, "--jobs", "1"});
   job += "kill $vsock_worker; wait $vsock_worker\n"
-         "ava_emit vsock.worker-log out vsock-worker.log\n";
+         "ava_emit vsock.worker-log out vsock-worker.log\n"
+         "ava_emit vsock.report out vsock.report\n";
   return job;
 }
 
@@ -66,8 +73,11 @@ std::string channels_job(const std::string &host_port) {
 
 Test(vm_channels, opencl_over_tcp_and_demo_over_vsock, .timeout = 1200) {
   vmtest::require_vm();
-  BackgroundProc worker({AVA_BIN, "worker", "--listen", "tcp:127.0.0.1:0", "--ready-fd", "1"},
-                        ocl::child_env());
+  const std::string dir = make_temp_dir();
+  const std::string report = dir + "/sessions.report";
+  BackgroundProc worker(
+      {AVA_BIN, "worker", "--listen", "tcp:127.0.0.1:0", "--ready-fd", "1", "--report", report},
+      ocl::child_env());
   std::string address;
   cr_assert(worker.wait_for_line("tcp:", 30000, &address), "host worker did not start:\n%s",
             address.c_str());
@@ -98,5 +108,17 @@ Test(vm_channels, opencl_over_tcp_and_demo_over_vsock, .timeout = 1200) {
             ready == r.checks.end() ? "(no report)" : ready->second.out.c_str());
   for (size_t i = 0; i < vsock.size(); ++i)
     vmtest::expect_same_as_native(r, vsock[i].check, vsock_native[i]);
+  vmtest::expect_ok(r, "vsock.loopback");
+  // Each compared guest program was a session of the host's (tcp) or the
+  // guest's own (vsock) worker.
+  worker.kill_now(SIGTERM);
+  worker.wait_exit(10000);
+  vmtest::expect_remoted(remoted::WorkerReport::read(report), "opencl", tcp.size(), "tcp");
+  auto vsock_report = r.checks.find("vsock.report");
+  vmtest::expect_remoted(
+      remoted::WorkerReport::parse(vsock_report == r.checks.end() ? "" : vsock_report->second.out),
+      "demo", vsock.size(), "vsock");
+  const std::string rm = "rm -rf " + dir;
+  [[maybe_unused]] int removed = system(rm.c_str());
   vmtest::expect_clean_run(vm, rc);
 }

@@ -42,13 +42,12 @@ constexpr int kErrorWithinS = 30;
 // ring; gkill: the guest kills the calling insmod (SIGKILL).
 const char *const kFaults[] = {"wkill", "garbage", "gkill"};
 
-std::string kernel_job(bool have_avactl) {
+std::string kernel_job() {
   const std::string dir = kModDir;
   std::string job = "insmod " + dir + "ava.ko || echo 'ava.ko did not load'\n";
   job += "ava_check load.demo 120 insmod " + dir + "ava_demo.ko\n";
   job += "ava_check load.test 600 insmod " + dir + "ava_demo_test.ko\n";
-  if (have_avactl)
-    job += "ava_check slots 30 avactl slots\n";
+  job += "ava_check slots 30 avactl slots\n";
   job += "ava_check rmmod.busy 30 rmmod ava\n"
          "ava_sync loaded\n"
          "ava_check unload 120 rmmod ava_demo_test ava_demo\n"
@@ -102,13 +101,13 @@ Test(vm_kernel, demo_from_kernel_space, .timeout = 1200) {
             "the guest image lacks ava_demo.ko or ava_demo_test.ko (AVA_VM_EXTRA_KO=%s): build "
             "the vm_kernel_modules target before the vm_image test",
             env["AVA_VM_EXTRA_KO"].c_str());
-  const bool have_avactl = env["AVA_VM_HAVE_AVACTL"] == "1";
+  vmtest::require_avactl();
   const std::string dir = make_temp_dir();
   VmHost host(dir, kSlots, {"demo"}, {});
   cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
   VmShm shm(host.shm_path());
   cr_assert(shm.ok(), "cannot read the VM's shared memory: %s", shm.error().c_str());
-  VmSession vm("kernel-demo", kernel_job(have_avactl), host.vm_args());
+  VmSession vm("kernel-demo", kernel_job(), host.vm_args());
 
   unsigned slot = 0;
   pid_t worker = 0;
@@ -165,10 +164,9 @@ Test(vm_kernel, demo_from_kernel_space, .timeout = 1200) {
   expect_ok(r, "rmmod.idle");
   if (const VmCheck *c = check_result(r, "rmmod.busy"))
     cr_expect(c->rc != 0, "[rmmod.busy] rmmod ava succeeded under a kernel connection");
-  if (have_avactl)
-    if (const VmCheck *c = check_result(r, "slots"))
-      cr_expect(c->out.find(" kernel ") != std::string::npos,
-                "[slots] avactl does not show the slot held by the kernel:\n%s", c->out.c_str());
+  if (const VmCheck *c = check_result(r, "slots"))
+    cr_expect(c->out.find(" kernel ") != std::string::npos,
+              "[slots] avactl does not show the slot held by the kernel:\n%s", c->out.c_str());
   const std::string klog = vm.kernel_log();
   cr_expect(klog.find("ava_demo_test: PASS ") != std::string::npos &&
                 klog.find("ava_demo_test: FAIL") == std::string::npos,

@@ -35,14 +35,13 @@ constexpr int kSyncTimeoutMs = 600000;
 constexpr int kFreedWithinMs = 15000;
 constexpr const char *kModDir = "/lib/modules/ava-vm/";
 
-std::string kernel_job(bool have_avactl) {
+std::string kernel_job() {
   const std::string dir = kModDir;
   std::string job = "insmod " + dir + "ava.ko || echo 'ava.ko did not load'\n";
   job += "ava_check load.opencl 120 insmod " + dir + "ava_opencl.ko\n";
   // The host compiles the program with PoCL: slow under a loaded machine.
   job += "ava_check load.test 600 insmod " + dir + "ava_opencl_test.ko\n";
-  if (have_avactl)
-    job += "ava_check slots 30 avactl slots\n";
+  job += "ava_check slots 30 avactl slots\n";
   job += "ava_sync loaded\n"
          "ava_check unload 120 rmmod ava_opencl_test ava_opencl\n"
          "ava_sync unloaded\n"
@@ -61,13 +60,13 @@ Test(vm_kernel_opencl, vector_add_from_kernel_space, .timeout = 1200) {
             "the guest image lacks ava_opencl.ko or ava_opencl_test.ko (AVA_VM_EXTRA_KO=%s): "
             "build the vm_kernel_opencl_modules target before the vm_image test",
             env["AVA_VM_EXTRA_KO"].c_str());
-  const bool have_avactl = env["AVA_VM_HAVE_AVACTL"] == "1";
+  vmtest::require_avactl();
   const std::string dir = make_temp_dir();
   VmHost host(dir, kSlots, {"opencl"}, ocl::child_env());
   cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
   VmShm shm(host.shm_path());
   cr_assert(shm.ok(), "cannot read the VM's shared memory: %s", shm.error().c_str());
-  VmSession vm("kernel-opencl", kernel_job(have_avactl), host.vm_args());
+  VmSession vm("kernel-opencl", kernel_job(), host.vm_args());
 
   unsigned slot = 0;
   pid_t worker = 0;
@@ -107,10 +106,9 @@ Test(vm_kernel_opencl, vector_add_from_kernel_space, .timeout = 1200) {
   expect_ok(r, "load.test");
   expect_ok(r, "unload");
   expect_ok(r, "rmmod.idle");
-  if (have_avactl)
-    if (const VmCheck *c = check_result(r, "slots"))
-      cr_expect(c->out.find(" kernel ") != std::string::npos,
-                "[slots] avactl does not show the slot held by the kernel:\n%s", c->out.c_str());
+  if (const VmCheck *c = check_result(r, "slots"))
+    cr_expect(c->out.find(" kernel ") != std::string::npos,
+              "[slots] avactl does not show the slot held by the kernel:\n%s", c->out.c_str());
   const std::string klog = vm.kernel_log();
   std::istringstream lines(klog);
   for (std::string line; std::getline(lines, line);)

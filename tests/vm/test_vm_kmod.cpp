@@ -88,12 +88,14 @@ Test(vm_kmod, opencl_and_clinfo_over_dev_ava, .timeout = 1200) {
     else
       vmtest::expect_same_as_native(r, programs[i].first, native[i]);
   }
+  vmtest::expect_remoted(host.report("opencl", programs.size()), "opencl", programs.size(),
+                         "kmod: a slot worker per program");
   vmtest::expect_clean_run(vm, rc);
 }
 
 namespace {
 
-std::string faults_job(bool have_avactl) {
+std::string faults_job() {
   const std::string probe = sh_quote(SLOT_PROBE), demo = sh_quote(DEMO_PROBE);
   const std::string sleep = std::to_string(kSleepMs), limit = std::to_string(kErrorWithinS);
   std::string job = kmod_env();
@@ -102,8 +104,7 @@ std::string faults_job(bool have_avactl) {
          " sleep 3000; done\n"
          "ava_wait_for 600 sh -c 'grep -q ready multi.1.out && grep -q ready multi.2.out && "
          "grep -q ready multi.3.out'\n";
-  if (have_avactl)
-    job += "ava_check multi.avactl 30 avactl slots\n";
+  job += "ava_check multi.avactl 30 avactl slots\n";
   job += "ava_sync multi\n"
          "for i in 1 2 3; do ava_finish multi.$i; done\n";
   // mmap: this slot and nothing beyond it.
@@ -116,8 +117,7 @@ std::string faults_job(bool have_avactl) {
          "kill -9 $(cat gkill.pid)\n"
          "ava_finish gkill\n"
          "ava_sync gkill.after\n";
-  if (have_avactl)
-    job += "ava_check gkill.avactl 30 avactl slots\n";
+  job += "ava_check gkill.avactl 30 avactl slots\n";
   // The host's worker killed mid-call: the call must fail, not hang.
   job += "ava_start wkill " + limit + " " + demo + " sleep " + sleep +
          "\n"
@@ -155,13 +155,13 @@ bool at_sync(VmSession &vm, const char *name) {
 
 Test(vm_kmod, slots_and_faults, .timeout = 1200) {
   require_kmod();
-  const bool have_avactl = vm_image_env()["AVA_VM_HAVE_AVACTL"] == "1";
+  vmtest::require_avactl();
   const std::string dir = make_temp_dir();
   VmHost host(dir, kSlots, {}, ocl::child_env());
   cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
   VmShm shm(host.shm_path());
   cr_assert(shm.ok(), "cannot read the VM's shared memory: %s", shm.error().c_str());
-  VmSession vm("kmod-faults", faults_job(have_avactl), host.vm_args());
+  VmSession vm("kmod-faults", faults_job(), host.vm_args());
   const ProcResult sleeper_native = vmtest::native({DEMO_PROBE, "sleep", "3000"});
   const ProcResult bad_handles_native = vmtest::native({DEMO_PROBE, "bad-handles"});
 
@@ -245,16 +245,18 @@ Test(vm_kmod, slots_and_faults, .timeout = 1200) {
     }
   }
   vmtest::expect_same_as_native(r, "after", bad_handles_native);
+  // multi.1-3 and after, whose outputs were compared, ran on slot workers
+  // (the killed ones may leave no report).
+  vmtest::expect_remoted(host.report("demo", 4), "demo", 4, "faults: multi.1-3, after");
   if (const VmCheck *c = check_result(r, "rmmod.busy"))
     cr_expect(c->rc != 0, "[rmmod] rmmod ava succeeded while a slot was open");
   if (const VmCheck *c = check_result(r, "rmmod.idle"))
     cr_expect_eq(c->rc, 0, "[rmmod] rmmod ava failed after the slot was closed:\n%s",
                  c->err.c_str());
   for (const char *name : {"multi.avactl", "gkill.avactl"})
-    if (have_avactl)
-      if (const VmCheck *c = check_result(r, name))
-        cr_expect_eq(c->rc, 0, "[%s] avactl slots failed (%d):\n%s%s", name, c->rc, c->out.c_str(),
-                     c->err.c_str());
+    if (const VmCheck *c = check_result(r, name))
+      cr_expect_eq(c->rc, 0, "[%s] avactl slots failed (%d):\n%s%s", name, c->rc, c->out.c_str(),
+                   c->err.c_str());
   cr_expect(!process_gone(host.pid()), "ava vmhost died during the faults");
   vmtest::expect_clean_run(vm, rc);
 }
@@ -270,15 +272,14 @@ Test(vm_kmod, command_table_policing_of_a_guest_slot, .timeout = 1200) {
   cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
   VmShm shm(host.shm_path());
   cr_assert(shm.ok(), "cannot read the VM's shared memory: %s", shm.error().c_str());
-  const bool have_avactl = vm_image_env()["AVA_VM_HAVE_AVACTL"] == "1";
+  vmtest::require_avactl();
   const std::string demo = sh_quote(DEMO_PROBE);
   std::string job = kmod_env();
   job += "ava_start held 240 " + demo +
          " sleep 3000\n"
          "ava_wait_for 600 grep -q ready held.out\n";
   job += vmtest::check_line("policing", kCheckLimitS, {KMOD_RAW});
-  if (have_avactl)
-    job += "ava_check policing.stats 30 avactl stats\n";
+  job += "ava_check policing.stats 30 avactl stats\n";
   job += "ava_finish held\n";
   VmSession vm("kmod-policing", job, host.vm_args());
   const ProcResult held_native = vmtest::native({DEMO_PROBE, "sleep", "3000"});
@@ -288,15 +289,15 @@ Test(vm_kmod, command_table_policing_of_a_guest_slot, .timeout = 1200) {
     cr_expect_eq(c->rc, 0, "[policing] a bad call was not refused as the table says:\n%s%s",
                  c->out.c_str(), c->err.c_str());
   vmtest::expect_same_as_native(r, "held", held_native);
+  vmtest::expect_remoted(host.report("demo", 1), "demo", 1, "held");
   // The slot kmod_raw used keeps its counters until the next claim.
   bool counted = false;
   for (unsigned i = 0; i < kSlots; ++i)
     counted |= shm.slot(i).errors == 3;
   cr_expect(counted, "no slot counted the 3 refused calls");
-  if (have_avactl)
-    if (const VmCheck *c = check_result(r, "policing.stats"))
-      cr_expect(c->rc == 0 && c->out.find("errors      3 (host)") != std::string::npos,
-                "[policing] avactl stats does not show the 3 refusals:\n%s%s", c->out.c_str(),
-                c->err.c_str());
+  if (const VmCheck *c = check_result(r, "policing.stats"))
+    cr_expect(c->rc == 0 && c->out.find("errors      3 (host)") != std::string::npos,
+              "[policing] avactl stats does not show the 3 refusals:\n%s%s", c->out.c_str(),
+              c->err.c_str());
   vmtest::expect_clean_run(vm, rc);
 }

@@ -148,10 +148,33 @@ Test(vm_policed, the_guest_kernel_refuses_what_the_table_forbids, .timeout = 180
   if (const VmCheck *c = check_result(r, "quota.stats"))
     cr_expect(c->rc == 0 && !slot_blocks(c->out, "errors      3 (host)").empty(),
               "[quota.stats] no slot counts ocl_quota's 3 refused buffers:\n%s", c->out.c_str());
-  if (const VmCheck *c = check_result(r, "stats.after"))
-    cr_log_info("avactl slots:\n%s", c->out.c_str());
+  // After the probes: their slots are released and none is broken; the held
+  // demo program is the one process still holding a slot, policed, served.
+  if (const VmCheck *c = check_result(r, "stats.after")) {
+    std::istringstream rows(c->out);
+    std::string line;
+    std::getline(rows, line); // the header
+    int processes = 0, broken = 0, held_ok = 0;
+    for (; std::getline(rows, line);) {
+      std::istringstream cols(line);
+      std::string slot, guest, host, gen, pid, is_broken, policed;
+      cols >> slot >> guest >> host >> gen >> pid >> is_broken >> policed;
+      broken += is_broken == "yes";
+      if (guest == "claimed" && pid != "kernel") {
+        ++processes;
+        held_ok += host == "serving" && policed == "yes";
+      }
+    }
+    cr_expect(c->rc == 0 && processes == 1 && held_ok == 1 && broken == 0,
+              "[stats.after] expected the held demo as the one policed, served process slot and "
+              "no broken slot (%d process slots, %d broken):\n%s%s",
+              processes, broken, c->out.c_str(), c->err.c_str());
+  }
   vmtest::expect_same_as_native(r, "held", held_native);
   for (size_t i = 0; i < std::size(kOclPrograms); ++i)
     vmtest::expect_same_as_native(r, std::string("ocl.") + kOclPrograms[i], ocl_native[i]);
+  vmtest::expect_remoted(host.report("demo", 1), "demo", 1, "held");
+  vmtest::expect_remoted(host.report("opencl", std::size(kOclPrograms)), "opencl",
+                         std::size(kOclPrograms), "ocl.*");
   vmtest::expect_clean_run(vm, rc);
 }

@@ -11,27 +11,6 @@
 namespace vmtest {
 namespace {
 
-// clinfo's lines about the ICD loader: under ava the guest library stands in
-// for the loader and answers no loader queries (tests/e2e/test_e2e_clinfo.cpp).
-bool is_loader_line(const std::vector<std::string> &lines, size_t i) {
-  static const char *const kPrefixes[] = {"ICD loader properties", "  ICD loader ", "[OCLICD/",
-                                          "NOTE: your OpenCL library"};
-  const std::string &line = lines[i];
-  for (const char *p : kPrefixes)
-    if (line.starts_with(p))
-      return true;
-  return line.empty() && i + 1 < lines.size() && lines[i + 1] == "ICD loader properties";
-}
-
-std::string without_loader_lines(const std::string &text) {
-  const std::vector<std::string> lines = ocl::split_lines(text);
-  std::string kept;
-  for (size_t i = 0; i < lines.size(); ++i)
-    if (!is_loader_line(lines, i))
-      kept += lines[i] + "\n";
-  return kept;
-}
-
 const VmCheck *find_check(const VmResults &r, const std::string &check) {
   auto it = r.checks.find(check);
   cr_expect(it != r.checks.end(), "[%s] the guest reported no result (did the job get there?)",
@@ -53,15 +32,23 @@ void expect_outputs(const std::string &check, const VmCheck &g, const ProcResult
 } // namespace
 
 void require_vm() {
+  // QEMU is one of make's dependencies (scripts/install-deps.sh): without it
+  // the run is incomplete, which must read as a failure. `ctest -LE vm`
+  // leaves the VM tests out on purpose.
   const std::string why = vm_unavailable_reason();
-  if (!why.empty())
-    cr_skip_test("VM tests skipped: %s", why.c_str());
+  cr_assert(why.empty(), "cannot run the VM tests: %s (ctest -LE vm leaves them out)", why.c_str());
   struct stat st {};
   const std::string initrd = std::string(VM_IMAGE_DIR) + "/initramfs.cpio.gz";
   cr_assert(stat(initrd.c_str(), &st) == 0,
             "%s is missing: the vm_image test (vm/build-image.sh) builds it; run ctest with it, "
             "or vm/build-image.sh --build <build dir>",
             initrd.c_str());
+}
+
+void require_avactl() {
+  cr_assert(vm_image_env()["AVA_VM_HAVE_AVACTL"] == "1",
+            "the guest image has no avactl: the tree builds it (libnl-genl-3 is a dependency); "
+            "see the vm_image test");
 }
 
 ProcResult native(const std::vector<std::string> &argv) {
@@ -80,7 +67,14 @@ void expect_clinfo_same_as_native(const VmResults &r, const std::string &check,
   cr_assert_eq(n.exit_code, 0, "[%s] native clinfo failed (%d):\n%s", check.c_str(), n.exit_code,
                n.err.c_str());
   if (const VmCheck *g = find_check(r, check))
-    expect_outputs(check, *g, n, without_loader_lines(n.out), without_loader_lines(g->out));
+    expect_outputs(check, *g, n, ocl::without_loader_lines(n.out),
+                   ocl::without_loader_lines(g->out));
+}
+
+void expect_remoted(const remoted::WorkerReport &report, const std::string &spec,
+                    uint64_t min_sessions, const std::string &what) {
+  const std::string why = remoted::not_remoted_reason(report, spec, min_sessions);
+  cr_expect(why.empty(), "[%s] %s", what.c_str(), why.c_str());
 }
 
 void expect_clean_run(VmSession &vm, int exit_code) {

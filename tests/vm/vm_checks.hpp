@@ -9,15 +9,19 @@
 #include <vector>
 
 #include "proc.hpp"
+#include "remoted.hpp"
 #include "vm_session.hpp"
 
 namespace vmtest {
 
 constexpr int kNativeTimeoutMs = 120000;
 
-// Skips the test when the machine cannot run VMs, fails it when the image
-// (ctest's vm_image fixture) is missing.
+// Fails the test when the machine cannot run VMs or the image (ctest's
+// vm_image fixture) is missing.
 void require_vm();
+
+// Fails the test when the image has no avactl (built by the tree with libnl).
+void require_avactl();
 
 ProcResult native(const std::vector<std::string> &argv);
 
@@ -27,6 +31,11 @@ void expect_same_as_native(const VmResults &r, const std::string &check, const P
 // as in tests/e2e/test_e2e_clinfo.cpp.
 void expect_clinfo_same_as_native(const VmResults &r, const std::string &check,
                                   const ProcResult &n);
+// The host workers ran calls of spec for at least min_sessions guest
+// processes: the guest programs compared with native runs were remoted, not
+// served by a real library inside the guest.
+void expect_remoted(const remoted::WorkerReport &report, const std::string &spec,
+                    uint64_t min_sessions, const std::string &what);
 // The guest powered off after the whole job, and its kernel logged no bug.
 void expect_clean_run(VmSession &vm, int exit_code);
 

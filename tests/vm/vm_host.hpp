@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "proc.hpp"
+#include "remoted.hpp"
 
 class VmHost {
 public:
@@ -25,16 +26,21 @@ public:
   const std::string &output() const { return output_; }
   const std::string &shm_path() const { return shm_path_; }
   pid_t pid() const { return proc_.pid(); }
+  // The slot workers' session reports, once at least min_sessions sessions
+  // of spec ran calls (workers report as their guest goes; bounded wait).
+  remoted::WorkerReport report(const std::string &spec, uint64_t min_sessions) const;
   // run-vm.sh's arguments for the ivshmem-doorbell device.
   std::vector<std::string> vm_args() const;
 
 private:
   static std::vector<std::string> argv(const std::string &socket, const std::string &shm_path,
-                                       int slots, const std::vector<std::string> &specs);
+                                       const std::string &report, int slots,
+                                       const std::vector<std::string> &specs);
 
   int slots_;
   std::string socket_;
   std::string shm_path_;
+  std::string report_;
   BackgroundProc proc_;
   bool ready_ = false;
   std::string output_;
