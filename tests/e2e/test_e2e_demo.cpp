@@ -3,9 +3,11 @@
 // every channel, exit statuses, errors the remoting adds on purpose.
 #include <criterion/criterion.h>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include <iterator>
 #include <string>
@@ -145,4 +147,82 @@ Test(e2e_demo, no_worker_configured_is_a_clear_error, .timeout = 60) {
   cr_expect(r.exit_code >= 0 && r.exit_code < 128, "crashed: %d", r.exit_code);
   cr_expect(r.err.find("ava: no worker configured for spec 'demo'") != std::string::npos, "%s",
             r.err.c_str());
+}
+
+namespace {
+
+// `ava worker --io-uring` listening on address; its debug log names the
+// carrier of each guest it serves.
+struct UringWorker {
+  std::string dir = make_temp_dir();
+  std::string report = dir + "/sessions.report";
+  BackgroundProc proc;
+  std::string address;
+  explicit UringWorker(const std::string &listen)
+      : proc({AVA_BIN, "worker", "--spec", "demo", "--listen",
+              listen.empty() ? "unix:" + dir + "/worker.sock" : listen, "--io-uring", "--ready-fd",
+              "1", "--report", report},
+             with_debug_log()) {
+    // The ready line is the address; debug lines on stderr share the pipe.
+    std::string seen;
+    const char *scheme = listen.empty() ? "unix:" : "tcp:";
+    if (proc.wait_for_line(scheme, 20000, &seen))
+      for (const std::string &line : remoted::split_lines(seen))
+        if (line.starts_with(scheme) && address.empty())
+          address = line;
+  }
+  static std::vector<std::string> with_debug_log() {
+    std::vector<std::string> env = clean_env();
+    env.push_back("AVA_LOG=debug");
+    return env;
+  }
+  // Stops the worker; returns everything it printed.
+  std::string stop() {
+    proc.kill_now(SIGTERM);
+    proc.wait_exit(5000);
+    // Returns at the pipe's EOF: the text is never printed.
+    std::string log;
+    proc.wait_for_line("\x01(end)", 5000, &log);
+    return log;
+  }
+  ~UringWorker() {
+    stop();
+    const std::string rm = "rm -rf " + dir;
+    [[maybe_unused]] int rc = system(rm.c_str());
+  }
+};
+
+} // namespace
+
+// The io_uring worker serves unmodified programs over unix and tcp exactly as
+// the plain one does, and its log shows the guests were on io_uring channels.
+Test(e2e_demo, io_uring_worker_matches_native, .timeout = 300) {
+  const std::vector<std::vector<std::string>> programs = {
+      {DEMO_APP}, {DEMO_PROBE, "bad-handles"}, {DEMO_PROBE, "big", "64"}};
+  for (const char *listen : {"", "tcp:127.0.0.1:0"}) {
+    UringWorker w(listen);
+    cr_assert(!w.address.empty(), "the io_uring worker did not start");
+    for (const std::vector<std::string> &argv : programs) {
+      const ProcResult n = native(argv);
+      cr_assert_eq(n.exit_code, 0, "native %s failed:\n%s", argv.back().c_str(), n.err.c_str());
+      const ProcResult r = run_proc(argv, guest_env(w.address), kTimeoutMs);
+      cr_expect(r.exit_code == n.exit_code && r.out == n.out,
+                "[%s %s] differs from native (exit %d):\n%s%s", w.address.c_str(),
+                argv.back().c_str(), r.exit_code,
+                remoted::line_diff(n.out, r.out, "native", "io_uring").c_str(), r.err.c_str());
+    }
+    const std::string log = w.stop();
+    if (log.find("io_uring is not available") != std::string::npos)
+      cr_skip_test("this kernel has no usable io_uring:\n%s", log.c_str());
+    const std::string why =
+        remoted::not_remoted_reason(remoted::WorkerReport::read(w.report), "demo", programs.size());
+    cr_expect(why.empty(), "[%s] %s", w.address.c_str(), why.c_str());
+    size_t on_uring = 0;
+    for (size_t at = log.find("(io_uring))"); at != std::string::npos;
+         at = log.find("(io_uring))", at + 1))
+      ++on_uring;
+    cr_expect_geq(on_uring, programs.size(),
+                  "[%s] %zu of %zu guests were served on io_uring channels; worker log:\n%s",
+                  w.address.c_str(), on_uring, programs.size(), log.c_str());
+  }
 }

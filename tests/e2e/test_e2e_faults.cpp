@@ -10,9 +10,11 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "e2e_env.hpp"
 #include "proc.hpp"
+#include "remoted.hpp"
 
 namespace {
 
@@ -21,7 +23,23 @@ struct Worker {
   std::string scheme_;
   std::string dir = make_temp_dir();
   std::string address = scheme_ + ":" + dir + "/worker.sock";
-  BackgroundProc proc{worker_argv(address), clean_env()};
+  std::string report = dir + "/sessions.report";
+  BackgroundProc proc{with_report(worker_argv(address), report), clean_env()};
+  static std::vector<std::string> with_report(std::vector<std::string> argv,
+                                              const std::string &report) {
+    argv.push_back("--report");
+    argv.push_back(report);
+    return argv;
+  }
+  // Whether the session of guest pid has ended: its line is written at the
+  // end of its teardown, after its last call returned and its objects went.
+  bool session_ended(pid_t pid) const {
+    const std::string needle = " pid=" + std::to_string(pid) + " ";
+    for (const std::string &line : remoted::split_lines(remoted::WorkerReport::read(report).text))
+      if (line.find(needle) != std::string::npos)
+        return true;
+    return false;
+  }
   ~Worker() {
     proc.kill_now(SIGTERM);
     proc.wait_exit(5000);
@@ -74,9 +92,14 @@ static void guest_killed_mid_call(const char *scheme) {
   cr_expect(seen.find("live: 3") != std::string::npos, "%s", seen.c_str());
   guest.kill_now(SIGKILL);
   guest.wait_exit(5000);
-  // Other guests are served while the dead guest's call is still sleeping.
+  // Other guests are served while the dead guest's call is still sleeping:
+  // its session has not ended after the other guest got its answer, so its
+  // three objects must still be there.
+  const pid_t dead = guest.pid();
   const int during = live_objects(w.address);
-  cr_expect(during == 3 || during == 0, "live objects while tearing down: %d", during);
+  cr_expect(!w.session_ended(dead),
+            "the dead guest's 3 s call had ended before another guest was served");
+  cr_expect_eq(during, 3, "live objects while the dead guest's call still runs: %d", during);
   int live = -1;
   for (int i = 0; i < 100 && live != 0; ++i) {
     live = live_objects(w.address);
