@@ -24,9 +24,11 @@ $(ASAN_BUILD)/build.ninja: | deps
 build-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD)
 
+# ctest prints the time per label at the end; skipped tests are listed with
+# their reasons afterwards (ctest alone shows only "Skipped").
 test: build build-asan format-check
-	cd $(BUILD) && ctest $(CTEST_ARGS)
-	cd $(ASAN_BUILD) && ctest $(CTEST_ARGS)
+	cd $(BUILD) && { ctest $(CTEST_ARGS); rc=$$?; $(CURDIR)/scripts/test-skips.sh .; exit $$rc; }
+	cd $(ASAN_BUILD) && { ctest $(CTEST_ARGS); rc=$$?; $(CURDIR)/scripts/test-skips.sh .; exit $$rc; }
 
 demo: build
 	scripts/demo.sh $(BUILD)

@@ -31,7 +31,7 @@ if [[ -z $kdir ]]; then
   kdir=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1 || true)
 fi
 if [[ -z $kdir || ! -f $kdir/Makefile ]]; then
-  echo "SKIP: no kernel headers installed (apt-get install linux-headers-amd64, or set KDIR)"
+  echo "SKIPPED: no kernel headers installed (apt-get install linux-headers-amd64, or set KDIR)"
   exit 77
 fi
 
