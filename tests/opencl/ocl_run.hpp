@@ -29,9 +29,16 @@ constexpr int kTimeoutMs = 120000;
 //   keeps off the signal stack.
 inline const char *kAsanOptions = "ASAN_OPTIONS=detect_leaks=0:use_sigaltstack=0";
 
+// PoCL sizes its device's global memory from the memory free when it
+// starts, so two runs a moment apart report different sizes while a build
+// runs beside them; a fixed limit (in GiB) makes native and remoted runs
+// comparable.
+inline const char *kPoclMemoryLimit = "POCL_MEMORY_LIMIT=4";
+
 inline std::vector<std::string> child_env() {
   std::vector<std::string> env = clean_env();
   env.push_back(kAsanOptions);
+  env.push_back(kPoclMemoryLimit);
   return env;
 }
 
