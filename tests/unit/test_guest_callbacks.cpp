@@ -15,11 +15,11 @@
 
 #include "test_guest_support.hpp"
 
-using gtest_fake::FakeWorker;
-using gtest_fake::kHdr;
-using gtest_fake::Seen;
-using gtest_fake::StderrCapture;
-using namespace gtest_spec;
+using guest_fake::FakeWorker;
+using guest_fake::kHdr;
+using guest_fake::Seen;
+using guest_fake::StderrCapture;
+using namespace wtest_guest;
 
 namespace {
 
@@ -43,13 +43,13 @@ struct Observed {
 Observed g_seen;
 void (*g_in_callback)() = nullptr; // extra work done inside the callback
 
-void on_event(uint64_t handle, int32_t event, const char *message, void *user) {
+void on_event(wt_obj handle, int32_t event, const char *message, void *user) {
   if (g_in_callback != nullptr) {
     g_in_callback();
   }
   std::lock_guard lock(g_seen.mu);
   ++g_seen.calls;
-  g_seen.handle = handle;
+  g_seen.handle = id_of(handle);
   g_seen.event = event;
   g_seen.message = message != nullptr ? message : "(null)";
   g_seen.user = user;
@@ -58,20 +58,22 @@ void on_event(uint64_t handle, int32_t event, const char *message, void *user) {
 }
 
 constexpr uint64_t kSeq = 0xfeed0001;
+constexpr uint32_t kEvent = AVA_WTEST_CB_WT_EVENT_CALLBACK;
+using EventArgs = ava_wtest_cb_wt_event_callback;
 
 // Sends a CALLBACK for registration id with event and message, then checks
 // the CALLBACK_DONE that answers it.
 bool fire(FakeWorker &w, uint64_t id, int32_t event, const char *message, uint64_t seq = kSeq) {
-  EventCallbackArgs a;
-  std::memset(&a, 0, sizeof a);
-  a.handle = 9;
+  EventArgs a{};
+  a.obj = 9;
   a.event = event;
   size_t len = std::strlen(message);
   a.message = {0, len, AVA_BUF_PRESENT | AVA_BUF_IN, 0};
+  a.user = 1;
   uint8_t payload[64] = {};
   std::memcpy(payload, message, len);
-  ava_msg_hdr hdr = gtest_fake::make_header(AVA_MSG_CALLBACK, kSpec.id, kHdr);
-  hdr.func_id = 0;
+  ava_msg_hdr hdr = guest_fake::make_header(AVA_MSG_CALLBACK, AVA_WTEST_SPEC_ID, kHdr);
+  hdr.func_id = kEvent;
   hdr.call_id = id;
   hdr.seq = seq;
   w.send(hdr, &a, sizeof a, payload, AVA_PAYLOAD_SPAN(len));
@@ -79,35 +81,62 @@ bool fire(FakeWorker &w, uint64_t id, int32_t event, const char *message, uint64
   if (!w.expect(AVA_MSG_CALLBACK_DONE, &done)) {
     return false;
   }
-  if (done.hdr.call_id != id || done.hdr.seq != seq || done.hdr.func_id != 0 ||
-      done.hdr.args_len != 0 || done.hdr.total_len != kHdr || done.hdr.spec_id != kSpec.id) {
+  if (done.hdr.call_id != id || done.hdr.seq != seq || done.hdr.func_id != kEvent ||
+      done.hdr.args_len != 0 || done.hdr.total_len != kHdr ||
+      done.hdr.spec_id != AVA_WTEST_SPEC_ID) {
     w.fail("CALLBACK_DONE does not echo the CALLBACK");
     return false;
   }
   return true;
 }
 
-// Serves t_set_callback and returns the registration id it carried.
-uint64_t serve_set_callback(FakeWorker &w) {
+// Serves a call of func (argument block Call, reply Reply) that registers a
+// callback, and returns the registration id it carried.
+template <class Call, class Reply> uint64_t serve_registration(FakeWorker &w, uint32_t func) {
   Seen call;
-  if (!w.expect(AVA_MSG_CALL, &call) || call.hdr.func_id != kSetCallback) {
-    w.fail("expected t_set_callback");
+  if (!w.expect(AVA_MSG_CALL, &call) || call.hdr.func_id != func ||
+      call.hdr.args_len != sizeof(Call)) {
+    w.fail("expected the registering function " + std::to_string(func));
     return 0;
   }
-  SetCallbackArgs a;
+  Call a;
   std::memcpy(&a, call.args(), sizeof a);
-  StatusReply r = {0, 0};
+  if (a.user != 1) {
+    w.fail("the guest sent no sign of its user data");
+  }
+  Reply r{};
+  r.ret = WT_OK;
   w.reply(call, &r, sizeof r);
-  return a.callback_id;
+  return a.fn;
 }
 
-void serve_status_call(FakeWorker &w, uint32_t func, int32_t ret) {
+// wt_set_callback: the registration lives as long as its object (COUPLED).
+uint64_t serve_set_callback(FakeWorker &w) {
+  return serve_registration<ava_wtest_wt_set_callback_call, ava_wtest_wt_set_callback_reply>(
+      w, AVA_WTEST_FN_WT_SET_CALLBACK);
+}
+
+// wt_set_global_callback: the registration lives as long as the library (STATIC).
+uint64_t serve_set_global(FakeWorker &w) {
+  return serve_registration<ava_wtest_wt_set_global_callback_call,
+                            ava_wtest_wt_set_global_callback_reply>(
+      w, AVA_WTEST_FN_WT_SET_GLOBAL_CALLBACK);
+}
+
+// wt_notify: the registration lives for the call (CALL).
+uint64_t serve_notify(FakeWorker &w) {
+  return serve_registration<ava_wtest_wt_notify_call, ava_wtest_wt_notify_reply>(
+      w, AVA_WTEST_FN_WT_NOTIFY);
+}
+
+template <class Reply> void serve_call(FakeWorker &w, uint32_t func, int32_t ret) {
   Seen call;
   if (!w.expect(AVA_MSG_CALL, &call) || call.hdr.func_id != func) {
     w.fail("expected function " + std::to_string(func));
     return;
   }
-  StatusReply r = {ret, 0};
+  Reply r{};
+  r.ret = ret;
   w.reply(call, &r, sizeof r);
 }
 
@@ -119,7 +148,7 @@ Test(guest_callbacks, delivered_on_callback_thread_with_user_data) {
   FakeWorker w;
   w.configure_guest();
   w.start([](FakeWorker &fw) {
-    uint64_t id = serve_set_callback(fw);
+    uint64_t id = serve_set_global(fw);
     g_id = id;
     if (id == 0) {
       fw.fail("no registration id");
@@ -130,9 +159,9 @@ Test(guest_callbacks, delivered_on_callback_thread_with_user_data) {
     fw.wait_goodbye();
   });
   int user = 0;
-  cr_assert_eq(t_set_callback(9, on_event, &user, AVA_LIFETIME_MANUAL), 0);
+  cr_assert_eq(wt_set_global_callback(on_event, &user), WT_OK);
   cr_assert(g_seen.wait_calls(2), "the callback was not run");
-  ava_guest_shutdown(&kSpec);
+  ava_guest_shutdown(spec());
   w.join();
   cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
   std::lock_guard lock(g_seen.mu);
@@ -161,19 +190,19 @@ Test(guest_callbacks, unknown_or_malformed_are_answered_not_run) {
       uint8_t guard;
     };
     static const Mutation kBad[] = {
-        {7, 0, sizeof(EventCallbackArgs), 0, 0},     // unknown declaration
-        {0, 1, sizeof(EventCallbackArgs), 0, 0},     // other spec
-        {0, 0, sizeof(EventCallbackArgs) - 8, 0, 0}, // short argument block
-        {0, 0, sizeof(EventCallbackArgs), 40, 0},    // buffer beyond the payload
-        {0, 0, sizeof(EventCallbackArgs), 0, 'x'},   // no zero guard byte
+        {kEvent + 6, 0, sizeof(EventArgs), 0, 0}, // unknown declaration
+        {kEvent, 1, sizeof(EventArgs), 0, 0},     // other spec
+        {kEvent, 0, sizeof(EventArgs) - 8, 0, 0}, // short argument block
+        {kEvent, 0, sizeof(EventArgs), 40, 0},    // buffer beyond the payload
+        {kEvent, 0, sizeof(EventArgs), 0, 'x'},   // no zero guard byte
     };
     uint64_t seq = 100;
     for (const Mutation &m : kBad) {
-      EventCallbackArgs a;
-      std::memset(&a, 0, sizeof a);
+      EventArgs a{};
       a.message = {m.msg_offset, 8, AVA_BUF_PRESENT | AVA_BUF_IN, 0};
       uint8_t payload[16] = {'b', 'a', 'd', 'b', 'a', 'd', 'b', 'a', m.guard};
-      ava_msg_hdr hdr = gtest_fake::make_header(AVA_MSG_CALLBACK, kSpec.id + m.spec_delta, kHdr);
+      ava_msg_hdr hdr =
+          guest_fake::make_header(AVA_MSG_CALLBACK, AVA_WTEST_SPEC_ID + m.spec_delta, kHdr);
       hdr.func_id = m.decl;
       hdr.call_id = id;
       hdr.seq = ++seq;
@@ -189,9 +218,9 @@ Test(guest_callbacks, unknown_or_malformed_are_answered_not_run) {
   });
   StderrCapture err;
   int user = 0;
-  cr_assert_eq(t_set_callback(9, on_event, &user, AVA_LIFETIME_STATIC), 0);
+  cr_assert_eq(wt_set_callback(obj(9), on_event, &user), WT_OK);
   cr_assert(g_seen.wait_calls(1));
-  ava_guest_shutdown(&kSpec);
+  ava_guest_shutdown(spec());
   w.join();
   std::string log = err.finish();
   cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
@@ -210,9 +239,9 @@ Test(guest_callbacks, lifetimes_end_registrations) {
   w.configure_guest();
   w.start([](FakeWorker &fw) {
     uint64_t coupled = serve_set_callback(fw);
-    uint64_t per_call = serve_set_callback(fw);
-    uint64_t manual = serve_set_callback(fw);
-    serve_status_call(fw, kRelease, 0);
+    uint64_t per_call = serve_notify(fw);
+    uint64_t forever = serve_set_global(fw);
+    serve_call<ava_wtest_wt_obj_release_reply>(fw, AVA_WTEST_FN_WT_OBJ_RELEASE, WT_OK);
     // Inside the next call the guest has dropped the coupled registration.
     Seen call;
     if (!fw.expect(AVA_MSG_CALL, &call)) {
@@ -220,33 +249,33 @@ Test(guest_callbacks, lifetimes_end_registrations) {
     }
     fire(fw, coupled, 1, "coupled");
     fire(fw, per_call, 2, "per call");
-    fire(fw, manual, 3, "manual");
-    StatusReply r = {0, 0};
+    fire(fw, forever, 3, "static");
+    ava_wtest_wt_get_tag_reply r{};
     fw.reply(call, &r, sizeof r);
     fw.wait_goodbye();
   });
   StderrCapture err;
   int user = 0;
-  cr_assert_eq(t_set_callback(7, on_event, &user, AVA_LIFETIME_COUPLED), 0);
-  cr_assert_eq(t_set_callback(8, on_event, &user, AVA_LIFETIME_CALL), 0);
-  cr_assert_eq(t_set_callback(9, on_event, &user, AVA_LIFETIME_MANUAL), 0);
-  cr_assert_eq(t_release(7), 0);
-  cr_assert_eq(t_version(), 0);
-  ava_guest_shutdown(&kSpec);
+  cr_assert_eq(wt_set_callback(obj(7), on_event, &user), WT_OK);
+  cr_assert_eq(wt_notify(obj(8), 0, on_event, &user), WT_OK);
+  cr_assert_eq(wt_set_global_callback(on_event, &user), WT_OK);
+  cr_assert_eq(wt_obj_release(obj(7)), WT_OK);
+  cr_assert_eq(wt_get_tag(), 0);
+  ava_guest_shutdown(spec());
   w.join();
   err.finish();
   cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
   std::lock_guard lock(g_seen.mu);
-  cr_expect_eq(g_seen.calls, 1, "only the MANUAL registration is still live");
+  cr_expect_eq(g_seen.calls, 1, "only the STATIC registration is still live");
   cr_expect_eq(g_seen.event, 3);
 }
 
 namespace {
 void call_api_from_callback() {
-  cr_expect_eq(t_version(), 11, "a call made inside a callback");
+  cr_expect_eq(wt_get_tag(), 11, "a call made inside a callback");
 }
 void shutdown_from_callback() {
-  ava_guest_shutdown(&kSpec);
+  ava_guest_shutdown(spec());
 }
 } // namespace
 
@@ -257,23 +286,23 @@ Test(guest_callbacks, callback_may_call_the_api) {
   FakeWorker w;
   w.configure_guest();
   w.start([](FakeWorker &fw) {
-    uint64_t id = serve_set_callback(fw);
-    EventCallbackArgs a;
-    std::memset(&a, 0, sizeof a);
+    uint64_t id = serve_set_global(fw);
+    EventArgs a{};
     a.message = {0, 0, 0, 0};
-    ava_msg_hdr hdr = gtest_fake::make_header(AVA_MSG_CALLBACK, kSpec.id, kHdr);
+    ava_msg_hdr hdr = guest_fake::make_header(AVA_MSG_CALLBACK, AVA_WTEST_SPEC_ID, kHdr);
+    hdr.func_id = kEvent;
     hdr.call_id = id;
     hdr.seq = 1;
     fw.send(hdr, &a, sizeof a, nullptr, 0);
-    serve_status_call(fw, kVersion, 11);
+    serve_call<ava_wtest_wt_get_tag_reply>(fw, AVA_WTEST_FN_WT_GET_TAG, 11);
     Seen done;
     fw.expect(AVA_MSG_CALLBACK_DONE, &done);
     fw.wait_goodbye();
   });
   int user = 0;
-  cr_assert_eq(t_set_callback(9, on_event, &user, AVA_LIFETIME_MANUAL), 0);
+  cr_assert_eq(wt_set_global_callback(on_event, &user), WT_OK);
   cr_assert(g_seen.wait_calls(1));
-  ava_guest_shutdown(&kSpec);
+  ava_guest_shutdown(spec());
   w.join();
   cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
   std::lock_guard lock(g_seen.mu);
@@ -287,10 +316,10 @@ Test(guest_callbacks, shutdown_from_inside_a_callback) {
   FakeWorker w;
   w.configure_guest();
   w.start([](FakeWorker &fw) {
-    uint64_t id = serve_set_callback(fw);
-    EventCallbackArgs a;
-    std::memset(&a, 0, sizeof a);
-    ava_msg_hdr hdr = gtest_fake::make_header(AVA_MSG_CALLBACK, kSpec.id, kHdr);
+    uint64_t id = serve_set_global(fw);
+    EventArgs a{};
+    ava_msg_hdr hdr = guest_fake::make_header(AVA_MSG_CALLBACK, AVA_WTEST_SPEC_ID, kHdr);
+    hdr.func_id = kEvent;
     hdr.call_id = id;
     hdr.seq = 1;
     fw.send(hdr, &a, sizeof a, nullptr, 0);
@@ -299,12 +328,12 @@ Test(guest_callbacks, shutdown_from_inside_a_callback) {
     }
   });
   int user = 0;
-  cr_assert_eq(t_set_callback(9, on_event, &user, AVA_LIFETIME_MANUAL), 0);
+  cr_assert_eq(wt_set_global_callback(on_event, &user), WT_OK);
   cr_assert(g_seen.wait_calls(1));
   w.join();
   cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
   StderrCapture err;
-  cr_expect_eq(t_version(), kErr, "calls after shutdown fail");
-  cr_expect(err.finish().find("after the gtest guest library was shut down") != std::string::npos);
-  ava_guest_shutdown(&kSpec);
+  cr_expect_eq(wt_get_tag(), kErr, "calls after shutdown fail");
+  cr_expect(err.finish().find("after the wtest guest library was shut down") != std::string::npos);
+  ava_guest_shutdown(spec());
 }

@@ -14,21 +14,26 @@
 
 #include "test_guest_support.hpp"
 
-using gtest_fake::count_of;
-using gtest_fake::FakeWorker;
-using gtest_fake::Seen;
-using gtest_fake::StderrCapture;
-using namespace gtest_spec;
+using guest_fake::count_of;
+using guest_fake::FakeWorker;
+using guest_fake::Seen;
+using guest_fake::StderrCapture;
+using namespace wtest_guest;
 
 namespace {
 
-void serve_versions(FakeWorker &w, int n, int32_t ret = 3) {
+// Answers n calls of wt_get_tag with ret.
+void serve_tags(FakeWorker &w, int n, int32_t ret = 3) {
   for (int i = 0; i < n; ++i) {
     Seen call;
     if (!w.expect(AVA_MSG_CALL, &call)) {
       return;
     }
-    StatusReply r = {ret, 0};
+    if (call.hdr.func_id != AVA_WTEST_FN_WT_GET_TAG) {
+      w.fail("expected wt_get_tag");
+    }
+    ava_wtest_wt_get_tag_reply r{};
+    r.ret = ret;
     w.reply(call, &r, sizeof r);
   }
 }
@@ -41,12 +46,12 @@ Test(guest_connection, no_worker_configured_is_reported_once) {
   unsetenv("AVA_WORKER");
   StderrCapture err;
   for (int i = 0; i < 3; ++i) {
-    cr_expect_eq(t_version(), kErr);
+    cr_expect_eq(wt_get_tag(), kErr);
   }
-  ava_guest_shutdown(&kSpec);
+  ava_guest_shutdown(spec());
   std::string log = err.finish();
   cr_expect_eq(log,
-               "ava: no worker configured for spec 'gtest': set AVA_WORKER, or 'worker' in "
+               "ava: no worker configured for spec 'wtest': set AVA_WORKER, or 'worker' in "
                "/etc/ava/guest.toml, or run the program with `ava run`, or load ava.ko in a VM\n",
                "got:\n%s", log.c_str());
 }
@@ -57,12 +62,12 @@ Test(guest_connection, unreachable_worker_is_reported_once) {
   std::string missing = w.config_path() + ".nothing-here";
   setenv("AVA_WORKER", ("unix:" + missing).c_str(), 1);
   StderrCapture err;
-  cr_expect_eq(t_version(), kErr);
-  cr_expect_eq(t_version(), kErr, "no new attempt right away");
-  ava_guest_shutdown(&kSpec);
+  cr_expect_eq(wt_get_tag(), kErr);
+  cr_expect_eq(wt_get_tag(), kErr, "no new attempt right away");
+  ava_guest_shutdown(spec());
   std::string log = err.finish();
   cr_expect_eq(count_of(log, "\n"), 1, "got:\n%s", log.c_str());
-  cr_expect(log.find("ava: cannot connect to the gtest worker at unix:" + missing) == 0, "got:\n%s",
+  cr_expect(log.find("ava: cannot connect to the wtest worker at unix:" + missing) == 0, "got:\n%s",
             log.c_str());
 }
 
@@ -71,17 +76,19 @@ Test(guest_connection, spec_mismatch_is_explained) {
   w.configure_guest();
   w.start([](FakeWorker &) {}, AVA_E_SPEC);
   StderrCapture err;
-  cr_expect_eq(t_version(), kErr);
-  cr_expect_eq(t_version(), kErr);
+  cr_expect_eq(wt_get_tag(), kErr);
+  cr_expect_eq(wt_get_tag(), kErr);
   w.join();
-  ava_guest_shutdown(&kSpec);
+  ava_guest_shutdown(spec());
   std::string log = err.finish();
   cr_expect_eq(count_of(log, "\n"), 1, "got:\n%s", log.c_str());
   cr_expect(log.find("worker and guest library were generated from different specs") !=
                 std::string::npos,
             "got:\n%s", log.c_str());
-  cr_expect(log.find("guest spec 'gtest', id 77, hash 0x000000001234abcd") != std::string::npos,
-            "got:\n%s", log.c_str());
+  char identity[96];
+  std::snprintf(identity, sizeof identity, "guest spec 'wtest', id %u, hash 0x%016llx",
+                AVA_WTEST_SPEC_ID, static_cast<unsigned long long>(AVA_WTEST_SPEC_HASH));
+  cr_expect(log.find(identity) != std::string::npos, "got:\n%s", log.c_str());
   cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
 }
 
@@ -99,7 +106,8 @@ Test(guest_connection, concurrent_first_calls_share_one_connection) {
         return;
       }
       // Echo the caller's thread id back so each caller can check it got its reply.
-      StatusReply r = {static_cast<int32_t>(call.hdr.thread_id), 0};
+      ava_wtest_wt_get_tag_reply r{};
+      r.ret = static_cast<int32_t>(call.hdr.thread_id);
       fw.reply(call, &r, sizeof r);
     }
     fw.wait_goodbye();
@@ -109,7 +117,7 @@ Test(guest_connection, concurrent_first_calls_share_one_connection) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&wrong] {
       for (int i = 0; i < kCallsEach; ++i) {
-        if (t_version() != static_cast<int32_t>(gettid())) {
+        if (wt_get_tag() != static_cast<int32_t>(gettid())) {
           ++wrong;
         }
       }
@@ -118,7 +126,7 @@ Test(guest_connection, concurrent_first_calls_share_one_connection) {
   for (std::thread &t : threads) {
     t.join();
   }
-  ava_guest_shutdown(&kSpec);
+  ava_guest_shutdown(spec());
   w.join();
   cr_expect_eq(wrong.load(), 0);
   cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
@@ -133,15 +141,17 @@ Test(guest_connection, concurrent_first_calls_share_one_connection) {
 namespace {
 
 std::vector<std::string> g_events;
-const ava_guest_spec *g_hook_spec = nullptr;
+ava_guest_spec g_hook_spec;
 
-int32_t hooked_version() {
+// wt_get_tag's call, made through g_hook_spec's runtime.
+int32_t hooked_tag() {
   struct ava_call c;
   const void *rp;
   int32_t ret = kErr;
-  if (ava_call_begin(&c, g_hook_spec, kVersion, AVA_F_SYNC) == 0 &&
-      ava_call_invoke(&c, nullptr, 0, &rp, sizeof(StatusReply)) == 0) {
-    ret = static_cast<const StatusReply *>(rp)->ret;
+  ava_wtest_wt_get_tag_call a{};
+  if (ava_call_begin(&c, &g_hook_spec, AVA_WTEST_FN_WT_GET_TAG, AVA_F_SYNC) == 0 &&
+      ava_call_invoke(&c, &a, sizeof a, &rp, sizeof(ava_wtest_wt_get_tag_reply)) == 0) {
+    ret = static_cast<int32_t>(static_cast<const ava_wtest_wt_get_tag_reply *>(rp)->ret);
   }
   ava_call_end(&c);
   return ret;
@@ -155,36 +165,34 @@ void init_epilogue() {
 }
 void fini_prologue() {
   // The connection is still up: a spec may release its objects here.
-  g_events.push_back("fini_prologue " + std::to_string(hooked_version()));
+  g_events.push_back("fini_prologue " + std::to_string(hooked_tag()));
 }
 void fini_epilogue() {
   g_events.push_back("fini_epilogue");
 }
 
-const ava_guest_spec kHookSpec = {
-    "gtest",       77,
-    0x1234abcdull, kNumFuncs,
-    kFuncNames,    callback_dispatch,
-    init_prologue, init_epilogue,
-    fini_prologue, fini_epilogue,
-};
-
 } // namespace
 
+// The runtime's order of the four hooks, run on the generated spec's tables
+// with hooks of this test (the wtest spec has only a worker-side one).
 Test(guest_connection, init_and_fini_hooks) {
-  g_hook_spec = &kHookSpec;
+  g_hook_spec = *spec();
+  g_hook_spec.init_prologue = init_prologue;
+  g_hook_spec.init_epilogue = init_epilogue;
+  g_hook_spec.fini_prologue = fini_prologue;
+  g_hook_spec.fini_epilogue = fini_epilogue;
   FakeWorker w;
   w.configure_guest();
   w.start([](FakeWorker &fw) {
-    serve_versions(fw, 3, 5); // two calls, then one from fini_prologue
+    serve_tags(fw, 3, 5); // two calls, then one from fini_prologue
     if (!fw.wait_goodbye()) {
       fw.fail("no GOODBYE");
     }
   });
-  cr_expect_eq(hooked_version(), 5);
-  cr_expect_eq(hooked_version(), 5);
-  ava_guest_shutdown(&kHookSpec);
-  ava_guest_shutdown(&kHookSpec);
+  cr_expect_eq(hooked_tag(), 5);
+  cr_expect_eq(hooked_tag(), 5);
+  ava_guest_shutdown(&g_hook_spec);
+  ava_guest_shutdown(&g_hook_spec);
   w.join();
   cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
   std::vector<std::string> expected = {"init_prologue", "init_epilogue", "fini_prologue 5",
@@ -194,25 +202,25 @@ Test(guest_connection, init_and_fini_hooks) {
 
 Test(guest_connection, shutdown_in_every_state) {
   StderrCapture err;
-  ava_guest_shutdown(&kSpec); // never connected
-  ava_guest_shutdown(&kSpec); // twice
+  ava_guest_shutdown(spec()); // never connected
+  ava_guest_shutdown(spec()); // twice
   ava_guest_shutdown(nullptr);
-  cr_expect_eq(t_version(), kErr, "no connection is made after shutdown");
-  cr_expect_eq(t_version(), kErr);
+  cr_expect_eq(wt_get_tag(), kErr, "no connection is made after shutdown");
+  cr_expect_eq(wt_get_tag(), kErr);
   std::string log = err.finish();
-  cr_expect_eq(log, "ava: t_version called after the gtest guest library was shut down\n",
+  cr_expect_eq(log, "ava: wt_get_tag called after the wtest guest library was shut down\n",
                "got:\n%s", log.c_str());
 }
 
 Test(guest_connection, unsupported_is_reported_once_per_function) {
   StderrCapture err;
-  cr_expect_eq(t_unsupported(), kErr);
-  cr_expect_eq(t_unsupported(), kErr);
-  ava_guest_unsupported(&kSpec, "t_other");
+  cr_expect_eq(wt_unsupported(0), kErr);
+  cr_expect_eq(wt_unsupported(1), kErr);
+  ava_guest_unsupported(spec(), "wt_other");
   std::string log = err.finish();
   cr_expect_eq(log,
-               "ava: t_unsupported is not supported by this spec\n"
-               "ava: t_other is not supported by this spec\n",
+               "ava: wt_unsupported is not supported by this spec\n"
+               "ava: wt_other is not supported by this spec\n",
                "got:\n%s", log.c_str());
 }
 
@@ -222,34 +230,34 @@ Test(guest_connection, fork_child_connects_afresh) {
   FakeWorker w;
   w.configure_guest();
   w.start([](FakeWorker &fw) {
-    serve_versions(fw, 1, 1);
+    serve_tags(fw, 1, 1);
     auto parent = fw.take_channel();
     if (!fw.accept_guest() || !fw.handshake(AVA_OK)) {
       return;
     }
-    serve_versions(fw, 1, 2);
+    serve_tags(fw, 1, 2);
     if (!fw.wait_goodbye()) {
       fw.fail("the child did not say goodbye on its own connection");
     }
     fw.set_channel(std::move(parent));
-    serve_versions(fw, 1, 3);
+    serve_tags(fw, 1, 3);
     if (!fw.wait_goodbye()) {
       fw.fail("the parent's connection did not survive the child");
     }
   });
-  cr_assert_eq(t_version(), 1);
+  cr_assert_eq(wt_get_tag(), 1);
   pid_t pid = fork();
   cr_assert(pid >= 0);
   if (pid == 0) {
-    int32_t ret = t_version();
-    ava_guest_shutdown(&kSpec);
+    int32_t ret = wt_get_tag();
+    ava_guest_shutdown(spec());
     _exit(ret == 2 ? 0 : 1);
   }
   int status = 0;
   cr_assert_eq(waitpid(pid, &status, 0), pid);
   cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's call failed");
-  cr_expect_eq(t_version(), 3);
-  ava_guest_shutdown(&kSpec);
+  cr_expect_eq(wt_get_tag(), 3);
+  ava_guest_shutdown(spec());
   w.join();
   cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
   std::vector<Seen> seen = w.seen();

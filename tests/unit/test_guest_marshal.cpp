@@ -11,14 +11,17 @@
 
 #include "test_guest_support.hpp"
 
-using gtest_fake::FakeWorker;
-using gtest_fake::kHdr;
-using gtest_fake::Seen;
-using gtest_fake::StderrCapture;
-using namespace gtest_spec;
+using guest_fake::FakeWorker;
+using guest_fake::kHdr;
+using guest_fake::Seen;
+using guest_fake::StderrCapture;
+using namespace wtest_guest;
 
 namespace {
 
+constexpr uint32_t kEcho = AVA_WTEST_FN_WT_ECHO;
+
+// An argument block of the runtime tests' own, sent as a call of wt_echo.
 struct SixBuffers {
   ava_buf_desc b[6];
   uint64_t tag;
@@ -41,8 +44,7 @@ void serve_echo(FakeWorker &w, int n) {
     if (!w.expect(AVA_MSG_CALL, &call)) {
       return;
     }
-    EchoReply r;
-    std::memset(&r, 0, sizeof r);
+    ava_wtest_wt_echo_reply r{};
     r.ret = 1;
     w.reply(call, &r, sizeof r);
   }
@@ -68,7 +70,7 @@ Test(guest_marshal, header_and_buffer_layout) {
   uint32_t inout[2] = {0xa1a2a3a4, 0xb1b2b3b4};
   uint32_t out[3];
   const void *reply;
-  cr_assert_eq(ava_call_begin(&c, &kSpec, kEcho, AVA_F_SYNC), 0);
+  cr_assert_eq(ava_call_begin(&c, spec(), kEcho, AVA_F_SYNC), 0);
   cr_assert_eq(ava_call_put_buffer(&c, &a.b[0], "", 0, 1, AVA_BUF_IN), 0);
   cr_assert_eq(ava_call_put_buffer(&c, &a.b[1], five, 5, 1, AVA_BUF_IN), 0);
   cr_assert_eq(ava_call_put_buffer(&c, &a.b[2], inout, 2, 4, AVA_BUF_IN | AVA_BUF_OUT), 0);
@@ -85,10 +87,10 @@ Test(guest_marshal, header_and_buffer_layout) {
   cr_expect_not_null(reply);
   ava_call_end(&c);
 
-  cr_assert_eq(ava_call_begin(&c, &kSpec, kVersion, AVA_F_SYNC), 0);
+  cr_assert_eq(ava_call_begin(&c, spec(), AVA_WTEST_FN_WT_FINISH, AVA_F_SYNC), 0);
   cr_assert_eq(ava_call_invoke(&c, nullptr, 0, &reply, 0), 0);
   ava_call_end(&c);
-  ava_guest_shutdown(&kSpec);
+  ava_guest_shutdown(spec());
   w.join();
   cr_assert_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
 
@@ -99,16 +101,16 @@ Test(guest_marshal, header_and_buffer_layout) {
   cr_expect_eq(hello.hdr.args_len, sizeof(ava_hello));
   ava_hello h;
   std::memcpy(&h, hello.args(), sizeof h);
-  cr_expect_str_eq(h.spec_name, "gtest");
-  cr_expect_eq(h.spec_id, kSpec.id);
-  cr_expect_eq(h.spec_hash, kSpec.hash);
+  cr_expect_str_eq(h.spec_name, "wtest");
+  cr_expect_eq(h.spec_id, AVA_WTEST_SPEC_ID);
+  cr_expect_eq(h.spec_hash, AVA_WTEST_SPEC_HASH);
   cr_expect_eq(h.pid, static_cast<uint64_t>(getpid()));
 
   const Seen &call = seen[1];
   cr_expect_eq(call.hdr.magic, AVA_MSG_MAGIC);
   cr_expect_eq(call.hdr.abi_version, AVA_ABI_VERSION);
   cr_expect_eq(call.hdr.kind, AVA_MSG_CALL);
-  cr_expect_eq(call.hdr.spec_id, kSpec.id);
+  cr_expect_eq(call.hdr.spec_id, AVA_WTEST_SPEC_ID);
   cr_expect_eq(call.hdr.func_id, kEcho);
   cr_expect_eq(call.hdr.flags, AVA_F_SYNC);
   cr_expect_eq(call.hdr.status, 0);
@@ -143,7 +145,7 @@ Test(guest_marshal, size_overflow_fails_before_sending) {
   std::memset(&a, 0, sizeof a);
   const void *reply = nullptr;
   uint8_t byte = 0;
-  cr_assert_eq(ava_call_begin(&c, &kSpec, kEcho, AVA_F_SYNC), 0);
+  cr_assert_eq(ava_call_begin(&c, spec(), kEcho, AVA_F_SYNC), 0);
   cr_expect_eq(ava_call_put_buffer(&c, &a.b[0], &byte, UINT64_MAX / 2, 4, AVA_BUF_IN), -1);
   cr_expect_eq(c.failed, 1);
   cr_expect_eq(ava_call_put_buffer(&c, &a.b[1], &byte, 1, 1, AVA_BUF_IN), -1);
@@ -156,15 +158,15 @@ Test(guest_marshal, size_overflow_fails_before_sending) {
   ava_call_end(&c);
 
   char out[4];
-  cr_expect_eq(t_echo(1, "x", 1, out, sizeof out), 1, "the next call is the first one sent");
-  ava_guest_shutdown(&kSpec);
+  cr_expect_eq(wt_echo(obj(1), "x", 1, out, sizeof out), 1, "the next call is the first one sent");
+  ava_guest_shutdown(spec());
   w.join();
   std::string log = err.finish();
   cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
-  cr_expect(log.find("ava: t_echo: a buffer of 9223372036854775807 elements of 4 bytes is too "
+  cr_expect(log.find("ava: wt_echo: a buffer of 9223372036854775807 elements of 4 bytes is too "
                      "large\n") != std::string::npos,
             "%s", log.c_str());
-  cr_expect_eq(gtest_fake::count_of(log, "\n"), 1, "one line for one failure:\n%s", log.c_str());
+  cr_expect_eq(guest_fake::count_of(log, "\n"), 1, "one line for one failure:\n%s", log.c_str());
 }
 
 // Misuse by generated code is refused with a message, not a crash.
@@ -176,31 +178,32 @@ Test(guest_marshal, invalid_call_setup) {
   struct ava_call c;
   ava_buf_desc d;
   uint8_t byte = 0;
-  cr_expect_eq(ava_call_begin(&c, &kSpec, kNumFuncs, AVA_F_SYNC), -1, "function id too big");
+  cr_expect_eq(ava_call_begin(&c, spec(), AVA_WTEST_NFUNCS, AVA_F_SYNC), -1, "function id too big");
   ava_call_end(&c);
-  cr_expect_eq(ava_call_begin(&c, &kSpec, kEcho, AVA_F_SYNC | AVA_F_ASYNC), -1);
+  cr_expect_eq(ava_call_begin(&c, spec(), kEcho, AVA_F_SYNC | AVA_F_ASYNC), -1);
   ava_call_end(&c);
-  cr_expect_eq(ava_call_begin(&c, &kSpec, kEcho, 0x80), -1);
+  cr_expect_eq(ava_call_begin(&c, spec(), kEcho, 0x80), -1);
   ava_call_end(&c);
   cr_expect_eq(ava_call_begin(&c, nullptr, 0, AVA_F_SYNC), -1);
   ava_call_end(&c);
-  cr_assert_eq(ava_call_begin(&c, &kSpec, kEcho, AVA_F_SYNC), 0);
+  cr_assert_eq(ava_call_begin(&c, spec(), kEcho, AVA_F_SYNC), 0);
   // No direction (the spec's conditions ruled both out): sent as absent.
   std::memset(&d, 0xff, sizeof d);
   cr_expect_eq(ava_call_put_buffer(&c, &d, &byte, 1, 1, 0), 0);
   cr_expect(desc_is(d, 0, 0, 0));
   cr_expect_eq(ava_call_put_buffer(&c, &d, &byte, 1, 1, 0x8), -1, "unknown direction bits");
   ava_call_end(&c);
-  cr_assert_eq(ava_call_begin(&c, &kSpec, kEcho, AVA_F_SYNC), 0);
+  cr_assert_eq(ava_call_begin(&c, spec(), kEcho, AVA_F_SYNC), 0);
   cr_expect_eq(ava_call_callback(&c, reinterpret_cast<void (*)(void)>(&serve_echo), nullptr, 9, 0),
                0u, "unknown lifetime");
   cr_expect_eq(c.failed, 1);
   ava_call_end(&c);
-  ava_guest_shutdown(&kSpec);
+  ava_guest_shutdown(spec());
   w.join();
   std::string log = err.finish();
-  cr_expect(log.find("internal error: function id 6 is outside the spec") != std::string::npos,
-            "%s", log.c_str());
+  const std::string outside =
+      "internal error: function id " + std::to_string(AVA_WTEST_NFUNCS) + " is outside the spec";
+  cr_expect(log.find(outside) != std::string::npos, "%s", log.c_str());
   cr_expect(log.find("invalid call flags") != std::string::npos, "%s", log.c_str());
   cr_expect(log.find("invalid buffer direction") != std::string::npos, "%s", log.c_str());
   cr_expect(log.find("invalid callback lifetime") != std::string::npos, "%s", log.c_str());
@@ -217,9 +220,9 @@ Test(guest_marshal, max_message_enforced_before_sending) {
   StderrCapture err;
   std::vector<char> big(8000, 'b');
   char out[4];
-  cr_expect_eq(t_echo(1, big.data(), big.size(), out, sizeof out), kErr);
-  cr_expect_eq(t_echo(1, "small", 6, out, sizeof out), 1);
-  ava_guest_shutdown(&kSpec);
+  cr_expect_eq(wt_echo(obj(1), big.data(), big.size(), out, sizeof out), kErr);
+  cr_expect_eq(wt_echo(obj(1), "small", 6, out, sizeof out), 1);
+  ava_guest_shutdown(spec());
   w.join();
   std::string log = err.finish();
   cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());

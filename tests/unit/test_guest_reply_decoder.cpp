@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The guest distrusts its worker: a table of malformed or failed replies,
-// each answered by a fake worker to a generated-style stub. The stub must
+// each answered by a fake worker to a generated stub (wt_echo). The stub must
 // return its error value without crashing or hanging; where the stream
 // itself is intact the next call works, where it is not the next call fails
 // at once. Each case runs in its own process (Criterion parameters).
@@ -13,11 +13,11 @@
 
 #include "test_guest_support.hpp"
 
-using gtest_fake::FakeWorker;
-using gtest_fake::kHdr;
-using gtest_fake::Seen;
-using gtest_fake::StderrCapture;
-using namespace gtest_spec;
+using guest_fake::FakeWorker;
+using guest_fake::kHdr;
+using guest_fake::Seen;
+using guest_fake::StderrCapture;
+using namespace wtest_guest;
 
 namespace {
 
@@ -59,11 +59,11 @@ struct Case {
 constexpr char kIn[] = "hello";
 constexpr char kOut[] = "olleh";
 constexpr int32_t kGoodRet = 42;
+using EchoReply = ava_wtest_wt_echo_reply;
 
 // A correct reply to an echo call: "olleh" in the out buffer, ret 42.
 void good_reply(FakeWorker &w, const Seen &call) {
-  EchoReply r;
-  std::memset(&r, 0, sizeof r);
+  EchoReply r{};
   r.out = {0, sizeof kOut, AVA_BUF_PRESENT | AVA_BUF_OUT, 0};
   r.ret = kGoodRet;
   uint8_t payload[8] = {};
@@ -72,8 +72,7 @@ void good_reply(FakeWorker &w, const Seen &call) {
 }
 
 void bad_reply(FakeWorker &w, const Seen &call, Bad bad) {
-  EchoReply r;
-  std::memset(&r, 0, sizeof r);
+  EchoReply r{};
   r.out = {0, sizeof kOut, AVA_BUF_PRESENT | AVA_BUF_OUT, 0};
   r.ret = kGoodRet;
   uint8_t payload[64] = {};
@@ -98,7 +97,7 @@ void bad_reply(FakeWorker &w, const Seen &call, Bad bad) {
     hdr.call_id += 1000;
     break;
   case Bad::WrongFuncId:
-    hdr.func_id = kVersion;
+    hdr.func_id = AVA_WTEST_FN_WT_FINISH;
     break;
   case Bad::WrongSpecId:
     hdr.spec_id += 1;
@@ -173,7 +172,7 @@ void bad_reply(FakeWorker &w, const Seen &call, Bad bad) {
     return;
   }
   case Bad::Goodbye: {
-    ava_msg_hdr h = gtest_fake::make_header(AVA_MSG_GOODBYE, call.hdr.spec_id, kHdr);
+    ava_msg_hdr h = guest_fake::make_header(AVA_MSG_GOODBYE, call.hdr.spec_id, kHdr);
     w.send(h, nullptr, 0, nullptr, 0);
     return;
   }
@@ -189,10 +188,10 @@ void bad_reply(FakeWorker &w, const Seen &call, Bad bad) {
 
 Case kCases[] = {
     {Bad::None, true, 10000, ""},
-    {Bad::WrongKind, false, 10000, "lost connection to the gtest worker"},
+    {Bad::WrongKind, false, 10000, "lost connection to the wtest worker"},
     {Bad::HelloAckKind, false, 10000, "unexpected message of kind 2"},
     {Bad::WrongCallId, false, 10000, "which is not waiting for one"},
-    {Bad::WrongFuncId, true, 10000, "t_echo: invalid reply from the worker"},
+    {Bad::WrongFuncId, true, 10000, "wt_echo: invalid reply from the worker"},
     {Bad::WrongSpecId, true, 10000, "invalid reply from the worker: reply for spec 78"},
     {Bad::ReservedSet, true, 10000, "reserved"},
     {Bad::ShortArgs, true, 10000, "shorter than the"},
@@ -204,14 +203,14 @@ Case kCases[] = {
     {Bad::DescUnknownFlags, true, 10000, "unknown flags"},
     {Bad::AbsentWithLength, true, 10000, "absent returned buffer"},
     {Bad::StatusHandle, true, 10000,
-     "t_echo: the worker reported: unknown or wrongly typed handle (AVA_E_HANDLE)"},
+     "wt_echo: the worker reported: unknown or wrongly typed handle (AVA_E_HANDLE)"},
     {Bad::StatusNomem, true, 10000, "(AVA_E_NOMEM)"},
     {Bad::StatusUnsupported, true, 10000, "(AVA_E_UNSUPPORTED)"},
     {Bad::StatusPositive, true, 10000, "invalid status 5"},
     {Bad::StatusIntMin, true, 10000, "invalid status"},
-    {Bad::PeerClose, false, 10000, "lost connection to the gtest worker (unix:"},
-    {Bad::Garbage, false, 10000, "lost connection to the gtest worker"},
-    {Bad::TruncatedBody, false, 10000, "lost connection to the gtest worker"},
+    {Bad::PeerClose, false, 10000, "lost connection to the wtest worker (unix:"},
+    {Bad::Garbage, false, 10000, "lost connection to the wtest worker"},
+    {Bad::TruncatedBody, false, 10000, "lost connection to the wtest worker"},
     {Bad::Goodbye, false, 10000, "the worker said goodbye"},
     {Bad::LateReply, true, 200, "within 200 ms (call_timeout_ms)"},
 };
@@ -260,7 +259,7 @@ ParameterizedTest(size_t *index, guest_reply_decoder, malformed) {
   StderrCapture err;
   char out[16];
   std::memset(out, 0, sizeof out);
-  int32_t ret = t_echo(5, kIn, sizeof kIn, out, sizeof out);
+  int32_t ret = wt_echo(obj(5), kIn, sizeof kIn, out, sizeof out);
   if (tc.bad == Bad::None) {
     cr_expect_eq(ret, kGoodRet);
     cr_expect_str_eq(out, kOut);
@@ -272,7 +271,7 @@ ParameterizedTest(size_t *index, guest_reply_decoder, malformed) {
   }
 
   std::memset(out, 0, sizeof out);
-  ret = t_echo(6, kIn, sizeof kIn, out, sizeof out);
+  ret = wt_echo(obj(6), kIn, sizeof kIn, out, sizeof out);
   if (tc.next_ok) {
     cr_expect_eq(ret, kGoodRet, "the next call must work, got %d", ret);
     cr_expect_str_eq(out, kOut);
@@ -280,7 +279,7 @@ ParameterizedTest(size_t *index, guest_reply_decoder, malformed) {
     cr_expect_eq(ret, kErr, "a broken connection must fail later calls, got %d", ret);
   }
 
-  ava_guest_shutdown(&kSpec);
+  ava_guest_shutdown(spec());
   w.join();
   std::string log = err.finish();
   cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
@@ -296,7 +295,7 @@ ParameterizedTest(size_t *index, guest_reply_decoder, malformed) {
               log.c_str());
     pos = end == std::string::npos ? log.size() : end + 1;
   }
-  cr_expect_leq(gtest_fake::count_of(log, "lost connection"), 1, "one message per lost connection");
+  cr_expect_leq(guest_fake::count_of(log, "lost connection"), 1, "one message per lost connection");
   if (tc.bad != Bad::None) {
     cr_log_info("case %zu: %s", *index, log.c_str());
   }
@@ -328,10 +327,10 @@ Test(guest_reply_decoder, many_bad_replies_in_a_row) {
   StderrCapture err;
   for (size_t i = 0; i < sizeof kSurvivable / sizeof kSurvivable[0]; ++i) {
     char out[16] = {};
-    cr_expect_eq(t_echo(1, kIn, sizeof kIn, out, sizeof out), kErr, "case %zu", i);
-    cr_expect_eq(t_echo(1, kIn, sizeof kIn, out, sizeof out), kGoodRet, "case %zu", i);
+    cr_expect_eq(wt_echo(obj(1), kIn, sizeof kIn, out, sizeof out), kErr, "case %zu", i);
+    cr_expect_eq(wt_echo(obj(1), kIn, sizeof kIn, out, sizeof out), kGoodRet, "case %zu", i);
   }
-  ava_guest_shutdown(&kSpec);
+  ava_guest_shutdown(spec());
   w.join();
   err.finish();
   cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());

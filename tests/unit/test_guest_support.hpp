@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Shared by the test_guest_*.cpp tests: a tiny spec "gtest" with stubs
-// written the way cava generates them, and a fake worker that speaks raw
+// Shared by the test_guest_*.cpp tests, which call the guest library that cava
+// generates from tests/wtest/wtest.spec.c (its stubs are the wtest API,
+// wt_*; its wire layout is wtest_wire.h), and a fake worker that speaks raw
 // messages over a unix socket. The fake worker runs on its own thread and
 // only records what it saw; the test thread asserts after join().
 #pragma once
@@ -12,6 +13,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -23,195 +27,52 @@
 
 #include "shim/ava_shim.h"
 #include "transport/channel.hpp"
+#include "wtest.h"
+#include "wtest_wire.h"
 
-namespace gtest_spec {
+// The generated guest library's spec (tests/wtest/wtest_guest_lib.c).
+extern "C" const struct ava_guest_spec *wtest_guest_spec(void);
 
-constexpr int32_t kErr = -99; // what the stubs return when the runtime fails
+namespace wtest_guest {
+
+// What the generated stubs return when the runtime fails (the spec's ava_error).
+constexpr int32_t kErr = WT_ERR_TRANSPORT;
+// Return class of wt_status (wtest_wire.h lists the classes).
 constexpr uint32_t kStatusClass = 1;
 
-enum FuncId : uint32_t {
-  kEcho = 0,
-  kAsyncPut = 1,
-  kSetCallback = 2,
-  kRelease = 3,
-  kUnsupported = 4,
-  kVersion = 5,
-  kNumFuncs = 6,
-};
-
-struct EchoArgs {
-  uint64_t handle;
-  ava_buf_desc in;
-  ava_buf_desc out;
-  uint64_t out_size;
-};
-struct EchoReply {
-  ava_buf_desc out;
-  int32_t ret;
-  uint32_t pad;
-};
-struct AsyncPutArgs {
-  int32_t value;
-  uint32_t pad;
-  ava_buf_desc data;
-};
-struct SetCallbackArgs {
-  uint64_t handle;
-  uint64_t callback_id;
-};
-struct HandleArgs {
-  uint64_t handle;
-};
-struct StatusReply {
-  int32_t ret;
-  uint32_t pad;
-};
-
-// Callback declaration 0: void (*)(uint64_t handle, int32_t event, const char *message, void
-// *user).
-using EventFn = void (*)(uint64_t handle, int32_t event, const char *message, void *user);
-struct EventCallbackArgs {
-  uint64_t handle;
-  int32_t event;
-  uint32_t pad;
-  ava_buf_desc message;
-};
-
-inline int callback_dispatch(uint32_t decl_id, void (*fn)(void), void *userdata, const void *args,
-                             uint64_t args_len, const uint8_t *payload, uint64_t payload_len) {
-  if (decl_id != 0 || args_len != sizeof(EventCallbackArgs)) {
-    return -1;
-  }
-  EventCallbackArgs a;
-  std::memcpy(&a, args, sizeof a);
-  const void *message;
-  if (ava_callback_buffer(&a.message, payload, payload_len, &message) != 0) {
-    return -1;
-  }
-  reinterpret_cast<EventFn>(fn)(a.handle, a.event, static_cast<const char *>(message), userdata);
-  return 0;
+inline const ava_guest_spec *spec() {
+  return wtest_guest_spec();
 }
 
-inline const char *const kFuncNames[kNumFuncs] = {"t_echo",    "t_async_put",   "t_set_callback",
-                                                  "t_release", "t_unsupported", "t_version"};
-
-inline const ava_guest_spec kSpec = {
-    "gtest",           77,      0x1234abcdull, kNumFuncs, kFuncNames,
-    callback_dispatch, nullptr, nullptr,       nullptr,   nullptr,
-};
-
-// --- stubs, as the generator writes them ---
-
-inline int32_t t_echo(uint64_t handle, const void *in, uint64_t in_size, void *out,
-                      uint64_t out_size) {
-  struct ava_call c;
-  EchoArgs a;
-  std::memset(&a, 0, sizeof a);
-  const void *rp;
-  const EchoReply *r;
-  int64_t async_value;
-  int32_t ret;
-  if (ava_call_begin(&c, &kSpec, kEcho, AVA_F_SYNC) != 0)
-    goto fail;
-  a.handle = handle;
-  a.out_size = out_size;
-  if (ava_call_put_buffer(&c, &a.in, in, in_size, 1, AVA_BUF_IN) != 0)
-    goto fail;
-  if (ava_call_put_buffer(&c, &a.out, out, out_size, 1, AVA_BUF_OUT) != 0)
-    goto fail;
-  if (ava_call_invoke(&c, &a, sizeof a, &rp, sizeof *r) != 0)
-    goto fail;
-  r = static_cast<const EchoReply *>(rp);
-  if (ava_call_get_buffer(&c, &r->out, out, out_size) != 0)
-    goto fail;
-  ret = r->ret;
-  if (ava_call_take_async_error(&c, kStatusClass, &async_value))
-    ret = static_cast<int32_t>(async_value);
-  ava_call_end(&c);
-  return ret;
-fail:
-  ava_call_end(&c);
-  return kErr;
+// In the guest a handle is its id.
+inline wt_obj obj(uint64_t id) {
+  return reinterpret_cast<wt_obj>(static_cast<uintptr_t>(id));
+}
+inline uint64_t id_of(wt_obj o) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(o));
 }
 
-inline int32_t t_async_put(int32_t value, const void *data, uint64_t size) {
-  struct ava_call c;
-  AsyncPutArgs a;
-  std::memset(&a, 0, sizeof a);
-  if (ava_call_begin(&c, &kSpec, kAsyncPut, AVA_F_ASYNC) != 0)
-    goto fail;
-  a.value = value;
-  if (ava_call_put_buffer(&c, &a.data, data, size, 1, AVA_BUF_IN) != 0)
-    goto fail;
-  if (ava_call_invoke(&c, &a, sizeof a, nullptr, 0) != 0)
-    goto fail;
-  ava_call_end(&c);
-  return 0;
-fail:
-  ava_call_end(&c);
-  return kErr;
-}
+} // namespace wtest_guest
 
-inline int32_t status_call(uint32_t func, const void *args, uint32_t args_len, struct ava_call *c) {
-  const void *rp;
-  int64_t async_value;
-  int32_t ret;
-  if (ava_call_invoke(c, args, args_len, &rp, sizeof(StatusReply)) != 0) {
-    ava_call_end(c);
-    return kErr;
-  }
-  ret = static_cast<const StatusReply *>(rp)->ret;
-  if (ava_call_take_async_error(c, kStatusClass, &async_value))
-    ret = static_cast<int32_t>(async_value);
-  if (func == kRelease && ret == 0)
-    ava_guest_handle_released(&kSpec, static_cast<const HandleArgs *>(args)->handle);
-  ava_call_end(c);
-  return ret;
-}
-
-inline int32_t t_set_callback(uint64_t handle, EventFn fn, void *user, uint32_t lifetime) {
-  struct ava_call c;
-  SetCallbackArgs a;
-  std::memset(&a, 0, sizeof a);
-  if (ava_call_begin(&c, &kSpec, kSetCallback, AVA_F_SYNC) != 0) {
-    ava_call_end(&c);
-    return kErr;
-  }
-  a.handle = handle;
-  a.callback_id =
-      ava_call_callback(&c, reinterpret_cast<void (*)(void)>(fn), user, lifetime, handle);
-  return status_call(kSetCallback, &a, sizeof a, &c);
-}
-
-inline int32_t t_release(uint64_t handle) {
-  struct ava_call c;
-  HandleArgs a = {handle};
-  if (ava_call_begin(&c, &kSpec, kRelease, AVA_F_SYNC) != 0) {
-    ava_call_end(&c);
-    return kErr;
-  }
-  return status_call(kRelease, &a, sizeof a, &c);
-}
-
-inline int32_t t_version() {
-  struct ava_call c;
-  if (ava_call_begin(&c, &kSpec, kVersion, AVA_F_SYNC) != 0) {
-    ava_call_end(&c);
-    return kErr;
-  }
-  return status_call(kVersion, nullptr, 0, &c);
-}
-
-inline int32_t t_unsupported() {
-  ava_guest_unsupported(&kSpec, "t_unsupported");
-  return kErr;
-}
-
-} // namespace gtest_spec
-
-namespace gtest_fake {
+namespace guest_fake {
 
 constexpr uint64_t kHdr = sizeof(ava_msg_hdr);
+
+// Lets one thread wait (at most 10 s) until another got somewhere.
+struct Latch {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false;
+  void release() {
+    std::lock_guard lock(mu);
+    open = true;
+    cv.notify_all();
+  }
+  bool wait() {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(10), [&] { return open; });
+  }
+};
 
 inline ava_msg_hdr make_header(uint16_t kind, uint32_t spec_id, uint64_t total_len) {
   ava_msg_hdr hdr;
@@ -277,7 +138,7 @@ public:
     setenv("AVA_CONFIG", config_path().c_str(), 1);
     setenv("AVA_WORKER", address().c_str(), 1);
     unsetenv("AVA_CHANNEL");
-    unsetenv("AVA_WORKER_GTEST");
+    unsetenv("AVA_WORKER_WTEST");
   }
 
   // Runs script on the worker thread after accepting a guest and answering
@@ -538,4 +399,4 @@ inline int count_of(const std::string &text, const std::string &needle) {
   return n;
 }
 
-} // namespace gtest_fake
+} // namespace guest_fake

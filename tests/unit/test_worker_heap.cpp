@@ -8,10 +8,10 @@
 #include <thread>
 
 #include "test_transport_shm_support.hpp"
+#include "tests/wtest/wtest.h"
 #include "worker/plugin_set.hpp"
 #include "worker/server.hpp"
 #include "worker/testing/fake_guest.hpp"
-#include "worker/testing/wtest_spec.h"
 
 using namespace ava::testing;
 using shm_test::Pair;
@@ -29,7 +29,7 @@ struct HeapSession {
   ava::Channel::Heap heap;
 
   HeapSession() {
-    plugins.add(&wt_worker_spec);
+    plugins.add(ava_worker_spec_export());
     heap = pair.guest->heap();
     cr_assert(heap.base != nullptr && heap.size >= (1u << 20));
     server = std::thread([this] { ava::serve_guest(std::move(pair.worker), plugins, options); });
@@ -56,14 +56,18 @@ Test(worker_heap, buffers_in_the_heap_are_used_in_place, .timeout = 60) {
   cr_assert_neq(obj, 0u);
   for (uint64_t i = 0; i < size; ++i)
     s.heap.base[4096 + i] = static_cast<uint8_t>(i * 7);
-  wt_rw_args w{obj, size, heap_desc(4096, size, AVA_BUF_IN)};
+  ava_wtest_wt_obj_write_call w{
+      .obj = obj, .data = heap_desc(4096, size, AVA_BUF_IN), .size = size};
   Received reply;
-  cr_assert_eq(s.guest->call(WT_FN_OBJ_WRITE, w, &reply), AVA_OK);
+  cr_assert_eq(s.guest->call(AVA_WTEST_FN_WT_OBJ_WRITE, w, &reply), AVA_OK);
+  cr_expect_eq(reply.reply<ava_wtest_wt_obj_write_reply>().ret, WT_OK);
 
   std::memset(s.heap.base + 512 * 1024, 0, size);
-  wt_rw_args r{obj, size, heap_desc(512 * 1024, size, AVA_BUF_OUT)};
-  cr_assert_eq(s.guest->call(WT_FN_OBJ_READ, r, &reply), AVA_OK);
-  const auto out = reply.reply<wt_buffer_reply>();
+  ava_wtest_wt_obj_read_call r{
+      .obj = obj, .data = heap_desc(512 * 1024, size, AVA_BUF_OUT), .size = size};
+  cr_assert_eq(s.guest->call(AVA_WTEST_FN_WT_OBJ_READ, r, &reply), AVA_OK);
+  const auto out = reply.reply<ava_wtest_wt_obj_read_reply>();
+  cr_expect_eq(out.ret, WT_OK);
   // The reply points back into the heap: nothing was copied into the message.
   cr_expect_eq(out.data.flags, AVA_BUF_PRESENT | AVA_BUF_OUT | AVA_BUF_HEAP);
   cr_expect_eq(out.data.offset, 512u * 1024);
@@ -95,9 +99,9 @@ Test(worker_heap, lying_heap_descriptors_are_refused, .timeout = 60) {
        AVA_E_PROTO},
   };
   for (const Case &c : cases) {
-    wt_rw_args w{obj, c.size, c.desc};
+    ava_wtest_wt_obj_write_call w{.obj = obj, .data = c.desc, .size = c.size};
     Received reply;
-    cr_expect_eq(s.guest->call(WT_FN_OBJ_WRITE, w, &reply), c.status, "[%s]", c.what);
+    cr_expect_eq(s.guest->call(AVA_WTEST_FN_WT_OBJ_WRITE, w, &reply), c.status, "[%s]", c.what);
     cr_expect_eq(s.guest->add(2, 3), 5, "[%s] the worker stopped serving", c.what);
   }
 }

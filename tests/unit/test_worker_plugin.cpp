@@ -14,7 +14,6 @@
 
 #include "worker/server.hpp"
 #include "worker/testing/fake_guest.hpp"
-#include "worker/testing/wtest_spec.h"
 
 using namespace ava;
 using namespace ava::testing;
@@ -47,7 +46,9 @@ Test(worker_plugin, loads_once_and_caches) {
   cr_assert(s.is_ok(), "%s", s.message.c_str());
   cr_assert_not_null(spec);
   cr_expect_str_eq(spec->name, "wtest");
-  cr_expect_eq(spec->id, WT_SPEC_ID);
+  cr_expect_eq(spec->id, AVA_WTEST_SPEC_ID);
+  cr_expect_eq(spec->hash, AVA_WTEST_SPEC_HASH);
+  cr_expect_eq(spec->nfuncs, AVA_WTEST_NFUNCS);
   const ava_worker_spec *again = nullptr;
   cr_assert(plugins.find("wtest", &again).is_ok());
   cr_expect_eq(again, spec);

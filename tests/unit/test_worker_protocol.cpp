@@ -10,8 +10,9 @@
 #include <functional>
 #include <string>
 
+#include "tests/wtest/wtest.h"
+#include "tests/wtest/wtest_hooks.h"
 #include "worker/testing/fake_guest.hpp"
-#include "worker/testing/wtest_spec.h"
 
 using namespace ava;
 using namespace ava::testing;
@@ -31,64 +32,74 @@ struct CallCase {
   const char *name;
   std::function<RawMessage(const Ctx &)> build;
   int expected;
+  // With expected AVA_OK: the call's return value (the first field of every
+  // generated reply struct).
+  int64_t ret = 0;
 };
 
+using AddCall = ava_wtest_wt_add_call;
+using WriteCall = ava_wtest_wt_obj_write_call;
+
 RawMessage add_call(const Ctx &c) {
-  wt_add_args a{2, 3};
-  return c.guest->make_call(WT_FN_ADD, &a, sizeof a);
+  AddCall a{.a = 2, .b = 3};
+  return c.guest->make_call(AVA_WTEST_FN_WT_ADD, &a, sizeof a);
 }
 
 // An obj_write of `size` bytes whose descriptor and payload a case may spoil.
 RawMessage write_call(const Ctx &c, uint64_t size,
-                      const std::function<void(wt_rw_args &, Payload &)> &spoil) {
+                      const std::function<void(WriteCall &, Payload &)> &spoil) {
   std::string data(size, 'w');
   Payload p;
-  wt_rw_args a{c.obj, size, p.add(data.data(), size)};
+  WriteCall a{.obj = c.obj, .data = p.add(data.data(), size), .size = size};
   spoil(a, p);
-  return c.guest->make_call(WT_FN_OBJ_WRITE, &a, sizeof a, p);
+  return c.guest->make_call(AVA_WTEST_FN_WT_OBJ_WRITE, &a, sizeof a, p);
 }
 
 RawMessage read_call(const Ctx &c, uint64_t size, ava_buf_desc d) {
-  wt_rw_args a{c.obj, size, d};
-  return c.guest->make_call(WT_FN_OBJ_READ, &a, sizeof a);
+  ava_wtest_wt_obj_read_call a{.obj = c.obj, .data = d, .size = size};
+  return c.guest->make_call(AVA_WTEST_FN_WT_OBJ_READ, &a, sizeof a);
 }
 
 RawMessage sum_call(const Ctx &c, std::vector<uint64_t> ids, uint64_t count) {
   Payload p;
-  wt_sum_args a{p.add(ids.data(), ids.size() * 8), count};
-  return c.guest->make_call(WT_FN_SUM_SIZES, &a, sizeof a, p);
+  ava_wtest_wt_sum_sizes_call a{
+      .objs = p.add(ids.data(), ids.size() * 8), .count = count, .total = Payload::out(8)};
+  return c.guest->make_call(AVA_WTEST_FN_WT_SUM_SIZES, &a, sizeof a, p);
 }
 
+// The generated handlers pass an unknown or wrongly typed id on to the library
+// as NULL, which it refuses with WT_ERR_INVALID; had the worker passed on
+// anything else (the id, another object), it would answer WT_ERR_NOT_LIVE.
 const CallCase kCases[] = {
     {"bad spec id",
      [](const Ctx &c) {
        RawMessage m = add_call(c);
-       m.hdr().spec_id = WT_SPEC_ID + 1;
+       m.hdr().spec_id = AVA_WTEST_SPEC_ID + 1;
        return m;
      },
      AVA_E_SPEC},
     {"function id out of range",
      [](const Ctx &c) {
-       wt_add_args a{1, 1};
-       return c.guest->make_call(WT_FN_COUNT, &a, sizeof a);
+       AddCall a{.a = 1, .b = 1};
+       return c.guest->make_call(AVA_WTEST_NFUNCS, &a, sizeof a);
      },
      AVA_E_FUNC},
     {"function id huge",
      [](const Ctx &c) {
-       wt_add_args a{1, 1};
+       AddCall a{.a = 1, .b = 1};
        return c.guest->make_call(0xffffffffu, &a, sizeof a);
      },
      AVA_E_FUNC},
     {"unsupported function",
      [](const Ctx &c) {
-       wt_add_args a{1, 1};
-       return c.guest->make_call(WT_FN_UNSUPPORTED, &a, sizeof a);
+       AddCall a{.a = 1, .b = 1};
+       return c.guest->make_call(AVA_WTEST_FN_WT_UNSUPPORTED, &a, sizeof a);
      },
      AVA_E_UNSUPPORTED},
     {"sync call of an async function",
      [](const Ctx &c) {
-       wt_async_set_args a{c.obj, 1, 0};
-       return c.guest->make_call(WT_FN_ASYNC_SET, &a, sizeof a);
+       ava_wtest_wt_async_set_call a{.obj = c.obj, .value = 1};
+       return c.guest->make_call(AVA_WTEST_FN_WT_ASYNC_SET, &a, sizeof a);
      },
      AVA_E_PROTO},
     {"both sync and async",
@@ -115,35 +126,35 @@ const CallCase kCases[] = {
     {"args_len beyond total_len",
      [](const Ctx &c) {
        RawMessage m = add_call(c);
-       m.hdr().args_len = 9;
+       m.hdr().args_len = sizeof(AddCall) + 1;
        return m;
      },
      AVA_E_LENGTH},
     {"args block too small",
      [](const Ctx &c) {
-       wt_add_args a{1, 1};
-       return c.guest->make_call(WT_FN_ADD, &a, sizeof a - 4);
+       AddCall a{.a = 1, .b = 1};
+       return c.guest->make_call(AVA_WTEST_FN_WT_ADD, &a, sizeof a - 4);
      },
      AVA_E_LENGTH},
     {"args block too large",
      [](const Ctx &c) {
-       uint64_t a[2] = {1, 1};
-       return c.guest->make_call(WT_FN_ADD, a, sizeof a);
+       uint64_t a[3] = {1, 1, 1};
+       return c.guest->make_call(AVA_WTEST_FN_WT_ADD, a, sizeof a);
      },
      AVA_E_LENGTH},
     {"buffer offset beyond payload",
      [](const Ctx &c) {
-       return write_call(c, 4, [](wt_rw_args &a, Payload &) { a.data.offset = 4096; });
+       return write_call(c, 4, [](WriteCall &a, Payload &) { a.data.offset = 4096; });
      },
      AVA_E_LENGTH},
     {"buffer offset wraps around",
      [](const Ctx &c) {
-       return write_call(c, 4, [](wt_rw_args &a, Payload &) { a.data.offset = ~0ull - 1; });
+       return write_call(c, 4, [](WriteCall &a, Payload &) { a.data.offset = ~0ull - 1; });
      },
      AVA_E_LENGTH},
     {"buffer length beyond payload",
      [](const Ctx &c) {
-       return write_call(c, 4, [](wt_rw_args &a, Payload &) {
+       return write_call(c, 4, [](WriteCall &a, Payload &) {
          a.data.length = 1000;
          a.size = 1000;
        });
@@ -151,17 +162,17 @@ const CallCase kCases[] = {
      AVA_E_LENGTH},
     {"no room for the guard byte",
      [](const Ctx &c) {
-       return write_call(c, 8, [](wt_rw_args &, Payload &p) { p.bytes().resize(8); });
+       return write_call(c, 8, [](WriteCall &, Payload &p) { p.bytes().resize(8); });
      },
      AVA_E_LENGTH},
     {"non-zero guard byte",
      [](const Ctx &c) {
-       return write_call(c, 5, [](wt_rw_args &, Payload &p) { p.bytes()[5] = 'x'; });
+       return write_call(c, 5, [](WriteCall &, Payload &p) { p.bytes()[5] = 'x'; });
      },
      AVA_E_PROTO},
     {"misaligned buffer offset",
      [](const Ctx &c) {
-       return write_call(c, 2, [](wt_rw_args &a, Payload &p) {
+       return write_call(c, 2, [](WriteCall &a, Payload &p) {
          p.bytes().assign(16, 0);
          p.bytes()[1] = 'a';
          p.bytes()[2] = 'b';
@@ -171,36 +182,36 @@ const CallCase kCases[] = {
      AVA_E_PROTO},
     {"unknown buffer flag",
      [](const Ctx &c) {
-       return write_call(c, 4, [](wt_rw_args &a, Payload &) { a.data.flags |= 0x10; });
+       return write_call(c, 4, [](WriteCall &a, Payload &) { a.data.flags |= 0x10; });
      },
      AVA_E_PROTO},
     {"buffer reserved field",
      [](const Ctx &c) {
-       return write_call(c, 4, [](wt_rw_args &a, Payload &) { a.data.reserved = 1; });
+       return write_call(c, 4, [](WriteCall &a, Payload &) { a.data.reserved = 1; });
      },
      AVA_E_PROTO},
     {"IN buffer without PRESENT",
      [](const Ctx &c) {
-       return write_call(c, 4, [](wt_rw_args &a, Payload &) { a.data.flags = AVA_BUF_IN; });
+       return write_call(c, 4, [](WriteCall &a, Payload &) { a.data.flags = AVA_BUF_IN; });
      },
      AVA_E_PROTO},
     {"absent buffer with a length",
      [](const Ctx &c) {
-       return write_call(c, 4, [](wt_rw_args &a, Payload &) { a.data = {0, 4, 0, 0}; });
+       return write_call(c, 4, [](WriteCall &a, Payload &) { a.data = {0, 4, 0, 0}; });
      },
      AVA_E_PROTO},
     {"OUT buffer where IN is expected",
      [](const Ctx &c) {
-       return write_call(c, 4, [](wt_rw_args &a, Payload &) { a.data = Payload::out(4); });
+       return write_call(c, 4, [](WriteCall &a, Payload &) { a.data = Payload::out(4); });
      },
      AVA_E_PROTO},
     {"IN|OUT buffer where IN is expected",
      [](const Ctx &c) {
-       return write_call(c, 4, [](wt_rw_args &a, Payload &) { a.data.flags |= AVA_BUF_OUT; });
+       return write_call(c, 4, [](WriteCall &a, Payload &) { a.data.flags |= AVA_BUF_OUT; });
      },
      AVA_E_PROTO},
     {"IN buffer length differs from the annotation",
-     [](const Ctx &c) { return write_call(c, 4, [](wt_rw_args &a, Payload &) { a.size = 3; }); },
+     [](const Ctx &c) { return write_call(c, 4, [](WriteCall &a, Payload &) { a.size = 3; }); },
      AVA_E_LENGTH},
     {"OUT buffer length differs from the annotation",
      [](const Ctx &c) { return read_call(c, 8, Payload::out(16)); }, AVA_E_LENGTH},
@@ -214,29 +225,40 @@ const CallCase kCases[] = {
     {"OUT buffer above max_message",
      [](const Ctx &c) { return read_call(c, 2 * kMaxMessage, Payload::out(2 * kMaxMessage)); },
      AVA_E_TOO_BIG},
+    {"OUT buffer above its static bound",
+     [](const Ctx &c) {
+       ava_wtest_wt_get_value_call a{.obj = c.obj, .value = Payload::out(8)};
+       return c.guest->make_call(AVA_WTEST_FN_WT_GET_VALUE, &a, sizeof a);
+     },
+     AVA_E_LENGTH},
     {"count * size overflows", [](const Ctx &c) { return sum_call(c, {c.obj}, (1ull << 61) + 1); },
      AVA_E_LENGTH},
     {"unknown handle",
      [](const Ctx &c) {
-       return write_call(c, 4, [](wt_rw_args &a, Payload &) { a.obj = kBogusHandle; });
+       return write_call(c, 4, [](WriteCall &a, Payload &) { a.obj = kBogusHandle; });
      },
-     AVA_E_HANDLE},
+     AVA_OK, WT_ERR_INVALID},
     {"wrong handle type",
      [](const Ctx &c) {
-       wt_handle_args a{c.obj};
-       return c.guest->make_call(WT_FN_OTHER_PING, &a, sizeof a);
+       ava_wtest_wt_other_ping_call a{.other = c.obj};
+       return c.guest->make_call(AVA_WTEST_FN_WT_OTHER_PING, &a, sizeof a);
      },
-     AVA_E_HANDLE},
+     AVA_OK, WT_ERR_INVALID},
     {"unknown handle in an array",
      [](const Ctx &c) {
        return sum_call(c, {c.obj, kBogusHandle}, 2);
      },
-     AVA_E_HANDLE},
+     AVA_OK, WT_ERR_INVALID},
     {"wrongly typed handle in an array",
      [](const Ctx &c) {
        return sum_call(c, {c.other, c.obj}, 2);
      },
-     AVA_E_HANDLE},
+     AVA_OK, WT_ERR_INVALID},
+    {"a good call among them",
+     [](const Ctx &c) {
+       return sum_call(c, {c.obj, c.obj}, 2);
+     },
+     AVA_OK, WT_OK},
 };
 
 struct Session {
@@ -245,17 +267,14 @@ struct Session {
   Ctx ctx{};
 
   explicit Session(WorkerOptions options = make_options()) : harness(std::move(options)) {
-    harness.plugins().add(&wt_worker_spec);
+    harness.plugins().add(ava_worker_spec_export());
     guest = harness.connect();
     cr_assert(guest != nullptr);
     cr_assert_eq(guest->hello(), AVA_OK);
     ctx.guest = guest.get();
     ctx.obj = guest->create_obj(64);
     cr_assert_neq(ctx.obj, 0u);
-    wt_create_args a{0};
-    Received reply;
-    cr_assert_eq(guest->call(WT_FN_OTHER_CREATE, a, &reply), AVA_OK);
-    ctx.other = reply.reply<wt_create_reply>().handle;
+    ctx.other = guest->create_other();
     cr_assert_neq(ctx.other, 0u);
   }
   static WorkerOptions make_options() {
@@ -274,39 +293,70 @@ Test(worker_protocol, malformed_calls_get_error_replies, .timeout = 60) {
     Received reply;
     int status = s.guest->call(message, &reply);
     cr_expect_eq(status, c.expected, "%s: status %d, expected %d", c.name, status, c.expected);
+    if (status == AVA_OK && c.expected == AVA_OK) {
+      const auto ret = reply.reply<int64_t>();
+      cr_expect_eq(ret, c.ret, "%s: returned %ld, expected %ld", c.name, ret, c.ret);
+    }
     cr_expect_eq(s.guest->add(20, 22), 42, "%s: the next good call failed", c.name);
   }
   s.guest->goodbye();
   cr_expect(s.harness.finish(0).is_ok());
+  cr_expect_eq(wt_lib_bad_releases(), 0u);
 }
 
 Test(worker_protocol, malformed_async_calls_are_dropped, .timeout = 60) {
   Session s;
   std::vector<RawMessage> bad;
-  wt_async_set_args a{s.ctx.obj, 1, 0};
-  bad.push_back(s.guest->make_call(WT_FN_ASYNC_SET, &a, sizeof a, {}, AVA_F_ASYNC));
+  ava_wtest_wt_async_set_call a{.obj = s.ctx.obj, .value = 1};
+  const uint32_t set = AVA_WTEST_FN_WT_ASYNC_SET;
+  bad.push_back(s.guest->make_call(set, &a, sizeof a, {}, AVA_F_ASYNC));
   bad.back().hdr().spec_id = 1;
-  bad.push_back(s.guest->make_call(WT_FN_COUNT + 7, &a, sizeof a, {}, AVA_F_ASYNC));
-  bad.push_back(s.guest->make_call(WT_FN_ADD, &a, sizeof a, {}, AVA_F_ASYNC));
-  bad.push_back(s.guest->make_call(WT_FN_UNSUPPORTED, &a, sizeof a, {}, AVA_F_ASYNC));
-  bad.push_back(s.guest->make_call(WT_FN_ASYNC_SET, &a, sizeof a - 8, {}, AVA_F_ASYNC));
+  bad.push_back(s.guest->make_call(AVA_WTEST_NFUNCS + 7, &a, sizeof a, {}, AVA_F_ASYNC));
+  bad.push_back(s.guest->make_call(AVA_WTEST_FN_WT_ADD, &a, sizeof a, {}, AVA_F_ASYNC));
+  bad.push_back(s.guest->make_call(AVA_WTEST_FN_WT_UNSUPPORTED, &a, sizeof a, {}, AVA_F_ASYNC));
+  bad.push_back(s.guest->make_call(set, &a, sizeof a - 8, {}, AVA_F_ASYNC));
+  // Reaches its handler, whose buffer check fails: an async error, not a reply.
+  Payload p;
+  ava_wtest_wt_async_write_call w{.obj = s.ctx.obj, .data = p.add("abcd", 4), .size = 3};
+  bad.push_back(s.guest->make_call(AVA_WTEST_FN_WT_ASYNC_WRITE, &w, sizeof w, p, AVA_F_ASYNC));
   for (RawMessage &m : bad)
     cr_assert(s.guest->send(m).is_ok());
   // A reply to any of them would arrive first and fail this call's call_id check.
+  ava_wtest_wt_finish_call f{};
+  Received reply;
+  cr_expect_eq(s.guest->call(AVA_WTEST_FN_WT_FINISH, f, &reply), AVA_OK);
+  cr_expect_eq(reply.common().async_error_class, kStatusClass);
+  cr_expect_eq(reply.common().async_error_func, AVA_WTEST_FN_WT_ASYNC_WRITE);
+  cr_expect_eq(reply.common().async_error_value, WT_ERR_TRANSPORT, "the spec's error value");
   cr_expect_eq(s.guest->add(1, 2), 3);
-  // The one that reached its handler failed there; that surfaces as an async error.
   cr_expect_eq(wt_lib_async_calls(), 0u);
   s.guest->goodbye();
   cr_expect(s.harness.finish(0).is_ok());
 }
 
+// AVA_F_FLUSH is for the guest's batching (shim/batch.*); the worker only
+// accepts it: flushing calls of either class run like any other.
 Test(worker_protocol, flush_flag_is_accepted, .timeout = 60) {
   Session s;
-  wt_add_args a{4, 5};
-  RawMessage m = s.guest->make_call(WT_FN_ADD, &a, sizeof a, {}, AVA_F_SYNC | AVA_F_FLUSH);
+  ava_wtest_wt_async_set_call set{.obj = s.ctx.obj, .value = 41};
+  RawMessage async_flush = s.guest->make_call(AVA_WTEST_FN_WT_ASYNC_SET, &set, sizeof set, {},
+                                              AVA_F_ASYNC | AVA_F_FLUSH);
+  cr_assert(s.guest->send(async_flush).is_ok());
+  ava_wtest_wt_get_value_call get{.obj = s.ctx.obj, .value = Payload::out(sizeof(int32_t))};
+  RawMessage sync_flush =
+      s.guest->make_call(AVA_WTEST_FN_WT_GET_VALUE, &get, sizeof get, {}, AVA_F_SYNC | AVA_F_FLUSH);
   Received reply;
-  cr_assert_eq(s.guest->call(m, &reply), AVA_OK);
-  cr_expect_eq(reply.reply<wt_status_reply>().ret, 9);
+  cr_assert_eq(s.guest->call(sync_flush, &reply), AVA_OK);
+  const auto r = reply.reply<ava_wtest_wt_get_value_reply>();
+  cr_expect_eq(r.ret, WT_OK);
+  cr_expect_eq(reply.out<int32_t>(r.value), 41, "the async flushing call ran first");
+  cr_expect_eq(reply.common().async_error_class, 0u);
+  cr_expect_eq(wt_lib_async_calls(), 1u);
+  AddCall a{.a = 4, .b = 5};
+  RawMessage add =
+      s.guest->make_call(AVA_WTEST_FN_WT_ADD, &a, sizeof a, {}, AVA_F_SYNC | AVA_F_FLUSH);
+  cr_assert_eq(s.guest->call(add, &reply), AVA_OK);
+  cr_expect_eq(reply.reply<ava_wtest_wt_add_reply>().ret, 9);
 }
 
 Test(worker_protocol, too_many_guest_threads, .timeout = 60) {
@@ -315,9 +365,9 @@ Test(worker_protocol, too_many_guest_threads, .timeout = 60) {
   Session s(options);
   cr_expect_eq(s.guest->add(1, 1, 2), 2);
   cr_expect_eq(s.guest->add(1, 1, 3), 2);
-  wt_add_args a{1, 1};
+  AddCall a{.a = 1, .b = 1};
   Received reply;
-  cr_expect_eq(s.guest->call(WT_FN_ADD, a, &reply, {}, 4), AVA_E_NOMEM);
+  cr_expect_eq(s.guest->call(AVA_WTEST_FN_WT_ADD, a, &reply, {}, 4), AVA_E_NOMEM);
   cr_expect_eq(s.guest->add(1, 1, 1), 2);
   cr_expect_eq(s.guest->add(1, 1, 3), 2);
 }
@@ -341,16 +391,22 @@ RawMessage hello_message(const char *name, uint32_t id, uint64_t hash) {
 }
 
 const HelloCase kHelloCases[] = {
-    {"unknown spec", [] { return hello_message("nosuchspec", WT_SPEC_ID, WT_SPEC_HASH); },
+    {"unknown spec",
+     [] { return hello_message("nosuchspec", AVA_WTEST_SPEC_ID, AVA_WTEST_SPEC_HASH); },
      AVA_MSG_HELLO_ACK, AVA_E_UNSUPPORTED},
-    {"wrong spec id", [] { return hello_message("wtest", WT_SPEC_ID + 1, WT_SPEC_HASH); },
+    {"wrong spec id",
+     [] { return hello_message("wtest", AVA_WTEST_SPEC_ID + 1, AVA_WTEST_SPEC_HASH); },
      AVA_MSG_HELLO_ACK, AVA_E_SPEC},
-    {"wrong spec hash", [] { return hello_message("wtest", WT_SPEC_ID, WT_SPEC_HASH ^ 1); },
+    {"wrong spec hash",
+     [] { return hello_message("wtest", AVA_WTEST_SPEC_ID, AVA_WTEST_SPEC_HASH ^ 1); },
      AVA_MSG_HELLO_ACK, AVA_E_SPEC},
-    {"path in the spec name", [] { return hello_message("../wtest", WT_SPEC_ID, WT_SPEC_HASH); },
+    {"path in the spec name",
+     [] { return hello_message("../wtest", AVA_WTEST_SPEC_ID, AVA_WTEST_SPEC_HASH); },
      AVA_MSG_HELLO_ACK, AVA_E_UNSUPPORTED},
     {"unterminated spec name",
-     [] { return hello_message(std::string(40, 'x').c_str(), WT_SPEC_ID, WT_SPEC_HASH); },
+     [] {
+       return hello_message(std::string(40, 'x').c_str(), AVA_WTEST_SPEC_ID, AVA_WTEST_SPEC_HASH);
+     },
      AVA_MSG_HELLO_ACK, AVA_E_SPEC},
     {"short HELLO",
      [] {
@@ -360,8 +416,8 @@ const HelloCase kHelloCases[] = {
      AVA_MSG_HELLO_ACK, AVA_E_PROTO},
     {"sync CALL before HELLO",
      [] {
-       wt_add_args a{1, 2};
-       RawMessage m(AVA_MSG_CALL, WT_FN_ADD, &a, sizeof a);
+       AddCall a{.a = 1, .b = 2};
+       RawMessage m(AVA_MSG_CALL, AVA_WTEST_FN_WT_ADD, &a, sizeof a);
        m.hdr().flags = AVA_F_SYNC;
        m.hdr().call_id = 5;
        return m;
@@ -375,7 +431,7 @@ const HelloCase kHelloCases[] = {
 
 Test(worker_protocol, bad_hello_is_refused_and_closed, .timeout = 60) {
   WorkerHarness harness;
-  harness.plugins().add(&wt_worker_spec);
+  harness.plugins().add(ava_worker_spec_export());
   size_t index = 0;
   for (const HelloCase &c : kHelloCases) {
     auto guest = harness.connect();
@@ -404,14 +460,14 @@ const StreamCase kStreamCases[] = {
     {"unknown message kind", [] { return RawMessage(42, 0, nullptr, 0); }},
     {"REPLY from the guest", [] { return RawMessage(AVA_MSG_REPLY, 0, nullptr, 0); }},
     {"CALLBACK from the guest", [] { return RawMessage(AVA_MSG_CALLBACK, 0, nullptr, 0); }},
-    {"second HELLO", [] { return hello_message("wtest", WT_SPEC_ID, WT_SPEC_HASH); }},
+    {"second HELLO", [] { return hello_message("wtest", AVA_WTEST_SPEC_ID, AVA_WTEST_SPEC_HASH); }},
 };
 
 } // namespace
 
 Test(worker_protocol, grossly_malformed_streams_close_the_connection, .timeout = 60) {
   WorkerHarness harness;
-  harness.plugins().add(&wt_worker_spec);
+  harness.plugins().add(ava_worker_spec_export());
   size_t index = 0;
   for (const StreamCase &c : kStreamCases) {
     auto guest = harness.connect();
@@ -426,7 +482,7 @@ Test(worker_protocol, grossly_malformed_streams_close_the_connection, .timeout =
   }
   // Every guest's object was released with its connection.
   cr_expect_eq(wt_lib_live_objects(), 0u);
-  cr_expect_eq(wt_lib_bad_destroys(), 0u);
+  cr_expect_eq(wt_lib_bad_releases(), 0u);
 }
 
 namespace {
@@ -461,7 +517,7 @@ bool closed_by_peer(int fd) {
 
 Test(worker_protocol, garbage_bytes_close_the_connection, .timeout = 60) {
   WorkerHarness harness;
-  harness.plugins().add(&wt_worker_spec);
+  harness.plugins().add(ava_worker_spec_export());
   struct Garbage {
     const char *name;
     bool hello_first;
@@ -499,9 +555,9 @@ Test(worker_protocol, garbage_bytes_close_the_connection, .timeout = 60) {
     cr_assert_geq(fd, 0);
     if (c.hello_first) {
       ava_hello h{};
-      h.spec_hash = WT_SPEC_HASH;
-      h.spec_id = WT_SPEC_ID;
-      std::strcpy(h.spec_name, WT_SPEC_NAME);
+      h.spec_hash = AVA_WTEST_SPEC_HASH;
+      h.spec_id = AVA_WTEST_SPEC_ID;
+      std::strcpy(h.spec_name, AVA_WTEST_SPEC_NAME);
       RawMessage m(AVA_MSG_HELLO, 0, &h, sizeof h);
       cr_assert(write_all(fd, m.data(), m.size()));
     }

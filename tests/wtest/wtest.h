@@ -1,36 +1,72 @@
 /* SPDX-License-Identifier: MIT */
-/* The fake library behind the "wtest" spec (see wtest_spec.h). */
-#ifndef AVA_WTEST_LIB_H
-#define AVA_WTEST_LIB_H
+/*
+ * wtest: a small API that the unit tests of ava's guest and worker runtimes
+ * remote through cava (wtest.spec.c). Objects behind handles of two types,
+ * in, out and in/out buffers, handle arrays, async calls, callbacks with
+ * three lifetimes, a call that blocks until the test lets it go, and one
+ * function the spec does not remote. The real library is wtest_lib.c; its
+ * test hooks are in wtest_hooks.h, apart from the API cava reads here.
+ */
+#ifndef AVA_WTEST_H
+#define AVA_WTEST_H
 
 #include <stdint.h>
 
-typedef struct wt_obj wt_obj;
-typedef struct wt_other wt_other;
-typedef int32_t (*wt_event_fn)(wt_obj *obj, int32_t event, const char *message, void *user);
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct wt_obj_s *wt_obj;
+typedef struct wt_other_s *wt_other;
+/* Two status types: async errors of one never surface at calls of the other. */
+typedef int32_t wt_status;
+typedef int32_t wt_other_status;
+
+#define WT_OK 0
+#define WT_ERR_INVALID (-1)   /* bad argument; a NULL handle */
+#define WT_ERR_RANGE (-2)     /* size beyond the object */
+#define WT_ERR_NOMEM (-3)
+#define WT_ERR_NOT_LIVE (-4)  /* a non-NULL handle that is no live object of its type */
+#define WT_ERR_TRANSPORT (-5) /* the call could not reach the library */
+
+typedef void (*wt_event_fn)(wt_obj obj, int32_t event, const char *message, void *user);
 
 int32_t wt_add(int32_t a, int32_t b);
-int32_t wt_obj_create(uint64_t size, wt_obj **out);
-int32_t wt_obj_release(wt_obj *obj);
-int32_t wt_obj_write(wt_obj *obj, const void *data, uint64_t size);
-int32_t wt_obj_read(wt_obj *obj, void *data, uint64_t size);
-int32_t wt_obj_xor(wt_obj *obj, uint8_t *data, uint64_t size);
-int32_t wt_other_create(wt_other **out);
-int32_t wt_other_ping(wt_other *other);
-int32_t wt_sum_sizes(wt_obj *const *objs, uint64_t count, uint64_t *total);
-int32_t wt_list(wt_obj **objs, uint64_t capacity, uint32_t *count);
-int32_t wt_async_set(wt_obj *obj, int32_t value);
-int32_t wt_get_value(wt_obj *obj, int32_t *value);
-int32_t wt_block(void);
-int32_t wt_set_callback(wt_obj *obj, wt_event_fn fn, void *user);
-int32_t wt_fire(wt_obj *obj, int32_t event);
-int32_t wt_set_label(wt_obj *obj, const char *label);
-int32_t wt_get_label(wt_obj *obj, char *label, uint64_t capacity);
-int32_t wt_set_tag(int32_t tag);
+wt_status wt_obj_create(uint64_t size, wt_obj *out);
+wt_status wt_obj_release(wt_obj obj);
+wt_status wt_obj_write(wt_obj obj, const void *data, uint64_t size);
+wt_status wt_obj_read(wt_obj obj, void *data, uint64_t size);
+wt_status wt_obj_xor(wt_obj obj, uint8_t *data, uint64_t size);
+/* Copies in to out, as much as fits. */
+wt_status wt_echo(wt_obj obj, const void *in, uint64_t in_size, void *out, uint64_t out_size);
+wt_other_status wt_other_create(wt_other *out);
+wt_other_status wt_other_ping(wt_other other);
+wt_other_status wt_other_release(wt_other other);
+wt_status wt_sum_sizes(const wt_obj *objs, uint64_t count, uint64_t *total);
+/* Lists live objects, newest first; *count is how many there are. */
+wt_status wt_list(wt_obj *objs, uint64_t capacity, uint32_t *count);
+wt_status wt_async_set(wt_obj obj, int32_t value);
+wt_status wt_async_write(wt_obj obj, const void *data, uint64_t size);
+/* Sends the async calls still waiting on the guest's side; nothing to do here. */
+wt_status wt_flush(void);
+wt_status wt_get_value(wt_obj obj, int32_t *value);
+/* Blocks until the test lets it go (wtest_hooks.h), at most 30 s. */
+wt_status wt_block(void);
+wt_status wt_finish(void);
+wt_status wt_set_callback(wt_obj obj, wt_event_fn fn, void *user);
+wt_status wt_fire(wt_obj obj, int32_t event);
+/* Calls fn once, before returning. */
+wt_status wt_notify(wt_obj obj, int32_t event, wt_event_fn fn, void *user);
+wt_status wt_set_global_callback(wt_event_fn fn, void *user);
+/* The library keeps the label pointer. */
+wt_status wt_set_label(wt_obj obj, const char *label);
+wt_status wt_get_label(wt_obj obj, char *label, uint64_t capacity);
+wt_status wt_set_tag(int32_t tag);
 int32_t wt_get_tag(void);
-int32_t wt_set_global_callback(wt_event_fn fn, void *user);
-/* Frees an object the guest left behind; counts bad (double) destroys. */
-void wt_destroy(uint32_t type, void *object);
-void wt_init(void);
+wt_status wt_unsupported(int32_t x);
 
-#endif /* AVA_WTEST_LIB_H */
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AVA_WTEST_H */

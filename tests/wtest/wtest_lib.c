@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fake library behind "wtest". Like a real one it validates handles by
- * registry lookup and never dereferences an unknown pointer, so tests can
- * count exactly which objects were freed and how often.
+ * The wtest library. Like a real one it validates handles by registry lookup
+ * and never dereferences an unknown pointer; unlike most it tells a NULL
+ * handle (WT_ERR_INVALID) from a pointer that is no live object
+ * (WT_ERR_NOT_LIVE), so tests see whether the worker translated a bad id to
+ * NULL or passed something on, and count exactly which objects were freed.
  */
-#include "worker/testing/wtest_lib.h"
+#include "tests/wtest/wtest.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -13,11 +15,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "worker/testing/wtest_spec.h"
+#include "tests/wtest/wtest_hooks.h"
 
-struct wt_obj {
-	struct wt_obj *next;
-	uint32_t type;
+struct wt_obj_s {
+	struct wt_obj_s *next;
+	uint32_t kind;
 	uint64_t size;
 	uint8_t *data;
 	int32_t value;
@@ -26,16 +28,16 @@ struct wt_obj {
 	void *user;
 };
 
-struct wt_other {
-	struct wt_obj base; /* registry link; type WT_TYPE_OTHER */
+struct wt_other_s {
+	struct wt_obj_s base; /* registry link; kind WT_KIND_OTHER */
 };
 
 static pthread_mutex_t lib_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t lib_cond = PTHREAD_COND_INITIALIZER;
-static struct wt_obj *live_head; /* newest first */
+static struct wt_obj_s *live_head; /* newest first */
 static uint64_t live_count;
-static uint64_t destroyed[3];
-static uint64_t bad_destroys;
+static uint64_t released[3];
+static uint64_t bad_releases;
 static uint64_t init_count;
 static uint64_t async_calls;
 static int blocked_entered;
@@ -56,39 +58,57 @@ static void deadline_in(struct timespec *ts, int timeout_ms)
 }
 
 /* Caller holds lib_mutex. */
-static int is_live(const void *p, uint32_t type)
+static int32_t lookup_locked(const void *p, uint32_t kind)
 {
-	for (struct wt_obj *o = live_head; o != NULL; o = o->next)
+	if (p == NULL)
+		return WT_ERR_INVALID;
+	for (struct wt_obj_s *o = live_head; o != NULL; o = o->next)
 		if (o == p)
-			return o->type == type;
-	return 0;
+			return o->kind == kind ? WT_OK : WT_ERR_NOT_LIVE;
+	return WT_ERR_NOT_LIVE;
 }
 
-/* Caller holds lib_mutex. */
-static int unlink_obj(void *p, uint32_t type)
-{
-	for (struct wt_obj **link = &live_head; *link != NULL; link = &(*link)->next) {
-		if (*link == p && (*link)->type == type) {
-			*link = (*link)->next;
-			live_count--;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-static void free_obj(struct wt_obj *o)
-{
-	free(o->data);
-	free(o);
-}
-
-static int32_t check_obj(wt_obj *obj)
+static int32_t lookup(const void *p, uint32_t kind)
 {
 	pthread_mutex_lock(&lib_mutex);
-	int ok = is_live(obj, WT_TYPE_OBJ);
+	int32_t status = lookup_locked(p, kind);
 	pthread_mutex_unlock(&lib_mutex);
-	return ok ? WT_OK : WT_ERR_INVALID;
+	return status;
+}
+
+static void link_obj(struct wt_obj_s *o, uint32_t kind)
+{
+	o->kind = kind;
+	pthread_mutex_lock(&lib_mutex);
+	o->next = live_head;
+	live_head = o;
+	live_count++;
+	pthread_mutex_unlock(&lib_mutex);
+}
+
+static int32_t release(void *p, uint32_t kind)
+{
+	pthread_mutex_lock(&lib_mutex);
+	int32_t status = lookup_locked(p, kind);
+	if (status == WT_OK) {
+		for (struct wt_obj_s **link = &live_head; *link != NULL; link = &(*link)->next) {
+			if (*link == p) {
+				*link = (*link)->next;
+				break;
+			}
+		}
+		live_count--;
+		released[kind]++;
+	} else if (status == WT_ERR_NOT_LIVE) {
+		bad_releases++;
+	}
+	pthread_mutex_unlock(&lib_mutex);
+	if (status == WT_OK) {
+		struct wt_obj_s *o = p;
+		free(o->data);
+		free(o);
+	}
+	return status;
 }
 
 int32_t wt_add(int32_t a, int32_t b)
@@ -96,13 +116,13 @@ int32_t wt_add(int32_t a, int32_t b)
 	return (int32_t)((uint32_t)a + (uint32_t)b);
 }
 
-int32_t wt_obj_create(uint64_t size, wt_obj **out)
+wt_status wt_obj_create(uint64_t size, wt_obj *out)
 {
 	if (out == NULL)
 		return WT_ERR_INVALID;
 	if (size > (1u << 30))
 		return WT_ERR_RANGE;
-	struct wt_obj *o = calloc(1, sizeof *o);
+	struct wt_obj_s *o = calloc(1, sizeof *o);
 	if (o == NULL)
 		return WT_ERR_NOMEM;
 	o->data = calloc(1, size > 0 ? size : 1);
@@ -110,31 +130,23 @@ int32_t wt_obj_create(uint64_t size, wt_obj **out)
 		free(o);
 		return WT_ERR_NOMEM;
 	}
-	o->type = WT_TYPE_OBJ;
 	o->size = size;
-	pthread_mutex_lock(&lib_mutex);
-	o->next = live_head;
-	live_head = o;
-	live_count++;
-	pthread_mutex_unlock(&lib_mutex);
+	link_obj(o, WT_KIND_OBJ);
 	*out = o;
 	return WT_OK;
 }
 
-int32_t wt_obj_release(wt_obj *obj)
+wt_status wt_obj_release(wt_obj obj)
 {
-	pthread_mutex_lock(&lib_mutex);
-	int found = unlink_obj(obj, WT_TYPE_OBJ);
-	pthread_mutex_unlock(&lib_mutex);
-	if (!found)
-		return WT_ERR_INVALID;
-	free_obj(obj);
-	return WT_OK;
+	return release(obj, WT_KIND_OBJ);
 }
 
-int32_t wt_obj_write(wt_obj *obj, const void *data, uint64_t size)
+wt_status wt_obj_write(wt_obj obj, const void *data, uint64_t size)
 {
-	if (check_obj(obj) != WT_OK || (data == NULL && size > 0))
+	int32_t status = lookup(obj, WT_KIND_OBJ);
+	if (status != WT_OK)
+		return status;
+	if (data == NULL && size > 0)
 		return WT_ERR_INVALID;
 	if (size > obj->size)
 		return WT_ERR_RANGE;
@@ -143,9 +155,12 @@ int32_t wt_obj_write(wt_obj *obj, const void *data, uint64_t size)
 	return WT_OK;
 }
 
-int32_t wt_obj_read(wt_obj *obj, void *data, uint64_t size)
+wt_status wt_obj_read(wt_obj obj, void *data, uint64_t size)
 {
-	if (check_obj(obj) != WT_OK || (data == NULL && size > 0))
+	int32_t status = lookup(obj, WT_KIND_OBJ);
+	if (status != WT_OK)
+		return status;
+	if (data == NULL && size > 0)
 		return WT_ERR_INVALID;
 	if (size > obj->size)
 		return WT_ERR_RANGE;
@@ -154,9 +169,12 @@ int32_t wt_obj_read(wt_obj *obj, void *data, uint64_t size)
 	return WT_OK;
 }
 
-int32_t wt_obj_xor(wt_obj *obj, uint8_t *data, uint64_t size)
+wt_status wt_obj_xor(wt_obj obj, uint8_t *data, uint64_t size)
 {
-	if (check_obj(obj) != WT_OK || (data == NULL && size > 0))
+	int32_t status = lookup(obj, WT_KIND_OBJ);
+	if (status != WT_OK)
+		return status;
+	if (data == NULL && size > 0)
 		return WT_ERR_INVALID;
 	if (size > obj->size)
 		return WT_ERR_RANGE;
@@ -165,51 +183,64 @@ int32_t wt_obj_xor(wt_obj *obj, uint8_t *data, uint64_t size)
 	return WT_OK;
 }
 
-int32_t wt_other_create(wt_other **out)
+wt_status wt_echo(wt_obj obj, const void *in, uint64_t in_size, void *out, uint64_t out_size)
 {
-	struct wt_other *o = calloc(1, sizeof *o);
+	int32_t status = lookup(obj, WT_KIND_OBJ);
+	if (status != WT_OK)
+		return status;
+	if ((in == NULL && in_size > 0) || (out == NULL && out_size > 0))
+		return WT_ERR_INVALID;
+	uint64_t n = in_size < out_size ? in_size : out_size;
+	if (n > 0)
+		memcpy(out, in, n);
+	return WT_OK;
+}
+
+wt_other_status wt_other_create(wt_other *out)
+{
+	if (out == NULL)
+		return WT_ERR_INVALID;
+	struct wt_other_s *o = calloc(1, sizeof *o);
 	if (o == NULL)
 		return WT_ERR_NOMEM;
-	o->base.type = WT_TYPE_OTHER;
-	pthread_mutex_lock(&lib_mutex);
-	o->base.next = live_head;
-	live_head = &o->base;
-	live_count++;
-	pthread_mutex_unlock(&lib_mutex);
+	link_obj(&o->base, WT_KIND_OTHER);
 	*out = o;
 	return WT_OK;
 }
 
-int32_t wt_other_ping(wt_other *other)
+wt_other_status wt_other_ping(wt_other other)
 {
-	pthread_mutex_lock(&lib_mutex);
-	int ok = is_live(other, WT_TYPE_OTHER);
-	pthread_mutex_unlock(&lib_mutex);
-	return ok ? WT_OK : WT_ERR_INVALID;
+	return lookup(other, WT_KIND_OTHER);
 }
 
-int32_t wt_sum_sizes(wt_obj *const *objs, uint64_t count, uint64_t *total)
+wt_other_status wt_other_release(wt_other other)
+{
+	return release(other, WT_KIND_OTHER);
+}
+
+wt_status wt_sum_sizes(const wt_obj *objs, uint64_t count, uint64_t *total)
 {
 	if ((objs == NULL && count > 0) || total == NULL)
 		return WT_ERR_INVALID;
 	uint64_t sum = 0;
 	for (uint64_t i = 0; i < count; i++) {
-		if (check_obj(objs[i]) != WT_OK)
-			return WT_ERR_INVALID;
+		int32_t status = lookup(objs[i], WT_KIND_OBJ);
+		if (status != WT_OK)
+			return status;
 		sum += objs[i]->size;
 	}
 	*total = sum;
 	return WT_OK;
 }
 
-int32_t wt_list(wt_obj **objs, uint64_t capacity, uint32_t *count)
+wt_status wt_list(wt_obj *objs, uint64_t capacity, uint32_t *count)
 {
 	if ((objs == NULL && capacity > 0) || count == NULL)
 		return WT_ERR_INVALID;
 	pthread_mutex_lock(&lib_mutex);
 	uint32_t n = 0;
-	for (struct wt_obj *o = live_head; o != NULL; o = o->next) {
-		if (o->type != WT_TYPE_OBJ)
+	for (struct wt_obj_s *o = live_head; o != NULL; o = o->next) {
+		if (o->kind != WT_KIND_OBJ)
 			continue;
 		if (n < capacity)
 			objs[n] = o;
@@ -220,28 +251,42 @@ int32_t wt_list(wt_obj **objs, uint64_t capacity, uint32_t *count)
 	return WT_OK;
 }
 
-int32_t wt_async_set(wt_obj *obj, int32_t value)
+wt_status wt_async_set(wt_obj obj, int32_t value)
 {
 	pthread_mutex_lock(&lib_mutex);
 	async_calls++;
-	int ok = is_live(obj, WT_TYPE_OBJ) && value >= 0;
-	if (ok)
+	int32_t status = lookup_locked(obj, WT_KIND_OBJ);
+	if (status == WT_OK && value < 0)
+		status = WT_ERR_INVALID;
+	if (status == WT_OK)
 		obj->value = value;
 	pthread_mutex_unlock(&lib_mutex);
-	return ok ? WT_OK : WT_ERR_INVALID;
+	return status;
 }
 
-int32_t wt_get_value(wt_obj *obj, int32_t *value)
+wt_status wt_async_write(wt_obj obj, const void *data, uint64_t size)
 {
+	return wt_obj_write(obj, data, size);
+}
+
+wt_status wt_flush(void)
+{
+	return WT_OK;
+}
+
+wt_status wt_get_value(wt_obj obj, int32_t *value)
+{
+	if (value == NULL)
+		return WT_ERR_INVALID;
 	pthread_mutex_lock(&lib_mutex);
-	int ok = is_live(obj, WT_TYPE_OBJ);
-	if (ok)
+	int32_t status = lookup_locked(obj, WT_KIND_OBJ);
+	if (status == WT_OK)
 		*value = obj->value;
 	pthread_mutex_unlock(&lib_mutex);
-	return ok ? WT_OK : WT_ERR_INVALID;
+	return status;
 }
 
-int32_t wt_block(void)
+wt_status wt_block(void)
 {
 	struct timespec deadline;
 	deadline_in(&deadline, 30000); /* a failing test must not hang forever */
@@ -257,37 +302,73 @@ int32_t wt_block(void)
 	return rc == ETIMEDOUT ? WT_ERR_RANGE : WT_OK;
 }
 
-int32_t wt_set_callback(wt_obj *obj, wt_event_fn fn, void *user)
+wt_status wt_finish(void)
 {
-	if (check_obj(obj) != WT_OK)
-		return WT_ERR_INVALID;
+	return WT_OK; /* every call runs to its end before it returns */
+}
+
+wt_status wt_set_callback(wt_obj obj, wt_event_fn fn, void *user)
+{
+	int32_t status = lookup(obj, WT_KIND_OBJ);
+	if (status != WT_OK)
+		return status;
 	obj->fn = fn;
 	obj->user = user;
 	return WT_OK;
 }
 
-int32_t wt_fire(wt_obj *obj, int32_t event)
+static void fire(wt_obj obj, int32_t event, wt_event_fn fn, void *user)
 {
 	char message[32];
-	if (check_obj(obj) != WT_OK)
-		return WT_ERR_INVALID;
-	if (obj->fn == NULL)
-		return WT_OK;
 	snprintf(message, sizeof message, "event %d", (int)event);
-	return obj->fn(obj, event, message, obj->user);
+	fn(obj, event, message, user);
 }
 
-int32_t wt_set_label(wt_obj *obj, const char *label)
+wt_status wt_fire(wt_obj obj, int32_t event)
 {
-	if (check_obj(obj) != WT_OK)
+	int32_t status = lookup(obj, WT_KIND_OBJ);
+	if (status != WT_OK)
+		return status;
+	if (obj->fn != NULL)
+		fire(obj, event, obj->fn, obj->user);
+	return WT_OK;
+}
+
+wt_status wt_notify(wt_obj obj, int32_t event, wt_event_fn fn, void *user)
+{
+	int32_t status = lookup(obj, WT_KIND_OBJ);
+	if (status != WT_OK)
+		return status;
+	if (fn == NULL)
 		return WT_ERR_INVALID;
+	fire(obj, event, fn, user);
+	return WT_OK;
+}
+
+wt_status wt_set_global_callback(wt_event_fn fn, void *user)
+{
+	pthread_mutex_lock(&lib_mutex);
+	global_fn = fn;
+	global_user = user;
+	pthread_mutex_unlock(&lib_mutex);
+	return WT_OK;
+}
+
+wt_status wt_set_label(wt_obj obj, const char *label)
+{
+	int32_t status = lookup(obj, WT_KIND_OBJ);
+	if (status != WT_OK)
+		return status;
 	obj->label = label;
 	return WT_OK;
 }
 
-int32_t wt_get_label(wt_obj *obj, char *label, uint64_t capacity)
+wt_status wt_get_label(wt_obj obj, char *label, uint64_t capacity)
 {
-	if (check_obj(obj) != WT_OK || label == NULL || capacity == 0)
+	int32_t status = lookup(obj, WT_KIND_OBJ);
+	if (status != WT_OK)
+		return status;
+	if (label == NULL || capacity == 0)
 		return WT_ERR_INVALID;
 	const char *text = obj->label != NULL ? obj->label : "";
 	size_t n = strlen(text);
@@ -298,7 +379,7 @@ int32_t wt_get_label(wt_obj *obj, char *label, uint64_t capacity)
 	return WT_OK;
 }
 
-int32_t wt_set_tag(int32_t tag)
+wt_status wt_set_tag(int32_t tag)
 {
 	thread_tag = tag;
 	return WT_OK;
@@ -309,33 +390,9 @@ int32_t wt_get_tag(void)
 	return thread_tag;
 }
 
-int32_t wt_set_global_callback(wt_event_fn fn, void *user)
+wt_status wt_unsupported(int32_t x)
 {
-	pthread_mutex_lock(&lib_mutex);
-	global_fn = fn;
-	global_user = user;
-	pthread_mutex_unlock(&lib_mutex);
-	return WT_OK;
-}
-
-void wt_destroy(uint32_t type, void *object)
-{
-	pthread_mutex_lock(&lib_mutex);
-	int found = type <= WT_TYPE_OTHER && unlink_obj(object, type);
-	if (found)
-		destroyed[type]++;
-	else
-		bad_destroys++;
-	pthread_mutex_unlock(&lib_mutex);
-	if (found)
-		free_obj(object);
-}
-
-void wt_init(void)
-{
-	pthread_mutex_lock(&lib_mutex);
-	init_count++;
-	pthread_mutex_unlock(&lib_mutex);
+	return x == 0 ? WT_OK : WT_ERR_INVALID;
 }
 
 uint64_t wt_lib_live_objects(void)
@@ -346,18 +403,18 @@ uint64_t wt_lib_live_objects(void)
 	return n;
 }
 
-uint64_t wt_lib_destroyed(uint32_t type)
+uint64_t wt_lib_released(uint32_t kind)
 {
 	pthread_mutex_lock(&lib_mutex);
-	uint64_t n = type <= WT_TYPE_OTHER ? destroyed[type] : 0;
+	uint64_t n = kind <= WT_KIND_OTHER ? released[kind] : 0;
 	pthread_mutex_unlock(&lib_mutex);
 	return n;
 }
 
-uint64_t wt_lib_bad_destroys(void)
+uint64_t wt_lib_bad_releases(void)
 {
 	pthread_mutex_lock(&lib_mutex);
-	uint64_t n = bad_destroys;
+	uint64_t n = bad_releases;
 	pthread_mutex_unlock(&lib_mutex);
 	return n;
 }
@@ -368,6 +425,13 @@ uint64_t wt_lib_init_count(void)
 	uint64_t n = init_count;
 	pthread_mutex_unlock(&lib_mutex);
 	return n;
+}
+
+void wt_lib_worker_init(void)
+{
+	pthread_mutex_lock(&lib_mutex);
+	init_count++;
+	pthread_mutex_unlock(&lib_mutex);
 }
 
 uint64_t wt_lib_async_calls(void)
@@ -399,7 +463,7 @@ void wt_lib_unblock(void)
 	pthread_mutex_unlock(&lib_mutex);
 }
 
-int32_t wt_lib_fire_global(int32_t event)
+int wt_lib_fire_global(int32_t event)
 {
 	pthread_mutex_lock(&lib_mutex);
 	wt_event_fn fn = global_fn;
@@ -407,5 +471,14 @@ int32_t wt_lib_fire_global(int32_t event)
 	pthread_mutex_unlock(&lib_mutex);
 	if (fn == NULL)
 		return 1;
-	return fn(NULL, event, "global", user);
+	fn(NULL, event, "global", user);
+	return 0;
+}
+
+void *wt_lib_global_user(void)
+{
+	pthread_mutex_lock(&lib_mutex);
+	void *user = global_user;
+	pthread_mutex_unlock(&lib_mutex);
+	return user;
 }

@@ -9,7 +9,7 @@
 
 #include <atomic>
 
-#include "worker/testing/wtest_spec.h"
+#include "tests/wtest/wtest.h"
 
 namespace ava::testing {
 
@@ -29,7 +29,7 @@ RawMessage::RawMessage(uint16_t kind, uint32_t func_id, const void *args, uint32
   h.magic = AVA_MSG_MAGIC;
   h.abi_version = AVA_ABI_VERSION;
   h.kind = kind;
-  h.spec_id = WT_SPEC_ID;
+  h.spec_id = AVA_WTEST_SPEC_ID;
   h.func_id = func_id;
   h.total_len = size_;
   h.args_len = args_len;
@@ -55,10 +55,10 @@ std::vector<uint8_t> Received::bytes(const ava_buf_desc &d) const {
 
 int FakeGuest::hello(const char *name, uint32_t spec_id, uint64_t hash) {
   ava_hello h{};
-  h.spec_hash = hash != 0 ? hash : WT_SPEC_HASH;
+  h.spec_hash = hash != 0 ? hash : AVA_WTEST_SPEC_HASH;
   h.pid = static_cast<uint64_t>(::getpid());
-  h.spec_id = spec_id != 0 ? spec_id : WT_SPEC_ID;
-  std::strncpy(h.spec_name, name != nullptr ? name : WT_SPEC_NAME, sizeof h.spec_name);
+  h.spec_id = spec_id != 0 ? spec_id : AVA_WTEST_SPEC_ID;
+  std::strncpy(h.spec_name, name != nullptr ? name : AVA_WTEST_SPEC_NAME, sizeof h.spec_name);
   RawMessage message(AVA_MSG_HELLO, 0, &h, sizeof h);
   message.hdr().spec_id = h.spec_id;
   Status s = send(message);
@@ -121,19 +121,29 @@ int FakeGuest::call(RawMessage &message, Received *reply) {
 }
 
 uint64_t FakeGuest::create_obj(uint64_t size, uint64_t thread_id) {
-  wt_create_args args{size};
+  ava_wtest_wt_obj_create_call args{.size = size, .out = Payload::out(sizeof(uint64_t))};
   Received reply;
-  if (call(WT_FN_OBJ_CREATE, args, &reply, {}, thread_id) != AVA_OK)
+  if (call(AVA_WTEST_FN_WT_OBJ_CREATE, args, &reply, {}, thread_id) != AVA_OK)
     return 0;
-  auto r = reply.reply<wt_create_reply>();
-  return r.ret == WT_OK ? r.handle : 0;
+  auto r = reply.reply<ava_wtest_wt_obj_create_reply>();
+  return r.ret == WT_OK ? reply.out<uint64_t>(r.out) : 0;
+}
+
+uint64_t FakeGuest::create_other(uint64_t thread_id) {
+  ava_wtest_wt_other_create_call args{.out = Payload::out(sizeof(uint64_t))};
+  Received reply;
+  if (call(AVA_WTEST_FN_WT_OTHER_CREATE, args, &reply, {}, thread_id) != AVA_OK)
+    return 0;
+  auto r = reply.reply<ava_wtest_wt_other_create_reply>();
+  return r.ret == WT_OK ? reply.out<uint64_t>(r.out) : 0;
 }
 
 int32_t FakeGuest::add(int32_t a, int32_t b, uint64_t thread_id) {
-  wt_add_args args{a, b};
+  ava_wtest_wt_add_call args{.a = a, .b = b};
   Received reply;
-  int status = call(WT_FN_ADD, args, &reply, {}, thread_id);
-  return status == AVA_OK ? reply.reply<wt_status_reply>().ret : INT32_MIN;
+  int status = call(AVA_WTEST_FN_WT_ADD, args, &reply, {}, thread_id);
+  return status == AVA_OK ? static_cast<int32_t>(reply.reply<ava_wtest_wt_add_reply>().ret)
+                          : INT32_MIN;
 }
 
 void FakeGuest::goodbye() {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Test helpers that play the guest side with raw messages, and a harness that
-// serves each connected fake guest with serve_guest() on its own thread.
+// Test helpers that play the guest side with raw messages of the wtest spec
+// (tests/wtest: the structs and ids of the generated wtest_wire.h), and a
+// harness that serves each connected fake guest with serve_guest() on its
+// own thread.
 #pragma once
 
 #include <cstdint>
@@ -13,13 +15,23 @@
 
 #include "ava/wire.h"
 #include "transport/channel.hpp"
+#include "worker/ava_worker_rt.h"
 #include "worker/server.hpp"
+#include "wtest_wire.h"
+
+// The generated wtest worker plugin, where a test links it statically
+// (test_worker_plugin loads it as a module instead).
+extern "C" const ava_worker_spec *ava_worker_spec_export(void);
 
 namespace ava::testing {
 
 // Bound for every wait of a test, so that a broken worker fails the test
 // instead of hanging it. Never used to assert on timing.
 constexpr int kWaitMs = 10000;
+
+// Return class of wt_status (wtest_wire.h lists the classes): async errors
+// of wt_status functions are reported with it.
+constexpr uint32_t kStatusClass = 1;
 
 // The payload of a CALL under construction.
 class Payload {
@@ -74,6 +86,14 @@ struct Received {
   }
   // Bytes a descriptor points at in the payload; empty if out of bounds.
   std::vector<uint8_t> bytes(const ava_buf_desc &d) const;
+  // The one element of an OUT buffer; T{} unless it holds exactly sizeof(T) bytes.
+  template <class T> T out(const ava_buf_desc &d) const {
+    T value{};
+    std::vector<uint8_t> b = bytes(d);
+    if (b.size() == sizeof(T))
+      std::memcpy(&value, b.data(), sizeof(T));
+    return value;
+  }
 };
 
 class FakeGuest {
@@ -104,8 +124,9 @@ public:
     return send(message);
   }
 
-  // Convenience wtest calls; they fail the test on transport errors.
+  // Convenience wtest calls; they return 0 (INT32_MIN for add) on any failure.
   uint64_t create_obj(uint64_t size, uint64_t thread_id = 1);
+  uint64_t create_other(uint64_t thread_id = 1);
   int32_t add(int32_t a, int32_t b, uint64_t thread_id = 1);
 
   void goodbye();
