@@ -188,7 +188,9 @@ ratio() {
 
 # calls_served <report> <spec>: the calls the worker's sessions of spec ran.
 calls_served() {
-  awk -v s="spec=$2" '$1 == "session" && $2 == s { split($4, c, "="); n += c[2] } END { print n + 0 }' \
+  awk -v s="spec=$2" '$1 == "session" && $2 == s {
+      for (i = 3; i <= NF; i++) if ($i ~ /^calls=/) n += substr($i, 7)
+    } END { print n + 0 }' \
     "$1" 2>/dev/null || echo 0
 }
 

@@ -45,6 +45,37 @@ Status connect_channel(const Address &address, int connect_timeout_ms,
   }
 }
 
+Status Listener::accept_connection(int *fd, int timeout_ms) {
+  (void)fd;
+  (void)timeout_ms;
+  return Status::error(AVA_E_UNSUPPORTED,
+                       address().to_string() + ": this listener cannot hand connections over");
+}
+
+Status adopt_connection(const Address &listen_address, int fd, std::unique_ptr<Channel> *out) {
+  detail::UniqueFd owned(fd);
+  if (out == nullptr || !owned.valid())
+    return Status::error(AVA_E_PROTO, "adopt_connection: no connection or no output channel");
+  try {
+    switch (listen_address.kind) {
+    case ChannelKind::Unix:
+      return detail::adopt_unix(listen_address, std::move(owned), out);
+    case ChannelKind::Tcp:
+      return detail::adopt_tcp(listen_address, std::move(owned), out);
+    case ChannelKind::Vsock:
+      return detail::adopt_vsock(listen_address, std::move(owned), out);
+    case ChannelKind::Shm:
+      return detail::adopt_shm(listen_address, std::move(owned), out);
+    default:
+      break;
+    }
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, listen_address.to_string() + ": out of memory");
+  }
+  return Status::error(AVA_E_UNSUPPORTED, listen_address.to_string() +
+                                              ": connections of this kind are not handed over");
+}
+
 Status listen_channel(const Address &address, std::unique_ptr<Listener> *out) {
   if (out == nullptr)
     return Status::error(AVA_E_PROTO, "listen_channel: no output listener");

@@ -135,6 +135,11 @@ public:
   virtual ~Listener() = default;
   // Waits for a peer; timeout_ms < 0 waits forever (AVA_E_TIMEOUT otherwise).
   virtual Status accept(std::unique_ptr<Channel> *out, int timeout_ms) = 0;
+  // Accepts a peer without reading a byte from it: the worker supervisor
+  // hands each connection to a new worker process, which makes the channel
+  // with adopt_connection(). *fd is the connected socket (close-on-exec),
+  // owned by the caller. Listeners that cannot do this return AVA_E_UNSUPPORTED.
+  virtual Status accept_connection(int *fd, int timeout_ms);
   // Wakes a blocked accept(), which then returns AVA_E_CLOSED.
   virtual void shutdown() = 0;
   // The bound address, with the real port when 0 was asked for.
@@ -146,6 +151,14 @@ public:
 Status connect_channel(const Address &address, int connect_timeout_ms,
                        std::unique_ptr<Channel> *out);
 Status listen_channel(const Address &address, std::unique_ptr<Listener> *out);
+
+// The worker side of a connection to a listener of listen_address, accepted
+// by Listener::accept_connection() in another process or by systemd
+// (Accept=yes): for unix, tcp and vsock the socket becomes the channel, as
+// Listener::accept() would make it; for shm the guest's region hand-over is
+// received on it first (within the hand-over timeout). Takes ownership of fd,
+// which is closed on error too.
+Status adopt_connection(const Address &listen_address, int fd, std::unique_ptr<Channel> *out);
 
 // Wraps an already connected stream socket (e.g. one end of socketpair());
 // takes ownership of fd, which is closed on error too. describe() reports

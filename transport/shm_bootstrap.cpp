@@ -5,6 +5,7 @@
 #include "transport/unix_socket.hpp"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stddef.h>
 #include <sys/socket.h>
@@ -202,6 +203,81 @@ bool ack_ok(int sock) {
          static_cast<ssize_t>(sizeof ack);
 }
 
+enum class Hello { NotYet, Gone, Done };
+
+Status refuse(int sock, const Address &address, const std::string &peer, const std::string &why) {
+  send_ack(sock, AVA_E_PROTO, why);
+  return Status::error(AVA_E_PROTO,
+                       address.to_string() + ": refused a shm guest" + peer + ": " + why);
+}
+
+// One non-blocking attempt to receive the guest's hand-over on sock. Done:
+// *result says whether *out was made (sock then lives in it) or the guest
+// was refused (and told why).
+Hello try_hello(UniqueFd &sock_fd, const Address &address, uint64_t spin_ns,
+                std::unique_ptr<Channel> *out, Status *result) {
+  const int sock = sock_fd.get();
+  ShmHello hello{};
+  iovec iov{&hello, sizeof hello};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t got;
+  do {
+    got = ::recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0)
+    return errno == EAGAIN || errno == EWOULDBLOCK ? Hello::NotYet : Hello::Gone;
+  // Every descriptor that arrived is owned (and closed) from here on.
+  std::vector<UniqueFd> fds;
+  for (cmsghdr *c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+      continue;
+    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      fds.emplace_back(fd);
+    }
+  }
+  if (got == 0)
+    return Hello::Gone;
+  const std::string peer = peer_suffix(sock);
+  if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || got != static_cast<ssize_t>(sizeof hello))
+    *result =
+        refuse(sock, address, peer, "malformed shm hello (" + std::to_string(got) + " bytes)");
+  else if (hello.magic != kShmHelloMagic || hello.version != kShmHelloVersion ||
+           hello.reserved != 0)
+    *result = refuse(sock, address, peer, "shm hello of an unknown kind or version");
+  else if (fds.size() != 1)
+    *result = refuse(sock, address, peer,
+                     "the shm hello carries " + std::to_string(fds.size()) +
+                         " descriptors instead of one");
+  if (!result->is_ok())
+    return Hello::Done;
+  ShmMapping map;
+  RegionLayout layout;
+  Status st = attach_region(fds[0].get(), &map, &layout);
+  if (st.is_ok() && layout.total_size != hello.region_size)
+    st = Status::error(AVA_E_PROTO, "the hello announces " + std::to_string(hello.region_size) +
+                                        " bytes but the region has " +
+                                        std::to_string(layout.total_size));
+  if (!st.is_ok()) {
+    *result = refuse(sock, address, peer, st.message);
+    return Hello::Done;
+  }
+  if (!ack_ok(sock))
+    return Hello::Gone;
+  *out = std::make_unique<ShmChannel>(std::move(map), layout, ShmSide::Worker,
+                                      make_futex_signals(std::move(sock_fd)),
+                                      address.to_string() + peer, spin_ns);
+  *result = Status::ok();
+  return Hello::Done;
+}
+
 class ShmListener final : public Listener {
 public:
   ShmListener(UniqueFd fd, UniqueFd wake, Address address, uint64_t spin_ns, bool owns_file,
@@ -215,6 +291,16 @@ public:
   }
 
   Status accept(std::unique_ptr<Channel> *out, int timeout_ms) override;
+
+  // The hand-over is left to the process that adopts the connection.
+  Status accept_connection(int *fd, int timeout_ms) override {
+    UniqueFd conn;
+    Status st = accept_socket(fd_.get(), wake_.get(), shut_, SOCK_CLOEXEC | SOCK_NONBLOCK,
+                              address_.to_string() + ": accept: ", timeout_ms, &conn);
+    if (st.is_ok())
+      *fd = conn.release();
+    return st;
+  }
 
   void shutdown() override {
     shut_.store(true, std::memory_order_release);
@@ -230,11 +316,7 @@ private:
     UniqueFd fd;
     Deadline deadline;
   };
-  enum class Hello { NotYet, Gone, Done };
-
   Status take_connections(const std::string &where);
-  Hello try_hello(Pending &pending, std::unique_ptr<Channel> *out, Status *result);
-  Status refuse(int sock, const std::string &peer, const std::string &why);
 
   UniqueFd fd_;
   UniqueFd wake_;
@@ -280,75 +362,6 @@ Status ShmListener::take_connections(const std::string &where) {
   }
 }
 
-Status ShmListener::refuse(int sock, const std::string &peer, const std::string &why) {
-  send_ack(sock, AVA_E_PROTO, why);
-  return Status::error(AVA_E_PROTO,
-                       address_.to_string() + ": refused a shm guest" + peer + ": " + why);
-}
-
-ShmListener::Hello ShmListener::try_hello(Pending &pending, std::unique_ptr<Channel> *out,
-                                          Status *result) {
-  const int sock = pending.fd.get();
-  ShmHello hello{};
-  iovec iov{&hello, sizeof hello};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)];
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t got;
-  do {
-    got = ::recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-  } while (got < 0 && errno == EINTR);
-  if (got < 0)
-    return errno == EAGAIN || errno == EWOULDBLOCK ? Hello::NotYet : Hello::Gone;
-  // Every descriptor that arrived is owned (and closed) from here on.
-  std::vector<UniqueFd> fds;
-  for (cmsghdr *c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-      continue;
-    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; ++i) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-      fds.emplace_back(fd);
-    }
-  }
-  if (got == 0)
-    return Hello::Gone;
-  const std::string peer = peer_suffix(sock);
-  if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || got != static_cast<ssize_t>(sizeof hello))
-    *result = refuse(sock, peer, "malformed shm hello (" + std::to_string(got) + " bytes)");
-  else if (hello.magic != kShmHelloMagic || hello.version != kShmHelloVersion ||
-           hello.reserved != 0)
-    *result = refuse(sock, peer, "shm hello of an unknown kind or version");
-  else if (fds.size() != 1)
-    *result = refuse(sock, peer,
-                     "the shm hello carries " + std::to_string(fds.size()) +
-                         " descriptors instead of one");
-  if (!result->is_ok())
-    return Hello::Done;
-  ShmMapping map;
-  RegionLayout layout;
-  Status st = attach_region(fds[0].get(), &map, &layout);
-  if (st.is_ok() && layout.total_size != hello.region_size)
-    st = Status::error(AVA_E_PROTO, "the hello announces " + std::to_string(hello.region_size) +
-                                        " bytes but the region has " +
-                                        std::to_string(layout.total_size));
-  if (!st.is_ok()) {
-    *result = refuse(sock, peer, st.message);
-    return Hello::Done;
-  }
-  if (!ack_ok(sock))
-    return Hello::Gone;
-  *out = std::make_unique<ShmChannel>(std::move(map), layout, ShmSide::Worker,
-                                      make_futex_signals(std::move(pending.fd)),
-                                      address_.to_string() + peer, spin_ns_);
-  *result = Status::ok();
-  return Hello::Done;
-}
-
 Status ShmListener::accept(std::unique_ptr<Channel> *out, int timeout_ms) {
   const std::string where = address_.to_string() + ": accept: ";
   if (out == nullptr)
@@ -365,7 +378,7 @@ Status ShmListener::accept(std::unique_ptr<Channel> *out, int timeout_ms) {
       int next_ms = deadline.remaining_ms();
       for (size_t i = 0; i < pending_.size();) {
         Status result;
-        const Hello h = try_hello(pending_[i], out, &result);
+        const Hello h = try_hello(pending_[i].fd, address_, spin_ns_, out, &result);
         if (h == Hello::Done) {
           pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
           return result;
@@ -394,6 +407,41 @@ Status ShmListener::accept(std::unique_ptr<Channel> *out, int timeout_ms) {
 }
 
 } // namespace
+
+Status adopt_shm(const Address &listen_address, UniqueFd fd, std::unique_ptr<Channel> *out) {
+  const std::string where = listen_address.to_string() + ": ";
+  ShmOptions options;
+  Status st = shm_options_from_env(&options);
+  if (!st.is_ok())
+    return Status::error(st.code, where + st.message);
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) != 0)
+    return Status::error(AVA_E_CLOSED, where + "fcntl: " + errno_text(errno));
+  try {
+    Deadline deadline(kHelloTimeoutMs);
+    for (;;) {
+      Status result;
+      const int sock = fd.get();
+      switch (try_hello(fd, listen_address, options.spin_ns, out, &result)) {
+      case Hello::Done:
+        return result;
+      case Hello::Gone:
+        return Status::error(AVA_E_CLOSED, where + "the guest left before its shm hand-over");
+      case Hello::NotYet:
+        break;
+      }
+      pollfd p{sock, POLLIN, 0};
+      const int rc = ::poll(&p, 1, deadline.remaining_ms());
+      if (rc < 0 && errno != EINTR)
+        return Status::error(AVA_E_CLOSED, where + "poll: " + errno_text(errno));
+      if (rc == 0 && deadline.expired())
+        return Status::error(AVA_E_TIMEOUT, where + "no shm hand-over within " +
+                                                std::to_string(kHelloTimeoutMs) + " ms");
+    }
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, where + "out of memory");
+  }
+}
 
 Status connect_shm_tampered(const Address &address, int connect_timeout_ms,
                             const ShmOptions &options, const ShmGuestTamper &tamper,

@@ -409,21 +409,16 @@ void SocketListener::shutdown() {
   [[maybe_unused]] ssize_t rc = ::write(wake_.get(), &one, sizeof one);
 }
 
-Status SocketListener::accept(std::unique_ptr<Channel> *out, int timeout_ms) {
-  const std::string where = address_.to_string() + ": accept: ";
-  if (out == nullptr)
-    return Status::error(AVA_E_PROTO, where + "no output channel");
+Status accept_socket(int listen_fd, int wake_fd, const std::atomic<bool> &shut, int flags,
+                     const std::string &where, int timeout_ms, UniqueFd *out) {
   Deadline deadline(timeout_ms);
   for (;;) {
-    if (shut_.load(std::memory_order_acquire))
+    if (shut.load(std::memory_order_acquire))
       return Status::error(AVA_E_CLOSED, where + "listener shut down");
-    UniqueFd conn(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    UniqueFd conn(::accept4(listen_fd, nullptr, nullptr, flags));
     if (conn.valid()) {
-      try {
-        return adopt(std::move(conn), out);
-      } catch (const std::bad_alloc &) {
-        return Status::error(AVA_E_NOMEM, where + "out of memory");
-      }
+      *out = std::move(conn);
+      return Status::ok();
     }
     const int err = errno;
     switch (err) {
@@ -449,13 +444,37 @@ Status SocketListener::accept(std::unique_ptr<Channel> *out, int timeout_ms) {
     }
     if (!is_retry_errno(err))
       return Status::error(AVA_E_CLOSED, where + errno_text(err));
-    pollfd fds[2] = {{fd_.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
+    pollfd fds[2] = {{listen_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
     const int rc = ::poll(fds, 2, deadline.remaining_ms());
     if (rc < 0 && errno != EINTR)
       return Status::error(AVA_E_CLOSED, where + "poll: " + errno_text(errno));
     if (rc == 0 && deadline.expired())
       return Status::error(AVA_E_TIMEOUT, where + "no connection within " + fmt_ms(timeout_ms));
   }
+}
+
+Status SocketListener::accept(std::unique_ptr<Channel> *out, int timeout_ms) {
+  const std::string where = address_.to_string() + ": accept: ";
+  if (out == nullptr)
+    return Status::error(AVA_E_PROTO, where + "no output channel");
+  UniqueFd conn;
+  Status st = accept_socket(fd_.get(), wake_.get(), shut_, SOCK_CLOEXEC, where, timeout_ms, &conn);
+  if (!st.is_ok())
+    return st;
+  try {
+    return adopt(std::move(conn), out);
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, where + "out of memory");
+  }
+}
+
+Status SocketListener::accept_connection(int *fd, int timeout_ms) {
+  const std::string where = address_.to_string() + ": accept: ";
+  UniqueFd conn;
+  Status st = accept_socket(fd_.get(), wake_.get(), shut_, SOCK_CLOEXEC, where, timeout_ms, &conn);
+  if (st.is_ok())
+    *fd = conn.release();
+  return st;
 }
 
 Status make_wake_fd(UniqueFd *out) {

@@ -77,6 +77,7 @@ class SocketListener : public Listener {
 public:
   SocketListener(UniqueFd fd, UniqueFd wake, Address address);
   Status accept(std::unique_ptr<Channel> *out, int timeout_ms) override;
+  Status accept_connection(int *fd, int timeout_ms) override;
   void shutdown() override;
   Address address() const override { return address_; }
 
@@ -93,6 +94,20 @@ private:
 
 // Makes the eventfd used by SocketListener.
 Status make_wake_fd(UniqueFd *out);
+
+// One accept4(flags) on the non-blocking listening socket listen_fd, waiting
+// up to timeout_ms; shut (set before wake_fd is signalled) or a signalled
+// wake_fd makes it return AVA_E_CLOSED. Transient errors of a new
+// connection are retried. where prefixes the messages.
+Status accept_socket(int listen_fd, int wake_fd, const std::atomic<bool> &shut, int flags,
+                     const std::string &where, int timeout_ms, UniqueFd *out);
+
+// What each carrier's listener makes of an accepted socket (also used by
+// adopt_connection in a worker process serving one connection).
+Status adopt_unix(const Address &listen_address, UniqueFd fd, std::unique_ptr<Channel> *out);
+Status adopt_tcp(const Address &listen_address, UniqueFd fd, std::unique_ptr<Channel> *out);
+Status adopt_vsock(const Address &listen_address, UniqueFd fd, std::unique_ptr<Channel> *out);
+Status adopt_shm(const Address &listen_address, UniqueFd fd, std::unique_ptr<Channel> *out);
 
 // Carriers.
 Status connect_unix(const Address &address, int connect_timeout_ms, std::unique_ptr<Channel> *out);

@@ -77,10 +77,7 @@ public:
 
 protected:
   Status adopt(UniqueFd fd, std::unique_ptr<Channel> *out) override {
-    tune_stream(fd.get());
-    std::string description = address().to_string() + " (peer " + peer_text(fd.get()) + ")";
-    *out = std::make_unique<SocketChannel>(std::move(fd), std::move(description));
-    return Status::ok();
+    return adopt_tcp(address(), std::move(fd), out);
   }
 };
 
@@ -111,6 +108,13 @@ int try_connect(const addrinfo *ai, const Deadline &deadline, UniqueFd *out) {
 }
 
 } // namespace
+
+Status adopt_tcp(const Address &listen_address, UniqueFd fd, std::unique_ptr<Channel> *out) {
+  tune_stream(fd.get());
+  std::string description = listen_address.to_string() + " (peer " + peer_text(fd.get()) + ")";
+  *out = std::make_unique<SocketChannel>(std::move(fd), std::move(description));
+  return Status::ok();
+}
 
 Status connect_tcp(const Address &address, int connect_timeout_ms, std::unique_ptr<Channel> *out) {
   const std::string name = address.to_string();

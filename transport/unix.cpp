@@ -40,9 +40,7 @@ public:
 
 protected:
   Status adopt(UniqueFd fd, std::unique_ptr<Channel> *out) override {
-    std::string description = address().to_string() + peer_suffix(fd.get());
-    *out = std::make_unique<SocketChannel>(std::move(fd), std::move(description));
-    return Status::ok();
+    return adopt_unix(address(), std::move(fd), out);
   }
 
 private:
@@ -52,6 +50,12 @@ private:
 };
 
 } // namespace
+
+Status adopt_unix(const Address &listen_address, UniqueFd fd, std::unique_ptr<Channel> *out) {
+  std::string description = listen_address.to_string() + peer_suffix(fd.get());
+  *out = std::make_unique<SocketChannel>(std::move(fd), std::move(description));
+  return Status::ok();
+}
 
 Status connect_unix(const Address &address, int connect_timeout_ms, std::unique_ptr<Channel> *out) {
   sockaddr_un sa;

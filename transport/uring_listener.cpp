@@ -27,6 +27,10 @@ public:
     *out = std::move(channel);
     return Status::ok();
   }
+  // The process that adopts the connection upgrades it (upgrade_channel_uring).
+  Status accept_connection(int *fd, int timeout_ms) override {
+    return plain_->accept_connection(fd, timeout_ms);
+  }
   void shutdown() override { plain_->shutdown(); }
   Address address() const override { return plain_->address(); }
 

@@ -51,9 +51,7 @@ public:
 
 protected:
   Status adopt(UniqueFd fd, std::unique_ptr<Channel> *out) override {
-    std::string description = address().to_string() + " (peer " + peer_text(fd.get()) + ")";
-    *out = std::make_unique<SocketChannel>(std::move(fd), std::move(description));
-    return Status::ok();
+    return adopt_vsock(address(), std::move(fd), out);
   }
 };
 
@@ -85,6 +83,12 @@ int try_connect(const sockaddr_vm &sa, const Deadline &deadline, UniqueFd *out, 
 }
 
 } // namespace
+
+Status adopt_vsock(const Address &listen_address, UniqueFd fd, std::unique_ptr<Channel> *out) {
+  std::string description = listen_address.to_string() + " (peer " + peer_text(fd.get()) + ")";
+  *out = std::make_unique<SocketChannel>(std::move(fd), std::move(description));
+  return Status::ok();
+}
 
 Status connect_vsock(const Address &address, int connect_timeout_ms,
                      std::unique_ptr<Channel> *out) {

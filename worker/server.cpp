@@ -281,6 +281,33 @@ int serve(const WorkerOptions &options, int signal_fd) {
 
 } // namespace
 
+Status serve_guest_until(std::unique_ptr<Channel> channel, PluginSet &plugins,
+                         const WorkerOptions &options, int stop_fd) {
+  try {
+    GuestSession session(std::move(channel), plugins, options);
+    Fd served(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (served.get() < 0)
+      return Status::error(AVA_E_NOMEM, std::string("eventfd: ") + std::strerror(errno));
+    // Wakes on stop_fd, or when the session ended by itself.
+    std::thread stopper([&session, &served, stop_fd] {
+      struct pollfd fds[2] = {{stop_fd, POLLIN, 0}, {served.get(), POLLIN, 0}};
+      while (::poll(fds, 2, -1) < 0 && errno == EINTR) {
+      }
+      if (fds[1].revents == 0)
+        session.stop();
+    });
+    Status result = session.serve();
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(served.get(), &one, sizeof one);
+    stopper.join();
+    return result;
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, "out of memory");
+  } catch (const std::system_error &e) {
+    return Status::error(AVA_E_NOMEM, std::string("cannot start a thread: ") + e.what());
+  }
+}
+
 int run_worker(const WorkerOptions &options) {
   // A guest vanishing mid-send must be an error return, not a dead worker.
   struct sigaction ignore = {};

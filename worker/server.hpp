@@ -57,4 +57,10 @@ int run_worker(const WorkerOptions &options);
 Status serve_guest(std::unique_ptr<Channel> channel, PluginSet &plugins,
                    const WorkerOptions &options);
 
+// serve_guest, and an orderly end of the session (its objects released, its
+// report line written) as soon as stop_fd becomes readable (a signalfd of
+// SIGTERM, in a worker process that serves one guest).
+Status serve_guest_until(std::unique_ptr<Channel> channel, PluginSet &plugins,
+                         const WorkerOptions &options, int stop_fd);
+
 } // namespace ava

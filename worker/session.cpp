@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "worker/session.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -358,6 +360,7 @@ void GuestSession::report() {
     if (const ava_worker_spec *spec = connection_->spec())
       r.spec = spec->name;
     r.guest_pid = connection_->pid();
+    r.worker_pid = static_cast<uint64_t>(::getpid());
     r.calls = connection_->calls_served();
     r.refused = connection_->calls_refused();
     Status written = append_session_report(report_file_, r);

@@ -11,7 +11,8 @@ namespace ava {
 
 std::string format_session_report(const SessionReport &report) {
   return "session spec=" + (report.spec.empty() ? std::string("-") : report.spec) +
-         " pid=" + std::to_string(report.guest_pid) + " calls=" + std::to_string(report.calls) +
+         " pid=" + std::to_string(report.guest_pid) +
+         " worker=" + std::to_string(report.worker_pid) + " calls=" + std::to_string(report.calls) +
          " refused=" + std::to_string(report.refused) + "\n";
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "worker_mode.hpp"
+
 // Removes any ava configuration the developer's shell may carry.
 inline std::vector<std::string> clean_env() {
   return {"AVA_WORKER=", "AVA_CHANNEL=", "AVA_CONFIG=", "AVA_WORKER_DEMO=", "AVA_LOG="};
@@ -19,5 +21,8 @@ inline std::vector<std::string> guest_env(const std::string &worker) {
 }
 
 inline std::vector<std::string> worker_argv(const std::string &listen) {
-  return {AVA_BIN, "worker", "--spec", "demo", "--listen", listen};
+  std::vector<std::string> argv = {AVA_BIN, "worker", "--spec", "demo", "--listen", listen};
+  for (const std::string &a : worker_mode_args())
+    argv.push_back(a);
+  return argv;
 }

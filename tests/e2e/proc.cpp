@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "proc.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,6 +12,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -184,4 +186,31 @@ std::string make_temp_dir() {
   char tmpl[] = "/tmp/ava-e2e-XXXXXX";
   const char *d = mkdtemp(tmpl);
   return d ? d : "";
+}
+
+std::vector<pid_t> child_pids(pid_t parent) {
+  std::vector<pid_t> out;
+  DIR *proc = opendir("/proc");
+  if (proc == nullptr)
+    return out;
+  while (dirent *e = readdir(proc)) {
+    char *end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0')
+      continue;
+    FILE *f = std::fopen(("/proc/" + std::string(e->d_name) + "/stat").c_str(), "r");
+    if (f == nullptr)
+      continue;
+    char line[512];
+    const bool got = std::fgets(line, sizeof line, f) != nullptr;
+    std::fclose(f);
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+    const char *close = got ? std::strrchr(line, ')') : nullptr;
+    char state = 0;
+    long ppid = 0;
+    if (close != nullptr && std::sscanf(close + 1, " %c %ld", &state, &ppid) == 2 && ppid == parent)
+      out.push_back(static_cast<pid_t>(pid));
+  }
+  closedir(proc);
+  return out;
 }

@@ -52,3 +52,6 @@ private:
 };
 
 std::string make_temp_dir();
+
+// The processes whose parent is pid (from /proc/PID/stat).
+std::vector<pid_t> child_pids(pid_t parent);

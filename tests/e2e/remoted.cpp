@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "remoted.hpp"
 
+#include "worker_mode.hpp"
+
 #include <criterion/criterion.h>
 #include <unistd.h>
 
@@ -55,19 +57,21 @@ WorkerReport WorkerReport::parse(const std::string &text) {
   report.text = text;
   for (const std::string &line : split_lines(report.text)) {
     std::istringstream words(line);
-    std::string word, spec, pid, calls, refused;
+    std::string word, spec, pid, worker, calls, refused;
     words >> word;
     bool ok = word == "session";
     while (ok && words >> word)
-      ok = field(word, "spec", &spec) || field(word, "pid", &pid) || field(word, "calls", &calls) ||
+      ok = field(word, "spec", &spec) || field(word, "pid", &pid) ||
+           field(word, "worker", &worker) || field(word, "calls", &calls) ||
            field(word, "refused", &refused);
     Totals line_totals;
-    uint64_t n = 0;
-    if (!ok || spec.empty() || !parse_u64(pid, &n) || !parse_u64(calls, &line_totals.calls) ||
-        !parse_u64(refused, &line_totals.refused)) {
+    uint64_t n = 0, worker_pid = 0;
+    if (!ok || spec.empty() || !parse_u64(pid, &n) || !parse_u64(worker, &worker_pid) ||
+        !parse_u64(calls, &line_totals.calls) || !parse_u64(refused, &line_totals.refused)) {
       report.problem = "malformed report line '" + line + "'";
       continue;
     }
+    report.sessions.push_back({spec, n, worker_pid, line_totals.calls, line_totals.refused});
     Totals &t = report.specs[spec];
     t.sessions += line_totals.calls > 0 ? 1 : 0;
     t.calls += line_totals.calls;
@@ -99,6 +103,8 @@ RemotedRun run_remoted(const std::string &ava_bin, const std::string &channel,
   const std::string dir = make_temp_dir();
   const std::string report = dir + "/sessions.report";
   std::vector<std::string> full = {ava_bin, "run", "--channel", channel, "--report", report};
+  for (const std::string &a : worker_mode_args())
+    full.push_back(a);
   full.insert(full.end(), cmp.run_args.begin(), cmp.run_args.end());
   full.push_back("--");
   full.insert(full.end(), argv.begin(), argv.end());

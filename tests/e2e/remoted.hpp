@@ -26,8 +26,16 @@ struct WorkerReport {
     uint64_t refused = 0;
   };
   std::map<std::string, Totals> specs;
-  std::string text;    // the file as read, for messages
-  std::string problem; // unreadable file or a malformed line
+  struct Session {
+    std::string spec;
+    uint64_t guest_pid = 0;
+    uint64_t worker_pid = 0;
+    uint64_t calls = 0;
+    uint64_t refused = 0;
+  };
+  std::vector<Session> sessions; // one per line, in order
+  std::string text;              // the file as read, for messages
+  std::string problem;           // unreadable file or a malformed line
 
   static WorkerReport read(const std::string &path);
   static WorkerReport parse(const std::string &text);

@@ -33,6 +33,14 @@ struct Worker {
   }
   // Whether the session of guest pid has ended: its line is written at the
   // end of its teardown, after its last call returned and its objects went.
+  // The process serving the one guest connected now: the worker itself
+  // when shared, else the supervisor's child for that guest.
+  pid_t serving_pid() const {
+    if (shared_worker_mode())
+      return proc.pid();
+    const std::vector<pid_t> children = child_pids(proc.pid());
+    return children.size() == 1 ? children[0] : -1;
+  }
   bool session_ended(pid_t pid) const {
     const std::string needle = " pid=" + std::to_string(pid) + " ";
     for (const std::string &line : remoted::split_lines(remoted::WorkerReport::read(report).text))
@@ -63,7 +71,9 @@ static void worker_killed_mid_call(const char *scheme) {
   BackgroundProc guest({DEMO_PROBE, "sleep", "20000"}, guest_env(w.address));
   std::string seen;
   cr_assert(guest.wait_for_line("ready", 20000, &seen), "guest never got ready:\n%s", seen.c_str());
-  w.proc.kill_now(SIGKILL);
+  const pid_t serving = w.serving_pid();
+  cr_assert_gt(serving, 0, "no single process serves the guest");
+  cr_assert_eq(kill(serving, SIGKILL), 0);
   // The 20 s call must fail as soon as the connection drops, not when it would have ended.
   const int code = guest.wait_exit(5000);
   cr_assert_neq(code, -1, "the guest still waits on a dead worker");
@@ -93,13 +103,30 @@ static void guest_killed_mid_call(const char *scheme) {
   guest.kill_now(SIGKILL);
   guest.wait_exit(5000);
   // Other guests are served while the dead guest's call is still sleeping:
-  // its session has not ended after the other guest got its answer, so its
-  // three objects must still be there.
+  // its session has not ended after the other guest got its answer. In one
+  // shared process the other guest sees its three objects; with a process
+  // per guest it sees none (its own libdemo has none), and the dead guest's
+  // objects go with its worker's process.
   const pid_t dead = guest.pid();
+  const pid_t dead_worker = w.serving_pid();
+  cr_assert_gt(dead_worker, 0, "no single process serves the dead guest");
   const int during = live_objects(w.address);
   cr_expect(!w.session_ended(dead),
             "the dead guest's 3 s call had ended before another guest was served");
-  cr_expect_eq(during, 3, "live objects while the dead guest's call still runs: %d", during);
+  const int expected = shared_worker_mode() ? 3 : 0;
+  cr_expect_eq(during, expected,
+               "live objects seen by another guest while the dead guest's call "
+               "still runs: %d, expected %d",
+               during, expected);
+  if (!shared_worker_mode()) {
+    for (int i = 0; i < 100 && !w.session_ended(dead); ++i)
+      usleep(100000);
+    cr_expect(w.session_ended(dead), "the dead guest's session never ended");
+    for (int i = 0; i < 50 && kill(dead_worker, 0) == 0; ++i)
+      usleep(100000);
+    cr_expect_neq(kill(dead_worker, 0), 0, "the dead guest's worker process %d is still there",
+                  dead_worker);
+  }
   int live = -1;
   for (int i = 0; i < 100 && live != 0; ++i) {
     live = live_objects(w.address);

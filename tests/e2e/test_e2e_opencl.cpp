@@ -94,9 +94,14 @@ struct SharedWorker {
   std::string address = "unix:" + dir + "/worker.sock";
   std::string report = dir + "/sessions.report";
   // --ready-fd 1: the worker prints its address on stdout once it listens.
-  BackgroundProc proc{{AVA_BIN, "worker", "--spec", "opencl", "--listen", address, "--ready-fd",
-                       "1", "--report", report},
+  BackgroundProc proc{with_mode({AVA_BIN, "worker", "--spec", "opencl", "--listen", address,
+                                 "--ready-fd", "1", "--report", report}),
                       ocl::child_env()};
+  static std::vector<std::string> with_mode(std::vector<std::string> argv) {
+    for (const std::string &a : worker_mode_args())
+      argv.push_back(a);
+    return argv;
+  }
   // Stops the worker (every session ends and reports) and reads its report.
   remoted::WorkerReport stop() {
     proc.kill_now(SIGTERM);

@@ -109,10 +109,16 @@ Status parse_run_args(std::span<const std::string> args, RunOptions *out) {
     } else if (option.name == "--report") {
       if (!(status = take_value(args, &i, option, &options.report)).is_ok())
         return status;
+    } else if (option.name == "--shared") {
+      if (!(status = reject_value(option)).is_ok())
+        return status;
+      options.shared = true;
     } else {
       return usage("unknown option '" + option.name + "'");
     }
   }
+  if (options.shared && !options.worker.empty())
+    return usage("--shared is how the private worker serves; a --worker serves as it does");
   if (!options.report.empty() && !options.worker.empty())
     return usage("--report is written by the private worker; a --worker has its own");
   if (i >= args.size())
@@ -165,6 +171,17 @@ Status parse_worker_args(std::span<const std::string> args, WorkerCommandOptions
     } else if (option.name == "--report") {
       if (!(status = take_value(args, &i, option, &options.report)).is_ok())
         return status;
+    } else if (option.name == "--serve-fd") {
+      if (!(status = take_value(args, &i, option, &value)).is_ok() ||
+          !(status = parse_fd(value, &options.serve_fd)).is_ok())
+        return status;
+    } else if (option.name == "--shared") {
+      if (!(status = reject_value(option)).is_ok())
+        return status;
+      options.shared = true;
+    } else if (option.name == "--host-config") {
+      if (!(status = take_value(args, &i, option, &options.host_config)).is_ok())
+        return status;
     } else {
       return usage("unknown option '" + option.name + "'");
     }
@@ -174,6 +191,8 @@ Status parse_worker_args(std::span<const std::string> args, WorkerCommandOptions
         "--netlink serves kernel connections: no --listen, --io-uring or --exit-when-idle");
   if (!have_listen && !options.netlink)
     return usage("--listen ADDRESS (or --netlink) is required");
+  if (options.serve_fd >= 0 && (options.netlink || options.exit_when_idle || options.shared))
+    return usage("--serve-fd serves one connection: no --netlink, --exit-when-idle or --shared");
   *out = std::move(options);
   return Status::ok();
 }

@@ -18,6 +18,7 @@ struct RunOptions {
   std::vector<std::string> specs;   // --spec, repeatable
   std::vector<std::string> program; // PROGRAM [ARGS...]
   std::string report;               // --report: the private worker's session report file
+  bool shared = false;              // --shared: the private worker serves in one process
 };
 
 struct WorkerCommandOptions {
@@ -28,6 +29,11 @@ struct WorkerCommandOptions {
   bool exit_when_idle = false;
   bool io_uring = false;
   std::string report; // --report FILE: a line per guest session (worker/session_report.hpp)
+  // --serve-fd N: serve the one guest connected on fd N (accepted on --listen's
+  // address by the supervisor, or by systemd with Accept=yes), then exit.
+  int serve_fd = -1;
+  bool shared = false;     // --shared: every guest in this one process (trusted guests)
+  std::string host_config; // --host-config FILE (default /etc/ava/host.toml)
   // --netlink: serve ava.ko's kernel connections on this kernel (include/ava/knetlink.h)
   // instead of listening; --listen is then not allowed.
   bool netlink = false;

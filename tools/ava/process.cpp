@@ -3,12 +3,16 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/close_range.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -53,11 +57,34 @@ std::vector<char *> c_strings(const std::vector<std::string> &strings) {
     if (getppid() != parent)
       _exit(127);
   }
-  if (options.detach_stdio &&
-      (dup2(dev_null, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)) {
+  auto fail = [error_fd]() {
     int error = errno;
     (void)!write(error_fd, &error, sizeof error);
     _exit(127);
+  };
+  if (options.detach_stdio &&
+      (dup2(dev_null, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0))
+    fail();
+  // Joins the cgroup while still allowed to, then gives up privileges.
+  if (options.cgroup_procs_fd >= 0 && write(options.cgroup_procs_fd, "0\n", 2) != 2)
+    fail();
+  if (options.gid && (setgroups(0, nullptr) != 0 || setgid(*options.gid) != 0))
+    fail();
+  if (options.uid && setuid(*options.uid) != 0)
+    fail();
+  if (options.no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    fail();
+  if (options.move_fd >= 0 && options.move_fd_to >= 0) {
+    // dup2 leaves the new number without FD_CLOEXEC; everything above it goes at exec.
+    if (options.move_fd != options.move_fd_to && dup2(options.move_fd, options.move_fd_to) < 0)
+      fail();
+    if (options.move_fd == options.move_fd_to) {
+      int flags = fcntl(options.move_fd, F_GETFD);
+      if (flags < 0 || fcntl(options.move_fd, F_SETFD, flags & ~FD_CLOEXEC) != 0)
+        fail();
+    }
+    if (close_range(static_cast<unsigned>(options.move_fd_to) + 1, ~0u, CLOSE_RANGE_CLOEXEC) != 0)
+      fail();
   }
   if (options.keep_fd >= 0) {
     int flags = fcntl(options.keep_fd, F_GETFD);
@@ -184,6 +211,12 @@ Status spawn(const std::string &path, const std::vector<std::string> &argv,
     return Status::error(AVA_E_STATE, errno_text("pipe", errno));
   Fd error_read(error_pipe[0]);
   Fd error_write(error_pipe[1]);
+  // The child's dup2 to move_fd_to must not land on the pipe that reports its exec error.
+  if (options.move_fd_to >= 0 && error_write.get() <= options.move_fd_to) {
+    error_write.reset(fcntl(error_write.get(), F_DUPFD_CLOEXEC, options.move_fd_to + 1));
+    if (error_write.get() < 0)
+      return Status::error(AVA_E_STATE, errno_text("fcntl", errno));
+  }
   pid_t parent = getpid();
   pid_t child = fork();
   if (child < 0)
@@ -229,15 +262,29 @@ int shell_status(int wait_status) {
 }
 
 int stop_process(pid_t pid, int grace_ms, bool *forced) {
-  constexpr int kPollMs = 10;
   int status = 0;
   *forced = false;
+  // A pidfd becomes readable when the process exits: no polling loop.
+  Fd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
   kill(pid, SIGTERM);
-  for (int waited = 0; waited <= grace_ms; waited += kPollMs) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(grace_ms);
+  for (;;) {
     pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid || (done < 0 && errno != EINTR))
       return status;
-    sleep_ms(kPollMs);
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0)
+      break;
+    if (pidfd.get() >= 0) {
+      struct pollfd p = {pidfd.get(), POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left)) < 0 && errno != EINTR)
+        break;
+    } else {
+      // No pidfd_open (Linux < 5.3): look again in a moment.
+      sleep_ms(static_cast<int>(std::min<long long>(left, 10)));
+    }
   }
   *forced = true;
   kill(pid, SIGKILL);

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,6 +87,13 @@ struct SpawnOptions {
   bool new_process_group = false; // keep terminal signals (Ctrl-C) away from the child
   bool die_with_parent = false;   // SIGTERM the child if ava itself dies
   bool detach_stdio = false;      // stdin from /dev/null, stdout to our stderr
+  // A per-guest worker's confinement (tools/ava/supervisor.hpp):
+  int move_fd = -1;          // dup2'ed to move_fd_to in the child
+  int move_fd_to = -1;       // and every fd above it is closed at exec
+  int cgroup_procs_fd = -1;  // the child joins that cgroup (writes "0" to it) first
+  std::optional<uid_t> uid;  // then drops its supplementary groups and becomes uid
+  std::optional<gid_t> gid;  // and gid
+  bool no_new_privs = false; // PR_SET_NO_NEW_PRIVS: exec can never gain privileges
 };
 
 // fork + execv(path, argv). If exec fails the child is reaped and the result

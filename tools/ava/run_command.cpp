@@ -126,6 +126,8 @@ Status LocalWorker::start(ChannelKind kind, const RunOptions &run, SignalWatch &
     argv.push_back("--spec");
     argv.push_back(spec);
   }
+  if (run.shared)
+    argv.push_back("--shared");
   if (!run.report.empty()) {
     argv.push_back("--report");
     argv.push_back(run.report);

@@ -28,6 +28,9 @@ struct WorkerCase {
   int ready_fd;
   bool exit_when_idle;
   size_t nspecs;
+  int serve_fd = -1;
+  bool shared = false;
+  std::string host_config = "";
 };
 
 } // namespace
@@ -55,6 +58,10 @@ Test(ava_options, run) {
       {{"-x", "p"}, false, ChannelKind::Unix, "", 0, {}},
       {{"--spec", "bad/name", "p"}, false, ChannelKind::Unix, "", 0, {}},
       {{"--spec", std::string(40, 'a'), "p"}, false, ChannelKind::Unix, "", 0, {}},
+      {{"--shared", "--report", "/tmp/r", "p"}, true, ChannelKind::Unix, "", 0, {"p"}},
+      {{"--shared=yes", "p"}, false, ChannelKind::Unix, "", 0, {}},
+      {{"--worker", "unix:/w", "--shared", "p"}, false, ChannelKind::Unix, "", 0, {}},
+      {{"--worker", "unix:/w", "--report", "/tmp/r", "p"}, false, ChannelKind::Unix, "", 0, {}},
   };
   for (size_t i = 0; i < cases.size(); i++) {
     const RunCase &c = cases[i];
@@ -97,6 +104,22 @@ Test(ava_options, worker) {
       {{"--netlink", "--io-uring"}, false, -1, false, 0},
       {{"--netlink", "--exit-when-idle"}, false, -1, false, 0},
       {{"--netlink=1"}, false, -1, false, 0},
+      {{"--listen", "/w", "--serve-fd", "0"}, true, -1, false, 0, 0},
+      {{"--listen", "shm:/w", "--serve-fd", "3", "--report", "/r"}, true, -1, false, 0, 3},
+      {{"--serve-fd", "3"}, false, -1, false, 0},
+      {{"--listen", "/w", "--serve-fd", "-3"}, false, -1, false, 0},
+      {{"--listen", "/w", "--serve-fd", "3", "--shared"}, false, -1, false, 0},
+      {{"--listen", "/w", "--serve-fd", "3", "--exit-when-idle"}, false, -1, false, 0},
+      {{"--netlink", "--serve-fd", "3"}, false, -1, false, 0},
+      {{"--listen", "/w", "--shared", "--host-config", "/h.toml"},
+       true,
+       -1,
+       false,
+       0,
+       -1,
+       true,
+       "/h.toml"},
+      {{"--listen", "/w", "--host-config"}, false, -1, false, 0},
   };
   for (size_t i = 0; i < cases.size(); i++) {
     const WorkerCase &c = cases[i];
@@ -108,5 +131,8 @@ Test(ava_options, worker) {
     cr_expect_eq(options.ready_fd, c.ready_fd, "case %zu ready fd", i);
     cr_expect_eq(options.exit_when_idle, c.exit_when_idle, "case %zu idle", i);
     cr_expect_eq(options.specs.size(), c.nspecs, "case %zu specs", i);
+    cr_expect_eq(options.serve_fd, c.serve_fd, "case %zu serve fd", i);
+    cr_expect_eq(options.shared, c.shared, "case %zu shared", i);
+    cr_expect_eq(options.host_config, c.host_config, "case %zu host config", i);
   }
 }

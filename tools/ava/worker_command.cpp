@@ -12,8 +12,11 @@
 #include <thread>
 
 #include "tools/ava/commands.hpp"
+#include "tools/ava/host_config.hpp"
 #include "tools/ava/options.hpp"
 #include "tools/ava/paths.hpp"
+#include "tools/ava/supervisor.hpp"
+#include "transport/uring.hpp"
 #include "worker/server.hpp"
 #ifdef AVA_HAVE_NETLINK
 #include "transport/netlink_channel.hpp"
@@ -101,6 +104,74 @@ int run_netlink_worker(const WorkerOptions &options, int ready_fd) {
 }
 #endif
 
+// `ava worker --serve-fd N --listen ADDR`: the one guest connected on fd N,
+// then exit. SIGTERM/SIGINT end the session in order (objects released,
+// report written).
+int serve_one_connection(const WorkerOptions &options, int fd) {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  // blocked before any thread exists, so only the signalfd sees them
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  struct sigaction ignore = {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ignore, nullptr);
+  const int signal_fd = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (signal_fd < 0) {
+    std::perror("ava: worker: signalfd");
+    return 1;
+  }
+  // Not inherited by anything this process starts (a driver's helpers).
+  ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  std::unique_ptr<Channel> channel;
+  Status status = adopt_connection(options.listen, fd, &channel);
+  if (status.is_ok() && options.io_uring) {
+    Status upgraded = upgrade_channel_uring(&channel);
+    if (!upgraded.is_ok())
+      std::fprintf(stderr,
+                   "ava: worker: io_uring is not available, serving with plain sockets: %s\n",
+                   upgraded.message.c_str());
+  }
+  if (!status.is_ok()) {
+    std::fprintf(stderr, "ava: worker: %s\n", status.message.c_str());
+    close(signal_fd);
+    return 1;
+  }
+  PluginSet plugins(options.plugin_dir, options.specs);
+  status = serve_guest_until(std::move(channel), plugins, options, signal_fd);
+  close(signal_fd);
+  return status.is_ok() ? 0 : 1;
+}
+
+// The default: a supervisor that gives each guest a worker process of its own.
+int run_isolated(const WorkerCommandOptions &parsed, const WorkerOptions &options,
+                 const HostConfig &host) {
+  SupervisorOptions sup;
+  sup.listen = options.listen;
+  sup.ready_fd = options.ready_fd;
+  sup.exit_when_idle = options.exit_when_idle;
+  sup.sandbox = host.sandbox;
+  const std::string self = self_executable();
+  if (self.empty()) {
+    std::fprintf(stderr, "ava: worker: cannot locate the ava executable via /proc/self/exe\n");
+    return 1;
+  }
+  sup.worker_argv = {self,           "worker",          "--serve-fd", std::to_string(kServeFd),
+                     "--plugin-dir", options.plugin_dir};
+  for (const std::string &spec : parsed.specs) {
+    sup.worker_argv.push_back("--spec");
+    sup.worker_argv.push_back(spec);
+  }
+  if (options.io_uring)
+    sup.worker_argv.push_back("--io-uring");
+  if (!options.report_file.empty()) {
+    sup.worker_argv.push_back("--report");
+    sup.worker_argv.push_back(options.report_file);
+  }
+  return run_supervisor(sup);
+}
+
 } // namespace
 
 int worker_command(std::span<const std::string> args) {
@@ -133,6 +204,20 @@ int worker_command(std::span<const std::string> args) {
     std::fprintf(stderr, "ava: worker: cannot locate the plugin directory: use --plugin-dir\n");
     return kExitUsage;
   }
+  if (parsed.serve_fd >= 0) {
+    if (fcntl(parsed.serve_fd, F_GETFD) < 0) {
+      std::fprintf(stderr, "ava: worker: --serve-fd %d is not an open file descriptor\n",
+                   parsed.serve_fd);
+      return kExitUsage;
+    }
+    return serve_one_connection(options, parsed.serve_fd);
+  }
+  HostConfig host;
+  status = load_host_config(parsed.host_config, &host);
+  if (!status.is_ok()) {
+    std::fprintf(stderr, "ava: worker: %s\n", status.message.c_str());
+    return kExitUsage;
+  }
   if (parsed.netlink) {
 #ifdef AVA_HAVE_NETLINK
     options.ready_fd = -1;
@@ -142,7 +227,10 @@ int worker_command(std::span<const std::string> args) {
     return kExitUsage;
 #endif
   }
-  return run_worker(options);
+  // Kernel connections (above) and trusted guests share one process.
+  if (parsed.shared || host.shared)
+    return run_worker(options);
+  return run_isolated(parsed, options, host);
 }
 
 } // namespace ava::tool

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: MIT
+// Guests of one `ava worker` are isolated from each other: each connection
+// is served by a worker process of its own (the listening supervisor loads no
+// plugin or driver), confined with no_new_privs and, from the host
+// configuration, its own user and memory cgroup; killing one guest's worker
+// leaves the others untouched. `--shared` keeps every guest in one process.
+// The serve-one mode takes a connection accepted by someone else (systemd
+// Accept=yes) on a descriptor.
+#include <criterion/criterion.h>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "e2e_env.hpp"
+#include "proc.hpp"
+#include "remoted.hpp"
+
+namespace {
+
+constexpr int kTimeoutMs = 60000;
+
+std::string read_text(const std::string &path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A "Name:\tvalue" line of /proc/PID/status, or "".
+std::string status_field(pid_t pid, const std::string &name) {
+  std::istringstream in(read_text("/proc/" + std::to_string(pid) + "/status"));
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with(name + ":")) {
+      std::string value = line.substr(name.size() + 1);
+      value.erase(0, value.find_first_not_of(" \t"));
+      return value;
+    }
+  return {};
+}
+
+struct Worker {
+  std::string dir = make_temp_dir();
+  std::string address = "unix:" + dir + "/worker.sock";
+  std::string report = dir + "/sessions.report";
+  std::string config = dir + "/host.toml";
+  BackgroundProc proc;
+
+  explicit Worker(const std::vector<std::string> &extra = {}, const std::string &host_toml = "")
+      : proc(argv(extra, host_toml), clean_env()) {
+    std::string seen;
+    ready = proc.wait_for_line("worker.sock", 20000, &seen);
+    output = seen;
+  }
+  ~Worker() {
+    stop();
+    const std::string rm = "rm -rf " + dir;
+    [[maybe_unused]] int rc = system(rm.c_str());
+  }
+  std::vector<std::string> argv(const std::vector<std::string> &extra,
+                                const std::string &host_toml) {
+    // Per-guest workers may run as another user: they must be able to write the report.
+    chmod(dir.c_str(), 0777);
+    std::vector<std::string> a = {AVA_BIN, "worker",     "--spec", "demo",     "--listen",
+                                  address, "--ready-fd", "1",      "--report", report};
+    if (!host_toml.empty()) {
+      std::ofstream(config) << host_toml;
+      a.push_back("--host-config");
+      a.push_back(config);
+    }
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+  remoted::WorkerReport stop() {
+    proc.kill_now(SIGTERM);
+    proc.wait_exit(10000);
+    return remoted::WorkerReport::read(report);
+  }
+  bool ready = false;
+  std::string output;
+};
+
+// A guest holding its connection (a sleeping call) until it is done.
+struct Sleeper {
+  BackgroundProc proc;
+  explicit Sleeper(const std::string &address, int ms = 3000)
+      : proc({DEMO_PROBE, "sleep", std::to_string(ms)}, guest_env(address)) {}
+  bool ready() { return proc.wait_for_line("ready", 20000); }
+  std::string finish() {
+    proc.wait_exit(kTimeoutMs);
+    std::string out;
+    proc.wait_for_line("\x01(end)", 5000, &out);
+    return out;
+  }
+};
+
+const char *const kPluginLibraries[] = {"libava_worker_", "libdemo.so", "libOpenCL", "libpocl",
+                                        "libcuda"};
+
+} // namespace
+
+Test(e2e_isolation, each_guest_gets_a_confined_worker_process_of_its_own, .timeout = 120) {
+  Worker w;
+  cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());
+  Sleeper a(w.address), b(w.address);
+  cr_assert(a.ready() && b.ready(), "the guests did not get ready");
+  const std::vector<pid_t> workers = child_pids(w.proc.pid());
+  cr_expect_eq(workers.size(), 2u, "2 guests, %zu worker processes", workers.size());
+  for (pid_t p : workers)
+    cr_expect_eq(status_field(p, "NoNewPrivs"), "1", "worker %d may gain privileges", p);
+  // The supervisor itself never loads a plugin, a driver or an API library.
+  const std::string maps = read_text("/proc/" + std::to_string(w.proc.pid()) + "/maps");
+  for (const char *lib : kPluginLibraries)
+    cr_expect(maps.find(lib) == std::string::npos, "the supervisor maps %s", lib);
+  const std::string out_a = a.finish(), out_b = b.finish();
+  cr_expect(out_a.find("sleep: 0") != std::string::npos, "%s", out_a.c_str());
+  cr_expect(out_b.find("sleep: 0") != std::string::npos, "%s", out_b.c_str());
+  const remoted::WorkerReport r = w.stop();
+  std::set<uint64_t> serving;
+  for (const auto &s : r.sessions)
+    serving.insert(s.worker_pid);
+  cr_expect(r.sessions.size() == 2 && serving.size() == 2 &&
+                !serving.count(static_cast<uint64_t>(w.proc.pid())),
+            "expected 2 sessions in 2 worker processes other than the supervisor:\n%s",
+            r.text.c_str());
+}
+
+Test(e2e_isolation, killing_one_guests_worker_leaves_the_others_untouched, .timeout = 120) {
+  Worker w;
+  cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());
+  Sleeper victim(w.address, 20000);
+  cr_assert(victim.ready());
+  const std::vector<pid_t> first = child_pids(w.proc.pid());
+  cr_assert_eq(first.size(), 1u);
+  Sleeper other(w.address, 3000);
+  cr_assert(other.ready());
+  cr_assert_eq(kill(first[0], SIGKILL), 0);
+  const std::string victim_out = victim.finish();
+  cr_expect(victim_out.find("sleep: -5") != std::string::npos &&
+                victim_out.find("ava: lost connection to the demo worker") != std::string::npos,
+            "the guest whose worker died:\n%s", victim_out.c_str());
+  const std::string other_out = other.finish();
+  cr_expect(other_out.find("sleep: 0\n") != std::string::npos &&
+                other_out.find("after sleep: ") != std::string::npos &&
+                other_out.find("ava:") == std::string::npos,
+            "the other guest was disturbed:\n%s", other_out.c_str());
+  // The supervisor goes on taking guests.
+  const ProcResult next = run_proc({DEMO_APP}, guest_env(w.address), kTimeoutMs);
+  const ProcResult native = run_proc({DEMO_APP}, clean_env(), kTimeoutMs);
+  cr_expect(next.exit_code == 0 && next.out == native.out, "a later guest (exit %d):\n%s",
+            next.exit_code, next.err.c_str());
+  const std::string why = remoted::not_remoted_reason(w.stop(), "demo", 2);
+  cr_expect(why.empty(), "%s", why.c_str());
+}
+
+Test(e2e_isolation, shared_mode_serves_every_guest_in_one_process, .timeout = 120) {
+  Worker w({"--shared"});
+  cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());
+  Sleeper a(w.address), b(w.address);
+  cr_assert(a.ready() && b.ready());
+  cr_expect(child_pids(w.proc.pid()).empty(), "--shared started worker processes");
+  a.finish();
+  b.finish();
+  const remoted::WorkerReport r = w.stop();
+  cr_expect_eq(r.sessions.size(), 2u, "%s", r.text.c_str());
+  for (const auto &s : r.sessions)
+    cr_expect_eq(s.worker_pid, static_cast<uint64_t>(w.proc.pid()), "%s", r.text.c_str());
+}
+
+// As systemd runs a service with Accept=yes: the connection on fd 0.
+Test(e2e_isolation, serve_fd_takes_a_connection_accepted_elsewhere, .timeout = 120) {
+  const std::string dir = make_temp_dir();
+  const std::string path = dir + "/activated.sock";
+  const std::string report = dir + "/sessions.report";
+  const int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  std::strncpy(sa.sun_path, path.c_str(), sizeof sa.sun_path - 1);
+  cr_assert_eq(bind(listener, reinterpret_cast<sockaddr *>(&sa), sizeof sa), 0);
+  cr_assert_eq(listen(listener, 4), 0);
+  BackgroundProc guest({DEMO_APP}, guest_env("unix:" + path));
+  const int conn = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  cr_assert_geq(conn, 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, conn, 0);
+  const std::string listen_arg = "unix:" + path;
+  std::vector<std::string> args = {AVA_BIN,    "worker", "--serve-fd", "0",        "--listen",
+                                   listen_arg, "--spec", "demo",       "--report", report};
+  std::vector<char *> argv;
+  for (std::string &a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t worker = -1;
+  cr_assert_eq(posix_spawn(&worker, AVA_BIN, &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  close(conn);
+  close(listener);
+  cr_expect_eq(guest.wait_exit(kTimeoutMs), 0);
+  std::string out;
+  guest.wait_for_line("\x01(end)", 5000, &out);
+  const ProcResult native = run_proc({DEMO_APP}, clean_env(), kTimeoutMs);
+  cr_expect(out == native.out, "%s",
+            remoted::line_diff(native.out, out, "native", "activated").c_str());
+  int st = 0;
+  cr_expect_eq(waitpid(worker, &st, 0), worker);
+  cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the serve-one worker ended with %d", st);
+  const std::string why =
+      remoted::not_remoted_reason(remoted::WorkerReport::read(report), "demo", 1);
+  cr_expect(why.empty(), "%s", why.c_str());
+  const std::string rm = "rm -rf " + dir;
+  [[maybe_unused]] int rc = system(rm.c_str());
+}
+
+Test(e2e_isolation, host_configuration_sets_the_workers_user, .timeout = 120) {
+  if (geteuid() != 0)
+    cr_skip_test("needs root to start workers as another user");
+  Worker w({}, "[guest]\nuser = 65534\ngroup = 65534\n");
+  cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());
+  Sleeper a(w.address);
+  cr_assert(a.ready());
+  const std::vector<pid_t> workers = child_pids(w.proc.pid());
+  cr_assert_eq(workers.size(), 1u);
+  const std::string uid = status_field(workers[0], "Uid"), gid = status_field(workers[0], "Gid");
+  cr_expect(uid.starts_with("65534\t65534\t65534\t65534"), "worker Uid: %s", uid.c_str());
+  cr_expect(gid.starts_with("65534\t65534\t65534\t65534"), "worker Gid: %s", gid.c_str());
+  cr_expect_eq(status_field(workers[0], "Groups"), "", "supplementary groups kept");
+  const std::string out = a.finish();
+  cr_expect(out.find("sleep: 0") != std::string::npos, "%s", out.c_str());
+  const std::string why = remoted::not_remoted_reason(w.stop(), "demo", 1);
+  cr_expect(why.empty(), "%s", why.c_str());
+}
+
+namespace {
+
+// A memory cgroup directory this test may make children in: cgroup v2 with
+// the memory controller, or the v1 memory hierarchy.
+std::string memory_cgroup_base() {
+  for (const char *base : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
+    const std::string controllers = read_text(std::string(base) + "/cgroup.controllers");
+    if (controllers.find("memory") != std::string::npos &&
+        access((std::string(base) + "/cgroup.procs").c_str(), W_OK) == 0)
+      return base;
+  }
+  if (access("/sys/fs/cgroup/memory/memory.limit_in_bytes", F_OK) == 0 &&
+      access("/sys/fs/cgroup/memory/cgroup.procs", W_OK) == 0)
+    return "/sys/fs/cgroup/memory";
+  return {};
+}
+
+} // namespace
+
+Test(e2e_isolation, a_guest_over_its_memory_limit_ends_alone, .timeout = 180) {
+  const std::string base = memory_cgroup_base();
+  if (base.empty())
+    cr_skip_test("no writable memory cgroup (v2 with the memory controller, or v1) here");
+  const std::string cgroup = base + "/ava-test-" + std::to_string(getpid());
+  cr_assert_eq(mkdir(cgroup.c_str(), 0755), 0, "mkdir %s: %s", cgroup.c_str(), strerror(errno));
+  {
+    // 128 MiB per guest worker (room for a sanitizer build); the big guest moves 300 MiB buffers.
+    Worker w({}, "[guest]\ncgroup = \"" + cgroup + "\"\nmemory_max = 134217728\n");
+    cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());
+    Sleeper small(w.address, 3000);
+    cr_assert(small.ready());
+    const std::vector<pid_t> workers = child_pids(w.proc.pid());
+    cr_assert_eq(workers.size(), 1u);
+    const std::string membership = read_text("/proc/" + std::to_string(workers[0]) + "/cgroup");
+    cr_expect(membership.find("/ava-test-" + std::to_string(getpid()) + "/ava-guest-") !=
+                  std::string::npos,
+              "the worker is not in its own cgroup:\n%s", membership.c_str());
+    const ProcResult big = run_proc({DEMO_PROBE, "big", "300"}, guest_env(w.address), kTimeoutMs);
+    cr_expect(big.err.find("ava: lost connection to the demo worker") != std::string::npos,
+              "the guest over its limit (exit %d):\n%s%s", big.exit_code, big.out.c_str(),
+              big.err.c_str());
+    const std::string out = small.finish();
+    cr_expect(out.find("sleep: 0\n") != std::string::npos && out.find("ava:") == std::string::npos,
+              "the guest under its limit was disturbed:\n%s", out.c_str());
+    w.stop();
+  }
+  // Each guest's cgroup went with its worker.
+  cr_expect_eq(rmdir(cgroup.c_str()), 0, "%s is not empty: %s", cgroup.c_str(), strerror(errno));
+}

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+#include "tools/ava/host_config.hpp"
+
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "shim/toml.hpp"
+
+namespace ava::tool {
+namespace {
+
+Status error_at(std::string_view source, int line, const std::string &message) {
+  return Status::error(AVA_E_PROTO,
+                       std::string(source) + ":" + std::to_string(line) + ": error: " + message);
+}
+
+// A user or group given by name, or as a number.
+template <class Id> bool parse_id(const std::string &text, Id *out) {
+  unsigned long long v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v > 0xfffffffeull)
+    return false;
+  *out = static_cast<Id>(v);
+  return true;
+}
+
+} // namespace
+
+Status parse_host_config(std::string_view text, std::string_view source, HostConfig *out) {
+  toml::Document doc;
+  Status st = toml::parse(text, source, &doc);
+  if (!st.is_ok())
+    return st;
+  HostConfig config;
+  config.source = std::string(source);
+  for (const auto &[table, line] : doc.tables)
+    if (table != "guest")
+      return error_at(source, line, "unknown table [" + table + "] (known: [guest])");
+  std::optional<gid_t> primary_gid;
+  for (const auto &[key, entry] : doc.values) {
+    const int line = entry.line;
+    const auto *text_value = std::get_if<std::string>(&entry.value);
+    const auto *int_value = std::get_if<int64_t>(&entry.value);
+    auto want = [&](const char *type) {
+      return error_at(source, line,
+                      key + " must be " + type + ", not a " +
+                          std::string(toml::type_name(entry.value)));
+    };
+    if (key == "guest.isolation") {
+      if (text_value == nullptr)
+        return want("a string");
+      if (*text_value != "process" && *text_value != "shared")
+        return error_at(source, line,
+                        "guest.isolation is \"process\" or \"shared\", not \"" + *text_value +
+                            "\"");
+      config.shared = *text_value == "shared";
+    } else if (key == "guest.user") {
+      std::string name = text_value != nullptr  ? *text_value
+                         : int_value != nullptr ? std::to_string(*int_value)
+                                                : std::string();
+      if (name.empty())
+        return want("a user name or uid");
+      uid_t uid = 0;
+      if (const passwd *pw = ::getpwnam(name.c_str())) {
+        config.sandbox.uid = pw->pw_uid;
+        primary_gid = pw->pw_gid;
+      } else if (parse_id(name, &uid)) {
+        config.sandbox.uid = uid;
+      } else {
+        return error_at(source, line, "guest.user: no user '" + name + "'");
+      }
+    } else if (key == "guest.group") {
+      std::string name = text_value != nullptr  ? *text_value
+                         : int_value != nullptr ? std::to_string(*int_value)
+                                                : std::string();
+      if (name.empty())
+        return want("a group name or gid");
+      gid_t gid = 0;
+      if (const group *gr = ::getgrnam(name.c_str()))
+        config.sandbox.gid = gr->gr_gid;
+      else if (parse_id(name, &gid))
+        config.sandbox.gid = gid;
+      else
+        return error_at(source, line, "guest.group: no group '" + name + "'");
+    } else if (key == "guest.cgroup") {
+      if (text_value == nullptr)
+        return want("a string");
+      struct stat sb {};
+      if (text_value->empty() || (*text_value)[0] != '/' || ::stat(text_value->c_str(), &sb) != 0 ||
+          !S_ISDIR(sb.st_mode))
+        return error_at(source, line, "guest.cgroup: '" + *text_value + "' is not a directory");
+      config.sandbox.cgroup = *text_value;
+    } else if (key == "guest.memory_max") {
+      if (int_value == nullptr || *int_value <= 0)
+        return error_at(source, line, "guest.memory_max must be a positive number of bytes");
+      config.sandbox.memory_max = static_cast<uint64_t>(*int_value);
+    } else {
+      return error_at(source, line,
+                      "unknown key '" + key +
+                          "' (known: guest.isolation, guest.user, guest.group, guest.cgroup, "
+                          "guest.memory_max)");
+    }
+  }
+  if (config.sandbox.uid && !config.sandbox.gid)
+    config.sandbox.gid = primary_gid ? *primary_gid : static_cast<gid_t>(*config.sandbox.uid);
+  if (config.sandbox.memory_max != 0 && config.sandbox.cgroup.empty())
+    return Status::error(AVA_E_PROTO,
+                         std::string(source) + ": error: guest.memory_max needs guest.cgroup");
+  if (config.shared && (config.sandbox.uid || !config.sandbox.cgroup.empty()))
+    return Status::error(AVA_E_PROTO, std::string(source) +
+                                          ": error: guest.user, guest.group and guest.cgroup "
+                                          "confine per-guest processes: not with isolation = "
+                                          "\"shared\"");
+  *out = std::move(config);
+  return Status::ok();
+}
+
+Status load_host_config(const std::string &path, HostConfig *out) {
+  const std::string file = path.empty() ? kDefaultHostConfig : path;
+  std::ifstream in(file);
+  if (!in) {
+    if (path.empty() && errno == ENOENT) {
+      *out = HostConfig{};
+      return Status::ok();
+    }
+    return Status::error(AVA_E_PROTO, file + ": error: " + std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_host_config(text.str(), file, out);
+}
+
+} // namespace ava::tool

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+// The host's own configuration of how guests are served (`ava worker`, `ava
+// vmhost`): read from the host's file (--host-config FILE, else
+// /etc/ava/host.toml when it exists), never from anything a guest sends.
+//
+//   [guest]
+//   isolation = "process"              # or "shared": one process for every guest
+//   user = "ava-guest"                 # per-guest workers run as this user (name or uid)
+//   group = "ava-guest"                # and group (default: the user's primary group)
+//   cgroup = "/sys/fs/cgroup/ava"      # a cgroup (v2, or v1 memory) directory ava may write
+//   memory_max = 8589934592            # bytes per guest worker (needs cgroup)
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "transport/channel.hpp"
+
+namespace ava::tool {
+
+// How each per-guest worker process is confined.
+struct GuestSandbox {
+  std::optional<uid_t> uid;
+  std::optional<gid_t> gid;
+  std::string cgroup;      // empty: no cgroup of its own
+  uint64_t memory_max = 0; // 0: no limit
+};
+
+struct HostConfig {
+  bool shared = false; // isolation = "shared"
+  GuestSandbox sandbox;
+  std::string source; // the file read, or empty
+};
+
+inline constexpr const char *kDefaultHostConfig = "/etc/ava/host.toml";
+
+// Parses text (from source, for messages); errors are "SOURCE:LINE: error: ...".
+Status parse_host_config(std::string_view text, std::string_view source, HostConfig *out);
+// path: --host-config, or empty for the default file (which may be absent).
+Status load_host_config(const std::string &path, HostConfig *out);
+
+} // namespace ava::tool

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: MIT
+#include "tools/ava/supervisor.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <system_error>
+#include <thread>
+
+#include "tools/ava/process.hpp"
+
+namespace ava::tool {
+namespace {
+
+void log(const std::string &line) {
+  std::fprintf(stderr, "ava worker: %s\n", line.c_str());
+}
+
+std::string errno_text(const std::string &what, int err) {
+  return what + ": " + std::strerror(err);
+}
+
+std::string describe_exit(int wait_status) {
+  if (WIFSIGNALED(wait_status))
+    return "was killed by signal " + std::to_string(WTERMSIG(wait_status)) + " (" +
+           strsignal(WTERMSIG(wait_status)) + ")";
+  return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
+}
+
+bool write_text(int fd, const std::string &text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// One guest worker's cgroup below the configured one: made before the
+// worker starts (which joins it through procs_fd), removed once it is gone.
+class GuestCgroup {
+public:
+  GuestCgroup(const GuestCgroup &) = delete;
+  GuestCgroup &operator=(const GuestCgroup &) = delete;
+  ~GuestCgroup() {
+    procs_.reset();
+    if (!path_.empty() && ::rmdir(path_.c_str()) != 0 && errno != ENOENT)
+      log(errno_text("cannot remove " + path_, errno));
+  }
+
+  static Status create(const GuestSandbox &sandbox, uint64_t serial,
+                       std::unique_ptr<GuestCgroup> *out) {
+    auto cg = std::unique_ptr<GuestCgroup>(new GuestCgroup);
+    const std::string path =
+        sandbox.cgroup + "/ava-guest-" + std::to_string(::getpid()) + "-" + std::to_string(serial);
+    if (::mkdir(path.c_str(), 0755) != 0)
+      return Status::error(AVA_E_STATE, errno_text("cannot make the cgroup " + path, errno));
+    cg->path_ = path;
+    if (sandbox.memory_max != 0) {
+      // cgroup v2 calls it memory.max, the v1 memory controller memory.limit_in_bytes.
+      Status st = cg->write_first({"memory.max", "memory.limit_in_bytes"},
+                                  std::to_string(sandbox.memory_max));
+      if (!st.is_ok())
+        return st;
+    }
+    cg->procs_.reset(::open((path + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
+    if (cg->procs_.get() < 0)
+      return Status::error(AVA_E_STATE, errno_text(path + "/cgroup.procs", errno));
+    *out = std::move(cg);
+    return Status::ok();
+  }
+
+  int procs_fd() const { return procs_.get(); }
+
+private:
+  GuestCgroup() = default;
+
+  Status write_first(std::initializer_list<const char *> names, const std::string &value) {
+    for (const char *name : names) {
+      const std::string file = path_ + "/" + name;
+      Fd fd(::open(file.c_str(), O_WRONLY | O_CLOEXEC));
+      if (fd.get() < 0)
+        continue;
+      if (!write_text(fd.get(), value + "\n"))
+        return Status::error(AVA_E_STATE,
+                             errno_text("cannot write " + value + " to " + file, errno));
+      return Status::ok();
+    }
+    return Status::error(AVA_E_STATE, path_ + ": no memory controller (neither " +
+                                          std::string(*names.begin()) + " nor " +
+                                          std::string(*(names.begin() + 1)) + ")");
+  }
+
+  std::string path_;
+  Fd procs_;
+};
+
+struct Child {
+  uint64_t serial = 0;
+  std::unique_ptr<GuestCgroup> cgroup;
+};
+
+class Supervisor {
+public:
+  Supervisor(const SupervisorOptions &options, Listener &listener, SignalWatch &signals)
+      : options_(options), listener_(listener), signals_(signals) {}
+
+  int run();
+
+private:
+  void accept_loop();
+  void start_worker(Fd connection);
+  // Reaps every worker that is done; returns how many remain.
+  size_t reap();
+  void stop_all();
+
+  const SupervisorOptions &options_;
+  Listener &listener_;
+  SignalWatch &signals_;
+  std::mutex mutex_; // children_, served_
+  std::map<pid_t, Child> children_;
+  uint64_t served_ = 0;
+};
+
+void Supervisor::accept_loop() {
+  bool failing = false;
+  for (;;) {
+    int fd = -1;
+    Status st = listener_.accept_connection(&fd, -1);
+    if (st.code == AVA_E_CLOSED)
+      return;
+    if (!st.is_ok()) {
+      // Typically EMFILE: say so once per streak and retry at a gentle pace.
+      if (!failing)
+        log("accept failed: " + st.message);
+      failing = true;
+      struct timespec pause = {0, 100 * 1000 * 1000};
+      nanosleep(&pause, nullptr);
+      continue;
+    }
+    failing = false;
+    start_worker(Fd(fd));
+  }
+}
+
+void Supervisor::start_worker(Fd connection) {
+  uint64_t serial;
+  {
+    std::lock_guard lock(mutex_);
+    serial = ++served_;
+  }
+  Child child;
+  child.serial = serial;
+  const std::string name = "guest connection " + std::to_string(serial);
+  if (!options_.sandbox.cgroup.empty()) {
+    Status st = GuestCgroup::create(options_.sandbox, serial, &child.cgroup);
+    if (!st.is_ok()) {
+      // Closing the connection tells the guest; an unconfined worker would be worse.
+      log(name + ": refused: " + st.message);
+      return;
+    }
+  }
+  SpawnOptions spawn_options;
+  spawn_options.mask = &signals_.original_mask();
+  spawn_options.env = environment_with({});
+  spawn_options.die_with_parent = true;
+  spawn_options.move_fd = connection.get();
+  spawn_options.move_fd_to = kServeFd;
+  spawn_options.cgroup_procs_fd = child.cgroup ? child.cgroup->procs_fd() : -1;
+  spawn_options.uid = options_.sandbox.uid;
+  spawn_options.gid = options_.sandbox.gid;
+  spawn_options.no_new_privs = true;
+  pid_t pid = -1;
+  int exec_errno = 0;
+  // Under the lock: the reaper must not see the child exit before it is known.
+  std::lock_guard lock(mutex_);
+  Status st =
+      spawn(options_.worker_argv[0], options_.worker_argv, spawn_options, &pid, &exec_errno);
+  if (!st.is_ok()) {
+    log(name + ": cannot start its worker: " + st.message);
+    return;
+  }
+  children_.emplace(pid, std::move(child));
+}
+
+size_t Supervisor::reap() {
+  std::lock_guard lock(mutex_);
+  int wait_status = 0;
+  pid_t pid;
+  while ((pid = ::waitpid(-1, &wait_status, WNOHANG)) > 0) {
+    auto it = children_.find(pid);
+    if (it == children_.end())
+      continue;
+    // A worker ends with its guest; anything else is worth a line.
+    const bool orderly = WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
+    if (!orderly)
+      log("the worker of guest connection " + std::to_string(it->second.serial) + " (pid " +
+          std::to_string(pid) + ") " + describe_exit(wait_status));
+    children_.erase(it);
+  }
+  return children_.size();
+}
+
+void Supervisor::stop_all() {
+  std::map<pid_t, Child> children;
+  {
+    std::lock_guard lock(mutex_);
+    children.swap(children_);
+  }
+  for (const auto &[pid, child] : children)
+    ::kill(pid, SIGTERM);
+  for (const auto &[pid, child] : children) {
+    bool forced = false;
+    // Already SIGTERMed: this waits for it, and forces it after the grace.
+    stop_process(pid, options_.stop_grace_ms, &forced);
+    if (forced)
+      log("the worker of guest connection " + std::to_string(child.serial) +
+          " did not stop and was killed");
+  }
+}
+
+int Supervisor::run() {
+  std::thread acceptor;
+  try {
+    acceptor = std::thread([this] { accept_loop(); });
+  } catch (const std::system_error &e) {
+    log(std::string("cannot start the accepting thread: ") + e.what());
+    return 1;
+  }
+  for (;;) {
+    signalfd_siginfo info{};
+    if (signals_.wait(-1, -1, &info) != 1)
+      continue;
+    if (info.ssi_signo != SIGCHLD)
+      break;
+    const size_t left = reap();
+    if (options_.exit_when_idle && left == 0) {
+      std::lock_guard lock(mutex_);
+      if (served_ > 0 && children_.empty())
+        break;
+    }
+  }
+  listener_.shutdown();
+  acceptor.join();
+  stop_all();
+  return 0;
+}
+
+} // namespace
+
+int run_supervisor(const SupervisorOptions &options) {
+  if (options.worker_argv.empty()) {
+    log("no worker command");
+    return 1;
+  }
+  // A guest vanishing mid-write of the ready line must not kill us.
+  struct sigaction ignore = {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ignore, nullptr);
+  SignalWatch signals;
+  Status st = signals.open();
+  if (!st.is_ok()) {
+    log(st.message);
+    return 1;
+  }
+  std::unique_ptr<Listener> listener;
+  st = listen_channel(options.listen, &listener);
+  if (!st.is_ok()) {
+    log("cannot listen on " + options.listen.to_string() + ": " + st.message);
+    return 1;
+  }
+  if (options.ready_fd >= 0) {
+    if (!write_text(options.ready_fd, listener->address().to_string() + "\n"))
+      log(errno_text("cannot report the address on fd " + std::to_string(options.ready_fd), errno));
+    ::close(options.ready_fd);
+  }
+  // Each worker is told the address its connection came in on (the bound
+  // one: a tcp port 0 is known only now).
+  SupervisorOptions bound = options;
+  bound.worker_argv.push_back("--listen");
+  bound.worker_argv.push_back(listener->address().to_string());
+  Supervisor supervisor(bound, *listener, signals);
+  return supervisor.run();
+}
+
+} // namespace ava::tool

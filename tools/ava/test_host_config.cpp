@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+// The host configuration file (tools/ava/host_config.hpp): what each key
+// sets, and every mistake reported with the file and line.
+#include <criterion/criterion.h>
+
+#include <string>
+
+#include "tools/ava/host_config.hpp"
+
+using ava::Status;
+using ava::tool::HostConfig;
+using ava::tool::parse_host_config;
+
+namespace {
+
+struct BadCase {
+  const char *text;
+  const char *message; // a part of the error
+};
+
+const BadCase kBad[] = {
+    {"[worker]\n", "host.toml:1: error: unknown table [worker]"},
+    {"[guest]\nisolation = \"vm\"\n", "host.toml:2: error: guest.isolation is \"process\" or"},
+    {"[guest]\nisolation = 1\n", "host.toml:2: error: guest.isolation must be a string"},
+    {"[guest]\nuser = \"no-such-user-here\"\n", "host.toml:2: error: guest.user: no user"},
+    {"[guest]\ngroup = \"no-such-group-here\"\n", "host.toml:2: error: guest.group: no group"},
+    {"[guest]\nuser = true\n", "host.toml:2: error: guest.user must be a user name or uid"},
+    {"[guest]\ncgroup = \"relative/dir\"\n", "host.toml:2: error: guest.cgroup: 'relative/dir'"},
+    {"[guest]\ncgroup = \"/no/such/dir\"\n", "host.toml:2: error: guest.cgroup: '/no/such/dir'"},
+    {"[guest]\nmemory_max = 0\n", "host.toml:2: error: guest.memory_max must be a positive"},
+    {"[guest]\nmemory_max = \"1G\"\n", "host.toml:2: error: guest.memory_max must be a positive"},
+    {"[guest]\nmemory_max = 1048576\n", "host.toml: error: guest.memory_max needs guest.cgroup"},
+    {"[guest]\nisolation = \"shared\"\nuser = 65534\n", "not with isolation = \"shared\""},
+    {"[guest]\nthreads = 4\n", "host.toml:2: error: unknown key 'guest.threads'"},
+    {"isolation = \"process\"\n", "host.toml:1: error: unknown key 'isolation'"},
+    {"[guest\n", "host.toml:1:"},
+};
+
+} // namespace
+
+Test(host_config, empty_file_is_the_defaults) {
+  HostConfig c;
+  cr_assert(parse_host_config("# nothing\n", "host.toml", &c).is_ok());
+  cr_expect(!c.shared);
+  cr_expect(!c.sandbox.uid && !c.sandbox.gid && c.sandbox.cgroup.empty());
+  cr_expect_eq(c.sandbox.memory_max, 0u);
+}
+
+Test(host_config, every_key_is_read) {
+  HostConfig c;
+  Status st = parse_host_config("[guest]\nisolation = \"process\"\nuser = \"nobody\"\n"
+                                "cgroup = \"/tmp\"\nmemory_max = 1073741824\n",
+                                "host.toml", &c);
+  cr_assert(st.is_ok(), "%s", st.message.c_str());
+  cr_expect(!c.shared);
+  cr_expect(c.sandbox.uid && *c.sandbox.uid == 65534);
+  // Without a group: the user's primary group.
+  cr_expect(c.sandbox.gid && *c.sandbox.gid == 65534);
+  cr_expect_eq(c.sandbox.cgroup, "/tmp");
+  cr_expect_eq(c.sandbox.memory_max, 1073741824u);
+  cr_assert(parse_host_config("[guest]\nisolation = \"shared\"\n", "host.toml", &c).is_ok());
+  cr_expect(c.shared);
+  cr_assert(parse_host_config("[guest]\nuser = 1234\ngroup = 99\n", "host.toml", &c).is_ok());
+  cr_expect(*c.sandbox.uid == 1234 && *c.sandbox.gid == 99);
+}
+
+Test(host_config, mistakes_name_the_file_and_line) {
+  for (const BadCase &b : kBad) {
+    HostConfig c;
+    Status st = parse_host_config(b.text, "host.toml", &c);
+    cr_expect_eq(st.code, AVA_E_PROTO, "accepted: %s", b.text);
+    cr_expect(st.message.find(b.message) != std::string::npos, "%s -> %s (wanted %s)", b.text,
+              st.message.c_str(), b.message);
+  }
+}
+
+Test(host_config, an_explicit_file_must_exist) {
+  HostConfig c;
+  c.shared = true;
+  // --host-config names a file that must exist; only the default may be absent.
+  Status st = ava::tool::load_host_config("/nonexistent/host.toml", &c);
+  cr_expect_eq(st.code, AVA_E_PROTO);
+  cr_expect(st.message.find("/nonexistent/host.toml: error:") != std::string::npos, "%s",
+            st.message.c_str());
+}
