@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,23 @@ struct Worker {
   std::string dir = make_temp_dir();
   std::string address = scheme_ + ":" + dir + "/worker.sock";
   std::string report = dir + "/sessions.report";
-  BackgroundProc proc{with_report(worker_argv(address), report), clean_env()};
+  // libdemo notes each sleep that begins here (specs/demo/lib/demo.c).
+  std::string sleeps = dir + "/sleeps";
+  BackgroundProc proc{with_report(worker_argv(address), report), with_sleep_log(sleeps)};
+  static std::vector<std::string> with_sleep_log(const std::string &path) {
+    std::vector<std::string> env = clean_env();
+    env.push_back("DEMO_SLEEP_LOG=" + path);
+    return env;
+  }
+  // Whether a demo_sleep_ms(ms) call is running (or ran) in the worker.
+  bool sleep_began(uint32_t ms) const {
+    const std::string needle = "sleep " + std::to_string(ms) + " ";
+    std::ifstream in(sleeps);
+    for (std::string line; std::getline(in, line);)
+      if (line.starts_with(needle))
+        return true;
+    return false;
+  }
   static std::vector<std::string> with_report(std::vector<std::string> argv,
                                               const std::string &report) {
     argv.push_back("--report");
@@ -100,6 +117,11 @@ static void guest_killed_mid_call(const char *scheme) {
   std::string seen;
   cr_assert(guest.wait_for_line("ready", 20000, &seen), "%s", seen.c_str());
   cr_expect(seen.find("live: 3") != std::string::npos, "%s", seen.c_str());
+  // "ready" comes before the call is sent: kill the guest only once the
+  // worker runs its sleep, or there is no call in flight to outlive it.
+  for (int i = 0; i < 200 && !w.sleep_began(3000); ++i)
+    usleep(10000);
+  cr_assert(w.sleep_began(3000), "the worker never began the guest's 3 s sleep");
   guest.kill_now(SIGKILL);
   guest.wait_exit(5000);
   // Other guests are served while the dead guest's call is still sleeping:

@@ -11,12 +11,14 @@
 #include "demo.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct demo_obj_s {
 	uint32_t id;
@@ -400,10 +402,27 @@ int32_t demo_thread_get_tag(void)
 	return thread_tag;
 }
 
+/*
+ * Tests learn that a sleep has begun in whichever process runs the library
+ * (under ava, the worker) from a line appended to $DEMO_SLEEP_LOG, if set.
+ */
+static void note_sleep(uint32_t ms)
+{
+	const char *path = getenv("DEMO_SLEEP_LOG");
+	if (path == NULL || path[0] == '\0')
+		return;
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	dprintf(fd, "sleep %u pid %d\n", ms, (int)getpid());
+	close(fd);
+}
+
 demo_status demo_sleep_ms(uint32_t ms)
 {
 	if (ms > 60000)
 		return DEMO_ERR_RANGE;
+	note_sleep(ms);
 	struct timespec left = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
 	while (nanosleep(&left, &left) != 0 && errno == EINTR)
 		;
