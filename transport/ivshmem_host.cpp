@@ -157,12 +157,44 @@ IvshmemMemory::~IvshmemMemory() {
     set_host_state(AVA_HOST_DOWN);
     ::munmap(base_, size_);
   }
+  if (table_ != nullptr)
+    ::munmap(table_, AVA_REGION_ALIGN);
   if (!path_.empty())
     ::unlink(path_.c_str());
 }
 
 ava_slot_entry *IvshmemMemory::slot_entry(uint32_t i) const {
+  if (table_ != nullptr)
+    return i == only_slot_ ? reinterpret_cast<ava_slot_entry *>(table_) + i : nullptr;
   return reinterpret_cast<ava_slot_entry *>(base_ + AVA_DEV_TABLE_OFF) + i;
+}
+
+Status IvshmemMemory::keep_only_slot(uint32_t i) {
+  if (i >= hdr_.nslots || base_ == nullptr)
+    return Status::error(AVA_E_PROTO, "keep_only_slot: no slot " + n(i));
+  void *p = ::mmap(nullptr, AVA_REGION_ALIGN, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(),
+                   AVA_DEV_TABLE_OFF);
+  if (p == MAP_FAILED)
+    return Status::error(AVA_E_NOMEM, "map the slot table: " + errno_text(errno));
+  ::munmap(base_, size_);
+  base_ = nullptr;
+  table_ = static_cast<uint8_t *>(p);
+  only_slot_ = i;
+  return Status::ok();
+}
+
+Status IvshmemMemory::scrub(uint64_t offset, uint64_t length) {
+  if (offset % AVA_REGION_ALIGN != 0 || length % AVA_REGION_ALIGN != 0 || offset > size_ ||
+      length > size_ - offset)
+    return Status::error(AVA_E_PROTO, "scrub: bad range");
+  if (::fallocate(fd_.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                  static_cast<off_t>(length)) == 0)
+    return Status::ok();
+  // A file system without holes: zero it by hand.
+  if (base_ == nullptr)
+    return Status::error(AVA_E_STATE, "scrub: " + errno_text(errno));
+  std::memset(base_ + offset, 0, length);
+  return Status::ok();
 }
 
 uint8_t *IvshmemMemory::slot_base(uint32_t i) const {

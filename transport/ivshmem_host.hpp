@@ -52,12 +52,24 @@ public:
     (void)fd_.release();
     fd_ = detail::UniqueFd(fd);
   }
+  // In a forked worker of slot i: the whole VM's memory goes, only the slot
+  // table's page stays mapped (slot_entry works for i only; slot_base and
+  // the header's host_state not at all). The fd stays until drop_fd(), for
+  // ivshmem_slot_channel to map the slot itself.
+  Status keep_only_slot(uint32_t i);
+  // Closes the memory's fd: nothing more of it can be mapped.
+  void drop_fd() { fd_.reset(); }
+  // Zeroes bytes [offset, offset + length) of the memory, which must be page
+  // aligned (the pages go back to the system; every mapping reads zeros).
+  Status scrub(uint64_t offset, uint64_t length);
 
 private:
   IvshmemMemory() = default;
   detail::UniqueFd fd_;
   uint8_t *base_ = nullptr;
   uint64_t size_ = 0;
+  uint8_t *table_ = nullptr; // the slot table's page, after keep_only_slot
+  uint32_t only_slot_ = 0;
   ava_dev_hdr hdr_{};
   std::string path_; // unlinked on destruction
 };

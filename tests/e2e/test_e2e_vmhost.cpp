@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -629,4 +630,104 @@ Test(vmhost, a_policed_claim_runs_only_what_the_guest_kernel_checked) {
   cr_expect(vm.entry(0)->commands == commands, "the worker received the unchecked call");
   // Checked calls still run.
   cr_expect(call_version(*ch) == AVA_OK, "%s", host.log().c_str());
+}
+
+namespace {
+
+// (offset, length) of each mapping of the VM's memory in process pid.
+std::vector<std::pair<uint64_t, uint64_t>> vm_memory_mappings(pid_t pid) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  FILE *f = std::fopen(("/proc/" + std::to_string(pid) + "/maps").c_str(), "r");
+  if (f == nullptr)
+    return out;
+  char line[512];
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::strstr(line, "/memfd:ava-vm") == nullptr)
+      continue;
+    unsigned long long start = 0, end = 0, offset = 0;
+    if (std::sscanf(line, "%llx-%llx %*s %llx", &start, &end, &offset) == 3)
+      out.emplace_back(offset, end - start);
+  }
+  std::fclose(f);
+  return out;
+}
+
+// Whether process pid holds a descriptor of the VM's memory.
+bool holds_vm_memory_fd(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  for (int fd = 0; fd < 256; ++fd) {
+    char target[256] = {};
+    const ssize_t n = readlink((dir + "/" + std::to_string(fd)).c_str(), target, sizeof target - 1);
+    if (n > 0 && std::strstr(target, "/memfd:ava-vm") != nullptr)
+      return true;
+  }
+  return false;
+}
+
+} // namespace
+
+// A hostile slot worker could read or scribble on every other slot (other
+// processes of the VM) if it kept the VM's memory: it keeps its own slot and
+// its line of the slot table mapped, and no descriptor to map more.
+Test(vmhost, a_slot_worker_maps_only_its_own_slot) {
+  Host host;
+  FakeVm vm;
+  vm.connect_to(host.sock);
+  vm.claim(1);
+  auto ch = guest_channel(vm, 1);
+  hello_and_call(*ch, [&] { return host.log(); });
+  const pid_t worker = static_cast<pid_t>(vm.entry(1)->worker_pid);
+  cr_assert(worker > 0);
+  const uint64_t slot_off = vm.hdr.slots_off + vm.hdr.slot_size;
+  const auto mappings = vm_memory_mappings(worker);
+  cr_expect(!mappings.empty(), "the worker maps nothing of the VM's memory");
+  for (const auto &[offset, length] : mappings) {
+    const bool table = offset == AVA_DEV_TABLE_OFF && length == 4096;
+    const bool own_slot = offset >= slot_off && offset + length <= slot_off + vm.hdr.slot_size;
+    cr_expect(table || own_slot, "slot 1's worker maps bytes %#llx+%#llx of the VM's memory",
+              static_cast<unsigned long long>(offset), static_cast<unsigned long long>(length));
+  }
+  cr_expect(!holds_vm_memory_fd(worker), "slot 1's worker holds a descriptor of the VM's memory");
+  FILE *f = std::fopen(("/proc/" + std::to_string(worker) + "/status").c_str(), "r");
+  cr_assert(f != nullptr);
+  char line[256];
+  bool no_new_privs = false;
+  while (std::fgets(line, sizeof line, f) != nullptr)
+    no_new_privs |= std::strcmp(line, "NoNewPrivs:\t1\n") == 0;
+  std::fclose(f);
+  cr_expect(no_new_privs, "slot 1's worker may gain privileges");
+  cr_expect_eq(call_version(*ch), AVA_OK, "the confined worker still serves");
+}
+
+// What one claim left in its slot (commands, replies, buffers) is gone
+// before the host shows the slot idle for the next claimant.
+Test(vmhost, a_released_slot_is_scrubbed_before_it_is_idle) {
+  Host host;
+  FakeVm vm;
+  vm.connect_to(host.sock);
+  vm.claim(0);
+  {
+    auto ch = guest_channel(vm, 0);
+    hello_and_call(*ch, [&] { return host.log(); });
+    // The guest's secrets: all over its heap; its rings hold its messages.
+    const ava_region_hdr *r = vm.region(0);
+    std::memset(vm.slot(0) + r->heap_off, 0x5a, r->heap_size);
+  }
+  // Another slot's bytes must survive the scrub of slot 0.
+  uint8_t *other = vm.slot(1) + 4096;
+  std::memset(other, 0xa5, 4096);
+  vm.release(0);
+  cr_assert(eventually([&] { return vm.host_state(0) == AVA_SLOT_IDLE; }), "slot 0 never idle");
+  size_t dirty = 0;
+  for (uint64_t i = 0; i < vm.hdr.slot_size; ++i)
+    dirty += vm.slot(0)[i] != 0;
+  cr_expect_eq(dirty, 0u, "%zu bytes of the released slot survived for the next claimant", dirty);
+  size_t kept = 0;
+  for (size_t i = 0; i < 4096; ++i)
+    kept += other[i] == 0xa5;
+  cr_expect_eq(kept, 4096u, "the scrub of slot 0 touched slot 1");
+  // And the slot serves its next claim as before.
+  vm.claim(0);
+  auto ch = guest_channel(vm, 0);
+  hello_and_call(*ch, [&] { return host.log(); });
 }

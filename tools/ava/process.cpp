@@ -65,15 +65,12 @@ std::vector<char *> c_strings(const std::vector<std::string> &strings) {
   if (options.detach_stdio &&
       (dup2(dev_null, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0))
     fail();
-  // Joins the cgroup while still allowed to, then gives up privileges.
-  if (options.cgroup_procs_fd >= 0 && write(options.cgroup_procs_fd, "0\n", 2) != 2)
+  const int confine_errno =
+      confine_child(options.cgroup_procs_fd, options.uid, options.gid, options.no_new_privs);
+  if (confine_errno != 0) {
+    errno = confine_errno;
     fail();
-  if (options.gid && (setgroups(0, nullptr) != 0 || setgid(*options.gid) != 0))
-    fail();
-  if (options.uid && setuid(*options.uid) != 0)
-    fail();
-  if (options.no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-    fail();
+  }
   if (options.move_fd >= 0 && options.move_fd_to >= 0) {
     // dup2 leaves the new number without FD_CLOEXEC; everything above it goes at exec.
     if (options.move_fd != options.move_fd_to && dup2(options.move_fd, options.move_fd_to) < 0)
@@ -98,6 +95,20 @@ std::vector<char *> c_strings(const std::vector<std::string> &strings) {
 }
 
 } // namespace
+
+int confine_child(int cgroup_procs_fd, const std::optional<uid_t> &uid,
+                  const std::optional<gid_t> &gid, bool no_new_privs) {
+  // Joins the cgroup while still allowed to, then gives up privileges.
+  if (cgroup_procs_fd >= 0 && write(cgroup_procs_fd, "0\n", 2) != 2)
+    return errno != 0 ? errno : EIO;
+  if (gid && (setgroups(0, nullptr) != 0 || setgid(*gid) != 0))
+    return errno;
+  if (uid && setuid(*uid) != 0)
+    return errno;
+  if (no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    return errno;
+  return 0;
+}
 
 void Fd::reset(int fd) {
   if (fd_ >= 0)

@@ -96,6 +96,13 @@ struct SpawnOptions {
   bool no_new_privs = false; // PR_SET_NO_NEW_PRIVS: exec can never gain privileges
 };
 
+// A child's confinement, in this order: it joins the cgroup (writes "0" to
+// cgroup_procs_fd, if >= 0), drops its supplementary groups and becomes gid
+// and uid (if given), and sets no_new_privs. System calls only, so it may
+// run between fork and exec. Returns 0 or the errno of the step that failed.
+int confine_child(int cgroup_procs_fd, const std::optional<uid_t> &uid,
+                  const std::optional<gid_t> &gid, bool no_new_privs);
+
 // fork + execv(path, argv). If exec fails the child is reaped and the result
 // carries errno in *exec_errno (0 otherwise).
 Status spawn(const std::string &path, const std::vector<std::string> &argv,

@@ -15,6 +15,7 @@
 #include <system_error>
 #include <thread>
 
+#include "tools/ava/guest_cgroup.hpp"
 #include "tools/ava/process.hpp"
 
 namespace ava::tool {
@@ -47,65 +48,6 @@ bool write_text(int fd, const std::string &text) {
   }
   return true;
 }
-
-// One guest worker's cgroup below the configured one: made before the
-// worker starts (which joins it through procs_fd), removed once it is gone.
-class GuestCgroup {
-public:
-  GuestCgroup(const GuestCgroup &) = delete;
-  GuestCgroup &operator=(const GuestCgroup &) = delete;
-  ~GuestCgroup() {
-    procs_.reset();
-    if (!path_.empty() && ::rmdir(path_.c_str()) != 0 && errno != ENOENT)
-      log(errno_text("cannot remove " + path_, errno));
-  }
-
-  static Status create(const GuestSandbox &sandbox, uint64_t serial,
-                       std::unique_ptr<GuestCgroup> *out) {
-    auto cg = std::unique_ptr<GuestCgroup>(new GuestCgroup);
-    const std::string path =
-        sandbox.cgroup + "/ava-guest-" + std::to_string(::getpid()) + "-" + std::to_string(serial);
-    if (::mkdir(path.c_str(), 0755) != 0)
-      return Status::error(AVA_E_STATE, errno_text("cannot make the cgroup " + path, errno));
-    cg->path_ = path;
-    if (sandbox.memory_max != 0) {
-      // cgroup v2 calls it memory.max, the v1 memory controller memory.limit_in_bytes.
-      Status st = cg->write_first({"memory.max", "memory.limit_in_bytes"},
-                                  std::to_string(sandbox.memory_max));
-      if (!st.is_ok())
-        return st;
-    }
-    cg->procs_.reset(::open((path + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
-    if (cg->procs_.get() < 0)
-      return Status::error(AVA_E_STATE, errno_text(path + "/cgroup.procs", errno));
-    *out = std::move(cg);
-    return Status::ok();
-  }
-
-  int procs_fd() const { return procs_.get(); }
-
-private:
-  GuestCgroup() = default;
-
-  Status write_first(std::initializer_list<const char *> names, const std::string &value) {
-    for (const char *name : names) {
-      const std::string file = path_ + "/" + name;
-      Fd fd(::open(file.c_str(), O_WRONLY | O_CLOEXEC));
-      if (fd.get() < 0)
-        continue;
-      if (!write_text(fd.get(), value + "\n"))
-        return Status::error(AVA_E_STATE,
-                             errno_text("cannot write " + value + " to " + file, errno));
-      return Status::ok();
-    }
-    return Status::error(AVA_E_STATE, path_ + ": no memory controller (neither " +
-                                          std::string(*names.begin()) + " nor " +
-                                          std::string(*(names.begin() + 1)) + ")");
-  }
-
-  std::string path_;
-  Fd procs_;
-};
 
 struct Child {
   uint64_t serial = 0;

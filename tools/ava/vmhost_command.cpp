@@ -26,7 +26,10 @@
 #include <vector>
 
 #include "tools/ava/commands.hpp"
+#include "tools/ava/guest_cgroup.hpp"
+#include "tools/ava/host_config.hpp"
 #include "tools/ava/paths.hpp"
+#include "tools/ava/process.hpp"
 #include "transport/ivshmem_host.hpp"
 #include "transport/unix_socket.hpp"
 #include "worker/server.hpp"
@@ -54,6 +57,8 @@ struct VmhostOptions {
   WorkerOptions worker;
   int ready_fd = -1;
   bool exit_with_vm = false;
+  std::string host_config; // --host-config FILE (default /etc/ava/host.toml)
+  GuestSandbox sandbox;    // from the host configuration
 };
 
 void log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -104,6 +109,7 @@ Status parse_vmhost_args(std::span<const std::string> args, VmhostOptions *o) {
     } else if (a == "--ready-fd" && value(&v) && parse_u64(v, &num) && num < 1u << 20) {
       o->ready_fd = static_cast<int>(num);
     } else if (a == "--report" && value(&o->worker.report_file)) {
+    } else if (a == "--host-config" && value(&o->host_config)) {
     } else if (a == "--exit-with-vm") {
       o->exit_with_vm = true;
     } else {
@@ -184,6 +190,7 @@ private:
     pid_t worker = -1;
     uint32_t gen = 0; // the claim the worker serves (or last served)
     int64_t kill_at_ms = -1;
+    std::unique_ptr<GuestCgroup> cgroup; // the worker's, from the host configuration
   };
 
   Status setup();
@@ -377,6 +384,18 @@ void Vmhost::start_worker(uint32_t i, uint32_t gen) {
   // A policed claim's command tail starts at zero for ava.ko, which reads it
   // only once host_gen names the claim (ivshmem.h); the worker only raises it.
   __atomic_store_n(&e->cmd_tail, uint64_t{0}, __ATOMIC_RELAXED);
+  if (!o_.sandbox.cgroup.empty()) {
+    Status made = GuestCgroup::create(o_.sandbox, gen * 64 + i, &slots_[i].cgroup);
+    if (!made.is_ok()) {
+      // An unconfined worker would be worse than none.
+      log("slot %u: %s; slot marked broken", i, made.message.c_str());
+      mark_region(i, AVA_REGION_BROKEN);
+      __atomic_store_n(&e->host_gen, gen, __ATOMIC_RELAXED);
+      __atomic_store_n(&e->host_state, AVA_SLOT_IDLE, __ATOMIC_RELEASE);
+      interrupt(AVA_DEV_SLOT_VECTOR(i));
+      return;
+    }
+  }
   const pid_t pid = ::fork();
   if (pid == 0)
     worker_child(i, gen, host_efds_[AVA_DEV_SLOT_VECTOR(i)].get(),
@@ -423,7 +442,19 @@ void Vmhost::worker_child(uint32_t i, uint32_t gen, int wait_efd, int irq_efd) {
   std::unique_ptr<Channel> channel;
   if (keep[0] >= 0 && keep[1] >= 0 && keep[2] >= 0) {
     mem_->adopt_fd_after_fork(keep[0]);
-    st = ivshmem_slot_channel(*mem_, i, gen, UniqueFd(keep[1]), UniqueFd(keep[2]), &channel);
+    // The worker keeps its own slot and its line of the slot table mapped,
+    // nothing else of the VM's memory, and no way to map more.
+    st = mem_->keep_only_slot(i);
+    if (st.is_ok())
+      st = ivshmem_slot_channel(*mem_, i, gen, UniqueFd(keep[1]), UniqueFd(keep[2]), &channel);
+    mem_->drop_fd();
+  }
+  if (st.is_ok()) {
+    const int cgroup_fd = slots_[i].cgroup ? slots_[i].cgroup->procs_fd() : -1;
+    const int err = confine_child(cgroup_fd, o_.sandbox.uid, o_.sandbox.gid, true);
+    if (err != 0)
+      st = Status::error(AVA_E_STATE,
+                         std::string("cannot confine the worker: ") + std::strerror(err));
   }
   if (!st.is_ok()) {
     log("slot %u: %s", i, st.message.c_str());
@@ -450,6 +481,7 @@ void Vmhost::finish_slot(uint32_t i, int wait_status) {
   Slot &s = slots_[i];
   s.worker = -1;
   s.kill_at_ms = -1;
+  s.cgroup.reset();
   ava_slot_entry *e = mem_->slot_entry(i);
   const uint32_t state = __atomic_load_n(&e->guest_state, __ATOMIC_ACQUIRE);
   const uint32_t gen = __atomic_load_n(&e->guest_gen, __ATOMIC_RELAXED);
@@ -466,6 +498,15 @@ void Vmhost::finish_slot(uint32_t i, int wait_status) {
       log("slot %u: worker exited (%d) while the guest holds the slot: marked broken", i,
           WEXITSTATUS(wait_status));
   }
+  // Nothing of this claim's commands, replies and buffers is left for the
+  // next claimant (another process, perhaps of another VM). The region
+  // header page stays while the guest still holds the slot: it says BROKEN.
+  const ava_dev_hdr &h = mem_->header();
+  const bool still_held = state == AVA_SLOT_CLAIMED && gen == s.gen;
+  const uint64_t keep = still_held ? AVA_REGION_ALIGN : 0;
+  Status scrubbed = mem_->scrub(mem_->slot_offset(i) + keep, h.slot_size - keep);
+  if (!scrubbed.is_ok())
+    log("slot %u: %s", i, scrubbed.message.c_str());
   __atomic_store_n(&e->worker_pid, 0u, __ATOMIC_RELAXED);
   // Pairs with ava.ko's acquire load of host_state in its claimability
   // check: IDLE means this slot's worker is gone with everything it held.
@@ -595,6 +636,14 @@ int vmhost_command(std::span<const std::string> args) {
     std::fprintf(stderr, "ava: vmhost: cannot locate the plugin directory: use --plugin-dir\n");
     return kExitUsage;
   }
+  HostConfig host_config;
+  st = load_host_config(options.host_config, &host_config);
+  if (!st.is_ok()) {
+    std::fprintf(stderr, "ava: vmhost: %s\n", st.message.c_str());
+    return kExitUsage;
+  }
+  // Every slot has a worker process of its own: isolation = "shared" does not apply.
+  options.sandbox = host_config.sandbox;
   Vmhost host(std::move(options));
   return host.run();
 }
