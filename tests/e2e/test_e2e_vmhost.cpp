@@ -298,12 +298,22 @@ struct Host {
   std::string sock = dir + "/ivshmem.sock";
   std::unique_ptr<BackgroundProc> proc;
 
-  Host() {
-    proc = std::make_unique<BackgroundProc>(
-        std::vector<std::string>{AVA_BIN, "vmhost", "--socket", sock, "--slots",
-                                 std::to_string(kSlots), "--ring-kib", "64", "--heap-mib", "1",
-                                 "--spec", "demo", "--ready-fd", "1"},
-        std::vector<std::string>{});
+  // host_toml: the host's configuration (--host-config), if any.
+  explicit Host(const std::string &host_toml = "") {
+    std::vector<std::string> argv = {
+        AVA_BIN,      "vmhost", "--socket",   sock, "--slots", std::to_string(kSlots),
+        "--ring-kib", "64",     "--heap-mib", "1",  "--spec",  "demo",
+        "--ready-fd", "1"};
+    if (!host_toml.empty()) {
+      const std::string path = dir + "/host.toml";
+      FILE *f = std::fopen(path.c_str(), "w");
+      cr_assert(f != nullptr);
+      std::fputs(host_toml.c_str(), f);
+      std::fclose(f);
+      argv.push_back("--host-config");
+      argv.push_back(path);
+    }
+    proc = std::make_unique<BackgroundProc>(argv, std::vector<std::string>{});
     cr_assert(proc->wait_for_line("ready 2 3", kBoundMs), "vmhost did not become ready");
   }
   // vmhost's log so far, for failure messages.
@@ -730,4 +740,46 @@ Test(vmhost, a_released_slot_is_scrubbed_before_it_is_idle) {
   vm.claim(0);
   auto ch = guest_channel(vm, 0);
   hello_and_call(*ch, [&] { return host.log(); });
+}
+
+// The host's limits come from its own configuration: a VM that writes 0
+// ("unlimited") into its slot's policy lifts nothing.
+Test(vmhost, the_hosts_rate_limit_holds_whatever_the_vm_writes) {
+  Host host("[guest]\ncmds_per_sec = 1\n");
+  FakeVm vm;
+  vm.connect_to(host.sock);
+  __atomic_store_n(&vm.entry(0)->cmds_per_sec, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&vm.entry(0)->policy_flags, 0, __ATOMIC_RELEASE);
+  vm.claim(0);
+  auto ch = guest_channel(vm, 0);
+  hello_and_call(*ch, [&] { return host.log(); });
+  int refused = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 10; ++i)
+    refused += call_version(*ch) == AVA_E_POLICY;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  cr_expect(refused > 0 || seconds >= 8, "10 calls in %.1f s under the host's 1/s: none refused",
+            seconds);
+  cr_expect(host.log().find("1 commands/s") != std::string::npos, "the refusal is not explained");
+}
+
+Test(vmhost, the_hosts_memory_quota_holds_whatever_the_vm_writes) {
+  Host host("[guest]\ndevice_memory = 10000\n");
+  FakeVm vm;
+  vm.connect_to(host.sock);
+  __atomic_store_n(&vm.entry(0)->mem_quota, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&vm.entry(0)->policy_flags, 0, __ATOMIC_RELEASE);
+  vm.claim(0);
+  auto ch = guest_channel(vm, 0);
+  hello_and_call(*ch, [&] { return host.log(); });
+  uint64_t a = 0, b = 0, c = 0;
+  cr_expect_eq(create_obj(*ch, 6000, &a), AVA_OK, "%s", host.log().c_str());
+  cr_expect_eq(create_obj(*ch, 6000, &b), AVA_E_POLICY,
+               "a second 6000-byte object under the host's 10000");
+  cr_expect(host.log().find("device_memory quota of 10000") != std::string::npos,
+            "the refusal is not explained:\n%s", host.log().c_str());
+  // The VM's own quota may be tighter than the host's.
+  __atomic_store_n(&vm.entry(0)->mem_quota, 7000, __ATOMIC_RELAXED);
+  cr_expect_eq(create_obj(*ch, 2000, &c), AVA_E_POLICY, "6000 + 2000 over the VM's own 7000");
 }

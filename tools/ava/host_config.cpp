@@ -98,6 +98,14 @@ Status parse_host_config(std::string_view text, std::string_view source, HostCon
           !S_ISDIR(sb.st_mode))
         return error_at(source, line, "guest.cgroup: '" + *text_value + "' is not a directory");
       config.sandbox.cgroup = *text_value;
+    } else if (key == "guest.cmds_per_sec" || key == "guest.bytes_per_sec" ||
+               key == "guest.device_memory") {
+      if (int_value == nullptr || *int_value < 0)
+        return error_at(source, line, key + " must be a number (0: no limit)");
+      const uint64_t v = static_cast<uint64_t>(*int_value);
+      (key == "guest.cmds_per_sec"    ? config.limits.cmds_per_sec
+       : key == "guest.bytes_per_sec" ? config.limits.bytes_per_sec
+                                      : config.limits.device_memory) = v;
     } else if (key == "guest.memory_max") {
       if (int_value == nullptr || *int_value <= 0)
         return error_at(source, line, "guest.memory_max must be a positive number of bytes");
@@ -106,7 +114,8 @@ Status parse_host_config(std::string_view text, std::string_view source, HostCon
       return error_at(source, line,
                       "unknown key '" + key +
                           "' (known: guest.isolation, guest.user, guest.group, guest.cgroup, "
-                          "guest.memory_max)");
+                          "guest.memory_max, guest.cmds_per_sec, guest.bytes_per_sec, "
+                          "guest.device_memory)");
     }
   }
   if (config.sandbox.uid && !config.sandbox.gid)

@@ -9,6 +9,9 @@
 //   group = "ava-guest"                # and group (default: the user's primary group)
 //   cgroup = "/sys/fs/cgroup/ava"      # a cgroup (v2, or v1 memory) directory ava may write
 //   memory_max = 8589934592            # bytes per guest worker (needs cgroup)
+//   cmds_per_sec = 100000              # limits per guest (0 or absent: none); a VM's
+//   bytes_per_sec = 1073741824         #   own `avactl policy` may only make them tighter
+//   device_memory = 4294967296         # bytes of device memory per guest
 #pragma once
 
 #include <sys/types.h>
@@ -30,9 +33,24 @@ struct GuestSandbox {
   uint64_t memory_max = 0; // 0: no limit
 };
 
+// What each guest may use, whatever it (or its VM's kernel) asks for; 0 = no limit.
+struct GuestLimits {
+  uint64_t cmds_per_sec = 0;
+  uint64_t bytes_per_sec = 0;
+  uint64_t device_memory = 0; // the spec's "device_memory" resource (ava_allocates_resource)
+};
+
+// The tighter of a host limit and a guest's own (0 = none on either side).
+inline uint64_t tighter_limit(uint64_t host, uint64_t guest) {
+  if (host == 0)
+    return guest;
+  return guest == 0 || guest > host ? host : guest;
+}
+
 struct HostConfig {
   bool shared = false; // isolation = "shared"
   GuestSandbox sandbox;
+  GuestLimits limits;
   std::string source; // the file read, or empty
 };
 

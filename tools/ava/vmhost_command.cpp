@@ -27,6 +27,7 @@
 
 #include "tools/ava/commands.hpp"
 #include "tools/ava/guest_cgroup.hpp"
+#include "tools/ava/guest_policy.hpp"
 #include "tools/ava/host_config.hpp"
 #include "tools/ava/paths.hpp"
 #include "tools/ava/process.hpp"
@@ -59,6 +60,7 @@ struct VmhostOptions {
   bool exit_with_vm = false;
   std::string host_config; // --host-config FILE (default /etc/ava/host.toml)
   GuestSandbox sandbox;    // from the host configuration
+  GuestLimits limits;      // from the host configuration
 };
 
 void log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -120,65 +122,6 @@ Status parse_vmhost_args(std::span<const std::string> args, VmhostOptions *o) {
     return Status::error(AVA_E_PROTO, "--socket PATH is required");
   return check_ivshmem_geometry(o->geometry);
 }
-
-// The slot's sharing policy (ava_slot_entry's guest line, set with `avactl
-// policy` through ava.ko), enforced on each call the guest makes: token
-// buckets of one second's worth of commands and bytes. A call over either
-// rate is refused with AVA_E_POLICY, which the guest library reports and
-// turns into the API's error value. The limits are re-read on every call, so
-// a change applies at once.
-class SlotPolicy {
-public:
-  explicit SlotPolicy(ava_slot_entry *entry) : entry_(entry) {}
-
-  int admit(uint64_t bytes, std::string *why) {
-    // Pairs with ava.ko's release store of policy_flags after the limits.
-    __atomic_load_n(&entry_->policy_flags, __ATOMIC_ACQUIRE);
-    const uint64_t cmds = __atomic_load_n(&entry_->cmds_per_sec, __ATOMIC_RELAXED);
-    const uint64_t rate = __atomic_load_n(&entry_->bytes_per_sec, __ATOMIC_RELAXED);
-    const double now = now_s();
-    const bool cmd_ok = commands_.take(cmds, 1, now);
-    const bool bytes_ok = cmd_ok && bytes_.take(rate, bytes, now);
-    if (cmd_ok && bytes_ok)
-      return AVA_OK;
-    *why = !cmd_ok ? "over the slot's policy of " + std::to_string(cmds) + " commands/s"
-                   : "over the slot's policy of " + std::to_string(rate) + " bytes/s";
-    return AVA_E_POLICY;
-  }
-
-private:
-  struct Bucket {
-    double tokens = -1; // < 0: not started
-    double last = 0;
-    // A bucket holds one second of its rate; a message larger than that
-    // passes when the bucket is full and leaves it in debt.
-    bool take(uint64_t rate, uint64_t amount, double now) {
-      if (rate == 0) {
-        tokens = -1;
-        return true;
-      }
-      const double cap = static_cast<double>(rate);
-      tokens = tokens < 0 ? cap : std::min(cap, tokens + (now - last) * cap);
-      last = now;
-      const double want = static_cast<double>(amount);
-      if (tokens >= want || tokens >= cap) {
-        tokens -= want;
-        return true;
-      }
-      return false;
-    }
-  };
-
-  static double now_s() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-  }
-
-  ava_slot_entry *entry_;
-  Bucket commands_;
-  Bucket bytes_;
-};
 
 class Vmhost {
 public:
@@ -461,7 +404,7 @@ void Vmhost::worker_child(uint32_t i, uint32_t gen, int wait_efd, int irq_efd) {
     _exit(3);
   }
   PluginSet plugins(o_.worker.plugin_dir, o_.worker.specs);
-  SlotPolicy policy(mem_->slot_entry(i));
+  GuestPolicy policy(o_.limits, mem_->slot_entry(i));
   WorkerOptions options = o_.worker;
   options.admit_call = [&policy](const ava_msg_hdr &, uint64_t bytes, std::string *why) {
     return policy.admit(bytes, why);
@@ -470,9 +413,7 @@ void Vmhost::worker_child(uint32_t i, uint32_t gen, int wait_efd, int irq_efd) {
   ava_slot_entry *entry = mem_->slot_entry(i);
   options.on_refused = [entry](int) { __atomic_fetch_add(&entry->errors, 1, __ATOMIC_RELAXED); };
   // `avactl policy SLOT mem-quota N`: the spec's "device_memory" allocations.
-  options.resource_quota = [entry](std::string_view resource) -> uint64_t {
-    return resource == "device_memory" ? __atomic_load_n(&entry->mem_quota, __ATOMIC_RELAXED) : 0;
-  };
+  options.resource_quota = [&policy](std::string_view resource) { return policy.quota(resource); };
   st = serve_guest(std::move(channel), plugins, options);
   _exit(st.is_ok() ? 0 : 1);
 }
@@ -644,6 +585,7 @@ int vmhost_command(std::span<const std::string> args) {
   }
   // Every slot has a worker process of its own: isolation = "shared" does not apply.
   options.sandbox = host_config.sandbox;
+  options.limits = host_config.limits;
   Vmhost host(std::move(options));
   return host.run();
 }

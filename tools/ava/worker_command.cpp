@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "tools/ava/commands.hpp"
+#include "tools/ava/guest_policy.hpp"
 #include "tools/ava/host_config.hpp"
 #include "tools/ava/options.hpp"
 #include "tools/ava/paths.hpp"
@@ -107,7 +108,7 @@ int run_netlink_worker(const WorkerOptions &options, int ready_fd) {
 // `ava worker --serve-fd N --listen ADDR`: the one guest connected on fd N,
 // then exit. SIGTERM/SIGINT end the session in order (objects released,
 // report written).
-int serve_one_connection(const WorkerOptions &options, int fd) {
+int serve_one_connection(WorkerOptions options, const GuestLimits &limits, int fd) {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
@@ -138,6 +139,12 @@ int serve_one_connection(const WorkerOptions &options, int fd) {
     close(signal_fd);
     return 1;
   }
+  // The host's limits for this one guest.
+  GuestPolicy policy(limits);
+  options.admit_call = [&policy](const ava_msg_hdr &, uint64_t bytes, std::string *why) {
+    return policy.admit(bytes, why);
+  };
+  options.resource_quota = [&policy](std::string_view resource) { return policy.quota(resource); };
   PluginSet plugins(options.plugin_dir, options.specs);
   status = serve_guest_until(std::move(channel), plugins, options, signal_fd);
   close(signal_fd);
@@ -168,6 +175,11 @@ int run_isolated(const WorkerCommandOptions &parsed, const WorkerOptions &option
   if (!options.report_file.empty()) {
     sup.worker_argv.push_back("--report");
     sup.worker_argv.push_back(options.report_file);
+  }
+  // Each worker reads the same host configuration, for its guest's limits.
+  if (!parsed.host_config.empty()) {
+    sup.worker_argv.push_back("--host-config");
+    sup.worker_argv.push_back(parsed.host_config);
   }
   return run_supervisor(sup);
 }
@@ -204,19 +216,19 @@ int worker_command(std::span<const std::string> args) {
     std::fprintf(stderr, "ava: worker: cannot locate the plugin directory: use --plugin-dir\n");
     return kExitUsage;
   }
+  HostConfig host;
+  status = load_host_config(parsed.host_config, &host);
+  if (!status.is_ok()) {
+    std::fprintf(stderr, "ava: worker: %s\n", status.message.c_str());
+    return kExitUsage;
+  }
   if (parsed.serve_fd >= 0) {
     if (fcntl(parsed.serve_fd, F_GETFD) < 0) {
       std::fprintf(stderr, "ava: worker: --serve-fd %d is not an open file descriptor\n",
                    parsed.serve_fd);
       return kExitUsage;
     }
-    return serve_one_connection(options, parsed.serve_fd);
-  }
-  HostConfig host;
-  status = load_host_config(parsed.host_config, &host);
-  if (!status.is_ok()) {
-    std::fprintf(stderr, "ava: worker: %s\n", status.message.c_str());
-    return kExitUsage;
+    return serve_one_connection(options, host.limits, parsed.serve_fd);
   }
   if (parsed.netlink) {
 #ifdef AVA_HAVE_NETLINK
@@ -227,7 +239,13 @@ int worker_command(std::span<const std::string> args) {
     return kExitUsage;
 #endif
   }
-  // Kernel connections (above) and trusted guests share one process.
+  // Kernel connections (above) and trusted guests share one process. Each
+  // guest's device memory is still its own (a ledger per connection); rates
+  // are limited per guest process only.
+  if (host.limits.device_memory != 0)
+    options.resource_quota = [quota = host.limits.device_memory](std::string_view resource) {
+      return resource == "device_memory" ? quota : uint64_t{0};
+    };
   if (parsed.shared || host.shared)
     return run_worker(options);
   return run_isolated(parsed, options, host);
