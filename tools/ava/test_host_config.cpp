@@ -34,6 +34,8 @@ const BadCase kBad[] = {
     {"[guest]\nthreads = 4\n", "host.toml:2: error: unknown key 'guest.threads'"},
     {"isolation = \"process\"\n", "host.toml:1: error: unknown key 'isolation'"},
     {"[guest\n", "host.toml:1:"},
+    {"[guest]\ncmds_per_sec = -1\n", "host.toml:2: error: guest.cmds_per_sec must be a number"},
+    {"[guest]\ndevice_memory = \"4G\"\n", "host.toml:2: error: guest.device_memory must be"},
 };
 
 } // namespace
@@ -62,6 +64,21 @@ Test(host_config, every_key_is_read) {
   cr_expect(c.shared);
   cr_assert(parse_host_config("[guest]\nuser = 1234\ngroup = 99\n", "host.toml", &c).is_ok());
   cr_expect(*c.sandbox.uid == 1234 && *c.sandbox.gid == 99);
+  cr_assert(parse_host_config("[guest]\ncmds_per_sec = 10\nbytes_per_sec = 20\n"
+                              "device_memory = 30\n",
+                              "host.toml", &c)
+                .is_ok());
+  cr_expect(c.limits.cmds_per_sec == 10 && c.limits.bytes_per_sec == 20 &&
+            c.limits.device_memory == 30);
+}
+
+Test(host_config, the_tighter_limit_wins) {
+  using ava::tool::tighter_limit;
+  cr_expect_eq(tighter_limit(0, 0), 0u);
+  cr_expect_eq(tighter_limit(0, 5), 5u); // only the guest's own
+  cr_expect_eq(tighter_limit(5, 0), 5u); // a guest's "unlimited" lifts nothing
+  cr_expect_eq(tighter_limit(5, 9), 5u); // nor does a looser one
+  cr_expect_eq(tighter_limit(9, 5), 5u); // a tighter one applies
 }
 
 Test(host_config, mistakes_name_the_file_and_line) {
