@@ -32,8 +32,10 @@ extern "C" {
 /*
  * Decodes one CALLBACK message on the guest's callback thread: generated per
  * spec. fn/userdata are what the guest registered; args/args_len the argument
- * block; payload/payload_len the payload. Returns 0, or -1 if the message was
- * malformed (the callback is then not called).
+ * block; payload/payload_len the payload. Returns 0, or a negative AVA_E_*
+ * status when the callback was not called: AVA_E_PROTO (-1) for a malformed
+ * message, AVA_E_LENGTH for a buffer that does not hold the bytes its size
+ * argument says (a program would read past it).
  */
 typedef int (*ava_guest_callback_fn)(uint32_t decl_id, void (*fn)(void), void *userdata,
 				     const void *args, uint64_t args_len, const uint8_t *payload,

@@ -477,7 +477,7 @@ bool Connection::queue_callback(MsgBuf &&msg, std::string *reason) {
     } catch (const std::exception &e) {
       lock.unlock();
       log_line("cannot start the %s callback thread (%s): callback not run", spec_->name, e.what());
-      answer_callback(*msg.header());
+      answer_callback(*msg.header(), AVA_OK);
       return true;
     }
   }
@@ -536,20 +536,27 @@ void Connection::run_callback(const MsgBuf &msg) {
     const uint8_t *args = msg.data() + kHeader;
     const uint8_t *payload = args + hdr.args_len;
     uint64_t payload_len = hdr.total_len - kHeader - hdr.args_len;
-    if (spec_->callback_dispatch(hdr.func_id, entry.fn, entry.userdata, args, hdr.args_len, payload,
-                                 payload_len) != 0) {
+    const int rc = spec_->callback_dispatch(hdr.func_id, entry.fn, entry.userdata, args,
+                                            hdr.args_len, payload, payload_len);
+    if (rc == AVA_E_LENGTH) {
+      problem = "a buffer does not hold the bytes its size argument says";
+    } else if (rc != 0) {
       problem = "it is malformed";
     }
   }
+  // A late callback of an ended registration is no fault; the rest are lies.
+  int32_t status = AVA_OK;
   if (problem != nullptr) {
     log_line("ignored a callback message (declaration %u) from the %s worker: %s", hdr.func_id,
              spec_->name, problem);
+    status = AVA_E_PROTO;
   }
-  answer_callback(hdr);
+  answer_callback(hdr, status);
 }
 
-void Connection::answer_callback(const ava_msg_hdr &request) {
+void Connection::answer_callback(const ava_msg_hdr &request, int32_t status) {
   ava_msg_hdr done = make_header(AVA_MSG_CALLBACK_DONE, spec_->id);
+  done.status = status;
   done.func_id = request.func_id;
   done.call_id = request.call_id;
   done.seq = request.seq;

@@ -103,7 +103,8 @@ private:
   bool queue_callback(MsgBuf &&msg, std::string *reason);
   void callback_main();
   void run_callback(const MsgBuf &msg);
-  void answer_callback(const ava_msg_hdr &request);
+  // CALLBACK_DONE with status: AVA_E_PROTO tells the worker its message was refused.
+  void answer_callback(const ava_msg_hdr &request, int32_t status);
   Status send_locked_out(const struct iovec *iov, int iovcnt, bool async, uint64_t *order);
   // Sends the batch (if any) followed by iov; send_mu_ must be held.
   Status send_with_batch_locked(const struct iovec *iov, int iovcnt);

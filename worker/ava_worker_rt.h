@@ -83,8 +83,12 @@ int ava_w_buffer_check(struct ava_wcall *w, const struct ava_buf_desc *d, uint64
 		       uint64_t elem_size, uint32_t dir, void **ptr);
 
 /*
- * Or'ed into dir for buffers the worker rewrites in place (handle arrays): a
- * buffer in the shared heap is then copied to worker-private memory first.
+ * Or'ed into dir for buffers the worker itself reads back or rewrites
+ * (handle arrays, buffers the spec's code names; cava decides, see
+ * include/ava/spec.h): a buffer in the guest-writable shared heap is never
+ * used in place but in worker memory: a copy of an IN buffer, zeroes for an
+ * OUT-only one. ava_w_buffer_out copies the finished OUT contents back to
+ * the guest's heap range.
  */
 #define AVA_W_PRIVATE 0x200u
 
@@ -140,6 +144,41 @@ uint64_t ava_w_current_handle_id(void *object, uint32_t type);
 int ava_w_current_bad_handle(uint32_t type);
 
 /*
+ * Device memory of the calling guest, for spec code that runs inside a call
+ * (as ava_w_current_*): a per-guest table of ranges [start, start + size)
+ * that never overlap (worker/range_table.hpp). The spec adds a range when
+ * the API hands memory to the guest (an allocation, a module global) and
+ * removes it when the memory goes away, and checks every device pointer or
+ * range the guest sends against the table before the API sees it: a guest
+ * names only its own memory, never an address it made up, a range past the
+ * end of its allocation or another guest's memory. kind is the spec's
+ * classification of a range (removal must name it: freeing an allocation
+ * never removes a module global); owner is the spec's name for what takes
+ * ranges with it (a device, a context, a module). Outside a call the table
+ * is empty and nothing changes.
+ */
+/*
+ * Adds a range. 0; AVA_E_LENGTH if size is 0 or the range passes 2^64;
+ * AVA_E_STATE if it overlaps a range (or outside a call); AVA_E_NOMEM.
+ */
+int ava_w_ranges_add(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
+/*
+ * The same for memory the API has just handed out: whatever overlaps it is
+ * stale (freed behind the table's back, e.g. by a context reset) and is
+ * dropped first.
+ */
+int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
+/* 1 if [start, start + size) lies inside one range (size 0: the byte at start), else 0. */
+int ava_w_ranges_check(uint64_t start, uint64_t size);
+/*
+ * Removes the range that begins exactly at start if it has kind, giving its
+ * size and owner (either may be NULL): 1; else 0 and nothing changes.
+ */
+int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
+/* Removes every range of owner; returns how many. */
+uint64_t ava_w_ranges_drop_owner(uint64_t owner);
+
+/*
  * Keeps an IN buffer alive beyond the call (ava_lifetime_static/manual/
  * coupled): returns a copy owned by the worker, freed at guest teardown or
  * when coupled_handle is released.
@@ -147,7 +186,11 @@ int ava_w_current_bad_handle(uint32_t type);
 void *ava_w_buffer_keep(struct ava_wcall *w, const void *ptr, uint64_t len, uint32_t lifetime,
 			uint64_t coupled_handle);
 
-/* Appends an OUT buffer to the reply and fills the reply's descriptor. */
+/*
+ * Appends an OUT buffer to the reply and fills the reply's descriptor; one
+ * in the shared heap (or an AVA_W_PRIVATE copy of a heap range, copied back
+ * here) is named where it lies instead.
+ */
 int ava_w_buffer_out(struct ava_wcall *w, struct ava_buf_desc *rd, const void *ptr,
 		     uint64_t len);
 

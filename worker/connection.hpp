@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // State of one guest connection shared by its reader, its shadow threads and
 // callback trampolines (which may outlive it: they hold a weak_ptr and find
-// it dead). Owns the channel, the handle table, what the guest asked the
-// worker to keep (buffers, callback contexts) and the callback waits.
+// it dead). Owns the channel, the handle table, the table of the guest's
+// device memory, what the guest asked the worker to keep (buffers, callback
+// contexts) and the callback waits.
 #pragma once
 
 #include <sys/uio.h>
@@ -20,6 +21,7 @@
 #include "transport/channel.hpp"
 #include "worker/ava_worker_rt.h"
 #include "worker/handle_table.hpp"
+#include "worker/range_table.hpp"
 #include "worker/resource_ledger.hpp"
 
 namespace ava {
@@ -54,6 +56,8 @@ public:
 
   HandleTable &handles() { return handles_; }
   ResourceLedger &resources() { return resources_; }
+  // The device memory the API handed to this guest (ava_w_ranges_*).
+  RangeTable &ranges() { return ranges_; }
   // Counts a call refused before it ran and tells WorkerOptions::on_refused.
   void note_refused(int status) {
     refused_.fetch_add(1, std::memory_order_relaxed);
@@ -141,6 +145,7 @@ private:
   std::mutex send_mutex_;
   HandleTable handles_;
   ResourceLedger resources_;
+  RangeTable ranges_;
   std::function<void(int)> on_refused_;
 
   std::mutex kept_mutex_;

@@ -57,7 +57,14 @@ struct ava_wcall {
   std::vector<void *> arena;                // malloc'ed, freed after the call
   std::vector<struct iovec> out_items;      // reply payload items, referenced until the reply
   std::vector<uint64_t> call_callback_keys; // lifetime CALL callback contexts
-  ava::ResourceCharge charge;               // reserved for the handle this call creates
+  // AVA_W_PRIVATE copies of heap ranges: the reply copies them back there.
+  struct PrivateCopy {
+    const void *mem;
+    uint64_t offset;
+    uint64_t length;
+  };
+  std::vector<PrivateCopy> private_copies;
+  ava::ResourceCharge charge; // reserved for the handle this call creates
 };
 
 namespace ava {
@@ -73,6 +80,9 @@ public:
 private:
   ava_wcall *previous_;
 };
+
+// The call CurrentCall made current on this thread, or nullptr.
+ava_wcall *current_call();
 
 // Text for an AVA_E_* status, for log lines.
 const char *status_name(int status);

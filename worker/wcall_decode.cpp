@@ -170,15 +170,26 @@ AVA_W_EXPORT int ava_w_buffer_check(struct ava_wcall *w, const struct ava_buf_de
     return AVA_OK;
   }
   if ((desc.flags & AVA_BUF_HEAP) != 0) {
-    // Rewritten in place (handle ids <-> objects): a private copy, so the
-    // guest neither sees worker pointers nor changes ids under our feet.
-    void *mem = arena_alloc(w, bytes, false);
+    // Rewritten or read back by the worker (handle ids <-> objects, spec
+    // code): a private copy, so the guest neither sees worker pointers nor
+    // changes what the worker reads under its feet. An OUT-only copy starts
+    // zeroed (calloc: large ones cost no pass), never with the guest's bytes;
+    // a zero byte after it keeps a string read there terminated, as the
+    // payload's guard byte does.
+    const bool in = (dir & AVA_BUF_IN) != 0;
+    auto *mem = static_cast<uint8_t *>(arena_alloc(w, bytes + 1, !in));
     if (mem == nullptr)
       return AVA_E_NOMEM;
-    if ((dir & AVA_BUF_IN) != 0)
+    if (in)
       std::memcpy(mem, w->heap + desc.offset, bytes);
-    else
-      std::memset(mem, 0, bytes);
+    mem[bytes] = 0;
+    if ((dir & AVA_BUF_OUT) != 0) {
+      try {
+        w->private_copies.push_back({mem, desc.offset, bytes});
+      } catch (const std::bad_alloc &) {
+        return AVA_E_NOMEM;
+      }
+    }
     *ptr = mem;
     return AVA_OK;
   }
@@ -345,6 +356,10 @@ CurrentCall::CurrentCall(ava_wcall *w) : previous_(tls_current_call) {
 }
 CurrentCall::~CurrentCall() {
   tls_current_call = previous_;
+}
+
+ava_wcall *current_call() {
+  return tls_current_call;
 }
 
 } // namespace ava

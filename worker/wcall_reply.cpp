@@ -165,6 +165,17 @@ AVA_W_EXPORT int ava_w_buffer_out(struct ava_wcall *w, struct ava_buf_desc *rd, 
     return len == 0 ? AVA_OK : AVA_E_PROTO;
   if (!w->sync)
     return AVA_OK; // nothing travels back from an async call
+  for (const ava_wcall::PrivateCopy &copy : w->private_copies) {
+    if (copy.mem != ptr || len > copy.length)
+      continue;
+    // The worker's finished result goes where the guest lent the heap; only
+    // now does the guest see any of it.
+    std::memcpy(w->heap + copy.offset, ptr, len);
+    rd->offset = copy.offset;
+    rd->length = len;
+    rd->flags = AVA_BUF_PRESENT | AVA_BUF_OUT | AVA_BUF_HEAP;
+    return AVA_OK;
+  }
   const auto p = reinterpret_cast<uintptr_t>(ptr);
   const auto heap = reinterpret_cast<uintptr_t>(w->heap);
   if (w->heap != nullptr && p >= heap && p - heap < w->heap_size &&

@@ -223,6 +223,72 @@ bool block_has_lifetime(const Block &block) {
   return has_lifetime(block);
 }
 
+bool names_identifier(const std::string &text, const std::string &name) {
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+    const size_t end = at + name.size();
+    if ((at == 0 || !ident(text[at - 1])) && (end == text.size() || !ident(text[end])))
+      return true;
+  }
+  return false;
+}
+
+namespace {
+
+// Whether no ava_buffer size in block names name; *any: there is one.
+bool sizes_avoid(const Block &block, const std::string &name, bool *any) {
+  for (const Stmt &s : block.stmts) {
+    if (s.kind == Stmt::Kind::Annotation && s.ann.kind == Ann::Buffer) {
+      *any = true;
+      for (const std::string &a : s.ann.args)
+        if (names_identifier(a, name))
+          return false;
+    } else if (s.kind == Stmt::Kind::If) {
+      if ((s.then_block && !sizes_avoid(*s.then_block, name, any)) ||
+          (s.else_block && !sizes_avoid(*s.else_block, name, any)))
+        return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+bool callback_buffer_sized_by_others(const Param &p) {
+  bool any = false;
+  return p.info.role == Role::Buffer && sizes_avoid(p.block, p.name, &any) && any;
+}
+
+void emit_callback_size_check(Emitter &out, const Param &p, const std::string &indent,
+                              const std::string &u32, const std::string &u64,
+                              const std::string &fail) {
+  const std::string &n = p.name;
+  const std::string in = indent + "\t";
+  out.line(indent + "if (" + n + " != NULL) {");
+  out.line(in + u32 + " ava_dir_" + n + " = 0;");
+  out.line(in + u64 + " ava_count_" + n + " = 0;");
+  const bool life = block_has_lifetime(p.block);
+  if (life) {
+    out.line(in + u32 + " ava_life_" + n + " = 0;");
+    out.line(in + u64 + " ava_coupled_" + n + " = 0;");
+  }
+  out.line();
+  eval_block(out, p.block, p, in, [](const std::string &) { return "0"; });
+  out.line(in + "(void)ava_dir_" + n + ";");
+  if (life)
+    out.line(in + "(void)ava_life_" + n + ";\n" + in + "(void)ava_coupled_" + n + ";");
+  const std::string len = "ava_a->" + n + ".length";
+  const std::string elem = elem_size_expr(p);
+  // Divided, not multiplied: a count the worker chose cannot overflow.
+  out.line(in + "if (" +
+           (elem == "1"
+                ? len + " != ava_count_" + n
+                : len + " % " + elem + " != 0 || " + len + " / " + elem + " != ava_count_" + n) +
+           ")");
+  out.line(in + "\t" + fail);
+  out.line(indent + "}");
+}
+
 uint64_t fnv1a(const std::string &text) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : text) {

@@ -65,6 +65,23 @@ void emit_annotation_eval(Emitter &out, const Block &block, const Param &p,
                           const std::function<std::string(const std::string &)> &coupled_id);
 bool block_has_lifetime(const Block &block);
 
+// Whether text names the C identifier name (not as part of a longer one).
+bool names_identifier(const std::string &text, const std::string &name);
+
+// Callback decoders. A buffer argument whose ava_buffer size is computed from
+// the other arguments (pfn_notify's private_info, sized by cb) must arrive
+// with exactly that many bytes: the program reads that many. One whose size
+// names the buffer itself (strlen(s) + 1) is bounded by the payload's guard
+// byte instead.
+bool callback_buffer_sized_by_others(const Param &p);
+// Emits that check for p after every argument is decoded: evaluates the
+// annotations into block-local ava_dir_/ava_count_ variables of types u32 and
+// u64 and runs fail unless the descriptor's length is count * element size.
+// An absent buffer (NULL) passes.
+void emit_callback_size_check(Emitter &out, const Param &p, const std::string &indent,
+                              const std::string &u32, const std::string &u64,
+                              const std::string &fail);
+
 // What differs between the runtimes remoted stubs are written against:
 // shim/ava_shim.h (guest libraries) and include/ava/kcall.h (kernel modules).
 struct StubDialect {

@@ -199,6 +199,10 @@ void GuestGen::callback_dispatch() {
         break;
       }
     }
+    // A lying worker must not make the program read past what arrived.
+    for (const Param &p : cb.params)
+      if (callback_buffer_sized_by_others(p))
+        emit_callback_size_check(out_, p, "\t\t", "uint32_t", "uint64_t", "return AVA_E_LENGTH;");
     out_.line("\t\t((void (*)(" + call_types + "))ava_fn)(" + arg_list(cb) + ");");
     out_.line("\t\treturn 0;");
     out_.line("\t}");

@@ -285,6 +285,9 @@ void KernelGen::callback_dispatch() {
         break;
       }
     }
+    for (const Param &p : cb.params)
+      if (callback_buffer_sized_by_others(p))
+        emit_callback_size_check(out_, p, "\t\t", "ava_u32", "ava_u64", "return -EPROTO;");
     out_.line("\t\t((void (*)(" + (call_types.empty() ? std::string("void") : call_types) +
               "))ava_fn)(" + arg_list(cb) + ");");
     out_.line("\t\treturn 0;");

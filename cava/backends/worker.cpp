@@ -269,8 +269,7 @@ void WorkerGen::handler(const Function &fn) {
       }
       out_.line("\tava_st = ava_w_buffer_check(ava_w, &" + f + ", ava_count_" + p.name + ", " +
                 elem_size_expr(p) + ", ava_dir_" + p.name +
-                (p.info.elem_handle_type ? " | AVA_W_PRIVATE" : "") + ", (void **)&" + p.name +
-                ");");
+                (p.info.worker_private ? " | AVA_W_PRIVATE" : "") + ", (void **)&" + p.name + ");");
       out_.line("\tif (ava_st != 0)");
       out_.line("\t\t" + fail_return(fn));
       if (guest_named(fn, p)) {

@@ -27,6 +27,10 @@ std::vector<CXCursor> children_of(CXCursor c);
 CXCursor find_call(CXCursor c);
 // Calls f with the callee name of every call expression under c.
 void for_each_call(CXCursor c, const std::function<void(const std::string &)> &f);
+// Calls f with every use of a function parameter under c, also where a
+// macro expansion names it, except in the branches of if (ava_is_guest &&
+// ...) that only the guest runs.
+void for_each_worker_param_use(CXCursor c, const std::function<void(const CodeUse &)> &f);
 TypeInfo type_info(CXType t);
 // "const demo_obj" -> "demo_obj"
 std::string unqualified(std::string spelling);

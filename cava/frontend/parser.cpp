@@ -648,6 +648,7 @@ bool Parser::add_code(CXCursor stmt, Function *fn) {
     fn->code += "\n";
   fn->code += src.slice(begin, end);
   fn->code_has_execute = fn->code_has_execute || has_execute;
+  for_each_worker_param_use(stmt, [&](const CodeUse &use) { fn->code_uses.push_back(use); });
   return true;
 }
 

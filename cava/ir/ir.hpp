@@ -126,6 +126,10 @@ struct ValueInfo {
   uint32_t elem_handle_type = 0; // elements are handles of this type
   bool elem_allocates = false;
   bool zerocopy = false; // ava_zerocopy_buffer: prefer the channel's shared heap
+  // The worker never lets the API or spec code work on guest-writable memory
+  // in place: handle arrays (translated in place) and buffers the function's
+  // code touches itself (Function::code_uses). See include/ava/spec.h.
+  bool worker_private = false;
   // Callback
   std::string callback_decl;
 };
@@ -136,6 +140,19 @@ struct Param {
   Block block; // annotations of ava_argument(name), type rules merged first
   Loc loc;
   ValueInfo info;
+};
+
+// How code a function's worker runs uses one of its parameters.
+struct CodeUse {
+  enum class Kind {
+    Other,    // anything else: reads, writes, aliases, helpers (the conservative case)
+    NullTest, // compared with 0 / NULL or tested for truth: its memory is not touched
+    Argument, // handed as it is (casts aside) to the function callee, as argument arg
+  };
+  std::string param;
+  Kind kind = Kind::Other;
+  std::string callee;
+  int arg = -1;
 };
 
 struct Function {
@@ -154,6 +171,9 @@ struct Function {
   bool internal = false;
   std::string code; // statements of the body that are not annotations
   bool code_has_execute = false;
+  // Every use of a parameter in code the worker may run: libclang's
+  // references, macro expansions included, outside if (ava_is_guest && ...).
+  std::vector<CodeUse> code_uses;
   Loc code_loc;
   // resolved
   uint32_t id = 0;

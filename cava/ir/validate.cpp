@@ -57,6 +57,7 @@ private:
   const TypeRule *rule_for(const std::string &type) const;
   uint32_t handle_type_id(const std::string &type);
   bool is_handle_type(const std::string &type) const;
+  bool code_touches(const Function &fn, const Param &p) const;
   void check_spec_level();
   void apply_rules_and_defaults(Function &fn);
   void resolve_function(Function &fn);
@@ -70,6 +71,38 @@ private:
   Spec &spec_;
   Diagnostics &diag_;
 };
+
+// Whether the code the worker runs for fn reads or rewrites p's memory
+// itself, where the guest could change it meanwhile: an epilogue
+// translating handles, a helper reading it, a copy out of it that decides
+// something while the API (or another copy) reads it again. Handing p as it
+// is to API functions (the native call's reads and writes), writing into it
+// with memcpy/memmove/memset, one copy out of it in an
+// ava_disable_native_call body that hands it to nothing else, and tests
+// against NULL leave it in place.
+bool Validator::code_touches(const Function &fn, const Param &p) const {
+  auto one_of = [](const std::string &name, std::initializer_list<const char *> names) {
+    return std::any_of(names.begin(), names.end(), [&](const char *n) { return name == n; });
+  };
+  int api_uses = 0, copies_out = 0;
+  for (const CodeUse &use : fn.code_uses) {
+    if (use.param != p.name || use.kind == CodeUse::Kind::NullTest)
+      continue;
+    if (use.kind == CodeUse::Kind::Other)
+      return true;
+    if (std::find(spec_.api_functions.begin(), spec_.api_functions.end(), use.callee) !=
+        spec_.api_functions.end())
+      ++api_uses;
+    else if (use.arg == 0 && one_of(use.callee, {"memcpy", "memmove", "memset"}))
+      continue;
+    else if (use.arg == 1 && one_of(use.callee, {"memcpy", "memmove"}))
+      ++copies_out;
+    else
+      return true;
+  }
+  // The native call (ava_execute) reads p too.
+  return copies_out > 1 || (copies_out == 1 && (api_uses > 0 || !fn.disable_native_call));
+}
 
 const TypeRule *Validator::rule_for(const std::string &type) const {
   const std::string t = unqualified(type);
@@ -506,8 +539,11 @@ void Validator::resolve_function(Function &fn) {
     return;
   if (fn.variadic)
     diag_.error(fn.loc, fn.name + " is variadic and cannot be remoted: mark it ava_unsupported");
-  for (Param &p : fn.params)
+  for (Param &p : fn.params) {
     resolve_param(fn, p);
+    p.info.worker_private =
+        p.info.role == Role::Buffer && (p.info.elem_handle_type != 0 || code_touches(fn, p));
+  }
   resolve_return(fn);
   for (size_t i = 0; i < fn.params.size(); ++i) {
     if (fn.params[i].info.role == Role::Userdata) {

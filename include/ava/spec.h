@@ -185,7 +185,26 @@ long long __ava_execute(void);
 #define ava_object_depends_on(x) __ava_object_depends_on((const void *)(x))
 #define ava_object_explicit_state_functions(e, r)                                                  \
 	__ava_object_explicit_state_functions((const void *)&(e), (const void *)&(r))
-/* The real call: in the guest it is the remote call, in the worker the native one. */
+/*
+ * The real call: in the guest it is the remote call, in the worker the native one.
+ *
+ * Buffers the code touches are worker-private. The worker never lets code
+ * work in place on guest-writable memory (the channel's shared heap, which
+ * the guest may read and change at any moment) for a buffer argument that
+ * the function's code (prologue, epilogue or ava_disable_native_call body;
+ * not the branches of if (ava_is_guest && ...)) reads or rewrites itself:
+ * it then works on its own copy (zeroes for an OUT-only buffer) and copies
+ * the finished contents back to the guest's range with the reply. So an
+ * epilogue that turns worker objects into handle ids, or reads back what
+ * the API wrote, never sees guest-chosen values, no worker pointer reaches
+ * guest-visible memory, and a prologue's checks hold for what the API gets.
+ * cava decides from libclang's view of the code, macro expansions included:
+ * any use of the buffer counts, except handing it as it is (casts aside) to
+ * functions of the API headers, writing into it with memcpy/memmove/memset,
+ * one copy out of it in an ava_disable_native_call body that gives it to
+ * nothing else, and comparing it with NULL. Arrays of handles are always
+ * private. The generated worker shows the decision as AVA_W_PRIVATE.
+ */
 #define ava_execute() __ava_execute()
 
 /*

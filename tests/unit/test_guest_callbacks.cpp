@@ -2,7 +2,8 @@
 // Guest callbacks: the worker sends CALLBACK messages, the guest runs the
 // registered function on its callback thread with the registered user data
 // and answers CALLBACK_DONE; unknown or malformed ones are answered but not
-// run; registrations end with their lifetime.
+// run (malformed ones with AVA_E_PROTO), also when a buffer holds fewer bytes
+// than its size argument says; registrations end with their lifetime.
 #include <criterion/criterion.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "test_guest_support.hpp"
 
@@ -83,7 +85,7 @@ bool fire(FakeWorker &w, uint64_t id, int32_t event, const char *message, uint64
   }
   if (done.hdr.call_id != id || done.hdr.seq != seq || done.hdr.func_id != kEvent ||
       done.hdr.args_len != 0 || done.hdr.total_len != kHdr ||
-      done.hdr.spec_id != AVA_WTEST_SPEC_ID) {
+      done.hdr.spec_id != AVA_WTEST_SPEC_ID || done.hdr.status != AVA_OK) {
     w.fail("CALLBACK_DONE does not echo the CALLBACK");
     return false;
   }
@@ -208,8 +210,9 @@ Test(guest_callbacks, unknown_or_malformed_are_answered_not_run) {
       hdr.seq = ++seq;
       fw.send(hdr, &a, m.args_len, payload, sizeof payload);
       Seen done;
-      if (!fw.expect(AVA_MSG_CALLBACK_DONE, &done) || done.hdr.seq != seq) {
-        fw.fail("malformed callback not answered");
+      if (!fw.expect(AVA_MSG_CALLBACK_DONE, &done) || done.hdr.seq != seq ||
+          done.hdr.status != AVA_E_PROTO) {
+        fw.fail("malformed callback not answered with AVA_E_PROTO");
         return;
       }
     }
@@ -336,4 +339,95 @@ Test(guest_callbacks, shutdown_from_inside_a_callback) {
   cr_expect_eq(wt_get_tag(), kErr, "calls after shutdown fail");
   cr_expect(err.finish().find("after the wtest guest library was shut down") != std::string::npos);
   ava_guest_shutdown(spec());
+}
+
+namespace {
+
+// What the wt_data_callback saw: it reads every byte it is told it has, as
+// a program reads private_info's cb bytes (ASan would see an overread).
+struct DataSeen {
+  std::mutex mu;
+  int calls = 0;
+  uint64_t size = 0;
+  std::string bytes;
+};
+DataSeen g_data;
+
+void on_data(wt_obj, const void *data, uint64_t size, void *) {
+  std::string copy(static_cast<const char *>(data), size);
+  std::lock_guard lock(g_data.mu);
+  ++g_data.calls;
+  g_data.size = size;
+  g_data.bytes = copy;
+}
+
+// Sends a wt_data_callback for registration id whose buffer holds len bytes
+// of text while its size argument says size; the CALLBACK_DONE's status.
+int32_t fire_data(FakeWorker &w, uint64_t id, uint64_t seq, const char *text, uint64_t len,
+                  uint64_t size) {
+  ava_wtest_cb_wt_data_callback a{};
+  a.obj = 9;
+  a.data = {0, len, AVA_BUF_PRESENT | AVA_BUF_IN, 0};
+  a.size = size;
+  a.user = 1;
+  std::vector<uint8_t> payload(AVA_PAYLOAD_SPAN(len), 0);
+  std::memcpy(payload.data(), text, len);
+  ava_msg_hdr hdr = guest_fake::make_header(AVA_MSG_CALLBACK, AVA_WTEST_SPEC_ID, kHdr);
+  hdr.func_id = AVA_WTEST_CB_WT_DATA_CALLBACK;
+  hdr.call_id = id;
+  hdr.seq = seq;
+  w.send(hdr, &a, sizeof a, payload.data(), payload.size());
+  Seen done;
+  if (!w.expect(AVA_MSG_CALLBACK_DONE, &done) || done.hdr.seq != seq) {
+    w.fail("data callback not answered");
+    return INT32_MIN;
+  }
+  return done.hdr.status;
+}
+
+} // namespace
+
+// A hostile worker sends a callback whose buffer is shorter (or longer) than
+// its size argument says, as a lying OpenCL worker could with pfn_notify's
+// private_info and cb: the program's function is not run with it, the guest
+// tells the worker AVA_E_PROTO and logs why, and a truthful one still runs.
+Test(guest_callbacks, buffer_shorter_than_its_size_argument_is_refused) {
+  FakeWorker w;
+  w.configure_guest();
+  static std::atomic<int32_t> short_status{0}, long_status{0}, good_status{INT32_MIN};
+  w.start([](FakeWorker &fw) {
+    Seen call;
+    if (!fw.expect(AVA_MSG_CALL, &call) || call.hdr.func_id != AVA_WTEST_FN_WT_NOTIFY_DATA) {
+      fw.fail("expected wt_notify_data");
+      return;
+    }
+    ava_wtest_wt_notify_data_call a;
+    std::memcpy(&a, call.args(), sizeof a);
+    // Inside the call the registration is live.
+    short_status = fire_data(fw, a.fn, 1, "abcd", 4, 1u << 20);
+    long_status = fire_data(fw, a.fn, 2, "abcdefgh", 8, 4);
+    good_status = fire_data(fw, a.fn, 3, "wxyz", 4, 4);
+    ava_wtest_wt_notify_data_reply r{};
+    r.ret = WT_OK;
+    fw.reply(call, &r, sizeof r);
+    serve_call<ava_wtest_wt_get_tag_reply>(fw, AVA_WTEST_FN_WT_GET_TAG, 12);
+    fw.wait_goodbye();
+  });
+  StderrCapture err;
+  int user = 0;
+  cr_assert_eq(wt_notify_data(obj(9), "wxyz", 4, on_data, &user), WT_OK);
+  cr_expect_eq(wt_get_tag(), 12, "the guest no longer works after the lie");
+  ava_guest_shutdown(spec());
+  w.join();
+  const std::string log = err.finish();
+  cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
+  cr_expect_eq(short_status.load(), AVA_E_PROTO);
+  cr_expect_eq(long_status.load(), AVA_E_PROTO);
+  cr_expect_eq(good_status.load(), AVA_OK);
+  cr_expect_eq(guest_fake::count_of(log, "a buffer does not hold the bytes its size argument says"),
+               2, "%s", log.c_str());
+  std::lock_guard lock(g_data.mu);
+  cr_expect_eq(g_data.calls, 1, "only the truthful callback runs");
+  cr_expect_eq(g_data.size, 4u);
+  cr_expect_str_eq(g_data.bytes.c_str(), "wxyz");
 }

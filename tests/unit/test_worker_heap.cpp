@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Zero-copy buffers on the worker side: over a real shm channel, descriptors
 // with AVA_BUF_HEAP point the API at the shared heap; ones that lie about
-// their range are refused with a status, and the worker keeps serving.
+// their range are refused with a status, and the worker keeps serving;
+// buffers the spec's code touches are never used in the heap in place.
 #include <criterion/criterion.h>
 
 #include <cstring>
@@ -9,6 +10,7 @@
 
 #include "test_transport_shm_support.hpp"
 #include "tests/wtest/wtest.h"
+#include "tests/wtest/wtest_hooks.h"
 #include "worker/plugin_set.hpp"
 #include "worker/server.hpp"
 #include "worker/testing/fake_guest.hpp"
@@ -27,10 +29,12 @@ struct HeapSession {
   std::thread server;
   std::unique_ptr<FakeGuest> guest;
   ava::Channel::Heap heap;
+  ava::Channel::Heap worker_heap; // the same memory, mapped where the worker has it
 
   HeapSession() {
     plugins.add(ava_worker_spec_export());
     heap = pair.guest->heap();
+    worker_heap = pair.worker->heap();
     cr_assert(heap.base != nullptr && heap.size >= (1u << 20));
     server = std::thread([this] { ava::serve_guest(std::move(pair.worker), plugins, options); });
     guest = std::make_unique<FakeGuest>(std::move(pair.guest));
@@ -104,4 +108,54 @@ Test(worker_heap, lying_heap_descriptors_are_refused, .timeout = 60) {
     cr_expect_eq(s.guest->call(AVA_WTEST_FN_WT_OBJ_WRITE, w, &reply), c.status, "[%s]", c.what);
     cr_expect_eq(s.guest->add(2, 3), 5, "[%s] the worker stopped serving", c.what);
   }
+}
+
+// wt_get_info's epilogue rewrites its out buffer (objects into ids, as
+// OpenCL's info queries do), so cava makes it worker-private. A guest lends
+// a heap range filled with the address of a library object nobody gave it,
+// larger than what the library writes: the library writes to worker memory,
+// the epilogue never reads the planted values, and only the finished ids
+// reach the guest's range, where the reply says they are.
+Test(worker_heap, buffers_spec_code_touches_are_worker_private, .timeout = 60) {
+  HeapSession s;
+  const uint64_t obj = s.guest->create_obj(16);
+  cr_assert_neq(obj, 0u);
+  wt_obj victim = nullptr; // the library's, never handed to a guest
+  cr_assert_eq(wt_obj_create(16, &victim), WT_OK);
+  constexpr uint64_t kAt = 8192;
+  constexpr uint64_t kSlots = 8;
+  for (uint64_t i = 0; i < kSlots; ++i)
+    std::memcpy(s.heap.base + kAt + i * 8, &victim, sizeof victim);
+
+  ava_wtest_wt_get_info_call c{.obj = obj,
+                               .size = kSlots * 8,
+                               .value = heap_desc(kAt, kSlots * 8, AVA_BUF_OUT),
+                               .size_ret = Payload::out(8)};
+  Received reply;
+  cr_assert_eq(s.guest->call(AVA_WTEST_FN_WT_GET_INFO, c, &reply), AVA_OK);
+  const auto r = reply.reply<ava_wtest_wt_get_info_reply>();
+  cr_expect_eq(r.ret, WT_OK);
+  const auto *written = static_cast<const uint8_t *>(wt_lib_info_buffer());
+  const ava::Channel::Heap &wh = s.worker_heap;
+  cr_expect(written != nullptr && (written < wh.base || written >= wh.base + wh.size),
+            "the library wrote its answer into the guest's heap");
+  cr_expect_eq(r.value.flags, AVA_BUF_PRESENT | AVA_BUF_OUT | AVA_BUF_HEAP);
+  cr_expect_eq(r.value.offset, kAt);
+  cr_expect_eq(r.value.length, kSlots * 8);
+  cr_expect_eq(reply.out<uint64_t>(r.size_ret), 8u);
+  uint64_t slots[kSlots];
+  std::memcpy(slots, s.heap.base + kAt, sizeof slots);
+  cr_expect_eq(slots[0], obj, "the library's answer, as the guest's id");
+  for (uint64_t i = 1; i < kSlots; ++i)
+    cr_expect_eq(slots[i], 0u, "slot %lu: 0x%lx instead of zero", static_cast<unsigned long>(i),
+                 static_cast<unsigned long>(slots[i]));
+
+  // The planted address names no object of this guest: it reaches the
+  // library as NULL.
+  ava_wtest_wt_get_value_call g{.obj = reinterpret_cast<uintptr_t>(victim),
+                                .value = Payload::out(4)};
+  cr_assert_eq(s.guest->call(AVA_WTEST_FN_WT_GET_VALUE, g, &reply), AVA_OK);
+  cr_expect_eq(reply.reply<ava_wtest_wt_get_value_reply>().ret, WT_ERR_INVALID);
+  cr_expect_eq(s.guest->add(2, 3), 5, "the worker stopped serving");
+  cr_expect_eq(wt_obj_release(victim), WT_OK);
 }

@@ -30,6 +30,8 @@ typedef int32_t wt_other_status;
 #define WT_ERR_TRANSPORT (-5) /* the call could not reach the library */
 
 typedef void (*wt_event_fn)(wt_obj obj, int32_t event, const char *message, void *user);
+/* data holds size bytes (a buffer sized by another argument, as OpenCL's pfn_notify). */
+typedef void (*wt_data_fn)(wt_obj obj, const void *data, uint64_t size, void *user);
 
 int32_t wt_add(int32_t a, int32_t b);
 wt_status wt_obj_create(uint64_t size, wt_obj *out);
@@ -64,6 +66,13 @@ wt_status wt_get_label(wt_obj obj, char *label, uint64_t capacity);
 wt_status wt_set_tag(int32_t tag);
 int32_t wt_get_tag(void);
 wt_status wt_unsupported(int32_t x);
+/* Calls fn once with data and size, before returning. */
+wt_status wt_notify_data(wt_obj obj, const void *data, uint64_t size, wt_data_fn fn, void *user);
+/*
+ * An info query in OpenCL's style: writes obj itself (8 bytes) to value if
+ * size allows and the bytes written to *size_ret.
+ */
+wt_status wt_get_info(wt_obj obj, uint64_t size, void *value, uint64_t *size_ret);
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,13 @@ ava_callback_decl void wt_event_callback(wt_obj obj, int32_t event, const char *
 	ava_argument(user) { ava_userdata; }
 }
 
+/* A buffer sized by another argument: the guest checks it holds size bytes. */
+ava_callback_decl void wt_data_callback(wt_obj obj, const void *data, uint64_t size, void *user)
+{
+	ava_argument(data) { ava_in; ava_buffer(size); }
+	ava_argument(user) { ava_userdata; }
+}
+
 int32_t wt_add(int32_t a, int32_t b)
 {
 	ava_error(WT_ERR_TRANSPORT);
@@ -215,4 +222,34 @@ int32_t wt_get_tag(void)
 wt_status wt_unsupported(int32_t x)
 {
 	ava_unsupported;
+}
+
+wt_status wt_notify_data(wt_obj obj, const void *data, uint64_t size, wt_data_fn fn, void *user)
+{
+	ava_argument(data) { ava_in; ava_buffer(size); }
+	ava_argument(fn) { ava_callback(wt_data_callback); }
+	ava_argument(user) { ava_userdata; }
+}
+
+/*
+ * As OpenCL's info queries: the worker's epilogue turns the object the
+ * library wrote into its id, for the bytes the library reports. Spec code
+ * names value, so cava makes it worker-private (AVA_W_PRIVATE).
+ */
+wt_status wt_get_info(wt_obj obj, uint64_t size, void *value, uint64_t *size_ret)
+{
+	ava_argument(value) { ava_out; ava_buffer(size); }
+	ava_argument(size_ret) { ava_out; ava_buffer(1); }
+	uint64_t ava_written = 0;
+
+	if (ava_is_worker && size_ret == NULL)
+		size_ret = &ava_written;
+	wt_status ret = ava_execute();
+	if (ava_is_worker && ret == WT_OK && value != NULL) {
+		uint64_t *ids = (uint64_t *)value;
+
+		for (uint64_t i = 0; i < (*size_ret < size ? *size_ret : size) / sizeof(*ids); ++i)
+			ids[i] = ava_handle_id(wt_obj, (wt_obj)(uintptr_t)ids[i]);
+	}
+	return ret;
 }

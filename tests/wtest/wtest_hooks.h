@@ -35,6 +35,8 @@ void wt_lib_unblock(void);
 int wt_lib_fire_global(int32_t event);
 /* The user data registered with that callback (the worker's context for it). */
 void *wt_lib_global_user(void);
+/* The value buffer the last wt_get_info wrote to (where the worker put it). */
+const void *wt_lib_info_buffer(void);
 
 #ifdef __cplusplus
 }

@@ -44,6 +44,7 @@ static int blocked_entered;
 static int blocked_release;
 static wt_event_fn global_fn;
 static void *global_user;
+static const void *info_buffer;
 static _Thread_local int32_t thread_tag;
 
 static void deadline_in(struct timespec *ts, int timeout_ms)
@@ -395,6 +396,34 @@ wt_status wt_unsupported(int32_t x)
 	return x == 0 ? WT_OK : WT_ERR_INVALID;
 }
 
+wt_status wt_notify_data(wt_obj obj, const void *data, uint64_t size, wt_data_fn fn, void *user)
+{
+	int32_t status = lookup(obj, WT_KIND_OBJ);
+	if (status != WT_OK)
+		return status;
+	if (fn == NULL)
+		return WT_ERR_INVALID;
+	fn(obj, data, size, user);
+	return WT_OK;
+}
+
+wt_status wt_get_info(wt_obj obj, uint64_t size, void *value, uint64_t *size_ret)
+{
+	int32_t status = lookup(obj, WT_KIND_OBJ);
+	if (status != WT_OK)
+		return status;
+	if (value != NULL && size < sizeof(obj))
+		return WT_ERR_INVALID;
+	pthread_mutex_lock(&lib_mutex);
+	info_buffer = value;
+	pthread_mutex_unlock(&lib_mutex);
+	if (value != NULL)
+		memcpy(value, &obj, sizeof(obj));
+	if (size_ret != NULL)
+		*size_ret = sizeof(obj);
+	return WT_OK;
+}
+
 uint64_t wt_lib_live_objects(void)
 {
 	pthread_mutex_lock(&lib_mutex);
@@ -481,4 +510,12 @@ void *wt_lib_global_user(void)
 	void *user = global_user;
 	pthread_mutex_unlock(&lib_mutex);
 	return user;
+}
+
+const void *wt_lib_info_buffer(void)
+{
+	pthread_mutex_lock(&lib_mutex);
+	const void *value = info_buffer;
+	pthread_mutex_unlock(&lib_mutex);
+	return value;
 }

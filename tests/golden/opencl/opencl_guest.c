@@ -479,16 +479,24 @@ static void ava_cl_guest_fini(void)
 #endif
 }
 
-/* The worker's answer to an info query names objects: give the guest ids. */
-#define AVA_CL_IDS_OUT(T, value, size)                                                     \
+/*
+ * The worker's answer to an info query names objects: give the guest ids.
+ * Only the bytes the driver wrote (written, its param_value_size_ret) hold
+ * objects; param_value is worker memory (cava makes buffers that spec code
+ * rewrites worker-private), zeroed beyond them, never guest-chosen values. The
+ * query's prologue makes the driver report written (see clGetDeviceInfo).
+ */
+#define AVA_CL_IDS_OUT(T, value, size, written)                                            \
 	do {                                                                               \
 		uint64_t *ava_ids_ = (uint64_t *)(value);                                  \
-		for (size_t ava_i_ = 0; ava_i_ < (size) / sizeof(T); ++ava_i_)             \
+		size_t ava_n_ = ((written) < (size) ? (written) : (size)) / sizeof(T);     \
+		for (size_t ava_i_ = 0; ava_i_ < ava_n_; ++ava_i_)                         \
 			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
 	} while (0)
 
-#line 491 "opencl_guest.c"
-#line 124 "specs/opencl/opencl_platform.spec.inc"
+
+#line 499 "opencl_guest.c"
+#line 131 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
 static const cl_context_properties *ava_cl_context_props_in(const cl_context_properties *props,
@@ -515,10 +523,12 @@ static const cl_context_properties *ava_cl_context_props_in(const cl_context_pro
 	return copy;
 }
 
-static void ava_cl_context_props_out(cl_context_properties *props, size_t size)
+/* Only the bytes the driver wrote (written) hold properties. */
+static void ava_cl_context_props_out(cl_context_properties *props, size_t size, size_t written)
 {
-	for (size_t n = 0; ava_is_worker && props != NULL && n + 1 < size / sizeof(*props) &&
-			   props[n] != 0;
+	const size_t count = (written < size ? written : size) / sizeof(*props);
+
+	for (size_t n = 0; ava_is_worker && props != NULL && n + 1 < count && props[n] != 0;
 	     n += 2) {
 		if (props[n] == CL_CONTEXT_PLATFORM)
 			props[n + 1] = (cl_context_properties)ava_handle_id(
@@ -526,8 +536,8 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size)
 	}
 }
 
-#line 530 "opencl_guest.c"
-#line 258 "specs/opencl/opencl_platform.spec.inc"
+#line 540 "opencl_guest.c"
+#line 274 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
 {
@@ -549,7 +559,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 553 "opencl_guest.c"
+#line 563 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -560,8 +570,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 564 "opencl_guest.c"
-#line 166 "specs/opencl/opencl_memory.spec.inc"
+#line 574 "opencl_guest.c"
+#line 173 "specs/opencl/opencl_memory.spec.inc"
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -572,7 +582,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 576 "opencl_guest.c"
+#line 586 "opencl_guest.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 #define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
@@ -686,7 +696,7 @@ static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
 	return 0;
 }
 
-#line 690 "opencl_guest.c"
+#line 700 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -733,14 +743,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 737 "opencl_guest.c"
+#line 747 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
-#line 460 "specs/opencl/opencl_util.spec.inc"
+#line 468 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 744 "opencl_guest.c"
+#line 754 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1129,7 +1139,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1133 "opencl_guest.c"
+#line 1143 "opencl_guest.c"
 #line 283 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -1422,7 +1432,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 1426 "opencl_guest.c"
+#line 1436 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1447,6 +1457,16 @@ static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void),
 			return -1;
 		cb = (size_t)ava_a->cb;
 		user_data = ava_userdata;
+		if (private_info != NULL) {
+			uint32_t ava_dir_private_info = 0;
+			uint64_t ava_count_private_info = 0;
+
+			ava_dir_private_info |= AVA_BUF_IN;
+			ava_count_private_info = (uint64_t)(cb);
+			(void)ava_dir_private_info;
+			if (ava_a->private_info.length != ava_count_private_info)
+				return AVA_E_LENGTH;
+		}
 		((void (*)(const char *, const void *, size_t, void *))ava_fn)(errinfo, private_info, cb, user_data);
 		return 0;
 	}
@@ -1625,7 +1645,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1629 "opencl_guest.c"
+#line 1649 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1693,7 +1713,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1697 "opencl_guest.c"
+#line 1717 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1758,15 +1778,20 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 {
 #define ava_execute() ava_opencl_remote_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret)
 #line 76 "specs/opencl/opencl_platform.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_DEVICE_PLATFORM)
-			AVA_CL_IDS_OUT(cl_platform_id, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_platform_id, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_DEVICE_PARENT_DEVICE)
-			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size,
+				       *param_value_size_ret);
 	}
 	return ret;
-#line 1770 "opencl_guest.c"
+#line 1795 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2064,7 +2089,7 @@ ava_fail:
 AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret)
-#line 178 "specs/opencl/opencl_platform.spec.inc"
+#line 187 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -2075,7 +2100,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 2079 "opencl_guest.c"
+#line 2104 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2138,7 +2163,7 @@ ava_fail:
 AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret)
-#line 205 "specs/opencl/opencl_platform.spec.inc"
+#line 214 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -2149,7 +2174,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 2153 "opencl_guest.c"
+#line 2178 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2273,16 +2298,21 @@ ava_fail:
 AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 232 "specs/opencl/opencl_platform.spec.inc"
+#line 241 "specs/opencl/opencl_platform.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_CONTEXT_DEVICES)
-			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_CONTEXT_PROPERTIES)
-			ava_cl_context_props_out(param_value, param_value_size);
+			ava_cl_context_props_out(param_value, param_value_size,
+						 *param_value_size_ret);
 	}
 	return ret;
-#line 2286 "opencl_guest.c"
+#line 2316 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2365,14 +2395,14 @@ ava_fail:
 AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateCommandQueue(context, device, properties, errcode_ret)
-#line 285 "specs/opencl/opencl_platform.spec.inc"
+#line 301 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, properties)) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 2376 "opencl_guest.c"
+#line 2406 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2431,14 +2461,14 @@ ava_fail:
 AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
-#line 301 "specs/opencl/opencl_platform.spec.inc"
+#line 317 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 2442 "opencl_guest.c"
+#line 2472 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2593,18 +2623,24 @@ ava_fail:
 AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 330 "specs/opencl/opencl_platform.spec.inc"
+#line 346 "specs/opencl/opencl_platform.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_QUEUE_CONTEXT)
-			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_QUEUE_DEVICE)
-			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_QUEUE_DEVICE_DEFAULT)
-			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size,
+				       *param_value_size_ret);
 	}
 	return ret;
-#line 2608 "opencl_guest.c"
+#line 2644 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2729,7 +2765,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2733 "opencl_guest.c"
+#line 2769 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2807,7 +2843,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2811 "opencl_guest.c"
+#line 2847 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2879,7 +2915,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2883 "opencl_guest.c"
+#line 2919 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2920,7 +2956,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2924 "opencl_guest.c"
+#line 2960 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2963,7 +2999,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2967 "opencl_guest.c"
+#line 3003 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3028,13 +3064,18 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 {
 #define ava_execute() ava_opencl_remote_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
 #line 105 "specs/opencl/opencl_memory.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ret != CL_SUCCESS || param_value == NULL)
 		return ret;
 	if (ava_is_worker && param_name == CL_MEM_CONTEXT)
-		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
+		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
+			       *param_value_size_ret);
 	else if (ava_is_worker && param_name == CL_MEM_ASSOCIATED_MEMOBJECT)
-		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
+		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
+			       *param_value_size_ret);
 	else if (param_name == CL_MEM_HOST_PTR && param_value_size >= sizeof(void *)) {
 		/* The program's own pointer, never the worker's. */
 		struct ava_cl_mem_info info;
@@ -3055,7 +3096,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 3059 "opencl_guest.c"
+#line 3100 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3281,7 +3322,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 188 "specs/opencl/opencl_memory.spec.inc"
+#line 195 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3292,7 +3333,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3296 "opencl_guest.c"
+#line 3337 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3384,7 +3425,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 214 "specs/opencl/opencl_memory.spec.inc"
+#line 221 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3395,7 +3436,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3399 "opencl_guest.c"
+#line 3440 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3472,13 +3513,13 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 241 "specs/opencl/opencl_memory.spec.inc"
+#line 248 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3482 "opencl_guest.c"
+#line 3523 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3561,14 +3602,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 268 "specs/opencl/opencl_memory.spec.inc"
+#line 275 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3572 "opencl_guest.c"
+#line 3613 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3690,12 +3731,16 @@ ava_fail:
 AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 289 "specs/opencl/opencl_memory.spec.inc"
+#line 296 "specs/opencl/opencl_memory.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
-		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
+		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
+			       *param_value_size_ret);
 	return ret;
-#line 3699 "opencl_guest.c"
+#line 3744 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3913,13 +3958,17 @@ ava_fail:
 AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 330 "specs/opencl/opencl_memory.spec.inc"
+#line 343 "specs/opencl/opencl_memory.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL &&
 	    param_name == CL_SAMPLER_CONTEXT)
-		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
+		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
+			       *param_value_size_ret);
 	return ret;
-#line 3923 "opencl_guest.c"
+#line 3972 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4439,7 +4488,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4443 "opencl_guest.c"
+#line 4492 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4682,7 +4731,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4686 "opencl_guest.c"
+#line 4735 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4875,7 +4924,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 348 "specs/opencl/opencl_program.spec.inc"
+#line 355 "specs/opencl/opencl_program.spec.inc"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -4900,7 +4949,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 4904 "opencl_guest.c"
+#line 4953 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5203,16 +5252,21 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 448 "specs/opencl/opencl_program.spec.inc"
+#line 455 "specs/opencl/opencl_program.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_KERNEL_CONTEXT)
-			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_KERNEL_PROGRAM)
-			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size,
+				       *param_value_size_ret);
 	}
 	return ret;
-#line 5216 "opencl_guest.c"
+#line 5270 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5277,12 +5331,12 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 463 "specs/opencl/opencl_program.spec.inc"
+#line 477 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5286 "opencl_guest.c"
+#line 5340 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5515,15 +5569,20 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 {
 #define ava_execute() ava_opencl_remote_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret)
 #line 19 "specs/opencl/opencl_enqueue.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_EVENT_COMMAND_QUEUE)
-			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_EVENT_CONTEXT)
-			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
+				       *param_value_size_ret);
 	}
 	return ret;
-#line 5527 "opencl_guest.c"
+#line 5586 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5823,11 +5882,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 90 "specs/opencl/opencl_enqueue.spec.inc"
+#line 97 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5831 "opencl_guest.c"
+#line 5890 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5915,11 +5974,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 115 "specs/opencl/opencl_enqueue.spec.inc"
+#line 122 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5923 "opencl_guest.c"
+#line 5982 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6034,11 +6093,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 142 "specs/opencl/opencl_enqueue.spec.inc"
+#line 149 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6042 "opencl_guest.c"
+#line 6101 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6162,11 +6221,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 172 "specs/opencl/opencl_enqueue.spec.inc"
+#line 179 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6170 "opencl_guest.c"
+#line 6229 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6466,11 +6525,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 246 "specs/opencl/opencl_enqueue.spec.inc"
+#line 253 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6474 "opencl_guest.c"
+#line 6533 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6580,11 +6639,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 273 "specs/opencl/opencl_enqueue.spec.inc"
+#line 280 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6588 "opencl_guest.c"
+#line 6647 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7034,11 +7093,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 377 "specs/opencl/opencl_enqueue.spec.inc"
+#line 384 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7042 "opencl_guest.c"
+#line 7101 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7092,11 +7151,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 393 "specs/opencl/opencl_enqueue.spec.inc"
+#line 400 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7100 "opencl_guest.c"
+#line 7159 "opencl_guest.c"
 #undef ava_execute
 }
 

@@ -591,16 +591,24 @@ static void ava_cl_guest_fini(void)
 #endif
 }
 
-/* The worker's answer to an info query names objects: give the guest ids. */
-#define AVA_CL_IDS_OUT(T, value, size)                                                     \
+/*
+ * The worker's answer to an info query names objects: give the guest ids.
+ * Only the bytes the driver wrote (written, its param_value_size_ret) hold
+ * objects; param_value is worker memory (cava makes buffers that spec code
+ * rewrites worker-private), zeroed beyond them, never guest-chosen values. The
+ * query's prologue makes the driver report written (see clGetDeviceInfo).
+ */
+#define AVA_CL_IDS_OUT(T, value, size, written)                                            \
 	do {                                                                               \
 		uint64_t *ava_ids_ = (uint64_t *)(value);                                  \
-		for (size_t ava_i_ = 0; ava_i_ < (size) / sizeof(T); ++ava_i_)             \
+		size_t ava_n_ = ((written) < (size) ? (written) : (size)) / sizeof(T);     \
+		for (size_t ava_i_ = 0; ava_i_ < ava_n_; ++ava_i_)                         \
 			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
 	} while (0)
 
-#line 603 "opencl_kern.c"
-#line 124 "specs/opencl/opencl_platform.spec.inc"
+
+#line 611 "opencl_kern.c"
+#line 131 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
 static const cl_context_properties *ava_cl_context_props_in(const cl_context_properties *props,
@@ -627,10 +635,12 @@ static const cl_context_properties *ava_cl_context_props_in(const cl_context_pro
 	return copy;
 }
 
-static void ava_cl_context_props_out(cl_context_properties *props, size_t size)
+/* Only the bytes the driver wrote (written) hold properties. */
+static void ava_cl_context_props_out(cl_context_properties *props, size_t size, size_t written)
 {
-	for (size_t n = 0; ava_is_worker && props != NULL && n + 1 < size / sizeof(*props) &&
-			   props[n] != 0;
+	const size_t count = (written < size ? written : size) / sizeof(*props);
+
+	for (size_t n = 0; ava_is_worker && props != NULL && n + 1 < count && props[n] != 0;
 	     n += 2) {
 		if (props[n] == CL_CONTEXT_PLATFORM)
 			props[n + 1] = (cl_context_properties)ava_handle_id(
@@ -638,8 +648,8 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size)
 	}
 }
 
-#line 642 "opencl_kern.c"
-#line 258 "specs/opencl/opencl_platform.spec.inc"
+#line 652 "opencl_kern.c"
+#line 274 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
 {
@@ -661,7 +671,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 665 "opencl_kern.c"
+#line 675 "opencl_kern.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -672,8 +682,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 676 "opencl_kern.c"
-#line 166 "specs/opencl/opencl_memory.spec.inc"
+#line 686 "opencl_kern.c"
+#line 173 "specs/opencl/opencl_memory.spec.inc"
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -684,7 +694,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 688 "opencl_kern.c"
+#line 698 "opencl_kern.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 #define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
@@ -798,7 +808,7 @@ static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
 	return 0;
 }
 
-#line 802 "opencl_kern.c"
+#line 812 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -845,14 +855,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 849 "opencl_kern.c"
+#line 859 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
-#line 460 "specs/opencl/opencl_util.spec.inc"
+#line 468 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 856 "opencl_kern.c"
+#line 866 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -897,6 +907,16 @@ static int ava_kern_opencl_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), v
 			return -EPROTO;
 		cb = (size_t)ava_a->cb;
 		user_data = ava_userdata;
+		if (private_info != NULL) {
+			ava_u32 ava_dir_private_info = 0;
+			ava_u64 ava_count_private_info = 0;
+
+			ava_dir_private_info |= AVA_BUF_IN;
+			ava_count_private_info = (uint64_t)(cb);
+			(void)ava_dir_private_info;
+			if (ava_a->private_info.length != ava_count_private_info)
+				return -EPROTO;
+		}
 		((void (*)(const char *, const void *, size_t, void *))ava_fn)(errinfo,
 				private_info, cb, user_data);
 		return 0;
@@ -1098,7 +1118,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1102 "opencl_kern.c"
+#line 1122 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -1176,7 +1196,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1180 "opencl_kern.c"
+#line 1200 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -1252,15 +1272,20 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 {
 #define ava_execute() ava_kern_remote_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret)
 #line 76 "specs/opencl/opencl_platform.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_DEVICE_PLATFORM)
-			AVA_CL_IDS_OUT(cl_platform_id, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_platform_id, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_DEVICE_PARENT_DEVICE)
-			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size,
+				       *param_value_size_ret);
 	}
 	return ret;
-#line 1264 "opencl_kern.c"
+#line 1289 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -1607,7 +1632,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret)
-#line 178 "specs/opencl/opencl_platform.spec.inc"
+#line 187 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1618,7 +1643,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 1622 "opencl_kern.c"
+#line 1647 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -1693,7 +1718,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret)
-#line 205 "specs/opencl/opencl_platform.spec.inc"
+#line 214 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1704,7 +1729,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		return NULL;
 	}
 	return ava_execute();
-#line 1708 "opencl_kern.c"
+#line 1733 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -1847,16 +1872,21 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 			    void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 232 "specs/opencl/opencl_platform.spec.inc"
+#line 241 "specs/opencl/opencl_platform.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_CONTEXT_DEVICES)
-			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_CONTEXT_PROPERTIES)
-			ava_cl_context_props_out(param_value, param_value_size);
+			ava_cl_context_props_out(param_value, param_value_size,
+						 *param_value_size_ret);
 	}
 	return ret;
-#line 1860 "opencl_kern.c"
+#line 1890 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -1955,14 +1985,14 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 					  cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateCommandQueue(context, device, properties, errcode_ret)
-#line 285 "specs/opencl/opencl_platform.spec.inc"
+#line 301 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, properties)) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 1966 "opencl_kern.c"
+#line 1996 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -2032,14 +2062,14 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 							cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
-#line 301 "specs/opencl/opencl_platform.spec.inc"
+#line 317 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 2043 "opencl_kern.c"
+#line 2073 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -2220,18 +2250,24 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				 size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 330 "specs/opencl/opencl_platform.spec.inc"
+#line 346 "specs/opencl/opencl_platform.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_QUEUE_CONTEXT)
-			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_QUEUE_DEVICE)
-			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_QUEUE_DEVICE_DEFAULT)
-			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size,
+				       *param_value_size_ret);
 	}
 	return ret;
-#line 2235 "opencl_kern.c"
+#line 2271 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -2360,7 +2396,7 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2364 "opencl_kern.c"
+#line 2400 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -2450,7 +2486,7 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2454 "opencl_kern.c"
+#line 2490 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -2532,7 +2568,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2536 "opencl_kern.c"
+#line 2572 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -2576,7 +2612,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2580 "opencl_kern.c"
+#line 2616 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -2622,7 +2658,7 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2626 "opencl_kern.c"
+#line 2662 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -2698,13 +2734,18 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 {
 #define ava_execute() ava_kern_remote_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
 #line 105 "specs/opencl/opencl_memory.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ret != CL_SUCCESS || param_value == NULL)
 		return ret;
 	if (ava_is_worker && param_name == CL_MEM_CONTEXT)
-		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
+		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
+			       *param_value_size_ret);
 	else if (ava_is_worker && param_name == CL_MEM_ASSOCIATED_MEMOBJECT)
-		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
+		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
+			       *param_value_size_ret);
 	else if (param_name == CL_MEM_HOST_PTR && param_value_size >= sizeof(void *)) {
 		/* The program's own pointer, never the worker's. */
 		struct ava_cl_mem_info info;
@@ -2725,7 +2766,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 2729 "opencl_kern.c"
+#line 2770 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -2990,7 +3031,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 			 void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 188 "specs/opencl/opencl_memory.spec.inc"
+#line 195 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3001,7 +3042,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3005 "opencl_kern.c"
+#line 3046 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -3111,7 +3152,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				       cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 214 "specs/opencl/opencl_memory.spec.inc"
+#line 221 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3122,7 +3163,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3126 "opencl_kern.c"
+#line 3167 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -3213,13 +3254,13 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 			   cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 241 "specs/opencl/opencl_memory.spec.inc"
+#line 248 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3223 "opencl_kern.c"
+#line 3264 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -3317,14 +3358,14 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 			   size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 268 "specs/opencl/opencl_memory.spec.inc"
+#line 275 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3328 "opencl_kern.c"
+#line 3369 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -3468,12 +3509,16 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 			  void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 289 "specs/opencl/opencl_memory.spec.inc"
+#line 296 "specs/opencl/opencl_memory.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
-		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
+		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
+			       *param_value_size_ret);
 	return ret;
-#line 3477 "opencl_kern.c"
+#line 3522 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -3728,13 +3773,17 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 			    void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 330 "specs/opencl/opencl_memory.spec.inc"
+#line 343 "specs/opencl/opencl_memory.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL &&
 	    param_name == CL_SAMPLER_CONTEXT)
-		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
+		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
+			       *param_value_size_ret);
 	return ret;
-#line 3738 "opencl_kern.c"
+#line 3787 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -4332,7 +4381,7 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4336 "opencl_kern.c"
+#line 4385 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -4611,7 +4660,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4615 "opencl_kern.c"
+#line 4664 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -4838,7 +4887,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 				 void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 348 "specs/opencl/opencl_program.spec.inc"
+#line 355 "specs/opencl/opencl_program.spec.inc"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -4863,7 +4912,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 4867 "opencl_kern.c"
+#line 4916 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -5212,16 +5261,21 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 			   void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 448 "specs/opencl/opencl_program.spec.inc"
+#line 455 "specs/opencl/opencl_program.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_KERNEL_CONTEXT)
-			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_KERNEL_PROGRAM)
-			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size,
+				       *param_value_size_ret);
 	}
 	return ret;
-#line 5225 "opencl_kern.c"
+#line 5279 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -5299,12 +5353,12 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 			      size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 463 "specs/opencl/opencl_program.spec.inc"
+#line 477 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5308 "opencl_kern.c"
+#line 5362 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -5577,15 +5631,20 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 {
 #define ava_execute() ava_kern_remote_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret)
 #line 19 "specs/opencl/opencl_enqueue.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_EVENT_COMMAND_QUEUE)
-			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_EVENT_CONTEXT)
-			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
+				       *param_value_size_ret);
 	}
 	return ret;
-#line 5589 "opencl_kern.c"
+#line 5648 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -5932,11 +5991,11 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 90 "specs/opencl/opencl_enqueue.spec.inc"
+#line 97 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5940 "opencl_kern.c"
+#line 5999 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -6037,11 +6096,11 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 				cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 115 "specs/opencl/opencl_enqueue.spec.inc"
+#line 122 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6045 "opencl_kern.c"
+#line 6104 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -6182,11 +6241,11 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 				   cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 142 "specs/opencl/opencl_enqueue.spec.inc"
+#line 149 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6190 "opencl_kern.c"
+#line 6249 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -6337,11 +6396,11 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 				    const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 172 "specs/opencl/opencl_enqueue.spec.inc"
+#line 179 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6345 "opencl_kern.c"
+#line 6404 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -6689,11 +6748,11 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 			      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 246 "specs/opencl/opencl_enqueue.spec.inc"
+#line 253 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6697 "opencl_kern.c"
+#line 6756 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -6821,11 +6880,11 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 273 "specs/opencl/opencl_enqueue.spec.inc"
+#line 280 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6829 "opencl_kern.c"
+#line 6888 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -7346,11 +7405,11 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 				  cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 377 "specs/opencl/opencl_enqueue.spec.inc"
+#line 384 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7354 "opencl_kern.c"
+#line 7413 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -7412,11 +7471,11 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 			 cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 393 "specs/opencl/opencl_enqueue.spec.inc"
+#line 400 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7420 "opencl_kern.c"
+#line 7479 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);

@@ -523,16 +523,24 @@ static void ava_cl_guest_fini(void)
 #endif
 }
 
-/* The worker's answer to an info query names objects: give the guest ids. */
-#define AVA_CL_IDS_OUT(T, value, size)                                                     \
+/*
+ * The worker's answer to an info query names objects: give the guest ids.
+ * Only the bytes the driver wrote (written, its param_value_size_ret) hold
+ * objects; param_value is worker memory (cava makes buffers that spec code
+ * rewrites worker-private), zeroed beyond them, never guest-chosen values. The
+ * query's prologue makes the driver report written (see clGetDeviceInfo).
+ */
+#define AVA_CL_IDS_OUT(T, value, size, written)                                            \
 	do {                                                                               \
 		uint64_t *ava_ids_ = (uint64_t *)(value);                                  \
-		for (size_t ava_i_ = 0; ava_i_ < (size) / sizeof(T); ++ava_i_)             \
+		size_t ava_n_ = ((written) < (size) ? (written) : (size)) / sizeof(T);     \
+		for (size_t ava_i_ = 0; ava_i_ < ava_n_; ++ava_i_)                         \
 			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
 	} while (0)
 
-#line 535 "opencl_worker.c"
-#line 124 "specs/opencl/opencl_platform.spec.inc"
+
+#line 543 "opencl_worker.c"
+#line 131 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
 static const cl_context_properties *ava_cl_context_props_in(const cl_context_properties *props,
@@ -559,10 +567,12 @@ static const cl_context_properties *ava_cl_context_props_in(const cl_context_pro
 	return copy;
 }
 
-static void ava_cl_context_props_out(cl_context_properties *props, size_t size)
+/* Only the bytes the driver wrote (written) hold properties. */
+static void ava_cl_context_props_out(cl_context_properties *props, size_t size, size_t written)
 {
-	for (size_t n = 0; ava_is_worker && props != NULL && n + 1 < size / sizeof(*props) &&
-			   props[n] != 0;
+	const size_t count = (written < size ? written : size) / sizeof(*props);
+
+	for (size_t n = 0; ava_is_worker && props != NULL && n + 1 < count && props[n] != 0;
 	     n += 2) {
 		if (props[n] == CL_CONTEXT_PLATFORM)
 			props[n + 1] = (cl_context_properties)ava_handle_id(
@@ -570,8 +580,8 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size)
 	}
 }
 
-#line 574 "opencl_worker.c"
-#line 258 "specs/opencl/opencl_platform.spec.inc"
+#line 584 "opencl_worker.c"
+#line 274 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
 {
@@ -593,7 +603,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 597 "opencl_worker.c"
+#line 607 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -604,8 +614,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 608 "opencl_worker.c"
-#line 166 "specs/opencl/opencl_memory.spec.inc"
+#line 618 "opencl_worker.c"
+#line 173 "specs/opencl/opencl_memory.spec.inc"
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -616,7 +626,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 620 "opencl_worker.c"
+#line 630 "opencl_worker.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 #define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
@@ -730,7 +740,7 @@ static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
 	return 0;
 }
 
-#line 734 "opencl_worker.c"
+#line 744 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -777,14 +787,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 781 "opencl_worker.c"
+#line 791 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
-#line 459 "specs/opencl/opencl_util.spec.inc"
+#line 467 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 788 "opencl_worker.c"
+#line 798 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -949,7 +959,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 953 "opencl_worker.c"
+#line 963 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1033,7 +1043,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1037 "opencl_worker.c"
+#line 1047 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1118,15 +1128,20 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 {
 #define ava_execute() clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret)
 #line 76 "specs/opencl/opencl_platform.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_DEVICE_PLATFORM)
-			AVA_CL_IDS_OUT(cl_platform_id, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_platform_id, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_DEVICE_PARENT_DEVICE)
-			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size,
+				       *param_value_size_ret);
 	}
 	return ret;
-#line 1130 "opencl_worker.c"
+#line 1145 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1172,7 +1187,7 @@ static int ava_opencl_serve_clGetDeviceInfo(struct ava_wcall *ava_w)
 		ava_dir_param_value |= AVA_BUF_OUT;
 		ava_count_param_value = (uint64_t)(param_value_size);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value | AVA_W_PRIVATE, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value;
@@ -1181,7 +1196,7 @@ static int ava_opencl_serve_clGetDeviceInfo(struct ava_wcall *ava_w)
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret | AVA_W_PRIVATE, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value_size_ret;
@@ -1468,7 +1483,7 @@ static int ava_opencl_serve_clGetHostTimer(struct ava_wcall *ava_w)
 static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret)
-#line 178 "specs/opencl/opencl_platform.spec.inc"
+#line 187 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1479,7 +1494,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 1483 "opencl_worker.c"
+#line 1498 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1534,7 +1549,7 @@ static int ava_opencl_serve_clCreateContext(struct ava_wcall *ava_w)
 		ava_dir_properties |= AVA_BUF_IN;
 		ava_count_properties = (uint64_t)(ava_cl_props_count(properties));
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->properties, ava_count_properties, sizeof(cl_context_properties), ava_dir_properties, (void **)&properties);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->properties, ava_count_properties, sizeof(cl_context_properties), ava_dir_properties | AVA_W_PRIVATE, (void **)&properties);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_properties;
@@ -1563,7 +1578,7 @@ static int ava_opencl_serve_clCreateContext(struct ava_wcall *ava_w)
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret | AVA_W_PRIVATE, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_errcode_ret;
@@ -1583,7 +1598,7 @@ static int ava_opencl_serve_clCreateContext(struct ava_wcall *ava_w)
 static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret)
-#line 205 "specs/opencl/opencl_platform.spec.inc"
+#line 214 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1594,7 +1609,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 1598 "opencl_worker.c"
+#line 1613 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1641,7 +1656,7 @@ static int ava_opencl_serve_clCreateContextFromType(struct ava_wcall *ava_w)
 		ava_dir_properties |= AVA_BUF_IN;
 		ava_count_properties = (uint64_t)(ava_cl_props_count(properties));
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->properties, ava_count_properties, sizeof(cl_context_properties), ava_dir_properties, (void **)&properties);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->properties, ava_count_properties, sizeof(cl_context_properties), ava_dir_properties | AVA_W_PRIVATE, (void **)&properties);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_properties;
@@ -1659,7 +1674,7 @@ static int ava_opencl_serve_clCreateContextFromType(struct ava_wcall *ava_w)
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret | AVA_W_PRIVATE, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_errcode_ret;
@@ -1733,16 +1748,21 @@ static int ava_opencl_serve_clReleaseContext(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 232 "specs/opencl/opencl_platform.spec.inc"
+#line 241 "specs/opencl/opencl_platform.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_CONTEXT_DEVICES)
-			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_CONTEXT_PROPERTIES)
-			ava_cl_context_props_out(param_value, param_value_size);
+			ava_cl_context_props_out(param_value, param_value_size,
+						 *param_value_size_ret);
 	}
 	return ret;
-#line 1746 "opencl_worker.c"
+#line 1766 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1788,7 +1808,7 @@ static int ava_opencl_serve_clGetContextInfo(struct ava_wcall *ava_w)
 		ava_dir_param_value |= AVA_BUF_OUT;
 		ava_count_param_value = (uint64_t)(param_value_size);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value | AVA_W_PRIVATE, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value;
@@ -1797,7 +1817,7 @@ static int ava_opencl_serve_clGetContextInfo(struct ava_wcall *ava_w)
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret | AVA_W_PRIVATE, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value_size_ret;
@@ -1862,14 +1882,14 @@ static int ava_opencl_serve_clSetContextDestructorCallback(struct ava_wcall *ava
 static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateCommandQueue(context, device, properties, errcode_ret)
-#line 285 "specs/opencl/opencl_platform.spec.inc"
+#line 301 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, properties)) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 1873 "opencl_worker.c"
+#line 1893 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1908,7 +1928,7 @@ static int ava_opencl_serve_clCreateCommandQueue(struct ava_wcall *ava_w)
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret | AVA_W_PRIVATE, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_errcode_ret;
@@ -1928,14 +1948,14 @@ static int ava_opencl_serve_clCreateCommandQueue(struct ava_wcall *ava_w)
 static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
-#line 301 "specs/opencl/opencl_platform.spec.inc"
+#line 317 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 1939 "opencl_worker.c"
+#line 1959 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1980,7 +2000,7 @@ static int ava_opencl_serve_clCreateCommandQueueWithProperties(struct ava_wcall 
 		ava_dir_properties |= AVA_BUF_IN;
 		ava_count_properties = (uint64_t)(ava_cl_props_count(properties));
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->properties, ava_count_properties, sizeof(cl_queue_properties), ava_dir_properties, (void **)&properties);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->properties, ava_count_properties, sizeof(cl_queue_properties), ava_dir_properties | AVA_W_PRIVATE, (void **)&properties);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_properties;
@@ -1989,7 +2009,7 @@ static int ava_opencl_serve_clCreateCommandQueueWithProperties(struct ava_wcall 
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret | AVA_W_PRIVATE, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_errcode_ret;
@@ -2094,18 +2114,24 @@ static int ava_opencl_serve_clReleaseCommandQueue(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 330 "specs/opencl/opencl_platform.spec.inc"
+#line 346 "specs/opencl/opencl_platform.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_QUEUE_CONTEXT)
-			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_QUEUE_DEVICE)
-			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_QUEUE_DEVICE_DEFAULT)
-			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size,
+				       *param_value_size_ret);
 	}
 	return ret;
-#line 2109 "opencl_worker.c"
+#line 2135 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2151,7 +2177,7 @@ static int ava_opencl_serve_clGetCommandQueueInfo(struct ava_wcall *ava_w)
 		ava_dir_param_value |= AVA_BUF_OUT;
 		ava_count_param_value = (uint64_t)(param_value_size);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value | AVA_W_PRIVATE, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value;
@@ -2160,7 +2186,7 @@ static int ava_opencl_serve_clGetCommandQueueInfo(struct ava_wcall *ava_w)
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret | AVA_W_PRIVATE, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value_size_ret;
@@ -2241,7 +2267,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2245 "opencl_worker.c"
+#line 2271 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2323,7 +2349,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2327 "opencl_worker.c"
+#line 2353 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2427,7 +2453,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2431 "opencl_worker.c"
+#line 2457 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2507,7 +2533,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2511 "opencl_worker.c"
+#line 2537 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2546,7 +2572,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2550 "opencl_worker.c"
+#line 2576 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2581,13 +2607,18 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 {
 #define ava_execute() clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
 #line 105 "specs/opencl/opencl_memory.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ret != CL_SUCCESS || param_value == NULL)
 		return ret;
 	if (ava_is_worker && param_name == CL_MEM_CONTEXT)
-		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
+		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
+			       *param_value_size_ret);
 	else if (ava_is_worker && param_name == CL_MEM_ASSOCIATED_MEMOBJECT)
-		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
+		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
+			       *param_value_size_ret);
 	else if (param_name == CL_MEM_HOST_PTR && param_value_size >= sizeof(void *)) {
 		/* The program's own pointer, never the worker's. */
 		struct ava_cl_mem_info info;
@@ -2608,7 +2639,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 2612 "opencl_worker.c"
+#line 2643 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2654,7 +2685,7 @@ static int ava_opencl_serve_clGetMemObjectInfo(struct ava_wcall *ava_w)
 		ava_dir_param_value |= AVA_BUF_OUT;
 		ava_count_param_value = (uint64_t)(param_value_size);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value | AVA_W_PRIVATE, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value;
@@ -2663,7 +2694,7 @@ static int ava_opencl_serve_clGetMemObjectInfo(struct ava_wcall *ava_w)
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret | AVA_W_PRIVATE, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value_size_ret;
@@ -2871,7 +2902,7 @@ static int ava_opencl_serve_clGetPipeInfo(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 188 "specs/opencl/opencl_memory.spec.inc"
+#line 195 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -2882,7 +2913,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 2886 "opencl_worker.c"
+#line 2917 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2951,7 +2982,7 @@ static int ava_opencl_serve_clCreateImage(struct ava_wcall *ava_w)
 		ava_dir_image_desc |= AVA_BUF_IN;
 		ava_count_image_desc = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->image_desc, ava_count_image_desc, sizeof(cl_image_desc), ava_dir_image_desc, (void **)&image_desc);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->image_desc, ava_count_image_desc, sizeof(cl_image_desc), ava_dir_image_desc | AVA_W_PRIVATE, (void **)&image_desc);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_image_desc;
@@ -2989,7 +3020,7 @@ static int ava_opencl_serve_clCreateImage(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 214 "specs/opencl/opencl_memory.spec.inc"
+#line 221 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3000,7 +3031,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3004 "opencl_worker.c"
+#line 3035 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3086,7 +3117,7 @@ static int ava_opencl_serve_clCreateImageWithProperties(struct ava_wcall *ava_w)
 		ava_dir_image_desc |= AVA_BUF_IN;
 		ava_count_image_desc = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->image_desc, ava_count_image_desc, sizeof(cl_image_desc), ava_dir_image_desc, (void **)&image_desc);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->image_desc, ava_count_image_desc, sizeof(cl_image_desc), ava_dir_image_desc | AVA_W_PRIVATE, (void **)&image_desc);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_image_desc;
@@ -3124,13 +3155,13 @@ static int ava_opencl_serve_clCreateImageWithProperties(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 241 "specs/opencl/opencl_memory.spec.inc"
+#line 248 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3134 "opencl_worker.c"
+#line 3165 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3230,14 +3261,14 @@ static int ava_opencl_serve_clCreateImage2D(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 268 "specs/opencl/opencl_memory.spec.inc"
+#line 275 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3241 "opencl_worker.c"
+#line 3272 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3420,12 +3451,16 @@ static int ava_opencl_serve_clGetSupportedImageFormats(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 289 "specs/opencl/opencl_memory.spec.inc"
+#line 296 "specs/opencl/opencl_memory.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL && param_name == CL_IMAGE_BUFFER)
-		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size);
+		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
+			       *param_value_size_ret);
 	return ret;
-#line 3429 "opencl_worker.c"
+#line 3464 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3471,7 +3506,7 @@ static int ava_opencl_serve_clGetImageInfo(struct ava_wcall *ava_w)
 		ava_dir_param_value |= AVA_BUF_OUT;
 		ava_count_param_value = (uint64_t)(param_value_size);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value | AVA_W_PRIVATE, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value;
@@ -3480,7 +3515,7 @@ static int ava_opencl_serve_clGetImageInfo(struct ava_wcall *ava_w)
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret | AVA_W_PRIVATE, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value_size_ret;
@@ -3676,13 +3711,17 @@ static int ava_opencl_serve_clReleaseSampler(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 330 "specs/opencl/opencl_memory.spec.inc"
+#line 343 "specs/opencl/opencl_memory.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL &&
 	    param_name == CL_SAMPLER_CONTEXT)
-		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
+		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
+			       *param_value_size_ret);
 	return ret;
-#line 3686 "opencl_worker.c"
+#line 3725 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3728,7 +3767,7 @@ static int ava_opencl_serve_clGetSamplerInfo(struct ava_wcall *ava_w)
 		ava_dir_param_value |= AVA_BUF_OUT;
 		ava_count_param_value = (uint64_t)(param_value_size);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value | AVA_W_PRIVATE, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value;
@@ -3737,7 +3776,7 @@ static int ava_opencl_serve_clGetSamplerInfo(struct ava_wcall *ava_w)
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret | AVA_W_PRIVATE, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value_size_ret;
@@ -3761,7 +3800,7 @@ static int ava_opencl_serve_clGetSamplerInfo(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 354 "specs/opencl/opencl_memory.spec.inc"
+#line 373 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = CL_SUCCESS;
 	cl_event ava_unmapped = NULL;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE, map_flags, offset, size,
@@ -3776,7 +3815,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 3780 "opencl_worker.c"
+#line 3819 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -3884,7 +3923,7 @@ static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 384 "specs/opencl/opencl_memory.spec.inc"
+#line 403 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = CL_SUCCESS;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE,
 					 write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, offset,
@@ -3894,7 +3933,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	if (write && data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 0, NULL, event);
-#line 3898 "opencl_worker.c"
+#line 3937 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -4003,7 +4042,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 4007 "opencl_worker.c"
+#line 4046 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -4046,7 +4085,7 @@ static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *
 		ava_dir_source |= AVA_BUF_IN;
 		ava_count_source = (uint64_t)(length + 1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->source, ava_count_source, sizeof(char), ava_dir_source, (void **)&source);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->source, ava_count_source, sizeof(char), ava_dir_source | AVA_W_PRIVATE, (void **)&source);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_source;
@@ -4090,7 +4129,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 4094 "opencl_worker.c"
+#line 4133 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -4170,7 +4209,7 @@ static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *
 		ava_dir_lengths |= AVA_BUF_IN;
 		ava_count_lengths = (uint64_t)(num_devices);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->lengths, ava_count_lengths, sizeof(size_t), ava_dir_lengths, (void **)&lengths);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->lengths, ava_count_lengths, sizeof(size_t), ava_dir_lengths | AVA_W_PRIVATE, (void **)&lengths);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_lengths;
@@ -4179,7 +4218,7 @@ static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *
 		ava_dir_binaries |= AVA_BUF_IN;
 		ava_count_binaries = (uint64_t)(binaries_length);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->binaries, ava_count_binaries, sizeof(unsigned char), ava_dir_binaries, (void **)&binaries);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->binaries, ava_count_binaries, sizeof(unsigned char), ava_dir_binaries | AVA_W_PRIVATE, (void **)&binaries);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_binaries;
@@ -4433,7 +4472,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4437 "opencl_worker.c"
+#line 4476 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4494,7 +4533,7 @@ static int ava_opencl_serve_clBuildProgram(struct ava_wcall *ava_w)
 		ava_dir_options |= AVA_BUF_IN;
 		ava_count_options = (uint64_t)(strlen(options) + 1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->options, ava_count_options, sizeof(char), ava_dir_options, (void **)&options);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->options, ava_count_options, sizeof(char), ava_dir_options | AVA_W_PRIVATE, (void **)&options);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_options;
@@ -4540,7 +4579,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 4544 "opencl_worker.c"
+#line 4583 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -4620,7 +4659,7 @@ static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
 		ava_dir_options |= AVA_BUF_IN;
 		ava_count_options = (uint64_t)(strlen(options) + 1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->options, ava_count_options, sizeof(char), ava_dir_options, (void **)&options);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->options, ava_count_options, sizeof(char), ava_dir_options | AVA_W_PRIVATE, (void **)&options);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_options;
@@ -4640,7 +4679,7 @@ static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
 		ava_dir_include_names |= AVA_BUF_IN;
 		ava_count_include_names = (uint64_t)(include_names_length);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->include_names, ava_count_include_names, sizeof(char), ava_dir_include_names, (void **)&include_names);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->include_names, ava_count_include_names, sizeof(char), ava_dir_include_names | AVA_W_PRIVATE, (void **)&include_names);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_include_names;
@@ -4835,7 +4874,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4839 "opencl_worker.c"
+#line 4878 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4891,16 +4930,21 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 #line 302 "specs/opencl/opencl_program.spec.inc"
 	if (param_name == CL_PROGRAM_BINARIES && param_value != NULL)
 		return CL_INVALID_VALUE;
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = clGetProgramInfo(program, param_name, param_value_size, param_value,
 				      param_value_size_ret);
 	if (ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_PROGRAM_CONTEXT)
-			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_PROGRAM_DEVICES)
-			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size,
+				       *param_value_size_ret);
 	}
 	return ret;
-#line 4904 "opencl_worker.c"
+#line 4948 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -4945,7 +4989,7 @@ static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
 		ava_dir_param_value |= AVA_BUF_OUT;
 		ava_count_param_value = (uint64_t)(param_value_size);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value | AVA_W_PRIVATE, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value;
@@ -4954,7 +4998,7 @@ static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret | AVA_W_PRIVATE, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value_size_ret;
@@ -4978,7 +5022,7 @@ static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, size_t total, unsigned char *binaries)
 {
-#line 319 "specs/opencl/opencl_program.spec.inc"
+#line 326 "specs/opencl/opencl_program.spec.inc"
 	cl_uint ava_ndev = 0;
 	size_t ava_sizes[64], ava_sum = 0;
 	unsigned char *ava_parts[64];
@@ -5000,7 +5044,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 5004 "opencl_worker.c"
+#line 5048 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -5035,7 +5079,7 @@ static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
 		ava_dir_binaries |= AVA_BUF_OUT;
 		ava_count_binaries = (uint64_t)(total);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->binaries, ava_count_binaries, sizeof(unsigned char), ava_dir_binaries, (void **)&binaries);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->binaries, ava_count_binaries, sizeof(unsigned char), ava_dir_binaries | AVA_W_PRIVATE, (void **)&binaries);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_binaries;
@@ -5055,7 +5099,7 @@ static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 348 "specs/opencl/opencl_program.spec.inc"
+#line 355 "specs/opencl/opencl_program.spec.inc"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -5080,7 +5124,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 5084 "opencl_worker.c"
+#line 5128 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5138,7 +5182,7 @@ static int ava_opencl_serve_clGetProgramBuildInfo(struct ava_wcall *ava_w)
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret | AVA_W_PRIVATE, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value_size_ret;
@@ -5402,7 +5446,7 @@ static int ava_opencl_serve_clReleaseKernel(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
-#line 422 "specs/opencl/opencl_program.spec.inc"
+#line 429 "specs/opencl/opencl_program.spec.inc"
 	if (arg_value != NULL && arg_size == sizeof(cl_mem)) {
 		uint64_t ava_id;
 		memcpy(&ava_id, arg_value, sizeof(ava_id));
@@ -5422,7 +5466,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 			return ava_bad;
 	}
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 5426 "opencl_worker.c"
+#line 5470 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -5457,7 +5501,7 @@ static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
 		ava_dir_arg_value |= AVA_BUF_IN;
 		ava_count_arg_value = (uint64_t)(arg_size);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->arg_value, ava_count_arg_value, 1, ava_dir_arg_value, (void **)&arg_value);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->arg_value, ava_count_arg_value, 1, ava_dir_arg_value | AVA_W_PRIVATE, (void **)&arg_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_arg_value;
@@ -5473,16 +5517,21 @@ static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 448 "specs/opencl/opencl_program.spec.inc"
+#line 455 "specs/opencl/opencl_program.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_KERNEL_CONTEXT)
-			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_KERNEL_PROGRAM)
-			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_program, param_value, param_value_size,
+				       *param_value_size_ret);
 	}
 	return ret;
-#line 5486 "opencl_worker.c"
+#line 5535 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5528,7 +5577,7 @@ static int ava_opencl_serve_clGetKernelInfo(struct ava_wcall *ava_w)
 		ava_dir_param_value |= AVA_BUF_OUT;
 		ava_count_param_value = (uint64_t)(param_value_size);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value | AVA_W_PRIVATE, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value;
@@ -5537,7 +5586,7 @@ static int ava_opencl_serve_clGetKernelInfo(struct ava_wcall *ava_w)
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret | AVA_W_PRIVATE, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value_size_ret;
@@ -5562,12 +5611,12 @@ static int ava_opencl_serve_clGetKernelInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 463 "specs/opencl/opencl_program.spec.inc"
+#line 477 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5571 "opencl_worker.c"
+#line 5620 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5864,15 +5913,20 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 {
 #define ava_execute() clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret)
 #line 19 "specs/opencl/opencl_enqueue.spec.inc"
+	size_t ava_written = 0;
+	if (ava_is_worker && param_value_size_ret == NULL)
+		param_value_size_ret = &ava_written;
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && param_value != NULL) {
 		if (param_name == CL_EVENT_COMMAND_QUEUE)
-			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_command_queue, param_value, param_value_size,
+				       *param_value_size_ret);
 		else if (param_name == CL_EVENT_CONTEXT)
-			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size);
+			AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
+				       *param_value_size_ret);
 	}
 	return ret;
-#line 5876 "opencl_worker.c"
+#line 5930 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5918,7 +5972,7 @@ static int ava_opencl_serve_clGetEventInfo(struct ava_wcall *ava_w)
 		ava_dir_param_value |= AVA_BUF_OUT;
 		ava_count_param_value = (uint64_t)(param_value_size);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value, ava_count_param_value, 1, ava_dir_param_value | AVA_W_PRIVATE, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value;
@@ -5927,7 +5981,7 @@ static int ava_opencl_serve_clGetEventInfo(struct ava_wcall *ava_w)
 		ava_dir_param_value_size_ret |= AVA_BUF_OUT;
 		ava_count_param_value_size_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->param_value_size_ret, ava_count_param_value_size_ret, sizeof(size_t), ava_dir_param_value_size_ret | AVA_W_PRIVATE, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_param_value_size_ret;
@@ -6195,11 +6249,11 @@ static int ava_opencl_serve_clGetEventProfilingInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 90 "specs/opencl/opencl_enqueue.spec.inc"
+#line 97 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6203 "opencl_worker.c"
+#line 6257 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6309,11 +6363,11 @@ static int ava_opencl_serve_clEnqueueReadBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 115 "specs/opencl/opencl_enqueue.spec.inc"
+#line 122 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6317 "opencl_worker.c"
+#line 6371 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6434,11 +6488,11 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 142 "specs/opencl/opencl_enqueue.spec.inc"
+#line 149 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6442 "opencl_worker.c"
+#line 6496 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6605,11 +6659,11 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 172 "specs/opencl/opencl_enqueue.spec.inc"
+#line 179 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6613 "opencl_worker.c"
+#line 6667 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7114,11 +7168,11 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 246 "specs/opencl/opencl_enqueue.spec.inc"
+#line 253 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7122 "opencl_worker.c"
+#line 7176 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7265,11 +7319,11 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 273 "specs/opencl/opencl_enqueue.spec.inc"
+#line 280 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7273 "opencl_worker.c"
+#line 7327 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8017,11 +8071,11 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 377 "specs/opencl/opencl_enqueue.spec.inc"
+#line 384 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8025 "opencl_worker.c"
+#line 8079 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8159,11 +8213,11 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 393 "specs/opencl/opencl_enqueue.spec.inc"
+#line 400 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8167 "opencl_worker.c"
+#line 8221 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8475,11 +8529,11 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-#line 445 "specs/opencl/opencl_enqueue.spec.inc"
+#line 452 "specs/opencl/opencl_enqueue.spec.inc"
 	if (num_events == 0 || event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 8483 "opencl_worker.c"
+#line 8537 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -8547,7 +8601,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->size = size;
 	svm->context = context;
 	return svm;
-#line 8551 "opencl_worker.c"
+#line 8605 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -8590,7 +8644,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	clReleaseContext(svm->context);
 	free(svm);
 	return CL_SUCCESS;
-#line 8594 "opencl_worker.c"
+#line 8648 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -8634,7 +8688,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 8638 "opencl_worker.c"
+#line 8692 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -8755,7 +8809,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	if (data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, event);
-#line 8759 "opencl_worker.c"
+#line 8813 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -8866,7 +8920,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 8870 "opencl_worker.c"
+#line 8924 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -8938,7 +8992,7 @@ static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
 		ava_dir_src_host |= AVA_BUF_IN;
 		ava_count_src_host = (uint64_t)(size);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->src_host, ava_count_src_host, 1, ava_dir_src_host, (void **)&src_host);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->src_host, ava_count_src_host, 1, ava_dir_src_host | AVA_W_PRIVATE, (void **)&src_host);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_src_host;
@@ -8947,7 +9001,7 @@ static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
 		ava_dir_dst_host |= AVA_BUF_OUT;
 		ava_count_dst_host = (uint64_t)(size);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->dst_host, ava_count_dst_host, 1, ava_dir_dst_host, (void **)&dst_host);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->dst_host, ava_count_dst_host, 1, ava_dir_dst_host | AVA_W_PRIVATE, (void **)&dst_host);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_dst_host;
@@ -9016,7 +9070,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 9020 "opencl_worker.c"
+#line 9074 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -9127,7 +9181,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 9131 "opencl_worker.c"
+#line 9185 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -9182,7 +9236,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 9186 "opencl_worker.c"
+#line 9240 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -9236,7 +9290,7 @@ static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
 		ava_dir_offsets |= AVA_BUF_IN;
 		ava_count_offsets = (uint64_t)(count);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->offsets, ava_count_offsets, sizeof(size_t), ava_dir_offsets, (void **)&offsets);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->offsets, ava_count_offsets, sizeof(size_t), ava_dir_offsets | AVA_W_PRIVATE, (void **)&offsets);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_offsets;
@@ -9270,7 +9324,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 9274 "opencl_worker.c"
+#line 9328 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -9352,7 +9406,7 @@ static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
 		ava_dir_offsets |= AVA_BUF_IN;
 		ava_count_offsets = (uint64_t)(count);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->offsets, ava_count_offsets, sizeof(size_t), ava_dir_offsets, (void **)&offsets);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->offsets, ava_count_offsets, sizeof(size_t), ava_dir_offsets | AVA_W_PRIVATE, (void **)&offsets);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_offsets;
@@ -9361,7 +9415,7 @@ static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
 		ava_dir_sizes |= AVA_BUF_IN;
 		ava_count_sizes = (uint64_t)(count);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->sizes, ava_count_sizes, sizeof(size_t), ava_dir_sizes, (void **)&sizes);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->sizes, ava_count_sizes, sizeof(size_t), ava_dir_sizes | AVA_W_PRIVATE, (void **)&sizes);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_sizes;
@@ -9408,7 +9462,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 9412 "opencl_worker.c"
+#line 9466 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -9517,7 +9571,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 9521 "opencl_worker.c"
+#line 9575 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -9629,7 +9683,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 9633 "opencl_worker.c"
+#line 9687 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
