@@ -13,7 +13,11 @@
 # runs that would not fit are skipped and count as failures).
 #
 # Each open issue adds its GPU checks to the `checks` table below, and
-# nowhere else.
+# nowhere else. A check that plays a hostile guest has no native run to be
+# compared with (no CUDA program sends raw messages): it names a raw-guest
+# test of the build instead (see the table), which starts its own worker,
+# asserts what the worker answers each attack, and must pass with nothing
+# skipped.
 #
 # Usage: scripts/gpu-check.sh
 # Environment:
@@ -43,7 +47,11 @@ channels=(shm tcp)
 # the spec whose worker must serve the remoted run (cudart: the runtime,
 # libcudart.so.13; cuda: the driver API, libcuda.so.1); PROGRAM is
 # tests/cuda/programs/PROGRAM.cu (built as cu_PROGRAM), whose exit codes are in
-# tests/cuda/programs/cu_check.cuh. Open issues add their GPU checks here.
+# tests/cuda/programs/cu_check.cuh. PROGRAM raw:TEST is instead the Criterion
+# test TEST of tests/e2e (the build's bin/TEST), a raw guest against a worker
+# of SPEC: run once, it passes when it exits 0 (every test passed, none
+# skipped); there is no native run or stdout to compare. Open issues add
+# their GPU checks here.
 checks=(
   "base cudart device_query"
   "base cudart errors"
@@ -55,6 +63,8 @@ checks=(
   "base cudart failing_launch:oob"
   "base cudart launch_paths"
   "base cuda   driver_api"
+  "13   cudart copy_ranges"
+  "13   cudart raw:test_e2e_cudart_copies"
 )
 
 mkdir -p "$out/runs" || exit 1
@@ -91,9 +101,19 @@ nvcc=/usr/local/cuda/bin/nvcc
 # --- build ------------------------------------------------------------------
 artifacts=(bin/ava lib/ava/guest/libcudart.so.13 lib/ava/worker/libava_worker_cudart.so
   lib/ava/guest/libcuda.so.1 lib/ava/worker/libava_worker_cuda.so)
+raw_targets=()
 for c in "${checks[@]}"; do
   read -r _ _ r <<<"$c"
-  [[ " ${artifacts[*]} " == *" tests/cuda/cu_${r%%:*} "* ]] || artifacts+=("tests/cuda/cu_${r%%:*}")
+  if [[ $r == raw:* ]]; then
+    # Raw-guest tests register the nvcc-built fat binary of tests/cuda.
+    raw_targets+=("${r#raw:}")
+    a="bin/${r#raw:}"
+    [[ " ${artifacts[*]} " == *" tests/cuda/kernels_plain.fatbin "* ]] ||
+      artifacts+=(tests/cuda/kernels_plain.fatbin)
+  else
+    a="tests/cuda/cu_${r%%:*}"
+  fi
+  [[ " ${artifacts[*]} " == *" $a "* ]] || artifacts+=("$a")
 done
 missing_artifacts() {
   local a
@@ -117,7 +137,7 @@ build_targets() {
   ((left_s > 60)) || { note "no time left to build"; return 1; }
   timeout "$((left_s < build_timeout ? left_s : build_timeout))" \
     cmake --build "$build" -j "$(nproc)" --target ava ava_guest_cudart ava_worker_cudart \
-    ava_guest_cuda ava_worker_cuda cuda_programs
+    ava_guest_cuda ava_worker_cuda cuda_programs "${raw_targets[@]}"
 }
 
 build_failed=0
@@ -138,7 +158,7 @@ else
     fi
   fi
   if ((build_failed == 0)); then
-    note "building ava, ava_guest_cudart, ava_worker_cudart, ava_guest_cuda, ava_worker_cuda, cuda_programs"
+    note "building ava, ava_guest_cudart, ava_worker_cudart, ava_guest_cuda, ava_worker_cuda, cuda_programs ${raw_targets[*]}"
     build_targets || build_failed=1
   fi
 fi
@@ -198,8 +218,28 @@ failures=0
 rows=()
 note "compared for each check: native exit 0; remoted exit and stdout equal to native;"
 note "no 'ava:' on the remoted stderr; the worker's report shows calls of the check's spec"
+note "raw-guest checks: the test exits 0 (its own assertions on the worker's answers, none skipped)"
 for c in "${checks[@]}"; do
   read -r origin spec r <<<"$c"
+  if [[ $r == raw:* ]]; then
+    # Paths compiled into the test are the build's; a carried build gets them here.
+    label=${r#raw:}
+    run_one "$label.raw" "$remoted_timeout" env AVA_E2E_AVA_BIN="$build/bin/ava" \
+      AVA_E2E_CUDA_TEST_FATBIN="$build/tests/cuda/kernels_plain.fatbin" \
+      "$build/bin/$label" --jobs 1
+    exit_code=$(cat "$out/runs/$label.raw.exit")
+    secs=$(cat "$out/runs/$label.raw.seconds")
+    verdict=passed
+    [[ $exit_code == 0 ]] || verdict="NO(exit $exit_code)"
+    note "$label ($origin, spec $spec, raw guest): exit $exit_code in ${secs}s: $verdict"
+    sed 's/^/   | /' "$out/runs/$label.raw.out" | tail -n 20
+    if [[ $verdict != passed ]]; then
+      failures=$((failures + 1))
+      sed 's/^/   ! /' "$out/runs/$label.raw.err" | head -n 40
+    fi
+    rows+=("$(printf '%-22s | %-11s | %-12s' "$label" "(raw guest)" "$verdict")")
+    continue
+  fi
   name=${r%%:*}
   args=()
   [[ $r == *:* ]] && args=("${r#*:}")
@@ -258,6 +298,7 @@ done
   printf '%s\n' "${rows[@]}"
   echo
   echo "native exit: 0 = the program's checks held on the GPU (anything else fails the check)"
+  echo "(raw guest): a hostile guest's test against the worker; passed = all its assertions held"
   echo "ratios: wall time of the whole process (start-up included) under ava / natively"
   if ((failures == 0)); then
     echo "gpu-check: PASSED in ${SECONDS}s"

@@ -3,10 +3,12 @@
  * answers to libcuda.so.1. See include/ava/spec.h for the language.
  *
  * Handles (contexts, modules, functions, streams, events) are ids; device
- * pointers (CUdeviceptr) are the device's own values. Module images travel
- * with cuModuleLoadData* (the guest finds their size: fat binary, cubin
- * ELF or PTX text); launches flatten kernelParams by the layout the driver
- * reports (cuFuncGetParamInfo), which the worker checks again.
+ * pointers (CUdeviceptr) are the device's own values, which the worker
+ * checks against the guest's own memory (cuda_ranges.spec.inc). Module
+ * images travel with cuModuleLoadData* (the guest finds their size: fat
+ * binary, cubin ELF or PTX text); launches flatten kernelParams by the
+ * layout the driver reports (cuFuncGetParamInfo), which the worker checks
+ * again.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -49,6 +51,7 @@ ava_type(CUresult) {
 }
 
 /* The spec proper, in parts (cava reads "*.spec.inc" as spec text). */
+#include "cuda_ranges.spec.inc"
 #include "cuda_errors.spec.inc"
 #include "cuda_modules.spec.inc"
 #include "cuda_api.spec.inc"

@@ -9,7 +9,8 @@
  * first time one of its kernels runs, and registered with the real runtime
  * there; a launch flattens its arguments by the kernel's parameter layout
  * and travels without waiting. Device pointers are the device's own values
- * (ava_opaque): kernels and copies use them as they are.
+ * (ava_opaque): kernels and copies use them as they are, once the worker has
+ * found them in the guest's own memory (cudart_ranges.spec.inc).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -47,6 +48,7 @@ ava_type(cudaError_t) {
 }
 
 /* The spec proper, in parts (cava reads "*.spec.inc" as spec text). */
+#include "cudart_ranges.spec.inc"
 #include "cudart_errors.spec.inc"
 #include "cudart_launch.spec.inc"
 #include "cudart_api.spec.inc"

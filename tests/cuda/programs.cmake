@@ -17,7 +17,8 @@ set(AVA_CUDA_PROGRAMS
     memcpy_bandwidth
     host_callback
     failing_launch
-    launch_paths)
+    launch_paths
+    copy_ranges)
 set(cu_programs_dir ${CMAKE_CURRENT_SOURCE_DIR}/programs)
 set(cu_programs_gencode
     -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90

@@ -6,74 +6,15 @@
 // real `ava worker --spec cudart` running the toolkit's libcudart.so.13.
 #include <criterion/criterion.h>
 
-#include <signal.h>
-
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string>
 
-#include "cudart_wire.h"
+#include "cudart_raw.hpp"
 #include "e2e_env.hpp"
-#include "proc.hpp"
-#include "raw_guest.hpp"
 
-using e2e::Bytes;
-using e2e::RawGuest;
+using namespace e2e;
 
 namespace {
-
-constexpr uint64_t kCudaSuccess = 0;
-constexpr uint64_t kCudaErrorInvalidValue = 1;
-constexpr uint64_t kCudaErrorInvalidKernelImage = 200;
-
-Bytes read_bytes(const char *path) {
-  std::ifstream in(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-struct Worker {
-  std::string dir = make_temp_dir();
-  std::string path = dir + "/worker.sock";
-  BackgroundProc proc{
-      {AVA_BIN, "worker", "--spec", "cudart", "--listen", "unix:" + path, "--ready-fd", "1"}, {}};
-  ~Worker() {
-    proc.kill_now(SIGTERM);
-    proc.wait_exit(5000);
-    const std::string rm = "rm -rf " + dir;
-    [[maybe_unused]] int rc = system(rm.c_str());
-  }
-};
-
-// ava_cudart_register_module(fatbin, len, names, ...): the return value and
-// the function handle of the first name.
-uint64_t register_module(RawGuest &g, const Bytes &fatbin, uint64_t claimed_len,
-                         const std::string &name, uint64_t *function) {
-  ava_cudart_ava_cudart_register_module_call a{};
-  Bytes payload(AVA_PAYLOAD_SPAN(fatbin.size()) + AVA_PAYLOAD_SPAN(name.size() + 1), 0);
-  std::memcpy(payload.data(), fatbin.data(), fatbin.size());
-  const uint64_t names_at = AVA_PAYLOAD_SPAN(fatbin.size());
-  std::memcpy(payload.data() + names_at, name.c_str(), name.size() + 1);
-  a.fatbin = {0, fatbin.size(), AVA_BUF_PRESENT | AVA_BUF_IN, 0};
-  a.len = claimed_len;
-  a.names = {names_at, name.size() + 1, AVA_BUF_PRESENT | AVA_BUF_IN, 0};
-  a.names_len = name.size() + 1;
-  a.count = 1;
-  a.module = {0, 8, AVA_BUF_PRESENT | AVA_BUF_OUT, 0};
-  a.functions = {0, 8, AVA_BUF_PRESENT | AVA_BUF_OUT, 0};
-  Bytes r;
-  cr_assert(g.call(AVA_CUDART_FN_AVA_CUDART_REGISTER_MODULE, &a, sizeof a, payload, &r),
-            "no answer to register_module");
-  ava_cudart_ava_cudart_register_module_reply v{};
-  if (RawGuest::header(r).status != AVA_OK || !RawGuest::reply_struct(r, &v))
-    return UINT64_MAX;
-  *function = 0;
-  const uint64_t payload_at = sizeof(ava_msg_hdr) + RawGuest::header(r).args_len;
-  if (v.ret == kCudaSuccess && v.functions.length == 8 &&
-      payload_at + v.functions.offset + 8 <= r.size())
-    std::memcpy(function, r.data() + payload_at + v.functions.offset, 8);
-  return v.ret;
-}
 
 // A sync launch (async = 0) of function with params_len bytes of arguments.
 uint64_t launch(RawGuest &g, uint64_t function, uint64_t params_len) {
@@ -93,25 +34,16 @@ uint64_t launch(RawGuest &g, uint64_t function, uint64_t params_len) {
   return RawGuest::header(r).status == AVA_OK ? v.ret : UINT64_MAX;
 }
 
-bool still_serves(RawGuest &g) {
-  ava_cudart_cudaRuntimeGetVersion_call a{};
-  a.runtimeVersion = {0, sizeof(int), AVA_BUF_PRESENT | AVA_BUF_OUT, 0};
-  Bytes r;
-  ava_cudart_cudaRuntimeGetVersion_reply v{};
-  return g.call(AVA_CUDART_FN_CUDARUNTIMEGETVERSION, &a, sizeof a, {}, &r) &&
-         RawGuest::reply_struct(r, &v) && v.ret == kCudaSuccess;
-}
-
 } // namespace
 
 Test(e2e_cudart_bad, hostile_guest_gets_cuda_errors, .timeout = 120) {
-  const Bytes fatbin = read_bytes(CUDA_TEST_FATBIN);
-  cr_assert_gt(fatbin.size(), 64u, "cannot read %s", CUDA_TEST_FATBIN);
-  Worker w;
+  const std::string fatbin_path = test_fatbin_path();
+  const Bytes fatbin = read_bytes(fatbin_path.c_str());
+  cr_assert_gt(fatbin.size(), 64u, "cannot read %s", fatbin_path.c_str());
+  CudartWorker w;
   std::string seen;
-  cr_assert(w.proc.wait_for_line("worker.sock", 20000, &seen), "the worker did not start:\n%s",
-            seen.c_str());
-  RawGuest g(w.path, AVA_CUDART_SPEC_ID, AVA_CUDART_SPEC_HASH, AVA_CUDART_SPEC_NAME);
+  cr_assert(w.started(&seen), "the worker did not start:\n%s", seen.c_str());
+  RawGuest g = cudart_guest(w);
   cr_assert(g.connect_and_hello());
 
   // A real fat binary (nvcc output) registers; its kernel gets a handle.
@@ -151,5 +83,5 @@ Test(e2e_cudart_bad, hostile_guest_gets_cuda_errors, .timeout = 120) {
               (unsigned long long)bogus, (unsigned long long)ret);
   }
   cr_expect(still_serves(g), "the worker stopped serving");
-  cr_expect(kill(w.proc.pid(), 0) == 0 && w.proc.wait_exit(0) == -1, "the worker died");
+  cr_expect(w.alive(), "the worker died");
 }

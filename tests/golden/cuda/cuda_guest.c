@@ -32,11 +32,81 @@ static const struct ava_guest_spec ava_cuda_guest_spec;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wunused-variable"
-#line 24 "specs/cuda/cuda.spec.c"
+#line 26 "specs/cuda/cuda.spec.c"
 
 #include "fatbin.h"
 
 #line 40 "cuda_guest.c"
+#line 9 "specs/cuda/cuda_ranges.spec.inc"
+
+int ava_w_ranges_add(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
+int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
+int ava_w_ranges_check(uint64_t start, uint64_t size);
+int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
+uint64_t ava_w_ranges_drop_owner(uint64_t owner);
+
+/* Kinds of ranges; allocations are owned by their context, globals by their module. */
+#define AVA_CU_RANGE_ALLOC 1u
+#define AVA_CU_RANGE_GLOBAL 2u
+
+/* Worker: whether n elements of elem bytes at p are the guest's; touching none needs none. */
+static inline int ava_cu_mine(CUdeviceptr p, size_t n, size_t elem)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(n, elem, &bytes))
+		return 0;
+	return bytes == 0 || ava_w_ranges_check(p, bytes);
+}
+
+/* Worker: count bytes between two places in the guest's memory. */
+static inline int ava_cu_device_copy_ok(CUdeviceptr dst, CUdeviceptr src, size_t count)
+{
+	return ava_cu_mine(dst, count, 1) && ava_cu_mine(src, count, 1);
+}
+
+/*
+ * Worker: records size bytes at p, just allocated in the current context,
+ * as the guest's. Fails only when the worker cannot record them: the caller
+ * then frees them.
+ */
+static inline CUresult ava_cu_track(CUdeviceptr p, size_t size)
+{
+	CUcontext ctx = NULL;
+
+	if (p == 0 || size == 0)
+		return CUDA_SUCCESS;
+	(void)cuCtxGetCurrent(&ctx);
+	return ava_w_ranges_replace(p, size, AVA_CU_RANGE_ALLOC, (uintptr_t)ctx) == 0
+		       ? CUDA_SUCCESS
+		       : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/*
+ * Worker: the primary context of each device, as cuDevicePrimaryCtxRetain
+ * gave it (the driver's, shared by the worker's guests), so that its
+ * memory can leave the guest's table when it is reset.
+ */
+#define AVA_CU_MAX_DEVICES 64
+static CUcontext ava_cu_primary[AVA_CU_MAX_DEVICES];
+
+static inline void ava_cu_note_primary(CUdevice dev, CUcontext ctx)
+{
+	if (dev >= 0 && dev < AVA_CU_MAX_DEVICES)
+		__atomic_store_n(&ava_cu_primary[dev], ctx, __ATOMIC_RELAXED);
+}
+
+static inline void ava_cu_forget_primary(CUdevice dev)
+{
+	CUcontext ctx = NULL;
+
+	if (dev >= 0 && dev < AVA_CU_MAX_DEVICES)
+		ctx = __atomic_load_n(&ava_cu_primary[dev], __ATOMIC_RELAXED);
+	if (ctx != NULL)
+		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
+}
+
+#line 110 "cuda_guest.c"
 #line 5 "specs/cuda/cuda_modules.spec.inc"
 
 CUresult ava_cu_module_load(CUmodule *module, const void *image, size_t size);
@@ -86,7 +156,7 @@ static CUresult ava_cu_get_layout(CUfunction f, struct ava_cu_layout *l)
 	return CUDA_SUCCESS;
 }
 
-#line 90 "cuda_guest.c"
+#line 160 "cuda_guest.c"
 #pragma GCC diagnostic pop
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -223,7 +293,7 @@ CUresult cuGetErrorName(CUresult error, const char **pStr)
 	return name ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-#line 227 "cuda_guest.c"
+#line 297 "cuda_guest.c"
 #line 55 "specs/cuda/cuda_modules.spec.inc"
 
 /* Bytes of a module image, from its own headers; 0 when it is none of the three. */
@@ -341,8 +411,8 @@ CUresult cuModuleLoad(CUmodule *module, const char *fname)
 	return rc;
 }
 
-#line 345 "cuda_guest.c"
-#line 275 "specs/cuda/cuda_modules.spec.inc"
+#line 415 "cuda_guest.c"
+#line 288 "specs/cuda/cuda_modules.spec.inc"
 
 static __thread int ava_cu_launch_async_ok;
 static int ava_cu_launches_work;
@@ -506,7 +576,7 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuin
 	return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
-#line 510 "cuda_guest.c"
+#line 580 "cuda_guest.c"
 #pragma GCC visibility pop
 
 static int ava_cuda_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -576,7 +646,7 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-AVA_EXPORT CUresult cuModuleUnload(CUmodule hmod)
+static CUresult ava_cuda_remote_cuModuleUnload(CUmodule hmod)
 {
 	struct ava_cuda_cuModuleUnload_call ava_a;
 	const struct ava_cuda_cuModuleUnload_reply *ava_r = NULL;
@@ -605,6 +675,17 @@ AVA_EXPORT CUresult cuModuleUnload(CUmodule hmod)
 ava_fail:
 	ava_call_end(&ava_c);
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
+}
+
+AVA_EXPORT CUresult cuModuleUnload(CUmodule hmod)
+{
+#define ava_execute() ava_cuda_remote_cuModuleUnload(hmod)
+#line 198 "specs/cuda/cuda_modules.spec.inc"
+	if (ava_is_worker && hmod != NULL)
+		(void)ava_w_ranges_drop_owner((uintptr_t)hmod);
+	return ava_execute();
+#line 688 "cuda_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
@@ -660,7 +741,7 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-AVA_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
+static CUresult ava_cuda_remote_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
 {
 	struct ava_cuda_cuModuleGetGlobal_v2_call ava_a;
 	const struct ava_cuda_cuModuleGetGlobal_v2_reply *ava_r = NULL;
@@ -724,6 +805,22 @@ AVA_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmod
 ava_fail:
 	ava_call_end(&ava_c);
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
+}
+
+AVA_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
+{
+#define ava_execute() ava_cuda_remote_cuModuleGetGlobal_v2(dptr, bytes, hmod, name)
+#line 216 "specs/cuda/cuda_modules.spec.inc"
+	size_t ava_bytes = 0;
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS && dptr != NULL && *dptr != 0 &&
+	    cuModuleGetGlobal(NULL, &ava_bytes, hmod, name) == CUDA_SUCCESS && ava_bytes != 0 &&
+	    !ava_w_ranges_check(*dptr, ava_bytes) &&
+	    ava_w_ranges_replace(*dptr, ava_bytes, AVA_CU_RANGE_GLOBAL, (uintptr_t)hmod) != 0)
+		ret = CUDA_ERROR_OUT_OF_MEMORY;
+	return ret;
+#line 823 "cuda_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
@@ -1249,7 +1346,7 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-AVA_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+static CUresult ava_cuda_remote_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
 	struct ava_cuda_cuDevicePrimaryCtxRetain_call ava_a;
 	const struct ava_cuda_cuDevicePrimaryCtxRetain_reply *ava_r = NULL;
@@ -1291,7 +1388,19 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-AVA_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+AVA_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+#define ava_execute() ava_cuda_remote_cuDevicePrimaryCtxRetain(pctx, dev)
+#line 49 "specs/cuda/cuda_api.spec.inc"
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS)
+		ava_cu_note_primary(dev, *pctx);
+	return ret;
+#line 1400 "cuda_guest.c"
+#undef ava_execute
+}
+
+static CUresult ava_cuda_remote_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
 	struct ava_cuda_cuDevicePrimaryCtxRelease_v2_call ava_a;
 	const struct ava_cuda_cuDevicePrimaryCtxRelease_v2_reply *ava_r = NULL;
@@ -1320,7 +1429,22 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-AVA_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+AVA_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+#define ava_execute() ava_cuda_remote_cuDevicePrimaryCtxRelease_v2(dev)
+#line 58 "specs/cuda/cuda_api.spec.inc"
+	unsigned int ava_flags = 0;
+	int ava_active = 1;
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS &&
+	    cuDevicePrimaryCtxGetState(dev, &ava_flags, &ava_active) == CUDA_SUCCESS && !ava_active)
+		ava_cu_forget_primary(dev);
+	return ret;
+#line 1444 "cuda_guest.c"
+#undef ava_execute
+}
+
+static CUresult ava_cuda_remote_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
 	struct ava_cuda_cuDevicePrimaryCtxReset_v2_call ava_a;
 	const struct ava_cuda_cuDevicePrimaryCtxReset_v2_reply *ava_r = NULL;
@@ -1347,6 +1471,17 @@ AVA_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 ava_fail:
 	ava_call_end(&ava_c);
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
+}
+
+AVA_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+#define ava_execute() ava_cuda_remote_cuDevicePrimaryCtxReset_v2(dev)
+#line 69 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker)
+		ava_cu_forget_primary(dev);
+	return ava_execute();
+#line 1484 "cuda_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
@@ -1481,15 +1616,15 @@ ava_fail:
 AVA_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev)
 {
 #define ava_execute() ava_cuda_remote_cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev)
-#line 79 "specs/cuda/cuda_api.spec.inc"
+#line 94 "specs/cuda/cuda_api.spec.inc"
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1489 "cuda_guest.c"
+#line 1624 "cuda_guest.c"
 #undef ava_execute
 }
 
-AVA_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
+static CUresult ava_cuda_remote_cuCtxDestroy_v2(CUcontext ctx)
 {
 	struct ava_cuda_cuCtxDestroy_v2_call ava_a;
 	const struct ava_cuda_cuCtxDestroy_v2_reply *ava_r = NULL;
@@ -1518,6 +1653,17 @@ AVA_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 ava_fail:
 	ava_call_end(&ava_c);
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
+}
+
+AVA_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+#define ava_execute() ava_cuda_remote_cuCtxDestroy_v2(ctx)
+#line 103 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && ctx != NULL)
+		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
+	return ava_execute();
+#line 1666 "cuda_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
@@ -1771,7 +1917,7 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-AVA_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+static CUresult ava_cuda_remote_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
 	struct ava_cuda_cuMemAlloc_v2_call ava_a;
 	const struct ava_cuda_cuMemAlloc_v2_reply *ava_r = NULL;
@@ -1813,7 +1959,22 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-AVA_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
+AVA_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+#define ava_execute() ava_cuda_remote_cuMemAlloc_v2(dptr, bytesize)
+#line 152 "specs/cuda/cuda_api.spec.inc"
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS &&
+	    (ret = ava_cu_track(*dptr, bytesize)) != CUDA_SUCCESS) {
+		(void)cuMemFree(*dptr);
+		*dptr = 0;
+	}
+	return ret;
+#line 1974 "cuda_guest.c"
+#undef ava_execute
+}
+
+static CUresult ava_cuda_remote_cuMemFree_v2(CUdeviceptr dptr)
 {
 	struct ava_cuda_cuMemFree_v2_call ava_a;
 	const struct ava_cuda_cuMemFree_v2_reply *ava_r = NULL;
@@ -1840,6 +2001,23 @@ AVA_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 ava_fail:
 	ava_call_end(&ava_c);
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
+}
+
+AVA_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+#define ava_execute() ava_cuda_remote_cuMemFree_v2(dptr)
+#line 168 "specs/cuda/cuda_api.spec.inc"
+	uint64_t ava_size = 0, ava_owner = 0;
+	CUresult ret;
+	if (ava_is_worker && dptr != 0 &&
+	    !ava_w_ranges_remove(dptr, AVA_CU_RANGE_ALLOC, &ava_size, &ava_owner))
+		return CUDA_ERROR_INVALID_VALUE;
+	ret = ava_execute();
+	if (ava_is_worker && ret != CUDA_SUCCESS && dptr != 0)
+		(void)ava_w_ranges_add(dptr, ava_size, AVA_CU_RANGE_ALLOC, ava_owner);
+	return ret;
+#line 2020 "cuda_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
@@ -1896,7 +2074,7 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-AVA_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+static CUresult ava_cuda_remote_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
 	struct ava_cuda_cuMemcpyHtoD_v2_call ava_a;
 	const struct ava_cuda_cuMemcpyHtoD_v2_reply *ava_r = NULL;
@@ -1937,7 +2115,19 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-AVA_EXPORT CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+AVA_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+#define ava_execute() ava_cuda_remote_cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount)
+#line 188 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && (!ava_cu_mine(dstDevice, ByteCount, 1) ||
+			      (ByteCount != 0 && srcHost == NULL)))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2127 "cuda_guest.c"
+#undef ava_execute
+}
+
+static CUresult ava_cuda_remote_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
 	struct ava_cuda_cuMemcpyDtoH_v2_call ava_a;
 	const struct ava_cuda_cuMemcpyDtoH_v2_reply *ava_r = NULL;
@@ -1980,7 +2170,19 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-AVA_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
+AVA_EXPORT CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+#define ava_execute() ava_cuda_remote_cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount)
+#line 197 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && (!ava_cu_mine(srcDevice, ByteCount, 1) ||
+			      (ByteCount != 0 && dstHost == NULL)))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2182 "cuda_guest.c"
+#undef ava_execute
+}
+
+static CUresult ava_cuda_remote_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
 {
 	struct ava_cuda_cuMemcpyDtoD_v2_call ava_a;
 	const struct ava_cuda_cuMemcpyDtoD_v2_reply *ava_r = NULL;
@@ -2009,6 +2211,17 @@ AVA_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice
 ava_fail:
 	ava_call_end(&ava_c);
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
+}
+
+AVA_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
+{
+#define ava_execute() ava_cuda_remote_cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount)
+#line 205 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2224 "cuda_guest.c"
+#undef ava_execute
 }
 
 static CUresult ava_cuda_remote_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
@@ -2046,13 +2259,15 @@ ava_fail:
 AVA_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
 #define ava_execute() ava_cuda_remote_cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream)
-#line 157 "specs/cuda/cuda_api.spec.inc"
+#line 216 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
-		CUresult ret = ava_execute();
+		CUresult ret = CUDA_ERROR_INVALID_VALUE;
+		if (ava_cu_mine(dstDevice, ByteCount, 1) && (ByteCount == 0 || srcHost != NULL))
+			ret = ava_execute();
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2056 "cuda_guest.c"
+#line 2271 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2103,17 +2318,19 @@ ava_fail:
 AVA_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
 #define ava_execute() ava_cuda_remote_cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream)
-#line 169 "specs/cuda/cuda_api.spec.inc"
+#line 230 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
-		CUresult ret = ava_execute();
+		CUresult ret = CUDA_ERROR_INVALID_VALUE;
+		if (ava_cu_mine(srcDevice, ByteCount, 1) && (ByteCount == 0 || dstHost != NULL))
+			ret = ava_execute();
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2113 "cuda_guest.c"
+#line 2330 "cuda_guest.c"
 #undef ava_execute
 }
 
-AVA_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+static CUresult ava_cuda_remote_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
 	struct ava_cuda_cuMemcpyDtoDAsync_v2_call ava_a;
 	struct ava_call ava_c;
@@ -2135,7 +2352,18 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-AVA_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+AVA_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+{
+#define ava_execute() ava_cuda_remote_cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream)
+#line 243 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2363 "cuda_guest.c"
+#undef ava_execute
+}
+
+static CUresult ava_cuda_remote_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
 	struct ava_cuda_cuMemsetD8_v2_call ava_a;
 	const struct ava_cuda_cuMemsetD8_v2_reply *ava_r = NULL;
@@ -2166,7 +2394,18 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-AVA_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
+AVA_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+{
+#define ava_execute() ava_cuda_remote_cuMemsetD8_v2(dstDevice, uc, N)
+#line 250 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2405 "cuda_guest.c"
+#undef ava_execute
+}
+
+static CUresult ava_cuda_remote_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
 	struct ava_cuda_cuMemsetD32_v2_call ava_a;
 	const struct ava_cuda_cuMemsetD32_v2_reply *ava_r = NULL;
@@ -2197,7 +2436,18 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-AVA_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
+AVA_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
+{
+#define ava_execute() ava_cuda_remote_cuMemsetD32_v2(dstDevice, ui, N)
+#line 257 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2447 "cuda_guest.c"
+#undef ava_execute
+}
+
+static CUresult ava_cuda_remote_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
 	struct ava_cuda_cuMemsetD8Async_call ava_a;
 	struct ava_call ava_c;
@@ -2219,7 +2469,18 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-AVA_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
+AVA_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
+{
+#define ava_execute() ava_cuda_remote_cuMemsetD8Async(dstDevice, uc, N, hStream)
+#line 265 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2480 "cuda_guest.c"
+#undef ava_execute
+}
+
+static CUresult ava_cuda_remote_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
 	struct ava_cuda_cuMemsetD32Async_call ava_a;
 	struct ava_call ava_c;
@@ -2239,6 +2500,17 @@ AVA_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, siz
 ava_fail:
 	ava_call_end(&ava_c);
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
+}
+
+AVA_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
+{
+#define ava_execute() ava_cuda_remote_cuMemsetD32Async(dstDevice, ui, N, hStream)
+#line 273 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2513 "cuda_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)

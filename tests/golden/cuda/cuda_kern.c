@@ -98,11 +98,81 @@ static const struct ava_kspec ava_kern_cuda_kspec;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wunused-variable"
-#line 24 "specs/cuda/cuda.spec.c"
+#line 26 "specs/cuda/cuda.spec.c"
 
 #include "fatbin.h"
 
 #line 106 "cuda_kern.c"
+#line 9 "specs/cuda/cuda_ranges.spec.inc"
+
+int ava_w_ranges_add(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
+int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
+int ava_w_ranges_check(uint64_t start, uint64_t size);
+int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
+uint64_t ava_w_ranges_drop_owner(uint64_t owner);
+
+/* Kinds of ranges; allocations are owned by their context, globals by their module. */
+#define AVA_CU_RANGE_ALLOC 1u
+#define AVA_CU_RANGE_GLOBAL 2u
+
+/* Worker: whether n elements of elem bytes at p are the guest's; touching none needs none. */
+static inline int ava_cu_mine(CUdeviceptr p, size_t n, size_t elem)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(n, elem, &bytes))
+		return 0;
+	return bytes == 0 || ava_w_ranges_check(p, bytes);
+}
+
+/* Worker: count bytes between two places in the guest's memory. */
+static inline int ava_cu_device_copy_ok(CUdeviceptr dst, CUdeviceptr src, size_t count)
+{
+	return ava_cu_mine(dst, count, 1) && ava_cu_mine(src, count, 1);
+}
+
+/*
+ * Worker: records size bytes at p, just allocated in the current context,
+ * as the guest's. Fails only when the worker cannot record them: the caller
+ * then frees them.
+ */
+static inline CUresult ava_cu_track(CUdeviceptr p, size_t size)
+{
+	CUcontext ctx = NULL;
+
+	if (p == 0 || size == 0)
+		return CUDA_SUCCESS;
+	(void)cuCtxGetCurrent(&ctx);
+	return ava_w_ranges_replace(p, size, AVA_CU_RANGE_ALLOC, (uintptr_t)ctx) == 0
+		       ? CUDA_SUCCESS
+		       : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/*
+ * Worker: the primary context of each device, as cuDevicePrimaryCtxRetain
+ * gave it (the driver's, shared by the worker's guests), so that its
+ * memory can leave the guest's table when it is reset.
+ */
+#define AVA_CU_MAX_DEVICES 64
+static CUcontext ava_cu_primary[AVA_CU_MAX_DEVICES];
+
+static inline void ava_cu_note_primary(CUdevice dev, CUcontext ctx)
+{
+	if (dev >= 0 && dev < AVA_CU_MAX_DEVICES)
+		__atomic_store_n(&ava_cu_primary[dev], ctx, __ATOMIC_RELAXED);
+}
+
+static inline void ava_cu_forget_primary(CUdevice dev)
+{
+	CUcontext ctx = NULL;
+
+	if (dev >= 0 && dev < AVA_CU_MAX_DEVICES)
+		ctx = __atomic_load_n(&ava_cu_primary[dev], __ATOMIC_RELAXED);
+	if (ctx != NULL)
+		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
+}
+
+#line 176 "cuda_kern.c"
 #line 5 "specs/cuda/cuda_modules.spec.inc"
 
 CUresult ava_cu_module_load(CUmodule *module, const void *image, size_t size);
@@ -152,7 +222,7 @@ static CUresult ava_cu_get_layout(CUfunction f, struct ava_cu_layout *l)
 	return CUDA_SUCCESS;
 }
 
-#line 156 "cuda_kern.c"
+#line 226 "cuda_kern.c"
 #pragma GCC diagnostic pop
 
 CUresult ava_ava_cu_module_load(CUmodule *module, const void *image, size_t size)
@@ -214,7 +284,7 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_ava_cu_module_load);
 
-CUresult ava_cuModuleUnload(CUmodule hmod)
+static CUresult ava_kern_remote_cuModuleUnload(CUmodule hmod)
 {
 	struct ava_cuda_cuModuleUnload_call ava_a;
 	const struct ava_cuda_cuModuleUnload_reply *ava_r = NULL;
@@ -247,6 +317,16 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuModuleUnload(CUmodule hmod)
+{
+#define ava_execute() ava_kern_remote_cuModuleUnload(hmod)
+#line 198 "specs/cuda/cuda_modules.spec.inc"
+	if (ava_is_worker && hmod != NULL)
+		(void)ava_w_ranges_drop_owner((uintptr_t)hmod);
+	return ava_execute();
+#line 328 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuModuleUnload);
 
 CUresult ava_cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
@@ -308,7 +388,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_cuModuleGetFunction);
 
-CUresult ava_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
+static CUresult ava_kern_remote_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes,
+						     CUmodule hmod, const char *name)
 {
 	struct ava_cuda_cuModuleGetGlobal_v2_call ava_a;
 	const struct ava_cuda_cuModuleGetGlobal_v2_reply *ava_r = NULL;
@@ -380,6 +461,21 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
+{
+#define ava_execute() ava_kern_remote_cuModuleGetGlobal_v2(dptr, bytes, hmod, name)
+#line 216 "specs/cuda/cuda_modules.spec.inc"
+	size_t ava_bytes = 0;
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS && dptr != NULL && *dptr != 0 &&
+	    cuModuleGetGlobal(NULL, &ava_bytes, hmod, name) == CUDA_SUCCESS && ava_bytes != 0 &&
+	    !ava_w_ranges_check(*dptr, ava_bytes) &&
+	    ava_w_ranges_replace(*dptr, ava_bytes, AVA_CU_RANGE_GLOBAL, (uintptr_t)hmod) != 0)
+		ret = CUDA_ERROR_OUT_OF_MEMORY;
+	return ret;
+#line 477 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuModuleGetGlobal_v2);
 
 CUresult ava_cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
@@ -967,7 +1063,7 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_cuDeviceGetAttribute);
 
-CUresult ava_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+static CUresult ava_kern_remote_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
 	struct ava_cuda_cuDevicePrimaryCtxRetain_call ava_a;
 	const struct ava_cuda_cuDevicePrimaryCtxRetain_reply *ava_r = NULL;
@@ -1013,9 +1109,20 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+#define ava_execute() ava_kern_remote_cuDevicePrimaryCtxRetain(pctx, dev)
+#line 49 "specs/cuda/cuda_api.spec.inc"
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS)
+		ava_cu_note_primary(dev, *pctx);
+	return ret;
+#line 1121 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuDevicePrimaryCtxRetain);
 
-CUresult ava_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+static CUresult ava_kern_remote_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
 	struct ava_cuda_cuDevicePrimaryCtxRelease_v2_call ava_a;
 	const struct ava_cuda_cuDevicePrimaryCtxRelease_v2_reply *ava_r = NULL;
@@ -1046,9 +1153,23 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+#define ava_execute() ava_kern_remote_cuDevicePrimaryCtxRelease_v2(dev)
+#line 58 "specs/cuda/cuda_api.spec.inc"
+	unsigned int ava_flags = 0;
+	int ava_active = 1;
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS &&
+	    cuDevicePrimaryCtxGetState(dev, &ava_flags, &ava_active) == CUDA_SUCCESS && !ava_active)
+		ava_cu_forget_primary(dev);
+	return ret;
+#line 1168 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuDevicePrimaryCtxRelease_v2);
 
-CUresult ava_cuDevicePrimaryCtxReset_v2(CUdevice dev)
+static CUresult ava_kern_remote_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
 	struct ava_cuda_cuDevicePrimaryCtxReset_v2_call ava_a;
 	const struct ava_cuda_cuDevicePrimaryCtxReset_v2_reply *ava_r = NULL;
@@ -1079,6 +1200,16 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+#define ava_execute() ava_kern_remote_cuDevicePrimaryCtxReset_v2(dev)
+#line 69 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker)
+		ava_cu_forget_primary(dev);
+	return ava_execute();
+#line 1211 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuDevicePrimaryCtxReset_v2);
 
 CUresult ava_cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
@@ -1231,16 +1362,16 @@ CUresult ava_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
 			    CUdevice dev)
 {
 #define ava_execute() ava_kern_remote_cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev)
-#line 79 "specs/cuda/cuda_api.spec.inc"
+#line 94 "specs/cuda/cuda_api.spec.inc"
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1239 "cuda_kern.c"
+#line 1370 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuCtxCreate_v4);
 
-CUresult ava_cuCtxDestroy_v2(CUcontext ctx)
+static CUresult ava_kern_remote_cuCtxDestroy_v2(CUcontext ctx)
 {
 	struct ava_cuda_cuCtxDestroy_v2_call ava_a;
 	const struct ava_cuda_cuCtxDestroy_v2_reply *ava_r = NULL;
@@ -1273,6 +1404,16 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuCtxDestroy_v2(CUcontext ctx)
+{
+#define ava_execute() ava_kern_remote_cuCtxDestroy_v2(ctx)
+#line 103 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && ctx != NULL)
+		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
+	return ava_execute();
+#line 1415 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuCtxDestroy_v2);
 
 CUresult ava_cuCtxGetCurrent(CUcontext *pctx)
@@ -1562,7 +1703,7 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_cuCtxSynchronize);
 
-CUresult ava_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+static CUresult ava_kern_remote_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
 	struct ava_cuda_cuMemAlloc_v2_call ava_a;
 	const struct ava_cuda_cuMemAlloc_v2_reply *ava_r = NULL;
@@ -1607,9 +1748,23 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+#define ava_execute() ava_kern_remote_cuMemAlloc_v2(dptr, bytesize)
+#line 152 "specs/cuda/cuda_api.spec.inc"
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS &&
+	    (ret = ava_cu_track(*dptr, bytesize)) != CUDA_SUCCESS) {
+		(void)cuMemFree(*dptr);
+		*dptr = 0;
+	}
+	return ret;
+#line 1763 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuMemAlloc_v2);
 
-CUresult ava_cuMemFree_v2(CUdeviceptr dptr)
+static CUresult ava_kern_remote_cuMemFree_v2(CUdeviceptr dptr)
 {
 	struct ava_cuda_cuMemFree_v2_call ava_a;
 	const struct ava_cuda_cuMemFree_v2_reply *ava_r = NULL;
@@ -1639,6 +1794,22 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuMemFree_v2(CUdeviceptr dptr)
+{
+#define ava_execute() ava_kern_remote_cuMemFree_v2(dptr)
+#line 168 "specs/cuda/cuda_api.spec.inc"
+	uint64_t ava_size = 0, ava_owner = 0;
+	CUresult ret;
+	if (ava_is_worker && dptr != 0 &&
+	    !ava_w_ranges_remove(dptr, AVA_CU_RANGE_ALLOC, &ava_size, &ava_owner))
+		return CUDA_ERROR_INVALID_VALUE;
+	ret = ava_execute();
+	if (ava_is_worker && ret != CUDA_SUCCESS && dptr != 0)
+		(void)ava_w_ranges_add(dptr, ava_size, AVA_CU_RANGE_ALLOC, ava_owner);
+	return ret;
+#line 1811 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuMemFree_v2);
 
 CUresult ava_cuMemGetInfo_v2(size_t *free, size_t *total)
@@ -1702,7 +1873,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_cuMemGetInfo_v2);
 
-CUresult ava_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+static CUresult ava_kern_remote_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost,
+						size_t ByteCount)
 {
 	struct ava_cuda_cuMemcpyHtoD_v2_call ava_a;
 	const struct ava_cuda_cuMemcpyHtoD_v2_reply *ava_r = NULL;
@@ -1746,9 +1918,21 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+#define ava_execute() ava_kern_remote_cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount)
+#line 188 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && (!ava_cu_mine(dstDevice, ByteCount, 1) ||
+			      (ByteCount != 0 && srcHost == NULL)))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 1930 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuMemcpyHtoD_v2);
 
-CUresult ava_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+static CUresult ava_kern_remote_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice,
+						size_t ByteCount)
 {
 	struct ava_cuda_cuMemcpyDtoH_v2_call ava_a;
 	const struct ava_cuda_cuMemcpyDtoH_v2_reply *ava_r = NULL;
@@ -1794,9 +1978,21 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+#define ava_execute() ava_kern_remote_cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount)
+#line 197 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && (!ava_cu_mine(srcDevice, ByteCount, 1) ||
+			      (ByteCount != 0 && dstHost == NULL)))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 1990 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoH_v2);
 
-CUresult ava_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
+static CUresult ava_kern_remote_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+						size_t ByteCount)
 {
 	struct ava_cuda_cuMemcpyDtoD_v2_call ava_a;
 	const struct ava_cuda_cuMemcpyDtoD_v2_reply *ava_r = NULL;
@@ -1829,6 +2025,16 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
+{
+#define ava_execute() ava_kern_remote_cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount)
+#line 205 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2036 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoD_v2);
 
 static CUresult ava_kern_remote_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
@@ -1870,13 +2076,15 @@ CUresult ava_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, si
 				  CUstream hStream)
 {
 #define ava_execute() ava_kern_remote_cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream)
-#line 157 "specs/cuda/cuda_api.spec.inc"
+#line 216 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
-		CUresult ret = ava_execute();
+		CUresult ret = CUDA_ERROR_INVALID_VALUE;
+		if (ava_cu_mine(dstDevice, ByteCount, 1) && (ByteCount == 0 || srcHost != NULL))
+			ret = ava_execute();
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 1880 "cuda_kern.c"
+#line 2088 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyHtoDAsync_v2);
@@ -1933,19 +2141,21 @@ CUresult ava_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t B
 				  CUstream hStream)
 {
 #define ava_execute() ava_kern_remote_cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream)
-#line 169 "specs/cuda/cuda_api.spec.inc"
+#line 230 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
-		CUresult ret = ava_execute();
+		CUresult ret = CUDA_ERROR_INVALID_VALUE;
+		if (ava_cu_mine(srcDevice, ByteCount, 1) && (ByteCount == 0 || dstHost != NULL))
+			ret = ava_execute();
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 1943 "cuda_kern.c"
+#line 2153 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoHAsync_v2);
 
-CUresult ava_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
-				  CUstream hStream)
+static CUresult ava_kern_remote_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+						     size_t ByteCount, CUstream hStream)
 {
 	struct ava_cuda_cuMemcpyDtoDAsync_v2_call ava_a;
 	struct ava_kcall ava_c;
@@ -1968,9 +2178,20 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+				  CUstream hStream)
+{
+#define ava_execute() ava_kern_remote_cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream)
+#line 243 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2190 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoDAsync_v2);
 
-CUresult ava_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+static CUresult ava_kern_remote_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
 	struct ava_cuda_cuMemsetD8_v2_call ava_a;
 	const struct ava_cuda_cuMemsetD8_v2_reply *ava_r = NULL;
@@ -2002,9 +2223,19 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+{
+#define ava_execute() ava_kern_remote_cuMemsetD8_v2(dstDevice, uc, N)
+#line 250 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2234 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuMemsetD8_v2);
 
-CUresult ava_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
+static CUresult ava_kern_remote_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
 	struct ava_cuda_cuMemsetD32_v2_call ava_a;
 	const struct ava_cuda_cuMemsetD32_v2_reply *ava_r = NULL;
@@ -2037,9 +2268,20 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
+{
+#define ava_execute() ava_kern_remote_cuMemsetD32_v2(dstDevice, ui, N)
+#line 257 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2279 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuMemsetD32_v2);
 
-CUresult ava_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
+static CUresult ava_kern_remote_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
+						CUstream hStream)
 {
 	struct ava_cuda_cuMemsetD8Async_call ava_a;
 	struct ava_kcall ava_c;
@@ -2062,9 +2304,20 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
+{
+#define ava_execute() ava_kern_remote_cuMemsetD8Async(dstDevice, uc, N, hStream)
+#line 265 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2315 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuMemsetD8Async);
 
-CUresult ava_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
+static CUresult ava_kern_remote_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
+						 CUstream hStream)
 {
 	struct ava_cuda_cuMemsetD32Async_call ava_a;
 	struct ava_kcall ava_c;
@@ -2087,6 +2340,16 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
+{
+#define ava_execute() ava_kern_remote_cuMemsetD32Async(dstDevice, ui, N, hStream)
+#line 273 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2351 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuMemsetD32Async);
 
 CUresult ava_cuStreamCreate(CUstream *phStream, unsigned int Flags)

@@ -23,8 +23,10 @@
 
 /* A helper of the spec (no API function): kernel callers call it directly. */
 CUresult ava_ava_cu_module_load(CUmodule *module, const void *image, size_t size);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuModuleUnload(CUmodule hmod);
 CUresult ava_cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod,
 				  const char *name);
 CUresult ava_cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc);
@@ -45,14 +47,18 @@ CUresult ava_cuDeviceGetName(char *name, int len, CUdevice dev);
 CUresult ava_cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev);
 CUresult ava_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
 CUresult ava_cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuDevicePrimaryCtxRelease_v2(CUdevice dev);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuDevicePrimaryCtxReset_v2(CUdevice dev);
 CUresult ava_cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active);
 CUresult ava_cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags);
 /* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags,
 			    CUdevice dev);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuCtxDestroy_v2(CUcontext ctx);
 CUresult ava_cuCtxGetCurrent(CUcontext *pctx);
 CUresult ava_cuCtxSetCurrent(CUcontext ctx);
@@ -61,11 +67,16 @@ CUresult ava_cuCtxPopCurrent_v2(CUcontext *pctx);
 CUresult ava_cuCtxGetDevice(CUdevice *device);
 CUresult ava_cuCtxGetApiVersion(CUcontext ctx, unsigned int *version);
 CUresult ava_cuCtxSynchronize(void);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuMemFree_v2(CUdeviceptr dptr);
 CUresult ava_cuMemGetInfo_v2(size_t *free, size_t *total);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount);
 /* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
@@ -73,11 +84,16 @@ CUresult ava_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, si
 /* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
 				  CUstream hStream);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
 				  CUstream hStream);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream);
 CUresult ava_cuStreamCreate(CUstream *phStream, unsigned int Flags);
 CUresult ava_cuStreamDestroy_v2(CUstream hStream);

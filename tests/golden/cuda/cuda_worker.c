@@ -66,11 +66,81 @@ __attribute__((unused)) static int __ava_handle_invalid(const char *ava_type)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wunused-variable"
-#line 24 "specs/cuda/cuda.spec.c"
+#line 26 "specs/cuda/cuda.spec.c"
 
 #include "fatbin.h"
 
 #line 74 "cuda_worker.c"
+#line 9 "specs/cuda/cuda_ranges.spec.inc"
+
+int ava_w_ranges_add(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
+int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
+int ava_w_ranges_check(uint64_t start, uint64_t size);
+int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
+uint64_t ava_w_ranges_drop_owner(uint64_t owner);
+
+/* Kinds of ranges; allocations are owned by their context, globals by their module. */
+#define AVA_CU_RANGE_ALLOC 1u
+#define AVA_CU_RANGE_GLOBAL 2u
+
+/* Worker: whether n elements of elem bytes at p are the guest's; touching none needs none. */
+static inline int ava_cu_mine(CUdeviceptr p, size_t n, size_t elem)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(n, elem, &bytes))
+		return 0;
+	return bytes == 0 || ava_w_ranges_check(p, bytes);
+}
+
+/* Worker: count bytes between two places in the guest's memory. */
+static inline int ava_cu_device_copy_ok(CUdeviceptr dst, CUdeviceptr src, size_t count)
+{
+	return ava_cu_mine(dst, count, 1) && ava_cu_mine(src, count, 1);
+}
+
+/*
+ * Worker: records size bytes at p, just allocated in the current context,
+ * as the guest's. Fails only when the worker cannot record them: the caller
+ * then frees them.
+ */
+static inline CUresult ava_cu_track(CUdeviceptr p, size_t size)
+{
+	CUcontext ctx = NULL;
+
+	if (p == 0 || size == 0)
+		return CUDA_SUCCESS;
+	(void)cuCtxGetCurrent(&ctx);
+	return ava_w_ranges_replace(p, size, AVA_CU_RANGE_ALLOC, (uintptr_t)ctx) == 0
+		       ? CUDA_SUCCESS
+		       : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/*
+ * Worker: the primary context of each device, as cuDevicePrimaryCtxRetain
+ * gave it (the driver's, shared by the worker's guests), so that its
+ * memory can leave the guest's table when it is reset.
+ */
+#define AVA_CU_MAX_DEVICES 64
+static CUcontext ava_cu_primary[AVA_CU_MAX_DEVICES];
+
+static inline void ava_cu_note_primary(CUdevice dev, CUcontext ctx)
+{
+	if (dev >= 0 && dev < AVA_CU_MAX_DEVICES)
+		__atomic_store_n(&ava_cu_primary[dev], ctx, __ATOMIC_RELAXED);
+}
+
+static inline void ava_cu_forget_primary(CUdevice dev)
+{
+	CUcontext ctx = NULL;
+
+	if (dev >= 0 && dev < AVA_CU_MAX_DEVICES)
+		ctx = __atomic_load_n(&ava_cu_primary[dev], __ATOMIC_RELAXED);
+	if (ctx != NULL)
+		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
+}
+
+#line 144 "cuda_worker.c"
 #line 5 "specs/cuda/cuda_modules.spec.inc"
 
 CUresult ava_cu_module_load(CUmodule *module, const void *image, size_t size);
@@ -120,7 +190,7 @@ static CUresult ava_cu_get_layout(CUfunction f, struct ava_cu_layout *l)
 	return CUDA_SUCCESS;
 }
 
-#line 124 "cuda_worker.c"
+#line 194 "cuda_worker.c"
 #pragma GCC diagnostic pop
 
 static CUresult ava_cuda_impl_ava_cu_module_load(CUmodule *module, const void *image, size_t size)
@@ -135,7 +205,7 @@ static CUresult ava_cuda_impl_ava_cu_module_load(CUmodule *module, const void *i
 	    (ava_fatbin_total_len(image, size, &ava_total) != 0 || ava_total != size))
 		return CUDA_ERROR_INVALID_IMAGE;
 	return cuModuleLoadData(module, image);
-#line 139 "cuda_worker.c"
+#line 209 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_module_load(struct ava_wcall *ava_w)
@@ -186,7 +256,7 @@ static int ava_cuda_serve_ava_cu_module_load(struct ava_wcall *ava_w)
 		ava_dir_image |= AVA_BUF_IN;
 		ava_count_image = (uint64_t)(size);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->image, ava_count_image, 1, ava_dir_image, (void **)&image);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->image, ava_count_image, 1, ava_dir_image | AVA_W_PRIVATE, (void **)&image);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	(void)ava_life_image;
@@ -203,6 +273,17 @@ static int ava_cuda_serve_ava_cu_module_load(struct ava_wcall *ava_w)
 	}
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static CUresult ava_cuda_impl_cuModuleUnload(CUmodule hmod)
+{
+#define ava_execute() cuModuleUnload(hmod)
+#line 198 "specs/cuda/cuda_modules.spec.inc"
+	if (ava_is_worker && hmod != NULL)
+		(void)ava_w_ranges_drop_owner((uintptr_t)hmod);
+	return ava_execute();
+#line 286 "cuda_worker.c"
+#undef ava_execute
 }
 
 static int ava_cuda_serve_cuModuleUnload(struct ava_wcall *ava_w)
@@ -224,7 +305,7 @@ static int ava_cuda_serve_cuModuleUnload(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cuModuleUnload(hmod);
+	ava_ret = ava_cuda_impl_cuModuleUnload(hmod);
 
 	ava_r.ret = (ava_u64)ava_ret;
 	if (ava_ret == (CUDA_SUCCESS))
@@ -300,6 +381,22 @@ static int ava_cuda_serve_cuModuleGetFunction(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static CUresult ava_cuda_impl_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
+{
+#define ava_execute() cuModuleGetGlobal_v2(dptr, bytes, hmod, name)
+#line 216 "specs/cuda/cuda_modules.spec.inc"
+	size_t ava_bytes = 0;
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS && dptr != NULL && *dptr != 0 &&
+	    cuModuleGetGlobal(NULL, &ava_bytes, hmod, name) == CUDA_SUCCESS && ava_bytes != 0 &&
+	    !ava_w_ranges_check(*dptr, ava_bytes) &&
+	    ava_w_ranges_replace(*dptr, ava_bytes, AVA_CU_RANGE_GLOBAL, (uintptr_t)hmod) != 0)
+		ret = CUDA_ERROR_OUT_OF_MEMORY;
+	return ret;
+#line 397 "cuda_worker.c"
+#undef ava_execute
+}
+
 static int ava_cuda_serve_cuModuleGetGlobal_v2(struct ava_wcall *ava_w)
 {
 	const struct ava_cuda_cuModuleGetGlobal_v2_call *ava_a;
@@ -346,7 +443,7 @@ static int ava_cuda_serve_cuModuleGetGlobal_v2(struct ava_wcall *ava_w)
 		ava_dir_dptr |= AVA_BUF_OUT;
 		ava_count_dptr = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->dptr, ava_count_dptr, sizeof(CUdeviceptr), ava_dir_dptr, (void **)&dptr);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->dptr, ava_count_dptr, sizeof(CUdeviceptr), ava_dir_dptr | AVA_W_PRIVATE, (void **)&dptr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	(void)ava_life_dptr;
@@ -370,7 +467,7 @@ static int ava_cuda_serve_cuModuleGetGlobal_v2(struct ava_wcall *ava_w)
 	(void)ava_life_name;
 	(void)ava_coupled_name;
 
-	ava_ret = cuModuleGetGlobal_v2(dptr, bytes, hmod, name);
+	ava_ret = ava_cuda_impl_cuModuleGetGlobal_v2(dptr, bytes, hmod, name);
 
 	if ((ava_dir_dptr & AVA_BUF_OUT) && ava_ret == (CUDA_SUCCESS)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.dptr, dptr, ava_count_dptr * sizeof(CUdeviceptr));
@@ -508,7 +605,7 @@ static int ava_cuda_serve_cuFuncGetParamInfo(struct ava_wcall *ava_w)
 
 static CUresult ava_cuda_impl_ava_cu_launch(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, const void *params, size_t params_len, int async)
 {
-#line 240 "specs/cuda/cuda_modules.spec.inc"
+#line 253 "specs/cuda/cuda_modules.spec.inc"
 	struct ava_cu_layout *ava_l;
 	void *ava_args[AVA_CU_MAX_PARAMS];
 	CUresult ret;
@@ -529,7 +626,7 @@ static CUresult ava_cuda_impl_ava_cu_launch(CUfunction f, unsigned int gridDimX,
 	}
 	free(ava_l);
 	return ret;
-#line 533 "cuda_worker.c"
+#line 630 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_launch(struct ava_wcall *ava_w)
@@ -585,7 +682,7 @@ static int ava_cuda_serve_ava_cu_launch(struct ava_wcall *ava_w)
 		ava_dir_params |= AVA_BUF_IN;
 		ava_count_params = (uint64_t)(params_len);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->params, ava_count_params, 1, ava_dir_params, (void **)&params);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->params, ava_count_params, 1, ava_dir_params | AVA_W_PRIVATE, (void **)&params);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	(void)ava_life_params;
@@ -604,14 +701,14 @@ static int ava_cuda_serve_ava_cu_launch(struct ava_wcall *ava_w)
 
 static CUresult ava_cuda_impl_ava_cu_error_string(CUresult error, char *text, size_t capacity)
 {
-#line 267 "specs/cuda/cuda_modules.spec.inc"
+#line 280 "specs/cuda/cuda_modules.spec.inc"
 	const char *ava_s = NULL;
 	CUresult ret = cuGetErrorString(error, &ava_s);
 	if (ret != CUDA_SUCCESS || ava_s == NULL || text == NULL || capacity == 0)
 		return ret == CUDA_SUCCESS ? CUDA_ERROR_INVALID_VALUE : ret;
 	snprintf(text, capacity, "%s", ava_s);
 	return CUDA_SUCCESS;
-#line 615 "cuda_worker.c"
+#line 712 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_error_string(struct ava_wcall *ava_w)
@@ -645,7 +742,7 @@ static int ava_cuda_serve_ava_cu_error_string(struct ava_wcall *ava_w)
 		ava_dir_text |= AVA_BUF_OUT;
 		ava_count_text = (uint64_t)(capacity);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->text, ava_count_text, sizeof(char), ava_dir_text, (void **)&text);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->text, ava_count_text, sizeof(char), ava_dir_text | AVA_W_PRIVATE, (void **)&text);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	(void)ava_life_text;
@@ -1008,6 +1105,18 @@ static int ava_cuda_serve_cuDeviceGetAttribute(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static CUresult ava_cuda_impl_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+#define ava_execute() cuDevicePrimaryCtxRetain(pctx, dev)
+#line 49 "specs/cuda/cuda_api.spec.inc"
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS)
+		ava_cu_note_primary(dev, *pctx);
+	return ret;
+#line 1117 "cuda_worker.c"
+#undef ava_execute
+}
+
 static int ava_cuda_serve_cuDevicePrimaryCtxRetain(struct ava_wcall *ava_w)
 {
 	const struct ava_cuda_cuDevicePrimaryCtxRetain_call *ava_a;
@@ -1045,7 +1154,7 @@ static int ava_cuda_serve_cuDevicePrimaryCtxRetain(struct ava_wcall *ava_w)
 	(void)ava_life_pctx;
 	(void)ava_coupled_pctx;
 
-	ava_ret = cuDevicePrimaryCtxRetain(pctx, dev);
+	ava_ret = ava_cuda_impl_cuDevicePrimaryCtxRetain(pctx, dev);
 
 	if ((ava_dir_pctx & AVA_BUF_OUT) && ava_ret == (CUDA_SUCCESS)) {
 		if (pctx != NULL)
@@ -1056,6 +1165,21 @@ static int ava_cuda_serve_cuDevicePrimaryCtxRetain(struct ava_wcall *ava_w)
 	}
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static CUresult ava_cuda_impl_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+#define ava_execute() cuDevicePrimaryCtxRelease_v2(dev)
+#line 58 "specs/cuda/cuda_api.spec.inc"
+	unsigned int ava_flags = 0;
+	int ava_active = 1;
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS &&
+	    cuDevicePrimaryCtxGetState(dev, &ava_flags, &ava_active) == CUDA_SUCCESS && !ava_active)
+		ava_cu_forget_primary(dev);
+	return ret;
+#line 1182 "cuda_worker.c"
+#undef ava_execute
 }
 
 static int ava_cuda_serve_cuDevicePrimaryCtxRelease_v2(struct ava_wcall *ava_w)
@@ -1076,10 +1200,21 @@ static int ava_cuda_serve_cuDevicePrimaryCtxRelease_v2(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cuDevicePrimaryCtxRelease_v2(dev);
+	ava_ret = ava_cuda_impl_cuDevicePrimaryCtxRelease_v2(dev);
 
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static CUresult ava_cuda_impl_cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+#define ava_execute() cuDevicePrimaryCtxReset_v2(dev)
+#line 69 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker)
+		ava_cu_forget_primary(dev);
+	return ava_execute();
+#line 1217 "cuda_worker.c"
+#undef ava_execute
 }
 
 static int ava_cuda_serve_cuDevicePrimaryCtxReset_v2(struct ava_wcall *ava_w)
@@ -1100,7 +1235,7 @@ static int ava_cuda_serve_cuDevicePrimaryCtxReset_v2(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cuDevicePrimaryCtxReset_v2(dev);
+	ava_ret = ava_cuda_impl_cuDevicePrimaryCtxReset_v2(dev);
 
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
@@ -1203,11 +1338,11 @@ static int ava_cuda_serve_cuDevicePrimaryCtxSetFlags_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev)
 {
 #define ava_execute() cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev)
-#line 79 "specs/cuda/cuda_api.spec.inc"
+#line 94 "specs/cuda/cuda_api.spec.inc"
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1211 "cuda_worker.c"
+#line 1346 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1265,6 +1400,17 @@ static int ava_cuda_serve_cuCtxCreate_v4(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static CUresult ava_cuda_impl_cuCtxDestroy_v2(CUcontext ctx)
+{
+#define ava_execute() cuCtxDestroy_v2(ctx)
+#line 103 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && ctx != NULL)
+		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
+	return ava_execute();
+#line 1411 "cuda_worker.c"
+#undef ava_execute
+}
+
 static int ava_cuda_serve_cuCtxDestroy_v2(struct ava_wcall *ava_w)
 {
 	const struct ava_cuda_cuCtxDestroy_v2_call *ava_a;
@@ -1284,7 +1430,7 @@ static int ava_cuda_serve_cuCtxDestroy_v2(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cuCtxDestroy_v2(ctx);
+	ava_ret = ava_cuda_impl_cuCtxDestroy_v2(ctx);
 
 	ava_r.ret = (ava_u64)ava_ret;
 	if (ava_ret == (CUDA_SUCCESS))
@@ -1551,6 +1697,21 @@ static int ava_cuda_serve_cuCtxSynchronize(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static CUresult ava_cuda_impl_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+#define ava_execute() cuMemAlloc_v2(dptr, bytesize)
+#line 152 "specs/cuda/cuda_api.spec.inc"
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS &&
+	    (ret = ava_cu_track(*dptr, bytesize)) != CUDA_SUCCESS) {
+		(void)cuMemFree(*dptr);
+		*dptr = 0;
+	}
+	return ret;
+#line 1712 "cuda_worker.c"
+#undef ava_execute
+}
+
 static int ava_cuda_serve_cuMemAlloc_v2(struct ava_wcall *ava_w)
 {
 	const struct ava_cuda_cuMemAlloc_v2_call *ava_a;
@@ -1580,13 +1741,13 @@ static int ava_cuda_serve_cuMemAlloc_v2(struct ava_wcall *ava_w)
 		ava_dir_dptr |= AVA_BUF_OUT;
 		ava_count_dptr = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->dptr, ava_count_dptr, sizeof(CUdeviceptr), ava_dir_dptr, (void **)&dptr);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->dptr, ava_count_dptr, sizeof(CUdeviceptr), ava_dir_dptr | AVA_W_PRIVATE, (void **)&dptr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	(void)ava_life_dptr;
 	(void)ava_coupled_dptr;
 
-	ava_ret = cuMemAlloc_v2(dptr, bytesize);
+	ava_ret = ava_cuda_impl_cuMemAlloc_v2(dptr, bytesize);
 
 	if ((ava_dir_dptr & AVA_BUF_OUT) && ava_ret == (CUDA_SUCCESS)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.dptr, dptr, ava_count_dptr * sizeof(CUdeviceptr));
@@ -1595,6 +1756,23 @@ static int ava_cuda_serve_cuMemAlloc_v2(struct ava_wcall *ava_w)
 	}
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static CUresult ava_cuda_impl_cuMemFree_v2(CUdeviceptr dptr)
+{
+#define ava_execute() cuMemFree_v2(dptr)
+#line 168 "specs/cuda/cuda_api.spec.inc"
+	uint64_t ava_size = 0, ava_owner = 0;
+	CUresult ret;
+	if (ava_is_worker && dptr != 0 &&
+	    !ava_w_ranges_remove(dptr, AVA_CU_RANGE_ALLOC, &ava_size, &ava_owner))
+		return CUDA_ERROR_INVALID_VALUE;
+	ret = ava_execute();
+	if (ava_is_worker && ret != CUDA_SUCCESS && dptr != 0)
+		(void)ava_w_ranges_add(dptr, ava_size, AVA_CU_RANGE_ALLOC, ava_owner);
+	return ret;
+#line 1775 "cuda_worker.c"
+#undef ava_execute
 }
 
 static int ava_cuda_serve_cuMemFree_v2(struct ava_wcall *ava_w)
@@ -1615,7 +1793,7 @@ static int ava_cuda_serve_cuMemFree_v2(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cuMemFree_v2(dptr);
+	ava_ret = ava_cuda_impl_cuMemFree_v2(dptr);
 
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
@@ -1687,6 +1865,18 @@ static int ava_cuda_serve_cuMemGetInfo_v2(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static CUresult ava_cuda_impl_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+#define ava_execute() cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount)
+#line 188 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && (!ava_cu_mine(dstDevice, ByteCount, 1) ||
+			      (ByteCount != 0 && srcHost == NULL)))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 1877 "cuda_worker.c"
+#undef ava_execute
+}
+
 static int ava_cuda_serve_cuMemcpyHtoD_v2(struct ava_wcall *ava_w)
 {
 	const struct ava_cuda_cuMemcpyHtoD_v2_call *ava_a;
@@ -1724,10 +1914,22 @@ static int ava_cuda_serve_cuMemcpyHtoD_v2(struct ava_wcall *ava_w)
 	(void)ava_life_srcHost;
 	(void)ava_coupled_srcHost;
 
-	ava_ret = cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount);
+	ava_ret = ava_cuda_impl_cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount);
 
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static CUresult ava_cuda_impl_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+#define ava_execute() cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount)
+#line 197 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && (!ava_cu_mine(srcDevice, ByteCount, 1) ||
+			      (ByteCount != 0 && dstHost == NULL)))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 1932 "cuda_worker.c"
+#undef ava_execute
 }
 
 static int ava_cuda_serve_cuMemcpyDtoH_v2(struct ava_wcall *ava_w)
@@ -1767,7 +1969,7 @@ static int ava_cuda_serve_cuMemcpyDtoH_v2(struct ava_wcall *ava_w)
 	(void)ava_life_dstHost;
 	(void)ava_coupled_dstHost;
 
-	ava_ret = cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount);
+	ava_ret = ava_cuda_impl_cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount);
 
 	if ((ava_dir_dstHost & AVA_BUF_OUT) && ava_ret == (CUDA_SUCCESS)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.dstHost, dstHost, ava_count_dstHost * 1);
@@ -1776,6 +1978,17 @@ static int ava_cuda_serve_cuMemcpyDtoH_v2(struct ava_wcall *ava_w)
 	}
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static CUresult ava_cuda_impl_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
+{
+#define ava_execute() cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount)
+#line 205 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 1991 "cuda_worker.c"
+#undef ava_execute
 }
 
 static int ava_cuda_serve_cuMemcpyDtoD_v2(struct ava_wcall *ava_w)
@@ -1800,7 +2013,7 @@ static int ava_cuda_serve_cuMemcpyDtoD_v2(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount);
+	ava_ret = ava_cuda_impl_cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount);
 
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
@@ -1809,13 +2022,15 @@ static int ava_cuda_serve_cuMemcpyDtoD_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
 #define ava_execute() cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream)
-#line 157 "specs/cuda/cuda_api.spec.inc"
+#line 216 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
-		CUresult ret = ava_execute();
+		CUresult ret = CUDA_ERROR_INVALID_VALUE;
+		if (ava_cu_mine(dstDevice, ByteCount, 1) && (ByteCount == 0 || srcHost != NULL))
+			ret = ava_execute();
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 1819 "cuda_worker.c"
+#line 2034 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1869,13 +2084,15 @@ static int ava_cuda_serve_cuMemcpyHtoDAsync_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
 #define ava_execute() cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream)
-#line 169 "specs/cuda/cuda_api.spec.inc"
+#line 230 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
-		CUresult ret = ava_execute();
+		CUresult ret = CUDA_ERROR_INVALID_VALUE;
+		if (ava_cu_mine(srcDevice, ByteCount, 1) && (ByteCount == 0 || dstHost != NULL))
+			ret = ava_execute();
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 1879 "cuda_worker.c"
+#line 2096 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1932,6 +2149,17 @@ static int ava_cuda_serve_cuMemcpyDtoHAsync_v2(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static CUresult ava_cuda_impl_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+{
+#define ava_execute() cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream)
+#line 243 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2160 "cuda_worker.c"
+#undef ava_execute
+}
+
 static int ava_cuda_serve_cuMemcpyDtoDAsync_v2(struct ava_wcall *ava_w)
 {
 	const struct ava_cuda_cuMemcpyDtoDAsync_v2_call *ava_a;
@@ -1957,11 +2185,22 @@ static int ava_cuda_serve_cuMemcpyDtoDAsync_v2(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream);
+	ava_ret = ava_cuda_impl_cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream);
 
 	if (!(ava_ret == (CUDA_SUCCESS)))
 		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
 	return ava_w_reply(ava_w, NULL, 0);
+}
+
+static CUresult ava_cuda_impl_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+{
+#define ava_execute() cuMemsetD8_v2(dstDevice, uc, N)
+#line 250 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2203 "cuda_worker.c"
+#undef ava_execute
 }
 
 static int ava_cuda_serve_cuMemsetD8_v2(struct ava_wcall *ava_w)
@@ -1986,10 +2225,21 @@ static int ava_cuda_serve_cuMemsetD8_v2(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cuMemsetD8_v2(dstDevice, uc, N);
+	ava_ret = ava_cuda_impl_cuMemsetD8_v2(dstDevice, uc, N);
 
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static CUresult ava_cuda_impl_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
+{
+#define ava_execute() cuMemsetD32_v2(dstDevice, ui, N)
+#line 257 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2242 "cuda_worker.c"
+#undef ava_execute
 }
 
 static int ava_cuda_serve_cuMemsetD32_v2(struct ava_wcall *ava_w)
@@ -2014,10 +2264,21 @@ static int ava_cuda_serve_cuMemsetD32_v2(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cuMemsetD32_v2(dstDevice, ui, N);
+	ava_ret = ava_cuda_impl_cuMemsetD32_v2(dstDevice, ui, N);
 
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static CUresult ava_cuda_impl_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
+{
+#define ava_execute() cuMemsetD8Async(dstDevice, uc, N, hStream)
+#line 265 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2281 "cuda_worker.c"
+#undef ava_execute
 }
 
 static int ava_cuda_serve_cuMemsetD8Async(struct ava_wcall *ava_w)
@@ -2045,11 +2306,22 @@ static int ava_cuda_serve_cuMemsetD8Async(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cuMemsetD8Async(dstDevice, uc, N, hStream);
+	ava_ret = ava_cuda_impl_cuMemsetD8Async(dstDevice, uc, N, hStream);
 
 	if (!(ava_ret == (CUDA_SUCCESS)))
 		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
 	return ava_w_reply(ava_w, NULL, 0);
+}
+
+static CUresult ava_cuda_impl_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
+{
+#define ava_execute() cuMemsetD32Async(dstDevice, ui, N, hStream)
+#line 273 "specs/cuda/cuda_api.spec.inc"
+	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
+		return CUDA_ERROR_INVALID_VALUE;
+	return ava_execute();
+#line 2324 "cuda_worker.c"
+#undef ava_execute
 }
 
 static int ava_cuda_serve_cuMemsetD32Async(struct ava_wcall *ava_w)
@@ -2077,7 +2349,7 @@ static int ava_cuda_serve_cuMemsetD32Async(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cuMemsetD32Async(dstDevice, ui, N, hStream);
+	ava_ret = ava_cuda_impl_cuMemsetD32Async(dstDevice, ui, N, hStream);
 
 	if (!(ava_ret == (CUDA_SUCCESS)))
 		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
@@ -2575,13 +2847,13 @@ static void ava_cuda_destroy(uint32_t ava_type, void *ava_object)
 {
 	switch (ava_type) {
 	case AVA_CUDA_T_CUMODULE:
-		(void)cuModuleUnload((CUmodule)ava_object);
+		(void)ava_cuda_impl_cuModuleUnload((CUmodule)ava_object);
 		break;
 	case AVA_CUDA_T_CUSTREAM:
 		(void)cuStreamDestroy_v2((CUstream)ava_object);
 		break;
 	case AVA_CUDA_T_CUCONTEXT:
-		(void)cuCtxDestroy_v2((CUcontext)ava_object);
+		(void)ava_cuda_impl_cuCtxDestroy_v2((CUcontext)ava_object);
 		break;
 	case AVA_CUDA_T_CUEVENT:
 		(void)cuEventDestroy_v2((CUevent)ava_object);

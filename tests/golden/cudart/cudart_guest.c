@@ -30,11 +30,70 @@ static const struct ava_guest_spec ava_cudart_guest_spec;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wunused-variable"
-#line 25 "specs/cudart/cudart.spec.c"
+#line 26 "specs/cudart/cudart.spec.c"
 
 #include "fatbin.h"
 
 #line 38 "cudart_guest.c"
+#line 13 "specs/cudart/cudart_ranges.spec.inc"
+
+int ava_w_ranges_add(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
+int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
+int ava_w_ranges_check(uint64_t start, uint64_t size);
+int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
+uint64_t ava_w_ranges_drop_owner(uint64_t owner);
+
+/* Kinds of ranges; allocations are owned by their device, globals by their module. */
+#define AVA_CUDART_RANGE_ALLOC 1u
+#define AVA_CUDART_RANGE_GLOBAL 2u
+
+/* Bytes a pitched rectangle spans: every row but the last is pitch long. */
+static size_t ava_cudart_span2d(size_t pitch, size_t width, size_t height)
+{
+	if (width == 0 || height == 0 || pitch < width ||
+	    (height - 1) > (SIZE_MAX - width) / (pitch ? pitch : 1))
+		return 0;
+	return (height - 1) * pitch + width;
+}
+
+/* Worker: whether count bytes at p are the guest's; touching none needs no memory. */
+static inline int ava_cudart_mine(const void *p, size_t count)
+{
+	return count == 0 || ava_w_ranges_check((uintptr_t)p, count);
+}
+
+/* Worker: the same for a pitched rectangle (rows wider than the pitch overlap: no rectangle). */
+static inline cudaError_t ava_cudart_mine_2d(const void *p, size_t pitch, size_t width,
+					     size_t height)
+{
+	size_t span = ava_cudart_span2d(pitch, width, height);
+
+	if (width == 0 || height == 0)
+		return cudaSuccess;
+	if (pitch < width)
+		return cudaErrorInvalidPitchValue;
+	return span != 0 && ava_w_ranges_check((uintptr_t)p, span) ? cudaSuccess
+								    : cudaErrorInvalidValue;
+}
+
+/*
+ * Worker: records size bytes at p, just allocated on the current device,
+ * as the guest's. Fails only when the worker cannot record them: the caller
+ * then frees them, since the guest could never use them.
+ */
+static inline cudaError_t ava_cudart_track(const void *p, size_t size)
+{
+	int dev = 0;
+
+	if (p == NULL || size == 0)
+		return cudaSuccess;
+	(void)cudaGetDevice(&dev);
+	return ava_w_ranges_replace((uintptr_t)p, size, AVA_CUDART_RANGE_ALLOC, (uint64_t)dev) == 0
+		       ? cudaSuccess
+		       : cudaErrorMemoryAllocation;
+}
+
+#line 97 "cudart_guest.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -127,8 +186,8 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 131 "cudart_guest.c"
-#line 108 "specs/cudart/cudart_api.spec.inc"
+#line 190 "cudart_guest.c"
+#line 6 "specs/cudart/cudart_memory.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
 struct ava_cudart_alloc {
@@ -182,8 +241,8 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 186 "cudart_guest.c"
-#line 214 "specs/cudart/cudart_api.spec.inc"
+#line 245 "cudart_guest.c"
+#line 148 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
 					 enum cudaMemcpyKind kind, cudaStream_t stream, int async);
@@ -199,16 +258,8 @@ cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_
 				cudaStream_t stream, int dst_host, int src_host, void *host,
 				size_t host_span);
 
-/* Bytes a pitched host rectangle spans: every row but the last is pitch long. */
-static size_t ava_cudart_span2d(size_t pitch, size_t width, size_t height)
-{
-	if (width == 0 || height == 0 || pitch < width ||
-	    (height - 1) > (SIZE_MAX - width) / (pitch ? pitch : 1))
-		return 0;
-	return (height - 1) * pitch + width;
-}
 
-#line 212 "cudart_guest.c"
+#line 263 "cudart_guest.c"
 #pragma GCC diagnostic pop
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -396,8 +447,8 @@ const char *cudaGetErrorString(cudaError_t error)
 	return e ? e->text : "unrecognized error code";
 }
 
-#line 400 "cudart_guest.c"
-#line 350 "specs/cudart/cudart_launch.spec.inc"
+#line 451 "cudart_guest.c"
+#line 369 "specs/cudart/cudart_launch.spec.inc"
 
 /* What the guest knows of a module and its kernels. */
 #define AVA_CUDART_KERNEL_MAGIC 0x61766b6eu
@@ -899,8 +950,8 @@ struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
 	return d;
 }
 
-#line 903 "cudart_guest.c"
-#line 346 "specs/cudart/cudart_api.spec.inc"
+#line 954 "cudart_guest.c"
+#line 315 "specs/cudart/cudart_memory.spec.inc"
 
 static cudaError_t ava_cudart_copy(void *dst, const void *src, size_t count,
 				   enum cudaMemcpyKind kind, cudaStream_t stream, int async)
@@ -1069,7 +1120,7 @@ cudaError_t cudaFreeHost(void *ptr)
 	return cudaSuccess;
 }
 
-#line 1073 "cudart_guest.c"
+#line 1124 "cudart_guest.c"
 #pragma GCC visibility pop
 
 static int ava_cudart_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1770,7 +1821,7 @@ ava_fail:
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
-AVA_EXPORT cudaError_t cudaDeviceReset(void)
+static cudaError_t ava_cudart_remote_cudaDeviceReset(void)
 {
 	struct ava_cudart_cudaDeviceReset_call ava_a;
 	const struct ava_cudart_cudaDeviceReset_reply *ava_r = NULL;
@@ -1796,6 +1847,18 @@ AVA_EXPORT cudaError_t cudaDeviceReset(void)
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaDeviceReset(void)
+{
+#define ava_execute() ava_cudart_remote_cudaDeviceReset()
+#line 56 "specs/cudart/cudart_api.spec.inc"
+	int ava_dev = 0;
+	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
+		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
+	return ava_execute();
+#line 1861 "cudart_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags)
@@ -2220,12 +2283,17 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
 #define ava_execute() ava_cudart_remote_cudaMalloc(devPtr, size)
-#line 169 "specs/cudart/cudart_api.spec.inc"
+#line 67 "specs/cudart/cudart_memory.spec.inc"
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
+	if (ava_is_worker && ret == cudaSuccess &&
+	    (ret = ava_cudart_track(*devPtr, size)) != cudaSuccess) {
+		(void)cudaFree(*devPtr);
+		*devPtr = NULL;
+	}
 	return ret;
-#line 2229 "cudart_guest.c"
+#line 2297 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2288,12 +2356,20 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
 {
 #define ava_execute() ava_cudart_remote_cudaMallocPitch(devPtr, pitch, width, height)
-#line 183 "specs/cudart/cudart_api.spec.inc"
+#line 86 "specs/cudart/cudart_memory.spec.inc"
+	size_t ava_bytes = 0;
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, *pitch * height);
+	if (ava_is_worker && ret == cudaSuccess &&
+	    (__builtin_mul_overflow(*pitch, height, &ava_bytes) ||
+	     (ret = ava_cudart_track(*devPtr, ava_bytes)) != cudaSuccess)) {
+		(void)cudaFree(*devPtr);
+		*devPtr = NULL;
+		ret = cudaErrorMemoryAllocation;
+	}
 	return ret;
-#line 2297 "cudart_guest.c"
+#line 2373 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2329,16 +2405,23 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaFree(void *devPtr)
 {
 #define ava_execute() ava_cudart_remote_cudaFree(devPtr)
-#line 192 "specs/cudart/cudart_api.spec.inc"
+#line 109 "specs/cudart/cudart_memory.spec.inc"
+	uint64_t ava_size = 0, ava_owner = 0;
+	if (ava_is_worker && devPtr != NULL &&
+	    !ava_w_ranges_remove((uintptr_t)devPtr, AVA_CUDART_RANGE_ALLOC, &ava_size, &ava_owner))
+		return cudaErrorInvalidValue;
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_forget_alloc(devPtr);
+	if (ava_is_worker && ret != cudaSuccess && devPtr != NULL)
+		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
+				       ava_owner);
 	return ret;
-#line 2338 "cudart_guest.c"
+#line 2421 "cudart_guest.c"
 #undef ava_execute
 }
 
-AVA_EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count)
+static cudaError_t ava_cudart_remote_cudaMemset(void *devPtr, int value, size_t count)
 {
 	struct ava_cudart_cudaMemset_call ava_a;
 	const struct ava_cudart_cudaMemset_reply *ava_r = NULL;
@@ -2369,7 +2452,18 @@ ava_fail:
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
-AVA_EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+AVA_EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count)
+{
+#define ava_execute() ava_cudart_remote_cudaMemset(devPtr, value, count)
+#line 125 "specs/cudart/cudart_memory.spec.inc"
+	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
+		return cudaErrorInvalidValue;
+	return ava_execute();
+#line 2463 "cudart_guest.c"
+#undef ava_execute
+}
+
+static cudaError_t ava_cudart_remote_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
 	struct ava_cudart_cudaMemsetAsync_call ava_a;
 	struct ava_call ava_c;
@@ -2389,6 +2483,17 @@ AVA_EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cu
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+{
+#define ava_execute() ava_cudart_remote_cudaMemsetAsync(devPtr, value, count, stream)
+#line 134 "specs/cudart/cudart_memory.spec.inc"
+	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
+		return cudaErrorInvalidValue;
+	return ava_execute();
+#line 2496 "cudart_guest.c"
+#undef ava_execute
 }
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async)
@@ -2610,7 +2715,7 @@ ava_fail:
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
-AVA_EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
+static cudaError_t ava_cudart_remote_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
 {
 	struct ava_cudart_cudaMemset2D_call ava_a;
 	const struct ava_cudart_cudaMemset2D_reply *ava_r = NULL;
@@ -2643,7 +2748,21 @@ ava_fail:
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
-AVA_EXPORT cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
+AVA_EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
+{
+#define ava_execute() ava_cudart_remote_cudaMemset2D(devPtr, pitch, value, width, height)
+#line 283 "specs/cudart/cudart_memory.spec.inc"
+	if (ava_is_worker) {
+		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
+		if (ava_rc != cudaSuccess)
+			return ava_rc;
+	}
+	return ava_execute();
+#line 2762 "cudart_guest.c"
+#undef ava_execute
+}
+
+static cudaError_t ava_cudart_remote_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
 {
 	struct ava_cudart_cudaMemset2DAsync_call ava_a;
 	struct ava_call ava_c;
@@ -2665,6 +2784,20 @@ AVA_EXPORT cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, 
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
+{
+#define ava_execute() ava_cudart_remote_cudaMemset2DAsync(devPtr, pitch, value, width, height, stream)
+#line 296 "specs/cudart/cudart_memory.spec.inc"
+	if (ava_is_worker) {
+		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
+		if (ava_rc != cudaSuccess)
+			return ava_rc;
+	}
+	return ava_execute();
+#line 2800 "cudart_guest.c"
+#undef ava_execute
 }
 
 cudaError_t ava_cudart_host_alloc_check(size_t size, unsigned int flags)
@@ -3762,12 +3895,17 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
 #define ava_execute() ava_cudart_remote_cudaMallocAsync(devPtr, size, hStream)
-#line 692 "specs/cudart/cudart_api.spec.inc"
+#line 291 "specs/cudart/cudart_api.spec.inc"
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
+	if (ava_is_worker && ret == cudaSuccess &&
+	    (ret = ava_cudart_track(*devPtr, size)) != cudaSuccess) {
+		(void)cudaFreeAsync(*devPtr, hStream);
+		*devPtr = NULL;
+	}
 	return ret;
-#line 3771 "cudart_guest.c"
+#line 3909 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -3794,15 +3932,24 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
 #define ava_execute() ava_cudart_remote_cudaFreeAsync(devPtr, hStream)
-#line 702 "specs/cudart/cudart_api.spec.inc"
+#line 307 "specs/cudart/cudart_api.spec.inc"
+	uint64_t ava_size = 0, ava_owner = 0;
+	cudaError_t ret;
 	if (ava_is_guest)
 		ava_cudart_forget_alloc(devPtr);
-	return ava_execute();
-#line 3802 "cudart_guest.c"
+	if (ava_is_worker && devPtr != NULL &&
+	    !ava_w_ranges_remove((uintptr_t)devPtr, AVA_CUDART_RANGE_ALLOC, &ava_size, &ava_owner))
+		return cudaErrorInvalidValue;
+	ret = ava_execute();
+	if (ava_is_worker && ret != cudaSuccess && devPtr != NULL)
+		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
+				       ava_owner);
+	return ret;
+#line 3949 "cudart_guest.c"
 #undef ava_execute
 }
 
-AVA_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
+static cudaError_t ava_cudart_remote_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
 {
 	struct ava_cudart_cudaMemcpyPeer_call ava_a;
 	const struct ava_cudart_cudaMemcpyPeer_reply *ava_r = NULL;
@@ -3835,7 +3982,18 @@ ava_fail:
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
-AVA_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
+AVA_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
+{
+#define ava_execute() ava_cudart_remote_cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
+#line 326 "specs/cudart/cudart_api.spec.inc"
+	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
+		return cudaErrorInvalidValue;
+	return ava_execute();
+#line 3993 "cudart_guest.c"
+#undef ava_execute
+}
+
+static cudaError_t ava_cudart_remote_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
 {
 	struct ava_cudart_cudaMemcpyPeerAsync_call ava_a;
 	struct ava_call ava_c;
@@ -3859,7 +4017,18 @@ ava_fail:
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
-AVA_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
+AVA_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
+{
+#define ava_execute() ava_cudart_remote_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream)
+#line 337 "specs/cudart/cudart_api.spec.inc"
+	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
+		return cudaErrorInvalidValue;
+	return ava_execute();
+#line 4028 "cudart_guest.c"
+#undef ava_execute
+}
+
+static cudaError_t ava_cudart_remote_cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
 {
 	struct ava_cudart_cudaPointerGetAttributes_call ava_a;
 	const struct ava_cudart_cudaPointerGetAttributes_reply *ava_r = NULL;
@@ -3899,6 +4068,17 @@ AVA_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *at
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
+{
+#define ava_execute() ava_cudart_remote_cudaPointerGetAttributes(attributes, ptr)
+#line 351 "specs/cudart/cudart_api.spec.inc"
+	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
+		return cudaErrorInvalidValue;
+	return ava_execute();
+#line 4081 "cudart_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)

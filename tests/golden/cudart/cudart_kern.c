@@ -108,11 +108,70 @@ static const struct ava_kspec ava_kern_cudart_kspec;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wunused-variable"
-#line 25 "specs/cudart/cudart.spec.c"
+#line 26 "specs/cudart/cudart.spec.c"
 
 #include "fatbin.h"
 
 #line 116 "cudart_kern.c"
+#line 13 "specs/cudart/cudart_ranges.spec.inc"
+
+int ava_w_ranges_add(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
+int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
+int ava_w_ranges_check(uint64_t start, uint64_t size);
+int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
+uint64_t ava_w_ranges_drop_owner(uint64_t owner);
+
+/* Kinds of ranges; allocations are owned by their device, globals by their module. */
+#define AVA_CUDART_RANGE_ALLOC 1u
+#define AVA_CUDART_RANGE_GLOBAL 2u
+
+/* Bytes a pitched rectangle spans: every row but the last is pitch long. */
+static size_t ava_cudart_span2d(size_t pitch, size_t width, size_t height)
+{
+	if (width == 0 || height == 0 || pitch < width ||
+	    (height - 1) > (SIZE_MAX - width) / (pitch ? pitch : 1))
+		return 0;
+	return (height - 1) * pitch + width;
+}
+
+/* Worker: whether count bytes at p are the guest's; touching none needs no memory. */
+static inline int ava_cudart_mine(const void *p, size_t count)
+{
+	return count == 0 || ava_w_ranges_check((uintptr_t)p, count);
+}
+
+/* Worker: the same for a pitched rectangle (rows wider than the pitch overlap: no rectangle). */
+static inline cudaError_t ava_cudart_mine_2d(const void *p, size_t pitch, size_t width,
+					     size_t height)
+{
+	size_t span = ava_cudart_span2d(pitch, width, height);
+
+	if (width == 0 || height == 0)
+		return cudaSuccess;
+	if (pitch < width)
+		return cudaErrorInvalidPitchValue;
+	return span != 0 && ava_w_ranges_check((uintptr_t)p, span) ? cudaSuccess
+								    : cudaErrorInvalidValue;
+}
+
+/*
+ * Worker: records size bytes at p, just allocated on the current device,
+ * as the guest's. Fails only when the worker cannot record them: the caller
+ * then frees them, since the guest could never use them.
+ */
+static inline cudaError_t ava_cudart_track(const void *p, size_t size)
+{
+	int dev = 0;
+
+	if (p == NULL || size == 0)
+		return cudaSuccess;
+	(void)cudaGetDevice(&dev);
+	return ava_w_ranges_replace((uintptr_t)p, size, AVA_CUDART_RANGE_ALLOC, (uint64_t)dev) == 0
+		       ? cudaSuccess
+		       : cudaErrorMemoryAllocation;
+}
+
+#line 175 "cudart_kern.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -205,8 +264,8 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 209 "cudart_kern.c"
-#line 108 "specs/cudart/cudart_api.spec.inc"
+#line 268 "cudart_kern.c"
+#line 6 "specs/cudart/cudart_memory.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
 struct ava_cudart_alloc {
@@ -260,8 +319,8 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 264 "cudart_kern.c"
-#line 214 "specs/cudart/cudart_api.spec.inc"
+#line 323 "cudart_kern.c"
+#line 148 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
 					 enum cudaMemcpyKind kind, cudaStream_t stream, int async);
@@ -277,16 +336,8 @@ cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_
 				cudaStream_t stream, int dst_host, int src_host, void *host,
 				size_t host_span);
 
-/* Bytes a pitched host rectangle spans: every row but the last is pitch long. */
-static size_t ava_cudart_span2d(size_t pitch, size_t width, size_t height)
-{
-	if (width == 0 || height == 0 || pitch < width ||
-	    (height - 1) > (SIZE_MAX - width) / (pitch ? pitch : 1))
-		return 0;
-	return (height - 1) * pitch + width;
-}
 
-#line 290 "cudart_kern.c"
+#line 341 "cudart_kern.c"
 #pragma GCC diagnostic pop
 
 static int ava_kern_cudart_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -618,7 +669,7 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_cudaDeviceSynchronize);
 
-cudaError_t ava_cudaDeviceReset(void)
+static cudaError_t ava_kern_remote_cudaDeviceReset(void)
 {
 	struct ava_cudart_cudaDeviceReset_call ava_a;
 	const struct ava_cudart_cudaDeviceReset_reply *ava_r = NULL;
@@ -648,6 +699,17 @@ ava_fail:
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
+cudaError_t ava_cudaDeviceReset(void)
+{
+#define ava_execute() ava_kern_remote_cudaDeviceReset()
+#line 56 "specs/cudart/cudart_api.spec.inc"
+	int ava_dev = 0;
+	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
+		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
+	return ava_execute();
+#line 711 "cudart_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cudaDeviceReset);
 
 cudaError_t ava_cudaSetDeviceFlags(unsigned int flags)
@@ -1129,12 +1191,17 @@ ava_fail:
 cudaError_t ava_cudaMalloc(void **devPtr, size_t size)
 {
 #define ava_execute() ava_kern_remote_cudaMalloc(devPtr, size)
-#line 169 "specs/cudart/cudart_api.spec.inc"
+#line 67 "specs/cudart/cudart_memory.spec.inc"
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
+	if (ava_is_worker && ret == cudaSuccess &&
+	    (ret = ava_cudart_track(*devPtr, size)) != cudaSuccess) {
+		(void)cudaFree(*devPtr);
+		*devPtr = NULL;
+	}
 	return ret;
-#line 1138 "cudart_kern.c"
+#line 1205 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMalloc);
@@ -1205,12 +1272,20 @@ ava_fail:
 cudaError_t ava_cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
 {
 #define ava_execute() ava_kern_remote_cudaMallocPitch(devPtr, pitch, width, height)
-#line 183 "specs/cudart/cudart_api.spec.inc"
+#line 86 "specs/cudart/cudart_memory.spec.inc"
+	size_t ava_bytes = 0;
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, *pitch * height);
+	if (ava_is_worker && ret == cudaSuccess &&
+	    (__builtin_mul_overflow(*pitch, height, &ava_bytes) ||
+	     (ret = ava_cudart_track(*devPtr, ava_bytes)) != cudaSuccess)) {
+		(void)cudaFree(*devPtr);
+		*devPtr = NULL;
+		ret = cudaErrorMemoryAllocation;
+	}
 	return ret;
-#line 1214 "cudart_kern.c"
+#line 1289 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocPitch);
@@ -1248,17 +1323,24 @@ ava_fail:
 cudaError_t ava_cudaFree(void *devPtr)
 {
 #define ava_execute() ava_kern_remote_cudaFree(devPtr)
-#line 192 "specs/cudart/cudart_api.spec.inc"
+#line 109 "specs/cudart/cudart_memory.spec.inc"
+	uint64_t ava_size = 0, ava_owner = 0;
+	if (ava_is_worker && devPtr != NULL &&
+	    !ava_w_ranges_remove((uintptr_t)devPtr, AVA_CUDART_RANGE_ALLOC, &ava_size, &ava_owner))
+		return cudaErrorInvalidValue;
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_forget_alloc(devPtr);
+	if (ava_is_worker && ret != cudaSuccess && devPtr != NULL)
+		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
+				       ava_owner);
 	return ret;
-#line 1257 "cudart_kern.c"
+#line 1339 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFree);
 
-cudaError_t ava_cudaMemset(void *devPtr, int value, size_t count)
+static cudaError_t ava_kern_remote_cudaMemset(void *devPtr, int value, size_t count)
 {
 	struct ava_cudart_cudaMemset_call ava_a;
 	const struct ava_cudart_cudaMemset_reply *ava_r = NULL;
@@ -1291,9 +1373,20 @@ ava_fail:
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
+cudaError_t ava_cudaMemset(void *devPtr, int value, size_t count)
+{
+#define ava_execute() ava_kern_remote_cudaMemset(devPtr, value, count)
+#line 125 "specs/cudart/cudart_memory.spec.inc"
+	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
+		return cudaErrorInvalidValue;
+	return ava_execute();
+#line 1384 "cudart_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cudaMemset);
 
-cudaError_t ava_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+static cudaError_t ava_kern_remote_cudaMemsetAsync(void *devPtr, int value, size_t count,
+						   cudaStream_t stream)
 {
 	struct ava_cudart_cudaMemsetAsync_call ava_a;
 	struct ava_kcall ava_c;
@@ -1316,6 +1409,16 @@ ava_fail:
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
+cudaError_t ava_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+{
+#define ava_execute() ava_kern_remote_cudaMemsetAsync(devPtr, value, count, stream)
+#line 134 "specs/cudart/cudart_memory.spec.inc"
+	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
+		return cudaErrorInvalidValue;
+	return ava_execute();
+#line 1420 "cudart_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cudaMemsetAsync);
 
 cudaError_t ava_ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
@@ -1565,7 +1668,8 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_ava_cudart_memcpy2d);
 
-cudaError_t ava_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
+static cudaError_t ava_kern_remote_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width,
+						size_t height)
 {
 	struct ava_cudart_cudaMemset2D_call ava_a;
 	const struct ava_cudart_cudaMemset2D_reply *ava_r = NULL;
@@ -1600,10 +1704,24 @@ ava_fail:
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
+cudaError_t ava_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
+{
+#define ava_execute() ava_kern_remote_cudaMemset2D(devPtr, pitch, value, width, height)
+#line 283 "specs/cudart/cudart_memory.spec.inc"
+	if (ava_is_worker) {
+		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
+		if (ava_rc != cudaSuccess)
+			return ava_rc;
+	}
+	return ava_execute();
+#line 1718 "cudart_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cudaMemset2D);
 
-cudaError_t ava_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width,
-				  size_t height, cudaStream_t stream)
+static cudaError_t ava_kern_remote_cudaMemset2DAsync(void *devPtr, size_t pitch, int value,
+						     size_t width, size_t height,
+						     cudaStream_t stream)
 {
 	struct ava_cudart_cudaMemset2DAsync_call ava_a;
 	struct ava_kcall ava_c;
@@ -1628,6 +1746,20 @@ ava_fail:
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
+cudaError_t ava_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width,
+				  size_t height, cudaStream_t stream)
+{
+#define ava_execute() ava_kern_remote_cudaMemset2DAsync(devPtr, pitch, value, width, height, stream)
+#line 296 "specs/cudart/cudart_memory.spec.inc"
+	if (ava_is_worker) {
+		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
+		if (ava_rc != cudaSuccess)
+			return ava_rc;
+	}
+	return ava_execute();
+#line 1761 "cudart_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cudaMemset2DAsync);
 
 cudaError_t ava_ava_cudart_host_alloc_check(size_t size, unsigned int flags)
@@ -2829,12 +2961,17 @@ ava_fail:
 cudaError_t ava_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
 #define ava_execute() ava_kern_remote_cudaMallocAsync(devPtr, size, hStream)
-#line 692 "specs/cudart/cudart_api.spec.inc"
+#line 291 "specs/cudart/cudart_api.spec.inc"
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
+	if (ava_is_worker && ret == cudaSuccess &&
+	    (ret = ava_cudart_track(*devPtr, size)) != cudaSuccess) {
+		(void)cudaFreeAsync(*devPtr, hStream);
+		*devPtr = NULL;
+	}
 	return ret;
-#line 2838 "cudart_kern.c"
+#line 2975 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocAsync);
@@ -2863,17 +3000,26 @@ ava_fail:
 cudaError_t ava_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
 #define ava_execute() ava_kern_remote_cudaFreeAsync(devPtr, hStream)
-#line 702 "specs/cudart/cudart_api.spec.inc"
+#line 307 "specs/cudart/cudart_api.spec.inc"
+	uint64_t ava_size = 0, ava_owner = 0;
+	cudaError_t ret;
 	if (ava_is_guest)
 		ava_cudart_forget_alloc(devPtr);
-	return ava_execute();
-#line 2871 "cudart_kern.c"
+	if (ava_is_worker && devPtr != NULL &&
+	    !ava_w_ranges_remove((uintptr_t)devPtr, AVA_CUDART_RANGE_ALLOC, &ava_size, &ava_owner))
+		return cudaErrorInvalidValue;
+	ret = ava_execute();
+	if (ava_is_worker && ret != cudaSuccess && devPtr != NULL)
+		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
+				       ava_owner);
+	return ret;
+#line 3017 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFreeAsync);
 
-cudaError_t ava_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice,
-			       size_t count)
+static cudaError_t ava_kern_remote_cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
+						  int srcDevice, size_t count)
 {
 	struct ava_cudart_cudaMemcpyPeer_call ava_a;
 	const struct ava_cudart_cudaMemcpyPeer_reply *ava_r = NULL;
@@ -2908,10 +3054,22 @@ ava_fail:
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
+cudaError_t ava_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice,
+			       size_t count)
+{
+#define ava_execute() ava_kern_remote_cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
+#line 326 "specs/cudart/cudart_api.spec.inc"
+	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
+		return cudaErrorInvalidValue;
+	return ava_execute();
+#line 3066 "cudart_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cudaMemcpyPeer);
 
-cudaError_t ava_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice,
-				    size_t count, cudaStream_t stream)
+static cudaError_t ava_kern_remote_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src,
+						       int srcDevice, size_t count,
+						       cudaStream_t stream)
 {
 	struct ava_cudart_cudaMemcpyPeerAsync_call ava_a;
 	struct ava_kcall ava_c;
@@ -2936,9 +3094,21 @@ ava_fail:
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
+cudaError_t ava_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice,
+				    size_t count, cudaStream_t stream)
+{
+#define ava_execute() ava_kern_remote_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream)
+#line 337 "specs/cudart/cudart_api.spec.inc"
+	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
+		return cudaErrorInvalidValue;
+	return ava_execute();
+#line 3106 "cudart_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cudaMemcpyPeerAsync);
 
-cudaError_t ava_cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
+static cudaError_t ava_kern_remote_cudaPointerGetAttributes(struct cudaPointerAttributes *attributes,
+							    const void *ptr)
 {
 	struct ava_cudart_cudaPointerGetAttributes_call ava_a;
 	const struct ava_cudart_cudaPointerGetAttributes_reply *ava_r = NULL;
@@ -2984,6 +3154,16 @@ ava_fail:
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
+cudaError_t ava_cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
+{
+#define ava_execute() ava_kern_remote_cudaPointerGetAttributes(attributes, ptr)
+#line 351 "specs/cudart/cudart_api.spec.inc"
+	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
+		return cudaErrorInvalidValue;
+	return ava_execute();
+#line 3165 "cudart_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cudaPointerGetAttributes);
 
 static const char *const ava_kern_cudart_func_names[] = {

@@ -28,6 +28,7 @@ cudaError_t ava_cudaInitDevice(int device, unsigned int deviceFlags, unsigned in
 cudaError_t ava_cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device);
 cudaError_t ava_cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device);
 cudaError_t ava_cudaDeviceSynchronize(void);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cudaError_t ava_cudaDeviceReset(void);
 cudaError_t ava_cudaSetDeviceFlags(unsigned int flags);
 cudaError_t ava_cudaGetDeviceFlags(unsigned int *flags);
@@ -45,7 +46,9 @@ cudaError_t ava_cudaMalloc(void **devPtr, size_t size);
 cudaError_t ava_cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height);
 /* Runs the spec's guest-side code around the call, as in user space. */
 cudaError_t ava_cudaFree(void *devPtr);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cudaError_t ava_cudaMemset(void *devPtr, int value, size_t count);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cudaError_t ava_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream);
 /* A helper of the spec (no API function): kernel callers call it directly. */
 cudaError_t ava_ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
@@ -66,7 +69,9 @@ cudaError_t ava_ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, s
 				    size_t width, size_t height, enum cudaMemcpyKind kind,
 				    cudaStream_t stream, int dst_host, int src_host, void *host,
 				    size_t host_span);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cudaError_t ava_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cudaError_t ava_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width,
 				  size_t height, cudaStream_t stream);
 /* A helper of the spec (no API function): kernel callers call it directly. */
@@ -106,10 +111,13 @@ cudaError_t ava_cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags);
 cudaError_t ava_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream);
 /* Runs the spec's guest-side code around the call, as in user space. */
 cudaError_t ava_cudaFreeAsync(void *devPtr, cudaStream_t hStream);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cudaError_t ava_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice,
 			       size_t count);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cudaError_t ava_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice,
 				    size_t count, cudaStream_t stream);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cudaError_t ava_cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr);
 
 /*

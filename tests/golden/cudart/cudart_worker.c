@@ -62,11 +62,70 @@ __attribute__((unused)) static int __ava_handle_invalid(const char *ava_type)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wunused-variable"
-#line 25 "specs/cudart/cudart.spec.c"
+#line 26 "specs/cudart/cudart.spec.c"
 
 #include "fatbin.h"
 
 #line 70 "cudart_worker.c"
+#line 13 "specs/cudart/cudart_ranges.spec.inc"
+
+int ava_w_ranges_add(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
+int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
+int ava_w_ranges_check(uint64_t start, uint64_t size);
+int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
+uint64_t ava_w_ranges_drop_owner(uint64_t owner);
+
+/* Kinds of ranges; allocations are owned by their device, globals by their module. */
+#define AVA_CUDART_RANGE_ALLOC 1u
+#define AVA_CUDART_RANGE_GLOBAL 2u
+
+/* Bytes a pitched rectangle spans: every row but the last is pitch long. */
+static size_t ava_cudart_span2d(size_t pitch, size_t width, size_t height)
+{
+	if (width == 0 || height == 0 || pitch < width ||
+	    (height - 1) > (SIZE_MAX - width) / (pitch ? pitch : 1))
+		return 0;
+	return (height - 1) * pitch + width;
+}
+
+/* Worker: whether count bytes at p are the guest's; touching none needs no memory. */
+static inline int ava_cudart_mine(const void *p, size_t count)
+{
+	return count == 0 || ava_w_ranges_check((uintptr_t)p, count);
+}
+
+/* Worker: the same for a pitched rectangle (rows wider than the pitch overlap: no rectangle). */
+static inline cudaError_t ava_cudart_mine_2d(const void *p, size_t pitch, size_t width,
+					     size_t height)
+{
+	size_t span = ava_cudart_span2d(pitch, width, height);
+
+	if (width == 0 || height == 0)
+		return cudaSuccess;
+	if (pitch < width)
+		return cudaErrorInvalidPitchValue;
+	return span != 0 && ava_w_ranges_check((uintptr_t)p, span) ? cudaSuccess
+								    : cudaErrorInvalidValue;
+}
+
+/*
+ * Worker: records size bytes at p, just allocated on the current device,
+ * as the guest's. Fails only when the worker cannot record them: the caller
+ * then frees them, since the guest could never use them.
+ */
+static inline cudaError_t ava_cudart_track(const void *p, size_t size)
+{
+	int dev = 0;
+
+	if (p == NULL || size == 0)
+		return cudaSuccess;
+	(void)cudaGetDevice(&dev);
+	return ava_w_ranges_replace((uintptr_t)p, size, AVA_CUDART_RANGE_ALLOC, (uint64_t)dev) == 0
+		       ? cudaSuccess
+		       : cudaErrorMemoryAllocation;
+}
+
+#line 129 "cudart_worker.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -159,8 +218,8 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 163 "cudart_worker.c"
-#line 108 "specs/cudart/cudart_api.spec.inc"
+#line 222 "cudart_worker.c"
+#line 6 "specs/cudart/cudart_memory.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
 struct ava_cudart_alloc {
@@ -214,8 +273,8 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 218 "cudart_worker.c"
-#line 214 "specs/cudart/cudart_api.spec.inc"
+#line 277 "cudart_worker.c"
+#line 148 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
 					 enum cudaMemcpyKind kind, cudaStream_t stream, int async);
@@ -231,16 +290,8 @@ cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_
 				cudaStream_t stream, int dst_host, int src_host, void *host,
 				size_t host_span);
 
-/* Bytes a pitched host rectangle spans: every row but the last is pitch long. */
-static size_t ava_cudart_span2d(size_t pitch, size_t width, size_t height)
-{
-	if (width == 0 || height == 0 || pitch < width ||
-	    (height - 1) > (SIZE_MAX - width) / (pitch ? pitch : 1))
-		return 0;
-	return (height - 1) * pitch + width;
-}
 
-#line 244 "cudart_worker.c"
+#line 295 "cudart_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_cudart_tramp_ava_cudart_stream_callback(cudaStream_t stream, cudaError_t status, void *userData)
@@ -348,7 +399,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_register_module(const void *fatbin
 	__cudaRegisterFatBinaryEnd(ava_mod->handle);
 	*module = ava_mod;
 	return cudaSuccess;
-#line 352 "cudart_worker.c"
+#line 403 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_register_module(struct ava_wcall *ava_w)
@@ -418,7 +469,7 @@ static int ava_cudart_serve_ava_cudart_register_module(struct ava_wcall *ava_w)
 		ava_dir_fatbin |= AVA_BUF_IN;
 		ava_count_fatbin = (uint64_t)(len);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->fatbin, ava_count_fatbin, 1, ava_dir_fatbin, (void **)&fatbin);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->fatbin, ava_count_fatbin, 1, ava_dir_fatbin | AVA_W_PRIVATE, (void **)&fatbin);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	(void)ava_life_fatbin;
@@ -436,7 +487,7 @@ static int ava_cudart_serve_ava_cudart_register_module(struct ava_wcall *ava_w)
 		ava_dir_var_info |= AVA_BUF_IN;
 		ava_count_var_info = (uint64_t)(nvars <= 65536 ? 2 * (uint64_t)nvars : 0);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->var_info, ava_count_var_info, sizeof(uint64_t), ava_dir_var_info, (void **)&var_info);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->var_info, ava_count_var_info, sizeof(uint64_t), ava_dir_var_info | AVA_W_PRIVATE, (void **)&var_info);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	(void)ava_life_var_info;
@@ -498,6 +549,8 @@ static cudaError_t ava_cudart_impl_ava_cudart_symbol_copy(ava_cudart_mod module,
 	if (offset > module->vars[var].size || count > module->vars[var].size - offset ||
 	    (host != NULL && host_len != count))
 		return cudaErrorInvalidValue;
+	if (host == NULL && !ava_cudart_mine(device, count))
+		return cudaErrorInvalidValue;
 	if (to_symbol)
 		ret = cudaMemcpyToSymbol(module->vars[var].stand_in, ava_other, count, offset,
 					 host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice);
@@ -505,7 +558,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_symbol_copy(ava_cudart_mod module,
 		ret = cudaMemcpyFromSymbol(ava_other, module->vars[var].stand_in, count, offset,
 					   host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice);
 	return ret == cudaSuccess && stream ? cudaStreamSynchronize(stream) : ret;
-#line 509 "cudart_worker.c"
+#line 562 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_symbol_copy(struct ava_wcall *ava_w)
@@ -559,7 +612,7 @@ static int ava_cudart_serve_ava_cudart_symbol_copy(struct ava_wcall *ava_w)
 		}
 		ava_count_host = (uint64_t)(host_len);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->host, ava_count_host, 1, ava_dir_host, (void **)&host);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->host, ava_count_host, 1, ava_dir_host | AVA_W_PRIVATE, (void **)&host);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	(void)ava_life_host;
@@ -578,18 +631,32 @@ static int ava_cudart_serve_ava_cudart_symbol_copy(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_symbol_info(ava_cudart_mod module, unsigned int var, void **address, size_t *size)
 {
-#line 262 "specs/cudart/cudart_launch.spec.inc"
+#line 265 "specs/cudart/cudart_launch.spec.inc"
 	static char ava_unknown_symbol;
 	size_t ava_ignored;
 	if (module == NULL || var >= module->nvars)
 		return cudaGetSymbolSize(&ava_ignored, &ava_unknown_symbol);
 	if (address != NULL) {
 		cudaError_t ret = cudaGetSymbolAddress(address, module->vars[var].stand_in);
+		size_t ava_bytes = 0;
+		if (ret == cudaSuccess)
+			ret = cudaGetSymbolSize(&ava_bytes, module->vars[var].stand_in);
 		if (ret != cudaSuccess)
 			return ret;
+		/*
+		 * The guest may copy through the address: the variable becomes its
+		 * memory while the module is registered, no larger than the guest
+		 * declared it nor than the runtime has it.
+		 */
+		if (ava_bytes > module->vars[var].size)
+			ava_bytes = module->vars[var].size;
+		if (!ava_cudart_mine(*address, ava_bytes) &&
+		    ava_w_ranges_replace((uintptr_t)*address, ava_bytes, AVA_CUDART_RANGE_GLOBAL,
+					 (uintptr_t)module) != 0)
+			return cudaErrorMemoryAllocation;
 	}
 	return size != NULL ? cudaGetSymbolSize(size, module->vars[var].stand_in) : cudaSuccess;
-#line 593 "cudart_worker.c"
+#line 660 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_symbol_info(struct ava_wcall *ava_w)
@@ -632,7 +699,7 @@ static int ava_cudart_serve_ava_cudart_symbol_info(struct ava_wcall *ava_w)
 		ava_dir_address |= AVA_BUF_OUT;
 		ava_count_address = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->address, ava_count_address, sizeof(void *), ava_dir_address, (void **)&address);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->address, ava_count_address, sizeof(void *), ava_dir_address | AVA_W_PRIVATE, (void **)&address);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	(void)ava_life_address;
@@ -665,10 +732,10 @@ static int ava_cudart_serve_ava_cudart_symbol_info(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_release_function(ava_cudart_fn function)
 {
-#line 278 "specs/cudart/cudart_launch.spec.inc"
+#line 295 "specs/cudart/cudart_launch.spec.inc"
 	free(function);
 	return cudaSuccess;
-#line 672 "cudart_worker.c"
+#line 739 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_release_function(struct ava_wcall *ava_w)
@@ -700,9 +767,10 @@ static int ava_cudart_serve_ava_cudart_release_function(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_unregister_module(ava_cudart_mod module)
 {
-#line 286 "specs/cudart/cudart_launch.spec.inc"
+#line 303 "specs/cudart/cudart_launch.spec.inc"
 	if (module == NULL)
 		return cudaErrorInvalidResourceHandle;
+	(void)ava_w_ranges_drop_owner((uintptr_t)module);
 	__cudaUnregisterFatBinary(module->handle);
 	for (unsigned int v = 0; v < module->nvars; ++v)
 		free(module->vars[v].stand_in);
@@ -711,7 +779,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_unregister_module(ava_cudart_mod m
 	free(module->fatbin);
 	free(module);
 	return cudaSuccess;
-#line 715 "cudart_worker.c"
+#line 783 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_unregister_module(struct ava_wcall *ava_w)
@@ -743,7 +811,7 @@ static int ava_cudart_serve_ava_cudart_unregister_module(struct ava_wcall *ava_w
 
 static cudaError_t ava_cudart_impl_ava_cudart_launch(ava_cudart_fn function, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z, unsigned int block_x, unsigned int block_y, unsigned int block_z, size_t shared_mem, cudaStream_t stream, const void *params, size_t params_len, int async)
 {
-#line 314 "specs/cudart/cudart_launch.spec.inc"
+#line 333 "specs/cudart/cudart_launch.spec.inc"
 	void *ava_args[AVA_KERNEL_MAX_PARAMS];
 	dim3 ava_grid = {grid_x, grid_y, grid_z}, ava_block = {block_x, block_y, block_z};
 	(void)async;
@@ -755,7 +823,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_launch(ava_cudart_fn function, uns
 		ava_args[i] = (char *)params + function->params.offsets[i];
 	return cudaLaunchKernel(&function->stand_in, ava_grid, ava_block, ava_args, shared_mem,
 				stream);
-#line 759 "cudart_worker.c"
+#line 827 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_launch(struct ava_wcall *ava_w)
@@ -811,7 +879,7 @@ static int ava_cudart_serve_ava_cudart_launch(struct ava_wcall *ava_w)
 		ava_dir_params |= AVA_BUF_IN;
 		ava_count_params = (uint64_t)(params_len);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->params, ava_count_params, 1, ava_dir_params, (void **)&params);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->params, ava_count_params, 1, ava_dir_params | AVA_W_PRIVATE, (void **)&params);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	(void)ava_life_params;
@@ -830,11 +898,11 @@ static int ava_cudart_serve_ava_cudart_launch(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_func_get_attributes(struct cudaFuncAttributes *attr, ava_cudart_fn function)
 {
-#line 334 "specs/cudart/cudart_launch.spec.inc"
+#line 353 "specs/cudart/cudart_launch.spec.inc"
 	if (function == NULL)
 		return cudaErrorInvalidDeviceFunction;
 	return cudaFuncGetAttributes(attr, &function->stand_in);
-#line 838 "cudart_worker.c"
+#line 906 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_func_get_attributes(struct ava_wcall *ava_w)
@@ -886,12 +954,12 @@ static int ava_cudart_serve_ava_cudart_func_get_attributes(struct ava_wcall *ava
 
 static cudaError_t ava_cudart_impl_ava_cudart_occupancy(int *num_blocks, ava_cudart_fn function, int block_size, size_t dynamic_smem)
 {
-#line 344 "specs/cudart/cudart_launch.spec.inc"
+#line 363 "specs/cudart/cudart_launch.spec.inc"
 	if (function == NULL)
 		return cudaErrorInvalidDeviceFunction;
 	return cudaOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, &function->stand_in,
 							     block_size, dynamic_smem);
-#line 895 "cudart_worker.c"
+#line 963 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_occupancy(struct ava_wcall *ava_w)
@@ -1201,6 +1269,18 @@ static int ava_cudart_serve_cudaDeviceSynchronize(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cudaError_t ava_cudart_impl_cudaDeviceReset(void)
+{
+#define ava_execute() cudaDeviceReset()
+#line 56 "specs/cudart/cudart_api.spec.inc"
+	int ava_dev = 0;
+	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
+		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
+	return ava_execute();
+#line 1281 "cudart_worker.c"
+#undef ava_execute
+}
+
 static int ava_cudart_serve_cudaDeviceReset(struct ava_wcall *ava_w)
 {
 	const struct ava_cudart_cudaDeviceReset_call *ava_a;
@@ -1217,7 +1297,7 @@ static int ava_cudart_serve_cudaDeviceReset(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cudaDeviceReset();
+	ava_ret = ava_cudart_impl_cudaDeviceReset();
 
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
@@ -1612,12 +1692,17 @@ static int ava_cudart_serve_cudaPeekAtLastError(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaMalloc(void **devPtr, size_t size)
 {
 #define ava_execute() cudaMalloc(devPtr, size)
-#line 169 "specs/cudart/cudart_api.spec.inc"
+#line 67 "specs/cudart/cudart_memory.spec.inc"
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
+	if (ava_is_worker && ret == cudaSuccess &&
+	    (ret = ava_cudart_track(*devPtr, size)) != cudaSuccess) {
+		(void)cudaFree(*devPtr);
+		*devPtr = NULL;
+	}
 	return ret;
-#line 1621 "cudart_worker.c"
+#line 1706 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1650,7 +1735,7 @@ static int ava_cudart_serve_cudaMalloc(struct ava_wcall *ava_w)
 		ava_dir_devPtr |= AVA_BUF_OUT;
 		ava_count_devPtr = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->devPtr, ava_count_devPtr, sizeof(void *), ava_dir_devPtr, (void **)&devPtr);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->devPtr, ava_count_devPtr, sizeof(void *), ava_dir_devPtr | AVA_W_PRIVATE, (void **)&devPtr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	(void)ava_life_devPtr;
@@ -1670,12 +1755,20 @@ static int ava_cudart_serve_cudaMalloc(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
 {
 #define ava_execute() cudaMallocPitch(devPtr, pitch, width, height)
-#line 183 "specs/cudart/cudart_api.spec.inc"
+#line 86 "specs/cudart/cudart_memory.spec.inc"
+	size_t ava_bytes = 0;
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, *pitch * height);
+	if (ava_is_worker && ret == cudaSuccess &&
+	    (__builtin_mul_overflow(*pitch, height, &ava_bytes) ||
+	     (ret = ava_cudart_track(*devPtr, ava_bytes)) != cudaSuccess)) {
+		(void)cudaFree(*devPtr);
+		*devPtr = NULL;
+		ret = cudaErrorMemoryAllocation;
+	}
 	return ret;
-#line 1679 "cudart_worker.c"
+#line 1772 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1718,7 +1811,7 @@ static int ava_cudart_serve_cudaMallocPitch(struct ava_wcall *ava_w)
 		ava_dir_devPtr |= AVA_BUF_OUT;
 		ava_count_devPtr = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->devPtr, ava_count_devPtr, sizeof(void *), ava_dir_devPtr, (void **)&devPtr);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->devPtr, ava_count_devPtr, sizeof(void *), ava_dir_devPtr | AVA_W_PRIVATE, (void **)&devPtr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	(void)ava_life_devPtr;
@@ -1727,7 +1820,7 @@ static int ava_cudart_serve_cudaMallocPitch(struct ava_wcall *ava_w)
 		ava_dir_pitch |= AVA_BUF_OUT;
 		ava_count_pitch = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->pitch, ava_count_pitch, sizeof(size_t), ava_dir_pitch, (void **)&pitch);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->pitch, ava_count_pitch, sizeof(size_t), ava_dir_pitch | AVA_W_PRIVATE, (void **)&pitch);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	(void)ava_life_pitch;
@@ -1752,12 +1845,19 @@ static int ava_cudart_serve_cudaMallocPitch(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaFree(void *devPtr)
 {
 #define ava_execute() cudaFree(devPtr)
-#line 192 "specs/cudart/cudart_api.spec.inc"
+#line 109 "specs/cudart/cudart_memory.spec.inc"
+	uint64_t ava_size = 0, ava_owner = 0;
+	if (ava_is_worker && devPtr != NULL &&
+	    !ava_w_ranges_remove((uintptr_t)devPtr, AVA_CUDART_RANGE_ALLOC, &ava_size, &ava_owner))
+		return cudaErrorInvalidValue;
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_forget_alloc(devPtr);
+	if (ava_is_worker && ret != cudaSuccess && devPtr != NULL)
+		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
+				       ava_owner);
 	return ret;
-#line 1761 "cudart_worker.c"
+#line 1861 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1785,6 +1885,17 @@ static int ava_cudart_serve_cudaFree(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cudaError_t ava_cudart_impl_cudaMemset(void *devPtr, int value, size_t count)
+{
+#define ava_execute() cudaMemset(devPtr, value, count)
+#line 125 "specs/cudart/cudart_memory.spec.inc"
+	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
+		return cudaErrorInvalidValue;
+	return ava_execute();
+#line 1896 "cudart_worker.c"
+#undef ava_execute
+}
+
 static int ava_cudart_serve_cudaMemset(struct ava_wcall *ava_w)
 {
 	const struct ava_cudart_cudaMemset_call *ava_a;
@@ -1807,10 +1918,21 @@ static int ava_cudart_serve_cudaMemset(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cudaMemset(devPtr, value, count);
+	ava_ret = ava_cudart_impl_cudaMemset(devPtr, value, count);
 
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cudaError_t ava_cudart_impl_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+{
+#define ava_execute() cudaMemsetAsync(devPtr, value, count, stream)
+#line 134 "specs/cudart/cudart_memory.spec.inc"
+	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
+		return cudaErrorInvalidValue;
+	return ava_execute();
+#line 1935 "cudart_worker.c"
+#undef ava_execute
 }
 
 static int ava_cudart_serve_cudaMemsetAsync(struct ava_wcall *ava_w)
@@ -1838,7 +1960,7 @@ static int ava_cudart_serve_cudaMemsetAsync(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cudaMemsetAsync(devPtr, value, count, stream);
+	ava_ret = ava_cudart_impl_cudaMemsetAsync(devPtr, value, count, stream);
 
 	if (!(ava_ret == (cudaSuccess)))
 		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
@@ -1847,13 +1969,18 @@ static int ava_cudart_serve_cudaMemsetAsync(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async)
 {
-#line 246 "specs/cudart/cudart_api.spec.inc"
+#line 171 "specs/cudart/cudart_memory.spec.inc"
+	if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDefault)
+		return cudaErrorInvalidMemcpyDirection;
+	if (!ava_cudart_mine(dst, count) || (count != 0 && src == NULL))
+		return cudaErrorInvalidValue;
 	if (async)
-		return cudaMemcpyAsync(dst, src, count, kind, stream) == cudaSuccess
+		return cudaMemcpyAsync(dst, src, count, cudaMemcpyHostToDevice, stream) ==
+				       cudaSuccess
 			       ? cudaStreamSynchronize(stream)
 			       : cudaPeekAtLastError();
-	return cudaMemcpy(dst, src, count, kind);
-#line 1857 "cudart_worker.c"
+	return cudaMemcpy(dst, src, count, cudaMemcpyHostToDevice);
+#line 1984 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device(struct ava_wcall *ava_w)
@@ -1910,10 +2037,12 @@ static int ava_cudart_serve_ava_cudart_memcpy_to_device(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device_async(void *dst, const void *src, size_t count, cudaStream_t stream)
 {
-#line 261 "specs/cudart/cudart_api.spec.inc"
+#line 192 "specs/cudart/cudart_memory.spec.inc"
+	if (!ava_cudart_mine(dst, count) || (count != 0 && src == NULL))
+		return cudaErrorInvalidValue;
 	cudaError_t ret = cudaMemcpyAsync(dst, src, count, cudaMemcpyHostToDevice, stream);
 	return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
-#line 1917 "cudart_worker.c"
+#line 2046 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device_async(struct ava_wcall *ava_w)
@@ -1965,13 +2094,17 @@ static int ava_cudart_serve_ava_cudart_memcpy_to_device_async(struct ava_wcall *
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_host(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async)
 {
-#line 271 "specs/cudart/cudart_api.spec.inc"
+#line 204 "specs/cudart/cudart_memory.spec.inc"
+	if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDefault)
+		return cudaErrorInvalidMemcpyDirection;
+	if (!ava_cudart_mine(src, count) || (count != 0 && dst == NULL))
+		return cudaErrorInvalidValue;
 	if (async) {
-		cudaError_t ret = cudaMemcpyAsync(dst, src, count, kind, stream);
+		cudaError_t ret = cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToHost, stream);
 		return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
 	}
-	return cudaMemcpy(dst, src, count, kind);
-#line 1975 "cudart_worker.c"
+	return cudaMemcpy(dst, src, count, cudaMemcpyDeviceToHost);
+#line 2108 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_host(struct ava_wcall *ava_w)
@@ -2033,10 +2166,14 @@ static int ava_cudart_serve_ava_cudart_memcpy_to_host(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy_on_device(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async)
 {
-#line 287 "specs/cudart/cudart_api.spec.inc"
-	return async ? cudaMemcpyAsync(dst, src, count, kind, stream)
-		     : cudaMemcpy(dst, src, count, kind);
-#line 2040 "cudart_worker.c"
+#line 224 "specs/cudart/cudart_memory.spec.inc"
+	if (kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+		return cudaErrorInvalidMemcpyDirection;
+	if (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count))
+		return cudaErrorInvalidValue;
+	return async ? cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToDevice, stream)
+		     : cudaMemcpy(dst, src, count, cudaMemcpyDeviceToDevice);
+#line 2177 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_on_device(struct ava_wcall *ava_w)
@@ -2083,18 +2220,33 @@ static int ava_cudart_serve_ava_cudart_memcpy_on_device(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream, int dst_host, int src_host, void *host, size_t host_span)
 {
-#line 311 "specs/cudart/cudart_api.spec.inc"
+#line 253 "specs/cudart/cudart_memory.spec.inc"
 	void *ava_dst = dst_host ? host : dst;
 	const void *ava_src = src_host ? host : src;
-	cudaError_t ret;
+	enum cudaMemcpyKind ava_kind = dst_host	  ? cudaMemcpyDeviceToHost
+				       : src_host ? cudaMemcpyHostToDevice
+						  : cudaMemcpyDeviceToDevice;
+	cudaError_t ret = cudaSuccess;
 	size_t ava_need = dst_host ? ava_cudart_span2d(dpitch, width, height)
 				   : src_host ? ava_cudart_span2d(spitch, width, height) : 0;
-	if ((dst_host && src_host) || ((dst_host || src_host) && host_span != ava_need))
+	if (kind != ava_kind && kind != cudaMemcpyDefault)
+		return cudaErrorInvalidMemcpyDirection;
+	if (width != 0 && height != 0 && (dpitch < width || spitch < width))
+		return cudaErrorInvalidPitchValue;
+	if ((dst_host && src_host) ||
+	    ((dst_host || src_host) && (host_span != ava_need || (ava_need != 0 && host == NULL))))
 		return cudaErrorInvalidValue;
-	ret = stream ? cudaMemcpy2DAsync(ava_dst, dpitch, ava_src, spitch, width, height, kind, stream)
-		     : cudaMemcpy2D(ava_dst, dpitch, ava_src, spitch, width, height, kind);
+	if (!dst_host)
+		ret = ava_cudart_mine_2d(dst, dpitch, width, height);
+	if (ret == cudaSuccess && !src_host)
+		ret = ava_cudart_mine_2d(src, spitch, width, height);
+	if (ret != cudaSuccess)
+		return ret;
+	ret = stream ? cudaMemcpy2DAsync(ava_dst, dpitch, ava_src, spitch, width, height, ava_kind,
+					 stream)
+		     : cudaMemcpy2D(ava_dst, dpitch, ava_src, spitch, width, height, ava_kind);
 	return ret == cudaSuccess && stream ? cudaStreamSynchronize(stream) : ret;
-#line 2098 "cudart_worker.c"
+#line 2250 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy2d(struct ava_wcall *ava_w)
@@ -2152,7 +2304,7 @@ static int ava_cudart_serve_ava_cudart_memcpy2d(struct ava_wcall *ava_w)
 		}
 		ava_count_host = (uint64_t)(host_span);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->host, ava_count_host, 1, ava_dir_host, (void **)&host);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->host, ava_count_host, 1, ava_dir_host | AVA_W_PRIVATE, (void **)&host);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	(void)ava_life_host;
@@ -2167,6 +2319,20 @@ static int ava_cudart_serve_ava_cudart_memcpy2d(struct ava_wcall *ava_w)
 	}
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cudaError_t ava_cudart_impl_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
+{
+#define ava_execute() cudaMemset2D(devPtr, pitch, value, width, height)
+#line 283 "specs/cudart/cudart_memory.spec.inc"
+	if (ava_is_worker) {
+		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
+		if (ava_rc != cudaSuccess)
+			return ava_rc;
+	}
+	return ava_execute();
+#line 2335 "cudart_worker.c"
+#undef ava_execute
 }
 
 static int ava_cudart_serve_cudaMemset2D(struct ava_wcall *ava_w)
@@ -2195,10 +2361,24 @@ static int ava_cudart_serve_cudaMemset2D(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cudaMemset2D(devPtr, pitch, value, width, height);
+	ava_ret = ava_cudart_impl_cudaMemset2D(devPtr, pitch, value, width, height);
 
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cudaError_t ava_cudart_impl_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
+{
+#define ava_execute() cudaMemset2DAsync(devPtr, pitch, value, width, height, stream)
+#line 296 "specs/cudart/cudart_memory.spec.inc"
+	if (ava_is_worker) {
+		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
+		if (ava_rc != cudaSuccess)
+			return ava_rc;
+	}
+	return ava_execute();
+#line 2381 "cudart_worker.c"
+#undef ava_execute
 }
 
 static int ava_cudart_serve_cudaMemset2DAsync(struct ava_wcall *ava_w)
@@ -2230,7 +2410,7 @@ static int ava_cudart_serve_cudaMemset2DAsync(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cudaMemset2DAsync(devPtr, pitch, value, width, height, stream);
+	ava_ret = ava_cudart_impl_cudaMemset2DAsync(devPtr, pitch, value, width, height, stream);
 
 	if (!(ava_ret == (cudaSuccess)))
 		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
@@ -2239,13 +2419,13 @@ static int ava_cudart_serve_cudaMemset2DAsync(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_host_alloc_check(size_t size, unsigned int flags)
 {
-#line 339 "specs/cudart/cudart_api.spec.inc"
+#line 308 "specs/cudart/cudart_memory.spec.inc"
 	void *ava_p = NULL;
 	cudaError_t ret = cudaHostAlloc(&ava_p, size, flags);
 	if (ret == cudaSuccess)
 		cudaFreeHost(ava_p);
 	return ret;
-#line 2249 "cudart_worker.c"
+#line 2429 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_host_alloc_check(struct ava_wcall *ava_w)
@@ -3414,12 +3594,17 @@ static int ava_cudart_serve_cudaStreamGetFlags(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
 #define ava_execute() cudaMallocAsync(devPtr, size, hStream)
-#line 692 "specs/cudart/cudart_api.spec.inc"
+#line 291 "specs/cudart/cudart_api.spec.inc"
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
+	if (ava_is_worker && ret == cudaSuccess &&
+	    (ret = ava_cudart_track(*devPtr, size)) != cudaSuccess) {
+		(void)cudaFreeAsync(*devPtr, hStream);
+		*devPtr = NULL;
+	}
 	return ret;
-#line 3423 "cudart_worker.c"
+#line 3608 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3457,7 +3642,7 @@ static int ava_cudart_serve_cudaMallocAsync(struct ava_wcall *ava_w)
 		ava_dir_devPtr |= AVA_BUF_OUT;
 		ava_count_devPtr = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->devPtr, ava_count_devPtr, sizeof(void *), ava_dir_devPtr, (void **)&devPtr);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->devPtr, ava_count_devPtr, sizeof(void *), ava_dir_devPtr | AVA_W_PRIVATE, (void **)&devPtr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	(void)ava_life_devPtr;
@@ -3477,11 +3662,20 @@ static int ava_cudart_serve_cudaMallocAsync(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
 #define ava_execute() cudaFreeAsync(devPtr, hStream)
-#line 702 "specs/cudart/cudart_api.spec.inc"
+#line 307 "specs/cudart/cudart_api.spec.inc"
+	uint64_t ava_size = 0, ava_owner = 0;
+	cudaError_t ret;
 	if (ava_is_guest)
 		ava_cudart_forget_alloc(devPtr);
-	return ava_execute();
-#line 3485 "cudart_worker.c"
+	if (ava_is_worker && devPtr != NULL &&
+	    !ava_w_ranges_remove((uintptr_t)devPtr, AVA_CUDART_RANGE_ALLOC, &ava_size, &ava_owner))
+		return cudaErrorInvalidValue;
+	ret = ava_execute();
+	if (ava_is_worker && ret != cudaSuccess && devPtr != NULL)
+		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
+				       ava_owner);
+	return ret;
+#line 3679 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3513,6 +3707,17 @@ static int ava_cudart_serve_cudaFreeAsync(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, NULL, 0);
 }
 
+static cudaError_t ava_cudart_impl_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
+{
+#define ava_execute() cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
+#line 326 "specs/cudart/cudart_api.spec.inc"
+	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
+		return cudaErrorInvalidValue;
+	return ava_execute();
+#line 3718 "cudart_worker.c"
+#undef ava_execute
+}
+
 static int ava_cudart_serve_cudaMemcpyPeer(struct ava_wcall *ava_w)
 {
 	const struct ava_cudart_cudaMemcpyPeer_call *ava_a;
@@ -3539,10 +3744,21 @@ static int ava_cudart_serve_cudaMemcpyPeer(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count);
+	ava_ret = ava_cudart_impl_cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count);
 
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cudaError_t ava_cudart_impl_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
+{
+#define ava_execute() cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream)
+#line 337 "specs/cudart/cudart_api.spec.inc"
+	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
+		return cudaErrorInvalidValue;
+	return ava_execute();
+#line 3761 "cudart_worker.c"
+#undef ava_execute
 }
 
 static int ava_cudart_serve_cudaMemcpyPeerAsync(struct ava_wcall *ava_w)
@@ -3574,11 +3790,22 @@ static int ava_cudart_serve_cudaMemcpyPeerAsync(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream);
+	ava_ret = ava_cudart_impl_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream);
 
 	if (!(ava_ret == (cudaSuccess)))
 		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
 	return ava_w_reply(ava_w, NULL, 0);
+}
+
+static cudaError_t ava_cudart_impl_cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
+{
+#define ava_execute() cudaPointerGetAttributes(attributes, ptr)
+#line 351 "specs/cudart/cudart_api.spec.inc"
+	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
+		return cudaErrorInvalidValue;
+	return ava_execute();
+#line 3808 "cudart_worker.c"
+#undef ava_execute
 }
 
 static int ava_cudart_serve_cudaPointerGetAttributes(struct ava_wcall *ava_w)
@@ -3616,7 +3843,7 @@ static int ava_cudart_serve_cudaPointerGetAttributes(struct ava_wcall *ava_w)
 	(void)ava_life_attributes;
 	(void)ava_coupled_attributes;
 
-	ava_ret = cudaPointerGetAttributes(attributes, ptr);
+	ava_ret = ava_cudart_impl_cudaPointerGetAttributes(attributes, ptr);
 
 	if ((ava_dir_attributes & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.attributes, attributes, ava_count_attributes * sizeof(struct cudaPointerAttributes));
