@@ -292,3 +292,23 @@ Test(e2e_isolation, a_guest_over_its_memory_limit_ends_alone, .timeout = 180) {
   // Each guest's cgroup went with its worker.
   cr_expect_eq(rmdir(cgroup.c_str()), 0, "%s is not empty: %s", cgroup.c_str(), strerror(errno));
 }
+
+// The host's limits hold for each guest of `ava worker` (here its device
+// memory: demo objects are charged to "device_memory").
+Test(e2e_isolation, host_limits_hold_for_each_guest, .timeout = 120) {
+  Worker w({}, "[guest]\ndevice_memory = 8388608\n");
+  cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());
+  const ProcResult native = run_proc({DEMO_PROBE, "big", "10"}, clean_env(), kTimeoutMs);
+  cr_assert_eq(native.exit_code, 0, "native big 10:\n%s", native.err.c_str());
+  for (int guest = 0; guest < 2; ++guest) {
+    const ProcResult r = run_proc({DEMO_PROBE, "big", "10"}, guest_env(w.address), kTimeoutMs);
+    cr_expect(r.out.find("create: -") != std::string::npos && r.exit_code != 0,
+              "guest %d made a 10 MiB object under an 8 MiB quota (exit %d):\n%s", guest,
+              r.exit_code, r.out.c_str());
+  }
+  // Under the quota the same program works as natively.
+  const ProcResult small = run_proc({DEMO_PROBE, "big", "4"}, guest_env(w.address), kTimeoutMs);
+  const ProcResult small_native = run_proc({DEMO_PROBE, "big", "4"}, clean_env(), kTimeoutMs);
+  cr_expect(small.exit_code == 0 && small.out == small_native.out, "big 4 under the quota:\n%s",
+            small.err.c_str());
+}
