@@ -113,12 +113,13 @@ static int ava_kconn_wait(struct ava_kconn *conn, u32 *word, ava_kconn_probe_fn 
 	int ret, seq;
 
 	for (;;) {
-		ret = probe(conn, arg);
-		if (ret)
-			return ret > 0 ? 0 : ret;
+		/* a removed device's memory is gone: look at gone before any shared byte */
 		ret = ava_kconn_stopped(conn);
 		if (ret)
 			return ret;
+		ret = probe(conn, arg);
+		if (ret)
+			return ret > 0 ? 0 : ret;
 		if (ava_kconn_region_state(conn) & AVA_REGION_CLOSED) {
 			/* the worker may have published just before it went: one last look */
 			ret = probe(conn, arg);

@@ -387,10 +387,16 @@ err_detach:
 static bool ava_kconn_pick_netlink(struct ava_dev *dev)
 {
 	bool host_up = false;
+	bool netlink, ivshmem;
 
-	if (sysfs_streq(ava_kcarrier, "netlink"))
+	/* the string may be replaced through sysfs meanwhile */
+	kernel_param_lock(THIS_MODULE);
+	netlink = sysfs_streq(ava_kcarrier, "netlink");
+	ivshmem = sysfs_streq(ava_kcarrier, "ivshmem");
+	kernel_param_unlock(THIS_MODULE);
+	if (netlink)
 		return true;
-	if (sysfs_streq(ava_kcarrier, "ivshmem"))
+	if (ivshmem)
 		return false;
 	if (dev) {
 		/* under io: the shared memory stays mapped while we look */

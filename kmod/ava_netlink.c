@@ -3,6 +3,7 @@
  * Generic netlink family "ava": slot and device state for avactl, and the
  * per-slot policy the host enforces. Host-written numbers are only reported.
  */
+#include <linux/cred.h>
 #include <net/genetlink.h>
 
 #include "ava_police.h"
@@ -52,6 +53,17 @@ static int ava_nl_fill_slot(struct sk_buff *msg, struct ava_dev *dev, struct ava
 	return 0;
 }
 
+/*
+ * Who may see a slot's pids and counters: an admin (CAP_NET_ADMIN) every
+ * slot, anyone else only the slots that processes of its own euid hold.
+ */
+static bool ava_nl_may_see(struct sk_buff *skb, const struct ava_slot *slot)
+{
+	if (netlink_capable(skb, CAP_NET_ADMIN))
+		return true;
+	return slot->busy && !slot->kernel && uid_eq(slot->guest_uid, current_euid());
+}
+
 static struct ava_dev *ava_nl_dev(struct netlink_ext_ack *extack)
 {
 	lockdep_assert_held(&ava_global_lock);
@@ -94,7 +106,12 @@ static int ava_nl_get_slot(struct sk_buff *skb, struct genl_info *info)
 		goto err_unlock;
 	}
 	mutex_lock(&dev->lock);
-	ret = ava_nl_fill_slot(msg, dev, &dev->slots[index]);
+	if (ava_nl_may_see(skb, &dev->slots[index])) {
+		ret = ava_nl_fill_slot(msg, dev, &dev->slots[index]);
+	} else {
+		NL_SET_ERR_MSG(info->extack, "the slot is not held by this user (CAP_NET_ADMIN sees all)");
+		ret = -EPERM;
+	}
 	mutex_unlock(&dev->lock);
 	if (ret)
 		goto err_unlock;
@@ -122,6 +139,13 @@ static int ava_nl_dump_slots(struct sk_buff *skb, struct netlink_callback *cb)
 		goto out;
 	}
 	for (; index < dev->hdr.nslots; index++) {
+		bool visible;
+
+		mutex_lock(&dev->lock);
+		visible = ava_nl_may_see(cb->skb, &dev->slots[index]);
+		mutex_unlock(&dev->lock);
+		if (!visible)
+			continue;
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
 				  &ava_genl_family, NLM_F_MULTI, AVA_CMD_GET_SLOT);
 		if (!hdr)
@@ -284,6 +308,8 @@ static const struct genl_small_ops ava_nl_ops[] = {
 	},
 	{
 		.cmd = AVA_CMD_GET_DEVICE,
+		/* device-wide counters sum every user's traffic */
+		.flags = GENL_ADMIN_PERM,
 		.doit = ava_nl_get_device,
 	},
 };

@@ -26,6 +26,7 @@
 #include <linux/list.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
+#include <linux/uidgid.h>
 #include <linux/pci.h>
 #include <linux/rwsem.h>
 #include <linux/wait.h>
@@ -57,6 +58,7 @@ struct ava_slot {
 	u64 bytes_per_sec;
 	u64 mem_quota;
 	u32 claim_flags; /* AVA_CLAIM_* of the current claim, as written to the guest line */
+	kuid_t guest_uid; /* the claiming process's euid: whose slot netlink shows it as */
 	bool busy;   /* held by an open file or a kernel connection */
 	bool kernel; /* held by a kernel connection (ava_kcall.c) */
 	/* bumped by each interrupt that concerns the slot; AVA_IOC_WAIT returns on a change */

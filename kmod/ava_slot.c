@@ -9,6 +9,7 @@
  * once and only compared; lengths and offsets come from the validated header
  * copy or from ava.ko's own state.
  */
+#include <linux/cred.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/jiffies.h>
@@ -166,6 +167,7 @@ static void ava_slot_claim(struct ava_slot *slot, u32 pid, bool kernel)
 	slot->busy = true;
 	slot->kernel = kernel;
 	slot->guest_pid = pid;
+	slot->guest_uid = kernel ? GLOBAL_ROOT_UID : current_euid();
 	slot->guest_gen++;
 	slot->guest_state = AVA_SLOT_CLAIMED;
 	/* kernel connections build their own messages: never policed */

@@ -278,6 +278,19 @@ Test(vm_kmod, command_table_policing_of_a_guest_slot, .timeout = 1200) {
   job += "ava_start held 240 " + demo +
          " sleep 3000\n"
          "ava_wait_for 600 grep -q ready held.out\n";
+  // What netlink shows a user without CAP_NET_ADMIN: only the slots its own
+  // processes hold (none of root's held one), and no device-wide counters.
+  const std::string run_as = sh_quote(RUN_AS), avactl = "/bin/avactl";
+  job += "chmod 666 /dev/ava\n";
+  job += "ava_start user.held 240 " + run_as + " 65534 " + demo +
+         " sleep 3000\n"
+         "ava_wait_for 600 grep -q ready user.held.out\n";
+  job += vmtest::check_line("nl.user.slots", 30, {RUN_AS, "65534", avactl, "slots"});
+  job += vmtest::check_line("nl.user.device", 30, {RUN_AS, "65534", avactl, "device"});
+  job += vmtest::check_line("nl.other.slots", 30, {RUN_AS, "1000", avactl, "slots"});
+  job += "ava_check nl.root.slots 30 avactl slots\n";
+  job += "ava_finish user.held\n";
+  // After the user's slot is free again: kmod_raw's claim keeps its counters.
   job += vmtest::check_line("policing", kCheckLimitS, {KMOD_RAW});
   job += "ava_check policing.stats 30 avactl stats\n";
   job += "ava_finish held\n";
@@ -289,7 +302,31 @@ Test(vm_kmod, command_table_policing_of_a_guest_slot, .timeout = 1200) {
     cr_expect_eq(c->rc, 0, "[policing] a bad call was not refused as the table says:\n%s%s",
                  c->out.c_str(), c->err.c_str());
   vmtest::expect_same_as_native(r, "held", held_native);
-  vmtest::expect_remoted(host.report("demo", 1), "demo", 1, "held");
+  vmtest::expect_same_as_native(r, "user.held", held_native);
+  vmtest::expect_remoted(host.report("demo", 2), "demo", 2, "held, user.held");
+  // Slot rows of `avactl slots` (the lines after its header).
+  auto rows = [](const std::string &out) {
+    std::vector<std::string> lines = ocl::split_lines(out);
+    if (!lines.empty())
+      lines.erase(lines.begin());
+    return lines;
+  };
+  if (const VmCheck *c = check_result(r, "nl.user.slots")) {
+    const std::vector<std::string> seen = rows(c->out);
+    cr_expect(c->rc == 0 && seen.size() == 1 && seen[0].find(" claimed ") != std::string::npos,
+              "[nl.user.slots] user 65534 should see exactly its own held slot:\n%s%s",
+              c->out.c_str(), c->err.c_str());
+  }
+  if (const VmCheck *c = check_result(r, "nl.other.slots"))
+    cr_expect(c->rc == 0 && rows(c->out).empty(),
+              "[nl.other.slots] user 1000 sees slots of other users:\n%s%s", c->out.c_str(),
+              c->err.c_str());
+  if (const VmCheck *c = check_result(r, "nl.user.device"))
+    cr_expect(c->rc != 0, "[nl.user.device] an unprivileged user read the device's counters:\n%s",
+              c->out.c_str());
+  if (const VmCheck *c = check_result(r, "nl.root.slots"))
+    cr_expect(c->rc == 0 && rows(c->out).size() == kSlots,
+              "[nl.root.slots] root should see every slot:\n%s%s", c->out.c_str(), c->err.c_str());
   // The slot kmod_raw used keeps its counters until the next claim.
   bool counted = false;
   for (unsigned i = 0; i < kSlots; ++i)
