@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -20,6 +22,10 @@
 
 namespace ava::tool {
 namespace {
+
+// An acceptor that failed for want of descriptors or memory tries again
+// when a worker ends, or after this long at the latest.
+constexpr std::chrono::seconds kAcceptRetryBackstop{5};
 
 void log(const std::string &line) {
   std::fprintf(stderr, "ava worker: %s\n", line.c_str());
@@ -71,9 +77,12 @@ private:
   const SupervisorOptions &options_;
   Listener &listener_;
   SignalWatch &signals_;
-  std::mutex mutex_; // children_, served_
+  std::mutex mutex_;                     // children_, served_, workers_ended_, stopping_
+  std::condition_variable resources_cv_; // a worker ended, or stopping_
   std::map<pid_t, Child> children_;
   uint64_t served_ = 0;
+  uint64_t workers_ended_ = 0;
+  bool stopping_ = false;
 };
 
 void Supervisor::accept_loop() {
@@ -84,12 +93,18 @@ void Supervisor::accept_loop() {
     if (st.code == AVA_E_CLOSED)
       return;
     if (!st.is_ok()) {
-      // Typically EMFILE: say so once per streak and retry at a gentle pace.
+      // Typically EMFILE or ENOMEM: say so once per streak, and try again
+      // once a worker ended (which gives descriptors and memory back), or
+      // after a long backstop for causes no worker's end cures.
       if (!failing)
         log("accept failed: " + st.message);
       failing = true;
-      struct timespec pause = {0, 100 * 1000 * 1000};
-      nanosleep(&pause, nullptr);
+      std::unique_lock lock(mutex_);
+      const uint64_t ended = workers_ended_;
+      resources_cv_.wait_for(lock, kAcceptRetryBackstop,
+                             [&] { return stopping_ || workers_ended_ != ended; });
+      if (stopping_)
+        return;
       continue;
     }
     failing = false;
@@ -151,6 +166,8 @@ size_t Supervisor::reap() {
       log("the worker of guest connection " + std::to_string(it->second.serial) + " (pid " +
           std::to_string(pid) + ") " + describe_exit(wait_status));
     children_.erase(it);
+    ++workers_ended_;
+    resources_cv_.notify_all();
   }
   return children_.size();
 }
@@ -194,6 +211,11 @@ int Supervisor::run() {
         break;
     }
   }
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  resources_cv_.notify_all();
   listener_.shutdown();
   acceptor.join();
   stop_all();
