@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -29,10 +30,8 @@ std::chrono::microseconds spin_budget() {
   }();
   return budget;
 }
-// Readers block in recv for at most this long, so that others can take over.
-constexpr int kReadSliceMs = 20;
-// The background reader leaves the channel to callers until they have not
-// waited for this long.
+// The background reader leaves the channel to callers until it has lain free
+// this long (transport/read_baton.hpp).
 constexpr auto kCallerIdle = std::chrono::milliseconds(2);
 // Bounds on what a misbehaving worker can make the guest hold.
 constexpr size_t kMaxAbandoned = 4096;
@@ -86,7 +85,8 @@ Connection::Connection(const ava_guest_spec *spec, CallbackRegistry *callbacks,
                        const GuestConfig &config)
     : spec_(spec), callbacks_(callbacks), channel_(std::move(channel)),
       address_(std::move(address)), max_message_(config.max_message),
-      call_timeout_ms_(config.call_timeout_ms), callback_timeout_ms_(config.callback_timeout_ms) {}
+      call_timeout_ms_(config.call_timeout_ms), callback_timeout_ms_(config.callback_timeout_ms),
+      baton_(kCallerIdle) {}
 
 Connection::~Connection() {
   try {
@@ -285,46 +285,57 @@ Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, 
   const auto deadline = start + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
   auto left_ms = [&]() -> int {
     if (timeout_ms < 0)
-      return kReadSliceMs;
+      return -1;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    return static_cast<int>(std::clamp<int64_t>(left.count(), 0, kReadSliceMs));
+    return static_cast<int>(std::clamp<int64_t>(left.count(), 0, INT32_MAX));
   };
-  callers_waiting_.fetch_add(1, std::memory_order_acq_rel);
+  ReadBaton::Member &member = w->member_;
   bool timed_out = false;
   while (!done()) {
-    if (rx_mu_.try_lock()) {
-      // Nobody is reading: read our own reply, which saves handing it over
+    if (member.holds() || baton_.try_take(member)) {
+      // Nobody else is reading: read our own reply, which saves handing it over
       // from another thread (a wake-up each way on a busy machine).
-      std::unique_lock rx(rx_mu_, std::adopt_lock);
       while (!done()) {
         const int slice = left_ms();
-        if (slice == 0 && timeout_ms >= 0) {
+        if (slice == 0) {
           timed_out = true;
           break;
         }
+        std::unique_lock rx(rx_mu_);
         if (!read_one(slice))
           break; // broken: mark_broken has failed the waiter
       }
+      baton_.pass(member);
       break;
     }
-    // Another thread reads; it routes our reply to us. Spin, then sleep in
-    // short slices so we can take over reading when it lets go.
+    // Another thread reads; it routes our reply to us, or hands us the baton
+    // when it lets go. Spin first: the reply is often a moment away.
     const auto spin_until = std::chrono::steady_clock::now() + spin_budget();
     while (!done() && std::chrono::steady_clock::now() < spin_until)
       cpu_relax();
+    if (done())
+      break;
+    if (baton_.enlist(member))
+      continue; // it was free after all
     {
       std::unique_lock lock(w->mu_);
-      w->cv_.wait_for(lock, std::chrono::microseconds(100), done);
+      auto ready = [&] { return done() || member.holds(); };
+      if (timeout_ms < 0)
+        w->cv_.wait(lock, ready);
+      else
+        w->cv_.wait_until(lock, deadline, ready);
     }
-    if (!done() && timeout_ms >= 0 && std::chrono::steady_clock::now() >= deadline) {
+    if (baton_.withdraw(member) && done()) {
+      baton_.pass(member); // handed to us with our reply already routed
+      break;
+    }
+    if (!member.holds() && !done() && timeout_ms >= 0 &&
+        std::chrono::steady_clock::now() >= deadline) {
       timed_out = true;
       break;
     }
   }
-  last_wait_end_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
-                       std::memory_order_release);
-  callers_waiting_.fetch_sub(1, std::memory_order_acq_rel);
   {
     // Taking the waiter's mutex also waits for the reader to let go of it.
     std::lock_guard lock(w->mu_);
@@ -386,6 +397,7 @@ void Connection::mark_broken(const std::string &reason) {
     pending_.clear();
   }
   channel_->shutdown();
+  baton_.close();
   if (!quiet) {
     try {
       std::string why = without_address(reason, address_);
@@ -408,19 +420,18 @@ void Connection::mark_broken(const std::string &reason) {
 // while no caller reads). While calls are in flight it stays away, so that
 // callers read their own replies; it comes back once they have been idle.
 void Connection::reader_main() {
-  for (;;) {
-    if (broken())
-      return;
-    const int64_t idle_since = last_wait_end_.load(std::memory_order_acquire);
-    const auto idle = std::chrono::steady_clock::now().time_since_epoch() -
-                      std::chrono::steady_clock::duration(idle_since);
-    if (callers_waiting_.load(std::memory_order_acquire) > 0 || idle < kCallerIdle) {
-      std::this_thread::sleep_for(std::chrono::microseconds(500));
-      continue;
+  while (baton_.fallback_take()) {
+    for (;;) {
+      if (broken())
+        return;
+      {
+        std::unique_lock rx(rx_mu_);
+        if (!read_one(-1))
+          return;
+      }
+      if (baton_.fallback_offer())
+        break; // a caller waits: it reads its own reply from now on
     }
-    std::unique_lock rx(rx_mu_);
-    if (!read_one(kReadSliceMs))
-      return;
   }
 }
 

@@ -21,6 +21,7 @@
 #include "shim/config.hpp"
 #include "shim/heap.hpp"
 #include "transport/channel.hpp"
+#include "transport/read_baton.hpp"
 
 namespace ava::guest {
 
@@ -41,6 +42,7 @@ private:
 
   std::mutex mu_;
   std::condition_variable cv_;
+  ReadBaton::Member member_{mu_, cv_};
   std::atomic<int> state_{kWaiting};
   MsgBuf msg_;
   int error_ = AVA_OK;
@@ -145,11 +147,10 @@ private:
   bool closing_ = false;
 
   std::thread reader_;
-  // Whoever holds rx_mu_ may call channel_->recv: a caller waiting for its
-  // reply, or the background reader when no caller is around.
+  // Who reads: a caller waiting for its reply, or the background reader
+  // when no caller is around; the holder also takes rx_mu_ around recv.
+  ReadBaton baton_;
   std::mutex rx_mu_;
-  std::atomic<int> callers_waiting_{0};
-  std::atomic<int64_t> last_wait_end_{0}; // steady_clock ticks
 
   std::mutex cb_mu_;
   std::condition_variable cb_cv_;

@@ -22,8 +22,8 @@ namespace ava::detail {
 class RegionSignals {
 public:
   virtual ~RegionSignals() = default;
-  // Sleeps at most ms while *word is 1 (the caller stored 1 and re-checked
-  // after a full fence). May return early on any wake-up; callers re-check.
+  // Sleeps at most ms (< 0: until woken) while *word is 1 (the caller stored 1
+  // and re-checked after a full fence). May return early on any wake-up; callers re-check.
   // Returns false when the time ran out: only then is peer_gone() asked, so
   // that a wake-up costs no extra system call.
   virtual bool sleep(uint32_t *word, int ms) = 0;
@@ -34,6 +34,9 @@ public:
   // Whether the peer is known to be gone; called after sleeps that found
   // nothing, so a cheap check (a poll, a load) is fine.
   virtual bool peer_gone() = 0;
+  // True when the peer's death wakes every sleeper by itself: sleep(word, -1)
+  // then sleeps until a wake-up, with no timeout to look at peer_gone().
+  virtual bool wakes_on_peer_death() const { return false; }
   // Called once when this side shuts the channel down.
   virtual void shutdown() {}
   // Traffic of this side, for carriers that report statistics.

@@ -14,6 +14,10 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 #include "transport/gather.hpp"
 
@@ -36,7 +40,8 @@ constexpr std::chrono::nanoseconds kPauseSpin{2000};
 // mapping and the waker is another process.
 long futex_wait(uint32_t *word, uint32_t expected, int timeout_ms) {
   struct timespec ts = {timeout_ms / 1000, static_cast<long>(timeout_ms % 1000) * 1000000L};
-  return ::syscall(SYS_futex, word, FUTEX_WAIT, expected, &ts, nullptr, 0);
+  return ::syscall(SYS_futex, word, FUTEX_WAIT, expected, timeout_ms < 0 ? nullptr : &ts, nullptr,
+                   0);
 }
 
 void futex_wake(uint32_t *word) {
@@ -55,22 +60,61 @@ void wake_if_sleeping(RegionSignals &signals, uint32_t *word) {
   signals.wake_peer(word);
 }
 
+// Futexes in the shared mapping; the peer's death shows on the bootstrap
+// socket (nothing travels on it after the hand-over, so any event on it, EOF,
+// error or stray bytes, means the peer is gone or misbehaving). A watcher
+// thread blocks in poll() on it and wakes every sleeper when it fires, so
+// sleepers need no timeout to notice a dead peer, and an idle channel costs
+// no wake-ups. Without the thread (it could not be started) sleepers fall
+// back to slices and poll the socket themselves.
 class FutexSignals final : public RegionSignals {
 public:
-  explicit FutexSignals(UniqueFd socket) : socket_(std::move(socket)) {}
+  explicit FutexSignals(UniqueFd socket) : socket_(std::move(socket)) {
+    try {
+      watcher_ = std::thread([this] { watch(); });
+    } catch (const std::system_error &) {
+      // Slices instead (see wakes_on_peer_death()).
+    }
+  }
+  ~FutexSignals() override {
+    ::shutdown(socket_.get(), SHUT_RDWR); // ends the watcher's poll
+    if (watcher_.joinable())
+      watcher_.join();
+  }
 
   bool sleep(uint32_t *word, int ms) override {
-    return futex_wait(word, 1u, ms) == 0 || errno != ETIMEDOUT;
+    if (ms < 0 && !watcher_.joinable())
+      ms = kSleepSliceMs;
+    {
+      std::lock_guard lock(mu_);
+      if (gone_)
+        return false;
+      sleepers_.push_back(word);
+    }
+    // A watcher that fired after we looked stored 0 in word first: this
+    // futex_wait then returns at once (EAGAIN) instead of missing the wake-up.
+    const long rc = futex_wait(word, 1u, ms);
+    const int err = errno;
+    {
+      std::lock_guard lock(mu_);
+      auto it = std::find(sleepers_.begin(), sleepers_.end(), word);
+      if (it != sleepers_.end())
+        sleepers_.erase(it);
+    }
+    return rc == 0 || err != ETIMEDOUT;
   }
   void wake_peer(uint32_t *word) override { futex_wake(word); }
   void wake_self(uint32_t *word) override { futex_wake(word); }
   bool peer_gone() override {
-    // Nothing travels on the bootstrap socket after the hand-over, so any
-    // event on it (EOF, error, stray bytes) means the peer is gone or
-    // misbehaving.
+    {
+      std::lock_guard lock(mu_);
+      if (gone_)
+        return true;
+    }
     pollfd p{socket_.get(), POLLIN | POLLRDHUP, 0};
     return ::poll(&p, 1, 0) > 0 && p.revents != 0;
   }
+  bool wakes_on_peer_death() const override { return watcher_.joinable(); }
   void shutdown() override {
     // The descriptor stays open until destruction so that a concurrent call
     // never polls a number that was closed and reused meanwhile.
@@ -78,7 +122,23 @@ public:
   }
 
 private:
+  void watch() {
+    pollfd p{socket_.get(), POLLIN | POLLRDHUP, 0};
+    while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
+    }
+    std::lock_guard lock(mu_);
+    gone_ = true;
+    for (uint32_t *word : sleepers_) {
+      __atomic_store_n(word, 0u, __ATOMIC_RELAXED);
+      futex_wake(word);
+    }
+  }
+
   UniqueFd socket_;
+  std::mutex mu_;
+  std::vector<uint32_t *> sleepers_; // mu_
+  bool gone_ = false;                // mu_
+  std::thread watcher_;
 };
 
 void cpu_relax() {
@@ -222,10 +282,10 @@ ShmChannel::Wait ShmChannel::wait_for(uint32_t *word, const Deadline &deadline, 
       __atomic_store_n(word, 0u, __ATOMIC_RELAXED);
       continue;
     }
-    int slice = kSleepSliceMs;
+    int slice = signals_->wakes_on_peer_death() ? -1 : kSleepSliceMs;
     if (!deadline.forever())
-      slice = std::min(slice, deadline.remaining_ms());
-    const bool woken = slice > 0 && signals_->sleep(word, slice);
+      slice = slice < 0 ? deadline.remaining_ms() : std::min(slice, deadline.remaining_ms());
+    const bool woken = slice != 0 && signals_->sleep(word, slice);
     __atomic_store_n(word, 0u, __ATOMIC_RELAXED);
     if (!woken)
       peer_gone();

@@ -181,16 +181,6 @@ void GuestConnection::cancel_callback_wait(uint64_t seq) {
   waiters_.erase(seq);
 }
 
-bool GuestConnection::has_callback_waiters() {
-  std::lock_guard lock(state_mutex_);
-  return !waiters_.empty();
-}
-
-void GuestConnection::wait_for_callback_waiter(std::chrono::microseconds most) {
-  std::unique_lock lock(state_mutex_);
-  state_cv_.wait_for(lock, most, [&] { return !waiters_.empty() || !alive(); });
-}
-
 bool GuestConnection::complete_callback(uint64_t seq, int status) {
   std::lock_guard lock(state_mutex_);
   auto it = waiters_.find(seq);
@@ -210,19 +200,23 @@ void GuestConnection::queued(uint64_t bytes) {
 void GuestConnection::dequeued(uint64_t bytes) {
   std::lock_guard lock(state_mutex_);
   queued_bytes_ -= bytes < queued_bytes_ ? bytes : queued_bytes_;
-  if (queued_bytes_ <= kQueueLimitBytes)
+  if (queued_bytes_ <= 2 * kQueueLimitBytes)
     state_cv_.notify_all();
+}
+
+bool GuestConnection::queue_full_locked() const {
+  const uint64_t limit = waiters_.empty() ? kQueueLimitBytes : 2 * kQueueLimitBytes;
+  return queued_bytes_ > limit;
 }
 
 bool GuestConnection::queue_full() {
   std::lock_guard lock(state_mutex_);
-  return queued_bytes_ > kQueueLimitBytes && waiters_.empty();
+  return queue_full_locked();
 }
 
 void GuestConnection::wait_for_queue_space() {
   std::unique_lock lock(state_mutex_);
-  state_cv_.wait(
-      lock, [&] { return queued_bytes_ <= kQueueLimitBytes || !waiters_.empty() || !alive(); });
+  state_cv_.wait(lock, [&] { return !queue_full_locked() || !alive(); });
 }
 
 void GuestConnection::log_error(std::string_view what) {

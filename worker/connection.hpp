@@ -86,11 +86,6 @@ public:
   void cancel_callback_wait(uint64_t seq);
   // Returns false if nobody waits for seq (late or bogus CALLBACK_DONE).
   bool complete_callback(uint64_t seq, int status);
-  // Whether a trampoline waits for a CALLBACK_DONE (someone must read soon).
-  bool has_callback_waiters();
-  // Sleeps up to `most`, waking early when a callback starts waiting for its
-  // CALLBACK_DONE or the guest goes away.
-  void wait_for_callback_waiter(std::chrono::microseconds most);
   // Whether wait_for_queue_space() would block now.
   bool queue_full();
 
@@ -112,8 +107,11 @@ public:
   // Flow control: bytes of CALLs queued for shadow threads but not yet done.
   void queued(uint64_t bytes);
   void dequeued(uint64_t bytes);
-  // Blocks the reader while too much is queued, unless a callback wait needs
-  // the reader to make progress.
+  // Blocks the reader while too much is queued. While a callback waits for its
+  // CALLBACK_DONE the reader may go on up to twice the limit, so that the
+  // answer can arrive behind calls that cannot run before it; past that it
+  // waits too (and the callback, at worst, for its timeout): a guest cannot
+  // make the worker hold unbounded memory by never answering a callback.
   void wait_for_queue_space();
 
   // Logs "guest PID: what"; rate-limited because a hostile guest controls it.
@@ -131,6 +129,7 @@ private:
   };
 
   static void release(const Kept &kept);
+  bool queue_full_locked() const; // state_mutex_
 
   std::unique_ptr<Channel> channel_;
   const ava_worker_spec *spec_ = nullptr;

@@ -23,6 +23,11 @@ namespace {
 
 // A peer that connects but never says HELLO is dropped after this long.
 constexpr int kHelloTimeoutMs = 30000;
+// How long the baton may lie free (its shadow thread serving a call) before
+// the session thread reads instead: short enough that a call blocked on
+// another guest thread's later call is not held up noticeably, long enough
+// that a thread making call after call keeps reading its own.
+constexpr auto kShadowGrace = std::chrono::milliseconds(1);
 
 int sanitize_guest_status(int32_t status) {
   return status <= AVA_OK && status >= AVA_E_MIN ? status : AVA_E_PROTO;
@@ -40,7 +45,7 @@ GuestSession::GuestSession(std::unique_ptr<Channel> channel, PluginSet &plugins,
                            const WorkerOptions &options)
     : connection_(std::make_shared<GuestConnection>(std::move(channel), options)),
       plugins_(plugins), max_guest_threads_(options.max_guest_threads),
-      admit_call_(options.admit_call), report_file_(options.report_file) {}
+      admit_call_(options.admit_call), report_file_(options.report_file), baton_(kShadowGrace) {}
 
 GuestSession::~GuestSession() {
   teardown();
@@ -130,19 +135,19 @@ void GuestSession::close_with(const Status &status) {
   }
   // Wakes every reader blocked in recv and makes the session loop return.
   connection_->shutdown();
+  baton_.close();
 }
 
 bool GuestSession::queue_full() const {
   return connection_->queue_full();
 }
 
-void GuestSession::shadow_idle(bool idle) {
-  if (idle)
-    idle_shadows_.fetch_add(1, std::memory_order_acq_rel);
-  else
-    idle_shadows_.fetch_sub(1, std::memory_order_acq_rel);
-  last_idle_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
-                   std::memory_order_release);
+GuestSession::ReadResult GuestSession::read_as_holder(uint64_t thread_id, MsgBuf *mine,
+                                                      int timeout_ms) {
+  std::unique_lock rx(rx_mu_);
+  if (reading_over_)
+    return ReadResult::Closed;
+  return read_step(timeout_ms, thread_id, mine);
 }
 
 GuestSession::ReadResult GuestSession::read_step(int timeout_ms, uint64_t self, MsgBuf *mine) {
@@ -213,34 +218,32 @@ GuestSession::ReadResult GuestSession::read_step(int timeout_ms, uint64_t self, 
   }
 }
 
-// The session thread reads whatever idle shadow threads do not: while some
-// shadow thread is (or just was) idle it stays away, unless a callback waits
-// for its CALLBACK_DONE and nobody may be reading.
+// The session thread is the baton's fallback: it reads whatever idle shadow
+// threads do not (every shadow thread busy, or the queue over its limit), and
+// hands the baton back to an idle one after each message.
 Status GuestSession::read_loop() {
-  constexpr auto kShadowGrace = std::chrono::milliseconds(1);
-  for (;;) {
-    if (!connection_->alive())
-      close_with(Status::ok()); // stopped from outside (stop(), SIGTERM)
-    {
-      std::lock_guard lock(close_mu_);
-      if (closed_)
-        return close_status_;
+  auto closed = [&] {
+    std::lock_guard lock(close_mu_);
+    return closed_;
+  };
+  while (baton_.fallback_take()) {
+    for (;;) {
+      if (!connection_->alive())
+        close_with(Status::ok()); // stopped from outside (stop(), SIGTERM)
+      if (closed())
+        break;
+      connection_->wait_for_queue_space();
+      {
+        std::unique_lock rx(rx_mu_);
+        MsgBuf unused;
+        read_step(-1, 0, &unused);
+      }
+      if (!connection_->queue_full() && baton_.fallback_offer())
+        break;
     }
-    const auto since_idle = std::chrono::steady_clock::now().time_since_epoch() -
-                            std::chrono::steady_clock::duration(last_idle_.load());
-    const bool shadows_read =
-        idle_shadows_.load(std::memory_order_acquire) > 0 || since_idle < kShadowGrace;
-    if (shadows_read && !connection_->has_callback_waiters()) {
-      // begin_callback_wait() wakes us: a trampoline waiting for its
-      // CALLBACK_DONE must not wait for this nap to end.
-      connection_->wait_for_callback_waiter(std::chrono::milliseconds(1));
-      continue;
-    }
-    connection_->wait_for_queue_space();
-    std::unique_lock rx(rx_mu_);
-    MsgBuf unused;
-    read_step(kShadowReadMs, 0, &unused);
   }
+  std::lock_guard lock(close_mu_);
+  return close_status_;
 }
 
 int GuestSession::check_call(const ava_msg_hdr &hdr) const {

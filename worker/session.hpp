@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "transport/channel.hpp"
+#include "transport/read_baton.hpp"
 #include "worker/plugin_set.hpp"
 
 namespace ava {
@@ -33,33 +34,25 @@ public:
   // Any thread: makes serve() wind down.
   void stop();
 
-  // Reading is shared: an idle shadow thread reads the channel itself, so a
-  // call of its own guest thread runs without a hand-over from the reader
-  // (a wake-up each way). What it reads for other threads is queued to them.
+  // Reading is shared (transport/read_baton.hpp): an idle shadow thread reads
+  // the channel itself, so a call of its own guest thread runs without a
+  // hand-over from the reader (a wake-up each way); the session thread reads
+  // whenever no shadow thread does. What the reader gets for other threads is
+  // queued to them.
   enum class ReadResult { Nothing, Mine, Closed };
-  // Called by an idle shadow thread; takes the read token if free and, with
-  // queue_empty() still true under it, reads one message.
-  template <class QueueEmpty>
-  ReadResult read_for(uint64_t thread_id, MsgBuf *mine, QueueEmpty queue_empty) {
-    std::unique_lock rx(rx_mu_, std::try_to_lock);
-    // Over the queue limit only the session thread reads, and it waits first.
-    if (!rx.owns_lock() || reading_over_ || queue_full())
-      return ReadResult::Nothing;
-    // A call queued for us before we got the token must run first.
-    if (!queue_empty())
-      return ReadResult::Nothing;
-    return read_step(kShadowReadMs, thread_id, mine);
-  }
-  // Idle shadow threads keep the background reader away.
-  void shadow_idle(bool idle);
+  // Called by a shadow thread holding the baton: receives one message
+  // (waiting up to timeout_ms, < 0 for ever) and routes it; a CALL of guest
+  // thread thread_id comes back in *mine instead.
+  ReadResult read_as_holder(uint64_t thread_id, MsgBuf *mine, int timeout_ms);
+  ReadBaton &baton() { return baton_; }
+  // Over the queue limit the session thread alone reads, after waiting for room.
+  bool queue_full() const;
 
 private:
-  static constexpr int kShadowReadMs = 20;
   // Receives one message and acts on it; a valid CALL of guest thread `self`
   // is moved to *mine instead of being queued. rx_mu_ held.
   ReadResult read_step(int timeout_ms, uint64_t self, MsgBuf *mine);
   void close_with(const Status &status);
-  bool queue_full() const;
   Status hello();
   Status read_loop();
   // Queues a CALL that passed check_call and admission to its shadow thread.
@@ -80,8 +73,7 @@ private:
   // creates shadow threads): the session thread or one idle shadow thread.
   std::mutex rx_mu_;
   bool reading_over_ = false; // rx_mu_: teardown started, nobody reads again
-  std::atomic<int> idle_shadows_{0};
-  std::atomic<int64_t> last_idle_{0}; // steady_clock ticks of the last idle change
+  ReadBaton baton_;
   std::mutex close_mu_;
   bool closed_ = false;
   Status close_status_;

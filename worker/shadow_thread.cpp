@@ -15,6 +15,9 @@ namespace {
 
 thread_local const GuestConnection *tls_connection = nullptr;
 thread_local uint64_t tls_guest_thread = 0;
+// What a shadow thread's receive buffer keeps after a larger call.
+constexpr uint64_t kKeptReadBytes = 1ull << 20;
+constexpr int kTrimAfterMs = 1000;
 
 std::string func_name(const ava_worker_spec *spec, uint32_t func_id) {
   if (spec->func_names != nullptr && spec->func_names[func_id] != nullptr)
@@ -45,9 +48,6 @@ Status ShadowThread::start() {
 void ShadowThread::enqueue(MsgBuf message) {
   std::lock_guard lock(mutex_);
   queue_.push_back(std::move(message));
-  // Pairs with the acquire load in run(): the spinning thread then takes the
-  // mutex, which orders the queue itself.
-  pending_.fetch_add(1, std::memory_order_release);
   cv_.notify_one();
 }
 
@@ -56,7 +56,6 @@ void ShadowThread::stop() {
   std::lock_guard lock(mutex_);
   stopping_ = true;
   dropped.swap(queue_);
-  pending_.fetch_add(1, std::memory_order_release); // wakes a spinning thread
   cv_.notify_one();
 }
 
@@ -72,16 +71,12 @@ uint64_t ShadowThread::current_guest_thread(const GuestConnection *connection) {
 void ShadowThread::run() {
   tls_connection = connection_.get();
   tls_guest_thread = guest_thread_id_;
-  bool idle = false;
-  auto set_idle = [&](bool now) {
-    if (idle != now && session_ != nullptr)
-      session_->shadow_idle(now);
-    idle = now;
-  };
+  ReadBaton::Member member(mutex_, cv_);
   MsgBuf read_buf; // reused for calls this thread reads itself
   for (;;) {
     MsgBuf message;
     bool queued = false;
+    bool holds = false;
     {
       std::unique_lock lock(mutex_);
       if (stopping_)
@@ -89,42 +84,68 @@ void ShadowThread::run() {
       if (!queue_.empty()) {
         message = std::move(queue_.front());
         queue_.pop_front();
-        pending_.fetch_sub(1, std::memory_order_relaxed);
         queued = true;
       }
+      holds = member.holds();
     }
-    if (!queued) {
-      set_idle(true);
-      // Nothing queued: read for ourselves if nobody else is reading.
-      using Result = GuestSession::ReadResult;
-      Result r =
-          session_ != nullptr
-              ? session_->read_for(guest_thread_id_, &read_buf,
-                                   [this] { return pending_.load(std::memory_order_acquire) == 0; })
-              : Result::Nothing;
-      if (r == Result::Mine) {
-        set_idle(false);
-        serve(read_buf);
-        continue;
-      }
-      if (r == Result::Nothing) {
-        // Someone else reads (or our read timed out): the reader queues our
-        // calls and wakes us; now and then we try to take over reading.
-        std::unique_lock lock(mutex_);
-        cv_.wait_for(lock, std::chrono::milliseconds(2),
-                     [&] { return stopping_ || !queue_.empty(); });
-        continue;
-      }
-      // Closed: wait to be stopped.
+    if (queued) {
+      // Never serve while holding the baton: calls of other guest threads and
+      // CALLBACK_DONEs must still be read while this call runs.
+      if (holds)
+        session_->baton().pass(member);
+      serve(message);
+      connection_->dequeued(message.size());
+      continue;
+    }
+    if (session_ == nullptr) {
       std::unique_lock lock(mutex_);
-      cv_.wait(lock, [&] { return stopping_; });
-      break;
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      continue;
     }
-    set_idle(false);
-    serve(message);
-    connection_->dequeued(message.size());
+    ReadBaton &baton = session_->baton();
+    if (!holds && !baton.enlist(member)) {
+      // Someone else reads: it queues our calls and wakes us, or hands us the
+      // baton when it lets go. No timeout: an idle thread costs nothing, and
+      // holds no more than a small buffer.
+      read_buf.trim(kKeptReadBytes);
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || member.holds(); });
+      const bool handed = member.holds();
+      lock.unlock();
+      if (!handed)
+        baton.withdraw(member); // true only if handed meanwhile: the loop sees holds()
+      continue;
+    }
+    // We hold the baton and have nothing queued: read.
+    if (session_->queue_full()) {
+      baton.pass_to_fallback(member); // it waits for room before reading
+      continue;
+    }
+    // After a large call the buffer is kept for the next one, but not for
+    // good: if nothing comes within a second it shrinks (one wake-up).
+    using Result = GuestSession::ReadResult;
+    const bool large = read_buf.capacity() > kKeptReadBytes;
+    Result r = session_->read_as_holder(guest_thread_id_, &read_buf, large ? kTrimAfterMs : -1);
+    if (large && r == Result::Nothing)
+      read_buf.trim(kKeptReadBytes);
+    if (r == Result::Mine) {
+      baton.pass(member);
+      serve(read_buf);
+      continue;
+    }
+    if (r == Result::Nothing)
+      continue; // routed to another thread; we read on
+    // Closed: wait to be stopped.
+    baton.pass(member);
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return stopping_; });
+    break;
   }
-  set_idle(false);
+  if (session_ != nullptr) {
+    // The baton must not keep a pointer to a member that is gone.
+    if (session_->baton().withdraw(member))
+      session_->baton().pass(member);
+  }
   tls_connection = nullptr;
   tls_guest_thread = 0;
 }

@@ -52,9 +52,6 @@ private:
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<MsgBuf> queue_;
-  // Mirrors queue_.size() (+1 while stopping) so an idle thread can spin on it
-  // without the mutex before it sleeps.
-  std::atomic<uint64_t> pending_{0};
   bool stopping_ = false;
   std::thread thread_;
 };

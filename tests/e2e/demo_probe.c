@@ -6,10 +6,12 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "demo.h"
 
@@ -69,6 +71,47 @@ static int sleeper(const char *ms)
 	printf("sleep: %d\n", demo_sleep_ms((uint32_t)strtoul(ms, NULL, 10)));
 	printf("after sleep: %d\n", demo_version());
 	return 0;
+}
+
+static void *idle_thread(void *arg)
+{
+	demo_obj o = NULL;
+	int rc = demo_obj_create("idle", 8, &o);
+
+	if (rc == 0)
+		rc = demo_obj_release(o);
+	*(int *)arg = rc;
+	return NULL;
+}
+
+/* THREADS threads each make calls (one worker shadow thread each), then the
+ * program sits idle for MS milliseconds with its connection open. */
+static int idle(const char *threads, const char *ms)
+{
+	enum { MAX_THREADS = 64 };
+	pthread_t t[MAX_THREADS];
+	int rc[MAX_THREADS];
+	int n = atoi(threads);
+	long wait_ms = strtol(ms, NULL, 10);
+	struct timespec left = { wait_ms / 1000, (wait_ms % 1000) * 1000000L };
+	int failed = 0;
+
+	if (n < 1 || n > MAX_THREADS)
+		return 2;
+	for (int i = 0; i < n; ++i)
+		if (pthread_create(&t[i], NULL, idle_thread, &rc[i]) != 0)
+			return 1;
+	for (int i = 0; i < n; ++i) {
+		pthread_join(t[i], NULL);
+		failed |= rc[i] != 0;
+	}
+	printf("idle: %d threads, %s\n", n, failed ? "failed" : "ok");
+	printf("ready\n");
+	fflush(stdout);
+	while (nanosleep(&left, &left) != 0)
+		;
+	printf("version: %d\n", demo_version());
+	return failed;
 }
 
 static int big(const char *mib)
@@ -135,7 +178,7 @@ static int zerocopy(const char *mib)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: demo_probe async-error|bad-handles|unsupported|live|sleep MS|big MIB\n");
+		fprintf(stderr, "usage: demo_probe async-error|bad-handles|unsupported|live|sleep MS|idle THREADS MS|big MIB\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "async-error"))
@@ -153,6 +196,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "sleep") && argc > 2)
 		return sleeper(argv[2]);
+	if (!strcmp(argv[1], "idle") && argc > 3)
+		return idle(argv[2], argv[3]);
 	if (!strcmp(argv[1], "big") && argc > 2)
 		return big(argv[2]);
 	if (!strcmp(argv[1], "zerocopy") && argc > 2)

@@ -261,6 +261,9 @@ Test(shm_corrupt, peer_marks_broken_while_we_wait) {
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   __atomic_fetch_or(&region(*pair.worker)->state, AVA_REGION_BROKEN, __ATOMIC_SEQ_CST);
+  // A peer that flips the bit without waking us is like a silent one: we
+  // sleep (no polling) until it wakes us or leaves, as here.
+  pair.worker.reset();
   waiter.join();
   cr_expect_eq(st.code, AVA_E_CLOSED, "%s", st.message.c_str());
   cr_expect(st.message.find("broken") != std::string::npos, "%s", st.message.c_str());

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+#include "transport/read_baton.hpp"
+
+#include <algorithm>
+
+namespace ava {
+
+// Every write of a member's holds_ happens with both the baton's mutex and the
+// member's held (in that order), so either lock gives a consistent view.
+void ReadBaton::set_holder_locked(Member *m) {
+  if (holder_ == Holder::Member && member_ != nullptr && member_ != m) {
+    std::lock_guard lock(member_->mu_);
+    member_->holds_ = false;
+  }
+  member_ = m;
+  if (m != nullptr) {
+    holder_ = Holder::Member;
+    std::lock_guard lock(m->mu_);
+    m->holds_ = true;
+    m->cv_.notify_all();
+  }
+}
+
+void ReadBaton::free_locked() {
+  set_holder_locked(nullptr);
+  holder_ = Holder::Free;
+  ++freed_;
+  // Only a fallback in its untimed wait needs telling; one in its grace wait
+  // looks again when the grace ends. So a member that frees and retakes the
+  // baton call after call makes no system call here, except about once per
+  // grace period.
+  if (fallback_asleep_)
+    fallback_cv_.notify_one();
+}
+
+bool ReadBaton::hand_on_locked() {
+  if (waiting_.empty())
+    return false;
+  Member *next = waiting_.front();
+  waiting_.pop_front();
+  set_holder_locked(next);
+  return true;
+}
+
+bool ReadBaton::try_take(Member &m) {
+  std::lock_guard lock(mu_);
+  if (holder_ != Holder::Free || closed_)
+    return false;
+  set_holder_locked(&m);
+  return true;
+}
+
+bool ReadBaton::enlist(Member &m) {
+  std::lock_guard lock(mu_);
+  if (holder_ == Holder::Free && !closed_) {
+    // Freed since the caller last looked: nobody would hand it over now.
+    set_holder_locked(&m);
+    return true;
+  }
+  if (std::find(waiting_.begin(), waiting_.end(), &m) == waiting_.end())
+    waiting_.push_back(&m);
+  return false;
+}
+
+bool ReadBaton::withdraw(Member &m) {
+  std::lock_guard lock(mu_);
+  auto it = std::find(waiting_.begin(), waiting_.end(), &m);
+  if (it != waiting_.end())
+    waiting_.erase(it);
+  return holder_ == Holder::Member && member_ == &m;
+}
+
+void ReadBaton::pass(Member &m) {
+  std::lock_guard lock(mu_);
+  if (holder_ != Holder::Member || member_ != &m)
+    return; // not ours: nothing to hand on
+  if (!hand_on_locked())
+    free_locked();
+}
+
+void ReadBaton::pass_to_fallback(Member &m) {
+  std::lock_guard lock(mu_);
+  if (holder_ != Holder::Member || member_ != &m)
+    return;
+  set_holder_locked(nullptr);
+  holder_ = Holder::Fallback;
+  fallback_cv_.notify_one();
+}
+
+bool ReadBaton::fallback_take() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    if (closed_)
+      return false;
+    if (holder_ == Holder::Fallback)
+      return true;
+    if (holder_ == Holder::Free) {
+      // Free now; take it only if nobody takes it back within the grace. The
+      // wait is not woken by a retake (that would cost the member a system
+      // call): the counter tells afterwards whether this is the same free
+      // period.
+      const uint64_t period = freed_;
+      fallback_cv_.wait_for(lock, grace_, [&] { return closed_ || holder_ == Holder::Fallback; });
+      if (!closed_ &&
+          (holder_ == Holder::Fallback || (holder_ == Holder::Free && freed_ == period))) {
+        holder_ = Holder::Fallback;
+        return true;
+      }
+      continue;
+    }
+    // A member holds it (and is reading): nothing to do until it lets go.
+    fallback_asleep_ = true;
+    fallback_cv_.wait(lock, [&] { return closed_ || holder_ != Holder::Member; });
+    fallback_asleep_ = false;
+  }
+}
+
+bool ReadBaton::fallback_offer() {
+  std::lock_guard lock(mu_);
+  if (holder_ != Holder::Fallback)
+    return true; // not the fallback's to offer
+  return hand_on_locked();
+}
+
+void ReadBaton::close() {
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  fallback_cv_.notify_all();
+}
+
+} // namespace ava
