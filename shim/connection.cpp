@@ -361,7 +361,7 @@ Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, 
   return Status::error(w->error_, "");
 }
 
-bool Connection::read_one(int timeout_ms) {
+bool Connection::read_one(int timeout_ms, uint16_t *kind) {
   std::string reason;
   try {
     MsgBuf msg;
@@ -369,6 +369,8 @@ bool Connection::read_one(int timeout_ms) {
     if (st.code == AVA_E_TIMEOUT) {
       return true; // nothing arrived; a stalled message breaks the channel for the next recv
     }
+    if (st.is_ok() && kind != nullptr && msg.size() >= kHeader)
+      *kind = msg.header()->kind;
     if (!st.is_ok()) {
       reason = st.code == AVA_E_CLOSED && st.message.empty() ? "the worker closed the connection"
                                                              : reason_of(st);
@@ -424,10 +426,17 @@ void Connection::reader_main() {
     for (;;) {
       if (broken())
         return;
+      uint16_t kind = 0;
       {
         std::unique_lock rx(rx_mu_);
-        if (!read_one(-1))
+        if (!read_one(-1, &kind))
           return;
+      }
+      if (kind == AVA_MSG_REPLY) {
+        // A caller is active: it reads its own replies from its next call on
+        // (or the baton comes back here after the grace).
+        baton_.fallback_leave();
+        break;
       }
       if (baton_.fallback_offer())
         break; // a caller waits: it reads its own reply from now on

@@ -98,7 +98,7 @@ public:
 private:
   void reader_main();
   // Receives and routes one message (rx_mu_ held); false once the connection broke.
-  bool read_one(int timeout_ms);
+  bool read_one(int timeout_ms, uint16_t *kind = nullptr);
   // Returns false when msg breaks the protocol; *reason then says why.
   bool route(MsgBuf &&msg, std::string *reason);
   bool deliver_reply(MsgBuf &&msg, std::string *reason);

@@ -122,6 +122,14 @@ bool ReadBaton::fallback_offer() {
   return hand_on_locked();
 }
 
+void ReadBaton::fallback_leave() {
+  std::lock_guard lock(mu_);
+  if (holder_ != Holder::Fallback)
+    return;
+  if (!hand_on_locked())
+    free_locked();
+}
+
 void ReadBaton::close() {
   std::lock_guard lock(mu_);
   closed_ = true;

@@ -79,6 +79,10 @@ public:
   // The fallback holds the baton: hands it to an enlisted member if there is
   // one (true), else keeps it.
   bool fallback_offer();
+  // As fallback_offer, but with nobody enlisted the baton is left free rather
+  // than kept: for when a member is about to want it (the fallback has just
+  // routed a message a member waits for), so that it reads for itself again.
+  void fallback_leave();
 
   // Wakes the fallback for good (the channel is closing).
   void close();

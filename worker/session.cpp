@@ -200,7 +200,7 @@ GuestSession::ReadResult GuestSession::read_step(int timeout_ms, uint64_t self, 
     if (self != 0 && hdr.thread_id == self)
       return ReadResult::Mine;
     on_call(buf);
-    return ReadResult::Nothing;
+    return ReadResult::Queued;
   }
   case AVA_MSG_CALLBACK_DONE:
     if (!connection_->complete_callback(hdr.seq, sanitize_guest_status(hdr.status)))
@@ -233,12 +233,21 @@ Status GuestSession::read_loop() {
       if (closed())
         break;
       connection_->wait_for_queue_space();
+      ReadResult r;
       {
         std::unique_lock rx(rx_mu_);
         MsgBuf unused;
-        read_step(-1, 0, &unused);
+        r = read_step(-1, 0, &unused);
       }
-      if (!connection_->queue_full() && baton_.fallback_offer())
+      if (connection_->queue_full())
+        continue;
+      if (r == ReadResult::Queued) {
+        // The shadow thread the call went to reads for itself once it has
+        // served it (or the baton comes back here after the grace).
+        baton_.fallback_leave();
+        break;
+      }
+      if (baton_.fallback_offer())
         break;
     }
   }

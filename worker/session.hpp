@@ -39,7 +39,8 @@ public:
   // hand-over from the reader (a wake-up each way); the session thread reads
   // whenever no shadow thread does. What the reader gets for other threads is
   // queued to them.
-  enum class ReadResult { Nothing, Mine, Closed };
+  // Queued: a CALL went to another shadow thread's queue.
+  enum class ReadResult { Nothing, Queued, Mine, Closed };
   // Called by a shadow thread holding the baton: receives one message
   // (waiting up to timeout_ms, < 0 for ever) and routes it; a CALL of guest
   // thread thread_id comes back in *mine instead.

@@ -133,7 +133,7 @@ void ShadowThread::run() {
       serve(read_buf);
       continue;
     }
-    if (r == Result::Nothing)
+    if (r == Result::Nothing || r == Result::Queued)
       continue; // routed to another thread; we read on
     // Closed: wait to be stopped.
     baton.pass(member);
