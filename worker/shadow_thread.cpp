@@ -103,7 +103,13 @@ void ShadowThread::run() {
       continue;
     }
     ReadBaton &baton = session_->baton();
-    if (!holds && !baton.enlist(member)) {
+    if (!holds && baton.enlist(member)) {
+      // Taken at once. The last holder may have queued calls for us after we
+      // looked: they come first (they are older than anything we would read),
+      // so look again now that nobody else can queue.
+      continue;
+    }
+    if (!holds) {
       // Someone else reads: it queues our calls and wakes us, or hands us the
       // baton when it lets go. No timeout: an idle thread costs nothing, and
       // holds no more than a small buffer.

@@ -111,6 +111,24 @@ Test(e2e_demo, async_error_surfaces_at_next_sync_call, .timeout = 60) {
   }
 }
 
+// Streams of async calls of one thread, each followed by a sync call: the
+// worker's reader and the thread's shadow thread trade the read baton all the
+// while, and calls the reader queued must still run before what the shadow
+// thread reads itself (else the sync call waits for an async call queued
+// behind it, for ever). Unbatched, so that every async call is a message.
+Test(e2e_demo, async_streams_keep_their_order_on_every_channel, .timeout = 300) {
+  for (const char *ch : kChannels) {
+    std::vector<std::string> argv = {AVA_BIN,    "run",    "--channel", ch,        "--",
+                                     DEMO_BENCH, "--only", "async",     "--iters", "100000"};
+    std::vector<std::string> env = clean_env();
+    env.push_back("AVA_BATCH=0");
+    const ProcResult r = run_proc(argv, env, 60000);
+    cr_expect(!r.timed_out, "[%s] async calls hung:\n%s", ch, r.err.c_str());
+    cr_expect_eq(r.exit_code, 0, "[%s] exit %d:\n%s", ch, r.exit_code, r.err.c_str());
+    cr_expect(r.out.find("async_rate") != std::string::npos, "[%s] no rate: %s", ch, r.out.c_str());
+  }
+}
+
 Test(e2e_demo, function_missing_from_spec_reports_itself, .timeout = 60) {
   const ProcResult n = native({DEMO_PROBE, "unsupported"});
   cr_expect(n.out == "reserved: 42\nversion: 10203\n", "%s", n.out.c_str());
