@@ -124,10 +124,18 @@ public:
   // mid-message cannot hang the receiver; < 0 waits forever.
   void set_stall_timeout_ms(int ms) { stall_timeout_ms_ = ms; }
   int stall_timeout_ms() const { return stall_timeout_ms_; }
+  // A send that finds no room for this long (the peer stopped reading) fails
+  // with AVA_E_TIMEOUT and breaks the channel; < 0 (the default) waits for
+  // ever. The worker bounds its sends, so that a guest that stops reading
+  // cannot hold a worker thread (or a driver's callback thread) for good.
+  // Honoured by the unix, tcp, vsock and shm channels.
+  void set_send_timeout_ms(int ms) { send_timeout_ms_ = ms; }
+  int send_timeout_ms() const { return send_timeout_ms_; }
 
 protected:
   uint64_t max_message_ = AVA_MSG_MAX_DEFAULT;
   int stall_timeout_ms_ = 30000;
+  int send_timeout_ms_ = -1;
 };
 
 class Listener {

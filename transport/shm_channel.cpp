@@ -480,7 +480,7 @@ Status ShmChannel::wait_for_space(uint64_t length) {
   tx_.publish();
   notify_consumer();
   std::string why;
-  const Wait w = wait_for(tx_.wait_word(), Deadline(-1), [&] {
+  const Wait w = wait_for(tx_.wait_word(), Deadline(send_timeout_ms()), [&] {
     const RingProbe p = tx_.refresh(&why);
     if (p != RingProbe::Ready)
       return p;
@@ -488,6 +488,11 @@ Status ShmChannel::wait_for_space(uint64_t length) {
   });
   if (w == Wait::Ready)
     return Status::ok();
+  if (w == Wait::Timeout) {
+    // Part of a message may be out already: the stream cannot go on.
+    return break_region(AVA_E_TIMEOUT,
+                        "send: the peer read nothing for " + fmt_ms(send_timeout_ms()));
+  }
   if (w == Wait::Corrupt)
     return break_region(AVA_E_PROTO, "corrupt ring index: " + why);
   return wait_failure(w, "send", false);

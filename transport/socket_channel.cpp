@@ -381,11 +381,17 @@ Status SocketChannel::write_all(const struct iovec *iov, int iovcnt, uint64_t to
     if (shut_.load(std::memory_order_acquire))
       return closed_status("send");
     if (is_retry_errno(err)) {
-      // No stall limit here: a peer that is slow to drain is still a live peer, and
-      // shutdown() or its death wakes this wait.
-      const int rc = wait_io(POLLOUT, Deadline(-1));
-      if (rc >= 0)
+      // A peer slow to drain is still a live peer (shutdown() or its death
+      // wakes this wait), up to the send timeout, if this side has one.
+      const int rc = wait_io(POLLOUT, Deadline(send_timeout_ms()));
+      if (rc > 0)
         continue;
+      if (rc == 0) {
+        send_broken_.store(true, std::memory_order_release);
+        return Status::error(AVA_E_TIMEOUT, description_ + ": send: the peer read nothing for " +
+                                                fmt_ms(send_timeout_ms()) +
+                                                (sent > 0 ? " (mid-message)" : ""));
+      }
       send_broken_.store(true, std::memory_order_release);
       return Status::error(AVA_E_CLOSED, description_ + ": send: poll: " + errno_text(-rc));
     }

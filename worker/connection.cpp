@@ -25,6 +25,7 @@ GuestConnection::GuestConnection(std::unique_ptr<Channel> channel, const WorkerO
     : channel_(std::move(channel)), callback_timeout_ms_(options.callback_timeout_ms),
       resources_(options.resource_quota), on_refused_(options.on_refused) {
   channel_->set_max_message(options.max_message);
+  channel_->set_send_timeout_ms(options.send_timeout_ms);
 }
 
 GuestConnection::~GuestConnection() {
@@ -39,8 +40,18 @@ void GuestConnection::set_guest(const ava_worker_spec *spec, uint64_t pid) {
 Status GuestConnection::send(const struct iovec *iov, int iovcnt) {
   if (!alive())
     return Status::error(AVA_E_CLOSED, "guest is gone");
-  std::lock_guard lock(send_mutex_);
-  return channel_->send(iov, iovcnt);
+  Status st;
+  {
+    std::lock_guard lock(send_mutex_);
+    st = channel_->send(iov, iovcnt);
+  }
+  if (st.code == AVA_E_TIMEOUT) {
+    // The guest stopped reading: it is dropped rather than left to hold
+    // whoever sends to it (a shadow thread, a driver's callback thread).
+    log_error("dropping the guest: " + st.message);
+    shutdown();
+  }
+  return st;
 }
 
 Status GuestConnection::send_status(const ava_msg_hdr &request, uint16_t kind, int status) {

@@ -31,6 +31,9 @@ struct WorkerOptions {
   std::string report_file;
   // Shadow threads one guest may have; a CALL from one more guest thread gets AVA_E_NOMEM.
   uint32_t max_guest_threads = 1024;
+  // A guest that reads nothing for this long while the worker sends to it is
+  // dropped (its sends fail), so it cannot hold a worker or driver thread.
+  int send_timeout_ms = 30000;
   // Admission of each well-formed CALL (sharing policies): AVA_OK, or a
   // status (AVA_E_POLICY) and *why; a refused sync call is answered with it.
   // Called from the guest's reader thread only. Empty admits everything.

@@ -312,3 +312,47 @@ Test(e2e_isolation, host_limits_hold_for_each_guest, .timeout = 120) {
   cr_expect(small.exit_code == 0 && small.out == small_native.out, "big 4 under the quota:\n%s",
             small.err.c_str());
 }
+
+// Budgets from the host configuration (guest.connections_per_peer,
+// guest.threads): a peer cannot open connections without end, and a guest
+// cannot make the worker start threads without end; what is over the budget
+// is refused, the rest goes on.
+Test(e2e_isolation, a_peer_over_its_connection_budget_is_refused, .timeout = 120) {
+  Worker w({}, "[guest]\nconnections_per_peer = 2\n");
+  cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());
+  Sleeper a(w.address, 4000), b(w.address, 4000);
+  cr_assert(a.ready() && b.ready(), "the first two guests did not start");
+  const ProcResult third = run_proc({DEMO_PROBE, "live"}, guest_env(w.address), kTimeoutMs);
+  cr_expect(third.exit_code != 0 || third.out.find("live: 0") == std::string::npos ||
+                third.err.find("ava:") != std::string::npos,
+            "a third connection of the same uid was served:\n%s%s", third.out.c_str(),
+            third.err.c_str());
+  std::string log;
+  cr_expect(w.proc.wait_for_line("connections_per_peer", 10000, &log),
+            "the worker did not say why it refused:\n%s", log.c_str());
+  cr_expect(log.find("refused: uid ") != std::string::npos, "%s", log.c_str());
+  // The two served guests are untouched, and once they are done a new one is served.
+  cr_expect(a.finish().find("after sleep: ") != std::string::npos);
+  cr_expect(b.finish().find("after sleep: ") != std::string::npos);
+  const ProcResult later = run_proc({DEMO_PROBE, "live"}, guest_env(w.address), kTimeoutMs);
+  cr_expect_eq(later.exit_code, 0, "after the others left:\n%s", later.err.c_str());
+  cr_expect(later.out.find("live: 0") != std::string::npos, "%s", later.out.c_str());
+}
+
+Test(e2e_isolation, a_guest_over_its_thread_budget_gets_errors_not_threads, .timeout = 120) {
+  Worker w({}, "[guest]\nthreads = 4\n");
+  cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());
+  const ProcResult within =
+      run_proc({DEMO_PROBE, "idle", "4", "0"}, guest_env(w.address), kTimeoutMs);
+  cr_expect(within.out.find("4 threads, ok") != std::string::npos, "4 threads:\n%s%s",
+            within.out.c_str(), within.err.c_str());
+  const ProcResult over =
+      run_proc({DEMO_PROBE, "idle", "8", "0"}, guest_env(w.address), kTimeoutMs);
+  cr_expect(over.out.find("8 threads, failed") != std::string::npos,
+            "8 guest threads were all served under a budget of 4:\n%s%s", over.out.c_str(),
+            over.err.c_str());
+  std::string log;
+  cr_expect(w.proc.wait_for_line("too many guest threads", 10000, &log), "%s", log.c_str());
+  // The guest's own connection still works for its threads within the budget.
+  cr_expect(over.out.find("version: ") != std::string::npos, "%s", over.out.c_str());
+}

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <climits>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -106,6 +107,19 @@ Status parse_host_config(std::string_view text, std::string_view source, HostCon
       (key == "guest.cmds_per_sec"    ? config.limits.cmds_per_sec
        : key == "guest.bytes_per_sec" ? config.limits.bytes_per_sec
                                       : config.limits.device_memory) = v;
+    } else if (key == "guest.threads" || key == "guest.send_timeout_ms" ||
+               key == "guest.connections" || key == "guest.connections_per_peer") {
+      if (int_value == nullptr || *int_value <= 0 || *int_value > INT32_MAX)
+        return error_at(source, line, key + " must be a positive number");
+      const auto v = static_cast<uint32_t>(*int_value);
+      if (key == "guest.threads")
+        config.limits.threads = v;
+      else if (key == "guest.send_timeout_ms")
+        config.limits.send_timeout_ms = static_cast<int>(v);
+      else if (key == "guest.connections")
+        config.limits.connections = v;
+      else
+        config.limits.connections_per_peer = v;
     } else if (key == "guest.memory_max") {
       if (int_value == nullptr || *int_value <= 0)
         return error_at(source, line, "guest.memory_max must be a positive number of bytes");
@@ -115,7 +129,8 @@ Status parse_host_config(std::string_view text, std::string_view source, HostCon
                       "unknown key '" + key +
                           "' (known: guest.isolation, guest.user, guest.group, guest.cgroup, "
                           "guest.memory_max, guest.cmds_per_sec, guest.bytes_per_sec, "
-                          "guest.device_memory)");
+                          "guest.device_memory, guest.threads, guest.send_timeout_ms, "
+                          "guest.connections, guest.connections_per_peer)");
     }
   }
   if (config.sandbox.uid && !config.sandbox.gid)

@@ -12,6 +12,10 @@
 //   cmds_per_sec = 100000              # limits per guest (0 or absent: none); a VM's
 //   bytes_per_sec = 1073741824         #   own `avactl policy` may only make them tighter
 //   device_memory = 4294967296         # bytes of device memory per guest
+//   threads = 1024                     # guest threads (worker shadow threads) per guest
+//   send_timeout_ms = 30000            # a guest that reads nothing this long is dropped
+//   connections = 1024                 # guest connections one `ava worker` serves at once
+//   connections_per_peer = 64          #   and per peer (unix: uid; tcp: address)
 #pragma once
 
 #include <sys/types.h>
@@ -38,6 +42,11 @@ struct GuestLimits {
   uint64_t cmds_per_sec = 0;
   uint64_t bytes_per_sec = 0;
   uint64_t device_memory = 0; // the spec's "device_memory" resource (ava_allocates_resource)
+  // Budgets with defaults (never "none": a guest must not exhaust a worker).
+  uint32_t threads = 1024;
+  int send_timeout_ms = 30000;
+  uint32_t connections = 1024;
+  uint32_t connections_per_peer = 64;
 };
 
 // The tighter of a host limit and a guest's own (0 = none on either side).

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include "tools/ava/supervisor.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -57,8 +61,37 @@ bool write_text(int fd, const std::string &text) {
 
 struct Child {
   uint64_t serial = 0;
+  std::string peer;
   std::unique_ptr<GuestCgroup> cgroup;
 };
+
+// Who is at the other end of an accepted connection, for per-peer budgets:
+// the kernel's word for it (SO_PEERCRED, the peer's address), never the
+// guest's. Other families count as one peer each.
+std::string peer_of(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+    return "unknown peer";
+  if (addr.ss_family == AF_UNIX) {
+    ucred cred{};
+    socklen_t clen = sizeof cred;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
+      return "uid " + std::to_string(cred.uid);
+    return "unknown unix peer";
+  }
+  len = sizeof addr;
+  if (::getpeername(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+    return "unknown peer";
+  char text[INET6_ADDRSTRLEN] = {};
+  if (addr.ss_family == AF_INET)
+    ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in *>(&addr)->sin_addr, text, sizeof text);
+  else if (addr.ss_family == AF_INET6)
+    ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_addr, text, sizeof text);
+  else
+    return "peer of family " + std::to_string(addr.ss_family);
+  return std::string("address ") + text;
+}
 
 class Supervisor {
 public:
@@ -120,7 +153,25 @@ void Supervisor::start_worker(Fd connection) {
   }
   Child child;
   child.serial = serial;
+  child.peer = peer_of(connection.get());
   const std::string name = "guest connection " + std::to_string(serial);
+  {
+    std::lock_guard lock(mutex_);
+    const size_t of_peer = static_cast<size_t>(
+        std::count_if(children_.begin(), children_.end(),
+                      [&](const auto &entry) { return entry.second.peer == child.peer; }));
+    std::string why;
+    if (options_.max_connections != 0 && children_.size() >= options_.max_connections)
+      why = std::to_string(children_.size()) + " connections are served (guest.connections)";
+    else if (options_.max_connections_per_peer != 0 && of_peer >= options_.max_connections_per_peer)
+      why = child.peer + " has " + std::to_string(of_peer) +
+            " connections (guest.connections_per_peer)";
+    if (!why.empty()) {
+      // Closed unread: the guest sees its connection end before HELLO.
+      log(name + " (" + child.peer + "): refused: " + why);
+      return;
+    }
+  }
   if (!options_.sandbox.cgroup.empty()) {
     Status st = GuestCgroup::create(options_.sandbox, serial, &child.cgroup);
     if (!st.is_ok()) {

@@ -31,6 +31,10 @@ struct SupervisorOptions {
   // connection at kServeFd, and gets "--listen BOUND-ADDRESS" appended.
   std::vector<std::string> worker_argv;
   GuestSandbox sandbox;
+  // Connections served at once, in all and per peer (a uid over unix and shm,
+  // an address over tcp); one more is closed unread, and logged. 0: no limit.
+  uint32_t max_connections = 0;
+  uint32_t max_connections_per_peer = 0;
   int stop_grace_ms = 5000; // at shutdown: SIGTERM, then SIGKILL after this long
 };
 

@@ -31,7 +31,12 @@ const BadCase kBad[] = {
     {"[guest]\nmemory_max = \"1G\"\n", "host.toml:2: error: guest.memory_max must be a positive"},
     {"[guest]\nmemory_max = 1048576\n", "host.toml: error: guest.memory_max needs guest.cgroup"},
     {"[guest]\nisolation = \"shared\"\nuser = 65534\n", "not with isolation = \"shared\""},
-    {"[guest]\nthreads = 4\n", "host.toml:2: error: unknown key 'guest.threads'"},
+    {"[guest]\nthread = 4\n", "host.toml:2: error: unknown key 'guest.thread'"},
+    {"[guest]\nthreads = 0\n", "host.toml:2: error: guest.threads must be a positive number"},
+    {"[guest]\nsend_timeout_ms = -1\n",
+     "host.toml:2: error: guest.send_timeout_ms must be a positive number"},
+    {"[guest]\nconnections_per_peer = \"all\"\n",
+     "host.toml:2: error: guest.connections_per_peer must be a positive number"},
     {"isolation = \"process\"\n", "host.toml:1: error: unknown key 'isolation'"},
     {"[guest\n", "host.toml:1:"},
     {"[guest]\ncmds_per_sec = -1\n", "host.toml:2: error: guest.cmds_per_sec must be a number"},
@@ -70,6 +75,17 @@ Test(host_config, every_key_is_read) {
                 .is_ok());
   cr_expect(c.limits.cmds_per_sec == 10 && c.limits.bytes_per_sec == 20 &&
             c.limits.device_memory == 30);
+  // Budgets have defaults, and the file may change them.
+  HostConfig d;
+  cr_assert(parse_host_config("", "host.toml", &d).is_ok());
+  cr_expect(d.limits.threads == 1024 && d.limits.send_timeout_ms == 30000 &&
+            d.limits.connections == 1024 && d.limits.connections_per_peer == 64);
+  cr_assert(parse_host_config("[guest]\nthreads = 8\nsend_timeout_ms = 500\nconnections = 16\n"
+                              "connections_per_peer = 2\n",
+                              "host.toml", &d)
+                .is_ok());
+  cr_expect(d.limits.threads == 8 && d.limits.send_timeout_ms == 500 &&
+            d.limits.connections == 16 && d.limits.connections_per_peer == 2);
 }
 
 Test(host_config, the_tighter_limit_wins) {

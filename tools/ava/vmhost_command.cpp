@@ -586,6 +586,8 @@ int vmhost_command(std::span<const std::string> args) {
   // Every slot has a worker process of its own: isolation = "shared" does not apply.
   options.sandbox = host_config.sandbox;
   options.limits = host_config.limits;
+  options.worker.max_guest_threads = host_config.limits.threads;
+  options.worker.send_timeout_ms = host_config.limits.send_timeout_ms;
   Vmhost host(std::move(options));
   return host.run();
 }

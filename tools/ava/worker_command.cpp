@@ -159,6 +159,8 @@ int run_isolated(const WorkerCommandOptions &parsed, const WorkerOptions &option
   sup.ready_fd = options.ready_fd;
   sup.exit_when_idle = options.exit_when_idle;
   sup.sandbox = host.sandbox;
+  sup.max_connections = host.limits.connections;
+  sup.max_connections_per_peer = host.limits.connections_per_peer;
   const std::string self = self_executable();
   if (self.empty()) {
     std::fprintf(stderr, "ava: worker: cannot locate the ava executable via /proc/self/exe\n");
@@ -222,6 +224,8 @@ int worker_command(std::span<const std::string> args) {
     std::fprintf(stderr, "ava: worker: %s\n", status.message.c_str());
     return kExitUsage;
   }
+  options.max_guest_threads = host.limits.threads;
+  options.send_timeout_ms = host.limits.send_timeout_ms;
   if (parsed.serve_fd >= 0) {
     if (fcntl(parsed.serve_fd, F_GETFD) < 0) {
       std::fprintf(stderr, "ava: worker: --serve-fd %d is not an open file descriptor\n",
