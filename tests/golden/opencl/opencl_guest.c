@@ -2065,7 +2065,7 @@ static cl_context ava_opencl_remote_clCreateContext(const cl_context_properties 
 	ava_call_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties, sizeof(cl_context_properties), ava_dir_properties);
 	ava_a.num_devices = (ava_u64)num_devices;
 	ava_call_put_buffer(&ava_c, &ava_a.devices, devices, ava_count_devices, sizeof(cl_device_id), ava_dir_devices);
-	ava_a.pfn_notify = ava_call_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_call_callback(&ava_c, AVA_OPENCL_CB_AVA_CL_CONTEXT_NOTIFY, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	ava_call_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
@@ -2139,7 +2139,7 @@ static cl_context ava_opencl_remote_clCreateContextFromType(const cl_context_pro
 		goto ava_fail;
 	ava_call_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties, sizeof(cl_context_properties), ava_dir_properties);
 	ava_a.device_type = (ava_u64)device_type;
-	ava_a.pfn_notify = ava_call_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_call_callback(&ava_c, AVA_OPENCL_CB_AVA_CL_CONTEXT_NOTIFY, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	ava_call_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
@@ -2330,7 +2330,7 @@ AVA_EXPORT cl_int clSetContextDestructorCallback(cl_context context, void (*pfn_
 	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLSETCONTEXTDESTRUCTORCALLBACK, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
-	ava_a.pfn_notify = ava_call_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_call_callback(&ava_c, AVA_OPENCL_CB_AVA_CL_CONTEXT_DESTRUCTOR, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
@@ -3114,7 +3114,7 @@ AVA_EXPORT cl_int clSetMemObjectDestructorCallback(cl_mem memobj, void (*pfn_not
 	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLSETMEMOBJECTDESTRUCTORCALLBACK, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.memobj = (ava_u64)(uintptr_t)memobj;
-	ava_a.pfn_notify = ava_call_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_call_callback(&ava_c, AVA_OPENCL_CB_AVA_CL_MEM_NOTIFY, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
@@ -4459,7 +4459,7 @@ static cl_int ava_opencl_remote_clBuildProgram(cl_program program, cl_uint num_d
 	ava_a.num_devices = (ava_u64)num_devices;
 	ava_call_put_buffer(&ava_c, &ava_a.device_list, device_list, ava_count_device_list, sizeof(cl_device_id), ava_dir_device_list);
 	ava_call_put_buffer(&ava_c, &ava_a.options, options, ava_count_options, sizeof(char), ava_dir_options);
-	ava_a.pfn_notify = ava_call_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_call_callback(&ava_c, AVA_OPENCL_CB_AVA_CL_PROGRAM_NOTIFY, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
@@ -4553,7 +4553,7 @@ cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_
 	ava_call_put_buffer(&ava_c, &ava_a.input_headers, input_headers, ava_count_input_headers, sizeof(cl_program), ava_dir_input_headers);
 	ava_call_put_buffer(&ava_c, &ava_a.include_names, include_names, ava_count_include_names, sizeof(char), ava_dir_include_names);
 	ava_a.include_names_length = (ava_u64)include_names_length;
-	ava_a.pfn_notify = ava_call_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_call_callback(&ava_c, AVA_OPENCL_CB_AVA_CL_PROGRAM_NOTIFY, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
@@ -4632,7 +4632,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 	ava_call_put_buffer(&ava_c, &ava_a.options, options, ava_count_options, sizeof(char), ava_dir_options);
 	ava_a.num_input_programs = (ava_u64)num_input_programs;
 	ava_call_put_buffer(&ava_c, &ava_a.input_programs, input_programs, ava_count_input_programs, sizeof(cl_program), ava_dir_input_programs);
-	ava_a.pfn_notify = ava_call_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_call_callback(&ava_c, AVA_OPENCL_CB_AVA_CL_PROGRAM_NOTIFY, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	ava_call_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
@@ -5731,7 +5731,7 @@ AVA_EXPORT cl_int clSetEventCallback(cl_event event, cl_int command_exec_callbac
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
 	ava_a.command_exec_callback_type = (ava_s64)command_exec_callback_type;
-	ava_a.pfn_notify = ava_call_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_call_callback(&ava_c, AVA_OPENCL_CB_AVA_CL_EVENT_NOTIFY, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
