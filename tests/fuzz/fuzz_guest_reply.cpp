@@ -12,7 +12,8 @@
 // what check_out_buffer allows. The REPLY's ids are made to match its call so
 // that the checks behind them are reached. CALLBACKs name registration 1 (an
 // event callback) or 2 (a data callback), which the callbacks here read in
-// full, so that ASan sees what the dispatch hands them.
+// full, so that ASan sees what the dispatch hands them; their declaration id
+// is left to the fuzzer (a mismatch must be refused, never dispatched).
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -30,6 +31,7 @@
 #include "tests/fuzz/fuzz_input.hpp"
 #include "transport/channel.hpp"
 #include "wtest.h"
+#include "wtest_wire.h"
 
 extern "C" const struct ava_guest_spec *wtest_guest_spec(void);
 
@@ -50,13 +52,27 @@ public:
   // Whatever the guest sends (CALLs, CALLBACK_DONEs, GOODBYE) goes nowhere,
   // but each CALL releases the next batch of worker messages: up to and
   // including the next REPLY, so that replies come after their calls.
-  Status send(const struct iovec *, int) override {
+  Status send(const struct iovec *iov, int iovcnt) override {
+    ava_msg_hdr hdr{};
+    if (iovcnt > 0 && iov[0].iov_len >= sizeof hdr)
+      std::memcpy(&hdr, iov[0].iov_base, sizeof hdr);
     std::lock_guard lock(mu_);
     if (closed_)
       return Status::error(AVA_E_CLOSED, "fuzz channel closed");
-    ++calls_;
+    if (hdr.kind == AVA_MSG_CALL)
+      ++calls_;
+    else if (hdr.kind == AVA_MSG_CALLBACK_DONE)
+      ++callbacks_done_;
     cv_.notify_all();
     return Status::ok();
+  }
+
+  // Waits (boundedly) until the guest answered every CALLBACK it was handed:
+  // closing earlier would drop callbacks still queued for its callback thread.
+  void wait_callbacks_answered() {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(kReplyWaitMs),
+                 [this] { return closed_ || callbacks_done_ >= callbacks_; });
   }
 
   Status recv(ava::MsgBuf &buf, int timeout_ms) override {
@@ -78,6 +94,8 @@ public:
     input_.pop_front();
     if (m.hdr().kind == AVA_MSG_REPLY)
       ++replies_;
+    if (m.hdr().kind == AVA_MSG_CALLBACK)
+      ++callbacks_;
     if (!buf.reserve(m.size))
       return Status::error(AVA_E_NOMEM, "out of memory");
     std::memcpy(buf.data(), m.data(), m.size);
@@ -99,6 +117,8 @@ private:
   std::deque<Message> input_;
   uint64_t calls_ = 0;
   uint64_t replies_ = 0;
+  uint64_t callbacks_ = 0;
+  uint64_t callbacks_done_ = 0;
   bool closed_ = false;
 };
 
@@ -145,13 +165,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
 
   ava::guest::CallbackRegistry callbacks;
-  callbacks.add({reinterpret_cast<void (*)(void)>(&on_event), nullptr, 0, 0});
-  callbacks.add({reinterpret_cast<void (*)(void)>(&on_data), nullptr, 0, 0});
+  callbacks.add(
+      {reinterpret_cast<void (*)(void)>(&on_event), nullptr, 0, 0, AVA_WTEST_CB_WT_EVENT_CALLBACK});
+  callbacks.add(
+      {reinterpret_cast<void (*)(void)>(&on_data), nullptr, 0, 0, AVA_WTEST_CB_WT_DATA_CALLBACK});
   ava::GuestConfig config;
   config.call_timeout_ms = kReplyWaitMs;
   config.callback_timeout_ms = 1000;
-  auto conn = std::make_shared<ava::guest::Connection>(
-      spec, &callbacks, std::make_unique<GuestFuzzChannel>(std::move(input)), "fuzz", config);
+  auto owned = std::make_unique<GuestFuzzChannel>(std::move(input));
+  GuestFuzzChannel *channel = owned.get(); // lives as long as conn
+  auto conn =
+      std::make_shared<ava::guest::Connection>(spec, &callbacks, std::move(owned), "fuzz", config);
   if (!conn->start().is_ok())
     return 0;
   for (size_t n = 0; n < calls.size(); ++n) {
@@ -189,6 +213,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         std::memcpy(out, view.payload + desc.offset, copy_len);
     }
   }
+  channel->wait_callbacks_answered();
   conn->close();
   return 0;
 }

@@ -107,11 +107,12 @@ def guest_reply_seeds(spec_id, nfuncs):
     # Callbacks: event (obj, event, message, user) and data (obj, data, size, user) as the
     # generated wtest dispatch reads them; the ids are registration 1 and 2.
     text = b"event text"
-    ev_args = struct.pack("<Qi4x", 0x8000000000000001, 7) + desc(0, len(text), BUF_PRESENT | BUF_IN)
+    ev_args = struct.pack("<Qq", 0x8000000000000001, 7) + desc(0, len(text), BUF_PRESENT | BUF_IN) + \
+        struct.pack("<Q", 0)
     ev_payload = text + bytes(span(len(text)) - len(text))
     data = bytes(range(16))
     da_args = struct.pack("<Q", 0x8000000000000001) + desc(0, len(data), BUF_PRESENT | BUF_IN) + \
-        struct.pack("<Q", len(data))
+        struct.pack("<QQ", len(data), 0)
     da_payload = data + bytes(span(len(data)) - len(data))
     for decl in range(3):
         ev = header(KIND["CALLBACK"], spec_id, decl, len(ev_args), len(ev_payload), call_id=1) + \
