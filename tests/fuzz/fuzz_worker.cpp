@@ -12,6 +12,7 @@
 // threads) so that the fuzzer spends its time in the decoders and the
 // plugin, not in the first check of the reader; those checks have their own
 // unit tests.
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -31,26 +32,74 @@
 #include "worker/plugin_set.hpp"
 #include "worker/server.hpp"
 
+#ifdef AVA_FUZZ_OPENCL
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#endif
+
+#ifdef AVA_FUZZ_OPENCL
+// An OpenCL user event the input never sets would make every command that
+// waits for it (clFinish, clWaitForEvents, a blocking enqueue) wait forever,
+// and the session's teardown with it. The plugin's clCreateUserEvent resolves
+// to this one (the harness exports its symbols, as `ava` does): it keeps a
+// reference to each user event, and when the guest goes away every one of
+// them is set to an error status, which ends the commands waiting for it.
+namespace {
+std::mutex g_user_events_mu;
+std::vector<cl_event> g_user_events;
+} // namespace
+
+extern "C" cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret) {
+  using Fn = cl_event (*)(cl_context, cl_int *);
+  static const Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "clCreateUserEvent"));
+  cl_event event = real(context, errcode_ret);
+  if (event != nullptr && clRetainEvent(event) == CL_SUCCESS) {
+    std::lock_guard lock(g_user_events_mu);
+    g_user_events.push_back(event);
+  }
+  return event;
+}
+
+namespace {
+// Ends the waits of the calls still running (the guest is gone).
+void fail_user_events() {
+  std::lock_guard lock(g_user_events_mu);
+  for (cl_event event : g_user_events)
+    clSetUserEventStatus(event, CL_INVALID_OPERATION); // refused if already set: fine
+}
+// After the session: drop our references.
+void release_user_events() {
+  std::lock_guard lock(g_user_events_mu);
+  for (cl_event event : g_user_events)
+    clReleaseEvent(event);
+  g_user_events.clear();
+}
+} // namespace
+#else
+namespace {
+void fail_user_events() {}
+void release_user_events() {}
+} // namespace
+#endif
+
 namespace {
 
 using ava::Status;
 using ava::fuzz::Message;
 
 constexpr size_t kMaxRecords = 512;
-constexpr uint64_t kMaxThreads = 4;
-// After the last message: how long the channel waits for the replies of the
-// sync calls still running before it reports the guest gone.
+constexpr uint64_t kMaxThreads = 8;
+// How long the channel waits for the reply of a sync call before it goes on
+// (with the next message, or by reporting the guest gone).
 constexpr auto kDrainLimit = std::chrono::seconds(5);
 
-// Plays the guest: hands out the queued messages, counts replies, and
-// answers each CALLBACK with a CALLBACK_DONE as the guest library would.
+// Plays the guest: hands out the queued messages in their order as the
+// guest's threads would send them, each only once the sync call its thread
+// made before has its reply (async calls stream), and answers each CALLBACK
+// with a CALLBACK_DONE as the guest library would.
 class FuzzChannel final : public ava::Channel {
 public:
-  explicit FuzzChannel(std::deque<Message> input) : input_(std::move(input)) {
-    for (Message &m : input_)
-      if (m.hdr().kind == AVA_MSG_CALL && (m.hdr().flags & AVA_F_SYNC) != 0)
-        ++sync_calls_;
-  }
+  explicit FuzzChannel(std::deque<Message> input) : input_(std::move(input)) {}
 
   Status send(const struct iovec *iov, int iovcnt) override {
     std::vector<uint8_t> bytes;
@@ -61,6 +110,7 @@ public:
     std::lock_guard lock(mu_);
     if (closed_)
       return Status::error(AVA_E_CLOSED, "fuzz channel closed");
+    progress_ = std::chrono::steady_clock::now();
     // Batched sends carry several messages back to back.
     for (size_t pos = 0; pos + sizeof(ava_msg_hdr) <= bytes.size();) {
       ava_msg_hdr hdr;
@@ -68,7 +118,8 @@ public:
       if (hdr.total_len < sizeof hdr || hdr.total_len > bytes.size() - pos)
         return Status::error(AVA_E_PROTO, "worker sent a malformed message");
       if (hdr.kind == AVA_MSG_REPLY && hdr.call_id != kHelloCallId) {
-        ++replies_;
+        if (auto it = busy_.find(hdr.thread_id); it != busy_.end() && --it->second == 0)
+          busy_.erase(it);
       } else if (hdr.kind == AVA_MSG_CALLBACK) {
         Message done;
         done.size = sizeof(ava_msg_hdr);
@@ -93,19 +144,27 @@ public:
     for (;;) {
       if (closed_)
         return Status::error(AVA_E_CLOSED, "fuzz channel closed");
-      if (!input_.empty())
+      // A CALLBACK_DONE answers a call that is still running: it cannot wait.
+      const bool answered = busy_.empty();
+      if (!input_.empty() && (input_.front().hdr().kind == AVA_MSG_CALLBACK_DONE ||
+                              busy_.count(input_.front().hdr().thread_id) == 0))
         break;
-      // Out of input: the guest leaves once its sync calls are answered.
-      if (drain_deadline_ == std::chrono::steady_clock::time_point{})
-        drain_deadline_ = std::chrono::steady_clock::now() + kDrainLimit;
-      if (replies_ >= sync_calls_ || std::chrono::steady_clock::now() >= drain_deadline_)
-        return Status::error(AVA_E_CLOSED, "end of fuzz input");
+      // A call that never returns must not stall the input forever (a real
+      // guest would wait, but its other threads would go on).
+      const bool stalled = std::chrono::steady_clock::now() >= progress_ + kDrainLimit;
+      if (input_.empty() && (answered || stalled))
+        return Status::error(AVA_E_CLOSED, "end of fuzz input"); // the guest leaves
+      if (stalled)
+        break;
       if (std::chrono::steady_clock::now() >= until)
         return Status::error(AVA_E_TIMEOUT, "no fuzz message yet");
-      cv_.wait_until(lock, std::min(until, drain_deadline_));
+      cv_.wait_until(lock, std::min(until, progress_ + kDrainLimit));
     }
     Message m = std::move(input_.front());
     input_.pop_front();
+    progress_ = std::chrono::steady_clock::now();
+    if (m.hdr().kind == AVA_MSG_CALL && (m.hdr().flags & AVA_F_SYNC) != 0)
+      ++busy_[m.hdr().thread_id];
     if (!buf.reserve(m.size))
       return Status::error(AVA_E_NOMEM, "out of memory");
     std::memcpy(buf.data(), m.data(), m.size);
@@ -114,9 +173,13 @@ public:
   }
 
   void shutdown() override {
-    std::lock_guard lock(mu_);
-    closed_ = true;
-    cv_.notify_all();
+    {
+      std::lock_guard lock(mu_);
+      closed_ = true;
+      cv_.notify_all();
+    }
+    // The session tears down next and joins its shadow threads.
+    fail_user_events();
   }
 
   std::string describe() const override { return "fuzz"; }
@@ -127,18 +190,16 @@ private:
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Message> input_;
-  uint64_t sync_calls_ = 0;
-  uint64_t replies_ = 0;
+  std::map<uint64_t, uint64_t> busy_; // guest thread -> its sync CALLs not yet answered
   bool closed_ = false;
-  std::chrono::steady_clock::time_point drain_deadline_{};
+  std::chrono::steady_clock::time_point progress_ = std::chrono::steady_clock::now();
 };
 
 // Functions whose real effect is not decoding but the end of the process or
-// an unbounded wait: demo_crash raises SIGSEGV on purpose (the fault tests'
-// crash), demo_sleep_ms sleeps up to a minute, and an OpenCL user event that
-// is never set makes every command waiting on it (clFinish, clWaitForEvents)
-// wait forever. Calls of them are dropped from the input.
-constexpr const char *kSkipped[] = {"demo_crash", "demo_sleep_ms", "clCreateUserEvent"};
+// a long wait: demo_crash raises SIGSEGV on purpose (the fault tests' crash)
+// and demo_sleep_ms sleeps up to a minute. Calls of them are dropped from the
+// input (neither creates a handle, so later handle ids stay as recorded).
+constexpr const char *kSkipped[] = {"demo_crash", "demo_sleep_ms"};
 std::vector<bool> g_skip;
 
 ava::PluginSet *g_plugins = nullptr;
@@ -224,5 +285,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       input.push_back(std::move(m));
   }
   ava::serve_guest(std::make_unique<FuzzChannel>(std::move(input)), *g_plugins, *g_options);
+  release_user_events();
   return 0;
 }
