@@ -40,14 +40,14 @@ for h in "${harnesses[@]}"; do
   rc=$?
   # The last status line: "#N DONE cov: C ft: F corp: U/S exec/s: E rss: R".
   line=$(grep -E '^#[0-9]+' "$log" | tail -n 1)
-  field() { sed -n "s/.* $1: \([^ ]*\).*/\1/p" <<<"$line"; }
+  field() { sed -n "s|.* $1: \([^ ]*\).*|\1|p" <<<"$line"; }
   status=ok
   if ((rc != 0)); then
     status="FAILED ($rc)"
     failed=1
   fi
   rows+=("$(printf '%-16s %10s %8s %8s %12s %10s  %s' "$h" "$(field exec/s)" "$(field cov)" \
-    "$(field ft)" "$(field corp)" "${line%% *}" "$status")")
+    "$(field ft)" "$(field corp)" "${line%%[[:space:]]*}" "$status")")
 done
 
 printf '%-16s %10s %8s %8s %12s %10s  %s\n' harness exec/s cov ft corpus runs status
