@@ -8,13 +8,19 @@
 // expectations, the region header and its file size, a few peer indices,
 // and the ring's bytes. The consumer reads every record it is handed in full
 // (ASan checks the ring's bounds); each time it finds the ring empty, the
-// "peer" publishes the next head from the input.
+// "peer" publishes the next head from the input. Then the same ring bytes
+// and first head are the command ring of a worker-side ShmChannel (in an
+// anonymous mapping, with a peer that never wakes anyone), whose recv()
+// reassembles the messages (MSG, MSG_PART/MSG_END) as the worker does.
+#include <sys/mman.h>
+
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "transport/shm_channel.hpp"
 #include "transport/shm_region.hpp"
 #include "transport/shm_ring.hpp"
 
@@ -121,6 +127,50 @@ void produce_ring(uint64_t size, const uint64_t (&tails)[kHeads]) {
   }
 }
 
+// A peer that is there but never signals: waits end at once.
+class SilentPeer final : public ava::detail::RegionSignals {
+public:
+  bool sleep(uint32_t *, int) override { return false; }
+  void wake_peer(uint32_t *) override {}
+  void wake_self(uint32_t *) override {}
+  bool peer_gone() override { return false; }
+};
+
+void channel_recv(const Input &in, uint64_t ring, uint64_t head) {
+  const uint64_t total = AVA_REGION_HDR_SIZE + 2 * ring;
+  void *p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return;
+  ava::detail::ShmMapping map(static_cast<uint8_t *>(p), total);
+  ava_region_hdr *hdr = map.header();
+  hdr->magic = AVA_REGION_MAGIC;
+  hdr->version = AVA_REGION_VERSION;
+  hdr->features = AVA_REGION_F_FUTEX;
+  hdr->state = AVA_REGION_READY | AVA_REGION_ATTACHED;
+  hdr->total_size = total;
+  hdr->cmd_off = AVA_REGION_HDR_SIZE;
+  hdr->cmd_size = ring;
+  hdr->reply_off = AVA_REGION_HDR_SIZE + ring;
+  hdr->reply_size = ring;
+  hdr->heap_off = total; // no heap
+  hdr->cmd.head = head;
+  std::memcpy(map.base() + AVA_REGION_HDR_SIZE, in.rest(),
+              in.rest_size() < ring ? in.rest_size() : ring);
+  ava::detail::RegionLayout layout;
+  if (!ava::detail::check_mapped_region(map, {AVA_REGION_F_FUTEX, true, true}, &layout).is_ok())
+    return;
+  ava::detail::ShmChannel channel(std::move(map), layout, ava::detail::ShmSide::Worker,
+                                  std::make_unique<SilentPeer>(), "fuzz", 0);
+  channel.set_max_message(1u << 20);
+  channel.set_stall_timeout_ms(0);
+  for (int i = 0; i < 16; ++i) {
+    ava::MsgBuf buf;
+    if (!channel.recv(buf, 0).is_ok())
+      return;
+    g_sink = buf.size() > 0 ? buf.data()[buf.size() - 1] : 0;
+  }
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -133,5 +183,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     index = in.take<uint64_t>();
   produce_ring(ring_size, indices);
   consume_ring(in, ring_size, indices);
+  channel_recv(in, ring_size, indices[0]);
   return 0;
 }
