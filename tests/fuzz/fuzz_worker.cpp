@@ -41,25 +41,62 @@
 #ifdef AVA_FUZZ_OPENCL
 // An OpenCL user event the input never sets would make every command that
 // waits for it (clFinish, clWaitForEvents, a blocking enqueue) wait forever,
-// and the session's teardown with it. The plugin's clCreateUserEvent resolves
-// to this one (the harness exports its symbols, as `ava` does): it keeps a
-// reference to each user event, and when the guest goes away every one of
-// them is set to an error status, which ends the commands waiting for it.
+// and the session's teardown with it. The plugin's clCreateUserEvent,
+// clRetainEvent and clReleaseEvent resolve to these (the harness exports its
+// symbols, as `ava` does): they count the references the worker holds on each
+// user event, and when the guest goes away every user event still referenced
+// is set to an error status, which ends the commands waiting for it. Only
+// referenced events are touched: one the worker let go of may be gone.
 namespace {
-std::mutex g_user_events_mu;
-std::vector<cl_event> g_user_events;
+// Recursive: setting a status may run callbacks that release events.
+std::recursive_mutex g_user_events_mu;
+std::map<cl_event, uint64_t> g_user_events; // user event -> references the worker holds
+
+template <class Fn> Fn real_cl(const char *name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
 } // namespace
 
 extern "C" cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret) {
-  using Fn = cl_event (*)(cl_context, cl_int *);
-  static const Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "clCreateUserEvent"));
+  static const auto real = real_cl<cl_event (*)(cl_context, cl_int *)>("clCreateUserEvent");
   cl_event event = real(context, errcode_ret);
-  if (event != nullptr && clRetainEvent(event) == CL_SUCCESS) {
+  if (event != nullptr) {
     std::lock_guard lock(g_user_events_mu);
-    g_user_events.push_back(event);
+    g_user_events[event] = 1;
   }
   return event;
 }
+
+extern "C" cl_int clRetainEvent(cl_event event) {
+  static const auto real = real_cl<cl_int (*)(cl_event)>("clRetainEvent");
+  std::lock_guard lock(g_user_events_mu);
+  const cl_int ret = real(event);
+  if (auto it = g_user_events.find(event); ret == CL_SUCCESS && it != g_user_events.end())
+    ++it->second;
+  return ret;
+}
+
+extern "C" cl_int clReleaseEvent(cl_event event) {
+  static const auto real = real_cl<cl_int (*)(cl_event)>("clReleaseEvent");
+  std::lock_guard lock(g_user_events_mu);
+  if (auto it = g_user_events.find(event); it != g_user_events.end() && --it->second == 0)
+    g_user_events.erase(it);
+  return real(event);
+}
+
+namespace {
+// Ends the waits of the calls still running (the guest is gone).
+void fail_user_events() {
+  std::lock_guard lock(g_user_events_mu);
+  for (const auto &[event, refs] : g_user_events)
+    clSetUserEventStatus(event, CL_INVALID_OPERATION); // refused if already set: fine
+}
+// After the session (teardown released what the worker held): forget the rest.
+void release_user_events() {
+  std::lock_guard lock(g_user_events_mu);
+  g_user_events.clear();
+}
+} // namespace
 
 // PoCL's program binary loader trusts the lengths inside a binary: a crafted
 // one makes it read gigabytes past the buffer (heap-buffer-overflow in
@@ -118,21 +155,6 @@ extern "C" cl_program clCreateProgramWithBinary(cl_context context, cl_uint num_
   return real(context, num_devices, devices, lengths, binaries, binary_status, errcode_ret);
 }
 
-namespace {
-// Ends the waits of the calls still running (the guest is gone).
-void fail_user_events() {
-  std::lock_guard lock(g_user_events_mu);
-  for (cl_event event : g_user_events)
-    clSetUserEventStatus(event, CL_INVALID_OPERATION); // refused if already set: fine
-}
-// After the session: drop our references.
-void release_user_events() {
-  std::lock_guard lock(g_user_events_mu);
-  for (cl_event event : g_user_events)
-    clReleaseEvent(event);
-  g_user_events.clear();
-}
-} // namespace
 #else
 namespace {
 void fail_user_events() {}
