@@ -2,10 +2,11 @@
 # an ASan/UBSan build), `make demo` runs the demo program natively and under ava.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
 BUILD_TYPE ?= RelWithDebInfo
 CTEST_ARGS ?= --output-on-failure --timeout 300
 
-.PHONY: all deps build build-asan test test-asan demo vm-demo bench goldens format format-check clean
+.PHONY: all deps build build-asan build-fuzz test test-asan fuzz demo vm-demo bench goldens format format-check clean
 
 all: build
 
@@ -24,11 +25,28 @@ $(ASAN_BUILD)/build.ninja: | deps
 build-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD)
 
+# The libFuzzer harnesses (tests/fuzz) and only what they need, with clang:
+# everything instrumented for coverage and ASan/UBSan.
+$(FUZZ_BUILD)/build.ninja: | deps
+	CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -G Ninja \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAVA_FUZZ=ON
+
+build-fuzz: deps $(FUZZ_BUILD)/build.ninja
+	cmake --build $(FUZZ_BUILD) --target ava_fuzzers
+
 # ctest prints the time per label at the end; skipped tests are listed with
-# their reasons afterwards (ctest alone shows only "Skipped").
-test: build build-asan format-check
+# their reasons afterwards (ctest alone shows only "Skipped"). The fuzz build
+# runs only its fuzz label: each harness a fixed number of inputs, fixed seed.
+test: build build-asan build-fuzz format-check
 	cd $(BUILD) && { ctest $(CTEST_ARGS); rc=$$?; $(CURDIR)/scripts/test-skips.sh .; exit $$rc; }
 	cd $(ASAN_BUILD) && { ctest $(CTEST_ARGS); rc=$$?; $(CURDIR)/scripts/test-skips.sh .; exit $$rc; }
+	cd $(FUZZ_BUILD) && { ctest $(CTEST_ARGS) -L fuzz; rc=$$?; $(CURDIR)/scripts/test-skips.sh .; exit $$rc; }
+
+# Runs every harness longer (AVA_FUZZ_TIME seconds each, default 60) and
+# prints executions/s and coverage per harness; FUZZERS="worker_demo cava"
+# picks some. New inputs go to out/fuzz, never into the checked-in corpus.
+fuzz: build-fuzz
+	scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZERS)
 
 demo: build
 	scripts/demo.sh $(BUILD)
@@ -54,4 +72,4 @@ format-check:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format-14 --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libclang-14-dev libclang-common-14-dev clang-format-14
+  # The libFuzzer harnesses (build-fuzz, tests/fuzz): clang and its fuzzer runtime
+  clang-14 libclang-rt-14-dev
   libcriterion-dev liburing-dev
   # OpenCL: headers, the ICD loader, PoCL (the real device on the CPU), clinfo
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo

@@ -81,12 +81,14 @@ int ava_call_put_buffer(struct ava_call *c, struct ava_buf_desc *d, const void *
 
 /*
  * Registers a guest callback for this call and returns its id for the wire
- * (0 when fn is NULL). lifetime is an AVA_LIFETIME_*; for
- * AVA_LIFETIME_COUPLED the registration lives until coupled_handle is
+ * (0 when fn is NULL). decl_id is the callback declaration fn is of: a
+ * CALLBACK naming this registration with another declaration is refused, as
+ * fn would be called through the wrong type. lifetime is an AVA_LIFETIME_*;
+ * for AVA_LIFETIME_COUPLED the registration lives until coupled_handle is
  * deallocated (see ava_guest_handle_released).
  */
-uint64_t ava_call_callback(struct ava_call *c, void (*fn)(void), void *userdata, uint32_t lifetime,
-			   uint64_t coupled_handle);
+uint64_t ava_call_callback(struct ava_call *c, uint32_t decl_id, void (*fn)(void), void *userdata,
+			   uint32_t lifetime, uint64_t coupled_handle);
 
 /*
  * Sends the call. For a sync call, waits for the reply and points *reply at

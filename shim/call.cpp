@@ -146,7 +146,7 @@ Status Call::put_heap_buffer(ava_buf_desc *desc, const void *ptr, uint64_t bytes
   return Status::ok();
 }
 
-Status Call::add_callback(void (*fn)(void), void *userdata, uint32_t lifetime,
+Status Call::add_callback(uint32_t decl_id, void (*fn)(void), void *userdata, uint32_t lifetime,
                           uint64_t coupled_handle, uint64_t *id) {
   *id = 0;
   if (fn == nullptr) {
@@ -161,7 +161,7 @@ Status Call::add_callback(void (*fn)(void), void *userdata, uint32_t lifetime,
                          "internal error: callback registered after the call was sent");
   }
   registrations_.reserve(registrations_.size() + 1);
-  *id = runtime_->callbacks().add({fn, userdata, lifetime, coupled_handle});
+  *id = runtime_->callbacks().add({fn, userdata, lifetime, coupled_handle, decl_id});
   registrations_.push_back({*id, lifetime});
   return Status::ok();
 }

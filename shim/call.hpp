@@ -27,8 +27,8 @@ public:
 
   Status put_buffer(ava_buf_desc *desc, const void *ptr, uint64_t count, uint64_t elem_size,
                     uint32_t dir);
-  Status add_callback(void (*fn)(void), void *userdata, uint32_t lifetime, uint64_t coupled_handle,
-                      uint64_t *id);
+  Status add_callback(uint32_t decl_id, void (*fn)(void), void *userdata, uint32_t lifetime,
+                      uint64_t coupled_handle, uint64_t *id);
   Status invoke(const void *args, uint32_t args_len, const void **reply, uint32_t reply_len);
   Status get_buffer(const ava_buf_desc *desc, void *dst, uint64_t capacity);
   bool take_async_error(uint32_t ret_class, int64_t *value);

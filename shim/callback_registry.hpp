@@ -15,6 +15,8 @@ struct CallbackEntry {
   void *userdata = nullptr;
   uint32_t lifetime = 0;
   uint64_t coupled_handle = 0;
+  // The callback declaration fn is of; CALLBACKs must name the same one.
+  uint32_t decl_id = 0;
 };
 
 class CallbackRegistry {

@@ -552,6 +552,9 @@ void Connection::run_callback(const MsgBuf &msg) {
       log_line("the %s worker asked for callback registration %llu, which is unknown; ignored",
                spec_->name, static_cast<unsigned long long>(hdr.call_id));
     }
+  } else if (hdr.func_id != entry.decl_id) {
+    // fn would be called through another declaration's type.
+    problem = "it names another callback declaration than the one registered";
   } else {
     const uint8_t *args = msg.data() + kHeader;
     const uint8_t *payload = args + hdr.args_len;

@@ -120,14 +120,14 @@ int ava_call_put_buffer(struct ava_call *c, struct ava_buf_desc *d, const void *
   }
 }
 
-uint64_t ava_call_callback(struct ava_call *c, void (*fn)(void), void *userdata, uint32_t lifetime,
-                           uint64_t coupled_handle) {
+uint64_t ava_call_callback(struct ava_call *c, uint32_t decl_id, void (*fn)(void), void *userdata,
+                           uint32_t lifetime, uint64_t coupled_handle) {
   if (!usable(c)) {
     return 0;
   }
   try {
     uint64_t id = 0;
-    Status st = impl_of(c)->add_callback(fn, userdata, lifetime, coupled_handle, &id);
+    Status st = impl_of(c)->add_callback(decl_id, fn, userdata, lifetime, coupled_handle, &id);
     if (!st.is_ok()) {
       fail(c, st);
       return 0;

@@ -9,8 +9,14 @@
 namespace ava {
 
 HandleTable::HandleTable() {
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+  // Recorded sessions (tests/fuzz/corpus) name the handles they got back;
+  // they replay only if every session hands out the same ids.
+  const uint64_t tag = 0x800000u;
+#else
   std::random_device rd;
   const uint64_t tag = (static_cast<uint64_t>(rd()) & 0xffffffu) | 0x800000u;
+#endif
   next_id_ = (tag << 32) | 1u;
 }
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
@@ -39,13 +40,56 @@ std::string hex(uint64_t value) {
   return text;
 }
 
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+// Seed recording for the worker fuzzers (tests/fuzz/README.md): with
+// AVA_FUZZ_RECORD=DIR every session of a fuzzing build writes what its guest
+// sent after HELLO to DIR/SPEC-PID-N.bin as records of a little-endian u32
+// length and the message, the input format of fuzz_worker.
+class Recorder {
+public:
+  void open(const char *spec, uint64_t pid) {
+    static std::atomic<unsigned> sessions{0};
+    const char *dir = std::getenv("AVA_FUZZ_RECORD");
+    if (dir == nullptr || *dir == '\0')
+      return;
+    std::string path = std::string(dir) + "/" + spec + "-" + std::to_string(pid) + "-" +
+                       std::to_string(sessions.fetch_add(1)) + ".bin";
+    file_ = std::fopen(path.c_str(), "wb");
+  }
+  void add(const MsgBuf &message) {
+    if (file_ == nullptr)
+      return;
+    const uint32_t len = static_cast<uint32_t>(message.size());
+    std::fwrite(&len, sizeof len, 1, file_);
+    std::fwrite(message.data(), 1, message.size(), file_);
+    std::fflush(file_);
+  }
+  ~Recorder() {
+    if (file_ != nullptr)
+      std::fclose(file_);
+  }
+
+private:
+  std::FILE *file_ = nullptr;
+};
+#else
+struct Recorder {
+  void open(const char *, uint64_t) {}
+  void add(const MsgBuf &) {}
+};
+#endif
+
 } // namespace
+
+// One per session; a struct of its own so that session.hpp knows nothing of it.
+struct GuestSession::Record : Recorder {};
 
 GuestSession::GuestSession(std::unique_ptr<Channel> channel, PluginSet &plugins,
                            const WorkerOptions &options)
     : connection_(std::make_shared<GuestConnection>(std::move(channel), options)),
       plugins_(plugins), max_guest_threads_(options.max_guest_threads),
-      admit_call_(options.admit_call), report_file_(options.report_file), baton_(kShadowGrace) {}
+      admit_call_(options.admit_call), report_file_(options.report_file), baton_(kShadowGrace),
+      record_(std::make_unique<Record>()) {}
 
 GuestSession::~GuestSession() {
   teardown();
@@ -115,6 +159,7 @@ Status GuestSession::hello() {
                   " hash " + hex(spec->hash) +
                   " (worker and guest library were generated from different specs)");
   connection_->set_guest(spec, hello.pid);
+  record_->open(spec->name, hello.pid);
   Status acked = connection_->send_status(hdr, AVA_MSG_HELLO_ACK, AVA_OK);
   if (!acked.is_ok()) {
     connection_->set_guest(nullptr, hello.pid);
@@ -180,6 +225,7 @@ GuestSession::ReadResult GuestSession::read_step(int timeout_ms, uint64_t self, 
     close_with(Status::error(AVA_E_PROTO, "bad message framing"));
     return ReadResult::Closed;
   }
+  record_->add(buf);
   switch (hdr.kind) {
   case AVA_MSG_CALL: {
     // Our private copy carries the ordering stamp from here on (see

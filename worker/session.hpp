@@ -64,6 +64,8 @@ private:
   // Appends this session's line to the report file, if there is one.
   void report();
 
+  struct Record;
+
   std::shared_ptr<GuestConnection> connection_;
   PluginSet &plugins_;
   uint32_t max_guest_threads_;
@@ -79,6 +81,7 @@ private:
   bool closed_ = false;
   Status close_status_;
   std::unordered_map<uint64_t, std::unique_ptr<ShadowThread>> shadows_;
+  std::unique_ptr<Record> record_; // seed recording of fuzzing builds, else nothing
 };
 
 } // namespace ava

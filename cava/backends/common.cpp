@@ -60,7 +60,11 @@ std::string fn_id_macro(const Spec &spec, const Function &fn) {
 }
 
 std::string cb_id_macro(const Spec &spec, const Function &cb) {
-  return "AVA_" + upper(spec.identifier) + "_CB_" + upper(cb.name);
+  return cb_id_macro(spec, cb.name);
+}
+
+std::string cb_id_macro(const Spec &spec, const std::string &cb_name) {
+  return "AVA_" + upper(spec.identifier) + "_CB_" + upper(cb_name);
 }
 
 std::string type_id_macro(const Spec &spec, uint32_t type_id) {

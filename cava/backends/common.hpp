@@ -32,6 +32,7 @@ std::string upper(const std::string &s);
 std::string prefix(const Spec &spec);
 std::string fn_id_macro(const Spec &spec, const Function &fn);
 std::string cb_id_macro(const Spec &spec, const Function &cb);
+std::string cb_id_macro(const Spec &spec, const std::string &cb_name);
 std::string type_id_macro(const Spec &spec, uint32_t type_id);
 std::string call_struct(const Spec &spec, const Function &fn);
 std::string reply_struct(const Spec &spec, const Function &fn);
@@ -93,6 +94,7 @@ struct StubDialect {
   std::string handle_released;  // drops callbacks coupled to a released handle
   std::string async_error_test; // appended to the take_async_error call ("" or " > 0")
   bool zerocopy = false;        // the runtime has AVA_CALL_ZEROCOPY
+  bool callback_decl = false;   // registering a callback names its declaration id
   std::function<std::string(const Function &)> error_return;
   std::string fn(const char *op) const { return call_prefix + "_" + op; }
 };

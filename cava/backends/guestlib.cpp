@@ -114,6 +114,7 @@ void GuestGen::remote_body(const Function &fn) {
   d.new_handle_ids = "ava_guest_new_handle_ids";
   d.handle_released = "ava_guest_handle_released";
   d.zerocopy = true;
+  d.callback_decl = true;
   d.error_return = [this](const Function &f) { return error_return(f); };
   emit_remote_body(out_, spec_, fn, d);
 }

@@ -81,7 +81,9 @@ void emit_remote_body(Emitter &out, const Spec &spec_, const Function &fn, const
       out.line("\t" + f + " = (ava_u64)(uintptr_t)" + p.name + ";");
       break;
     case Role::Callback:
-      out.line("\t" + f + " = " + d.fn("callback") + "(&ava_c, (void (*)(void))" + p.name + ", " +
+      out.line("\t" + f + " = " + d.fn("callback") + "(&ava_c, " +
+               (d.callback_decl ? cb_id_macro(spec_, p.info.callback_decl) + ", " : std::string()) +
+               "(void (*)(void))" + p.name + ", " +
                (userdata ? userdata->name : std::string("NULL")) + ", ava_life_" + p.name +
                ", ava_coupled_" + p.name + ");");
       break;

@@ -193,6 +193,9 @@ Test(guest_callbacks, unknown_or_malformed_are_answered_not_run) {
     };
     static const Mutation kBad[] = {
         {kEvent + 6, 0, sizeof(EventArgs), 0, 0}, // unknown declaration
+        // The data callback's declaration (its arguments have the same size)
+        // for an event callback's registration: fn must not be called as one.
+        {AVA_WTEST_CB_WT_DATA_CALLBACK, 0, sizeof(EventArgs), 0, 0},
         {kEvent, 1, sizeof(EventArgs), 0, 0},     // other spec
         {kEvent, 0, sizeof(EventArgs) - 8, 0, 0}, // short argument block
         {kEvent, 0, sizeof(EventArgs), 40, 0},    // buffer beyond the payload
@@ -233,6 +236,8 @@ Test(guest_callbacks, unknown_or_malformed_are_answered_not_run) {
   cr_expect(log.find("which is unknown; ignored") != std::string::npos, "%s", log.c_str());
   cr_expect(log.find("it is malformed") != std::string::npos, "%s", log.c_str());
   cr_expect(log.find("it names another spec") != std::string::npos, "%s", log.c_str());
+  cr_expect(log.find("another callback declaration than the one registered") != std::string::npos,
+            "%s", log.c_str());
 }
 
 // A COUPLED registration ends when its handle is released, a CALL one with

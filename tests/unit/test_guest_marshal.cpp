@@ -149,7 +149,7 @@ Test(guest_marshal, size_overflow_fails_before_sending) {
   cr_expect_eq(ava_call_put_buffer(&c, &a.b[0], &byte, UINT64_MAX / 2, 4, AVA_BUF_IN), -1);
   cr_expect_eq(c.failed, 1);
   cr_expect_eq(ava_call_put_buffer(&c, &a.b[1], &byte, 1, 1, AVA_BUF_IN), -1);
-  cr_expect_eq(ava_call_callback(&c, reinterpret_cast<void (*)(void)>(&serve_echo), nullptr,
+  cr_expect_eq(ava_call_callback(&c, 1, reinterpret_cast<void (*)(void)>(&serve_echo), nullptr,
                                  AVA_LIFETIME_CALL, 0),
                0u);
   cr_expect_eq(ava_call_invoke(&c, &a, sizeof a, &reply, 0), -1);
@@ -194,8 +194,9 @@ Test(guest_marshal, invalid_call_setup) {
   cr_expect_eq(ava_call_put_buffer(&c, &d, &byte, 1, 1, 0x8), -1, "unknown direction bits");
   ava_call_end(&c);
   cr_assert_eq(ava_call_begin(&c, spec(), kEcho, AVA_F_SYNC), 0);
-  cr_expect_eq(ava_call_callback(&c, reinterpret_cast<void (*)(void)>(&serve_echo), nullptr, 9, 0),
-               0u, "unknown lifetime");
+  cr_expect_eq(
+      ava_call_callback(&c, 1, reinterpret_cast<void (*)(void)>(&serve_echo), nullptr, 9, 0), 0u,
+      "unknown lifetime");
   cr_expect_eq(c.failed, 1);
   ava_call_end(&c);
   ava_guest_shutdown(spec());

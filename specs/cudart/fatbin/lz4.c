@@ -28,12 +28,13 @@ int ava_lz4_block_decompress(const void *src, size_t src_len, void *dst, size_t 
                              size_t *out_len) {
   if (out_len == NULL || (src == NULL && src_len != 0) || (dst == NULL && dst_cap != 0))
     return AVA_FATBIN_E_INVALID;
+  /* Before any pointer arithmetic: src may be NULL when src_len is 0. */
+  if (src_len == 0)
+    return AVA_FATBIN_E_CORRUPT;
   const uint8_t *ip = src;
   const uint8_t *iend = ip + src_len;
   uint8_t *out = dst;
   size_t op = 0;
-  if (src_len == 0)
-    return AVA_FATBIN_E_CORRUPT;
   for (;;) {
     if (ip >= iend)
       return AVA_FATBIN_E_CORRUPT;

@@ -3080,7 +3080,7 @@ AVA_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCall
 	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDASTREAMADDCALLBACK, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	ava_a.callback = ava_call_callback(&ava_c, (void (*)(void))callback, userData, ava_life_callback, ava_coupled_callback);
+	ava_a.callback = ava_call_callback(&ava_c, AVA_CUDART_CB_AVA_CUDART_STREAM_CALLBACK, (void (*)(void))callback, userData, ava_life_callback, ava_coupled_callback);
 	ava_a.userData = userData != NULL ? 1 : 0;
 	ava_a.flags = (ava_u64)flags;
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
@@ -3115,7 +3115,7 @@ AVA_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, 
 	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDALAUNCHHOSTFUNC, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	ava_a.fn = ava_call_callback(&ava_c, (void (*)(void))fn, userData, ava_life_fn, ava_coupled_fn);
+	ava_a.fn = ava_call_callback(&ava_c, AVA_CUDART_CB_AVA_CUDART_HOST_FN, (void (*)(void))fn, userData, ava_life_fn, ava_coupled_fn);
 	ava_a.userData = userData != NULL ? 1 : 0;
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;

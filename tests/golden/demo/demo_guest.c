@@ -792,7 +792,7 @@ AVA_EXPORT demo_status demo_obj_set_callback(demo_obj obj, demo_event_fn fn, voi
 	if (ava_call_begin(&ava_c, &ava_demo_guest_spec, AVA_DEMO_FN_DEMO_OBJ_SET_CALLBACK, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.obj = (ava_u64)(uintptr_t)obj;
-	ava_a.fn = ava_call_callback(&ava_c, (void (*)(void))fn, user_data, ava_life_fn, ava_coupled_fn);
+	ava_a.fn = ava_call_callback(&ava_c, AVA_DEMO_CB_DEMO_EVENT_CALLBACK, (void (*)(void))fn, user_data, ava_life_fn, ava_coupled_fn);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;

@@ -2065,7 +2065,7 @@ static cl_context ava_opencl_remote_clCreateContext(const cl_context_properties 
 	ava_call_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties, sizeof(cl_context_properties), ava_dir_properties);
 	ava_a.num_devices = (ava_u64)num_devices;
 	ava_call_put_buffer(&ava_c, &ava_a.devices, devices, ava_count_devices, sizeof(cl_device_id), ava_dir_devices);
-	ava_a.pfn_notify = ava_call_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_call_callback(&ava_c, AVA_OPENCL_CB_AVA_CL_CONTEXT_NOTIFY, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	ava_call_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
@@ -2139,7 +2139,7 @@ static cl_context ava_opencl_remote_clCreateContextFromType(const cl_context_pro
 		goto ava_fail;
 	ava_call_put_buffer(&ava_c, &ava_a.properties, properties, ava_count_properties, sizeof(cl_context_properties), ava_dir_properties);
 	ava_a.device_type = (ava_u64)device_type;
-	ava_a.pfn_notify = ava_call_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_call_callback(&ava_c, AVA_OPENCL_CB_AVA_CL_CONTEXT_NOTIFY, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	ava_call_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
@@ -2330,7 +2330,7 @@ AVA_EXPORT cl_int clSetContextDestructorCallback(cl_context context, void (*pfn_
 	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLSETCONTEXTDESTRUCTORCALLBACK, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
-	ava_a.pfn_notify = ava_call_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_call_callback(&ava_c, AVA_OPENCL_CB_AVA_CL_CONTEXT_DESTRUCTOR, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
@@ -3114,7 +3114,7 @@ AVA_EXPORT cl_int clSetMemObjectDestructorCallback(cl_mem memobj, void (*pfn_not
 	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLSETMEMOBJECTDESTRUCTORCALLBACK, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.memobj = (ava_u64)(uintptr_t)memobj;
-	ava_a.pfn_notify = ava_call_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_call_callback(&ava_c, AVA_OPENCL_CB_AVA_CL_MEM_NOTIFY, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
@@ -4459,7 +4459,7 @@ static cl_int ava_opencl_remote_clBuildProgram(cl_program program, cl_uint num_d
 	ava_a.num_devices = (ava_u64)num_devices;
 	ava_call_put_buffer(&ava_c, &ava_a.device_list, device_list, ava_count_device_list, sizeof(cl_device_id), ava_dir_device_list);
 	ava_call_put_buffer(&ava_c, &ava_a.options, options, ava_count_options, sizeof(char), ava_dir_options);
-	ava_a.pfn_notify = ava_call_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_call_callback(&ava_c, AVA_OPENCL_CB_AVA_CL_PROGRAM_NOTIFY, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
@@ -4553,7 +4553,7 @@ cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_
 	ava_call_put_buffer(&ava_c, &ava_a.input_headers, input_headers, ava_count_input_headers, sizeof(cl_program), ava_dir_input_headers);
 	ava_call_put_buffer(&ava_c, &ava_a.include_names, include_names, ava_count_include_names, sizeof(char), ava_dir_include_names);
 	ava_a.include_names_length = (ava_u64)include_names_length;
-	ava_a.pfn_notify = ava_call_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_call_callback(&ava_c, AVA_OPENCL_CB_AVA_CL_PROGRAM_NOTIFY, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
@@ -4573,7 +4573,7 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (*pfn_notify)(cl_program, void *), void *user_data, cl_int *errcode_ret)
+static cl_program ava_opencl_remote_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (*pfn_notify)(cl_program, void *), void *user_data, cl_int *errcode_ret)
 {
 	struct ava_opencl_clLinkProgram_call ava_a;
 	const struct ava_opencl_clLinkProgram_reply *ava_r = NULL;
@@ -4632,7 +4632,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 	ava_call_put_buffer(&ava_c, &ava_a.options, options, ava_count_options, sizeof(char), ava_dir_options);
 	ava_a.num_input_programs = (ava_u64)num_input_programs;
 	ava_call_put_buffer(&ava_c, &ava_a.input_programs, input_programs, ava_count_input_programs, sizeof(cl_program), ava_dir_input_programs);
-	ava_a.pfn_notify = ava_call_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_call_callback(&ava_c, AVA_OPENCL_CB_AVA_CL_PROGRAM_NOTIFY, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	ava_call_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
@@ -4651,6 +4651,24 @@ ava_fail:
 			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_program)(NULL);
+}
+
+AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (*pfn_notify)(cl_program, void *), void *user_data, cl_int *errcode_ret)
+{
+#define ava_execute() ava_opencl_remote_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret)
+#line 281 "specs/opencl/opencl_program.spec.inc"
+	if (ava_is_worker && input_programs != NULL) {
+		for (cl_uint i = 0; i < num_input_programs; ++i) {
+			if (input_programs[i] == NULL) {
+				if (errcode_ret != NULL)
+					*errcode_ret = CL_INVALID_PROGRAM;
+				return NULL;
+			}
+		}
+	}
+	return ava_execute();
+#line 4671 "opencl_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT cl_int clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size, const void *spec_value)
@@ -4727,11 +4745,11 @@ ava_fail:
 AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() ava_opencl_remote_clUnloadPlatformCompiler(platform)
-#line 285 "specs/opencl/opencl_program.spec.inc"
+#line 301 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4735 "opencl_guest.c"
+#line 4753 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4924,7 +4942,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 355 "specs/opencl/opencl_program.spec.inc"
+#line 371 "specs/opencl/opencl_program.spec.inc"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -4949,7 +4967,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 4953 "opencl_guest.c"
+#line 4971 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5252,7 +5270,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 455 "specs/opencl/opencl_program.spec.inc"
+#line 471 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5266,7 +5284,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5270 "opencl_guest.c"
+#line 5288 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5331,12 +5349,12 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 477 "specs/opencl/opencl_program.spec.inc"
+#line 493 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5340 "opencl_guest.c"
+#line 5358 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5582,7 +5600,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5586 "opencl_guest.c"
+#line 5604 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5731,7 +5749,7 @@ AVA_EXPORT cl_int clSetEventCallback(cl_event event, cl_int command_exec_callbac
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
 	ava_a.command_exec_callback_type = (ava_s64)command_exec_callback_type;
-	ava_a.pfn_notify = ava_call_callback(&ava_c, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
+	ava_a.pfn_notify = ava_call_callback(&ava_c, AVA_OPENCL_CB_AVA_CL_EVENT_NOTIFY, (void (*)(void))pfn_notify, user_data, ava_life_pfn_notify, ava_coupled_pfn_notify);
 	ava_a.user_data = user_data != NULL ? 1 : 0;
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
@@ -5886,7 +5904,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5890 "opencl_guest.c"
+#line 5908 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5978,7 +5996,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 5982 "opencl_guest.c"
+#line 6000 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6097,7 +6115,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6101 "opencl_guest.c"
+#line 6119 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6225,7 +6243,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6229 "opencl_guest.c"
+#line 6247 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6529,7 +6547,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6533 "opencl_guest.c"
+#line 6551 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6643,7 +6661,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6647 "opencl_guest.c"
+#line 6665 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7097,7 +7115,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7101 "opencl_guest.c"
+#line 7119 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7155,7 +7173,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7159 "opencl_guest.c"
+#line 7177 "opencl_guest.c"
 #undef ava_execute
 }
 

@@ -4480,11 +4480,12 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_ava_cl_compile_program);
 
-cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
-			     const cl_device_id *device_list, const char *options,
-			     cl_uint num_input_programs, const cl_program *input_programs,
-			     void (*pfn_notify)(cl_program, void *), void *user_data,
-			     cl_int *errcode_ret)
+static cl_program ava_kern_remote_clLinkProgram(cl_context context, cl_uint num_devices,
+						const cl_device_id *device_list,
+						const char *options, cl_uint num_input_programs,
+						const cl_program *input_programs,
+						void (*pfn_notify)(cl_program, void *),
+						void *user_data, cl_int *errcode_ret)
 {
 	struct ava_opencl_clLinkProgram_call ava_a;
 	const struct ava_opencl_clLinkProgram_reply *ava_r = NULL;
@@ -4572,6 +4573,27 @@ ava_fail:
 	return (cl_program)(NULL);
 }
 
+cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
+			     const cl_device_id *device_list, const char *options,
+			     cl_uint num_input_programs, const cl_program *input_programs,
+			     void (*pfn_notify)(cl_program, void *), void *user_data,
+			     cl_int *errcode_ret)
+{
+#define ava_execute() ava_kern_remote_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret)
+#line 281 "specs/opencl/opencl_program.spec.inc"
+	if (ava_is_worker && input_programs != NULL) {
+		for (cl_uint i = 0; i < num_input_programs; ++i) {
+			if (input_programs[i] == NULL) {
+				if (errcode_ret != NULL)
+					*errcode_ret = CL_INVALID_PROGRAM;
+				return NULL;
+			}
+		}
+	}
+	return ava_execute();
+#line 4595 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
 
 cl_int ava_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size,
@@ -4656,11 +4678,11 @@ ava_fail:
 cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() ava_kern_remote_clUnloadPlatformCompiler(platform)
-#line 285 "specs/opencl/opencl_program.spec.inc"
+#line 301 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4664 "opencl_kern.c"
+#line 4686 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -4887,7 +4909,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 				 void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 355 "specs/opencl/opencl_program.spec.inc"
+#line 371 "specs/opencl/opencl_program.spec.inc"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -4912,7 +4934,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 4916 "opencl_kern.c"
+#line 4938 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -5261,7 +5283,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 			   void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 455 "specs/opencl/opencl_program.spec.inc"
+#line 471 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5275,7 +5297,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5279 "opencl_kern.c"
+#line 5301 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -5353,12 +5375,12 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 			      size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 477 "specs/opencl/opencl_program.spec.inc"
+#line 493 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5362 "opencl_kern.c"
+#line 5384 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -5644,7 +5666,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5648 "opencl_kern.c"
+#line 5670 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -5995,7 +6017,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5999 "opencl_kern.c"
+#line 6021 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -6100,7 +6122,7 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6104 "opencl_kern.c"
+#line 6126 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -6245,7 +6267,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6249 "opencl_kern.c"
+#line 6271 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -6400,7 +6422,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6404 "opencl_kern.c"
+#line 6426 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -6752,7 +6774,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6756 "opencl_kern.c"
+#line 6778 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -6884,7 +6906,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6888 "opencl_kern.c"
+#line 6910 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -7409,7 +7431,7 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7413 "opencl_kern.c"
+#line 7435 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -7475,7 +7497,7 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7479 "opencl_kern.c"
+#line 7501 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);

@@ -178,6 +178,7 @@ cl_int ava_ava_cl_compile_program(cl_program program, cl_uint num_devices,
 				  cl_uint num_input_headers, const cl_program *input_headers,
 				  const char *include_names, size_t include_names_length,
 				  void (*pfn_notify)(cl_program, void *), void *user_data);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 			     const cl_device_id *device_list, const char *options,
 			     cl_uint num_input_programs, const cl_program *input_programs,

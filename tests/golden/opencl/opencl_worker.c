@@ -4556,7 +4556,11 @@ static int ava_opencl_serve_clBuildProgram(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char *include_names, size_t include_names_length, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
-#line 234 "specs/opencl/opencl_program.spec.inc"
+#line 235 "specs/opencl/opencl_program.spec.inc"
+	for (cl_uint i = 0; ava_is_worker && input_headers != NULL && i < num_input_headers; ++i) {
+		if (input_headers[i] == NULL)
+			return CL_INVALID_PROGRAM;
+	}
 	const char *ava_names[256];
 	size_t ava_at = 0;
 	cl_uint n = 0;
@@ -4579,7 +4583,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 4583 "opencl_worker.c"
+#line 4587 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -4700,6 +4704,24 @@ static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (*pfn_notify)(cl_program, void *), void *user_data, cl_int *errcode_ret)
+{
+#define ava_execute() clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret)
+#line 281 "specs/opencl/opencl_program.spec.inc"
+	if (ava_is_worker && input_programs != NULL) {
+		for (cl_uint i = 0; i < num_input_programs; ++i) {
+			if (input_programs[i] == NULL) {
+				if (errcode_ret != NULL)
+					*errcode_ret = CL_INVALID_PROGRAM;
+				return NULL;
+			}
+		}
+	}
+	return ava_execute();
+#line 4722 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clLinkProgram(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clLinkProgram_call *ava_a;
@@ -4804,13 +4826,13 @@ static int ava_opencl_serve_clLinkProgram(struct ava_wcall *ava_w)
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret | AVA_W_PRIVATE, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_errcode_ret;
 	(void)ava_coupled_errcode_ret;
 
-	ava_ret = clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
+	ava_ret = ava_opencl_impl_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
 
 	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -4870,11 +4892,11 @@ static int ava_opencl_serve_clSetProgramSpecializationConstant(struct ava_wcall 
 static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() clUnloadPlatformCompiler(platform)
-#line 285 "specs/opencl/opencl_program.spec.inc"
+#line 301 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4878 "opencl_worker.c"
+#line 4900 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4927,7 +4949,7 @@ static int ava_opencl_serve_clUnloadCompiler(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-#line 302 "specs/opencl/opencl_program.spec.inc"
+#line 318 "specs/opencl/opencl_program.spec.inc"
 	if (param_name == CL_PROGRAM_BINARIES && param_value != NULL)
 		return CL_INVALID_VALUE;
 	size_t ava_written = 0;
@@ -4944,7 +4966,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4948 "opencl_worker.c"
+#line 4970 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -5022,7 +5044,7 @@ static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, size_t total, unsigned char *binaries)
 {
-#line 326 "specs/opencl/opencl_program.spec.inc"
+#line 342 "specs/opencl/opencl_program.spec.inc"
 	cl_uint ava_ndev = 0;
 	size_t ava_sizes[64], ava_sum = 0;
 	unsigned char *ava_parts[64];
@@ -5044,7 +5066,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 5048 "opencl_worker.c"
+#line 5070 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -5099,7 +5121,7 @@ static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 355 "specs/opencl/opencl_program.spec.inc"
+#line 371 "specs/opencl/opencl_program.spec.inc"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -5124,7 +5146,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 5128 "opencl_worker.c"
+#line 5150 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5446,7 +5468,7 @@ static int ava_opencl_serve_clReleaseKernel(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
-#line 429 "specs/opencl/opencl_program.spec.inc"
+#line 445 "specs/opencl/opencl_program.spec.inc"
 	if (arg_value != NULL && arg_size == sizeof(cl_mem)) {
 		uint64_t ava_id;
 		memcpy(&ava_id, arg_value, sizeof(ava_id));
@@ -5466,7 +5488,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 			return ava_bad;
 	}
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 5470 "opencl_worker.c"
+#line 5492 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -5517,7 +5539,7 @@ static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 455 "specs/opencl/opencl_program.spec.inc"
+#line 471 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5531,7 +5553,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5535 "opencl_worker.c"
+#line 5557 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5611,12 +5633,12 @@ static int ava_opencl_serve_clGetKernelInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 477 "specs/opencl/opencl_program.spec.inc"
+#line 493 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5620 "opencl_worker.c"
+#line 5642 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5926,7 +5948,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5930 "opencl_worker.c"
+#line 5952 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6253,7 +6275,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6257 "opencl_worker.c"
+#line 6279 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6367,7 +6389,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6371 "opencl_worker.c"
+#line 6393 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6492,7 +6514,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6496 "opencl_worker.c"
+#line 6518 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6663,7 +6685,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6667 "opencl_worker.c"
+#line 6689 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7172,7 +7194,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7176 "opencl_worker.c"
+#line 7198 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7323,7 +7345,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7327 "opencl_worker.c"
+#line 7349 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8075,7 +8097,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8079 "opencl_worker.c"
+#line 8101 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8217,7 +8239,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8221 "opencl_worker.c"
+#line 8243 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8533,7 +8555,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 || event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 8537 "opencl_worker.c"
+#line 8559 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -8601,7 +8623,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->size = size;
 	svm->context = context;
 	return svm;
-#line 8605 "opencl_worker.c"
+#line 8627 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -8644,7 +8666,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	clReleaseContext(svm->context);
 	free(svm);
 	return CL_SUCCESS;
-#line 8648 "opencl_worker.c"
+#line 8670 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -8688,7 +8710,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 8692 "opencl_worker.c"
+#line 8714 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -8809,7 +8831,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	if (data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, event);
-#line 8813 "opencl_worker.c"
+#line 8835 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -8920,7 +8942,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 8924 "opencl_worker.c"
+#line 8946 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -9070,7 +9092,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 9074 "opencl_worker.c"
+#line 9096 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -9181,7 +9203,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 9185 "opencl_worker.c"
+#line 9207 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -9236,7 +9258,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 9240 "opencl_worker.c"
+#line 9262 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -9324,7 +9346,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 9328 "opencl_worker.c"
+#line 9350 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -9462,7 +9484,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 9466 "opencl_worker.c"
+#line 9488 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -9571,7 +9593,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 9575 "opencl_worker.c"
+#line 9597 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -9683,7 +9705,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 9687 "opencl_worker.c"
+#line 9709 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)

@@ -30,7 +30,6 @@ static Record g_ctx = {"context destructor", 7, 0, 0, 0, 0};
 static Record g_events[EVENTS];
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile int g_event_calls;
-static volatile int g_order[EVENTS];
 
 static void hit(Record *r, void *user, int id) {
   if (user != r || r->id != id)
