@@ -17,6 +17,7 @@
 #include <linux/module.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/version.h>
 
@@ -29,6 +30,9 @@
 #define AVA_POLL_FAST_MAX_US 200
 #define AVA_POLL_SLOW_MIN_US 1000
 #define AVA_POLL_SLOW_MAX_US 2000
+
+/* a claim zeroes its slot this many bytes at a time, rescheduling in between */
+#define AVA_SLOT_SCRUB_CHUNK (64u << 10)
 
 /**
  * ava_slot_or_state() - set bits of a region's state word
@@ -185,6 +189,37 @@ static void ava_slot_claim(struct ava_slot *slot, u32 pid, bool kernel)
 	ava_dev_ring(dev, AVA_DEV_CTL_VECTOR);
 }
 
+/*
+ * Zeroes all of a slot past its region header page (command ring, reply
+ * ring, heap), which ava_slot_claim() rewrites: nothing of an earlier claim
+ * (another process's, or another VM's on a host that did not scrub it)
+ * reaches the next claimant or its worker. Chunks that already read as zero
+ * (the host's scrub leaves holes) are only read, so their host pages stay
+ * unallocated. The caller holds dev->io for reading and has reserved the
+ * slot (busy), so no claim, mapping or kernel connection uses it meanwhile.
+ *
+ * Return: 0, or -ENODEV when remove() began meanwhile (it waits for dev->io).
+ */
+static int ava_slot_scrub(struct ava_slot *slot)
+{
+	struct ava_dev *dev = slot->dev;
+	u8 *p = (u8 *)ava_dev_region(dev, slot->index) + AVA_REGION_HDR_SIZE;
+	u64 left = dev->hdr.slot_size - AVA_REGION_HDR_SIZE;
+
+	while (left) {
+		size_t n = min_t(u64, left, AVA_SLOT_SCRUB_CHUNK);
+
+		if (READ_ONCE(dev->gone))
+			return -ENODEV;
+		if (memchr_inv(p, 0, n))
+			memset(p, 0, n);
+		p += n;
+		left -= n;
+		cond_resched();
+	}
+	return 0;
+}
+
 /**
  * ava_slot_claim_free() - claim a free slot for a process or a kernel connection
  * @dev: the device; the caller holds dev->io for reading and a reference
@@ -192,11 +227,15 @@ static void ava_slot_claim(struct ava_slot *slot, u32 pid, bool kernel)
  * @kernel: the slot is held by a kernel connection (avactl shows "kernel")
  * @out: the claimed slot
  *
+ * The slot is reserved under dev->lock, zeroed without it (it may be large)
+ * and only then shown to the host as claimed and handed to the caller.
+ *
  * Return: 0, -ENODEV (device removed), -EHOSTDOWN (no host) or -EBUSY (no
  * free slot).
  */
 int ava_slot_claim_free(struct ava_dev *dev, u32 pid, bool kernel, struct ava_slot **out)
 {
+	struct ava_slot *slot = NULL;
 	u32 i;
 	int ret = -EBUSY;
 
@@ -206,17 +245,34 @@ int ava_slot_claim_free(struct ava_dev *dev, u32 pid, bool kernel, struct ava_sl
 	mutex_lock(&dev->lock);
 	if (ava_dev_host_state(dev) != AVA_HOST_UP) {
 		ret = -EHOSTDOWN;
-		goto out;
+		goto out_unlock;
 	}
 	for (i = 0; i < dev->hdr.nslots; i++) {
 		if (ava_slot_claimable(&dev->slots[i])) {
-			ava_slot_claim(&dev->slots[i], pid, kernel);
-			*out = &dev->slots[i];
-			ret = 0;
+			slot = &dev->slots[i];
+			/* reserved: other claims skip it; netlink shows it to its new holder */
+			slot->busy = true;
+			slot->kernel = kernel;
+			slot->guest_uid = kernel ? GLOBAL_ROOT_UID : current_euid();
 			break;
 		}
 	}
-out:
+	mutex_unlock(&dev->lock);
+	if (!slot)
+		return ret;
+
+	ret = ava_slot_scrub(slot);
+	mutex_lock(&dev->lock);
+	if (!ret && READ_ONCE(dev->gone))
+		ret = -ENODEV;
+	if (ret) {
+		slot->busy = false;
+		slot->kernel = false;
+		goto out_unlock;
+	}
+	ava_slot_claim(slot, pid, kernel);
+	*out = slot;
+out_unlock:
 	mutex_unlock(&dev->lock);
 	return ret;
 }
