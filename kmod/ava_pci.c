@@ -304,6 +304,7 @@ static int ava_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	init_rwsem(&dev->io);
 	mutex_init(&dev->lock);
 	INIT_LIST_HEAD(&dev->files);
+	INIT_LIST_HEAD(&dev->kconns);
 	ava_pci_init_slots(dev);
 
 	ret = pcim_enable_device(pdev);
@@ -369,8 +370,18 @@ static void ava_pci_remove(struct pci_dev *pdev)
 
 	mutex_lock(&dev->lock);
 	WRITE_ONCE(dev->gone, true);
+	/* kernel callers waiting for replies get -ENODEV now, not at their timeout */
+	ava_kconn_dev_gone(dev);
 	mutex_unlock(&dev->lock);
-	/* waiters see gone and drop dev->io, so the write lock below is bounded */
+	/*
+	 * Every sleeper inside shared memory (AVA_IOC_WAIT, a policed submit
+	 * waiting for ring space, a kernel connection's reader or sender)
+	 * waits on its slot's queue with dev->gone in its condition: woken, it
+	 * returns -ENODEV and drops dev->io, so the write lock below is
+	 * bounded. Once we have had it, nobody is inside BAR0 or BAR2, and
+	 * whoever takes dev->io later looks at gone before any shared byte:
+	 * devres may unmap both BARs after we return.
+	 */
 	for (i = 0; i < dev->hdr.nslots; i++)
 		wake_up_all(&dev->slots[i].wq);
 	down_write(&dev->io);

@@ -11,6 +11,11 @@
  *                                 each reads zero past its region header
  *                                 (ava.ko zeroes a slot at claim): one line
  *                                 per slot, exit status 1 if one did not
+ *   slot_probe DEVICE wait        prints "waiting", sleeps in AVA_IOC_WAIT
+ *                                 (again after each wake-up) until it
+ *                                 fails, prints "wait: ERRNO after MS ms",
+ *                                 then how SLOT_INFO and mmap fail; exit
+ *                                 status 0 when all three said ENODEV
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +25,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ava/ivshmem.h"
@@ -115,6 +121,45 @@ static int check_zeroes(const char *device, int n)
 	return bad ? 1 : 0;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A claim blocked in AVA_IOC_WAIT while the device goes away (unbind). */
+static int wait_until_gone(const char *device)
+{
+	struct ava_wait w = { .offset = 0, .expected = AVA_REGION_MAGIC, .timeout_ms = 60000 };
+	struct ava_slot_info info;
+	int fd = open(device, O_RDWR | O_CLOEXEC);
+	int wait_err, info_err, map_err;
+	long long start;
+	void *p;
+
+	if (fd < 0) {
+		fprintf(stderr, "slot_probe: open %s: %s\n", device, strerror(errno));
+		return 2;
+	}
+	printf("waiting\n");
+	fflush(stdout);
+	start = now_ms();
+	/* 0 is any wake-up of the slot: the magic stays, so wait again */
+	while (ioctl(fd, AVA_IOC_WAIT, &w) == 0)
+		;
+	wait_err = errno;
+	printf("wait: %s after %lld ms\n", strerrorname_np(wait_err), now_ms() - start);
+	info_err = ioctl(fd, AVA_IOC_SLOT_INFO, &info) ? errno : 0;
+	printf("slot info: %s\n", info_err ? strerrorname_np(info_err) : "ok");
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	map_err = p == MAP_FAILED ? errno : 0;
+	printf("mmap: %s\n", map_err ? strerrorname_np(map_err) : "mapped");
+	close(fd);
+	return wait_err == ENODEV && info_err == ENODEV && map_err == ENODEV ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *device = argc > 1 ? argv[1] : "/dev/ava";
@@ -122,6 +167,8 @@ int main(int argc, char **argv)
 	int fd;
 	void *slot;
 
+	if (argc > 2 && !strcmp(argv[2], "wait"))
+		return wait_until_gone(device);
 	if (argc > 3 && !strcmp(argv[2], "fill"))
 		return fill_heap(device, atoi(argv[3]) & 0xff);
 	if (argc > 3 && !strcmp(argv[2], "zeroes"))
