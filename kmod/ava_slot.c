@@ -21,6 +21,7 @@
 #include <linux/uaccess.h>
 #include <linux/version.h>
 
+#include "ava_layout_check.h"
 #include "ava_police.h"
 #include "ava_priv.h"
 
@@ -69,10 +70,12 @@ void ava_slot_release_stale(struct ava_dev *dev)
 	for (i = 0; i < dev->hdr.nslots; i++) {
 		struct ava_slot *slot = &dev->slots[i];
 		struct ava_slot_entry *e = ava_dev_entry(dev, i);
+		struct ava_layout_adopted a;
 
-		slot->guest_gen = READ_ONCE(e->guest_gen);
-		slot->policy_flags = READ_ONCE(e->policy_flags) &
-				     (AVA_POLICY_DISABLED | AVA_POLICY_POLICED);
+		ava_layout_adopt_entry(READ_ONCE(e->guest_state), READ_ONCE(e->guest_gen),
+				       READ_ONCE(e->policy_flags), &a);
+		slot->guest_gen = a.guest_gen;
+		slot->policy_flags = a.policy_flags;
 		slot->cmds_per_sec = READ_ONCE(e->cmds_per_sec);
 		slot->bytes_per_sec = READ_ONCE(e->bytes_per_sec);
 		slot->mem_quota = READ_ONCE(e->mem_quota);
@@ -81,20 +84,14 @@ void ava_slot_release_stale(struct ava_dev *dev)
 			slot->policy_flags |= AVA_POLICY_POLICED;
 			ava_slot_publish_policy(slot);
 		}
-		slot->guest_state = AVA_SLOT_RELEASED;
-		switch (READ_ONCE(e->guest_state)) {
-		case AVA_SLOT_FREE:
-			slot->guest_state = AVA_SLOT_FREE;
-			break;
-		case AVA_SLOT_CLAIMED:
+		slot->guest_state = a.guest_state;
+		if (a.release)
 			ava_slot_or_state(ava_dev_region(dev, i), AVA_REGION_CLOSED);
+		if (a.guest_state != AVA_SLOT_FREE)
 			ava_slot_store_guest_state(e, AVA_SLOT_RELEASED);
+		if (a.release) {
 			ava_dev_ring(dev, AVA_DEV_SLOT_VECTOR(i));
 			released = true;
-			break;
-		default:
-			ava_slot_store_guest_state(e, AVA_SLOT_RELEASED);
-			break;
 		}
 	}
 	if (released) {
@@ -135,15 +132,16 @@ void ava_slot_zap_all(struct ava_dev *dev)
 static bool ava_slot_claimable(struct ava_slot *slot)
 {
 	struct ava_slot_entry *e = ava_dev_entry(slot->dev, slot->index);
+	u32 host_state;
 
 	if (slot->busy || slot->guest_state == AVA_SLOT_CLAIMED)
 		return false;
 	if (slot->policy_flags & AVA_POLICY_DISABLED)
 		return false;
+
 	/* pairs with the host's release store of host_state after host_gen */
-	if (smp_load_acquire(&e->host_state) != AVA_SLOT_IDLE)
-		return false;
-	return READ_ONCE(e->host_gen) == slot->guest_gen;
+	host_state = smp_load_acquire(&e->host_state);
+	return ava_layout_host_allows_claim(host_state, READ_ONCE(e->host_gen), slot->guest_gen);
 }
 
 static void ava_slot_claim(struct ava_slot *slot, u32 pid, bool kernel)
@@ -152,19 +150,12 @@ static void ava_slot_claim(struct ava_slot *slot, u32 pid, bool kernel)
 	const struct ava_dev_hdr *h = &dev->hdr;
 	struct ava_region_hdr *rh = ava_dev_region(dev, slot->index);
 	struct ava_slot_entry *e = ava_dev_entry(dev, slot->index);
+	struct ava_region_hdr fresh;
 
-	memset(rh, 0, AVA_REGION_HDR_SIZE);
-	rh->magic = AVA_REGION_MAGIC;
-	rh->version = AVA_REGION_VERSION;
-	rh->features = AVA_REGION_F_DOORBELL;
-	rh->total_size = h->slot_size;
-	rh->cmd_off = AVA_REGION_HDR_SIZE;
-	rh->cmd_size = h->cmd_size;
-	rh->reply_off = AVA_REGION_HDR_SIZE + h->cmd_size;
-	rh->reply_size = h->reply_size;
-	rh->heap_off = AVA_REGION_HDR_SIZE + h->cmd_size + h->reply_size;
-	rh->heap_size = h->heap_size;
-	rh->guest_pid = pid;
+	/* state stays 0 (not READY) until the release store below */
+	ava_layout_region_fill(h, &fresh, pid);
+	memset((u8 *)rh + sizeof(fresh), 0, AVA_REGION_HDR_SIZE - sizeof(fresh));
+	memcpy(rh, &fresh, sizeof(fresh));
 	/* pairs with the worker's acquire load of state before it copies the header */
 	smp_store_release(&rh->state, AVA_REGION_READY);
 
@@ -368,28 +359,26 @@ static int ava_slot_mmap(struct file *filp, struct vm_area_struct *vma)
 	struct ava_file *af = filp->private_data;
 	struct ava_dev *dev = af->dev;
 	u64 len = vma->vm_end - vma->vm_start;
-	u64 ring = AVA_REGION_HDR_SIZE;
 	phys_addr_t start;
-	u64 off;
 	int ret;
 
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
-	/* slot_size is page aligned: bounding pgoff first keeps the shift and the sum in range */
-	if (vma->vm_pgoff > (dev->hdr.slot_size >> PAGE_SHIFT))
-		return -EINVAL;
-	off = (u64)vma->vm_pgoff << PAGE_SHIFT;
-	if (len > dev->hdr.slot_size - off)
-		return -EINVAL;
-	if ((af->slot->claim_flags & AVA_CLAIM_POLICED) && off < ring + dev->hdr.cmd_size &&
-	    off + len > ring)
+	switch (ava_layout_map_check(&dev->hdr, vma->vm_pgoff, len, PAGE_SIZE,
+				     af->slot->claim_flags & AVA_CLAIM_POLICED)) {
+	case 0:
+		break;
+	case -2:
 		return -EACCES;
+	default:
+		return -EINVAL;
+	}
 	down_read(&dev->io);
 	if (READ_ONCE(dev->gone)) {
 		ret = -ENODEV;
 		goto out;
 	}
-	start = dev->shm_phys + dev->hdr.slots_off + (u64)af->slot->index * dev->hdr.slot_size;
+	start = dev->shm_phys + ava_layout_slot_off(&dev->hdr, af->slot->index);
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
 	vm_flags_set(vma, VM_IO | VM_DONTEXPAND | VM_DONTDUMP);
 #else
