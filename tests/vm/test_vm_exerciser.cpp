@@ -7,7 +7,8 @@
 // both families and try to unload ava.ko while files are open; a second
 // run, without ava_demo.ko, races unloads and reloads of ava.ko against all
 // of that. The kernel must log no bug (a WARNING panics the guest), and
-// ava.ko must unload cleanly at the end. AVA_EXERCISER_SEED repeats a run.
+// ava.ko must unload cleanly at the end. AVA_EXERCISER_SEED repeats a run;
+// AVA_EXERCISER_SECONDS=N makes the first run last N s (a longer hunt).
 #include <criterion/criterion.h>
 
 #include <chrono>
@@ -39,15 +40,22 @@ std::string seed() {
   return std::to_string(std::chrono::system_clock::now().time_since_epoch().count() & 0xffffffff);
 }
 
+int police_seconds() {
+  const char *s = std::getenv("AVA_EXERCISER_SECONDS");
+  const int n = s != nullptr ? std::atoi(s) : 0;
+  return n > 0 && n <= 3600 ? n : kPoliceSeconds;
+}
+
 std::string exerciser_job(const std::string &seed) {
   const std::string dir = kModDir, ex = sh_quote(KMOD_EXERCISER);
+  const int seconds = police_seconds();
   std::string job = "insmod " + dir + "ava.ko " + kParams + " || echo 'ava.ko did not load'\n";
   job += "ava_check load.demo 120 insmod " + dir + "ava_demo.ko\n";
   // Half the slots policed: SUBMIT reaches ava.ko's checks there, mmap rules differ.
   job += "ava_check police 30 sh -c 'avactl policy --slot 0 --police on && "
          "avactl policy --slot 2 --police on'\n";
-  job += "ava_check exercise " + std::to_string(kPoliceSeconds + 90) + " " + ex + " --seed " +
-         seed + " --seconds " + std::to_string(kPoliceSeconds) + " --procs 3 --threads 4\n";
+  job += "ava_check exercise " + std::to_string(seconds + 90) + " " + ex + " --seed " + seed +
+         " --seconds " + std::to_string(seconds) + " --procs 3 --threads 4\n";
   job += "ava_check unload.demo 60 rmmod ava_demo\n";
   job += "ava_check exercise.reload " + std::to_string(kReloadSeconds + 90) + " " + ex +
          " --seed " + seed + " --seconds " + std::to_string(kReloadSeconds) +
