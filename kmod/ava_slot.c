@@ -185,8 +185,8 @@ static void ava_slot_claim(struct ava_slot *slot, u32 pid, bool kernel)
  * ring, heap), which ava_slot_claim() rewrites: nothing of an earlier claim
  * (another process's, or another VM's on a host that did not scrub it)
  * reaches the next claimant or its worker. Chunks that already read as zero
- * (the host's scrub leaves holes) are only read, so their host pages stay
- * unallocated. The caller holds dev->io for reading and has reserved the
+ * (what the host's scrub leaves) are only read, not written. The caller
+ * holds dev->io for reading and has reserved the
  * slot (busy), so no claim, mapping or kernel connection uses it meanwhile.
  *
  * Return: 0, or -ENODEV when remove() began meanwhile (it waits for dev->io).
