@@ -6,7 +6,7 @@
 // spec's table registered by ava_demo.ko), send random netlink requests to
 // both families and try to unload ava.ko while files are open; a second
 // run, without ava_demo.ko, races unloads and reloads of ava.ko against all
-// of that. The kernel must log no bug (a WARNING panics the guest), and
+// of that, and a third unbinds and binds the PCI device under it. The kernel must log no bug (a WARNING panics the guest), and
 // ava.ko must unload cleanly at the end. AVA_EXERCISER_SEED repeats a run;
 // AVA_EXERCISER_SECONDS=N makes the first run last N s (a longer hunt).
 #include <criterion/criterion.h>
@@ -26,9 +26,10 @@ using vmtest::check_result;
 using vmtest::expect_ok;
 
 constexpr int kSlots = 4;
-// Test time: two runs of the exerciser, about a minute and a half together.
+// Test time: three runs of the exerciser, about two minutes together.
 constexpr int kPoliceSeconds = 60;
 constexpr int kReloadSeconds = 30;
+constexpr int kUnbindSeconds = 30;
 constexpr const char *kModDir = "/lib/modules/ava-vm/";
 // Every wait in ava.ko ends within this: the exerciser fills rings it never drains.
 constexpr const char *kParams = "wait_max_ms=2000";
@@ -60,6 +61,14 @@ std::string exerciser_job(const std::string &seed) {
   job += "ava_check exercise.reload " + std::to_string(kReloadSeconds + 90) + " " + ex +
          " --seed " + seed + " --seconds " + std::to_string(kReloadSeconds) +
          " --procs 2 --threads 4 --reload " + dir + "ava.ko --params " + kParams + "\n";
+  // Unbinding and binding the device under the same load (with ava_demo.ko's
+  // kernel connection on it again).
+  job += "ava_check load.demo.again 120 insmod " + dir + "ava_demo.ko\n";
+  job += "pci=$(basename $(readlink -f /sys/bus/pci/drivers/ava/0000:*))\n";
+  job += "ava_check exercise.unbind " + std::to_string(kUnbindSeconds + 90) + " " + ex +
+         " --seed " + seed + " --seconds " + std::to_string(kUnbindSeconds) +
+         " --procs 2 --threads 4 --unbind $pci\n";
+  job += "ava_check unload.demo.again 60 rmmod ava_demo\n";
   // The last reload may have failed (its reason is in exercise.reload's stderr).
   job += "ava_check rmmod 60 sh -c 'if grep -q \"^ava \" /proc/modules; then rmmod ava; fi; "
          "! grep -q \"^ava \" /proc/modules'\n";
@@ -89,9 +98,9 @@ Test(vm_exerciser, random_operations_leave_no_kernel_bug, .timeout = 900) {
   const int rc = vm.wait();
   const VmResults r = vm.results();
   for (const char *name : {"load.demo", "police", "exercise", "unload.demo", "exercise.reload",
-                           "rmmod"})
+                           "load.demo.again", "exercise.unbind", "unload.demo.again", "rmmod"})
     expect_ok(r, name);
-  for (const char *name : {"exercise", "exercise.reload"})
+  for (const char *name : {"exercise", "exercise.reload", "exercise.unbind"})
     if (const VmCheck *c = check_result(r, name))
       cr_expect(c->out.find("\ndone\n") != std::string::npos,
                 "[%s] the exerciser did not finish (seed %s):\n%s%s", name, s.c_str(),

@@ -20,6 +20,11 @@
  *
  *   kmod_exerciser [--seed N] [--seconds S] [--ops N] [--procs P]
  *                  [--threads T] [--reload PATH_TO_AVA_KO [--params P]]
+ *                  [--unbind PCI_ADDRESS]
+ *
+ * With --unbind the first process, instead of unloading, unbinds the PCI
+ * device from ava.ko through sysfs and binds it again, now and then: files
+ * then fail with ENODEV, mappings fault (counted as faults).
  *
  * Prints "seed N" first (rerun with --seed N to repeat a failing run, as
  * far as scheduling allows), then counts per operation. Exit status 0 when
@@ -66,6 +71,7 @@ static unsigned opt_procs = 3;
 static unsigned opt_threads = 4;
 static const char *opt_reload;
 static const char *opt_params = "";
+static const char *opt_unbind; /* PCI address of the ivshmem device bound to ava */
 static long long deadline_ms;
 
 /* one process's shared table: threads use and close one another's files */
@@ -770,6 +776,29 @@ static int files_open(void)
 	return n;
 }
 
+static int write_sysfs(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n = -1;
+
+	if (fd >= 0) {
+		n = write(fd, text, strlen(text));
+		close(fd);
+	}
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* Unbinds the device from ava.ko under the threads' feet, and binds it again. */
+static void unbind_rebind(struct rng *r, unsigned long *unbinds)
+{
+	if (write_sysfs("/sys/bus/pci/drivers/ava/unbind", opt_unbind))
+		return;
+	(*unbinds)++;
+	usleep(10000 + (useconds_t)below(r, 100000));
+	if (write_sysfs("/sys/bus/pci/drivers/ava/bind", opt_unbind))
+		fprintf(stderr, "kmod_exerciser: binding %s again: %s\n", opt_unbind, strerror(errno));
+}
+
 /* Unloads ava.ko (never waiting); with --reload loads it again. Returns 1 on a bug. */
 static int try_unload(unsigned long *unloads, unsigned long *refused)
 {
@@ -804,7 +833,7 @@ static int try_unload(unsigned long *unloads, unsigned long *refused)
 static int process_main(unsigned index)
 {
 	struct worker workers[MAX_THREADS];
-	unsigned long unloads = 0, refused = 0;
+	unsigned long unloads = 0, refused = 0, unbinds = 0;
 	struct rng rng = { opt_seed ^ (0x9E3779B97F4A7C15ull * (index + 1)) };
 	struct sigaction sa;
 	unsigned i;
@@ -825,6 +854,10 @@ static int process_main(unsigned index)
 	/* the first process: unload attempts while the threads run */
 	while (index == 0 && now_ms() < deadline_ms) {
 		usleep(100000 + (useconds_t)below(&rng, 200000));
+		if (opt_unbind) {
+			unbind_rebind(&rng, &unbinds);
+			continue;
+		}
 		bug |= try_unload(&unloads, &refused);
 		if (!opt_reload)
 			continue;
@@ -856,7 +889,7 @@ static int process_main(unsigned index)
 		printf(" %s=%lu", op_names[i], atomic_load(&op_count[i]));
 	printf(" faults=%lu", atomic_load(&faults));
 	if (index == 0)
-		printf(" unloads=%lu refused=%lu", unloads, refused);
+		printf(" unloads=%lu refused=%lu unbinds=%lu", unloads, refused, unbinds);
 	printf("\n");
 	fflush(stdout);
 	return bug;
@@ -865,7 +898,7 @@ static int process_main(unsigned index)
 static int usage(void)
 {
 	fprintf(stderr, "usage: kmod_exerciser [--seed N] [--seconds S] [--ops N] [--procs P] "
-			"[--threads T] [--reload AVA_KO [--params PARAMS]]\n");
+			"[--threads T] [--reload AVA_KO [--params PARAMS]] [--unbind PCI_ADDRESS]\n");
 	return 2;
 }
 
@@ -894,6 +927,8 @@ int main(int argc, char **argv)
 			opt_reload = v;
 		else if (!strcmp(argv[i], "--params"))
 			opt_params = v;
+		else if (!strcmp(argv[i], "--unbind"))
+			opt_unbind = v;
 		else
 			return usage();
 		i++;
