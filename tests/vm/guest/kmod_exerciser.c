@@ -152,13 +152,22 @@ static uint64_t boundary(struct rng *r)
 
 /* ---- touching mappings: a fault (e.g. a device removed) is counted, not fatal ---- */
 
-static __thread sigjmp_buf *touch_jmp;
+/* volatile: the handler reads it, so the stores around the accesses must stay */
+static __thread sigjmp_buf *volatile touch_jmp;
 
-static void on_fault(int sig)
+static void on_fault(int sig, siginfo_t *si, void *ctx)
 {
-	(void)sig;
+	char msg[96];
+	int n;
+
+	(void)ctx;
 	if (touch_jmp)
 		siglongjmp(*touch_jmp, 1);
+	/* not in a mapping we touched: a bug of this program, said before it dies */
+	n = snprintf(msg, sizeof(msg), "kmod_exerciser: signal %d (code %d) at %p\n", sig,
+		     si->si_code, si->si_addr);
+	if (n > 0)
+		(void)!write(2, msg, (size_t)n);
 	_exit(3);
 }
 
@@ -840,7 +849,8 @@ static int process_main(unsigned index)
 	int bug = 0;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_fault;
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGBUS, &sa, NULL);
 	sigaction(SIGSEGV, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -963,6 +973,8 @@ int main(int argc, char **argv)
 				status);
 			ret = 1;
 		} else if (WEXITSTATUS(status)) {
+			fprintf(stderr, "kmod_exerciser: process %d exited with %d\n", i,
+				WEXITSTATUS(status));
 			ret = 1;
 		}
 	}
