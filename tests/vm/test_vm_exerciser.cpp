@@ -63,6 +63,12 @@ std::string exerciser_job(const std::string &seed) {
          " --procs 2 --threads 4 --reload " + dir + "ava.ko --params " + kParams + "\n";
   // Unbinding and binding the device under the same load (with ava_demo.ko's
   // kernel connection on it again).
+  // The exerciser's netlink requests may have disabled slots (it runs as
+  // root), and the host recycles the slots its processes left: wait for that.
+  job += "ava_check policy.reset 30 avactl policy all enable cmds-per-sec 0 bytes-per-sec 0 "
+         "mem-quota 0\n";
+  job += "ava_wait_for 600 sh -c '[ $(avactl slots | grep -c \" idle \") -ge " +
+         std::to_string(kSlots) + " ]'\n";
   job += "ava_check load.demo.again 120 insmod " + dir + "ava_demo.ko\n";
   job += "pci=$(basename $(readlink -f /sys/bus/pci/drivers/ava/0000:*))\n";
   job += "ava_check exercise.unbind " + std::to_string(kUnbindSeconds + 90) + " " + ex +
@@ -98,7 +104,8 @@ Test(vm_exerciser, random_operations_leave_no_kernel_bug, .timeout = 900) {
   const int rc = vm.wait();
   const VmResults r = vm.results();
   for (const char *name : {"load.demo", "police", "exercise", "unload.demo", "exercise.reload",
-                           "load.demo.again", "exercise.unbind", "unload.demo.again", "rmmod"})
+                           "policy.reset", "load.demo.again", "exercise.unbind",
+                           "unload.demo.again", "rmmod"})
     expect_ok(r, name);
   for (const char *name : {"exercise", "exercise.reload", "exercise.unbind"})
     if (const VmCheck *c = check_result(r, name))
