@@ -131,6 +131,7 @@ struct ava_kconn {
 	struct ava_dev *dev; /* referenced; NULL on the netlink carrier */
 	struct ava_knl_conn *nl; /* the netlink carrier's part (ava_knl.c); NULL on a slot */
 	struct ava_slot *slot;
+	struct list_head dev_node; /* in dev->kconns while it holds the slot, under dev->lock */
 	struct ava_region_hdr *rh;
 	unsigned long timeout; /* jiffies */
 

@@ -338,9 +338,44 @@ static void ava_kconn_release_slot(struct ava_kconn *conn)
 
 	down_read(&dev->io);
 	mutex_lock(&dev->lock);
+	list_del_init(&conn->dev_node);
 	ava_slot_unclaim(conn->slot);
 	mutex_unlock(&dev->lock);
 	up_read(&dev->io);
+}
+
+/* Lists a connection that claimed a slot, so that remove() fails it; -ENODEV once removed. */
+static int ava_kconn_list(struct ava_kconn *conn)
+{
+	struct ava_dev *dev = conn->dev;
+	int ret = 0;
+
+	mutex_lock(&dev->lock);
+	if (dev->gone)
+		ret = -ENODEV;
+	else
+		list_add(&conn->dev_node, &dev->kconns);
+	mutex_unlock(&dev->lock);
+	return ret;
+}
+
+/**
+ * ava_kconn_dev_gone() - fail every kernel connection of a removed device
+ * @dev: the device; the caller (remove()) holds dev->lock and has set dev->gone
+ *
+ * Each connection's callers waiting for a reply get -ENODEV at once, and so
+ * does every later call; the reader and callback threads stop touching the
+ * slot, which they reach only after a look at dev->gone under dev->io.
+ * Their owners still close them (ava_kconn_close()), which no longer
+ * touches the device's memory.
+ */
+void ava_kconn_dev_gone(struct ava_dev *dev)
+{
+	struct ava_kconn *conn;
+
+	lockdep_assert_held(&dev->lock);
+	list_for_each_entry(conn, &dev->kconns, dev_node)
+		ava_kconn_fail(conn, -ENODEV);
 }
 
 static void ava_kconn_free(struct ava_kconn *conn)
@@ -458,6 +493,7 @@ int ava_kconn_open(const struct ava_kspec *spec, unsigned int timeout_ms, struct
 	spin_lock_init(&conn->lock);
 	INIT_LIST_HEAD(&conn->pending);
 	INIT_LIST_HEAD(&conn->cb_queue);
+	INIT_LIST_HEAD(&conn->dev_node);
 	init_waitqueue_head(&conn->cb_wq);
 	atomic64_set(&conn->next_call_id, 0);
 	atomic64_set(&conn->next_seq, 0);
@@ -479,6 +515,9 @@ int ava_kconn_open(const struct ava_kspec *spec, unsigned int timeout_ms, struct
 		ava_kconn_free(conn);
 		return ret;
 	}
+	ret = ava_kconn_list(conn);
+	if (ret)
+		goto err_release;
 	/* the layout comes from ava.ko's validated copy, never from the region header */
 	conn->rh = ava_dev_region(dev, conn->slot->index);
 	base = (u8 *)conn->rh;

@@ -6,11 +6,10 @@
  */
 #include <linux/interrupt.h>
 #include <linux/io.h>
-#include <linux/log2.h>
 #include <linux/module.h>
-#include <linux/overflow.h>
 #include <linux/slab.h>
 
+#include "ava_layout_check.h"
 #include "ava_priv.h"
 
 #define AVA_PCI_VENDOR_REDHAT 0x1af4
@@ -91,79 +90,23 @@ struct ava_slot_entry *ava_dev_entry(struct ava_dev *dev, u32 index)
  */
 struct ava_region_hdr *ava_dev_region(struct ava_dev *dev, u32 index)
 {
-	return (struct ava_region_hdr *)((u8 *)dev->shm + dev->hdr.slots_off +
-					 (u64)index * dev->hdr.slot_size);
+	return (struct ava_region_hdr *)((u8 *)dev->shm + ava_layout_slot_off(&dev->hdr, index));
 }
 
-static bool ava_pci_ring_size_ok(u64 size)
-{
-	return size >= AVA_RING_MIN_SIZE && size <= AVA_RING_MAX_SIZE && is_power_of_2(size);
-}
-
-/* Checks the copy of the header; names the first rule it breaks. */
+/* Checks the copy of the header (ava_layout_check.h); names the rule it breaks. */
 static int ava_pci_check_hdr(struct device *d, const struct ava_dev_hdr *h, resource_size_t bar_len)
 {
-	u64 need, slots_len;
+	const char *why = ava_layout_check_hdr(h, bar_len, PAGE_SIZE);
 
-	if (h->magic != AVA_DEV_MAGIC) {
-		dev_err(d, "bad magic %#x (want %#x): no ava layout in BAR2\n", h->magic, AVA_DEV_MAGIC);
-		return -EINVAL;
-	}
-	if (h->version != AVA_DEV_VERSION) {
-		dev_err(d, "unsupported layout version %u (want %u)\n", h->version, AVA_DEV_VERSION);
-		return -EINVAL;
-	}
-	if (h->features) {
-		dev_err(d, "unknown features %#x\n", h->features);
-		return -EINVAL;
-	}
-	if (h->total_size > bar_len) {
-		dev_err(d, "total_size %llu exceeds BAR2 (%llu bytes)\n", h->total_size, (u64)bar_len);
-		return -EINVAL;
-	}
-	if (h->nslots < 1 || h->nslots > AVA_DEV_MAX_SLOTS) {
-		dev_err(d, "nslots %u not in 1..%u\n", h->nslots, AVA_DEV_MAX_SLOTS);
-		return -EINVAL;
-	}
-	if (h->vectors < 1 || h->vectors > 1 + h->nslots) {
-		dev_err(d, "vectors %u not in 1..1+nslots\n", h->vectors);
-		return -EINVAL;
-	}
-	if (h->slots_off % PAGE_SIZE || h->slots_off < AVA_DEV_TABLE_OFF + PAGE_SIZE) {
-		dev_err(d, "slots_off %llu not a multiple of 4096 at or after 8192\n", h->slots_off);
-		return -EINVAL;
-	}
-	if (!h->slot_size || h->slot_size % PAGE_SIZE) {
-		dev_err(d, "slot_size %llu not a non-zero multiple of 4096\n", h->slot_size);
-		return -EINVAL;
-	}
-	if (check_mul_overflow(h->slot_size, (u64)h->nslots, &slots_len) ||
-	    check_add_overflow(slots_len, h->slots_off, &need) || need > h->total_size) {
-		dev_err(d, "%u slots of %llu bytes at %llu do not fit total_size %llu\n", h->nslots,
-			h->slot_size, h->slots_off, h->total_size);
-		return -EINVAL;
-	}
-	if (!ava_pci_ring_size_ok(h->cmd_size) || !ava_pci_ring_size_ok(h->reply_size)) {
-		dev_err(d, "ring sizes %llu/%llu not powers of two in [%llu, %llu]\n", h->cmd_size,
-			h->reply_size, AVA_RING_MIN_SIZE, AVA_RING_MAX_SIZE);
-		return -EINVAL;
-	}
-	if (h->heap_size % PAGE_SIZE) {
-		dev_err(d, "heap_size %llu not a multiple of 4096\n", h->heap_size);
-		return -EINVAL;
-	}
-	/* both rings are at most 1 GiB, so only the heap can overflow the sum */
-	if (check_add_overflow(AVA_REGION_HDR_SIZE + h->cmd_size + h->reply_size, h->heap_size,
-			       &need) || need > h->slot_size) {
-		dev_err(d, "4096 + cmd_size + reply_size + heap_size exceeds slot_size %llu\n",
-			h->slot_size);
-		return -EINVAL;
-	}
-	if (h->host_peer > 0xffff) {
-		dev_err(d, "host_peer %u not below 65536\n", h->host_peer);
-		return -EINVAL;
-	}
-	return 0;
+	if (!why)
+		return 0;
+	dev_err(d, "device header refused: %s\n", why);
+	dev_err(d, "  magic %#x version %u features %#x total_size %llu (BAR2 %llu) nslots %u "
+		"vectors %u slots_off %llu slot_size %llu cmd_size %llu reply_size %llu "
+		"heap_size %llu host_peer %u\n", h->magic, h->version, h->features, h->total_size,
+		(u64)bar_len, h->nslots, h->vectors, h->slots_off, h->slot_size, h->cmd_size,
+		h->reply_size, h->heap_size, h->host_peer);
+	return -EINVAL;
 }
 
 static irqreturn_t ava_pci_irq(int irq, void *data)
@@ -304,6 +247,7 @@ static int ava_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	init_rwsem(&dev->io);
 	mutex_init(&dev->lock);
 	INIT_LIST_HEAD(&dev->files);
+	INIT_LIST_HEAD(&dev->kconns);
 	ava_pci_init_slots(dev);
 
 	ret = pcim_enable_device(pdev);
@@ -369,8 +313,18 @@ static void ava_pci_remove(struct pci_dev *pdev)
 
 	mutex_lock(&dev->lock);
 	WRITE_ONCE(dev->gone, true);
+	/* kernel callers waiting for replies get -ENODEV now, not at their timeout */
+	ava_kconn_dev_gone(dev);
 	mutex_unlock(&dev->lock);
-	/* waiters see gone and drop dev->io, so the write lock below is bounded */
+	/*
+	 * Every sleeper inside shared memory (AVA_IOC_WAIT, a policed submit
+	 * waiting for ring space, a kernel connection's reader or sender)
+	 * waits on its slot's queue with dev->gone in its condition: woken, it
+	 * returns -ENODEV and drops dev->io, so the write lock below is
+	 * bounded. Once we have had it, nobody is inside BAR0 or BAR2, and
+	 * whoever takes dev->io later looks at gone before any shared byte:
+	 * devres may unmap both BARs after we return.
+	 */
 	for (i = 0; i < dev->hdr.nslots; i++)
 		wake_up_all(&dev->slots[i].wq);
 	down_write(&dev->io);

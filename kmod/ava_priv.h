@@ -11,7 +11,9 @@
  *                    memory or BAR0; remove() takes it for writing after
  *                    setting dev->gone, so once it has it no such access is
  *                    in flight and none will start
- *   dev->lock        slot claims, local slot state, the list of open files
+ *   dev->lock        slot claims, local slot state, the lists of open files
+ *                    and of kernel connections; remove() sets dev->gone
+ *                    under it and fails every kernel connection listed
  *
  * Kernel connections (ava_kconn.c) take their own send mutex before dev->io
  * and their spinlock innermost; see ava_kcall_priv.h. A policed file's
@@ -94,6 +96,7 @@ struct ava_dev {
 	bool per_slot_vectors; /* 1 + nslots vectors: vector 1 + i concerns slot i only */
 	unsigned int nvecs;
 	struct list_head files;
+	struct list_head kconns; /* kernel connections on this device's slots, under lock */
 	atomic64_t irqs; /* every interrupt handled, whichever vector */
 	struct ava_vec vecs[1 + AVA_DEV_MAX_SLOTS];
 	struct ava_slot slots[AVA_DEV_MAX_SLOTS];
@@ -132,6 +135,9 @@ void ava_slot_release_stale(struct ava_dev *dev);
 int ava_slot_claim_free(struct ava_dev *dev, u32 pid, bool kernel, struct ava_slot **out);
 void ava_slot_unclaim(struct ava_slot *slot);
 void ava_slot_or_state(struct ava_region_hdr *rh, u32 bits);
+
+/* ava_kopen.c */
+void ava_kconn_dev_gone(struct ava_dev *dev);
 
 /* ava_netlink.c */
 int ava_netlink_register(void);

@@ -17,9 +17,11 @@
 #include <linux/module.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/version.h>
 
+#include "ava_layout_check.h"
 #include "ava_police.h"
 #include "ava_priv.h"
 
@@ -29,6 +31,9 @@
 #define AVA_POLL_FAST_MAX_US 200
 #define AVA_POLL_SLOW_MIN_US 1000
 #define AVA_POLL_SLOW_MAX_US 2000
+
+/* a claim zeroes its slot this many bytes at a time, rescheduling in between */
+#define AVA_SLOT_SCRUB_CHUNK (64u << 10)
 
 /**
  * ava_slot_or_state() - set bits of a region's state word
@@ -65,10 +70,12 @@ void ava_slot_release_stale(struct ava_dev *dev)
 	for (i = 0; i < dev->hdr.nslots; i++) {
 		struct ava_slot *slot = &dev->slots[i];
 		struct ava_slot_entry *e = ava_dev_entry(dev, i);
+		struct ava_layout_adopted a;
 
-		slot->guest_gen = READ_ONCE(e->guest_gen);
-		slot->policy_flags = READ_ONCE(e->policy_flags) &
-				     (AVA_POLICY_DISABLED | AVA_POLICY_POLICED);
+		ava_layout_adopt_entry(READ_ONCE(e->guest_state), READ_ONCE(e->guest_gen),
+				       READ_ONCE(e->policy_flags), &a);
+		slot->guest_gen = a.guest_gen;
+		slot->policy_flags = a.policy_flags;
 		slot->cmds_per_sec = READ_ONCE(e->cmds_per_sec);
 		slot->bytes_per_sec = READ_ONCE(e->bytes_per_sec);
 		slot->mem_quota = READ_ONCE(e->mem_quota);
@@ -77,20 +84,14 @@ void ava_slot_release_stale(struct ava_dev *dev)
 			slot->policy_flags |= AVA_POLICY_POLICED;
 			ava_slot_publish_policy(slot);
 		}
-		slot->guest_state = AVA_SLOT_RELEASED;
-		switch (READ_ONCE(e->guest_state)) {
-		case AVA_SLOT_FREE:
-			slot->guest_state = AVA_SLOT_FREE;
-			break;
-		case AVA_SLOT_CLAIMED:
+		slot->guest_state = a.guest_state;
+		if (a.release)
 			ava_slot_or_state(ava_dev_region(dev, i), AVA_REGION_CLOSED);
+		if (a.guest_state != AVA_SLOT_FREE)
 			ava_slot_store_guest_state(e, AVA_SLOT_RELEASED);
+		if (a.release) {
 			ava_dev_ring(dev, AVA_DEV_SLOT_VECTOR(i));
 			released = true;
-			break;
-		default:
-			ava_slot_store_guest_state(e, AVA_SLOT_RELEASED);
-			break;
 		}
 	}
 	if (released) {
@@ -131,15 +132,16 @@ void ava_slot_zap_all(struct ava_dev *dev)
 static bool ava_slot_claimable(struct ava_slot *slot)
 {
 	struct ava_slot_entry *e = ava_dev_entry(slot->dev, slot->index);
+	u32 host_state;
 
 	if (slot->busy || slot->guest_state == AVA_SLOT_CLAIMED)
 		return false;
 	if (slot->policy_flags & AVA_POLICY_DISABLED)
 		return false;
+
 	/* pairs with the host's release store of host_state after host_gen */
-	if (smp_load_acquire(&e->host_state) != AVA_SLOT_IDLE)
-		return false;
-	return READ_ONCE(e->host_gen) == slot->guest_gen;
+	host_state = smp_load_acquire(&e->host_state);
+	return ava_layout_host_allows_claim(host_state, READ_ONCE(e->host_gen), slot->guest_gen);
 }
 
 static void ava_slot_claim(struct ava_slot *slot, u32 pid, bool kernel)
@@ -148,19 +150,12 @@ static void ava_slot_claim(struct ava_slot *slot, u32 pid, bool kernel)
 	const struct ava_dev_hdr *h = &dev->hdr;
 	struct ava_region_hdr *rh = ava_dev_region(dev, slot->index);
 	struct ava_slot_entry *e = ava_dev_entry(dev, slot->index);
+	struct ava_region_hdr fresh;
 
-	memset(rh, 0, AVA_REGION_HDR_SIZE);
-	rh->magic = AVA_REGION_MAGIC;
-	rh->version = AVA_REGION_VERSION;
-	rh->features = AVA_REGION_F_DOORBELL;
-	rh->total_size = h->slot_size;
-	rh->cmd_off = AVA_REGION_HDR_SIZE;
-	rh->cmd_size = h->cmd_size;
-	rh->reply_off = AVA_REGION_HDR_SIZE + h->cmd_size;
-	rh->reply_size = h->reply_size;
-	rh->heap_off = AVA_REGION_HDR_SIZE + h->cmd_size + h->reply_size;
-	rh->heap_size = h->heap_size;
-	rh->guest_pid = pid;
+	/* state stays 0 (not READY) until the release store below */
+	ava_layout_region_fill(h, &fresh, pid);
+	memset((u8 *)rh + sizeof(fresh), 0, AVA_REGION_HDR_SIZE - sizeof(fresh));
+	memcpy(rh, &fresh, sizeof(fresh));
 	/* pairs with the worker's acquire load of state before it copies the header */
 	smp_store_release(&rh->state, AVA_REGION_READY);
 
@@ -185,6 +180,37 @@ static void ava_slot_claim(struct ava_slot *slot, u32 pid, bool kernel)
 	ava_dev_ring(dev, AVA_DEV_CTL_VECTOR);
 }
 
+/*
+ * Zeroes all of a slot past its region header page (command ring, reply
+ * ring, heap), which ava_slot_claim() rewrites: nothing of an earlier claim
+ * (another process's, or another VM's on a host that did not scrub it)
+ * reaches the next claimant or its worker. Chunks that already read as zero
+ * (what the host's scrub leaves) are only read, not written. The caller
+ * holds dev->io for reading and has reserved the
+ * slot (busy), so no claim, mapping or kernel connection uses it meanwhile.
+ *
+ * Return: 0, or -ENODEV when remove() began meanwhile (it waits for dev->io).
+ */
+static int ava_slot_scrub(struct ava_slot *slot)
+{
+	struct ava_dev *dev = slot->dev;
+	u8 *p = (u8 *)ava_dev_region(dev, slot->index) + AVA_REGION_HDR_SIZE;
+	u64 left = dev->hdr.slot_size - AVA_REGION_HDR_SIZE;
+
+	while (left) {
+		size_t n = min_t(u64, left, AVA_SLOT_SCRUB_CHUNK);
+
+		if (READ_ONCE(dev->gone))
+			return -ENODEV;
+		if (memchr_inv(p, 0, n))
+			memset(p, 0, n);
+		p += n;
+		left -= n;
+		cond_resched();
+	}
+	return 0;
+}
+
 /**
  * ava_slot_claim_free() - claim a free slot for a process or a kernel connection
  * @dev: the device; the caller holds dev->io for reading and a reference
@@ -192,11 +218,15 @@ static void ava_slot_claim(struct ava_slot *slot, u32 pid, bool kernel)
  * @kernel: the slot is held by a kernel connection (avactl shows "kernel")
  * @out: the claimed slot
  *
+ * The slot is reserved under dev->lock, zeroed without it (it may be large)
+ * and only then shown to the host as claimed and handed to the caller.
+ *
  * Return: 0, -ENODEV (device removed), -EHOSTDOWN (no host) or -EBUSY (no
  * free slot).
  */
 int ava_slot_claim_free(struct ava_dev *dev, u32 pid, bool kernel, struct ava_slot **out)
 {
+	struct ava_slot *slot = NULL;
 	u32 i;
 	int ret = -EBUSY;
 
@@ -206,17 +236,34 @@ int ava_slot_claim_free(struct ava_dev *dev, u32 pid, bool kernel, struct ava_sl
 	mutex_lock(&dev->lock);
 	if (ava_dev_host_state(dev) != AVA_HOST_UP) {
 		ret = -EHOSTDOWN;
-		goto out;
+		goto out_unlock;
 	}
 	for (i = 0; i < dev->hdr.nslots; i++) {
 		if (ava_slot_claimable(&dev->slots[i])) {
-			ava_slot_claim(&dev->slots[i], pid, kernel);
-			*out = &dev->slots[i];
-			ret = 0;
+			slot = &dev->slots[i];
+			/* reserved: other claims skip it; netlink shows it to its new holder */
+			slot->busy = true;
+			slot->kernel = kernel;
+			slot->guest_uid = kernel ? GLOBAL_ROOT_UID : current_euid();
 			break;
 		}
 	}
-out:
+	mutex_unlock(&dev->lock);
+	if (!slot)
+		return ret;
+
+	ret = ava_slot_scrub(slot);
+	mutex_lock(&dev->lock);
+	if (!ret && READ_ONCE(dev->gone))
+		ret = -ENODEV;
+	if (ret) {
+		slot->busy = false;
+		slot->kernel = false;
+		goto out_unlock;
+	}
+	ava_slot_claim(slot, pid, kernel);
+	*out = slot;
+out_unlock:
 	mutex_unlock(&dev->lock);
 	return ret;
 }
@@ -312,28 +359,26 @@ static int ava_slot_mmap(struct file *filp, struct vm_area_struct *vma)
 	struct ava_file *af = filp->private_data;
 	struct ava_dev *dev = af->dev;
 	u64 len = vma->vm_end - vma->vm_start;
-	u64 ring = AVA_REGION_HDR_SIZE;
 	phys_addr_t start;
-	u64 off;
 	int ret;
 
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
-	/* slot_size is page aligned: bounding pgoff first keeps the shift and the sum in range */
-	if (vma->vm_pgoff > (dev->hdr.slot_size >> PAGE_SHIFT))
-		return -EINVAL;
-	off = (u64)vma->vm_pgoff << PAGE_SHIFT;
-	if (len > dev->hdr.slot_size - off)
-		return -EINVAL;
-	if ((af->slot->claim_flags & AVA_CLAIM_POLICED) && off < ring + dev->hdr.cmd_size &&
-	    off + len > ring)
+	switch (ava_layout_map_check(&dev->hdr, vma->vm_pgoff, len, PAGE_SIZE,
+				     af->slot->claim_flags & AVA_CLAIM_POLICED)) {
+	case 0:
+		break;
+	case -2:
 		return -EACCES;
+	default:
+		return -EINVAL;
+	}
 	down_read(&dev->io);
 	if (READ_ONCE(dev->gone)) {
 		ret = -ENODEV;
 		goto out;
 	}
-	start = dev->shm_phys + dev->hdr.slots_off + (u64)af->slot->index * dev->hdr.slot_size;
+	start = dev->shm_phys + ava_layout_slot_off(&dev->hdr, af->slot->index);
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
 	vm_flags_set(vma, VM_IO | VM_DONTEXPAND | VM_DONTDUMP);
 #else

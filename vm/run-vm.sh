@@ -23,6 +23,8 @@
 #   --smp N           guest CPUs (default 1)
 #   --accel A         kvm, tcg or auto (default: $AVA_VM_ACCEL, else auto:
 #                     KVM only if a short probe boot under KVM works)
+#   --cmdline ARGS    more kernel command line (e.g. "slub_debug=FZPU
+#                     panic_on_warn=1"), after the defaults
 #
 # The guest also gets QEMU user networking (the host's 127.0.0.1:PORT is
 # 10.0.2.2:PORT in the guest) and a virtio-serial port named ava.0 whose host
@@ -40,6 +42,7 @@ serial_connect=
 mem=1024
 smp=1
 accel=${AVA_VM_ACCEL:-auto}
+cmdline=
 extra=()
 while (($#)); do
   case $1 in
@@ -53,8 +56,9 @@ while (($#)); do
   --mem) mem=$2; shift 2 ;;
   --smp) smp=$2; shift 2 ;;
   --accel) accel=$2; shift 2 ;;
+  --cmdline) cmdline=$2; shift 2 ;;
   --) shift; extra=("$@"); break ;;
-  -h | --help) sed -n '2,30s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,32s/^# \{0,1\}//p' "$0"; exit 0 ;;
   *) echo "run-vm: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -91,7 +95,7 @@ qemu_args() { # accel console results initrd
   printf '%s\n' -accel "$1" -cpu "$cpu" -smp "$smp" -m "$mem" \
     -nographic -no-reboot -nodefaults -display none -monitor none \
     -kernel "$kernel" -initrd "$4" \
-    -append "console=ttyS0 loglevel=5 panic=-1 tsc=reliable" \
+    -append "console=ttyS0 loglevel=5 panic=-1 tsc=reliable${cmdline:+ $cmdline}" \
     -serial "file:$2" -serial "file:$3" \
     -netdev user,id=n0 -device e1000,netdev=n0,romfile=
 }

@@ -34,7 +34,9 @@
  * Slot life cycle (gen counts claims; both gens start at 0, host_state IDLE):
  *   claimable      host_state == IDLE, host_gen == guest_gen, guest_state != CLAIMED,
  *                  and the slot is not disabled by policy
- *   open()         ava.ko writes a fresh region header into the slot (indices
+ *   open()         ava.ko zeroes the slot (rings and heap: nothing of an
+ *                  earlier claim survives, whether or not the host scrubbed
+ *                  it), writes a fresh region header into it (indices
  *                  zero, READY), stores guest_pid, then guest_gen + 1 and
  *                  guest_state = CLAIMED (release), and rings vector 0
  *   host           sees CLAIMED with guest_gen != host_gen: checks the region,

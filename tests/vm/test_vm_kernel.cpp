@@ -8,13 +8,15 @@
 // Then a kernel call in flight loses its worker (killed; garbage in the
 // reply ring) or its caller (insmod killed): the call fails with the API's
 // error value well before it would have ended, and unloading still frees
-// the slot and ends the worker.
+// the slot and ends the worker. Another boot unbinds the PCI device under a
+// waiting kernel caller and a waiting process, and binds it again.
 #include <criterion/criterion.h>
 
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <iterator>
 #include <set>
 #include <string>
@@ -185,5 +187,89 @@ Test(vm_kernel, demo_from_kernel_space, .timeout = 1200) {
   // DEMO_ERR_TRANSPORT (-5): the call could not complete
   cr_expect_eq(count(klog, "ava_demo_test: fault: sleep_ms = -5,"), std::size(kFaults),
                "the faulted calls did not all fail with DEMO_ERR_TRANSPORT:\n%s", klog.c_str());
+  vmtest::expect_clean_run(vm, rc);
+}
+
+namespace {
+
+// The unbind test's limits: its waiters would otherwise sleep kFaultSleepMs
+// (the kernel call) and 60 s (AVA_IOC_WAIT).
+constexpr int kUnbindSlots = 3;
+constexpr int kPromptMs = 15000;
+
+std::string unbind_job() {
+  const std::string dir = kModDir, probe = sh_quote(SLOT_PROBE);
+  const std::string drv = "/sys/bus/pci/drivers/ava";
+  std::string job = "insmod " + dir + "ava.ko || echo 'ava.ko did not load'\n";
+  job += "ava_check load.demo 120 insmod " + dir + "ava_demo.ko\n";
+  // A kernel caller inside a call, and a process asleep in AVA_IOC_WAIT.
+  job += "ava_start kcall " + std::to_string(kErrorWithinS) + " insmod " + dir +
+         "ava_demo_test.ko fault_sleep_ms=" + std::to_string(kFaultSleepMs) + "\n";
+  job += "ava_wait_for 600 sh -c 'dmesg | grep -q \"fault: calling\"'\n";
+  job += "ava_start uwait " + std::to_string(kErrorWithinS) + " " + probe + " /dev/ava wait\n";
+  job += "ava_wait_for 600 grep -q waiting uwait.out\n";
+  job += "sleep 1\n";
+  job += "pci=$(basename $(readlink -f " + drv + "/0000:*))\n";
+  job += "ava_check unbind 30 sh -c \"echo $pci > " + drv + "/unbind\"\n";
+  job += "ava_finish kcall\nava_finish uwait\n";
+  job += "ava_check gone 10 sh -c '! test -e /dev/ava'\n";
+  job += "ava_check unload 120 rmmod ava_demo_test ava_demo\n";
+  // Bound again: a working device for processes and kernel callers, once
+  // the host has recycled the slots the probe released.
+  const std::string idle = "ava_wait_for 600 sh -c '[ $(avactl slots | grep -c \" idle \") -ge " +
+                           std::to_string(kUnbindSlots) + " ]'\n";
+  job += "ava_check bind 30 sh -c \"echo $pci > " + drv + "/bind\"\n";
+  job += idle;
+  job += "ava_check probe.again 60 " + probe + " /dev/ava\n";
+  job += idle;
+  job += "ava_check load.demo.again 120 insmod " + dir + "ava_demo.ko\n";
+  job += "ava_check load.test.again 600 insmod " + dir + "ava_demo_test.ko\n";
+  job += "ava_check unload.again 120 rmmod ava_demo_test ava_demo\n";
+  job += "ava_check rmmod 30 rmmod ava\n";
+  return job;
+}
+
+} // namespace
+
+// Unbinding the PCI device through sysfs while a kernel connection's caller
+// waits for a reply and a process sleeps in AVA_IOC_WAIT: both fail
+// promptly with ENODEV (the kernel call as DEMO_ERR_TRANSPORT), the kernel
+// logs no bug, and after binding again processes and kernel modules work.
+Test(vm_kernel, unbind_fails_waiters_and_rebinds, .timeout = 1200) {
+  vmtest::require_vm();
+  auto env = vm_image_env();
+  cr_assert(env["AVA_VM_HAVE_KMOD"] == "1", "the guest image has no ava.ko (see vm_image)");
+  const std::set<std::string> extra = vmtest::image_modules(env);
+  cr_assert(extra.count("ava_demo_test") && extra.count("ava_demo"),
+            "the guest image lacks ava_demo.ko or ava_demo_test.ko (AVA_VM_EXTRA_KO=%s)",
+            env["AVA_VM_EXTRA_KO"].c_str());
+  vmtest::require_avactl();
+  const std::string dir = make_temp_dir();
+  VmHost host(dir, kUnbindSlots, {"demo"}, {});
+  cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
+  VmSession vm("kernel-unbind", unbind_job(), host.vm_args());
+  const int rc = vm.wait();
+  const VmResults r = vm.results();
+  for (const char *name : {"load.demo", "unbind", "gone", "unload", "bind", "probe.again",
+                           "load.demo.again", "load.test.again", "unload.again", "rmmod"})
+    expect_ok(r, name);
+  if (const VmCheck *c = check_result(r, "kcall"))
+    cr_expect_eq(c->rc, 0, "[kcall] the kernel caller did not return within %d s (exit %d)",
+                 kErrorWithinS, c->rc);
+  if (const VmCheck *c = check_result(r, "uwait")) {
+    cr_expect_eq(c->rc, 0, "[uwait] the waiting process did not see ENODEV everywhere:\n%s%s",
+                 c->out.c_str(), c->err.c_str());
+    const size_t at = c->out.find("wait: ENODEV after ");
+    const int ms = at == std::string::npos ? -1 : std::atoi(c->out.c_str() + at + 19);
+    cr_expect(ms >= 0 && ms < kPromptMs, "[uwait] AVA_IOC_WAIT did not fail promptly:\n%s",
+              c->out.c_str());
+  }
+  const std::string klog = vm.kernel_log();
+  cr_expect_eq(count(klog, "ava_demo_test: fault: sleep_ms = -5,"), 1u,
+               "the kernel call did not fail with DEMO_ERR_TRANSPORT on unbind:\n%s",
+               klog.c_str());
+  cr_expect(klog.find("ava_demo_test: PASS ") != std::string::npos &&
+                klog.find("ava_demo_test: FAIL") == std::string::npos,
+            "after binding again the test module did not pass (logs in %s)", vm.dir().c_str());
   vmtest::expect_clean_run(vm, rc);
 }

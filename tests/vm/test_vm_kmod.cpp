@@ -3,7 +3,8 @@
 // One boot runs clinfo and every OpenCL test program over /dev/ava (compared
 // with native runs); another checks slots and faults: processes at once on
 // distinct slots, mmap limited to the slot, a guest process or a host worker
-// killed mid-call, garbage in a slot's ring, rmmod with an open slot.
+// killed mid-call, garbage in a slot's ring, rmmod with an open slot; one
+// more, that a claim finds its slot zeroed whatever an earlier claim left.
 #include <criterion/criterion.h>
 
 #include <signal.h>
@@ -336,5 +337,59 @@ Test(vm_kmod, command_table_policing_of_a_guest_slot, .timeout = 1200) {
     cr_expect(c->rc == 0 && c->out.find("errors      3 (host)") != std::string::npos,
               "[policing] avactl stats does not show the 3 refusals:\n%s%s", c->out.c_str(),
               c->err.c_str());
+  vmtest::expect_clean_run(vm, rc);
+}
+
+// A claim starts from a zeroed slot (ava.ko clears rings and heap before the
+// claimant can map it). A guest process first fills its slot's heap and
+// exits; then, while every slot is idle, the host test plants a pattern in
+// all of them past the region header, as a host that did not scrub a
+// released slot (or the memory of an earlier VM) would leave it: vmhost's
+// own scrub ran before that, so only ava.ko's zeroing at claim stands
+// between the pattern and the next claimant. One process then claims every
+// slot and finds each reading zero everywhere it maps past the header.
+Test(vm_kmod, claim_zeroes_the_slot, .timeout = 1200) {
+  require_kmod();
+  const std::string dir = make_temp_dir();
+  VmHost host(dir, kSlots, {"demo"}, {});
+  cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
+  VmShm shm(host.shm_path());
+  cr_assert(shm.ok(), "cannot read the VM's shared memory: %s", shm.error().c_str());
+  const std::string probe = sh_quote(SLOT_PROBE);
+  std::string job = kmod_env();
+  job += "ava_check fill 60 " + probe + " /dev/ava fill 165\n";
+  job += "ava_sync planted\n";
+  job += "ava_check zeroes 120 " + probe + " /dev/ava zeroes " + std::to_string(kSlots) + "\n";
+  VmSession vm("kmod-zeroes", job, host.vm_args());
+
+  if (at_sync(vm, "planted")) {
+    // the fill process's slot is released and scrubbed by vmhost first
+    const bool idle = eventually(kFreedWithinMs, [&] {
+      for (unsigned i = 0; i < shm.nslots(); ++i) {
+        const ava_slot_entry e = shm.slot(i);
+        if (e.host_state != AVA_SLOT_IDLE || e.guest_state == AVA_SLOT_CLAIMED ||
+            e.worker_pid != 0)
+          return false;
+      }
+      return true;
+    });
+    cr_expect(idle, "the slots did not all become idle after the fill process");
+    for (unsigned i = 0; i < shm.nslots(); ++i)
+      shm.fill_slot(i, 0x5a);
+    vm.release_sync();
+  }
+  const int rc = vm.wait();
+  const VmResults r = vm.results();
+  expect_ok(r, "fill");
+  if (const VmCheck *c = check_result(r, "zeroes")) {
+    cr_expect(c->rc == 0, "[zeroes] a claimant found an earlier claim's bytes (exit %d):\n%s%s",
+              c->rc, c->out.c_str(), c->err.c_str());
+    size_t zero = 0;
+    for (size_t at = c->out.find(": zero\n"); at != std::string::npos;
+         at = c->out.find(": zero\n", at + 1))
+      ++zero;
+    cr_expect_eq(zero, static_cast<size_t>(kSlots), "[zeroes] %zu of %d slots read zero:\n%s",
+                 zero, kSlots, c->out.c_str());
+  }
   vmtest::expect_clean_run(vm, rc);
 }

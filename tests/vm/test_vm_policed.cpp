@@ -35,6 +35,10 @@ using vmtest::expect_ok;
 constexpr int kSlots = 6; // two kernel connections, a held demo, one or two probes
 constexpr int kCheckLimitS = 300;
 constexpr const char *kModDir = "/lib/modules/ava-vm/";
+// The held demo's call must outlive the probes before `stats.after` (about
+// 3 s under TCG on an idle machine, each claim zeroing its slot): a 3 s call
+// was not always still running there.
+constexpr const char *kHeldSleepMs = "20000";
 const char *const kOclPrograms[] = {"buffer", "kernel_args", "callbacks", "threads_many_queues"};
 
 // The "slot N:" blocks of `avactl stats` that contain needle.
@@ -59,7 +63,8 @@ std::string policed_job() {
   job += "ava_check police 30 avactl policy 0\n";
   job += "export LD_LIBRARY_PATH=" + sh_quote(AVA_GUEST_LIB_DIR) + " AVA_WORKER=kmod:/dev/ava\n";
   job += "ava_start held 240 " + sh_quote(DEMO_PROBE) +
-         " sleep 3000\n"
+         " sleep " + kHeldSleepMs +
+         "\n"
          "ava_wait_for 600 grep -q ready held.out\n";
   job += vmtest::check_line("policed", kCheckLimitS, {KMOD_RAW});
   // ava.ko's refusal counts are per slot and outlive the claim: before the
@@ -102,7 +107,7 @@ Test(vm_policed, the_guest_kernel_refuses_what_the_table_forbids, .timeout = 180
   VmHost host(dir, kSlots, {}, ocl::child_env());
   cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
   VmSession vm("policed", policed_job(), host.vm_args());
-  const ProcResult held_native = vmtest::native({DEMO_PROBE, "sleep", "3000"});
+  const ProcResult held_native = vmtest::native({DEMO_PROBE, "sleep", kHeldSleepMs});
   std::vector<ProcResult> ocl_native;
   for (const char *p : kOclPrograms)
     ocl_native.push_back(vmtest::native({std::string(OCL_DIR) + "/ocl_" + p}));

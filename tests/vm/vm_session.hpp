@@ -24,8 +24,9 @@ struct VmResults {
 
 VmResults parse_vm_results(const std::string &text);
 
-// Lines of a kernel log that mean the kernel hit a bug: BUG:, WARNING:,
-// Oops, lockdep reports, Call Trace.
+// Lines of a kernel log that mean the kernel hit a bug: BUG: (and slub_debug's
+// BUG reports), WARNING:, Oops, lockdep reports, Call Trace, KASAN, general
+// protection faults, panics.
 std::vector<std::string> kernel_problems(const std::string &log);
 
 // Why the VM tests cannot run on this machine (empty: they can). Only a

@@ -70,3 +70,9 @@ void VmShm::scribble_reply_ring(unsigned i) {
   std::memset(region + reply_off, 0xa5, hdr->reply_size);
   __atomic_store_n(&rh->reply.head, rh->reply.tail + hdr->reply_size / 2, __ATOMIC_RELEASE);
 }
+
+void VmShm::fill_slot(unsigned i, unsigned char byte) {
+  const auto *hdr = reinterpret_cast<const ava_dev_hdr *>(base_);
+  unsigned char *region = at(hdr->slots_off + i * hdr->slot_size);
+  std::memset(region + AVA_REGION_HDR_SIZE, byte, hdr->slot_size - AVA_REGION_HDR_SIZE);
+}

@@ -26,6 +26,9 @@ public:
   // Fills the slot's reply ring with garbage and publishes it: the guest
   // library must find the ring corrupt and fail its call.
   void scribble_reply_ring(unsigned i);
+  // Fills slot i past its region header page with byte: what a host that
+  // did not scrub a released slot (or a previous VM) would leave there.
+  void fill_slot(unsigned i, unsigned char byte);
 
 private:
   unsigned char *at(size_t offset) const { return base_ + offset; }
