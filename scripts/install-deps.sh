@@ -7,6 +7,8 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libclang-14-dev libclang-common-14-dev clang-format-14
   libcriterion-dev liburing-dev
+  # Configuration files: toml++ (header-only, compiled into the guest library)
+  libtomlplusplus-dev
   # OpenCL: headers, the ICD loader, PoCL (the real device on the CPU), clinfo
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo
   # CUDA fat binaries: CUDA 13 compresses entries with zstd

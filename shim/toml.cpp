@@ -1,323 +1,237 @@
 // SPDX-License-Identifier: MIT
+// TOML parsing is toml++'s; this file only maps its tree onto the flat
+// Document that ava's configuration code reads, and refuses what that
+// Document cannot hold.
 #include "shim/toml.hpp"
 
+#include <algorithm>
 #include <new>
+#include <vector>
+
+// Header-only, so that the guest library (loaded into arbitrary programs)
+// carries its own hidden copy instead of depending on libtomlplusplus.so.
+// No exceptions: the parse result is checked instead, and nothing may throw
+// across the guest library's C API.
+#define TOML_HEADER_ONLY 1
+#define TOML_EXCEPTIONS 0
+#define TOML_ENABLE_FORMATTERS 0
+#define TOML_ENABLE_WINDOWS_COMPAT 0
+#include <toml++/toml.h>
 
 namespace ava::toml {
 namespace {
 
-bool is_bare_key_char(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '-';
+bool is_bare_key(std::string_view key) {
+  return !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  });
 }
 
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-
-bool is_control(char c) {
-  const auto u = static_cast<unsigned char>(c);
-  return (u < 0x20 && c != '\t') || u == 0x7f;
-}
-
-// Parses one file line by line (the subset has no construct spanning lines).
-class Parser {
+// toml++ reports positions as line and column in code points; messages need
+// the character found there.
+class Text {
 public:
-  Parser(std::string_view source, Document *doc) : source_(source), doc_(doc) {}
+  explicit Text(std::string_view text) : text_(text) {
+    line_starts_.push_back(0);
+    for (size_t i = 0; i < text.size(); ++i)
+      if (text[i] == '\n')
+        line_starts_.push_back(i + 1);
+  }
 
-  Status run(std::string_view text) {
-    size_t start = 0;
-    while (start <= text.size()) {
-      ++line_no_;
-      size_t end = text.find('\n', start);
-      if (end == std::string_view::npos)
-        end = text.size();
-      std::string_view line = text.substr(start, end - start);
-      if (!line.empty() && line.back() == '\r')
-        line.remove_suffix(1);
-      if (!parse_line(line))
-        return Status::error(AVA_E_PROTO, std::string(source_) + ":" + std::to_string(line_no_) +
-                                              ": error: " + error_);
-      start = end + 1;
+  // Byte offset of (line, column), or npos where there is none (end of file).
+  size_t offset(const ::toml::source_position &pos) const {
+    if (pos.line == 0 || pos.column == 0 || pos.line > line_starts_.size())
+      return std::string_view::npos;
+    size_t i = line_starts_[pos.line - 1];
+    for (::toml::source_index col = 1; i < text_.size(); ++i) {
+      if ((static_cast<unsigned char>(text_[i]) & 0xc0) == 0x80)
+        continue; // a UTF-8 continuation byte is no column of its own
+      if (col++ == pos.column)
+        return i;
     }
-    return Status::ok();
+    return std::string_view::npos;
+  }
+
+  char at(const ::toml::source_position &pos) const {
+    const size_t i = offset(pos);
+    return i == std::string_view::npos ? '\0' : text_[i];
+  }
+
+  // The value-like token at pos, for "strings must be quoted".
+  std::string_view token(const ::toml::source_position &pos) const {
+    const size_t begin = offset(pos);
+    if (begin == std::string_view::npos)
+      return {};
+    size_t end = text_.find_first_of(" \t\r\n#,]}", begin);
+    if (end == std::string_view::npos)
+      end = text_.size();
+    return text_.substr(begin, end - begin);
   }
 
 private:
-  bool fail(std::string message) {
-    error_ = std::move(message);
-    return false;
-  }
-
-  bool at_end() const { return pos_ >= line_.size(); }
-  char peek(size_t ahead = 0) const {
-    return pos_ + ahead < line_.size() ? line_[pos_ + ahead] : '\0';
-  }
-  void skip_ws() {
-    while (!at_end() && (line_[pos_] == ' ' || line_[pos_] == '\t'))
-      ++pos_;
-  }
-  // After the meaningful part of a line only blanks and a comment may follow.
-  bool expect_line_end(std::string_view after) {
-    skip_ws();
-    if (at_end() || peek() == '#')
-      return true;
-    return fail("unexpected text after " + std::string(after) + ": '" +
-                std::string(line_.substr(pos_)) + "'");
-  }
-
-  bool parse_line(std::string_view line) {
-    line_ = line;
-    pos_ = 0;
-    for (char c : line)
-      if (c == '\0')
-        return fail("NUL byte in file");
-    skip_ws();
-    if (at_end() || peek() == '#')
-      return true;
-    if (peek() == '[')
-      return parse_header();
-    return parse_key_value();
-  }
-
-  bool parse_key(std::string *key) {
-    key->clear();
-    for (;;) {
-      skip_ws();
-      const size_t begin = pos_;
-      while (!at_end() && is_bare_key_char(peek()))
-        ++pos_;
-      if (pos_ == begin) {
-        if (peek() == '"' || peek() == '\'')
-          return fail("quoted keys are not supported");
-        if (at_end())
-          return fail("expected a key");
-        return fail(std::string("unexpected character '") + peek() + "' in a key");
-      }
-      key->append(line_.substr(begin, pos_ - begin));
-      skip_ws();
-      if (peek() != '.')
-        return true;
-      ++pos_;
-      key->push_back('.');
-    }
-  }
-
-  // A name may not be both a value and a table.
-  bool check_conflicts(const std::string &name) {
-    for (size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1)) {
-      auto it = doc_->values.find(std::string_view(name).substr(0, dot));
-      if (it != doc_->values.end())
-        return fail("'" + it->first + "' is already a value (line " +
-                    std::to_string(it->second.line) + ")");
-    }
-    const std::string prefix = name + ".";
-    auto it = doc_->values.lower_bound(prefix);
-    if (it != doc_->values.end() && it->first.starts_with(prefix))
-      return fail("'" + name + "' is already a table (line " + std::to_string(it->second.line) +
-                  ")");
-    return true;
-  }
-
-  bool parse_header() {
-    ++pos_;
-    if (peek() == '[')
-      return fail("arrays of tables ([[...]]) are not supported");
-    std::string name;
-    if (!parse_key(&name))
-      return false;
-    if (peek() != ']')
-      return fail("expected ']' to close the table header");
-    ++pos_;
-    if (!expect_line_end("table header"))
-      return false;
-    auto seen = doc_->tables.find(name);
-    if (seen != doc_->tables.end())
-      return fail("table [" + name + "] is defined twice (first on line " +
-                  std::to_string(seen->second) + ")");
-    auto value = doc_->values.find(name);
-    if (value != doc_->values.end())
-      return fail("'" + name + "' is already a value (line " + std::to_string(value->second.line) +
-                  ")");
-    if (!check_conflicts(name))
-      return false;
-    doc_->tables.emplace(name, line_no_);
-    table_ = std::move(name);
-    return true;
-  }
-
-  bool parse_key_value() {
-    std::string key;
-    if (!parse_key(&key))
-      return false;
-    if (peek() != '=')
-      return fail("expected '=' after key '" + key + "'");
-    ++pos_;
-    skip_ws();
-    Value value;
-    if (!parse_value(&value))
-      return false;
-    if (!expect_line_end("value"))
-      return false;
-    std::string full = table_.empty() ? key : table_ + "." + key;
-    auto seen = doc_->values.find(full);
-    if (seen != doc_->values.end())
-      return fail("key '" + full + "' is defined twice (first on line " +
-                  std::to_string(seen->second.line) + ")");
-    if (doc_->tables.count(full) != 0)
-      return fail("'" + full + "' is already a table");
-    if (!check_conflicts(full))
-      return false;
-    doc_->values.emplace(std::move(full), Entry{std::move(value), line_no_});
-    return true;
-  }
-
-  bool parse_value(Value *out) {
-    if (at_end() || peek() == '#')
-      return fail("missing value");
-    switch (peek()) {
-    case '"':
-      return parse_basic_string(out);
-    case '\'':
-      return parse_literal_string(out);
-    case '[':
-      return fail("arrays are not supported");
-    case '{':
-      return fail("inline tables are not supported");
-    default:
-      return parse_bare(out);
-    }
-  }
-
-  bool parse_basic_string(Value *out) {
-    if (line_.substr(pos_).starts_with("\"\"\""))
-      return fail("multi-line strings are not supported");
-    ++pos_;
-    std::string text;
-    for (;;) {
-      if (at_end())
-        return fail("unterminated string");
-      const char c = line_[pos_++];
-      if (c == '"')
-        break;
-      if (is_control(c))
-        return fail("control character in a string (use an escape)");
-      if (c != '\\') {
-        text.push_back(c);
-        continue;
-      }
-      if (at_end())
-        return fail("unterminated string");
-      const char e = line_[pos_++];
-      switch (e) {
-      case '"':
-      case '\\':
-        text.push_back(e);
-        break;
-      case 'n':
-        text.push_back('\n');
-        break;
-      case 't':
-        text.push_back('\t');
-        break;
-      default:
-        return fail(std::string("unsupported escape sequence '\\") + e + "'");
-      }
-    }
-    *out = std::move(text);
-    return true;
-  }
-
-  bool parse_literal_string(Value *out) {
-    if (line_.substr(pos_).starts_with("'''"))
-      return fail("multi-line strings are not supported");
-    ++pos_;
-    const size_t begin = pos_;
-    while (!at_end() && peek() != '\'') {
-      if (is_control(peek()))
-        return fail("control character in a string");
-      ++pos_;
-    }
-    if (at_end())
-      return fail("unterminated string");
-    *out = std::string(line_.substr(begin, pos_ - begin));
-    ++pos_;
-    return true;
-  }
-
-  bool parse_bare(Value *out) {
-    const size_t begin = pos_;
-    while (!at_end() && peek() != ' ' && peek() != '\t' && peek() != '#')
-      ++pos_;
-    const std::string_view token = line_.substr(begin, pos_ - begin);
-    if (token == "true" || token == "false") {
-      *out = token == "true";
-      return true;
-    }
-    return parse_integer(token, out);
-  }
-
-  bool parse_integer(std::string_view token, Value *out) {
-    const std::string shown(token);
-    std::string_view digits = token;
-    bool negative = false;
-    if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) {
-      negative = digits[0] == '-';
-      digits.remove_prefix(1);
-    }
-    if (digits.empty() || !is_digit(digits[0]))
-      return fail(describe_bad_token(shown));
-    if (digits.size() > 1 && digits[0] == '0') {
-      if (digits[1] == 'x' || digits[1] == 'o' || digits[1] == 'b')
-        return fail("only decimal integers are supported: '" + shown + "'");
-      if (is_digit(digits[1]) || digits[1] == '_')
-        return fail("leading zeros are not allowed: '" + shown + "'");
-    }
-    // Magnitude limit: INT64_MAX, or one more for a negative number.
-    const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
-    uint64_t value = 0;
-    for (size_t i = 0; i < digits.size(); ++i) {
-      const char c = digits[i];
-      if (c == '_') {
-        if (i + 1 >= digits.size() || !is_digit(digits[i + 1]) || !is_digit(digits[i - 1]))
-          return fail("'_' must sit between digits: '" + shown + "'");
-        continue;
-      }
-      if (!is_digit(c))
-        return fail(describe_bad_token(shown));
-      const auto d = static_cast<uint64_t>(c - '0');
-      if (value > (limit - d) / 10)
-        return fail("integer out of range: '" + shown + "'");
-      value = value * 10 + d;
-    }
-    if (negative)
-      *out = value == (uint64_t{1} << 63) ? INT64_MIN : -static_cast<int64_t>(value);
-    else
-      *out = static_cast<int64_t>(value);
-    return true;
-  }
-
-  static std::string describe_bad_token(const std::string &token) {
-    const bool digit_led =
-        !token.empty() && (is_digit(token[0]) || token[0] == '+' || token[0] == '-');
-    if (token == "inf" || token == "nan" || token == "+inf" || token == "-inf" || token == "+nan" ||
-        token == "-nan" || (digit_led && token.find_first_of(".eE") != std::string::npos))
-      return "floating-point values are not supported: '" + token + "'";
-    if (digit_led && token.find_first_of(":T") != std::string::npos)
-      return "dates and times are not supported: '" + token + "'";
-    if (digit_led && token.size() > 4 && token[4] == '-')
-      return "dates and times are not supported: '" + token + "'";
-    return "invalid value '" + token + "' (strings must be quoted)";
-  }
-
-  std::string_view source_;
-  Document *doc_;
-  std::string table_;
-  std::string_view line_;
-  size_t pos_ = 0;
-  int line_no_ = 0;
-  std::string error_;
+  std::string_view text_;
+  std::vector<size_t> line_starts_;
 };
+
+// toml++ quotes what it saw verbatim; a message must not carry raw control
+// characters into a log or a terminal.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 0xf]);
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// "Error while parsing string: encountered end-of-file" -> "unterminated
+// string"; otherwise the detail first and toml++'s context after it.
+std::string describe(const ::toml::parse_error &error, const Text &text) {
+  std::string_view description = error.description();
+  std::string_view context;
+  constexpr std::string_view kPrefix = "Error while parsing ";
+  if (description.starts_with(kPrefix)) {
+    const size_t colon = description.find(": ", kPrefix.size());
+    if (colon != std::string_view::npos) {
+      context = description.substr(kPrefix.size(), colon - kPrefix.size());
+      description.remove_prefix(colon + 2);
+    }
+  }
+  if (context.ends_with("string")) {
+    // A string that runs into the end of its line or of the file.
+    const char c = text.at(error.source().begin);
+    if (description.find("end-of-file") != std::string_view::npos ||
+        (description.find("control characters") != std::string_view::npos &&
+         (c == '\n' || c == '\r')))
+      return "unterminated string";
+  }
+  if (description == "could not determine value type") {
+    const std::string_view token = text.token(error.source().begin);
+    if (!token.empty())
+      return "invalid value '" + printable(token) + "' (strings must be quoted)";
+  }
+  std::string out = printable(description);
+  if (!context.empty())
+    out.append(" (in ").append(context).append(")");
+  return out;
+}
+
+// Walks toml++'s tree into the flat Document, keeping the earliest refusal
+// so that the message points at the first offending line of the file.
+class Flattener {
+public:
+  Flattener(const Text &text, Document *doc) : text_(text), doc_(doc) {}
+
+  void table(const ::toml::table &table, const std::string &prefix) {
+    for (const auto &[key, node] : table) {
+      const int line = static_cast<int>(key.source().begin.line);
+      if (!is_bare_key(key.str())) {
+        // A dot or space inside a quoted key would be ambiguous in the flat
+        // "a.b.c" names the Document uses.
+        refuse(line, "key \"" + printable(key.str()) +
+                         "\" must be a bare key (letters, digits, '_' and '-')");
+        continue;
+      }
+      std::string name =
+          prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
+      value(name, node, line);
+    }
+  }
+
+  // The first refusal by line, or empty.
+  const std::string &error() const { return error_; }
+  int error_line() const { return error_line_; }
+
+private:
+  void refuse(int line, std::string message) {
+    if (error_.empty() || line < error_line_) {
+      error_ = std::move(message);
+      error_line_ = line;
+    }
+  }
+
+  void value(const std::string &name, const ::toml::node &node, int line) {
+    const int node_line = static_cast<int>(node.source().begin.line);
+    switch (node.type()) {
+    case ::toml::node_type::string:
+      doc_->values.emplace(name, Entry{std::string(*node.value<std::string_view>()), line});
+      return;
+    case ::toml::node_type::integer:
+      doc_->values.emplace(name, Entry{*node.value<int64_t>(), line});
+      return;
+    case ::toml::node_type::boolean:
+      doc_->values.emplace(name, Entry{*node.value<bool>(), line});
+      return;
+    case ::toml::node_type::table: {
+      const auto &sub = *node.as_table();
+      if (sub.is_inline()) {
+        refuse(node_line, "inline tables are not supported ('" + name + "')");
+        return;
+      }
+      if (is_header(sub))
+        doc_->tables.emplace(name, node_line);
+      table(sub, name);
+      return;
+    }
+    case ::toml::node_type::array: {
+      const auto &array = *node.as_array();
+      const bool of_tables =
+          !array.empty() && array.is_array_of_tables() && !array.front().as_table()->is_inline();
+      refuse(node_line, of_tables ? "arrays of tables ([[" + name + "]]) are not supported"
+                                  : "arrays are not supported ('" + name + "')");
+      return;
+    }
+    case ::toml::node_type::floating_point:
+      refuse(node_line, "floating-point values are not supported ('" + name + "')");
+      return;
+    case ::toml::node_type::date:
+    case ::toml::node_type::time:
+    case ::toml::node_type::date_time:
+      refuse(node_line, "dates and times are not supported ('" + name + "')");
+      return;
+    case ::toml::node_type::none:
+      break;
+    }
+    refuse(node_line, "unsupported value for '" + name + "'");
+  }
+
+  // Whether a [header] names this table. toml++ does not say, but its
+  // positions do: a table a header defines begins at that header's '[';
+  // one made by dotted keys (a.b = 1) begins at its key; one a header only
+  // implies ([a.b] implies [a]) begins where a table below it does.
+  bool is_header(const ::toml::table &table) const {
+    const ::toml::source_position begin = table.source().begin;
+    if (text_.at(begin) != '[')
+      return false;
+    for (const auto &[key, node] : table) {
+      const ::toml::table *sub = node.as_table();
+      if (sub != nullptr && sub->source().begin == begin)
+        return false;
+    }
+    return true;
+  }
+
+  const Text &text_;
+  Document *doc_;
+  std::string error_;
+  int error_line_ = 0;
+};
+
+std::string at_line(std::string_view source, int line) {
+  return std::string(source) + ":" + std::to_string(line) + ": error: ";
+}
 
 } // namespace
 
@@ -325,11 +239,27 @@ Status parse(std::string_view text, std::string_view source, Document *out) {
   if (out == nullptr)
     return Status::error(AVA_E_PROTO, "toml::parse: no output");
   try {
+    // toml++ calls a NUL a control character in a comment or string; say
+    // what it is, wherever it sits.
+    if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
+      const auto line =
+          1 + std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(nul), '\n');
+      return Status::error(AVA_E_PROTO,
+                           at_line(source, static_cast<int>(line)) + "NUL byte in file");
+    }
+    const Text lines(text);
+    ::toml::parse_result result = ::toml::parse(text, source);
+    if (!result) {
+      const ::toml::parse_error &error = result.error();
+      return Status::error(AVA_E_PROTO,
+                           at_line(source, static_cast<int>(error.source().begin.line)) +
+                               describe(error, lines));
+    }
     Document doc;
-    Parser parser(source, &doc);
-    Status st = parser.run(text);
-    if (!st.is_ok())
-      return st;
+    Flattener flat(lines, &doc);
+    flat.table(result.table(), "");
+    if (!flat.error().empty())
+      return Status::error(AVA_E_PROTO, at_line(source, flat.error_line()) + flat.error());
     *out = std::move(doc);
     return Status::ok();
   } catch (const std::bad_alloc &) {
