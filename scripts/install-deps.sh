@@ -11,8 +11,9 @@ packages=(
   libtomlplusplus-dev
   # OpenCL: headers, the ICD loader, PoCL (the real device on the CPU), clinfo
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo
-  # CUDA fat binaries: CUDA 13 compresses entries with zstd
-  libzstd-dev
+  # CUDA fat binaries: CUDA 13 compresses entries with zstd, or with LZ4
+  # (--compress-mode=speed)
+  libzstd-dev liblz4-dev
   # The VM path: QEMU, the guest kernel's headers (ava.ko), the guest image
   # (busybox-static, cpio, kmod's modinfo, xz for the kernel), avactl (libnl)
   qemu-system-x86 qemu-utils linux-headers-amd64 busybox-static cpio kmod xz-utils
