@@ -439,6 +439,22 @@ Test(config, toml_tables) {
   cr_expect(st.message.starts_with("t:3: error: "), "%s", st.message.c_str());
 }
 
+// Inputs on which toml++ 3.3.0 asserts or reaches __builtin_unreachable
+// (found by tests/fuzz/fuzz_toml.cpp; shim/toml.cpp defuses both): clean
+// errors at their line.
+Test(config, toml_inputs_toml_plus_plus_trips_over) {
+  ava::toml::Document doc;
+  Status st = ava::toml::parse("\nz = 1979-05-27T-07:32:00Z\n", "t", &doc);
+  cr_expect_eq(st.code, AVA_E_PROTO);
+  cr_expect(st.message.starts_with("t:2: error: "), "%s", st.message.c_str());
+  st = ava::toml::parse("z = 1979-05-27T07:32:0\xc6\xa5\n", "t", &doc);
+  cr_expect_eq(st.code, AVA_E_PROTO);
+  cr_expect(st.message.starts_with("t:1: error: "), "%s", st.message.c_str());
+  // Non-ASCII text in strings and comments is fine.
+  st = ava::toml::parse("# \xc2\xa7 Gr\xc3\xbc\xc3\x9f\ns = \"\"\"\\\n\xc2\xa7\"\"\"\n", "t", &doc);
+  cr_expect_eq(st.code, AVA_OK, "%s", st.message.c_str());
+}
+
 Test(config, toml_table_and_value_clash) {
   ava::toml::Document doc;
   // "a.b" is a value, so [a.b] cannot be a table and a.b.c cannot be a key.
