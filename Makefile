@@ -5,7 +5,7 @@ ASAN_BUILD ?= build-asan
 BUILD_TYPE ?= RelWithDebInfo
 CTEST_ARGS ?= --output-on-failure --timeout 300
 
-.PHONY: all deps build build-asan test test-asan demo vm-demo bench goldens format format-check clean
+.PHONY: all deps build build-asan test test-asan demo vm-demo bench goldens format format-check lint clean
 
 all: build
 
@@ -52,6 +52,11 @@ format:
 
 format-check:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format-14 --dry-run --Werror
+
+# clang-tidy (.clang-tidy) over the hand-written C++ and the generated guest
+# and worker code; not part of `make test` (minutes per core). LINT_JOBS=N.
+lint: deps $(BUILD)/build.ninja
+	scripts/lint.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libclang-14-dev libclang-common-14-dev clang-format-14
+  libclang-14-dev libclang-common-14-dev clang-format-14 clang-tidy-14
   libcriterion-dev liburing-dev
   # Configuration files: toml++ (header-only, compiled into the guest library)
   libtomlplusplus-dev
