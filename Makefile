@@ -5,7 +5,7 @@ ASAN_BUILD ?= build-asan
 BUILD_TYPE ?= RelWithDebInfo
 CTEST_ARGS ?= --output-on-failure --timeout 300
 
-.PHONY: all deps build build-asan test test-asan demo vm-demo bench goldens format format-check lint clean
+.PHONY: all deps build build-asan test test-asan demo vm-demo bench goldens format format-check lint hooks clean
 
 all: build
 
@@ -57,6 +57,10 @@ format-check:
 # and worker code; not part of `make test` (minutes per core). LINT_JOBS=N.
 lint: deps $(BUILD)/build.ninja
 	scripts/lint.sh $(BUILD)
+
+# Installs scripts/pre-commit (format + clang-tidy on the staged files).
+hooks:
+	scripts/install-hooks.sh
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
