@@ -6,7 +6,7 @@ FUZZ_BUILD ?= build-fuzz
 BUILD_TYPE ?= RelWithDebInfo
 CTEST_ARGS ?= --output-on-failure --timeout 300
 
-.PHONY: all deps build build-asan build-fuzz test test-asan fuzz demo vm-demo bench goldens format format-check clean
+.PHONY: all deps build build-asan build-fuzz test test-asan fuzz demo vm-demo bench goldens format format-check lint hooks clean
 
 all: build
 
@@ -70,6 +70,15 @@ format:
 
 format-check:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format-14 --dry-run --Werror
+
+# clang-tidy (.clang-tidy) over the hand-written C++ and the generated guest
+# and worker code; not part of `make test` (minutes per core). LINT_JOBS=N.
+lint: deps $(BUILD)/build.ninja
+	scripts/lint.sh $(BUILD)
+
+# Installs scripts/pre-commit (format + clang-tidy on the staged files).
+hooks:
+	scripts/install-hooks.sh
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

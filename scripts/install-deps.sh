@@ -5,14 +5,17 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libclang-14-dev libclang-common-14-dev clang-format-14
+  libclang-14-dev libclang-common-14-dev clang-format-14 clang-tidy-14
   # The libFuzzer harnesses (build-fuzz, tests/fuzz): clang and its fuzzer runtime
   clang-14 libclang-rt-14-dev
   libcriterion-dev liburing-dev
+  # Configuration files: toml++ (header-only, compiled into the guest library)
+  libtomlplusplus-dev
   # OpenCL: headers, the ICD loader, PoCL (the real device on the CPU), clinfo
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo
-  # CUDA fat binaries: CUDA 13 compresses entries with zstd
-  libzstd-dev
+  # CUDA fat binaries: CUDA 13 compresses entries with zstd, or with LZ4
+  # (--compress-mode=speed)
+  libzstd-dev liblz4-dev
   # The VM path: QEMU, the guest kernel's headers (ava.ko), the guest image
   # (busybox-static, cpio, kmod's modinfo, xz for the kernel), avactl (libnl)
   qemu-system-x86 qemu-utils linux-headers-amd64 busybox-static cpio kmod xz-utils

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The subset of TOML that ava's configuration files use: comments, [table]
-// and [a.b] headers, key = value with basic ("...") and literal ('...')
-// strings, decimal integers and booleans. Anything else is an error rather
-// than a silent misreading.
+// ava's configuration files in TOML, parsed by toml++ and flattened: keys
+// hold strings, integers or booleans, tables group them. Anything the flat
+// view cannot hold (floats, dates, arrays, inline tables, keys that are not
+// bare words) is an error at its line rather than a silent misreading.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +26,9 @@ struct Entry {
 struct Document {
   // Flat: "table.sub.key" -> value; top-level keys have no prefix.
   std::map<std::string, Entry, std::less<>> values;
-  // Every [header] seen, with its line, so that empty tables can be checked too.
+  // Every [header] seen, with its line, so that empty tables can be checked
+  // too. Tables a header only implies ([a] for [a.b]) or that dotted keys
+  // make (a.b = 1) are not listed.
   std::map<std::string, int, std::less<>> tables;
 };
 

@@ -123,7 +123,7 @@ struct NetlinkHub::Core {
                              std::string("open " AVA_KNL_DEVICE ": ") + errno_text(errno));
     }
     void *at = mmap(nullptr, 2 * half, PROT_READ | PROT_WRITE, MAP_SHARED, dev.get(),
-                    static_cast<off_t>(c.id * 2 * half));
+                    static_cast<off_t>(uint64_t{c.id} * 2 * half));
     if (at == MAP_FAILED)
       return Status::error(AVA_E_CLOSED, "mmap of connection " + std::to_string(c.id) +
                                              "'s shared area: " + errno_text(errno));

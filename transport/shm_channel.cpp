@@ -643,7 +643,7 @@ Status ShmChannel::send(const struct iovec *iov, int iovcnt) {
   Cursor cursor{iov, iovcnt};
   const uint64_t piece_max = tx_.max_payload();
   for (uint64_t done = 0; done < total;) {
-    ava_msg_hdr hdr;
+    ava_msg_hdr hdr{}; // check_gather_messages saw a whole header here
     Cursor peek = cursor;
     peek.copy(reinterpret_cast<uint8_t *>(&hdr), kHdrBytes);
     const uint64_t len = hdr.total_len;

@@ -31,7 +31,7 @@ constexpr size_t kHdrBytes = sizeof(ava_msg_hdr);
 
 // sendmsg() refuses more than IOV_MAX entries, so long gather lists go out in windows.
 #ifdef IOV_MAX
-constexpr int kMaxIov = IOV_MAX < 1024 ? IOV_MAX : 1024;
+constexpr int kMaxIov = std::min(IOV_MAX, 1024);
 #else
 constexpr int kMaxIov = 1024;
 #endif

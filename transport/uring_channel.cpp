@@ -24,7 +24,7 @@ constexpr unsigned kRingEntries = 4;
 
 // sendmsg refuses more than IOV_MAX entries, so long gather lists go out in windows.
 #ifdef IOV_MAX
-constexpr int kMaxIov = IOV_MAX < 1024 ? IOV_MAX : 1024;
+constexpr int kMaxIov = std::min(IOV_MAX, 1024);
 #else
 constexpr int kMaxIov = 1024;
 #endif

@@ -1,6 +1,7 @@
 // Malformed fat binaries, cubins and PTX: every case must give an error code,
 // never a crash or a read outside the given bytes (run under ASan/UBSan too).
 #include <criterion/criterion.h>
+#include <lz4.h>
 
 #include <algorithm>
 #include <cstring>
@@ -221,6 +222,7 @@ Test(fatbin_bad_input, compressed_lies) {
   }
 }
 
+// liblz4 decodes the blocks; these check the codes ava maps its answers to.
 Test(fatbin_bad_input, lz4_crafted_blocks) {
   struct Case {
     const char *what;
@@ -236,8 +238,21 @@ Test(fatbin_bad_input, lz4_crafted_blocks) {
       {"offset zero", {0x10, 'a', 0, 0}, 16, AVA_FATBIN_E_CORRUPT},
       {"offset before start", {0x10, 'a', 2, 0, 0x00}, 16, AVA_FATBIN_E_CORRUPT},
       {"offset cut", {0x10, 'a', 1}, 16, AVA_FATBIN_E_CORRUPT},
-      {"match overflow", {0x1f, 'a', 1, 0, 200, 0x00}, 16, AVA_FATBIN_E_OVERFLOW},
-      {"match run", {0x14, 'a', 1, 0, 0x00}, 16, AVA_FATBIN_OK},
+      // 'a', 20 more by a match at offset 1, then 11 literal 'b's: the
+      // format's end rules (5 literals last, no match in the last 12 bytes)
+      // hold.
+      {"match run",
+       {0x1f, 'a', 1, 0, 1, 0xb0, 'b', 'b', 'b', 'b', 'b', 'b', 'b', 'b', 'b', 'b', 'b'},
+       32,
+       AVA_FATBIN_OK},
+      {"match run overflows",
+       {0x1f, 'a', 1, 0, 1, 0xb0, 'b', 'b', 'b', 'b', 'b', 'b', 'b', 'b', 'b', 'b', 'b'},
+       31,
+       AVA_FATBIN_E_OVERFLOW},
+      // Blocks that end in a match break the end rules: corrupt, whether or
+      // not the match would also overflow.
+      {"ends in a match", {0x14, 'a', 1, 0, 0x00}, 16, AVA_FATBIN_E_CORRUPT},
+      {"ends in an overflowing match", {0x1f, 'a', 1, 0, 200, 0x00}, 16, AVA_FATBIN_E_CORRUPT},
       {"length bytes cut", {0xf0, 255, 255}, 1024, AVA_FATBIN_E_CORRUPT},
   };
   for (const auto &c : cases) {
@@ -247,6 +262,32 @@ Test(fatbin_bad_input, lz4_crafted_blocks) {
                                       dst.data(), dst.size(), &len);
     cr_expect_eq(rc, c.want, "%s: got %d", c.what, rc);
   }
+}
+
+// A block from liblz4's own compressor, whole, cut and with room that lies.
+Test(fatbin_bad_input, lz4_compressed_block) {
+  std::string text;
+  for (int i = 0; text.size() < 8192; i++)
+    text += "__global__ void k" + std::to_string(i % 97) + "(int *p) { p[0] = 1; }\n";
+  std::vector<char> block(LZ4_compressBound(static_cast<int>(text.size())));
+  const int n = LZ4_compress_default(text.data(), block.data(), static_cast<int>(text.size()),
+                                     static_cast<int>(block.size()));
+  cr_assert_gt(n, 0);
+  Bytes out(text.size() + 64);
+  size_t len = 0;
+  cr_expect_eq(ava_lz4_block_decompress(block.data(), n, out.data(), text.size(), &len),
+               AVA_FATBIN_OK);
+  cr_expect_eq(len, text.size());
+  cr_expect(std::memcmp(out.data(), text.data(), text.size()) == 0);
+  cr_expect_eq(ava_lz4_block_decompress(block.data(), n, out.data(), text.size() / 2, &len),
+               AVA_FATBIN_E_OVERFLOW);
+  cr_expect_eq(ava_lz4_block_decompress(block.data(), n / 2, out.data(), text.size(), &len),
+               AVA_FATBIN_E_CORRUPT);
+  // More room than the block fills is no error here: the caller compares
+  // the length with the size the header claims.
+  cr_expect_eq(ava_lz4_block_decompress(block.data(), n, out.data(), out.size(), &len),
+               AVA_FATBIN_OK);
+  cr_expect_eq(len, text.size());
 }
 
 Test(fatbin_bad_input, cubin_headers_lie) {

@@ -46,11 +46,11 @@ Status parse_host_config(std::string_view text, std::string_view source, HostCon
     if (table != "guest")
       return error_at(source, line, "unknown table [" + table + "] (known: [guest])");
   std::optional<gid_t> primary_gid;
-  // Named references, not a structured binding: the lambda below captures
-  // them, which clang before 16 refuses for bindings.
+  // Named references, not structured bindings: the lambda below captures
+  // them, which clang (and so clang-tidy) before 16 refuses.
   for (const auto &item : doc.values) {
-    const auto &key = item.first;
-    const auto &entry = item.second;
+    const std::string &key = item.first;
+    const toml::Entry &entry = item.second;
     const int line = entry.line;
     const auto *text_value = std::get_if<std::string>(&entry.value);
     const auto *int_value = std::get_if<int64_t>(&entry.value);

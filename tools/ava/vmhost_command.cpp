@@ -97,6 +97,8 @@ Status parse_vmhost_args(std::span<const std::string> args, VmhostOptions *o) {
     };
     std::string v;
     uint64_t num = 0;
+    // Options that only store their value share an empty branch.
+    // NOLINTNEXTLINE(bugprone-branch-clone)
     if (a == "--socket" && value(&o->socket_path)) {
     } else if (a == "--shm-path" && value(&o->shm_path)) {
     } else if (a == "--plugin-dir" && value(&o->worker.plugin_dir)) {

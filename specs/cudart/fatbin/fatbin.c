@@ -5,6 +5,9 @@
 
 #include "fatbin_bytes.h"
 
+#include <limits.h>
+#include <lz4.h>
+
 #ifdef AVA_HAVE_ZSTD
 #include <zstd.h>
 #include <zstd_errors.h>
@@ -199,6 +202,30 @@ static int zstd_decompress(const void *src, size_t src_len, void *dst, size_t ds
   (void)src, (void)src_len, (void)dst, (void)dst_cap, (void)out_len;
   return AVA_FATBIN_E_UNKNOWN_COMPRESSION;
 #endif
+}
+
+int ava_lz4_block_decompress(const void *src, size_t src_len, void *dst, size_t dst_cap,
+                             size_t *out_len) {
+  if (out_len == NULL || (src == NULL && src_len != 0) || (dst == NULL && dst_cap != 0))
+    return AVA_FATBIN_E_INVALID;
+  /* liblz4 counts in int; no fat binary entry comes near its limit. */
+  if (src_len == 0 || src_len > LZ4_MAX_INPUT_SIZE)
+    return AVA_FATBIN_E_CORRUPT;
+  const int cap = dst_cap > INT_MAX ? INT_MAX : (int)dst_cap;
+  /* LZ4_decompress_safe bounds every read and write, whatever the input. */
+  const int n = LZ4_decompress_safe(src, dst, (int)src_len, cap);
+  if (n >= 0) {
+    *out_len = (size_t)n;
+    return AVA_FATBIN_OK;
+  }
+  /*
+   * liblz4 does not say why it failed. A stream that still decodes once it
+   * has filled all of dst holds more than dst can take: the size claimed
+   * for it is a lie (overflow), not a broken stream.
+   */
+  if (cap > 0 && LZ4_decompress_safe_partial(src, dst, (int)src_len, cap, cap) == cap)
+    return AVA_FATBIN_E_OVERFLOW;
+  return AVA_FATBIN_E_CORRUPT;
 }
 
 int ava_fatbin_decompress(const struct ava_fatbin_entry *entry, void *dst, size_t dst_cap,

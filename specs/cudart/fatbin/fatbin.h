@@ -160,7 +160,13 @@ int ava_fatbin_entries(const void *data, size_t len, struct ava_fatbin_entry *ou
 int ava_fatbin_decompress(const struct ava_fatbin_entry *entry, void *dst, size_t dst_cap,
                           size_t *out_len);
 
-/* Raw LZ4 block format (no frame), as fatbinary --compress-mode=speed writes. */
+/*
+ * Raw LZ4 block format (no frame), as fatbinary --compress-mode=speed writes,
+ * decoded by liblz4: E_OVERFLOW when the block holds more than dst_cap,
+ * E_CORRUPT when it is malformed (liblz4 holds blocks to the format's
+ * end-of-block rules: the last 5 bytes are literals, no match starts in the
+ * last 12).
+ */
 int ava_lz4_block_decompress(const void *src, size_t src_len, void *dst, size_t dst_cap,
                              size_t *out_len);
 

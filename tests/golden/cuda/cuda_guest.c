@@ -314,7 +314,7 @@ static size_t ava_cu_image_size(const void *image)
 		const void *fatbin = NULL;
 		size_t len = 0;
 
-		return ava_fatbin_wrapper(image, SIZE_MAX, &fatbin, &len) == 0 ? 0 : 0;
+		return ava_fatbin_wrapper(image, SIZE_MAX, &fatbin, &len) == 0 ? 0 : 0; // NOLINT(bugprone-branch-clone): 0 either way, as found
 	}
 	if (p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F' && p[4] == 2) {
 		/* ELF64: the end of the section header table or of the last section. */
@@ -1393,7 +1393,7 @@ AVA_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 #define ava_execute() ava_cuda_remote_cuDevicePrimaryCtxRetain(pctx, dev)
 #line 49 "specs/cuda/cuda_api.spec.inc"
 	CUresult ret = ava_execute();
-	if (ava_is_worker && ret == CUDA_SUCCESS)
+	if (ava_is_worker && ret == CUDA_SUCCESS && pctx != NULL)
 		ava_cu_note_primary(dev, *pctx);
 	return ret;
 #line 1400 "cuda_guest.c"

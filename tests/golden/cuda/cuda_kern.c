@@ -1114,7 +1114,7 @@ CUresult ava_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 #define ava_execute() ava_kern_remote_cuDevicePrimaryCtxRetain(pctx, dev)
 #line 49 "specs/cuda/cuda_api.spec.inc"
 	CUresult ret = ava_execute();
-	if (ava_is_worker && ret == CUDA_SUCCESS)
+	if (ava_is_worker && ret == CUDA_SUCCESS && pctx != NULL)
 		ava_cu_note_primary(dev, *pctx);
 	return ret;
 #line 1121 "cuda_kern.c"

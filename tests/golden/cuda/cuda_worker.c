@@ -1110,7 +1110,7 @@ static CUresult ava_cuda_impl_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice
 #define ava_execute() cuDevicePrimaryCtxRetain(pctx, dev)
 #line 49 "specs/cuda/cuda_api.spec.inc"
 	CUresult ret = ava_execute();
-	if (ava_is_worker && ret == CUDA_SUCCESS)
+	if (ava_is_worker && ret == CUDA_SUCCESS && pctx != NULL)
 		ava_cu_note_primary(dev, *pctx);
 	return ret;
 #line 1117 "cuda_worker.c"

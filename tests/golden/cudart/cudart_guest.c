@@ -623,7 +623,7 @@ void __cudaRegisterUnifiedTable(void **fatCubinHandle)
 
 char __cudaInitModule(void **fatCubinHandle)
 {
-	return fatCubinHandle != NULL;
+	return (char)(fatCubinHandle != NULL);
 }
 
 /* <<<grid, block, shared, stream>>>: kept per guest thread, as the runtime does. */
