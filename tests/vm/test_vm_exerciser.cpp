@@ -6,9 +6,9 @@
 // spec's table registered by ava_demo.ko), send random netlink requests to
 // both families and try to unload ava.ko while files are open; a second
 // run, without ava_demo.ko, races unloads and reloads of ava.ko against all
-// of that, and a third unbinds and binds the PCI device under it. The kernel must log no bug (a WARNING panics the guest), and
-// ava.ko must unload cleanly at the end. AVA_EXERCISER_SEED repeats a run;
-// AVA_EXERCISER_SECONDS=N makes the first run last N s (a longer hunt).
+// of that, and a third unbinds and binds the PCI device under it. The kernel must log no bug (a
+// WARNING panics the guest), and ava.ko must unload cleanly at the end. AVA_EXERCISER_SEED repeats
+// a run; AVA_EXERCISER_SECONDS=N makes the first run last N s (a longer hunt).
 #include <criterion/criterion.h>
 
 #include <chrono>
@@ -95,17 +95,16 @@ Test(vm_exerciser, random_operations_leave_no_kernel_bug, .timeout = 900) {
   VmHost host(dir, kSlots, {"demo"}, {});
   cr_assert(host.ready(), "ava vmhost did not start:\n%s", host.output().c_str());
   const std::string s = seed();
-  VmSession vm("exerciser", exerciser_job(s),
-               [&] {
-                 std::vector<std::string> a = host.vm_args();
-                 a.insert(a.end(), {"--cmdline", "slub_debug=FZPU panic_on_warn=1"});
-                 return a;
-               }());
+  VmSession vm("exerciser", exerciser_job(s), [&] {
+    std::vector<std::string> a = host.vm_args();
+    a.insert(a.end(), {"--cmdline", "slub_debug=FZPU panic_on_warn=1"});
+    return a;
+  }());
   const int rc = vm.wait();
   const VmResults r = vm.results();
-  for (const char *name : {"load.demo", "police", "exercise", "unload.demo", "exercise.reload",
-                           "policy.reset", "load.demo.again", "exercise.unbind",
-                           "unload.demo.again", "rmmod"})
+  for (const char *name :
+       {"load.demo", "police", "exercise", "unload.demo", "exercise.reload", "policy.reset",
+        "load.demo.again", "exercise.unbind", "unload.demo.again", "rmmod"})
     expect_ok(r, name);
   for (const char *name : {"exercise", "exercise.reload", "exercise.unbind"})
     if (const VmCheck *c = check_result(r, name))
