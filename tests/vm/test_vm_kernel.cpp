@@ -266,8 +266,7 @@ Test(vm_kernel, unbind_fails_waiters_and_rebinds, .timeout = 1200) {
   }
   const std::string klog = vm.kernel_log();
   cr_expect_eq(count(klog, "ava_demo_test: fault: sleep_ms = -5,"), 1u,
-               "the kernel call did not fail with DEMO_ERR_TRANSPORT on unbind:\n%s",
-               klog.c_str());
+               "the kernel call did not fail with DEMO_ERR_TRANSPORT on unbind:\n%s", klog.c_str());
   cr_expect(klog.find("ava_demo_test: PASS ") != std::string::npos &&
                 klog.find("ava_demo_test: FAIL") == std::string::npos,
             "after binding again the test module did not pass (logs in %s)", vm.dir().c_str());

@@ -367,8 +367,7 @@ Test(vm_kmod, claim_zeroes_the_slot, .timeout = 1200) {
     const bool idle = eventually(kFreedWithinMs, [&] {
       for (unsigned i = 0; i < shm.nslots(); ++i) {
         const ava_slot_entry e = shm.slot(i);
-        if (e.host_state != AVA_SLOT_IDLE || e.guest_state == AVA_SLOT_CLAIMED ||
-            e.worker_pid != 0)
+        if (e.host_state != AVA_SLOT_IDLE || e.guest_state == AVA_SLOT_CLAIMED || e.worker_pid != 0)
           return false;
       }
       return true;
@@ -388,8 +387,8 @@ Test(vm_kmod, claim_zeroes_the_slot, .timeout = 1200) {
     for (size_t at = c->out.find(": zero\n"); at != std::string::npos;
          at = c->out.find(": zero\n", at + 1))
       ++zero;
-    cr_expect_eq(zero, static_cast<size_t>(kSlots), "[zeroes] %zu of %d slots read zero:\n%s",
-                 zero, kSlots, c->out.c_str());
+    cr_expect_eq(zero, static_cast<size_t>(kSlots), "[zeroes] %zu of %d slots read zero:\n%s", zero,
+                 kSlots, c->out.c_str());
   }
   vmtest::expect_clean_run(vm, rc);
 }

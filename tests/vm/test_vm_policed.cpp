@@ -62,8 +62,7 @@ std::string policed_job() {
   job += "ava_check load.opencl 120 insmod " + dir + "ava_opencl.ko\n";
   job += "ava_check police 30 avactl policy 0\n";
   job += "export LD_LIBRARY_PATH=" + sh_quote(AVA_GUEST_LIB_DIR) + " AVA_WORKER=kmod:/dev/ava\n";
-  job += "ava_start held 240 " + sh_quote(DEMO_PROBE) +
-         " sleep " + kHeldSleepMs +
+  job += "ava_start held 240 " + sh_quote(DEMO_PROBE) + " sleep " + kHeldSleepMs +
          "\n"
          "ava_wait_for 600 grep -q ready held.out\n";
   job += vmtest::check_line("policed", kCheckLimitS, {KMOD_RAW});

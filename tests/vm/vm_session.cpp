@@ -88,9 +88,9 @@ VmResults parse_vm_results(const std::string &text) {
 
 std::vector<std::string> kernel_problems(const std::string &log) {
   // "] BUG " is slub_debug's report of a corrupt object ("[ t] BUG kmalloc-64 ...").
-  static const char *const kPatterns[] = {"BUG:",    "] BUG ",           "WARNING:",
-                                          "Oops",    "lockdep",          "Call Trace",
-                                          "KASAN",   "general protection", "Kernel panic"};
+  static const char *const kPatterns[] = {
+      "BUG:",       "] BUG ", "WARNING:",           "Oops",        "lockdep",
+      "Call Trace", "KASAN",  "general protection", "Kernel panic"};
   std::vector<std::string> found;
   std::istringstream in(log);
   std::string line;
