@@ -341,6 +341,9 @@ void Vmhost::start_worker(uint32_t i, uint32_t gen) {
       return;
     }
   }
+  // Before the fork: the new worker counts this claim's first messages at
+  // once, and a reset after it could wipe them out.
+  e->commands = e->bytes_in = e->bytes_out = e->errors = 0;
   const pid_t pid = ::fork();
   if (pid == 0)
     worker_child(i, gen, host_efds_[AVA_DEV_SLOT_VECTOR(i)].get(),
@@ -354,7 +357,6 @@ void Vmhost::start_worker(uint32_t i, uint32_t gen) {
     return;
   }
   slots_[i].worker = pid;
-  e->commands = e->bytes_in = e->bytes_out = e->errors = 0;
   __atomic_store_n(&e->worker_pid, static_cast<uint32_t>(pid), __ATOMIC_RELAXED);
   __atomic_store_n(&e->host_gen, gen, __ATOMIC_RELAXED);
   // Pairs with ava.ko's acquire load of host_state (netlink reports,
