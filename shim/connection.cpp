@@ -336,6 +336,11 @@ Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, 
       break;
     }
   }
+  // The loop can end holding the baton: taken (enlist found it free) just
+  // after the last holder had routed our reply. Kept, nobody would read again.
+  // We are not enlisted here, so holds() is ours to read.
+  if (member.holds())
+    baton_.pass(member);
   {
     // Taking the waiter's mutex also waits for the reader to let go of it.
     std::lock_guard lock(w->mu_);
