@@ -9,6 +9,8 @@ packages=(
   # The libFuzzer harnesses (build-fuzz, tests/fuzz): clang and its fuzzer runtime
   clang-14 libclang-rt-14-dev
   libcriterion-dev liburing-dev
+  # The task runtime's trace test parses JSON
+  nlohmann-json3-dev
   # Configuration files: toml++ (header-only, compiled into the guest library)
   libtomlplusplus-dev
   # OpenCL: headers, the ICD loader, PoCL (the real device on the CPU), clinfo

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+// Devices: what tasks are placed on. Every backend (the host's CPUs, an
+// OpenCL device, a CUDA device, local or reached through ava's guest
+// libraries) answers the same questions: its architecture, its memory and
+// compute capacity, and how to hold and move bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace parla {
+
+namespace detail {
+class Core;
+}
+
+// A device's architecture comes from its type, never from where it is:
+// PoCL's CPU device is an OpenCL `cl_cpu`, not one of the host `cpu`s whose
+// threads run the runtime's workers, and a GPU behind ava is a `gpu`.
+enum class Arch : uint8_t { cpu, gpu, cl_cpu, accelerator };
+std::string_view to_string(Arch arch);
+
+class Device {
+public:
+  virtual ~Device() = default;
+  Device(const Device &) = delete;
+  Device &operator=(const Device &) = delete;
+
+  virtual Arch arch() const = 0;
+  // Bytes the runtime may reserve on the device: what the device reports
+  // (under ava: the quota the host grants), or what the user configured.
+  virtual uint64_t memory_capacity() const = 0;
+  // Compute units tasks reserve with `vcus` (a GPU is 1; a host CPU device
+  // of k worker threads is k).
+  virtual double vcus() const = 0;
+  // Describes the device for messages and traces ("PoCL cpu-haswell ...").
+  virtual std::string description() const = 0;
+
+  // Device memory for arrays; nullptr when the device has no room.
+  virtual void *allocate(size_t bytes) = 0;
+  virtual void release(void *memory) = 0;
+
+  // "cpu(0)", "gpu(1)": the architecture and the index among its kind.
+  const std::string &name() const { return name_; }
+  // Position in the runtime's device list.
+  int id() const { return id_; }
+  int index_in_arch() const { return index_in_arch_; }
+
+protected:
+  Device() = default;
+
+private:
+  friend class detail::Core;
+  std::string name_;
+  int id_ = -1;
+  int index_in_arch_ = -1;
+};
+
+// The host's CPUs as one logical device whose `threads` workers run task
+// bodies; several of them partition the host (Parla's CPU cores mode).
+class HostCpuDevice : public Device {
+public:
+  HostCpuDevice(unsigned threads, uint64_t memory) : threads_(threads), memory_(memory) {}
+  Arch arch() const override { return Arch::cpu; }
+  uint64_t memory_capacity() const override { return memory_; }
+  double vcus() const override { return threads_; }
+  std::string description() const override;
+  void *allocate(size_t bytes) override;
+  void release(void *memory) override;
+  unsigned threads() const { return threads_; }
+
+private:
+  unsigned threads_;
+  uint64_t memory_;
+};
+
+// `count` host CPU devices sharing the host's memory evenly; threads
+// defaults to the host's CPUs divided among them (at least one each).
+std::vector<std::unique_ptr<Device>> host_devices(unsigned count, unsigned threads_each = 0,
+                                                  uint64_t memory_each = 0);
+
+} // namespace parla

@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: MIT
+// The whole public API of the task runtime (README: "Task runtime").
+#pragma once
+
+#include "parla/device.hpp"
+#include "parla/error.hpp"
+#include "parla/placement.hpp"
+#include "parla/runtime.hpp"
+#include "parla/task.hpp"
+#include "parla/task_space.hpp"
+#include "parla/variants.hpp"

@@ -1,0 +1,596 @@
+// SPDX-License-Identifier: MIT
+// The task graph: spawning, completion, cancellation (fail-fast and failed
+// dependencies), waits and graph errors. Placement, reservations and the
+// workers are in scheduler.cpp.
+#include "src/core.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace parla::detail {
+
+thread_local ThreadContext tl;
+
+namespace {
+
+std::string what_of(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception &x) {
+    return x.what();
+  } catch (...) {
+    return "an exception that is not a std::exception";
+  }
+}
+
+// The error that started a chain of cancellations.
+std::exception_ptr root_of(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const Cancelled &c) {
+    return c.cause() ? c.cause() : e;
+  } catch (...) {
+    return e;
+  }
+}
+
+bool env_flag(const char *name) {
+  const char *v = std::getenv(name);
+  return v != nullptr && *v != '\0' && std::string_view(v) != "0";
+}
+
+} // namespace
+
+Core::Core(Options options) : epoch_(std::chrono::steady_clock::now()) {
+  sequential_ = options.sequential || env_flag("PARLA_SEQUENTIAL");
+  trace_path_ = options.trace_path;
+  if (trace_path_.empty() && std::getenv("PARLA_TRACE") != nullptr)
+    trace_path_ = std::getenv("PARLA_TRACE");
+  spin_us_ = options.spin_us;
+  if (spin_us_ < 0) {
+    const char *v = std::getenv("PARLA_SPIN_US");
+    spin_us_ = v != nullptr ? std::atoi(v) : 20;
+  }
+  owned_devices_ = std::move(options.devices);
+  if (owned_devices_.empty())
+    owned_devices_ = host_devices(1);
+  unsigned host_threads = 0;
+  int per_arch[8] = {};
+  for (size_t i = 0; i < owned_devices_.size(); ++i) {
+    Device &d = *owned_devices_[i];
+    if (d.id_ >= 0)
+      throw Error("parla: a device belongs to one runtime only");
+    d.id_ = static_cast<int>(i);
+    d.index_in_arch_ = per_arch[static_cast<int>(d.arch())]++;
+    d.name_ = std::string(to_string(d.arch())) + "(" + std::to_string(d.index_in_arch_) + ")";
+    device_list_.push_back(&d);
+    DeviceState s;
+    s.device = &d;
+    s.memory_capacity = d.memory_capacity();
+    s.milli_vcus_capacity = static_cast<uint32_t>(d.vcus() * 1000 + 0.5);
+    device_states_.push_back(std::move(s));
+    if (d.arch() == Arch::cpu)
+      host_threads += static_cast<unsigned>(d.vcus());
+  }
+  unsigned threads = options.threads;
+  if (threads == 0)
+    threads = std::max(host_threads, std::max(1u, std::thread::hardware_concurrency()));
+  if (!trace_path_.empty()) {
+    trace_ = std::make_unique<Trace>();
+    trace_->process_name(Trace::kWorkers, "parla workers");
+    trace_->process_name(Trace::kDevices, "parla devices");
+    for (unsigned w = 0; w < (sequential_ ? 1 : threads); ++w)
+      trace_->thread_name(Trace::kWorkers, static_cast<int>(w),
+                          sequential_ ? "spawning thread" : "worker " + std::to_string(w));
+  }
+  if (!sequential_)
+    for (unsigned w = 0; w < threads; ++w)
+      workers_.emplace_back([this, w] { worker_main(static_cast<int>(w)); });
+}
+
+Core::~Core() {
+  {
+    Lock lock(mu_);
+    wait_until(lock, [this] { return unfinished_ == 0; });
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  for (auto &w : workers_)
+    w.join();
+  if (trace_) {
+    std::string why;
+    if (!trace_->write(trace_path_, &why))
+      std::fprintf(stderr, "parla: cannot write the trace: %s\n", why.c_str());
+  }
+  // Spaces may outlive the runtime: they forget its tasks and can be used
+  // by another one.
+  for (auto &s : spaces_) {
+    s->tasks.clear();
+    s->core = nullptr;
+    s->unfinished = 0;
+    s->spawned = 0;
+  }
+  if (error_ && !error_observed_) {
+    std::fprintf(stderr, "parla: a task failed and nothing waited for its error: %s\n",
+                 what_of(error_).c_str());
+    std::terminate();
+  }
+}
+
+double Core::now_us() const {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - epoch_)
+      .count();
+}
+
+SpaceState &Core::bind(const std::shared_ptr<SpaceState> &space) {
+  if (space->core == this)
+    return *space;
+  if (space->core != nullptr)
+    throw Error("parla: task space " + space->name + " is in use by another runtime");
+  space->core = this;
+  space->self = space;
+  spaces_.push_back(space);
+  return *space;
+}
+
+const std::shared_ptr<TaskState> &Core::lookup(const TaskRef &ref) {
+  SpaceState &space = bind(ref.space());
+  auto [it, added] = space.tasks.try_emplace(ref.index());
+  if (added) {
+    it->second = std::make_shared<TaskState>();
+    it->second->core = this;
+    it->second->space = &space;
+    it->second->index = ref.index();
+  }
+  return it->second;
+}
+
+TaskState *Core::find(const TaskRef &ref) {
+  SpaceState &space = bind(ref.space());
+  auto it = space.tasks.find(ref.index());
+  return it == space.tasks.end() ? nullptr : it->second.get();
+}
+
+void Core::link_live(TaskState *t) {
+  t->live_next = live_head_;
+  if (live_head_)
+    live_head_->live_prev = t;
+  live_head_ = t;
+}
+
+void Core::unlink_live(TaskState *t) {
+  if (t->live_prev)
+    t->live_prev->live_next = t->live_next;
+  else if (live_head_ == t)
+    live_head_ = t->live_next;
+  if (t->live_next)
+    t->live_next->live_prev = t->live_prev;
+  t->live_prev = t->live_next = nullptr;
+}
+
+std::shared_ptr<TaskState> Core::spawn(const TaskRef &id, SpawnOptions options,
+                                       std::unique_ptr<Body> body) {
+  Lock lock(mu_);
+  std::shared_ptr<TaskState> self = lookup(id);
+  TaskState *t = self.get();
+  if (t->phase != Phase::placeholder || t->never_spawned)
+    throw Error("parla: duplicate task id " + t->name() + " (spawned before)");
+  t->placement = std::move(options.placement);
+  t->default_resources = options.resources;
+  check_placeable(*t); // throws; the task stays a placeholder
+  // Dependencies are named (placeholders made) before anything is changed,
+  // so that an exception leaves the graph as it was.
+  std::vector<TaskState *> deps;
+  deps.reserve(options.after.size());
+  for (const TaskRef &r : options.after)
+    deps.push_back(lookup(r).get());
+
+  t->body = std::move(body);
+  t->seq = next_seq_++;
+  t->scope = tl.scope;
+  if (t->scope)
+    ++t->scope->pending;
+  ++t->space->unfinished;
+  t->space->spawned.fetch_add(1, std::memory_order_relaxed);
+  ++unfinished_;
+  ++stats_.spawned;
+  link_live(t);
+  t->phase = Phase::waiting_deps;
+
+  std::exception_ptr cancel_why;
+  for (TaskState *d : deps) {
+    if (d == t) {
+      cancel_why =
+          std::make_exception_ptr(GraphError("parla: " + t->name() + " depends on itself"));
+      break;
+    }
+    if (d->is_done()) {
+      if (d->error) {
+        cancel_why = std::make_exception_ptr(
+            Cancelled(t->name() + " was cancelled: its dependency " + d->name() + " failed",
+                      root_of(d->error)));
+        break;
+      }
+      continue;
+    }
+    d->dependents.push_back(t);
+    t->waiting_on.push_back(d);
+    ++t->pending_deps;
+  }
+  if (!cancel_why && error_)
+    cancel_why = std::make_exception_ptr(
+        Cancelled(t->name() + " was cancelled: an earlier task failed", error_));
+  if (cancel_why) {
+    complete(t, cancel_why, Outcome::cancelled);
+    if (!error_)
+      fail_fast(t, cancel_why);
+  } else if (t->pending_deps == 0) {
+    map(t);
+  }
+  if (sequential_ && !draining_)
+    drain_sequential(lock);
+  return self;
+}
+
+std::shared_ptr<TaskState> Core::state_of(const TaskRef &ref) {
+  Lock lock(mu_);
+  return lookup(ref);
+}
+
+void Core::complete(TaskState *task, std::exception_ptr error, Outcome outcome) {
+  completing_.push_back({task, std::move(error), outcome});
+  drain_completions();
+}
+
+void Core::drain_completions() {
+  if (in_complete_)
+    return;
+  in_complete_ = true;
+  while (!completing_.empty()) {
+    Pending p = std::move(completing_.back());
+    completing_.pop_back();
+    if (!p.task->is_done())
+      finish_one(p.task, std::move(p.error), p.outcome);
+  }
+  in_complete_ = false;
+  retry_waiting();
+  if (waiters_ > 0)
+    done_cv_.notify_all();
+}
+
+void Core::finish_one(TaskState *t, std::exception_ptr error, Outcome outcome) {
+  if (outcome != Outcome::never_spawned) {
+    if (t->phase == Phase::waiting_memory || t->phase == Phase::waiting_compute)
+      for (Device *d : t->devices) {
+        DeviceState &s = device_states_[static_cast<size_t>(d->id())];
+        (t->phase == Phase::waiting_memory ? s.memory_waiters : s.compute_waiters)--;
+      }
+    if (t->holds_compute)
+      release_compute(t);
+    for (Device *d : t->devices) {
+      DeviceState &s = device_states_[static_cast<size_t>(d->id())];
+      --s.mapped_tasks;
+      if (!t->holds_memory)
+        s.mapped_memory -= t->memory;
+    }
+    if (t->holds_memory)
+      release_memory(t);
+    --t->space->unfinished;
+    --unfinished_;
+    if (t->scope)
+      --t->scope->pending;
+    unlink_live(t);
+    switch (outcome) {
+    case Outcome::completed:
+      ++stats_.completed;
+      break;
+    case Outcome::failed:
+      ++stats_.failed;
+      break;
+    default:
+      ++stats_.cancelled;
+    }
+  }
+  t->error = std::move(error);
+  t->phase = Phase::done;
+  t->done.store(true, std::memory_order_release);
+  if (t->coro) {
+    t->coro.destroy();
+    t->coro = {};
+  }
+  t->body.reset();
+  release_dependents(t);
+  resume_awaiters(t);
+}
+
+void Core::release_dependents(TaskState *t) {
+  for (TaskState *d : t->dependents) {
+    if (d->is_done())
+      continue;
+    if (t->error) {
+      completing_.push_back(
+          {d,
+           std::make_exception_ptr(
+               Cancelled(d->name() + " was cancelled: its dependency " + t->name() + " failed",
+                         root_of(t->error))),
+           Outcome::cancelled});
+    } else if (--d->pending_deps == 0 && d->phase == Phase::waiting_deps) {
+      map(d);
+    }
+  }
+  t->dependents.clear();
+  t->dependents.shrink_to_fit();
+}
+
+void Core::resume_awaiters(TaskState *t) {
+  for (TaskState *a : t->awaiters)
+    if (!a->is_done() && --a->pending_awaits == 0) {
+      a->phase = Phase::waiting_compute;
+      try_reserve_compute(a);
+    }
+  t->awaiters.clear();
+}
+
+void Core::await_refs(TaskState &task, TaskRefs refs) {
+  task.requested_awaits = std::move(refs);
+}
+
+void Core::fail_fast(TaskState *failed, std::exception_ptr error) {
+  if (error_)
+    return;
+  error_ = root_of(error);
+  const std::string why =
+      " was cancelled: " + failed->name() + " failed first (" + what_of(error_) + ")";
+  for (TaskState *t = live_head_; t != nullptr; t = t->live_next)
+    if (!t->started)
+      completing_.push_back(
+          {t, std::make_exception_ptr(Cancelled(t->name() + why, error_)), Outcome::cancelled});
+  drain_completions();
+}
+
+bool Core::stuck() const {
+  return !sequential_ && running_ == blocked_in_wait_ && ready_.empty();
+}
+
+void Core::report_stuck() {
+  // Name one chain that cannot finish: from the oldest blocked task along
+  // unfinished dependencies to a task never spawned, or back to itself.
+  TaskState *start = nullptr;
+  for (TaskState *t = live_head_; t != nullptr; t = t->live_next)
+    if ((t->phase == Phase::waiting_deps || t->phase == Phase::suspended) &&
+        (start == nullptr || t->seq < start->seq))
+      start = t;
+  std::string message = "parla: the task graph cannot finish";
+  if (start != nullptr) {
+    std::vector<TaskState *> path{start};
+    TaskState *cur = start;
+    while (true) {
+      TaskState *next = nullptr;
+      for (TaskState *d : cur->waiting_on)
+        if (!d->is_done()) {
+          next = d;
+          break;
+        }
+      if (next == nullptr) {
+        for (const TaskRef &r : cur->requested_awaits)
+          if (TaskState *d = find(r); d != nullptr && !d->is_done()) {
+            next = d;
+            break;
+          }
+      }
+      if (next == nullptr)
+        break;
+      std::string chain;
+      for (TaskState *p : path)
+        chain += p->name() + " -> ";
+      if (next->phase == Phase::placeholder) {
+        message = "parla: " + chain + next->name() + ": " + next->name() + " was never spawned";
+        break;
+      }
+      bool cycle = false;
+      for (TaskState *p : path)
+        cycle = cycle || p == next;
+      if (cycle) {
+        message = "parla: dependency cycle: " + chain + next->name();
+        break;
+      }
+      path.push_back(next);
+      cur = next;
+    }
+  }
+  auto error = std::make_exception_ptr(GraphError(message));
+  if (!error_)
+    error_ = error;
+  for (auto &space : spaces_)
+    for (auto &[index, t] : space->tasks)
+      if (t->phase == Phase::placeholder) {
+        t->never_spawned = true;
+        completing_.push_back({t.get(), error, Outcome::never_spawned});
+      }
+  for (TaskState *t = live_head_; t != nullptr; t = t->live_next)
+    if (!t->started)
+      completing_.push_back({t,
+                             std::make_exception_ptr(Cancelled(
+                                 t->name() + " was cancelled: " + message.substr(7), error)),
+                             Outcome::cancelled});
+  drain_completions();
+}
+
+void Core::wait_until(Lock &lock, const std::function<bool()> &done) {
+  if (sequential_) {
+    while (!done()) {
+      if (!sequential_queue_.empty()) {
+        drain_sequential(lock);
+        continue;
+      }
+      report_stuck();
+    }
+    return;
+  }
+  const bool helping = tl.core == this && tl.worker >= 0;
+  // A body blocked in a wait computes nothing: like a coroutine's await, it
+  // lends its compute units (the task it waits for may need them) and
+  // takes them back before it goes on.
+  TaskState *self = helping ? tl.task : nullptr;
+  const bool lent = self != nullptr && self->holds_compute;
+  if (lent) {
+    release_compute(self);
+    retry_waiting();
+  }
+  if (helping)
+    ++blocked_in_wait_;
+  while (!done()) {
+    if (helping) {
+      if (TaskState *t = pop_ready()) {
+        run(lock, t, tl.worker);
+        continue;
+      }
+    }
+    if (stuck()) {
+      report_stuck();
+      continue;
+    }
+    ++waiters_;
+    helpers_ += helping;
+    done_cv_.wait(lock);
+    --waiters_;
+    helpers_ -= helping;
+  }
+  if (helping)
+    --blocked_in_wait_;
+  if (lent) {
+    wait_until(lock, [this, self] { return compute_fits(self); });
+    take_compute(self);
+  }
+}
+
+void Core::rethrow_error() {
+  if (error_) {
+    error_observed_ = true;
+    std::rethrow_exception(error_);
+  }
+}
+
+void Core::wait_all() {
+  Lock lock(mu_);
+  wait_until(lock, [this] { return unfinished_ == 0; });
+  rethrow_error();
+}
+
+void Core::wait_space(SpaceState &space) {
+  Lock lock(mu_);
+  if (space.core != this && space.core != nullptr)
+    throw Error("parla: task space " + space.name + " is in use by another runtime");
+  wait_until(lock, [&space] { return space.unfinished == 0; });
+  rethrow_error();
+}
+
+void Core::wait_refs(const TaskRefs &refs) {
+  Lock lock(mu_);
+  std::vector<TaskState *> tasks;
+  for (const TaskRef &r : refs)
+    tasks.push_back(lookup(r).get());
+  wait_until(lock, [&tasks] {
+    for (TaskState *t : tasks)
+      if (!t->is_done())
+        return false;
+    return true;
+  });
+  rethrow_error();
+}
+
+void Core::wait_task(TaskState &task) {
+  Lock lock(mu_);
+  wait_until(lock, [&task] { return task.is_done(); });
+  if (task.error)
+    error_observed_ = true;
+}
+
+void Core::finish(const std::function<void()> &block) {
+  Scope scope;
+  Scope *outer = tl.scope;
+  tl.scope = &scope;
+  std::exception_ptr block_error;
+  try {
+    block();
+  } catch (...) {
+    block_error = std::current_exception();
+  }
+  tl.scope = outer;
+  Lock lock(mu_);
+  // Tasks point at the scope until they are done: wait even after an error.
+  wait_until(lock, [&scope] { return scope.pending == 0; });
+  if (block_error) {
+    lock.unlock();
+    std::rethrow_exception(block_error);
+  }
+  rethrow_error();
+}
+
+bool Core::refs_done(const TaskRefs &refs) {
+  Lock lock(mu_);
+  for (const TaskRef &r : refs) {
+    TaskState *t = find(r);
+    if (t == nullptr || !t->is_done())
+      return false;
+  }
+  return true;
+}
+
+void Core::rethrow_if_failed(const TaskRefs &refs) {
+  Lock lock(mu_);
+  for (const TaskRef &r : refs)
+    if (TaskState *t = find(r); t != nullptr && t->error) {
+      error_observed_ = true;
+      std::rethrow_exception(t->error);
+    }
+}
+
+Stats Core::stats() const {
+  Lock lock(mu_);
+  return stats_;
+}
+
+void Core::write_trace(const std::string &path) const {
+  Lock lock(mu_);
+  if (!trace_)
+    throw Error("parla: tracing is off (set Options::trace_path or PARLA_TRACE)");
+  std::string why;
+  if (!trace_->write(path, &why))
+    throw Error("parla: cannot write the trace: " + why);
+}
+
+// The entry points task.hpp declares.
+void set_result(TaskState &task, std::any value) {
+  task.result = std::move(value);
+}
+void set_error(TaskState &task, std::exception_ptr error) {
+  task.error = std::move(error);
+}
+void set_coroutine(TaskState &task, std::coroutine_handle<> handle) {
+  task.coro = handle;
+}
+void await_refs(TaskState &task, TaskRefs refs) {
+  task.core->await_refs(task, std::move(refs));
+}
+bool refs_done(TaskState &task, const TaskRefs &refs) {
+  return task.core->refs_done(refs);
+}
+void rethrow_if_failed(TaskState &task, const TaskRefs &refs) {
+  task.core->rethrow_if_failed(refs);
+}
+void wait_done(TaskState &task) {
+  if (!task.done.load(std::memory_order_acquire))
+    task.core->wait_task(task);
+}
+bool is_done(const TaskState &task) {
+  return task.done.load(std::memory_order_acquire);
+}
+std::exception_ptr error_of(const TaskState &task) {
+  return task.error;
+}
+const std::any &result_of(const TaskState &task) {
+  return task.result;
+}
+
+} // namespace parla::detail

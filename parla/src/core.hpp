@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: MIT
+// The runtime's insides. One mutex (mu_) guards the task graph, the
+// spaces' maps, the devices' reservations and the ready queue: every phase
+// change happens under it, driven by a spawn or a completion, so there is
+// no scheduler thread at all. Workers take ready tasks, run their bodies
+// without the lock, and take it again to complete them.
+//
+// A task goes:  placeholder (named, not spawned) -> waiting_deps ->
+//   [mapped once its dependencies are done] waiting_memory ->
+//   waiting_compute -> ready -> running -> done
+// and a coroutine that awaits goes running -> suspended -> waiting_compute
+// (same devices) -> ready -> running ... -> done.
+#pragma once
+
+#include <any>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <coroutine>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "parla/runtime.hpp"
+#include "src/trace.hpp"
+
+namespace parla::detail {
+
+class Core;
+
+struct Scope;
+struct TaskState;
+
+// What the calling thread is doing for a runtime.
+struct ThreadContext {
+  Core *core = nullptr;      // the runtime whose worker this thread is
+  int worker = -1;           // its worker number there
+  TaskState *task = nullptr; // the task whose body runs now
+  Scope *scope = nullptr;    // the innermost finish() of this thread
+  bool will_pop = false;     // the worker takes a ready task next: no wake-up needed
+};
+extern thread_local ThreadContext tl;
+
+struct IndexHash {
+  size_t operator()(const Index &i) const { return i.hash(); }
+};
+
+struct SpaceState {
+  std::string name;
+  std::vector<int64_t> shape; // empty: unbounded
+  Core *core = nullptr;       // the runtime it is bound to (set by its first spawn)
+  std::unordered_map<Index, std::shared_ptr<TaskState>, IndexHash> tasks;
+  size_t unfinished = 0;
+  std::atomic<size_t> spawned{0};
+  std::weak_ptr<SpaceState> self; // for TaskRefs made from inside the runtime
+  std::string describe(const Index &index) const { return name + "[" + index.to_string() + "]"; }
+  // parla::Error when index does not fit the shape.
+  void check(const Index &index) const;
+};
+
+enum class Phase : uint8_t {
+  placeholder,
+  waiting_deps,
+  waiting_memory,
+  waiting_compute,
+  ready,
+  running,
+  suspended,
+  done,
+};
+
+// The finish() scope a task was spawned in.
+struct Scope {
+  size_t pending = 0;
+};
+
+struct TaskState {
+  Core *core = nullptr;
+  SpaceState *space = nullptr;
+  Index index;
+  uint64_t seq = 0; // spawn order
+  Phase phase = Phase::placeholder;
+  std::atomic<bool> done{false}; // phase == done, readable without the lock (acquire)
+  bool never_spawned = false;    // a placeholder a graph error completed
+  bool started = false;          // its body began: fail-fast lets it finish
+
+  // Graph: dependencies not done yet, tasks waiting for this one, and
+  // suspended coroutines awaiting it.
+  uint32_t pending_deps = 0;
+  std::vector<TaskState *> waiting_on; // for graph-error reports and trace flows
+  std::vector<TaskState *> dependents;
+  std::vector<TaskState *> awaiters;
+  uint32_t pending_awaits = 0;
+  TaskRefs requested_awaits; // set by a coroutine's await_suspend, read after it returns
+
+  Placement placement;
+  Resources default_resources;
+  // Chosen at map time.
+  std::vector<Device *> devices;
+  uint64_t memory = 0;     // per device
+  uint32_t milli_vcus = 0; // per device
+  bool holds_memory = false;
+  bool holds_compute = false;
+
+  std::unique_ptr<Body> body;
+  std::coroutine_handle<> coro;
+  std::any result;
+  std::exception_ptr error;
+  Scope *scope = nullptr;
+
+  // Unfinished tasks form a list, so that fail-fast can cancel them.
+  TaskState *live_prev = nullptr;
+  TaskState *live_next = nullptr;
+
+  // Trace: the worker and time the current segment started on, the lanes
+  // it holds on its devices, and where its last segment ended.
+  int worker = -1;
+  double start_us = 0;
+  double end_us = 0;
+  std::vector<int> lanes;
+
+  std::string name() const { return space->describe(index); }
+  bool is_done() const { return phase == Phase::done; }
+  TaskRef ref() const { return TaskRef(space->self.lock(), index); }
+};
+
+struct DeviceState {
+  Device *device = nullptr;
+  uint64_t memory_capacity = 0;
+  uint32_t milli_vcus_capacity = 0;
+  uint64_t memory_reserved = 0;
+  uint32_t milli_vcus_reserved = 0;
+  // Mapped and not done: what the placement policy weighs.
+  uint32_t mapped_tasks = 0;
+  uint64_t mapped_memory = 0; // of mapped tasks not yet holding it
+  // Tasks queued for this device's memory or compute: a newcomer queues
+  // behind them instead of overtaking.
+  uint32_t memory_waiters = 0;
+  uint32_t compute_waiters = 0;
+  std::vector<bool> lanes_busy; // trace tracks of concurrent tasks
+};
+
+class Core {
+public:
+  explicit Core(Options options);
+  ~Core();
+
+  std::shared_ptr<TaskState> spawn(const TaskRef &id, SpawnOptions options,
+                                   std::unique_ptr<Body> body);
+  std::shared_ptr<TaskState> state_of(const TaskRef &ref);
+  void wait_all();
+  void wait_space(SpaceState &space);
+  void wait_refs(const TaskRefs &refs);
+  void wait_task(TaskState &task);
+  void finish(const std::function<void()> &block);
+  bool refs_done(const TaskRefs &refs);
+  void rethrow_if_failed(const TaskRefs &refs);
+  void await_refs(TaskState &task, TaskRefs refs);
+
+  const std::vector<Device *> &devices() const { return device_list_; }
+  bool sequential() const { return sequential_; }
+  unsigned threads() const { return static_cast<unsigned>(workers_.size()); }
+  Stats stats() const;
+  void write_trace(const std::string &path) const;
+
+private:
+  using Lock = std::unique_lock<std::mutex>;
+
+  // core.cpp: graph, completion, waits, fail-fast.
+  // The task a reference names; a placeholder is made for one not spawned.
+  const std::shared_ptr<TaskState> &lookup(const TaskRef &ref); // under mu_
+  TaskState *find(const TaskRef &ref);                          // nullptr if never named
+  SpaceState &bind(const std::shared_ptr<SpaceState> &space);
+  enum class Outcome : uint8_t { completed, failed, cancelled, never_spawned };
+  // Completes task and, through a work list (no recursion along chains),
+  // every dependent its error cancels.
+  void complete(TaskState *task, std::exception_ptr error, Outcome outcome);
+  void finish_one(TaskState *task, std::exception_ptr error, Outcome outcome);
+  void drain_completions();
+  void fail_fast(TaskState *failed, std::exception_ptr error);
+  void release_dependents(TaskState *task);
+  void resume_awaiters(TaskState *task);
+  void wait_until(Lock &lock, const std::function<bool()> &done);
+  bool stuck() const;
+  void report_stuck();
+  void rethrow_error();
+  void link_live(TaskState *task);
+  void unlink_live(TaskState *task);
+
+  // scheduler.cpp: placement, reservations, the ready queue, workers.
+  void check_placeable(const TaskState &task) const;
+  void map(TaskState *task);
+  // try_: reserve, or queue behind the tasks waiting for the same devices.
+  void try_reserve_memory(TaskState *task);
+  void try_reserve_compute(TaskState *task);
+  void reserve_memory(TaskState *task);
+  void reserve_compute(TaskState *task);
+  bool compute_fits(const TaskState *task) const;
+  void take_compute(TaskState *task); // accounts only
+  void retry_waiting();
+  void release_compute(TaskState *task);
+  void release_memory(TaskState *task);
+  void push_ready(TaskState *task);
+  TaskState *pop_ready();
+  void worker_main(int worker);
+  void run(Lock &lock, TaskState *task, int worker);
+  void run_sequential(Lock &lock, TaskState *task);
+  void drain_sequential(Lock &lock);
+  void after_run(TaskState *task, std::exception_ptr error);
+
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_; // idle workers
+  std::condition_variable done_cv_; // waiters (and workers helping while they wait)
+  std::atomic<bool> stop_{false};
+
+  std::vector<std::unique_ptr<Device>> owned_devices_;
+  std::vector<Device *> device_list_;
+  std::vector<DeviceState> device_states_;
+  std::vector<std::shared_ptr<SpaceState>> spaces_;
+
+  std::deque<TaskState *> ready_;
+  std::atomic<size_t> ready_count_{0}; // what spinning workers watch
+  std::deque<TaskState *> memory_waiting_;
+  std::deque<TaskState *> compute_waiting_;
+  unsigned sleepers_ = 0;        // workers in work_cv_
+  unsigned waiters_ = 0;         // threads in done_cv_
+  unsigned helpers_ = 0;         // of those, workers that also take ready tasks
+  unsigned running_ = 0;         // bodies running now
+  unsigned blocked_in_wait_ = 0; // running bodies stuck in a wait
+  uint64_t unfinished_ = 0;
+  uint64_t next_seq_ = 0;
+  uint64_t rr_ = 0; // placement tie-break rotation
+  TaskState *live_head_ = nullptr;
+  Stats stats_;
+  struct Pending {
+    TaskState *task;
+    std::exception_ptr error;
+    Outcome outcome;
+  };
+  std::vector<Pending> completing_;
+  bool in_complete_ = false;
+
+  std::exception_ptr error_; // the first task error (fail-fast)
+  bool error_observed_ = false;
+
+  bool sequential_ = false;
+  bool draining_ = false;
+  std::priority_queue<std::pair<uint64_t, TaskState *>,
+                      std::vector<std::pair<uint64_t, TaskState *>>, std::greater<>>
+      sequential_queue_;
+
+  int spin_us_ = 0;
+  std::vector<std::thread> workers_;
+  std::string trace_path_;
+  std::unique_ptr<Trace> trace_;
+  uint64_t flows_ = 0;
+  std::chrono::steady_clock::time_point epoch_;
+  double now_us() const;
+};
+
+} // namespace parla::detail

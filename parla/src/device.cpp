@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+#include <unistd.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include "parla/device.hpp"
+
+namespace parla {
+
+std::string_view to_string(Arch arch) {
+  switch (arch) {
+  case Arch::cpu:
+    return "cpu";
+  case Arch::gpu:
+    return "gpu";
+  case Arch::cl_cpu:
+    return "cl_cpu";
+  case Arch::accelerator:
+    return "accelerator";
+  }
+  return "?";
+}
+
+std::string HostCpuDevice::description() const {
+  return "host CPUs (" + std::to_string(threads_) + " threads, " + std::to_string(memory_ >> 20) +
+         " MiB)";
+}
+
+void *HostCpuDevice::allocate(size_t bytes) {
+  return std::malloc(bytes == 0 ? 1 : bytes);
+}
+
+void HostCpuDevice::release(void *memory) {
+  std::free(memory);
+}
+
+std::vector<std::unique_ptr<Device>> host_devices(unsigned count, unsigned threads_each,
+                                                  uint64_t memory_each) {
+  if (count == 0)
+    count = 1;
+  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  if (threads_each == 0)
+    threads_each = std::max(1u, cpus / count);
+  if (memory_each == 0) {
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long page = sysconf(_SC_PAGESIZE);
+    const uint64_t total = pages > 0 && page > 0
+                               ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
+                               : 1ull << 32;
+    memory_each = total / count;
+  }
+  std::vector<std::unique_ptr<Device>> out;
+  for (unsigned i = 0; i < count; ++i)
+    out.push_back(std::make_unique<HostCpuDevice>(threads_each, memory_each));
+  return out;
+}
+
+} // namespace parla

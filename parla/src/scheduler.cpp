@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: MIT
+// Placement, reservations, the ready queue and the workers.
+//
+// Placement policy (map, once a task's dependencies are done). Every
+// option of the task's placement is a tuple of parts (an architecture or a
+// device); a device is feasible for a part if its capacity holds the
+// task's needs (memory <= capacity, vcus <= vcus). Parts are filled in
+// order with distinct devices, each taking the feasible device of highest
+//
+//   score(d) = -10 * T(d) - 10 * M(d)
+//   T(d) = tasks mapped to d and not done / (1 + tasks mapped anywhere and not done)
+//   M(d) = (memory reserved on d + memory of tasks mapped to d but not yet
+//           holding it + this task's memory) / memory capacity of d
+//
+// (Parla's policy also weighs the bytes of the task's data already on d;
+// arrays add that term.) The option whose devices' mean score is highest
+// wins; ties go to the first in a rotation that advances with every
+// mapping, so equal devices take turns. T spreads tasks; M keeps tasks
+// that need a device's whole memory apart, so that 8 such tasks on 4
+// devices queue two per device instead of eight on one.
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "src/core.hpp"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace parla::detail {
+
+namespace {
+
+struct Need {
+  uint64_t memory;
+  uint32_t milli_vcus;
+};
+
+Need need_of(const TaskState &t, const Placement::Option *option) {
+  const Resources &r =
+      option != nullptr && option->resources ? *option->resources : t.default_resources;
+  return {r.memory.value_or(0), static_cast<uint32_t>(std::lround(r.vcus * 1000))};
+}
+
+std::string bytes_text(uint64_t b) {
+  char buf[32];
+  if (b >= (1ull << 30))
+    std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(b) / (1ull << 30));
+  else if (b >= (1ull << 20))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1ull << 20));
+  else
+    std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(b));
+  return buf;
+}
+
+std::string option_text(const Placement::Option &o) {
+  std::string s = "{";
+  for (size_t i = 0; i < o.parts.size(); ++i) {
+    s += i ? ", " : "";
+    if (const Arch *a = std::get_if<Arch>(&o.parts[i]))
+      s += to_string(*a);
+    else
+      s += std::get<Device *>(o.parts[i])->name();
+  }
+  return s + "}";
+}
+
+inline void cpu_relax() {
+#if defined(__x86_64__)
+  _mm_pause();
+#endif
+}
+
+} // namespace
+
+void Core::check_placeable(const TaskState &t) const {
+  std::vector<Placement::Option> options = t.placement.options();
+  if (options.empty())
+    options.push_back(Placement::Option{});
+  std::string needs;
+  for (const Placement::Option &o : options) {
+    const Need need = need_of(t, &o);
+    const Resources &r = o.resources ? *o.resources : t.default_resources;
+    if (!(r.vcus > 0) || !std::isfinite(r.vcus))
+      throw Error("parla: task " + t.name() + " asks for " + std::to_string(r.vcus) +
+                  " vcus; vcus must be a positive number");
+    std::vector<bool> used(device_states_.size(), false);
+    bool ok = true;
+    const size_t parts = o.parts.empty() ? 1 : o.parts.size();
+    for (size_t p = 0; p < parts && ok; ++p) {
+      const Placement::Part *part = o.parts.empty() ? nullptr : &o.parts[p];
+      if (part && std::holds_alternative<Device *>(*part)) {
+        Device *d = std::get<Device *>(*part);
+        if (std::find(device_list_.begin(), device_list_.end(), d) == device_list_.end())
+          throw Error("parla: task " + t.name() + " is placed on a device of another runtime");
+      }
+      ok = false;
+      for (size_t i = 0; i < device_states_.size() && !ok; ++i) {
+        const DeviceState &s = device_states_[i];
+        const bool matches = part == nullptr || (std::holds_alternative<Arch>(*part)
+                                                     ? std::get<Arch>(*part) == s.device->arch()
+                                                     : std::get<Device *>(*part) == s.device);
+        if (matches && !used[i] && need.memory <= s.memory_capacity &&
+            need.milli_vcus <= s.milli_vcus_capacity) {
+          used[i] = true;
+          ok = true;
+        }
+      }
+    }
+    if (ok)
+      return;
+    needs += (needs.empty() ? "" : "; or ") + (o.parts.empty() ? "any device" : option_text(o)) +
+             " with " + bytes_text(need.memory) + " and " +
+             std::to_string(need.milli_vcus / 1000.0) + " vcus each";
+  }
+  std::string have;
+  for (const DeviceState &s : device_states_)
+    have += (have.empty() ? "" : ", ") + s.device->name() + " " + bytes_text(s.memory_capacity) +
+            " " + std::to_string(s.milli_vcus_capacity / 1000.0) + " vcus";
+  throw Error("parla: task " + t.name() + " cannot be placed: it needs " + needs +
+              "; the devices have " + have);
+}
+
+void Core::map(TaskState *t) {
+  std::vector<Placement::Option> options = t->placement.options();
+  if (options.empty())
+    options.push_back(Placement::Option{});
+  uint64_t total_mapped = 0;
+  for (const DeviceState &s : device_states_)
+    total_mapped += s.mapped_tasks;
+  const size_t n = device_states_.size();
+  double best_score = -1e300;
+  std::vector<Device *> best;
+  const Placement::Option *best_option = nullptr;
+  for (const Placement::Option &o : options) {
+    const Need need = need_of(*t, &o);
+    std::vector<bool> used(n, false);
+    std::vector<Device *> chosen;
+    double sum = 0;
+    const size_t parts = o.parts.empty() ? 1 : o.parts.size();
+    for (size_t p = 0; p < parts; ++p) {
+      const Placement::Part *part = o.parts.empty() ? nullptr : &o.parts[p];
+      double part_best = -1e300;
+      size_t pick = n;
+      for (size_t k = 0; k < n; ++k) {
+        const size_t i = (k + rr_) % n;
+        const DeviceState &s = device_states_[i];
+        const bool matches = part == nullptr || (std::holds_alternative<Arch>(*part)
+                                                     ? std::get<Arch>(*part) == s.device->arch()
+                                                     : std::get<Device *>(*part) == s.device);
+        if (!matches || used[i] || need.memory > s.memory_capacity ||
+            need.milli_vcus > s.milli_vcus_capacity)
+          continue;
+        const double load = static_cast<double>(s.mapped_tasks) / (1.0 + total_mapped);
+        const double memory =
+            s.memory_capacity == 0
+                ? 0
+                : static_cast<double>(s.memory_reserved + s.mapped_memory + need.memory) /
+                      static_cast<double>(s.memory_capacity);
+        const double score = -10 * load - 10 * memory;
+        if (score > part_best) {
+          part_best = score;
+          pick = i;
+        }
+      }
+      if (pick == n) {
+        chosen.clear();
+        break;
+      }
+      used[pick] = true;
+      chosen.push_back(device_states_[pick].device);
+      sum += part_best;
+    }
+    if (chosen.empty())
+      continue;
+    const double score = sum / static_cast<double>(chosen.size());
+    if (score > best_score) {
+      best_score = score;
+      best = std::move(chosen);
+      best_option = &o;
+    }
+  }
+  ++rr_;
+  // check_placeable made sure some option fits.
+  const Need need = need_of(*t, best_option);
+  t->devices = std::move(best);
+  t->memory = need.memory;
+  t->milli_vcus = need.milli_vcus;
+  for (Device *d : t->devices) {
+    DeviceState &s = device_states_[static_cast<size_t>(d->id())];
+    ++s.mapped_tasks;
+    s.mapped_memory += t->memory;
+  }
+  t->phase = Phase::waiting_memory;
+  try_reserve_memory(t);
+}
+
+void Core::try_reserve_memory(TaskState *t) {
+  bool fits = true;
+  for (Device *d : t->devices) {
+    const DeviceState &s = device_states_[static_cast<size_t>(d->id())];
+    fits = fits && (sequential_ ||
+                    (s.memory_waiters == 0 && s.memory_reserved + t->memory <= s.memory_capacity));
+  }
+  if (!fits) {
+    t->phase = Phase::waiting_memory;
+    memory_waiting_.push_back(t);
+    for (Device *d : t->devices)
+      ++device_states_[static_cast<size_t>(d->id())].memory_waiters;
+    return;
+  }
+  reserve_memory(t);
+}
+
+void Core::reserve_memory(TaskState *t) {
+  for (Device *d : t->devices) {
+    DeviceState &s = device_states_[static_cast<size_t>(d->id())];
+    s.memory_reserved += t->memory;
+    s.mapped_memory -= t->memory;
+    if (trace_ && t->memory != 0)
+      trace_->counter("memory " + d->name(), now_us(), "reserved",
+                      static_cast<double>(s.memory_reserved));
+  }
+  t->holds_memory = true;
+  t->phase = Phase::waiting_compute;
+  try_reserve_compute(t);
+}
+
+void Core::try_reserve_compute(TaskState *t) {
+  bool fits = true;
+  for (Device *d : t->devices) {
+    const DeviceState &s = device_states_[static_cast<size_t>(d->id())];
+    fits =
+        fits && (sequential_ || (s.compute_waiters == 0 &&
+                                 s.milli_vcus_reserved + t->milli_vcus <= s.milli_vcus_capacity));
+  }
+  if (!fits) {
+    t->phase = Phase::waiting_compute;
+    compute_waiting_.push_back(t);
+    for (Device *d : t->devices)
+      ++device_states_[static_cast<size_t>(d->id())].compute_waiters;
+    return;
+  }
+  reserve_compute(t);
+}
+
+void Core::reserve_compute(TaskState *t) {
+  take_compute(t);
+  push_ready(t);
+}
+
+bool Core::compute_fits(const TaskState *t) const {
+  for (Device *d : t->devices) {
+    const DeviceState &s = device_states_[static_cast<size_t>(d->id())];
+    if (s.milli_vcus_reserved + t->milli_vcus > s.milli_vcus_capacity)
+      return false;
+  }
+  return true;
+}
+
+void Core::take_compute(TaskState *t) {
+  for (Device *d : t->devices) {
+    DeviceState &s = device_states_[static_cast<size_t>(d->id())];
+    s.milli_vcus_reserved += t->milli_vcus;
+    if (trace_)
+      trace_->counter("vcus " + d->name(), now_us(), "reserved", s.milli_vcus_reserved / 1000.0);
+  }
+  t->holds_compute = true;
+}
+
+void Core::release_compute(TaskState *t) {
+  for (Device *d : t->devices) {
+    DeviceState &s = device_states_[static_cast<size_t>(d->id())];
+    s.milli_vcus_reserved -= t->milli_vcus;
+    if (trace_)
+      trace_->counter("vcus " + d->name(), now_us(), "reserved", s.milli_vcus_reserved / 1000.0);
+  }
+  t->holds_compute = false;
+}
+
+void Core::release_memory(TaskState *t) {
+  for (Device *d : t->devices) {
+    DeviceState &s = device_states_[static_cast<size_t>(d->id())];
+    s.memory_reserved -= t->memory;
+    if (trace_ && t->memory != 0)
+      trace_->counter("memory " + d->name(), now_us(), "reserved",
+                      static_cast<double>(s.memory_reserved));
+  }
+  t->holds_memory = false;
+}
+
+// Waiting tasks are served first come, first served per device: once one
+// does not fit, later ones on its devices wait behind it.
+void Core::retry_waiting() {
+  for (int pass = 0; pass < 2; ++pass) {
+    const bool memory = pass == 0;
+    std::deque<TaskState *> &queue = memory ? memory_waiting_ : compute_waiting_;
+    const Phase phase = memory ? Phase::waiting_memory : Phase::waiting_compute;
+    std::vector<bool> blocked(device_states_.size(), false);
+    size_t blocked_count = 0;
+    for (auto it = queue.begin(); it != queue.end() && blocked_count < blocked.size();) {
+      TaskState *t = *it;
+      if (t->phase != phase || t->is_done()) {
+        it = queue.erase(it);
+        continue;
+      }
+      bool fits = true;
+      for (Device *d : t->devices) {
+        const DeviceState &s = device_states_[static_cast<size_t>(d->id())];
+        fits = fits && !blocked[static_cast<size_t>(d->id())] &&
+               (memory ? s.memory_reserved + t->memory <= s.memory_capacity
+                       : s.milli_vcus_reserved + t->milli_vcus <= s.milli_vcus_capacity);
+      }
+      if (!fits) {
+        for (Device *d : t->devices)
+          if (!blocked[static_cast<size_t>(d->id())]) {
+            blocked[static_cast<size_t>(d->id())] = true;
+            ++blocked_count;
+          }
+        ++it;
+        continue;
+      }
+      it = queue.erase(it);
+      for (Device *d : t->devices) {
+        DeviceState &s = device_states_[static_cast<size_t>(d->id())];
+        (memory ? s.memory_waiters : s.compute_waiters)--;
+      }
+      // Reserving memory may queue the task for compute: the other queue.
+      if (memory)
+        reserve_memory(t);
+      else
+        reserve_compute(t);
+    }
+  }
+}
+
+void Core::push_ready(TaskState *t) {
+  t->phase = Phase::ready;
+  if (sequential_) {
+    sequential_queue_.push({t->seq, t});
+    return;
+  }
+  ready_.push_back(t);
+  ready_count_.store(ready_.size(), std::memory_order_relaxed);
+  if (tl.core == this && tl.will_pop)
+    tl.will_pop = false; // this worker takes one itself
+  else if (sleepers_ > 0)
+    work_cv_.notify_one();
+  if (helpers_ > 0)
+    done_cv_.notify_all();
+}
+
+TaskState *Core::pop_ready() {
+  while (!ready_.empty()) {
+    TaskState *t = ready_.front();
+    ready_.pop_front();
+    ready_count_.store(ready_.size(), std::memory_order_relaxed);
+    if (t->phase == Phase::ready) {
+      ++running_;
+      return t;
+    }
+  }
+  return nullptr;
+}
+
+void Core::worker_main(int worker) {
+  tl.core = this;
+  tl.worker = worker;
+  Lock lock(mu_);
+  while (true) {
+    if (TaskState *t = pop_ready()) {
+      run(lock, t, worker);
+      continue;
+    }
+    if (stop_)
+      break;
+    if (spin_us_ > 0) {
+      // A short spin catches the next task of a chain without a sleep and
+      // wake-up (~70 µs here); past its budget the worker sleeps.
+      lock.unlock();
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
+      while (ready_count_.load(std::memory_order_relaxed) == 0 &&
+             !stop_.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < until)
+        cpu_relax();
+      lock.lock();
+      if (!ready_.empty() || stop_)
+        continue;
+    }
+    ++sleepers_;
+    work_cv_.wait(lock);
+    --sleepers_;
+  }
+}
+
+void Core::run(Lock &lock, TaskState *t, int worker) {
+  t->phase = Phase::running;
+  t->started = true;
+  t->worker = worker;
+  const bool tracing = trace_ != nullptr;
+  if (tracing) {
+    t->start_us = now_us();
+    t->lanes.clear();
+    for (Device *d : t->devices) {
+      auto &busy = device_states_[static_cast<size_t>(d->id())].lanes_busy;
+      size_t lane = std::find(busy.begin(), busy.end(), false) - busy.begin();
+      if (lane == busy.size()) {
+        busy.push_back(false);
+        trace_->thread_name(Trace::kDevices, d->id() * 1000 + static_cast<int>(lane),
+                            d->name() + " lane " + std::to_string(lane));
+      }
+      busy[lane] = true;
+      t->lanes.push_back(static_cast<int>(lane));
+    }
+    for (TaskState *d : t->waiting_on)
+      if (d->worker >= 0)
+        trace_->flow(++flows_, Trace::kWorkers, d->worker, d->end_us, Trace::kWorkers, worker,
+                     t->start_us);
+  }
+  const ThreadContext outer = tl;
+  tl.task = t;
+  tl.scope = nullptr; // spawns in a body belong to no finish() of this thread
+  lock.unlock();
+  std::exception_ptr error;
+  try {
+    if (!t->coro)
+      t->body->start(*t);
+    if (t->coro)
+      t->coro.resume();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  lock.lock();
+  tl = outer;
+  --running_;
+  if (tracing) {
+    t->end_us = now_us();
+    std::string devices;
+    for (Device *d : t->devices)
+      devices += (devices.empty() ? "" : ",") + d->name();
+    const std::string args = "{\"devices\":" + json_string(devices) + "}";
+    trace_->slice(Trace::kWorkers, worker, t->name(), "task", t->start_us, t->end_us - t->start_us,
+                  args);
+    for (size_t i = 0; i < t->devices.size(); ++i) {
+      Device *d = t->devices[i];
+      trace_->slice(Trace::kDevices, d->id() * 1000 + t->lanes[i], t->name(), "device", t->start_us,
+                    t->end_us - t->start_us);
+      device_states_[static_cast<size_t>(d->id())].lanes_busy[static_cast<size_t>(t->lanes[i])] =
+          false;
+    }
+  }
+  tl.will_pop = tl.core == this && tl.worker >= 0;
+  after_run(t, error);
+  tl.will_pop = false;
+}
+
+void Core::after_run(TaskState *t, std::exception_ptr error) {
+  if (!error && t->coro && !t->coro.done()) {
+    // The coroutine awaits: it gives its compute back and continues on the
+    // same devices once what it awaits is done.
+    release_compute(t);
+    t->phase = Phase::suspended;
+    t->pending_awaits = 0;
+    for (const TaskRef &r : t->requested_awaits) {
+      TaskState *d = lookup(r).get();
+      if (d != t && !d->is_done()) {
+        d->awaiters.push_back(t);
+        ++t->pending_awaits;
+      }
+    }
+    if (t->pending_awaits == 0) {
+      t->phase = Phase::waiting_compute;
+      try_reserve_compute(t);
+    }
+    retry_waiting();
+    return;
+  }
+  if (!error)
+    error = t->error; // a coroutine's exception, kept by its promise
+  if (error) {
+    complete(t, error, Outcome::failed);
+    fail_fast(t, error);
+  } else {
+    complete(t, nullptr, Outcome::completed);
+  }
+}
+
+void Core::drain_sequential(Lock &lock) {
+  const bool outer = !draining_;
+  draining_ = true;
+  while (!sequential_queue_.empty()) {
+    TaskState *t = sequential_queue_.top().second;
+    sequential_queue_.pop();
+    if (t->phase != Phase::ready)
+      continue;
+    ++running_;
+    run(lock, t, 0);
+  }
+  if (outer)
+    draining_ = false;
+}
+
+} // namespace parla::detail
