@@ -204,6 +204,7 @@ std::shared_ptr<TaskState> Core::spawn(const TaskRef &id, SpawnOptions options,
           std::make_exception_ptr(GraphError("parla: " + t->name() + " depends on itself"));
       break;
     }
+    t->waiting_on.push_back(d); // done ones too: the trace draws their flows
     if (d->is_done()) {
       if (d->error) {
         cancel_why = std::make_exception_ptr(
@@ -214,7 +215,6 @@ std::shared_ptr<TaskState> Core::spawn(const TaskRef &id, SpawnOptions options,
       continue;
     }
     d->dependents.push_back(t);
-    t->waiting_on.push_back(d);
     ++t->pending_deps;
   }
   if (!cancel_why && error_)

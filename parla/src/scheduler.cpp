@@ -452,6 +452,10 @@ void Core::run(Lock &lock, TaskState *t, int worker) {
   tl.will_pop = tl.core == this && tl.worker >= 0;
   after_run(t, error);
   tl.will_pop = false;
+  // A waiter judges a graph error only when nothing runs: tell it when that
+  // happened without a completion (the last body suspended).
+  if (waiters_ > 0 && stuck())
+    done_cv_.notify_all();
 }
 
 void Core::after_run(TaskState *t, std::exception_ptr error) {

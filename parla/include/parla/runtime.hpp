@@ -91,7 +91,8 @@ public:
 
   // Waits for every task spawned so far / in the space / named. A task that
   // waits for one nobody spawned, or a cycle, is reported as a GraphError
-  // once nothing else can run.
+  // once no task runs or is ready to: a program that spawns from threads
+  // of its own must not wait for those tasks before it spawned them.
   void wait();
   void wait(const TaskSpace &space);
   void wait(const TaskRefs &tasks);
