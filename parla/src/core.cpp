@@ -4,6 +4,7 @@
 // workers are in scheduler.cpp.
 #include "src/core.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -348,8 +349,16 @@ void Core::fail_fast(TaskState *failed, std::exception_ptr error) {
   drain_completions();
 }
 
+// Nothing can happen any more: every running body is blocked in a wait
+// that is not over (one that is over has only not woken yet), and no task
+// is ready.
 bool Core::stuck() const {
-  return !sequential_ && running_ == blocked_in_wait_ && ready_.empty();
+  if (sequential_ || running_ != blocked_in_wait_ || !ready_.empty())
+    return false;
+  for (const std::function<bool()> *done : blocked_waits_)
+    if ((*done)())
+      return false;
+  return true;
 }
 
 void Core::report_stuck() {
@@ -437,8 +446,10 @@ void Core::wait_until(Lock &lock, const std::function<bool()> &done) {
     release_compute(self);
     retry_waiting();
   }
-  if (helping)
+  if (helping) {
     ++blocked_in_wait_;
+    blocked_waits_.push_back(&done);
+  }
   while (!done()) {
     if (helping) {
       if (TaskState *t = pop_ready()) {
@@ -447,8 +458,11 @@ void Core::wait_until(Lock &lock, const std::function<bool()> &done) {
       }
     }
     if (stuck()) {
+      // It completes or cancels what cannot finish; if that is not what
+      // this wait waits for, the wait sleeps like any other (never spins).
       report_stuck();
-      continue;
+      if (done() || !ready_.empty())
+        continue;
     }
     ++waiters_;
     helpers_ += helping;
@@ -456,8 +470,10 @@ void Core::wait_until(Lock &lock, const std::function<bool()> &done) {
     --waiters_;
     helpers_ -= helping;
   }
-  if (helping)
+  if (helping) {
     --blocked_in_wait_;
+    blocked_waits_.erase(std::find(blocked_waits_.begin(), blocked_waits_.end(), &done));
+  }
   if (lent) {
     wait_until(lock, [this, self] { return compute_fits(self); });
     take_compute(self);

@@ -234,6 +234,7 @@ private:
   unsigned helpers_ = 0;         // of those, workers that also take ready tasks
   unsigned running_ = 0;         // bodies running now
   unsigned blocked_in_wait_ = 0; // running bodies stuck in a wait
+  std::vector<const std::function<bool()> *> blocked_waits_; // what each of those waits for
   uint64_t unfinished_ = 0;
   uint64_t next_seq_ = 0;
   uint64_t rr_ = 0; // placement tie-break rotation

@@ -277,6 +277,9 @@ void Core::release_compute(TaskState *t) {
       trace_->counter("vcus " + d->name(), now_us(), "reserved", s.milli_vcus_reserved / 1000.0);
   }
   t->holds_compute = false;
+  // A body blocked in a wait may be waiting to take its units back.
+  if (waiters_ > 0)
+    done_cv_.notify_all();
 }
 
 void Core::release_memory(TaskState *t) {
