@@ -583,7 +583,9 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 }
 
 #line 586 "opencl_guest.c"
-#line 85 "specs/opencl/opencl_program.spec.inc"
+#line 91 "specs/opencl/opencl_program.spec.inc"
+
+const char *ava_w_setting(const char *name);
 
 #define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
 #define AVA_CL_MAX_ARG_INFO_PROGRAMS 4096
@@ -622,27 +624,35 @@ static int ava_cl_has_added_arg_info(cl_program program)
 	return found;
 }
 
-static const char *ava_cl_with_arg_info(cl_program program, const char *options, char **owned)
+/*
+ * options with ava's option added (in *owned, to be freed), or as they are
+ * if they ask for argument information themselves (PoCL looks for the
+ * option anywhere in them, so does this) or there is no memory for a copy.
+ */
+static const char *ava_cl_arg_info_options(const char *options, char **owned)
 {
 	size_t n = options ? strlen(options) : 0;
 
 	*owned = NULL;
-	if (!ava_is_worker)
+	if (options && strstr(options, AVA_CL_ARG_INFO_OPTION))
 		return options;
-	if (options && strstr(options, AVA_CL_ARG_INFO_OPTION)) {
-		ava_cl_mark_arg_info(program, 0);
-		return options;
-	}
 	*owned = malloc(n + sizeof(AVA_CL_ARG_INFO_OPTION) + 1);
-	if (*owned == NULL) {
-		ava_cl_mark_arg_info(program, 0);
+	if (*owned == NULL)
 		return options;
-	}
 	memcpy(*owned, options ? options : "", n);
 	(*owned)[n] = ' ';
 	memcpy(*owned + n + 1, AVA_CL_ARG_INFO_OPTION, sizeof(AVA_CL_ARG_INFO_OPTION));
-	ava_cl_mark_arg_info(program, 1);
 	return *owned;
+}
+
+static const char *ava_cl_with_arg_info(cl_program program, const char *options, char **owned)
+{
+	*owned = NULL;
+	if (!ava_is_worker)
+		return options;
+	options = ava_cl_arg_info_options(options, owned);
+	ava_cl_mark_arg_info(program, *owned != NULL);
+	return options;
 }
 
 /* Strips the option ava added from the end of a build options string. */
@@ -668,35 +678,83 @@ static int ava_cl_arg_info_hidden(cl_kernel kernel)
 	return ava_cl_has_added_arg_info(program);
 }
 
-/* The error for an argument value that names no object of the argument's kind, or 0. */
-static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
+/*
+ * Worker: whether the driver tells the kind of each of kernel's arguments
+ * (address space, type and type qualifiers), which clSetKernelArg needs to
+ * tell an object from plain bytes, or the host allows kernels it does not.
+ */
+static int ava_cl_arg_kinds_known(cl_kernel kernel)
+{
+	const char *allow = ava_w_setting("opencl.kernels_without_arg_info");
+	cl_uint n = 0;
+
+	if (allow != NULL && strcmp(allow, "allow") == 0)
+		return 1;
+	if (clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof(n), &n, NULL) != CL_SUCCESS)
+		return 0;
+	for (cl_uint i = 0; i < n; ++i) {
+		cl_kernel_arg_address_qualifier address = 0;
+		cl_kernel_arg_type_qualifier type_qualifier = 0;
+		size_t type_len = 0;
+
+		if (clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(address),
+				       &address, NULL) != CL_SUCCESS ||
+		    clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_TYPE_QUALIFIER,
+				       sizeof(type_qualifier), &type_qualifier,
+				       NULL) != CL_SUCCESS ||
+		    clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_TYPE_NAME, 0, NULL, &type_len) !=
+			    CL_SUCCESS ||
+		    type_len == 0)
+			return 0;
+		if (address != CL_KERNEL_ARG_ADDRESS_GLOBAL && address != CL_KERNEL_ARG_ADDRESS_LOCAL &&
+		    address != CL_KERNEL_ARG_ADDRESS_CONSTANT &&
+		    address != CL_KERNEL_ARG_ADDRESS_PRIVATE)
+			return 0;
+	}
+	return 1;
+}
+
+/* What an argument takes, as far as the driver tells. */
+enum ava_cl_arg_kind {
+	AVA_CL_ARG_UNKNOWN, /* no information (the host allowed such kernels) */
+	AVA_CL_ARG_BYTES,   /* plain data, a __local size */
+	AVA_CL_ARG_MEM,     /* a buffer pointer, an image, a pipe */
+	AVA_CL_ARG_SAMPLER,
+	AVA_CL_ARG_QUEUE,
+};
+
+static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 {
 	cl_kernel_arg_address_qualifier address = 0;
 	cl_kernel_arg_type_qualifier type_qualifier = 0;
 	char type[64] = "";
+	size_t type_len = 0;
 
 	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(address),
-			       &address, NULL) != CL_SUCCESS)
-		return 0; /* no information (a program from a binary): pass the bytes on */
-	if (address == CL_KERNEL_ARG_ADDRESS_GLOBAL || address == CL_KERNEL_ARG_ADDRESS_CONSTANT)
-		return CL_INVALID_MEM_OBJECT;
-	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(type_qualifier),
-			       &type_qualifier, NULL) == CL_SUCCESS &&
+			       &address, NULL) != CL_SUCCESS ||
+	    clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(type_qualifier),
+			       &type_qualifier, NULL) != CL_SUCCESS ||
+	    clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, 0, NULL, &type_len) !=
+		    CL_SUCCESS)
+		return AVA_CL_ARG_UNKNOWN;
+	if (address == CL_KERNEL_ARG_ADDRESS_GLOBAL || address == CL_KERNEL_ARG_ADDRESS_CONSTANT ||
 	    (type_qualifier & CL_KERNEL_ARG_TYPE_PIPE))
-		return CL_INVALID_MEM_OBJECT;
-	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, sizeof(type) - 1, type,
-			       NULL) != CL_SUCCESS)
-		return 0;
+		return AVA_CL_ARG_MEM;
+	/* The names that matter are short; a longer one is some other type. */
+	if (type_len > sizeof(type) ||
+	    clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, sizeof(type), type, NULL) !=
+		    CL_SUCCESS)
+		return AVA_CL_ARG_BYTES;
 	if (strncmp(type, "image", 5) == 0)
-		return CL_INVALID_MEM_OBJECT;
+		return AVA_CL_ARG_MEM;
 	if (strcmp(type, "sampler_t") == 0)
-		return CL_INVALID_SAMPLER;
+		return AVA_CL_ARG_SAMPLER;
 	if (strcmp(type, "queue_t") == 0)
-		return CL_INVALID_DEVICE_QUEUE;
-	return 0;
+		return AVA_CL_ARG_QUEUE;
+	return AVA_CL_ARG_BYTES;
 }
 
-#line 700 "opencl_guest.c"
+#line 758 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -743,14 +801,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 747 "opencl_guest.c"
+#line 805 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 468 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 754 "opencl_guest.c"
+#line 812 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1139,7 +1197,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1143 "opencl_guest.c"
+#line 1201 "opencl_guest.c"
 #line 283 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -1432,7 +1490,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 1436 "opencl_guest.c"
+#line 1494 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1645,7 +1703,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1649 "opencl_guest.c"
+#line 1707 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1713,7 +1771,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1717 "opencl_guest.c"
+#line 1775 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1791,7 +1849,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 1795 "opencl_guest.c"
+#line 1853 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2100,7 +2158,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 2104 "opencl_guest.c"
+#line 2162 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2174,7 +2232,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 2178 "opencl_guest.c"
+#line 2236 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2312,7 +2370,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 2316 "opencl_guest.c"
+#line 2374 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2402,7 +2460,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 2406 "opencl_guest.c"
+#line 2464 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2468,7 +2526,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 2472 "opencl_guest.c"
+#line 2530 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2640,7 +2698,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2644 "opencl_guest.c"
+#line 2702 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2765,7 +2823,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2769 "opencl_guest.c"
+#line 2827 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2843,7 +2901,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2847 "opencl_guest.c"
+#line 2905 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2915,7 +2973,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2919 "opencl_guest.c"
+#line 2977 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2956,7 +3014,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2960 "opencl_guest.c"
+#line 3018 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2999,7 +3057,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 3003 "opencl_guest.c"
+#line 3061 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3096,7 +3154,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 3100 "opencl_guest.c"
+#line 3158 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3333,7 +3391,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3337 "opencl_guest.c"
+#line 3395 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3436,7 +3494,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3440 "opencl_guest.c"
+#line 3498 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3519,7 +3577,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3523 "opencl_guest.c"
+#line 3581 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3609,7 +3667,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3613 "opencl_guest.c"
+#line 3671 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3740,7 +3798,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3744 "opencl_guest.c"
+#line 3802 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3968,7 +4026,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3972 "opencl_guest.c"
+#line 4030 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4482,13 +4540,13 @@ ava_fail:
 AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
 #define ava_execute() ava_opencl_remote_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
-#line 210 "specs/opencl/opencl_program.spec.inc"
+#line 274 "specs/opencl/opencl_program.spec.inc"
 	char *ava_owned;
 	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4492 "opencl_guest.c"
+#line 4550 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4656,7 +4714,7 @@ ava_fail:
 AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (*pfn_notify)(cl_program, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret)
-#line 281 "specs/opencl/opencl_program.spec.inc"
+#line 345 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && input_programs != NULL) {
 		for (cl_uint i = 0; i < num_input_programs; ++i) {
 			if (input_programs[i] == NULL) {
@@ -4666,8 +4724,27 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 			}
 		}
 	}
-	return ava_execute();
-#line 4671 "opencl_guest.c"
+	if (!ava_is_worker)
+		return ava_execute();
+	cl_int ava_err = CL_SUCCESS;
+	char *ava_owned;
+	const char *ava_given = options;
+	if (errcode_ret == NULL)
+		errcode_ret = &ava_err;
+	options = ava_cl_arg_info_options(options, &ava_owned);
+	cl_program ret = ava_execute();
+	if (ret == NULL && ava_owned != NULL && *errcode_ret == CL_INVALID_LINKER_OPTIONS) {
+		/* The option is a compiler option: a driver may refuse it when linking. */
+		free(ava_owned);
+		ava_owned = NULL;
+		options = ava_given;
+		ret = ava_execute();
+	}
+	if (ret != NULL)
+		ava_cl_mark_arg_info(ret, ava_owned != NULL);
+	free(ava_owned);
+	return ret;
+#line 4748 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4745,11 +4822,11 @@ ava_fail:
 AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() ava_opencl_remote_clUnloadPlatformCompiler(platform)
-#line 301 "specs/opencl/opencl_program.spec.inc"
+#line 385 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4753 "opencl_guest.c"
+#line 4830 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4942,7 +5019,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 371 "specs/opencl/opencl_program.spec.inc"
+#line 455 "specs/opencl/opencl_program.spec.inc"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -4967,11 +5044,11 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 4971 "opencl_guest.c"
+#line 5048 "opencl_guest.c"
 #undef ava_execute
 }
 
-AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
+static cl_kernel ava_opencl_remote_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateKernel_call ava_a;
 	const struct ava_opencl_clCreateKernel_reply *ava_r = NULL;
@@ -5022,7 +5099,23 @@ ava_fail:
 	return (cl_kernel)(NULL);
 }
 
-AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
+AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
+{
+#define ava_execute() ava_opencl_remote_clCreateKernel(program, kernel_name, errcode_ret)
+#line 495 "specs/opencl/opencl_program.spec.inc"
+	cl_kernel ret = ava_execute();
+	if (ava_is_worker && ret != NULL && !ava_cl_arg_kinds_known(ret)) {
+		(void)clReleaseKernel(ret);
+		if (errcode_ret != NULL)
+			*errcode_ret = CL_INVALID_PROGRAM_EXECUTABLE;
+		return NULL;
+	}
+	return ret;
+#line 5115 "opencl_guest.c"
+#undef ava_execute
+}
+
+static cl_int ava_opencl_remote_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
 {
 	struct ava_opencl_clCreateKernelsInProgram_call ava_a;
 	const struct ava_opencl_clCreateKernelsInProgram_reply *ava_r = NULL;
@@ -5076,6 +5169,31 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
+{
+#define ava_execute() ava_opencl_remote_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret)
+#line 514 "specs/opencl/opencl_program.spec.inc"
+	cl_uint ava_made = 0;
+	int ava_known = 1;
+	if (ava_is_worker && num_kernels_ret == NULL)
+		num_kernels_ret = &ava_made;
+	cl_int ret = ava_execute();
+	if (!ava_is_worker || ret != CL_SUCCESS || kernels == NULL)
+		return ret;
+	for (cl_uint i = 0; i < *num_kernels_ret && i < num_kernels && ava_known; ++i)
+		ava_known = kernels[i] == NULL || ava_cl_arg_kinds_known(kernels[i]);
+	if (ava_known)
+		return ret;
+	for (cl_uint i = 0; i < *num_kernels_ret && i < num_kernels; ++i) {
+		if (kernels[i] != NULL)
+			(void)clReleaseKernel(kernels[i]);
+		kernels[i] = NULL;
+	}
+	return CL_INVALID_PROGRAM_EXECUTABLE;
+#line 5196 "opencl_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
@@ -5270,7 +5388,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 471 "specs/opencl/opencl_program.spec.inc"
+#line 605 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5284,7 +5402,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5288 "opencl_guest.c"
+#line 5406 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5349,12 +5467,12 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 493 "specs/opencl/opencl_program.spec.inc"
+#line 627 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5358 "opencl_guest.c"
+#line 5476 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5600,7 +5718,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5604 "opencl_guest.c"
+#line 5722 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5904,7 +6022,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5908 "opencl_guest.c"
+#line 6026 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5996,7 +6114,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6000 "opencl_guest.c"
+#line 6118 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6115,7 +6233,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6119 "opencl_guest.c"
+#line 6237 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6243,7 +6361,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6247 "opencl_guest.c"
+#line 6365 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6547,7 +6665,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6551 "opencl_guest.c"
+#line 6669 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6661,7 +6779,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6665 "opencl_guest.c"
+#line 6783 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7115,7 +7233,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7119 "opencl_guest.c"
+#line 7237 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7173,7 +7291,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7177 "opencl_guest.c"
+#line 7295 "opencl_guest.c"
 #undef ava_execute
 }
 

@@ -695,7 +695,9 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 }
 
 #line 698 "opencl_kern.c"
-#line 85 "specs/opencl/opencl_program.spec.inc"
+#line 91 "specs/opencl/opencl_program.spec.inc"
+
+const char *ava_w_setting(const char *name);
 
 #define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
 #define AVA_CL_MAX_ARG_INFO_PROGRAMS 4096
@@ -734,27 +736,35 @@ static int ava_cl_has_added_arg_info(cl_program program)
 	return found;
 }
 
-static const char *ava_cl_with_arg_info(cl_program program, const char *options, char **owned)
+/*
+ * options with ava's option added (in *owned, to be freed), or as they are
+ * if they ask for argument information themselves (PoCL looks for the
+ * option anywhere in them, so does this) or there is no memory for a copy.
+ */
+static const char *ava_cl_arg_info_options(const char *options, char **owned)
 {
 	size_t n = options ? strlen(options) : 0;
 
 	*owned = NULL;
-	if (!ava_is_worker)
+	if (options && strstr(options, AVA_CL_ARG_INFO_OPTION))
 		return options;
-	if (options && strstr(options, AVA_CL_ARG_INFO_OPTION)) {
-		ava_cl_mark_arg_info(program, 0);
-		return options;
-	}
 	*owned = malloc(n + sizeof(AVA_CL_ARG_INFO_OPTION) + 1);
-	if (*owned == NULL) {
-		ava_cl_mark_arg_info(program, 0);
+	if (*owned == NULL)
 		return options;
-	}
 	memcpy(*owned, options ? options : "", n);
 	(*owned)[n] = ' ';
 	memcpy(*owned + n + 1, AVA_CL_ARG_INFO_OPTION, sizeof(AVA_CL_ARG_INFO_OPTION));
-	ava_cl_mark_arg_info(program, 1);
 	return *owned;
+}
+
+static const char *ava_cl_with_arg_info(cl_program program, const char *options, char **owned)
+{
+	*owned = NULL;
+	if (!ava_is_worker)
+		return options;
+	options = ava_cl_arg_info_options(options, owned);
+	ava_cl_mark_arg_info(program, *owned != NULL);
+	return options;
 }
 
 /* Strips the option ava added from the end of a build options string. */
@@ -780,35 +790,83 @@ static int ava_cl_arg_info_hidden(cl_kernel kernel)
 	return ava_cl_has_added_arg_info(program);
 }
 
-/* The error for an argument value that names no object of the argument's kind, or 0. */
-static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
+/*
+ * Worker: whether the driver tells the kind of each of kernel's arguments
+ * (address space, type and type qualifiers), which clSetKernelArg needs to
+ * tell an object from plain bytes, or the host allows kernels it does not.
+ */
+static int ava_cl_arg_kinds_known(cl_kernel kernel)
+{
+	const char *allow = ava_w_setting("opencl.kernels_without_arg_info");
+	cl_uint n = 0;
+
+	if (allow != NULL && strcmp(allow, "allow") == 0)
+		return 1;
+	if (clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof(n), &n, NULL) != CL_SUCCESS)
+		return 0;
+	for (cl_uint i = 0; i < n; ++i) {
+		cl_kernel_arg_address_qualifier address = 0;
+		cl_kernel_arg_type_qualifier type_qualifier = 0;
+		size_t type_len = 0;
+
+		if (clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(address),
+				       &address, NULL) != CL_SUCCESS ||
+		    clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_TYPE_QUALIFIER,
+				       sizeof(type_qualifier), &type_qualifier,
+				       NULL) != CL_SUCCESS ||
+		    clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_TYPE_NAME, 0, NULL, &type_len) !=
+			    CL_SUCCESS ||
+		    type_len == 0)
+			return 0;
+		if (address != CL_KERNEL_ARG_ADDRESS_GLOBAL && address != CL_KERNEL_ARG_ADDRESS_LOCAL &&
+		    address != CL_KERNEL_ARG_ADDRESS_CONSTANT &&
+		    address != CL_KERNEL_ARG_ADDRESS_PRIVATE)
+			return 0;
+	}
+	return 1;
+}
+
+/* What an argument takes, as far as the driver tells. */
+enum ava_cl_arg_kind {
+	AVA_CL_ARG_UNKNOWN, /* no information (the host allowed such kernels) */
+	AVA_CL_ARG_BYTES,   /* plain data, a __local size */
+	AVA_CL_ARG_MEM,     /* a buffer pointer, an image, a pipe */
+	AVA_CL_ARG_SAMPLER,
+	AVA_CL_ARG_QUEUE,
+};
+
+static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 {
 	cl_kernel_arg_address_qualifier address = 0;
 	cl_kernel_arg_type_qualifier type_qualifier = 0;
 	char type[64] = "";
+	size_t type_len = 0;
 
 	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(address),
-			       &address, NULL) != CL_SUCCESS)
-		return 0; /* no information (a program from a binary): pass the bytes on */
-	if (address == CL_KERNEL_ARG_ADDRESS_GLOBAL || address == CL_KERNEL_ARG_ADDRESS_CONSTANT)
-		return CL_INVALID_MEM_OBJECT;
-	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(type_qualifier),
-			       &type_qualifier, NULL) == CL_SUCCESS &&
+			       &address, NULL) != CL_SUCCESS ||
+	    clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(type_qualifier),
+			       &type_qualifier, NULL) != CL_SUCCESS ||
+	    clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, 0, NULL, &type_len) !=
+		    CL_SUCCESS)
+		return AVA_CL_ARG_UNKNOWN;
+	if (address == CL_KERNEL_ARG_ADDRESS_GLOBAL || address == CL_KERNEL_ARG_ADDRESS_CONSTANT ||
 	    (type_qualifier & CL_KERNEL_ARG_TYPE_PIPE))
-		return CL_INVALID_MEM_OBJECT;
-	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, sizeof(type) - 1, type,
-			       NULL) != CL_SUCCESS)
-		return 0;
+		return AVA_CL_ARG_MEM;
+	/* The names that matter are short; a longer one is some other type. */
+	if (type_len > sizeof(type) ||
+	    clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, sizeof(type), type, NULL) !=
+		    CL_SUCCESS)
+		return AVA_CL_ARG_BYTES;
 	if (strncmp(type, "image", 5) == 0)
-		return CL_INVALID_MEM_OBJECT;
+		return AVA_CL_ARG_MEM;
 	if (strcmp(type, "sampler_t") == 0)
-		return CL_INVALID_SAMPLER;
+		return AVA_CL_ARG_SAMPLER;
 	if (strcmp(type, "queue_t") == 0)
-		return CL_INVALID_DEVICE_QUEUE;
-	return 0;
+		return AVA_CL_ARG_QUEUE;
+	return AVA_CL_ARG_BYTES;
 }
 
-#line 812 "opencl_kern.c"
+#line 870 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -855,14 +913,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 859 "opencl_kern.c"
+#line 917 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
 #line 468 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 866 "opencl_kern.c"
+#line 924 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -1118,7 +1176,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1122 "opencl_kern.c"
+#line 1180 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -1196,7 +1254,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1200 "opencl_kern.c"
+#line 1258 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -1285,7 +1343,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 1289 "opencl_kern.c"
+#line 1347 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -1643,7 +1701,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 1647 "opencl_kern.c"
+#line 1705 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -1729,7 +1787,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		return NULL;
 	}
 	return ava_execute();
-#line 1733 "opencl_kern.c"
+#line 1791 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -1886,7 +1944,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 1890 "opencl_kern.c"
+#line 1948 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -1992,7 +2050,7 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 		return NULL;
 	}
 	return ava_execute();
-#line 1996 "opencl_kern.c"
+#line 2054 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -2069,7 +2127,7 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 		return NULL;
 	}
 	return ava_execute();
-#line 2073 "opencl_kern.c"
+#line 2131 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -2267,7 +2325,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2271 "opencl_kern.c"
+#line 2329 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -2396,7 +2454,7 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2400 "opencl_kern.c"
+#line 2458 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -2486,7 +2544,7 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2490 "opencl_kern.c"
+#line 2548 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -2568,7 +2626,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2572 "opencl_kern.c"
+#line 2630 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -2612,7 +2670,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2616 "opencl_kern.c"
+#line 2674 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -2658,7 +2716,7 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2662 "opencl_kern.c"
+#line 2720 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -2766,7 +2824,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 2770 "opencl_kern.c"
+#line 2828 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -3042,7 +3100,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3046 "opencl_kern.c"
+#line 3104 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -3163,7 +3221,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3167 "opencl_kern.c"
+#line 3225 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -3260,7 +3318,7 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3264 "opencl_kern.c"
+#line 3322 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -3365,7 +3423,7 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3369 "opencl_kern.c"
+#line 3427 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -3518,7 +3576,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3522 "opencl_kern.c"
+#line 3580 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -3783,7 +3841,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3787 "opencl_kern.c"
+#line 3845 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -4375,13 +4433,13 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 			  void *user_data)
 {
 #define ava_execute() ava_kern_remote_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
-#line 210 "specs/opencl/opencl_program.spec.inc"
+#line 274 "specs/opencl/opencl_program.spec.inc"
 	char *ava_owned;
 	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4385 "opencl_kern.c"
+#line 4443 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -4580,7 +4638,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 			     cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret)
-#line 281 "specs/opencl/opencl_program.spec.inc"
+#line 345 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && input_programs != NULL) {
 		for (cl_uint i = 0; i < num_input_programs; ++i) {
 			if (input_programs[i] == NULL) {
@@ -4590,8 +4648,27 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 			}
 		}
 	}
-	return ava_execute();
-#line 4595 "opencl_kern.c"
+	if (!ava_is_worker)
+		return ava_execute();
+	cl_int ava_err = CL_SUCCESS;
+	char *ava_owned;
+	const char *ava_given = options;
+	if (errcode_ret == NULL)
+		errcode_ret = &ava_err;
+	options = ava_cl_arg_info_options(options, &ava_owned);
+	cl_program ret = ava_execute();
+	if (ret == NULL && ava_owned != NULL && *errcode_ret == CL_INVALID_LINKER_OPTIONS) {
+		/* The option is a compiler option: a driver may refuse it when linking. */
+		free(ava_owned);
+		ava_owned = NULL;
+		options = ava_given;
+		ret = ava_execute();
+	}
+	if (ret != NULL)
+		ava_cl_mark_arg_info(ret, ava_owned != NULL);
+	free(ava_owned);
+	return ret;
+#line 4672 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
@@ -4678,11 +4755,11 @@ ava_fail:
 cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() ava_kern_remote_clUnloadPlatformCompiler(platform)
-#line 301 "specs/opencl/opencl_program.spec.inc"
+#line 385 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4686 "opencl_kern.c"
+#line 4763 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -4909,7 +4986,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 				 void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 371 "specs/opencl/opencl_program.spec.inc"
+#line 455 "specs/opencl/opencl_program.spec.inc"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -4934,12 +5011,13 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 4938 "opencl_kern.c"
+#line 5015 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
 
-cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
+static cl_kernel ava_kern_remote_clCreateKernel(cl_program program, const char *kernel_name,
+						cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateKernel_call ava_a;
 	const struct ava_opencl_clCreateKernel_reply *ava_r = NULL;
@@ -4995,10 +5073,25 @@ ava_fail:
 	return (cl_kernel)(NULL);
 }
 
+cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
+{
+#define ava_execute() ava_kern_remote_clCreateKernel(program, kernel_name, errcode_ret)
+#line 495 "specs/opencl/opencl_program.spec.inc"
+	cl_kernel ret = ava_execute();
+	if (ava_is_worker && ret != NULL && !ava_cl_arg_kinds_known(ret)) {
+		(void)clReleaseKernel(ret);
+		if (errcode_ret != NULL)
+			*errcode_ret = CL_INVALID_PROGRAM_EXECUTABLE;
+		return NULL;
+	}
+	return ret;
+#line 5089 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
 
-cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels,
-				    cl_uint *num_kernels_ret)
+static cl_int ava_kern_remote_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
+						       cl_kernel *kernels, cl_uint *num_kernels_ret)
 {
 	struct ava_opencl_clCreateKernelsInProgram_call ava_a;
 	const struct ava_opencl_clCreateKernelsInProgram_reply *ava_r = NULL;
@@ -5060,6 +5153,31 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels,
+				    cl_uint *num_kernels_ret)
+{
+#define ava_execute() ava_kern_remote_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret)
+#line 514 "specs/opencl/opencl_program.spec.inc"
+	cl_uint ava_made = 0;
+	int ava_known = 1;
+	if (ava_is_worker && num_kernels_ret == NULL)
+		num_kernels_ret = &ava_made;
+	cl_int ret = ava_execute();
+	if (!ava_is_worker || ret != CL_SUCCESS || kernels == NULL)
+		return ret;
+	for (cl_uint i = 0; i < *num_kernels_ret && i < num_kernels && ava_known; ++i)
+		ava_known = kernels[i] == NULL || ava_cl_arg_kinds_known(kernels[i]);
+	if (ava_known)
+		return ret;
+	for (cl_uint i = 0; i < *num_kernels_ret && i < num_kernels; ++i) {
+		if (kernels[i] != NULL)
+			(void)clReleaseKernel(kernels[i]);
+		kernels[i] = NULL;
+	}
+	return CL_INVALID_PROGRAM_EXECUTABLE;
+#line 5179 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clCreateKernelsInProgram);
 
 cl_kernel ava_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
@@ -5283,7 +5401,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 			   void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 471 "specs/opencl/opencl_program.spec.inc"
+#line 605 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5297,7 +5415,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5301 "opencl_kern.c"
+#line 5419 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -5375,12 +5493,12 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 			      size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 493 "specs/opencl/opencl_program.spec.inc"
+#line 627 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5384 "opencl_kern.c"
+#line 5502 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -5666,7 +5784,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5670 "opencl_kern.c"
+#line 5788 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -6017,7 +6135,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6021 "opencl_kern.c"
+#line 6139 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -6122,7 +6240,7 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6126 "opencl_kern.c"
+#line 6244 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -6267,7 +6385,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6271 "opencl_kern.c"
+#line 6389 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -6422,7 +6540,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6426 "opencl_kern.c"
+#line 6544 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -6774,7 +6892,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6778 "opencl_kern.c"
+#line 6896 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -6906,7 +7024,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6910 "opencl_kern.c"
+#line 7028 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -7431,7 +7549,7 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7435 "opencl_kern.c"
+#line 7553 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -7497,7 +7615,7 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7501 "opencl_kern.c"
+#line 7619 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);
