@@ -496,7 +496,26 @@ static void ava_cl_guest_fini(void)
 
 
 #line 499 "opencl_guest.c"
-#line 131 "specs/opencl/opencl_platform.spec.inc"
+#line 77 "specs/opencl/opencl_platform.spec.inc"
+
+uint64_t ava_w_resource_quota(const char *resource);
+
+static inline void ava_cl_quota_clamp(void *value)
+{
+	uint64_t quota = ava_w_resource_quota("device_memory");
+	cl_ulong v;
+
+	if (quota == 0)
+		return;
+	memcpy(&v, value, sizeof(v));
+	if (v > quota) {
+		v = quota;
+		memcpy(value, &v, sizeof(v));
+	}
+}
+
+#line 518 "opencl_guest.c"
+#line 159 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
 static const cl_context_properties *ava_cl_context_props_in(const cl_context_properties *props,
@@ -536,8 +555,8 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 540 "opencl_guest.c"
-#line 274 "specs/opencl/opencl_platform.spec.inc"
+#line 559 "opencl_guest.c"
+#line 302 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
 {
@@ -559,7 +578,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 563 "opencl_guest.c"
+#line 582 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -570,8 +589,55 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 574 "opencl_guest.c"
-#line 173 "specs/opencl/opencl_memory.spec.inc"
+#line 593 "opencl_guest.c"
+#line 178 "specs/opencl/opencl_memory.spec.inc"
+
+/*
+ * Device memory an image takes, for the guest's quota: its element size
+ * times its dimensions, which the worker computes from the call's own
+ * arguments (saturating; the driver refuses what makes no sense). An image
+ * made from a buffer takes the buffer's memory, which is charged already.
+ */
+static uint64_t ava_cl_mul_sat(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t ava_cl_image_dims_bytes(const cl_image_format *format, cl_mem_object_type type,
+				       uint64_t width, uint64_t height, uint64_t depth,
+				       uint64_t array_size)
+{
+	uint64_t n = ava_cl_mul_sat(ava_cl_format_elem(format), width);
+
+	switch (type) {
+	case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+		return ava_cl_mul_sat(n, array_size);
+	case CL_MEM_OBJECT_IMAGE2D:
+		return ava_cl_mul_sat(n, height);
+	case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+		return ava_cl_mul_sat(ava_cl_mul_sat(n, height), array_size);
+	case CL_MEM_OBJECT_IMAGE3D:
+		return ava_cl_mul_sat(ava_cl_mul_sat(n, height), depth);
+	default:
+		return n;
+	}
+}
+
+/* Worker, with the descriptor as the guest sent it (mem_object an id). */
+static uint64_t ava_cl_image_bytes(const cl_image_format *format, const cl_image_desc *desc)
+{
+	/* Only a buffer of the guest's own makes the image free: an id that
+	 * names none reaches the driver as NULL, which then allocates. */
+	if (format == NULL || desc == NULL ||
+	    (desc->mem_object != NULL &&
+	     ava_handle_object(cl_mem, (uintptr_t)desc->mem_object) != NULL))
+		return 0;
+	return ava_cl_image_dims_bytes(format, desc->image_type, desc->image_width,
+				       desc->image_height, desc->image_depth,
+				       desc->image_array_size);
+}
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -582,7 +648,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 586 "opencl_guest.c"
+#line 652 "opencl_guest.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -754,7 +820,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 758 "opencl_guest.c"
+#line 824 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -801,14 +867,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 805 "opencl_guest.c"
+#line 871 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 468 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 812 "opencl_guest.c"
+#line 878 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1197,8 +1263,8 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1201 "opencl_guest.c"
-#line 283 "specs/opencl/opencl_svm.spec.inc"
+#line 1267 "opencl_guest.c"
+#line 287 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
 	char *ptr;
@@ -1490,7 +1556,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 1494 "opencl_guest.c"
+#line 1560 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1703,7 +1769,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1707 "opencl_guest.c"
+#line 1773 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1771,7 +1837,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1775 "opencl_guest.c"
+#line 1841 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1835,7 +1901,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 76 "specs/opencl/opencl_platform.spec.inc"
+#line 100 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -1847,9 +1913,13 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 		else if (param_name == CL_DEVICE_PARENT_DEVICE)
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size,
 				       *param_value_size_ret);
+		else if ((param_name == CL_DEVICE_GLOBAL_MEM_SIZE ||
+			  param_name == CL_DEVICE_MAX_MEM_ALLOC_SIZE) &&
+			 param_value_size >= sizeof(cl_ulong))
+			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1853 "opencl_guest.c"
+#line 1923 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2147,7 +2217,7 @@ ava_fail:
 AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret)
-#line 187 "specs/opencl/opencl_platform.spec.inc"
+#line 215 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -2158,7 +2228,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 2162 "opencl_guest.c"
+#line 2232 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2221,7 +2291,7 @@ ava_fail:
 AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret)
-#line 214 "specs/opencl/opencl_platform.spec.inc"
+#line 242 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -2232,7 +2302,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 2236 "opencl_guest.c"
+#line 2306 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2356,7 +2426,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 241 "specs/opencl/opencl_platform.spec.inc"
+#line 269 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -2370,7 +2440,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 2374 "opencl_guest.c"
+#line 2444 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2453,14 +2523,14 @@ ava_fail:
 AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateCommandQueue(context, device, properties, errcode_ret)
-#line 301 "specs/opencl/opencl_platform.spec.inc"
+#line 329 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, properties)) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 2464 "opencl_guest.c"
+#line 2534 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2519,14 +2589,14 @@ ava_fail:
 AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
-#line 317 "specs/opencl/opencl_platform.spec.inc"
+#line 345 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 2530 "opencl_guest.c"
+#line 2600 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2681,7 +2751,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 346 "specs/opencl/opencl_platform.spec.inc"
+#line 374 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -2698,7 +2768,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2702 "opencl_guest.c"
+#line 2772 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2823,7 +2893,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2827 "opencl_guest.c"
+#line 2897 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2901,7 +2971,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2905 "opencl_guest.c"
+#line 2975 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2973,7 +3043,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2977 "opencl_guest.c"
+#line 3047 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3014,7 +3084,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 3018 "opencl_guest.c"
+#line 3088 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3057,7 +3127,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 3061 "opencl_guest.c"
+#line 3131 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3154,7 +3224,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 3158 "opencl_guest.c"
+#line 3228 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3380,7 +3450,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 195 "specs/opencl/opencl_memory.spec.inc"
+#line 250 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3391,7 +3461,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3395 "opencl_guest.c"
+#line 3465 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3483,7 +3553,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 221 "specs/opencl/opencl_memory.spec.inc"
+#line 279 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3494,7 +3564,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3498 "opencl_guest.c"
+#line 3568 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3571,13 +3641,13 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 248 "specs/opencl/opencl_memory.spec.inc"
+#line 311 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3581 "opencl_guest.c"
+#line 3651 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3660,14 +3730,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 275 "specs/opencl/opencl_memory.spec.inc"
+#line 344 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3671 "opencl_guest.c"
+#line 3741 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3789,7 +3859,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 296 "specs/opencl/opencl_memory.spec.inc"
+#line 365 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -3798,7 +3868,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3802 "opencl_guest.c"
+#line 3872 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4016,7 +4086,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 343 "specs/opencl/opencl_memory.spec.inc"
+#line 412 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -4026,7 +4096,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 4030 "opencl_guest.c"
+#line 4100 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4546,7 +4616,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4550 "opencl_guest.c"
+#line 4620 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4744,7 +4814,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 4748 "opencl_guest.c"
+#line 4818 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4826,7 +4896,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4830 "opencl_guest.c"
+#line 4900 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5044,7 +5114,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 5048 "opencl_guest.c"
+#line 5118 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5111,7 +5181,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 5115 "opencl_guest.c"
+#line 5185 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5192,7 +5262,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 5196 "opencl_guest.c"
+#line 5266 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5402,7 +5472,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5406 "opencl_guest.c"
+#line 5476 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5472,7 +5542,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5476 "opencl_guest.c"
+#line 5546 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5718,7 +5788,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5722 "opencl_guest.c"
+#line 5792 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6022,7 +6092,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6026 "opencl_guest.c"
+#line 6096 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6114,7 +6184,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6118 "opencl_guest.c"
+#line 6188 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6233,7 +6303,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6237 "opencl_guest.c"
+#line 6307 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6361,7 +6431,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6365 "opencl_guest.c"
+#line 6435 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6665,7 +6735,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6669 "opencl_guest.c"
+#line 6739 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6779,7 +6849,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6783 "opencl_guest.c"
+#line 6853 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7233,7 +7303,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7237 "opencl_guest.c"
+#line 7307 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7291,7 +7361,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7295 "opencl_guest.c"
+#line 7365 "opencl_guest.c"
 #undef ava_execute
 }
 

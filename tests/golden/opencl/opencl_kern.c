@@ -608,7 +608,26 @@ static void ava_cl_guest_fini(void)
 
 
 #line 611 "opencl_kern.c"
-#line 131 "specs/opencl/opencl_platform.spec.inc"
+#line 77 "specs/opencl/opencl_platform.spec.inc"
+
+uint64_t ava_w_resource_quota(const char *resource);
+
+static inline void ava_cl_quota_clamp(void *value)
+{
+	uint64_t quota = ava_w_resource_quota("device_memory");
+	cl_ulong v;
+
+	if (quota == 0)
+		return;
+	memcpy(&v, value, sizeof(v));
+	if (v > quota) {
+		v = quota;
+		memcpy(value, &v, sizeof(v));
+	}
+}
+
+#line 630 "opencl_kern.c"
+#line 159 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
 static const cl_context_properties *ava_cl_context_props_in(const cl_context_properties *props,
@@ -648,8 +667,8 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 652 "opencl_kern.c"
-#line 274 "specs/opencl/opencl_platform.spec.inc"
+#line 671 "opencl_kern.c"
+#line 302 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
 {
@@ -671,7 +690,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 675 "opencl_kern.c"
+#line 694 "opencl_kern.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -682,8 +701,55 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 686 "opencl_kern.c"
-#line 173 "specs/opencl/opencl_memory.spec.inc"
+#line 705 "opencl_kern.c"
+#line 178 "specs/opencl/opencl_memory.spec.inc"
+
+/*
+ * Device memory an image takes, for the guest's quota: its element size
+ * times its dimensions, which the worker computes from the call's own
+ * arguments (saturating; the driver refuses what makes no sense). An image
+ * made from a buffer takes the buffer's memory, which is charged already.
+ */
+static uint64_t ava_cl_mul_sat(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t ava_cl_image_dims_bytes(const cl_image_format *format, cl_mem_object_type type,
+				       uint64_t width, uint64_t height, uint64_t depth,
+				       uint64_t array_size)
+{
+	uint64_t n = ava_cl_mul_sat(ava_cl_format_elem(format), width);
+
+	switch (type) {
+	case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+		return ava_cl_mul_sat(n, array_size);
+	case CL_MEM_OBJECT_IMAGE2D:
+		return ava_cl_mul_sat(n, height);
+	case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+		return ava_cl_mul_sat(ava_cl_mul_sat(n, height), array_size);
+	case CL_MEM_OBJECT_IMAGE3D:
+		return ava_cl_mul_sat(ava_cl_mul_sat(n, height), depth);
+	default:
+		return n;
+	}
+}
+
+/* Worker, with the descriptor as the guest sent it (mem_object an id). */
+static uint64_t ava_cl_image_bytes(const cl_image_format *format, const cl_image_desc *desc)
+{
+	/* Only a buffer of the guest's own makes the image free: an id that
+	 * names none reaches the driver as NULL, which then allocates. */
+	if (format == NULL || desc == NULL ||
+	    (desc->mem_object != NULL &&
+	     ava_handle_object(cl_mem, (uintptr_t)desc->mem_object) != NULL))
+		return 0;
+	return ava_cl_image_dims_bytes(format, desc->image_type, desc->image_width,
+				       desc->image_height, desc->image_depth,
+				       desc->image_array_size);
+}
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -694,7 +760,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 698 "opencl_kern.c"
+#line 764 "opencl_kern.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -866,7 +932,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 870 "opencl_kern.c"
+#line 936 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -913,14 +979,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 917 "opencl_kern.c"
+#line 983 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
 #line 468 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 924 "opencl_kern.c"
+#line 990 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -1176,7 +1242,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1180 "opencl_kern.c"
+#line 1246 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -1254,7 +1320,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1258 "opencl_kern.c"
+#line 1324 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -1329,7 +1395,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			   void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 76 "specs/opencl/opencl_platform.spec.inc"
+#line 100 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -1341,9 +1407,13 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 		else if (param_name == CL_DEVICE_PARENT_DEVICE)
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size,
 				       *param_value_size_ret);
+		else if ((param_name == CL_DEVICE_GLOBAL_MEM_SIZE ||
+			  param_name == CL_DEVICE_MAX_MEM_ALLOC_SIZE) &&
+			 param_value_size >= sizeof(cl_ulong))
+			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1347 "opencl_kern.c"
+#line 1417 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -1690,7 +1760,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret)
-#line 187 "specs/opencl/opencl_platform.spec.inc"
+#line 215 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1701,7 +1771,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 1705 "opencl_kern.c"
+#line 1775 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -1776,7 +1846,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret)
-#line 214 "specs/opencl/opencl_platform.spec.inc"
+#line 242 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1787,7 +1857,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		return NULL;
 	}
 	return ava_execute();
-#line 1791 "opencl_kern.c"
+#line 1861 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -1930,7 +2000,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 			    void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 241 "specs/opencl/opencl_platform.spec.inc"
+#line 269 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -1944,7 +2014,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 1948 "opencl_kern.c"
+#line 2018 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -2043,14 +2113,14 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 					  cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateCommandQueue(context, device, properties, errcode_ret)
-#line 301 "specs/opencl/opencl_platform.spec.inc"
+#line 329 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, properties)) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 2054 "opencl_kern.c"
+#line 2124 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -2120,14 +2190,14 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 							cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
-#line 317 "specs/opencl/opencl_platform.spec.inc"
+#line 345 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 2131 "opencl_kern.c"
+#line 2201 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -2308,7 +2378,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				 size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 346 "specs/opencl/opencl_platform.spec.inc"
+#line 374 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -2325,7 +2395,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2329 "opencl_kern.c"
+#line 2399 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -2454,7 +2524,7 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2458 "opencl_kern.c"
+#line 2528 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -2544,7 +2614,7 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2548 "opencl_kern.c"
+#line 2618 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -2626,7 +2696,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2630 "opencl_kern.c"
+#line 2700 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -2670,7 +2740,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2674 "opencl_kern.c"
+#line 2744 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -2716,7 +2786,7 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2720 "opencl_kern.c"
+#line 2790 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -2824,7 +2894,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 2828 "opencl_kern.c"
+#line 2898 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -3089,7 +3159,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 			 void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 195 "specs/opencl/opencl_memory.spec.inc"
+#line 250 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3100,7 +3170,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3104 "opencl_kern.c"
+#line 3174 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -3210,7 +3280,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				       cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 221 "specs/opencl/opencl_memory.spec.inc"
+#line 279 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3221,7 +3291,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3225 "opencl_kern.c"
+#line 3295 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -3312,13 +3382,13 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 			   cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 248 "specs/opencl/opencl_memory.spec.inc"
+#line 311 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3322 "opencl_kern.c"
+#line 3392 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -3416,14 +3486,14 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 			   size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 275 "specs/opencl/opencl_memory.spec.inc"
+#line 344 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3427 "opencl_kern.c"
+#line 3497 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -3567,7 +3637,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 			  void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 296 "specs/opencl/opencl_memory.spec.inc"
+#line 365 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -3576,7 +3646,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3580 "opencl_kern.c"
+#line 3650 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -3831,7 +3901,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 			    void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 343 "specs/opencl/opencl_memory.spec.inc"
+#line 412 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -3841,7 +3911,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3845 "opencl_kern.c"
+#line 3915 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -4439,7 +4509,7 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4443 "opencl_kern.c"
+#line 4513 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -4668,7 +4738,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 4672 "opencl_kern.c"
+#line 4742 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
@@ -4759,7 +4829,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4763 "opencl_kern.c"
+#line 4833 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -5011,7 +5081,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 5015 "opencl_kern.c"
+#line 5085 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -5085,7 +5155,7 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 		return NULL;
 	}
 	return ret;
-#line 5089 "opencl_kern.c"
+#line 5159 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
@@ -5175,7 +5245,7 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 5179 "opencl_kern.c"
+#line 5249 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernelsInProgram);
@@ -5415,7 +5485,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5419 "opencl_kern.c"
+#line 5489 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -5498,7 +5568,7 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5502 "opencl_kern.c"
+#line 5572 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -5784,7 +5854,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5788 "opencl_kern.c"
+#line 5858 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -6135,7 +6205,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6139 "opencl_kern.c"
+#line 6209 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -6240,7 +6310,7 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6244 "opencl_kern.c"
+#line 6314 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -6385,7 +6455,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6389 "opencl_kern.c"
+#line 6459 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -6540,7 +6610,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6544 "opencl_kern.c"
+#line 6614 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -6892,7 +6962,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6896 "opencl_kern.c"
+#line 6966 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -7024,7 +7094,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7028 "opencl_kern.c"
+#line 7098 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -7549,7 +7619,7 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7553 "opencl_kern.c"
+#line 7623 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -7615,7 +7685,7 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7619 "opencl_kern.c"
+#line 7689 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);

@@ -540,7 +540,26 @@ static void ava_cl_guest_fini(void)
 
 
 #line 543 "opencl_worker.c"
-#line 131 "specs/opencl/opencl_platform.spec.inc"
+#line 77 "specs/opencl/opencl_platform.spec.inc"
+
+uint64_t ava_w_resource_quota(const char *resource);
+
+static inline void ava_cl_quota_clamp(void *value)
+{
+	uint64_t quota = ava_w_resource_quota("device_memory");
+	cl_ulong v;
+
+	if (quota == 0)
+		return;
+	memcpy(&v, value, sizeof(v));
+	if (v > quota) {
+		v = quota;
+		memcpy(value, &v, sizeof(v));
+	}
+}
+
+#line 562 "opencl_worker.c"
+#line 159 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
 static const cl_context_properties *ava_cl_context_props_in(const cl_context_properties *props,
@@ -580,8 +599,8 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 584 "opencl_worker.c"
-#line 274 "specs/opencl/opencl_platform.spec.inc"
+#line 603 "opencl_worker.c"
+#line 302 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
 {
@@ -603,7 +622,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 607 "opencl_worker.c"
+#line 626 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -614,8 +633,55 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 618 "opencl_worker.c"
-#line 173 "specs/opencl/opencl_memory.spec.inc"
+#line 637 "opencl_worker.c"
+#line 178 "specs/opencl/opencl_memory.spec.inc"
+
+/*
+ * Device memory an image takes, for the guest's quota: its element size
+ * times its dimensions, which the worker computes from the call's own
+ * arguments (saturating; the driver refuses what makes no sense). An image
+ * made from a buffer takes the buffer's memory, which is charged already.
+ */
+static uint64_t ava_cl_mul_sat(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t ava_cl_image_dims_bytes(const cl_image_format *format, cl_mem_object_type type,
+				       uint64_t width, uint64_t height, uint64_t depth,
+				       uint64_t array_size)
+{
+	uint64_t n = ava_cl_mul_sat(ava_cl_format_elem(format), width);
+
+	switch (type) {
+	case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+		return ava_cl_mul_sat(n, array_size);
+	case CL_MEM_OBJECT_IMAGE2D:
+		return ava_cl_mul_sat(n, height);
+	case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+		return ava_cl_mul_sat(ava_cl_mul_sat(n, height), array_size);
+	case CL_MEM_OBJECT_IMAGE3D:
+		return ava_cl_mul_sat(ava_cl_mul_sat(n, height), depth);
+	default:
+		return n;
+	}
+}
+
+/* Worker, with the descriptor as the guest sent it (mem_object an id). */
+static uint64_t ava_cl_image_bytes(const cl_image_format *format, const cl_image_desc *desc)
+{
+	/* Only a buffer of the guest's own makes the image free: an id that
+	 * names none reaches the driver as NULL, which then allocates. */
+	if (format == NULL || desc == NULL ||
+	    (desc->mem_object != NULL &&
+	     ava_handle_object(cl_mem, (uintptr_t)desc->mem_object) != NULL))
+		return 0;
+	return ava_cl_image_dims_bytes(format, desc->image_type, desc->image_width,
+				       desc->image_height, desc->image_depth,
+				       desc->image_array_size);
+}
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -626,7 +692,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 630 "opencl_worker.c"
+#line 696 "opencl_worker.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -798,7 +864,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 802 "opencl_worker.c"
+#line 868 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -845,14 +911,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 849 "opencl_worker.c"
+#line 915 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 467 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 856 "opencl_worker.c"
+#line 922 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -1017,7 +1083,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1021 "opencl_worker.c"
+#line 1087 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1101,7 +1167,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1105 "opencl_worker.c"
+#line 1171 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1185,7 +1251,7 @@ static int ava_opencl_serve_clGetDeviceIDs(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 76 "specs/opencl/opencl_platform.spec.inc"
+#line 100 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -1197,9 +1263,13 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 		else if (param_name == CL_DEVICE_PARENT_DEVICE)
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size,
 				       *param_value_size_ret);
+		else if ((param_name == CL_DEVICE_GLOBAL_MEM_SIZE ||
+			  param_name == CL_DEVICE_MAX_MEM_ALLOC_SIZE) &&
+			 param_value_size >= sizeof(cl_ulong))
+			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1203 "opencl_worker.c"
+#line 1273 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1541,7 +1611,7 @@ static int ava_opencl_serve_clGetHostTimer(struct ava_wcall *ava_w)
 static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret)
-#line 187 "specs/opencl/opencl_platform.spec.inc"
+#line 215 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1552,7 +1622,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 1556 "opencl_worker.c"
+#line 1626 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1656,7 +1726,7 @@ static int ava_opencl_serve_clCreateContext(struct ava_wcall *ava_w)
 static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret)
-#line 214 "specs/opencl/opencl_platform.spec.inc"
+#line 242 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1667,7 +1737,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 1671 "opencl_worker.c"
+#line 1741 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1806,7 +1876,7 @@ static int ava_opencl_serve_clReleaseContext(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 241 "specs/opencl/opencl_platform.spec.inc"
+#line 269 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -1820,7 +1890,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 1824 "opencl_worker.c"
+#line 1894 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1940,14 +2010,14 @@ static int ava_opencl_serve_clSetContextDestructorCallback(struct ava_wcall *ava
 static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateCommandQueue(context, device, properties, errcode_ret)
-#line 301 "specs/opencl/opencl_platform.spec.inc"
+#line 329 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, properties)) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 1951 "opencl_worker.c"
+#line 2021 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2006,14 +2076,14 @@ static int ava_opencl_serve_clCreateCommandQueue(struct ava_wcall *ava_w)
 static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
-#line 317 "specs/opencl/opencl_platform.spec.inc"
+#line 345 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 2017 "opencl_worker.c"
+#line 2087 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2172,7 +2242,7 @@ static int ava_opencl_serve_clReleaseCommandQueue(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 346 "specs/opencl/opencl_platform.spec.inc"
+#line 374 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -2189,7 +2259,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2193 "opencl_worker.c"
+#line 2263 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2325,7 +2395,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2329 "opencl_worker.c"
+#line 2399 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2407,7 +2477,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2411 "opencl_worker.c"
+#line 2481 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2511,7 +2581,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2515 "opencl_worker.c"
+#line 2585 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2591,7 +2661,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2595 "opencl_worker.c"
+#line 2665 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2630,7 +2700,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2634 "opencl_worker.c"
+#line 2704 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2697,7 +2767,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 2701 "opencl_worker.c"
+#line 2771 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2873,6 +2943,10 @@ static int ava_opencl_serve_clCreatePipe(struct ava_wcall *ava_w)
 	(void)ava_life_errcode_ret;
 	(void)ava_coupled_errcode_ret;
 
+	/* ava_allocates_resource(device_memory, (uint64_t)pipe_packet_size * pipe_max_packets) */
+	ava_st = ava_w_reserve(ava_w, AVA_OPENCL_RES_DEVICE_MEMORY, (uint64_t)((uint64_t)pipe_packet_size * pipe_max_packets));
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	ava_ret = clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
 
 	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
@@ -2960,7 +3034,7 @@ static int ava_opencl_serve_clGetPipeInfo(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 195 "specs/opencl/opencl_memory.spec.inc"
+#line 250 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -2971,7 +3045,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 2975 "opencl_worker.c"
+#line 3049 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3064,6 +3138,10 @@ static int ava_opencl_serve_clCreateImage(struct ava_wcall *ava_w)
 	(void)ava_life_errcode_ret;
 	(void)ava_coupled_errcode_ret;
 
+	/* ava_allocates_resource(device_memory, ava_cl_image_bytes(image_format, image_desc)) */
+	ava_st = ava_w_reserve(ava_w, AVA_OPENCL_RES_DEVICE_MEMORY, (uint64_t)(ava_cl_image_bytes(image_format, image_desc)));
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	ava_ret = ava_opencl_impl_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
 
 	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
@@ -3078,7 +3156,7 @@ static int ava_opencl_serve_clCreateImage(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 221 "specs/opencl/opencl_memory.spec.inc"
+#line 279 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3089,7 +3167,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3093 "opencl_worker.c"
+#line 3171 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3199,6 +3277,10 @@ static int ava_opencl_serve_clCreateImageWithProperties(struct ava_wcall *ava_w)
 	(void)ava_life_errcode_ret;
 	(void)ava_coupled_errcode_ret;
 
+	/* ava_allocates_resource(device_memory, ava_cl_image_bytes(image_format, image_desc)) */
+	ava_st = ava_w_reserve(ava_w, AVA_OPENCL_RES_DEVICE_MEMORY, (uint64_t)(ava_cl_image_bytes(image_format, image_desc)));
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	ava_ret = ava_opencl_impl_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
 
 	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
@@ -3213,13 +3295,13 @@ static int ava_opencl_serve_clCreateImageWithProperties(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 248 "specs/opencl/opencl_memory.spec.inc"
+#line 311 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3223 "opencl_worker.c"
+#line 3305 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3305,6 +3387,12 @@ static int ava_opencl_serve_clCreateImage2D(struct ava_wcall *ava_w)
 	(void)ava_life_errcode_ret;
 	(void)ava_coupled_errcode_ret;
 
+	/* ava_allocates_resource(device_memory, ava_cl_image_dims_bytes(image_format, CL_MEM_OBJECT_IMAGE2D,
+							       image_width, image_height, 1, 1)) */
+	ava_st = ava_w_reserve(ava_w, AVA_OPENCL_RES_DEVICE_MEMORY, (uint64_t)(ava_cl_image_dims_bytes(image_format, CL_MEM_OBJECT_IMAGE2D,
+							       image_width, image_height, 1, 1)));
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	ava_ret = ava_opencl_impl_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
 
 	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
@@ -3319,14 +3407,14 @@ static int ava_opencl_serve_clCreateImage2D(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 275 "specs/opencl/opencl_memory.spec.inc"
+#line 344 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3330 "opencl_worker.c"
+#line 3418 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3420,6 +3508,14 @@ static int ava_opencl_serve_clCreateImage3D(struct ava_wcall *ava_w)
 	(void)ava_life_errcode_ret;
 	(void)ava_coupled_errcode_ret;
 
+	/* ava_allocates_resource(device_memory, ava_cl_image_dims_bytes(image_format, CL_MEM_OBJECT_IMAGE3D,
+							       image_width, image_height,
+							       image_depth, 1)) */
+	ava_st = ava_w_reserve(ava_w, AVA_OPENCL_RES_DEVICE_MEMORY, (uint64_t)(ava_cl_image_dims_bytes(image_format, CL_MEM_OBJECT_IMAGE3D,
+							       image_width, image_height,
+							       image_depth, 1)));
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	ava_ret = ava_opencl_impl_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
 
 	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
@@ -3509,7 +3605,7 @@ static int ava_opencl_serve_clGetSupportedImageFormats(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 296 "specs/opencl/opencl_memory.spec.inc"
+#line 365 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -3518,7 +3614,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3522 "opencl_worker.c"
+#line 3618 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3769,7 +3865,7 @@ static int ava_opencl_serve_clReleaseSampler(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 343 "specs/opencl/opencl_memory.spec.inc"
+#line 412 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -3779,7 +3875,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3783 "opencl_worker.c"
+#line 3879 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3858,7 +3954,7 @@ static int ava_opencl_serve_clGetSamplerInfo(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 373 "specs/opencl/opencl_memory.spec.inc"
+#line 442 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = CL_SUCCESS;
 	cl_event ava_unmapped = NULL;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE, map_flags, offset, size,
@@ -3873,7 +3969,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 3877 "opencl_worker.c"
+#line 3973 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -3981,7 +4077,7 @@ static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 403 "specs/opencl/opencl_memory.spec.inc"
+#line 472 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = CL_SUCCESS;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE,
 					 write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, offset,
@@ -3991,7 +4087,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	if (write && data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 0, NULL, event);
-#line 3995 "opencl_worker.c"
+#line 4091 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -4100,7 +4196,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 4104 "opencl_worker.c"
+#line 4200 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -4187,7 +4283,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 4191 "opencl_worker.c"
+#line 4287 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -4530,7 +4626,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4534 "opencl_worker.c"
+#line 4630 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4641,7 +4737,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 4645 "opencl_worker.c"
+#line 4741 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -4795,7 +4891,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 4799 "opencl_worker.c"
+#line 4895 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4973,7 +5069,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4977 "opencl_worker.c"
+#line 5073 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5043,7 +5139,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5047 "opencl_worker.c"
+#line 5143 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -5143,7 +5239,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 5147 "opencl_worker.c"
+#line 5243 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -5223,7 +5319,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 5227 "opencl_worker.c"
+#line 5323 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5315,7 +5411,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 5319 "opencl_worker.c"
+#line 5415 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5404,7 +5500,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 5408 "opencl_worker.c"
+#line 5504 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5619,7 +5715,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 5623 "opencl_worker.c"
+#line 5719 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -5684,7 +5780,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5688 "opencl_worker.c"
+#line 5784 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5769,7 +5865,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5773 "opencl_worker.c"
+#line 5869 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6079,7 +6175,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6083 "opencl_worker.c"
+#line 6179 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6406,7 +6502,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6410 "opencl_worker.c"
+#line 6506 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6520,7 +6616,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6524 "opencl_worker.c"
+#line 6620 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6645,7 +6741,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6649 "opencl_worker.c"
+#line 6745 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6816,7 +6912,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6820 "opencl_worker.c"
+#line 6916 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7325,7 +7421,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7329 "opencl_worker.c"
+#line 7425 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7476,7 +7572,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7480 "opencl_worker.c"
+#line 7576 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8228,7 +8324,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8232 "opencl_worker.c"
+#line 8328 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8370,7 +8466,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8374 "opencl_worker.c"
+#line 8470 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8686,7 +8782,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 || event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 8690 "opencl_worker.c"
+#line 8786 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -8736,7 +8832,7 @@ static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
 
 static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
 {
-#line 69 "specs/opencl/opencl_svm.spec.inc"
+#line 73 "specs/opencl/opencl_svm.spec.inc"
 	struct ava_cl_svm_s *svm;
 	void *base;
 	if (flags & (CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS))
@@ -8754,7 +8850,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->size = size;
 	svm->context = context;
 	return svm;
-#line 8758 "opencl_worker.c"
+#line 8854 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -8790,14 +8886,14 @@ static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 {
-#line 92 "specs/opencl/opencl_svm.spec.inc"
+#line 96 "specs/opencl/opencl_svm.spec.inc"
 	if (svm == NULL)
 		return CL_INVALID_VALUE;
 	clSVMFree(svm->context, svm->base);
 	clReleaseContext(svm->context);
 	free(svm);
 	return CL_SUCCESS;
-#line 8801 "opencl_worker.c"
+#line 8897 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -8829,7 +8925,7 @@ static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 112 "specs/opencl/opencl_svm.spec.inc"
+#line 116 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	cl_int ret;
 	if (ava_p == NULL)
@@ -8841,7 +8937,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 8845 "opencl_worker.c"
+#line 8941 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -8949,7 +9045,7 @@ static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 138 "specs/opencl/opencl_svm.spec.inc"
+#line 142 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	cl_int ret;
 	if (ava_p == NULL)
@@ -8962,7 +9058,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	if (data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, event);
-#line 8966 "opencl_worker.c"
+#line 9062 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -9066,14 +9162,14 @@ static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, size_t dst_offset, ava_cl_svm src_svm, size_t src_offset, size_t size, const void *src_host, void *dst_host, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 170 "specs/opencl/opencl_svm.spec.inc"
+#line 174 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_dst = dst_svm ? ava_cl_svm_at(dst_svm, dst_offset, size) : dst_host;
 	const void *ava_src = src_svm ? ava_cl_svm_at(src_svm, src_offset, size) : src_host;
 	if (ava_dst == NULL || ava_src == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 9077 "opencl_worker.c"
+#line 9173 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -9217,13 +9313,13 @@ static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 192 "specs/opencl/opencl_svm.spec.inc"
+#line 196 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	if (ava_p == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 9227 "opencl_worker.c"
+#line 9323 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -9329,12 +9425,12 @@ static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uint arg_index, ava_cl_svm svm, size_t offset)
 {
-#line 204 "specs/opencl/opencl_svm.spec.inc"
+#line 208 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = svm ? ava_cl_svm_at(svm, offset, 0) : NULL;
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 9338 "opencl_worker.c"
+#line 9434 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -9370,7 +9466,7 @@ static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_uint count, const ava_cl_svm *svms, const size_t *offsets)
 {
-#line 216 "specs/opencl/opencl_svm.spec.inc"
+#line 220 "specs/opencl/opencl_svm.spec.inc"
 	void **ava_ptrs;
 	cl_int ret;
 	if (count == 0 || svms == NULL || offsets == NULL)
@@ -9389,7 +9485,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 9393 "opencl_worker.c"
+#line 9489 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -9457,7 +9553,7 @@ static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue, cl_uint count, const ava_cl_svm *svms, const size_t *offsets, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 251 "specs/opencl/opencl_svm.spec.inc"
+#line 255 "specs/opencl/opencl_svm.spec.inc"
 	const void **ava_ptrs;
 	cl_int ret;
 	if (count == 0 || svms == NULL || offsets == NULL)
@@ -9477,7 +9573,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 9481 "opencl_worker.c"
+#line 9577 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -9611,11 +9707,11 @@ static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
 {
-#line 278 "specs/opencl/opencl_svm.spec.inc"
+#line 282 "specs/opencl/opencl_svm.spec.inc"
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 9619 "opencl_worker.c"
+#line 9715 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -9724,7 +9820,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 9728 "opencl_worker.c"
+#line 9824 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -9836,7 +9932,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 9840 "opencl_worker.c"
+#line 9936 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
