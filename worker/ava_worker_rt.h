@@ -198,6 +198,13 @@ uint64_t ava_w_ranges_drop_owner(uint64_t owner);
 uint64_t ava_w_resource_quota(const char *resource);
 uint64_t ava_w_resource_used(const char *resource);
 /*
+ * The device as the guest may use it under its quota of resource, from the
+ * driver's answer: *total (if not NULL) at most the quota, *free (if not
+ * NULL) at most what the quota leaves the guest; both unchanged without a
+ * quota or outside a call.
+ */
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
+/*
  * A setting of the host configuration for the spec's plugin, by its name
  * "<spec>.<key>" (e.g. "opencl.kernels_without_arg_info"; the keys and
  * their values are checked when the host configuration is read), or NULL

@@ -42,6 +42,18 @@ AVA_W_EXPORT uint64_t ava_w_resource_used(const char *resource) {
   return w->connection->resources().used(index);
 }
 
+AVA_W_EXPORT void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total) {
+  const uint64_t quota = ava_w_resource_quota(resource);
+  if (quota == 0)
+    return;
+  const uint64_t used = ava_w_resource_used(resource);
+  const uint64_t left = used < quota ? quota - used : 0;
+  if (total != nullptr && *total > quota)
+    *total = quota;
+  if (free != nullptr && *free > left)
+    *free = left;
+}
+
 AVA_W_EXPORT const char *ava_w_setting(const char *name) {
   ava_wcall *w = ava::current_call();
   if (w == nullptr || name == nullptr)

@@ -157,6 +157,18 @@ Test(worker_quota, spec_code_sees_the_quota_and_what_is_held) {
   cr_expect_eq(g.connection->calls_refused(), 1u, "a refusal is counted");
   cr_expect_eq(ava_w_reserve(w.get(), 0, 300), AVA_OK);
   cr_expect_eq(ava_w_resource_used("device_memory"), 300u);
+  // The device as this guest may use it: total the quota, free what it leaves.
+  uint64_t free = 1u << 30, total = 2u << 30;
+  ava_w_resource_view("device_memory", &free, &total);
+  cr_expect(free == kQuota - 300 && total == kQuota, "free %llu, total %llu",
+            (unsigned long long)free, (unsigned long long)total);
+  free = 10, total = 500;
+  ava_w_resource_view("device_memory", &free, &total);
+  cr_expect(free == 10 && total == 500, "a device smaller than the quota is as it is");
+  ava_w_resource_view("device_memory", nullptr, &total);
+  free = total = 1u << 30;
+  ava_w_resource_view("rays", &free, &total);
+  cr_expect(free == 1u << 30 && total == 1u << 30, "no quota, no clamp");
   cr_expect_eq(ava_w_reserve(w.get(), 0, 1), AVA_E_STATE, "one reservation per call");
   g.settle(w.get());
   cr_expect_eq(ava_w_resource_used("device_memory"), 0u, "a call that made nothing");

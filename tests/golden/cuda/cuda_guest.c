@@ -44,8 +44,7 @@ int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t 
 int ava_w_ranges_check(uint64_t start, uint64_t size);
 int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
 uint64_t ava_w_ranges_drop_owner(uint64_t owner);
-uint64_t ava_w_resource_quota(const char *resource);
-uint64_t ava_w_resource_used(const char *resource);
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
 
 /* Kinds of ranges; allocations are owned by their context, globals by their module. */
 #define AVA_CU_RANGE_ALLOC 1u
@@ -60,18 +59,10 @@ uint64_t ava_w_resource_used(const char *resource);
  * of the device's and the quota, free the smaller of the device's and what
  * the quota leaves this guest.
  */
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "sizes are 64-bit");
 static inline void ava_cu_quota_clamp(size_t *free, size_t *total)
 {
-	uint64_t quota = ava_w_resource_quota("device_memory");
-	uint64_t used = ava_w_resource_used("device_memory");
-	uint64_t left = used < quota ? quota - used : 0;
-
-	if (quota == 0)
-		return;
-	if (total != NULL && *total > quota)
-		*total = (size_t)quota;
-	if (free != NULL && *free > left)
-		*free = (size_t)left;
+	ava_w_resource_view("device_memory", (uint64_t *)free, (uint64_t *)total);
 }
 
 /* Worker: whether n elements of elem bytes at p are the guest's; touching none needs none. */
@@ -131,7 +122,7 @@ static inline void ava_cu_forget_primary(CUdevice dev)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 }
 
-#line 135 "cuda_guest.c"
+#line 126 "cuda_guest.c"
 #line 5 "specs/cuda/cuda_modules.spec.inc"
 
 CUresult ava_cu_module_load(CUmodule *module, const void *image, size_t size);
@@ -181,7 +172,7 @@ static CUresult ava_cu_get_layout(CUfunction f, struct ava_cu_layout *l)
 	return CUDA_SUCCESS;
 }
 
-#line 185 "cuda_guest.c"
+#line 176 "cuda_guest.c"
 #pragma GCC diagnostic pop
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -318,7 +309,7 @@ CUresult cuGetErrorName(CUresult error, const char **pStr)
 	return name ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-#line 322 "cuda_guest.c"
+#line 313 "cuda_guest.c"
 #line 55 "specs/cuda/cuda_modules.spec.inc"
 
 /* Bytes of a module image, from its own headers; 0 when it is none of the three. */
@@ -436,7 +427,7 @@ CUresult cuModuleLoad(CUmodule *module, const char *fname)
 	return rc;
 }
 
-#line 440 "cuda_guest.c"
+#line 431 "cuda_guest.c"
 #line 288 "specs/cuda/cuda_modules.spec.inc"
 
 static __thread int ava_cu_launch_async_ok;
@@ -601,7 +592,7 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuin
 	return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
-#line 605 "cuda_guest.c"
+#line 596 "cuda_guest.c"
 #pragma GCC visibility pop
 
 static int ava_cuda_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -709,7 +700,7 @@ AVA_EXPORT CUresult cuModuleUnload(CUmodule hmod)
 	if (ava_is_worker && hmod != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)hmod);
 	return ava_execute();
-#line 713 "cuda_guest.c"
+#line 704 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -844,7 +835,7 @@ AVA_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmod
 	    ava_w_ranges_replace(*dptr, ava_bytes, AVA_CU_RANGE_GLOBAL, (uintptr_t)hmod) != 0)
 		ret = CUDA_ERROR_OUT_OF_MEMORY;
 	return ret;
-#line 848 "cuda_guest.c"
+#line 839 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1336,7 +1327,7 @@ AVA_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	if (ava_is_worker && ret == CUDA_SUCCESS)
 		ava_cu_quota_clamp(NULL, bytes);
 	return ret;
-#line 1340 "cuda_guest.c"
+#line 1331 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1433,7 +1424,7 @@ AVA_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	if (ava_is_worker && ret == CUDA_SUCCESS && pctx != NULL)
 		ava_cu_note_primary(dev, *pctx);
 	return ret;
-#line 1437 "cuda_guest.c"
+#line 1428 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1477,7 +1468,7 @@ AVA_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	    cuDevicePrimaryCtxGetState(dev, &ava_flags, &ava_active) == CUDA_SUCCESS && !ava_active)
 		ava_cu_forget_primary(dev);
 	return ret;
-#line 1481 "cuda_guest.c"
+#line 1472 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1517,7 +1508,7 @@ AVA_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	if (ava_is_worker)
 		ava_cu_forget_primary(dev);
 	return ava_execute();
-#line 1521 "cuda_guest.c"
+#line 1512 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1657,7 +1648,7 @@ AVA_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreate
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1661 "cuda_guest.c"
+#line 1652 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1699,7 +1690,7 @@ AVA_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 	if (ava_is_worker && ctx != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 	return ava_execute();
-#line 1703 "cuda_guest.c"
+#line 1694 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2007,7 +1998,7 @@ AVA_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		*dptr = 0;
 	}
 	return ret;
-#line 2011 "cuda_guest.c"
+#line 2002 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2053,7 +2044,7 @@ AVA_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 	if (ava_is_worker && ret != CUDA_SUCCESS && dptr != 0)
 		(void)ava_w_ranges_add(dptr, ava_size, AVA_CU_RANGE_ALLOC, ava_owner);
 	return ret;
-#line 2057 "cuda_guest.c"
+#line 2048 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2119,7 +2110,7 @@ AVA_EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
 	if (ava_is_worker && ret == CUDA_SUCCESS)
 		ava_cu_quota_clamp(free, total);
 	return ret;
-#line 2123 "cuda_guest.c"
+#line 2114 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2172,7 +2163,7 @@ AVA_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, 
 			      (ByteCount != 0 && srcHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2176 "cuda_guest.c"
+#line 2167 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2227,7 +2218,7 @@ AVA_EXPORT CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t
 			      (ByteCount != 0 && dstHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2231 "cuda_guest.c"
+#line 2222 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2269,7 +2260,7 @@ AVA_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2273 "cuda_guest.c"
+#line 2264 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2316,7 +2307,7 @@ AVA_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcH
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2320 "cuda_guest.c"
+#line 2311 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2375,7 +2366,7 @@ AVA_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, s
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2379 "cuda_guest.c"
+#line 2370 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2408,7 +2399,7 @@ AVA_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcD
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2412 "cuda_guest.c"
+#line 2403 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2450,7 +2441,7 @@ AVA_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2454 "cuda_guest.c"
+#line 2445 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2492,7 +2483,7 @@ AVA_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2496 "cuda_guest.c"
+#line 2487 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2525,7 +2516,7 @@ AVA_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, siz
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2529 "cuda_guest.c"
+#line 2520 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2558,7 +2549,7 @@ AVA_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, siz
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2562 "cuda_guest.c"
+#line 2553 "cuda_guest.c"
 #undef ava_execute
 }
 

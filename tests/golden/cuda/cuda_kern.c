@@ -110,8 +110,7 @@ int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t 
 int ava_w_ranges_check(uint64_t start, uint64_t size);
 int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
 uint64_t ava_w_ranges_drop_owner(uint64_t owner);
-uint64_t ava_w_resource_quota(const char *resource);
-uint64_t ava_w_resource_used(const char *resource);
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
 
 /* Kinds of ranges; allocations are owned by their context, globals by their module. */
 #define AVA_CU_RANGE_ALLOC 1u
@@ -126,18 +125,10 @@ uint64_t ava_w_resource_used(const char *resource);
  * of the device's and the quota, free the smaller of the device's and what
  * the quota leaves this guest.
  */
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "sizes are 64-bit");
 static inline void ava_cu_quota_clamp(size_t *free, size_t *total)
 {
-	uint64_t quota = ava_w_resource_quota("device_memory");
-	uint64_t used = ava_w_resource_used("device_memory");
-	uint64_t left = used < quota ? quota - used : 0;
-
-	if (quota == 0)
-		return;
-	if (total != NULL && *total > quota)
-		*total = (size_t)quota;
-	if (free != NULL && *free > left)
-		*free = (size_t)left;
+	ava_w_resource_view("device_memory", (uint64_t *)free, (uint64_t *)total);
 }
 
 /* Worker: whether n elements of elem bytes at p are the guest's; touching none needs none. */
@@ -197,7 +188,7 @@ static inline void ava_cu_forget_primary(CUdevice dev)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 }
 
-#line 201 "cuda_kern.c"
+#line 192 "cuda_kern.c"
 #line 5 "specs/cuda/cuda_modules.spec.inc"
 
 CUresult ava_cu_module_load(CUmodule *module, const void *image, size_t size);
@@ -247,7 +238,7 @@ static CUresult ava_cu_get_layout(CUfunction f, struct ava_cu_layout *l)
 	return CUDA_SUCCESS;
 }
 
-#line 251 "cuda_kern.c"
+#line 242 "cuda_kern.c"
 #pragma GCC diagnostic pop
 
 CUresult ava_ava_cu_module_load(CUmodule *module, const void *image, size_t size)
@@ -349,7 +340,7 @@ CUresult ava_cuModuleUnload(CUmodule hmod)
 	if (ava_is_worker && hmod != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)hmod);
 	return ava_execute();
-#line 353 "cuda_kern.c"
+#line 344 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuModuleUnload);
@@ -498,7 +489,7 @@ CUresult ava_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmo
 	    ava_w_ranges_replace(*dptr, ava_bytes, AVA_CU_RANGE_GLOBAL, (uintptr_t)hmod) != 0)
 		ret = CUDA_ERROR_OUT_OF_MEMORY;
 	return ret;
-#line 502 "cuda_kern.c"
+#line 493 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuModuleGetGlobal_v2);
@@ -1047,7 +1038,7 @@ CUresult ava_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	if (ava_is_worker && ret == CUDA_SUCCESS)
 		ava_cu_quota_clamp(NULL, bytes);
 	return ret;
-#line 1051 "cuda_kern.c"
+#line 1042 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuDeviceTotalMem_v2);
@@ -1153,7 +1144,7 @@ CUresult ava_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	if (ava_is_worker && ret == CUDA_SUCCESS && pctx != NULL)
 		ava_cu_note_primary(dev, *pctx);
 	return ret;
-#line 1157 "cuda_kern.c"
+#line 1148 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuDevicePrimaryCtxRetain);
@@ -1200,7 +1191,7 @@ CUresult ava_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	    cuDevicePrimaryCtxGetState(dev, &ava_flags, &ava_active) == CUDA_SUCCESS && !ava_active)
 		ava_cu_forget_primary(dev);
 	return ret;
-#line 1204 "cuda_kern.c"
+#line 1195 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuDevicePrimaryCtxRelease_v2);
@@ -1243,7 +1234,7 @@ CUresult ava_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	if (ava_is_worker)
 		ava_cu_forget_primary(dev);
 	return ava_execute();
-#line 1247 "cuda_kern.c"
+#line 1238 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuDevicePrimaryCtxReset_v2);
@@ -1402,7 +1393,7 @@ CUresult ava_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1406 "cuda_kern.c"
+#line 1397 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuCtxCreate_v4);
@@ -1447,7 +1438,7 @@ CUresult ava_cuCtxDestroy_v2(CUcontext ctx)
 	if (ava_is_worker && ctx != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 	return ava_execute();
-#line 1451 "cuda_kern.c"
+#line 1442 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuCtxDestroy_v2);
@@ -1795,7 +1786,7 @@ CUresult ava_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		*dptr = 0;
 	}
 	return ret;
-#line 1799 "cuda_kern.c"
+#line 1790 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemAlloc_v2);
@@ -1843,7 +1834,7 @@ CUresult ava_cuMemFree_v2(CUdeviceptr dptr)
 	if (ava_is_worker && ret != CUDA_SUCCESS && dptr != 0)
 		(void)ava_w_ranges_add(dptr, ava_size, AVA_CU_RANGE_ALLOC, ava_owner);
 	return ret;
-#line 1847 "cuda_kern.c"
+#line 1838 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemFree_v2);
@@ -1915,7 +1906,7 @@ CUresult ava_cuMemGetInfo_v2(size_t *free, size_t *total)
 	if (ava_is_worker && ret == CUDA_SUCCESS)
 		ava_cu_quota_clamp(free, total);
 	return ret;
-#line 1919 "cuda_kern.c"
+#line 1910 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemGetInfo_v2);
@@ -1973,7 +1964,7 @@ CUresult ava_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t 
 			      (ByteCount != 0 && srcHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 1977 "cuda_kern.c"
+#line 1968 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyHtoD_v2);
@@ -2033,7 +2024,7 @@ CUresult ava_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCo
 			      (ByteCount != 0 && dstHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2037 "cuda_kern.c"
+#line 2028 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoH_v2);
@@ -2079,7 +2070,7 @@ CUresult ava_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2083 "cuda_kern.c"
+#line 2074 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoD_v2);
@@ -2131,7 +2122,7 @@ CUresult ava_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, si
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2135 "cuda_kern.c"
+#line 2126 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyHtoDAsync_v2);
@@ -2196,7 +2187,7 @@ CUresult ava_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t B
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2200 "cuda_kern.c"
+#line 2191 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoHAsync_v2);
@@ -2233,7 +2224,7 @@ CUresult ava_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, 
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2237 "cuda_kern.c"
+#line 2228 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoDAsync_v2);
@@ -2277,7 +2268,7 @@ CUresult ava_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2281 "cuda_kern.c"
+#line 2272 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemsetD8_v2);
@@ -2322,7 +2313,7 @@ CUresult ava_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2326 "cuda_kern.c"
+#line 2317 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemsetD32_v2);
@@ -2358,7 +2349,7 @@ CUresult ava_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, 
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2362 "cuda_kern.c"
+#line 2353 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemsetD8Async);
@@ -2394,7 +2385,7 @@ CUresult ava_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, 
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2398 "cuda_kern.c"
+#line 2389 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemsetD32Async);

@@ -78,8 +78,7 @@ int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t 
 int ava_w_ranges_check(uint64_t start, uint64_t size);
 int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
 uint64_t ava_w_ranges_drop_owner(uint64_t owner);
-uint64_t ava_w_resource_quota(const char *resource);
-uint64_t ava_w_resource_used(const char *resource);
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
 
 /* Kinds of ranges; allocations are owned by their context, globals by their module. */
 #define AVA_CU_RANGE_ALLOC 1u
@@ -94,18 +93,10 @@ uint64_t ava_w_resource_used(const char *resource);
  * of the device's and the quota, free the smaller of the device's and what
  * the quota leaves this guest.
  */
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "sizes are 64-bit");
 static inline void ava_cu_quota_clamp(size_t *free, size_t *total)
 {
-	uint64_t quota = ava_w_resource_quota("device_memory");
-	uint64_t used = ava_w_resource_used("device_memory");
-	uint64_t left = used < quota ? quota - used : 0;
-
-	if (quota == 0)
-		return;
-	if (total != NULL && *total > quota)
-		*total = (size_t)quota;
-	if (free != NULL && *free > left)
-		*free = (size_t)left;
+	ava_w_resource_view("device_memory", (uint64_t *)free, (uint64_t *)total);
 }
 
 /* Worker: whether n elements of elem bytes at p are the guest's; touching none needs none. */
@@ -165,7 +156,7 @@ static inline void ava_cu_forget_primary(CUdevice dev)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 }
 
-#line 169 "cuda_worker.c"
+#line 160 "cuda_worker.c"
 #line 5 "specs/cuda/cuda_modules.spec.inc"
 
 CUresult ava_cu_module_load(CUmodule *module, const void *image, size_t size);
@@ -215,7 +206,7 @@ static CUresult ava_cu_get_layout(CUfunction f, struct ava_cu_layout *l)
 	return CUDA_SUCCESS;
 }
 
-#line 219 "cuda_worker.c"
+#line 210 "cuda_worker.c"
 #pragma GCC diagnostic pop
 
 static CUresult ava_cuda_impl_ava_cu_module_load(CUmodule *module, const void *image, size_t size)
@@ -230,7 +221,7 @@ static CUresult ava_cuda_impl_ava_cu_module_load(CUmodule *module, const void *i
 	    (ava_fatbin_total_len(image, size, &ava_total) != 0 || ava_total != size))
 		return CUDA_ERROR_INVALID_IMAGE;
 	return cuModuleLoadData(module, image);
-#line 234 "cuda_worker.c"
+#line 225 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_module_load(struct ava_wcall *ava_w)
@@ -307,7 +298,7 @@ static CUresult ava_cuda_impl_cuModuleUnload(CUmodule hmod)
 	if (ava_is_worker && hmod != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)hmod);
 	return ava_execute();
-#line 311 "cuda_worker.c"
+#line 302 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -418,7 +409,7 @@ static CUresult ava_cuda_impl_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *by
 	    ava_w_ranges_replace(*dptr, ava_bytes, AVA_CU_RANGE_GLOBAL, (uintptr_t)hmod) != 0)
 		ret = CUDA_ERROR_OUT_OF_MEMORY;
 	return ret;
-#line 422 "cuda_worker.c"
+#line 413 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -651,7 +642,7 @@ static CUresult ava_cuda_impl_ava_cu_launch(CUfunction f, unsigned int gridDimX,
 	}
 	free(ava_l);
 	return ret;
-#line 655 "cuda_worker.c"
+#line 646 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_launch(struct ava_wcall *ava_w)
@@ -733,7 +724,7 @@ static CUresult ava_cuda_impl_ava_cu_error_string(CUresult error, char *text, si
 		return ret == CUDA_SUCCESS ? CUDA_ERROR_INVALID_VALUE : ret;
 	snprintf(text, capacity, "%s", ava_s);
 	return CUDA_SUCCESS;
-#line 737 "cuda_worker.c"
+#line 728 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_error_string(struct ava_wcall *ava_w)
@@ -1044,7 +1035,7 @@ static CUresult ava_cuda_impl_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	if (ava_is_worker && ret == CUDA_SUCCESS)
 		ava_cu_quota_clamp(NULL, bytes);
 	return ret;
-#line 1048 "cuda_worker.c"
+#line 1039 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1150,7 +1141,7 @@ static CUresult ava_cuda_impl_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice
 	if (ava_is_worker && ret == CUDA_SUCCESS && pctx != NULL)
 		ava_cu_note_primary(dev, *pctx);
 	return ret;
-#line 1154 "cuda_worker.c"
+#line 1145 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1215,7 +1206,7 @@ static CUresult ava_cuda_impl_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	    cuDevicePrimaryCtxGetState(dev, &ava_flags, &ava_active) == CUDA_SUCCESS && !ava_active)
 		ava_cu_forget_primary(dev);
 	return ret;
-#line 1219 "cuda_worker.c"
+#line 1210 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1250,7 +1241,7 @@ static CUresult ava_cuda_impl_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	if (ava_is_worker)
 		ava_cu_forget_primary(dev);
 	return ava_execute();
-#line 1254 "cuda_worker.c"
+#line 1245 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1379,7 +1370,7 @@ static CUresult ava_cuda_impl_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams 
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1383 "cuda_worker.c"
+#line 1374 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1444,7 +1435,7 @@ static CUresult ava_cuda_impl_cuCtxDestroy_v2(CUcontext ctx)
 	if (ava_is_worker && ctx != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 	return ava_execute();
-#line 1448 "cuda_worker.c"
+#line 1439 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1745,7 +1736,7 @@ static CUresult ava_cuda_impl_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		*dptr = 0;
 	}
 	return ret;
-#line 1749 "cuda_worker.c"
+#line 1740 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1808,7 +1799,7 @@ static CUresult ava_cuda_impl_cuMemFree_v2(CUdeviceptr dptr)
 	if (ava_is_worker && ret != CUDA_SUCCESS && dptr != 0)
 		(void)ava_w_ranges_add(dptr, ava_size, AVA_CU_RANGE_ALLOC, ava_owner);
 	return ret;
-#line 1812 "cuda_worker.c"
+#line 1803 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1844,7 +1835,7 @@ static CUresult ava_cuda_impl_cuMemGetInfo_v2(size_t *free, size_t *total)
 	if (ava_is_worker && ret == CUDA_SUCCESS)
 		ava_cu_quota_clamp(free, total);
 	return ret;
-#line 1848 "cuda_worker.c"
+#line 1839 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1922,7 +1913,7 @@ static CUresult ava_cuda_impl_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void 
 			      (ByteCount != 0 && srcHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 1926 "cuda_worker.c"
+#line 1917 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1977,7 +1968,7 @@ static CUresult ava_cuda_impl_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevi
 			      (ByteCount != 0 && dstHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 1981 "cuda_worker.c"
+#line 1972 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2036,7 +2027,7 @@ static CUresult ava_cuda_impl_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2040 "cuda_worker.c"
+#line 2031 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2079,7 +2070,7 @@ static CUresult ava_cuda_impl_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const 
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2083 "cuda_worker.c"
+#line 2074 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2141,7 +2132,7 @@ static CUresult ava_cuda_impl_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr sr
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2145 "cuda_worker.c"
+#line 2136 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2205,7 +2196,7 @@ static CUresult ava_cuda_impl_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdevi
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2209 "cuda_worker.c"
+#line 2200 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2248,7 +2239,7 @@ static CUresult ava_cuda_impl_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2252 "cuda_worker.c"
+#line 2243 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2287,7 +2278,7 @@ static CUresult ava_cuda_impl_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2291 "cuda_worker.c"
+#line 2282 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2326,7 +2317,7 @@ static CUresult ava_cuda_impl_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned ch
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2330 "cuda_worker.c"
+#line 2321 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2369,7 +2360,7 @@ static CUresult ava_cuda_impl_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned i
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2373 "cuda_worker.c"
+#line 2364 "cuda_worker.c"
 #undef ava_execute
 }
 

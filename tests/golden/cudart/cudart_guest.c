@@ -42,8 +42,7 @@ int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t 
 int ava_w_ranges_check(uint64_t start, uint64_t size);
 int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
 uint64_t ava_w_ranges_drop_owner(uint64_t owner);
-uint64_t ava_w_resource_quota(const char *resource);
-uint64_t ava_w_resource_used(const char *resource);
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
 
 /* Kinds of ranges; allocations are owned by their device, globals by their module. */
 #define AVA_CUDART_RANGE_ALLOC 1u
@@ -65,18 +64,10 @@ static inline size_t ava_cudart_mul_sat(size_t a, size_t b)
 	return __builtin_mul_overflow(a, b, &r) ? SIZE_MAX : r;
 }
 
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "sizes are 64-bit");
 static inline void ava_cudart_quota_clamp(size_t *free, size_t *total)
 {
-	uint64_t quota = ava_w_resource_quota("device_memory");
-	uint64_t used = ava_w_resource_used("device_memory");
-	uint64_t left = used < quota ? quota - used : 0;
-
-	if (quota == 0)
-		return;
-	if (total != NULL && *total > quota)
-		*total = (size_t)quota;
-	if (free != NULL && *free > left)
-		*free = (size_t)left;
+	ava_w_resource_view("device_memory", (uint64_t *)free, (uint64_t *)total);
 }
 
 /* Bytes a pitched rectangle spans: every row but the last is pitch long. */
@@ -125,7 +116,7 @@ static inline cudaError_t ava_cudart_track(const void *p, size_t size)
 		       : cudaErrorMemoryAllocation;
 }
 
-#line 129 "cudart_guest.c"
+#line 120 "cudart_guest.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -218,7 +209,7 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 222 "cudart_guest.c"
+#line 213 "cudart_guest.c"
 #line 6 "specs/cudart/cudart_memory.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
@@ -273,7 +264,7 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 277 "cudart_guest.c"
+#line 268 "cudart_guest.c"
 #line 153 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
@@ -291,7 +282,7 @@ cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_
 				size_t host_span);
 
 
-#line 295 "cudart_guest.c"
+#line 286 "cudart_guest.c"
 #pragma GCC diagnostic pop
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -479,7 +470,7 @@ const char *cudaGetErrorString(cudaError_t error)
 	return e ? e->text : "unrecognized error code";
 }
 
-#line 483 "cudart_guest.c"
+#line 474 "cudart_guest.c"
 #line 369 "specs/cudart/cudart_launch.spec.inc"
 
 /* What the guest knows of a module and its kernels. */
@@ -982,7 +973,7 @@ struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
 	return d;
 }
 
-#line 986 "cudart_guest.c"
+#line 977 "cudart_guest.c"
 #line 320 "specs/cudart/cudart_memory.spec.inc"
 
 static cudaError_t ava_cudart_copy(void *dst, const void *src, size_t count,
@@ -1152,7 +1143,7 @@ cudaError_t cudaFreeHost(void *ptr)
 	return cudaSuccess;
 }
 
-#line 1156 "cudart_guest.c"
+#line 1147 "cudart_guest.c"
 #pragma GCC visibility pop
 
 static int ava_cudart_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1889,7 +1880,7 @@ AVA_EXPORT cudaError_t cudaDeviceReset(void)
 	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
 		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
 	return ava_execute();
-#line 1893 "cudart_guest.c"
+#line 1884 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2222,7 +2213,7 @@ AVA_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
 	if (ava_is_worker && ret == cudaSuccess)
 		ava_cudart_quota_clamp(free, total);
 	return ret;
-#line 2226 "cudart_guest.c"
+#line 2217 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2337,7 +2328,7 @@ AVA_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 		*devPtr = NULL;
 	}
 	return ret;
-#line 2341 "cudart_guest.c"
+#line 2332 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2413,7 +2404,7 @@ AVA_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t widt
 		ret = cudaErrorMemoryAllocation;
 	}
 	return ret;
-#line 2417 "cudart_guest.c"
+#line 2408 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2461,7 +2452,7 @@ AVA_EXPORT cudaError_t cudaFree(void *devPtr)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 2465 "cudart_guest.c"
+#line 2456 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2503,7 +2494,7 @@ AVA_EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 2507 "cudart_guest.c"
+#line 2498 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2536,7 +2527,7 @@ AVA_EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cu
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 2540 "cudart_guest.c"
+#line 2531 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2802,7 +2793,7 @@ AVA_EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2806 "cudart_guest.c"
+#line 2797 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2840,7 +2831,7 @@ AVA_EXPORT cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, 
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2844 "cudart_guest.c"
+#line 2835 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -3949,7 +3940,7 @@ AVA_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t 
 		*devPtr = NULL;
 	}
 	return ret;
-#line 3953 "cudart_guest.c"
+#line 3944 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -3989,7 +3980,7 @@ AVA_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 3993 "cudart_guest.c"
+#line 3984 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4033,7 +4024,7 @@ AVA_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 4037 "cudart_guest.c"
+#line 4028 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4068,7 +4059,7 @@ AVA_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void 
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 4072 "cudart_guest.c"
+#line 4063 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4121,7 +4112,7 @@ AVA_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *at
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 4125 "cudart_guest.c"
+#line 4116 "cudart_guest.c"
 #undef ava_execute
 }
 

@@ -120,8 +120,7 @@ int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t 
 int ava_w_ranges_check(uint64_t start, uint64_t size);
 int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
 uint64_t ava_w_ranges_drop_owner(uint64_t owner);
-uint64_t ava_w_resource_quota(const char *resource);
-uint64_t ava_w_resource_used(const char *resource);
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
 
 /* Kinds of ranges; allocations are owned by their device, globals by their module. */
 #define AVA_CUDART_RANGE_ALLOC 1u
@@ -143,18 +142,10 @@ static inline size_t ava_cudart_mul_sat(size_t a, size_t b)
 	return __builtin_mul_overflow(a, b, &r) ? SIZE_MAX : r;
 }
 
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "sizes are 64-bit");
 static inline void ava_cudart_quota_clamp(size_t *free, size_t *total)
 {
-	uint64_t quota = ava_w_resource_quota("device_memory");
-	uint64_t used = ava_w_resource_used("device_memory");
-	uint64_t left = used < quota ? quota - used : 0;
-
-	if (quota == 0)
-		return;
-	if (total != NULL && *total > quota)
-		*total = (size_t)quota;
-	if (free != NULL && *free > left)
-		*free = (size_t)left;
+	ava_w_resource_view("device_memory", (uint64_t *)free, (uint64_t *)total);
 }
 
 /* Bytes a pitched rectangle spans: every row but the last is pitch long. */
@@ -203,7 +194,7 @@ static inline cudaError_t ava_cudart_track(const void *p, size_t size)
 		       : cudaErrorMemoryAllocation;
 }
 
-#line 207 "cudart_kern.c"
+#line 198 "cudart_kern.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -296,7 +287,7 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 300 "cudart_kern.c"
+#line 291 "cudart_kern.c"
 #line 6 "specs/cudart/cudart_memory.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
@@ -351,7 +342,7 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 355 "cudart_kern.c"
+#line 346 "cudart_kern.c"
 #line 153 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
@@ -369,7 +360,7 @@ cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_
 				size_t host_span);
 
 
-#line 373 "cudart_kern.c"
+#line 364 "cudart_kern.c"
 #pragma GCC diagnostic pop
 
 static int ava_kern_cudart_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -739,7 +730,7 @@ cudaError_t ava_cudaDeviceReset(void)
 	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
 		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
 	return ava_execute();
-#line 743 "cudart_kern.c"
+#line 734 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaDeviceReset);
@@ -1116,7 +1107,7 @@ cudaError_t ava_cudaMemGetInfo(size_t *free, size_t *total)
 	if (ava_is_worker && ret == cudaSuccess)
 		ava_cudart_quota_clamp(free, total);
 	return ret;
-#line 1120 "cudart_kern.c"
+#line 1111 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemGetInfo);
@@ -1244,7 +1235,7 @@ cudaError_t ava_cudaMalloc(void **devPtr, size_t size)
 		*devPtr = NULL;
 	}
 	return ret;
-#line 1248 "cudart_kern.c"
+#line 1239 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMalloc);
@@ -1328,7 +1319,7 @@ cudaError_t ava_cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size
 		ret = cudaErrorMemoryAllocation;
 	}
 	return ret;
-#line 1332 "cudart_kern.c"
+#line 1323 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocPitch);
@@ -1378,7 +1369,7 @@ cudaError_t ava_cudaFree(void *devPtr)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 1382 "cudart_kern.c"
+#line 1373 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFree);
@@ -1423,7 +1414,7 @@ cudaError_t ava_cudaMemset(void *devPtr, int value, size_t count)
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 1427 "cudart_kern.c"
+#line 1418 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemset);
@@ -1459,7 +1450,7 @@ cudaError_t ava_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStrea
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 1463 "cudart_kern.c"
+#line 1454 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemsetAsync);
@@ -1757,7 +1748,7 @@ cudaError_t ava_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width
 			return ava_rc;
 	}
 	return ava_execute();
-#line 1761 "cudart_kern.c"
+#line 1752 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemset2D);
@@ -1800,7 +1791,7 @@ cudaError_t ava_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t 
 			return ava_rc;
 	}
 	return ava_execute();
-#line 1804 "cudart_kern.c"
+#line 1795 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemset2DAsync);
@@ -3014,7 +3005,7 @@ cudaError_t ava_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream
 		*devPtr = NULL;
 	}
 	return ret;
-#line 3018 "cudart_kern.c"
+#line 3009 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocAsync);
@@ -3056,7 +3047,7 @@ cudaError_t ava_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 3060 "cudart_kern.c"
+#line 3051 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFreeAsync);
@@ -3105,7 +3096,7 @@ cudaError_t ava_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int sr
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3109 "cudart_kern.c"
+#line 3100 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemcpyPeer);
@@ -3145,7 +3136,7 @@ cudaError_t ava_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, i
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3149 "cudart_kern.c"
+#line 3140 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemcpyPeerAsync);
@@ -3204,7 +3195,7 @@ cudaError_t ava_cudaPointerGetAttributes(struct cudaPointerAttributes *attribute
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3208 "cudart_kern.c"
+#line 3199 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaPointerGetAttributes);

@@ -74,8 +74,7 @@ int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t 
 int ava_w_ranges_check(uint64_t start, uint64_t size);
 int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
 uint64_t ava_w_ranges_drop_owner(uint64_t owner);
-uint64_t ava_w_resource_quota(const char *resource);
-uint64_t ava_w_resource_used(const char *resource);
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
 
 /* Kinds of ranges; allocations are owned by their device, globals by their module. */
 #define AVA_CUDART_RANGE_ALLOC 1u
@@ -97,18 +96,10 @@ static inline size_t ava_cudart_mul_sat(size_t a, size_t b)
 	return __builtin_mul_overflow(a, b, &r) ? SIZE_MAX : r;
 }
 
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "sizes are 64-bit");
 static inline void ava_cudart_quota_clamp(size_t *free, size_t *total)
 {
-	uint64_t quota = ava_w_resource_quota("device_memory");
-	uint64_t used = ava_w_resource_used("device_memory");
-	uint64_t left = used < quota ? quota - used : 0;
-
-	if (quota == 0)
-		return;
-	if (total != NULL && *total > quota)
-		*total = (size_t)quota;
-	if (free != NULL && *free > left)
-		*free = (size_t)left;
+	ava_w_resource_view("device_memory", (uint64_t *)free, (uint64_t *)total);
 }
 
 /* Bytes a pitched rectangle spans: every row but the last is pitch long. */
@@ -157,7 +148,7 @@ static inline cudaError_t ava_cudart_track(const void *p, size_t size)
 		       : cudaErrorMemoryAllocation;
 }
 
-#line 161 "cudart_worker.c"
+#line 152 "cudart_worker.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -250,7 +241,7 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 254 "cudart_worker.c"
+#line 245 "cudart_worker.c"
 #line 6 "specs/cudart/cudart_memory.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
@@ -305,7 +296,7 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 309 "cudart_worker.c"
+#line 300 "cudart_worker.c"
 #line 153 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
@@ -323,7 +314,7 @@ cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_
 				size_t host_span);
 
 
-#line 327 "cudart_worker.c"
+#line 318 "cudart_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_cudart_tramp_ava_cudart_stream_callback(cudaStream_t stream, cudaError_t status, void *userData)
@@ -431,7 +422,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_register_module(const void *fatbin
 	__cudaRegisterFatBinaryEnd(ava_mod->handle);
 	*module = ava_mod;
 	return cudaSuccess;
-#line 435 "cudart_worker.c"
+#line 426 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_register_module(struct ava_wcall *ava_w)
@@ -590,7 +581,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_symbol_copy(ava_cudart_mod module,
 		ret = cudaMemcpyFromSymbol(ava_other, module->vars[var].stand_in, count, offset,
 					   host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice);
 	return ret == cudaSuccess && stream ? cudaStreamSynchronize(stream) : ret;
-#line 594 "cudart_worker.c"
+#line 585 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_symbol_copy(struct ava_wcall *ava_w)
@@ -688,7 +679,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_symbol_info(ava_cudart_mod module,
 			return cudaErrorMemoryAllocation;
 	}
 	return size != NULL ? cudaGetSymbolSize(size, module->vars[var].stand_in) : cudaSuccess;
-#line 692 "cudart_worker.c"
+#line 683 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_symbol_info(struct ava_wcall *ava_w)
@@ -767,7 +758,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_release_function(ava_cudart_fn fun
 #line 295 "specs/cudart/cudart_launch.spec.inc"
 	free(function);
 	return cudaSuccess;
-#line 771 "cudart_worker.c"
+#line 762 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_release_function(struct ava_wcall *ava_w)
@@ -811,7 +802,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_unregister_module(ava_cudart_mod m
 	free(module->fatbin);
 	free(module);
 	return cudaSuccess;
-#line 815 "cudart_worker.c"
+#line 806 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_unregister_module(struct ava_wcall *ava_w)
@@ -855,7 +846,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_launch(ava_cudart_fn function, uns
 		ava_args[i] = (char *)params + function->params.offsets[i];
 	return cudaLaunchKernel(&function->stand_in, ava_grid, ava_block, ava_args, shared_mem,
 				stream);
-#line 859 "cudart_worker.c"
+#line 850 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_launch(struct ava_wcall *ava_w)
@@ -934,7 +925,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_func_get_attributes(struct cudaFun
 	if (function == NULL)
 		return cudaErrorInvalidDeviceFunction;
 	return cudaFuncGetAttributes(attr, &function->stand_in);
-#line 938 "cudart_worker.c"
+#line 929 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_func_get_attributes(struct ava_wcall *ava_w)
@@ -991,7 +982,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_occupancy(int *num_blocks, ava_cud
 		return cudaErrorInvalidDeviceFunction;
 	return cudaOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, &function->stand_in,
 							     block_size, dynamic_smem);
-#line 995 "cudart_worker.c"
+#line 986 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_occupancy(struct ava_wcall *ava_w)
@@ -1309,7 +1300,7 @@ static cudaError_t ava_cudart_impl_cudaDeviceReset(void)
 	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
 		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
 	return ava_execute();
-#line 1313 "cudart_worker.c"
+#line 1304 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1619,7 +1610,7 @@ static cudaError_t ava_cudart_impl_cudaMemGetInfo(size_t *free, size_t *total)
 	if (ava_is_worker && ret == cudaSuccess)
 		ava_cudart_quota_clamp(free, total);
 	return ret;
-#line 1623 "cudart_worker.c"
+#line 1614 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1746,7 +1737,7 @@ static cudaError_t ava_cudart_impl_cudaMalloc(void **devPtr, size_t size)
 		*devPtr = NULL;
 	}
 	return ret;
-#line 1750 "cudart_worker.c"
+#line 1741 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1812,7 +1803,7 @@ static cudaError_t ava_cudart_impl_cudaMallocPitch(void **devPtr, size_t *pitch,
 		ret = cudaErrorMemoryAllocation;
 	}
 	return ret;
-#line 1816 "cudart_worker.c"
+#line 1807 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1905,7 +1896,7 @@ static cudaError_t ava_cudart_impl_cudaFree(void *devPtr)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 1909 "cudart_worker.c"
+#line 1900 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1940,7 +1931,7 @@ static cudaError_t ava_cudart_impl_cudaMemset(void *devPtr, int value, size_t co
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 1944 "cudart_worker.c"
+#line 1935 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1979,7 +1970,7 @@ static cudaError_t ava_cudart_impl_cudaMemsetAsync(void *devPtr, int value, size
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 1983 "cudart_worker.c"
+#line 1974 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -2028,7 +2019,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device(void *dst, const 
 			       ? cudaStreamSynchronize(stream)
 			       : cudaPeekAtLastError();
 	return cudaMemcpy(dst, src, count, cudaMemcpyHostToDevice);
-#line 2032 "cudart_worker.c"
+#line 2023 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device(struct ava_wcall *ava_w)
@@ -2090,7 +2081,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device_async(void *dst, 
 		return cudaErrorInvalidValue;
 	cudaError_t ret = cudaMemcpyAsync(dst, src, count, cudaMemcpyHostToDevice, stream);
 	return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
-#line 2094 "cudart_worker.c"
+#line 2085 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device_async(struct ava_wcall *ava_w)
@@ -2152,7 +2143,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_host(void *dst, const vo
 		return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
 	}
 	return cudaMemcpy(dst, src, count, cudaMemcpyDeviceToHost);
-#line 2156 "cudart_worker.c"
+#line 2147 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_host(struct ava_wcall *ava_w)
@@ -2221,7 +2212,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_on_device(void *dst, const 
 		return cudaErrorInvalidValue;
 	return async ? cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToDevice, stream)
 		     : cudaMemcpy(dst, src, count, cudaMemcpyDeviceToDevice);
-#line 2225 "cudart_worker.c"
+#line 2216 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_on_device(struct ava_wcall *ava_w)
@@ -2294,7 +2285,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy2d(void *dst, size_t dpitch,
 					 stream)
 		     : cudaMemcpy2D(ava_dst, dpitch, ava_src, spitch, width, height, ava_kind);
 	return ret == cudaSuccess && stream ? cudaStreamSynchronize(stream) : ret;
-#line 2298 "cudart_worker.c"
+#line 2289 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy2d(struct ava_wcall *ava_w)
@@ -2379,7 +2370,7 @@ static cudaError_t ava_cudart_impl_cudaMemset2D(void *devPtr, size_t pitch, int 
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2383 "cudart_worker.c"
+#line 2374 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -2425,7 +2416,7 @@ static cudaError_t ava_cudart_impl_cudaMemset2DAsync(void *devPtr, size_t pitch,
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2429 "cudart_worker.c"
+#line 2420 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -2473,7 +2464,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_host_alloc_check(size_t size, unsi
 	if (ret == cudaSuccess)
 		cudaFreeHost(ava_p);
 	return ret;
-#line 2477 "cudart_worker.c"
+#line 2468 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_host_alloc_check(struct ava_wcall *ava_w)
@@ -3652,7 +3643,7 @@ static cudaError_t ava_cudart_impl_cudaMallocAsync(void **devPtr, size_t size, c
 		*devPtr = NULL;
 	}
 	return ret;
-#line 3656 "cudart_worker.c"
+#line 3647 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3723,7 +3714,7 @@ static cudaError_t ava_cudart_impl_cudaFreeAsync(void *devPtr, cudaStream_t hStr
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 3727 "cudart_worker.c"
+#line 3718 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3762,7 +3753,7 @@ static cudaError_t ava_cudart_impl_cudaMemcpyPeer(void *dst, int dstDevice, cons
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3766 "cudart_worker.c"
+#line 3757 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3805,7 +3796,7 @@ static cudaError_t ava_cudart_impl_cudaMemcpyPeerAsync(void *dst, int dstDevice,
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3809 "cudart_worker.c"
+#line 3800 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3852,7 +3843,7 @@ static cudaError_t ava_cudart_impl_cudaPointerGetAttributes(struct cudaPointerAt
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3856 "cudart_worker.c"
+#line 3847 "cudart_worker.c"
 #undef ava_execute
 }
 

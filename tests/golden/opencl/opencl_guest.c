@@ -498,24 +498,19 @@ static void ava_cl_guest_fini(void)
 #line 499 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
-uint64_t ava_w_resource_quota(const char *resource);
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
 
 static inline void ava_cl_quota_clamp(void *value)
 {
-	uint64_t quota = ava_w_resource_quota("device_memory");
 	cl_ulong v;
 
-	if (quota == 0)
-		return;
 	memcpy(&v, value, sizeof(v));
-	if (v > quota) {
-		v = quota;
-		memcpy(value, &v, sizeof(v));
-	}
+	ava_w_resource_view("device_memory", NULL, &v);
+	memcpy(value, &v, sizeof(v));
 }
 
-#line 518 "opencl_guest.c"
-#line 159 "specs/opencl/opencl_platform.spec.inc"
+#line 513 "opencl_guest.c"
+#line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
 static const cl_context_properties *ava_cl_context_props_in(const cl_context_properties *props,
@@ -555,8 +550,8 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 559 "opencl_guest.c"
-#line 302 "specs/opencl/opencl_platform.spec.inc"
+#line 554 "opencl_guest.c"
+#line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
 {
@@ -578,7 +573,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 582 "opencl_guest.c"
+#line 577 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -589,7 +584,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 593 "opencl_guest.c"
+#line 588 "opencl_guest.c"
 #line 178 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -648,7 +643,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 652 "opencl_guest.c"
+#line 647 "opencl_guest.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -820,7 +815,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 824 "opencl_guest.c"
+#line 819 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -867,14 +862,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 871 "opencl_guest.c"
+#line 866 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 468 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 878 "opencl_guest.c"
+#line 873 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1263,7 +1258,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1267 "opencl_guest.c"
+#line 1262 "opencl_guest.c"
 #line 287 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -1556,7 +1551,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 1560 "opencl_guest.c"
+#line 1555 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1769,7 +1764,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1773 "opencl_guest.c"
+#line 1768 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1837,7 +1832,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1841 "opencl_guest.c"
+#line 1836 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1901,7 +1896,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 100 "specs/opencl/opencl_platform.spec.inc"
+#line 95 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -1919,7 +1914,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1923 "opencl_guest.c"
+#line 1918 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2217,7 +2212,7 @@ ava_fail:
 AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret)
-#line 215 "specs/opencl/opencl_platform.spec.inc"
+#line 210 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -2228,7 +2223,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 2232 "opencl_guest.c"
+#line 2227 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2291,7 +2286,7 @@ ava_fail:
 AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret)
-#line 242 "specs/opencl/opencl_platform.spec.inc"
+#line 237 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -2302,7 +2297,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 2306 "opencl_guest.c"
+#line 2301 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2426,7 +2421,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 269 "specs/opencl/opencl_platform.spec.inc"
+#line 264 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -2440,7 +2435,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 2444 "opencl_guest.c"
+#line 2439 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2523,14 +2518,14 @@ ava_fail:
 AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateCommandQueue(context, device, properties, errcode_ret)
-#line 329 "specs/opencl/opencl_platform.spec.inc"
+#line 324 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, properties)) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 2534 "opencl_guest.c"
+#line 2529 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2589,14 +2584,14 @@ ava_fail:
 AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
-#line 345 "specs/opencl/opencl_platform.spec.inc"
+#line 340 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 2600 "opencl_guest.c"
+#line 2595 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2751,7 +2746,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 374 "specs/opencl/opencl_platform.spec.inc"
+#line 369 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -2768,7 +2763,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2772 "opencl_guest.c"
+#line 2767 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2893,7 +2888,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2897 "opencl_guest.c"
+#line 2892 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2971,7 +2966,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2975 "opencl_guest.c"
+#line 2970 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3043,7 +3038,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 3047 "opencl_guest.c"
+#line 3042 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3084,7 +3079,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 3088 "opencl_guest.c"
+#line 3083 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3127,7 +3122,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 3131 "opencl_guest.c"
+#line 3126 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3224,7 +3219,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 3228 "opencl_guest.c"
+#line 3223 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3461,7 +3456,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3465 "opencl_guest.c"
+#line 3460 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3564,7 +3559,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3568 "opencl_guest.c"
+#line 3563 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3647,7 +3642,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3651 "opencl_guest.c"
+#line 3646 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3737,7 +3732,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3741 "opencl_guest.c"
+#line 3736 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3868,7 +3863,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3872 "opencl_guest.c"
+#line 3867 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4096,7 +4091,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 4100 "opencl_guest.c"
+#line 4095 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4616,7 +4611,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4620 "opencl_guest.c"
+#line 4615 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4814,7 +4809,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 4818 "opencl_guest.c"
+#line 4813 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4896,7 +4891,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4900 "opencl_guest.c"
+#line 4895 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5114,7 +5109,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 5118 "opencl_guest.c"
+#line 5113 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5181,7 +5176,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 5185 "opencl_guest.c"
+#line 5180 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5262,7 +5257,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 5266 "opencl_guest.c"
+#line 5261 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5472,7 +5467,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5476 "opencl_guest.c"
+#line 5471 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5542,7 +5537,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5546 "opencl_guest.c"
+#line 5541 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5788,7 +5783,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5792 "opencl_guest.c"
+#line 5787 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6092,7 +6087,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6096 "opencl_guest.c"
+#line 6091 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6184,7 +6179,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6188 "opencl_guest.c"
+#line 6183 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6303,7 +6298,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6307 "opencl_guest.c"
+#line 6302 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6431,7 +6426,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6435 "opencl_guest.c"
+#line 6430 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6735,7 +6730,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6739 "opencl_guest.c"
+#line 6734 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6849,7 +6844,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6853 "opencl_guest.c"
+#line 6848 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7303,7 +7298,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7307 "opencl_guest.c"
+#line 7302 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7361,7 +7356,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7365 "opencl_guest.c"
+#line 7360 "opencl_guest.c"
 #undef ava_execute
 }
 
