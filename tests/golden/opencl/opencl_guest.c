@@ -585,7 +585,27 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 }
 
 #line 588 "opencl_guest.c"
-#line 178 "specs/opencl/opencl_memory.spec.inc"
+#line 159 "specs/opencl/opencl_memory.spec.inc"
+
+static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
+{
+	cl_device_id devices[64];
+	size_t n = 0;
+	cl_bool pipes = CL_FALSE;
+
+	if (context == NULL)
+		return 0; /* the driver refuses it */
+	if (clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof(devices), devices, &n) != CL_SUCCESS)
+		return (uint64_t)packet_size * max_packets;
+	for (size_t i = 0; i < n / sizeof(devices[0]) && !pipes; ++i)
+		if (clGetDeviceInfo(devices[i], CL_DEVICE_PIPE_SUPPORT, sizeof(pipes), &pipes, NULL) !=
+		    CL_SUCCESS)
+			pipes = CL_TRUE; /* a driver before OpenCL 3.0: it may have them */
+	return pipes ? (uint64_t)packet_size * max_packets : 0;
+}
+
+#line 608 "opencl_guest.c"
+#line 202 "specs/opencl/opencl_memory.spec.inc"
 
 /*
  * Device memory an image takes, for the guest's quota: its element size
@@ -643,7 +663,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 647 "opencl_guest.c"
+#line 667 "opencl_guest.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -815,7 +835,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 819 "opencl_guest.c"
+#line 839 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -862,14 +882,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 866 "opencl_guest.c"
+#line 886 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 468 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 873 "opencl_guest.c"
+#line 893 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1258,7 +1278,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1262 "opencl_guest.c"
+#line 1282 "opencl_guest.c"
 #line 287 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -1551,7 +1571,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 1555 "opencl_guest.c"
+#line 1575 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1764,7 +1784,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1768 "opencl_guest.c"
+#line 1788 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1832,7 +1852,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1836 "opencl_guest.c"
+#line 1856 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1914,7 +1934,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1918 "opencl_guest.c"
+#line 1938 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2223,7 +2243,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 2227 "opencl_guest.c"
+#line 2247 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2297,7 +2317,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 2301 "opencl_guest.c"
+#line 2321 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2435,7 +2455,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 2439 "opencl_guest.c"
+#line 2459 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2525,7 +2545,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 2529 "opencl_guest.c"
+#line 2549 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2591,7 +2611,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 2595 "opencl_guest.c"
+#line 2615 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2763,7 +2783,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2767 "opencl_guest.c"
+#line 2787 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2888,7 +2908,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2892 "opencl_guest.c"
+#line 2912 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2966,7 +2986,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2970 "opencl_guest.c"
+#line 2990 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3038,7 +3058,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 3042 "opencl_guest.c"
+#line 3062 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3079,7 +3099,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 3083 "opencl_guest.c"
+#line 3103 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3122,7 +3142,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 3126 "opencl_guest.c"
+#line 3146 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3219,7 +3239,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 3223 "opencl_guest.c"
+#line 3243 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3445,7 +3465,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 250 "specs/opencl/opencl_memory.spec.inc"
+#line 274 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3456,7 +3476,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3460 "opencl_guest.c"
+#line 3480 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3548,7 +3568,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 279 "specs/opencl/opencl_memory.spec.inc"
+#line 303 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3559,7 +3579,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3563 "opencl_guest.c"
+#line 3583 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3636,13 +3656,13 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 311 "specs/opencl/opencl_memory.spec.inc"
+#line 335 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3646 "opencl_guest.c"
+#line 3666 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3725,14 +3745,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 344 "specs/opencl/opencl_memory.spec.inc"
+#line 368 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3736 "opencl_guest.c"
+#line 3756 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3854,7 +3874,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 365 "specs/opencl/opencl_memory.spec.inc"
+#line 389 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -3863,7 +3883,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3867 "opencl_guest.c"
+#line 3887 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4081,7 +4101,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 412 "specs/opencl/opencl_memory.spec.inc"
+#line 436 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -4091,7 +4111,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 4095 "opencl_guest.c"
+#line 4115 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4611,7 +4631,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4615 "opencl_guest.c"
+#line 4635 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4809,7 +4829,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 4813 "opencl_guest.c"
+#line 4833 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4891,7 +4911,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4895 "opencl_guest.c"
+#line 4915 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5109,7 +5129,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 5113 "opencl_guest.c"
+#line 5133 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5176,7 +5196,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 5180 "opencl_guest.c"
+#line 5200 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5257,7 +5277,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 5261 "opencl_guest.c"
+#line 5281 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5467,7 +5487,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5471 "opencl_guest.c"
+#line 5491 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5537,7 +5557,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5541 "opencl_guest.c"
+#line 5561 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5783,7 +5803,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5787 "opencl_guest.c"
+#line 5807 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6087,7 +6107,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6091 "opencl_guest.c"
+#line 6111 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6179,7 +6199,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6183 "opencl_guest.c"
+#line 6203 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6298,7 +6318,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6302 "opencl_guest.c"
+#line 6322 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6426,7 +6446,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6430 "opencl_guest.c"
+#line 6450 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6730,7 +6750,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6734 "opencl_guest.c"
+#line 6754 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6844,7 +6864,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6848 "opencl_guest.c"
+#line 6868 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7298,7 +7318,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7302 "opencl_guest.c"
+#line 7322 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7356,7 +7376,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7360 "opencl_guest.c"
+#line 7380 "opencl_guest.c"
 #undef ava_execute
 }
 
