@@ -804,6 +804,7 @@ enum ava_cl_arg_kind {
 	AVA_CL_ARG_QUEUE,
 };
 
+/* Asks no more than it needs: one query for the usual buffer argument. */
 static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 {
 	cl_kernel_arg_address_qualifier address = 0;
@@ -812,14 +813,16 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	size_t type_len = 0;
 
 	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(address),
-			       &address, NULL) != CL_SUCCESS ||
-	    clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(type_qualifier),
+			       &address, NULL) != CL_SUCCESS)
+		return AVA_CL_ARG_UNKNOWN;
+	if (address == CL_KERNEL_ARG_ADDRESS_GLOBAL || address == CL_KERNEL_ARG_ADDRESS_CONSTANT)
+		return AVA_CL_ARG_MEM;
+	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(type_qualifier),
 			       &type_qualifier, NULL) != CL_SUCCESS ||
 	    clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, 0, NULL, &type_len) !=
 		    CL_SUCCESS)
 		return AVA_CL_ARG_UNKNOWN;
-	if (address == CL_KERNEL_ARG_ADDRESS_GLOBAL || address == CL_KERNEL_ARG_ADDRESS_CONSTANT ||
-	    (type_qualifier & CL_KERNEL_ARG_TYPE_PIPE))
+	if (type_qualifier & CL_KERNEL_ARG_TYPE_PIPE)
 		return AVA_CL_ARG_MEM;
 	/* The names that matter are short; a longer one is some other type. */
 	if (type_len > sizeof(type) ||
@@ -835,7 +838,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 839 "opencl_guest.c"
+#line 842 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -882,14 +885,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 886 "opencl_guest.c"
+#line 889 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 468 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 893 "opencl_guest.c"
+#line 896 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1278,7 +1281,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1282 "opencl_guest.c"
+#line 1285 "opencl_guest.c"
 #line 287 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -1571,7 +1574,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 1575 "opencl_guest.c"
+#line 1578 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1784,7 +1787,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1788 "opencl_guest.c"
+#line 1791 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1852,7 +1855,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1856 "opencl_guest.c"
+#line 1859 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1934,7 +1937,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1938 "opencl_guest.c"
+#line 1941 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2243,7 +2246,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 2247 "opencl_guest.c"
+#line 2250 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2317,7 +2320,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 2321 "opencl_guest.c"
+#line 2324 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2455,7 +2458,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 2459 "opencl_guest.c"
+#line 2462 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2545,7 +2548,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 2549 "opencl_guest.c"
+#line 2552 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2611,7 +2614,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 2615 "opencl_guest.c"
+#line 2618 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2783,7 +2786,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2787 "opencl_guest.c"
+#line 2790 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2908,7 +2911,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2912 "opencl_guest.c"
+#line 2915 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2986,7 +2989,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2990 "opencl_guest.c"
+#line 2993 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3058,7 +3061,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 3062 "opencl_guest.c"
+#line 3065 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3099,7 +3102,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 3103 "opencl_guest.c"
+#line 3106 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3142,7 +3145,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 3146 "opencl_guest.c"
+#line 3149 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3239,7 +3242,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 3243 "opencl_guest.c"
+#line 3246 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3476,7 +3479,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3480 "opencl_guest.c"
+#line 3483 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3579,7 +3582,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3583 "opencl_guest.c"
+#line 3586 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3662,7 +3665,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3666 "opencl_guest.c"
+#line 3669 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3752,7 +3755,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3756 "opencl_guest.c"
+#line 3759 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3883,7 +3886,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3887 "opencl_guest.c"
+#line 3890 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4111,7 +4114,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 4115 "opencl_guest.c"
+#line 4118 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4625,13 +4628,13 @@ ava_fail:
 AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
 #define ava_execute() ava_opencl_remote_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
-#line 274 "specs/opencl/opencl_program.spec.inc"
+#line 277 "specs/opencl/opencl_program.spec.inc"
 	char *ava_owned;
 	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4635 "opencl_guest.c"
+#line 4638 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4799,7 +4802,7 @@ ava_fail:
 AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (*pfn_notify)(cl_program, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret)
-#line 345 "specs/opencl/opencl_program.spec.inc"
+#line 348 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && input_programs != NULL) {
 		for (cl_uint i = 0; i < num_input_programs; ++i) {
 			if (input_programs[i] == NULL) {
@@ -4829,7 +4832,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 4833 "opencl_guest.c"
+#line 4836 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4907,11 +4910,11 @@ ava_fail:
 AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() ava_opencl_remote_clUnloadPlatformCompiler(platform)
-#line 385 "specs/opencl/opencl_program.spec.inc"
+#line 388 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4915 "opencl_guest.c"
+#line 4918 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5104,7 +5107,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 455 "specs/opencl/opencl_program.spec.inc"
+#line 458 "specs/opencl/opencl_program.spec.inc"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -5129,7 +5132,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 5133 "opencl_guest.c"
+#line 5136 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5187,7 +5190,7 @@ ava_fail:
 AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateKernel(program, kernel_name, errcode_ret)
-#line 495 "specs/opencl/opencl_program.spec.inc"
+#line 498 "specs/opencl/opencl_program.spec.inc"
 	cl_kernel ret = ava_execute();
 	if (ava_is_worker && ret != NULL && !ava_cl_arg_kinds_known(ret)) {
 		(void)clReleaseKernel(ret);
@@ -5196,7 +5199,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 5200 "opencl_guest.c"
+#line 5203 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5259,7 +5262,7 @@ ava_fail:
 AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret)
-#line 514 "specs/opencl/opencl_program.spec.inc"
+#line 517 "specs/opencl/opencl_program.spec.inc"
 	cl_uint ava_made = 0;
 	int ava_known = 1;
 	if (ava_is_worker && num_kernels_ret == NULL)
@@ -5277,7 +5280,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 5281 "opencl_guest.c"
+#line 5284 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5473,7 +5476,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 605 "specs/opencl/opencl_program.spec.inc"
+#line 609 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5487,7 +5490,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5491 "opencl_guest.c"
+#line 5494 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5552,12 +5555,12 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 627 "specs/opencl/opencl_program.spec.inc"
+#line 631 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5561 "opencl_guest.c"
+#line 5564 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5803,7 +5806,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5807 "opencl_guest.c"
+#line 5810 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6107,7 +6110,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6111 "opencl_guest.c"
+#line 6114 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6199,7 +6202,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6203 "opencl_guest.c"
+#line 6206 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6318,7 +6321,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6322 "opencl_guest.c"
+#line 6325 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6446,7 +6449,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6450 "opencl_guest.c"
+#line 6453 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6750,7 +6753,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6754 "opencl_guest.c"
+#line 6757 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6864,7 +6867,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6868 "opencl_guest.c"
+#line 6871 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7318,7 +7321,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7322 "opencl_guest.c"
+#line 7325 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7376,7 +7379,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7380 "opencl_guest.c"
+#line 7383 "opencl_guest.c"
 #undef ava_execute
 }
 

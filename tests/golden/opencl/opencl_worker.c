@@ -848,6 +848,7 @@ enum ava_cl_arg_kind {
 	AVA_CL_ARG_QUEUE,
 };
 
+/* Asks no more than it needs: one query for the usual buffer argument. */
 static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 {
 	cl_kernel_arg_address_qualifier address = 0;
@@ -856,14 +857,16 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	size_t type_len = 0;
 
 	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(address),
-			       &address, NULL) != CL_SUCCESS ||
-	    clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(type_qualifier),
+			       &address, NULL) != CL_SUCCESS)
+		return AVA_CL_ARG_UNKNOWN;
+	if (address == CL_KERNEL_ARG_ADDRESS_GLOBAL || address == CL_KERNEL_ARG_ADDRESS_CONSTANT)
+		return AVA_CL_ARG_MEM;
+	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(type_qualifier),
 			       &type_qualifier, NULL) != CL_SUCCESS ||
 	    clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, 0, NULL, &type_len) !=
 		    CL_SUCCESS)
 		return AVA_CL_ARG_UNKNOWN;
-	if (address == CL_KERNEL_ARG_ADDRESS_GLOBAL || address == CL_KERNEL_ARG_ADDRESS_CONSTANT ||
-	    (type_qualifier & CL_KERNEL_ARG_TYPE_PIPE))
+	if (type_qualifier & CL_KERNEL_ARG_TYPE_PIPE)
 		return AVA_CL_ARG_MEM;
 	/* The names that matter are short; a longer one is some other type. */
 	if (type_len > sizeof(type) ||
@@ -879,7 +882,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 883 "opencl_worker.c"
+#line 886 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -926,14 +929,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 930 "opencl_worker.c"
+#line 933 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 467 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 937 "opencl_worker.c"
+#line 940 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -1098,7 +1101,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1102 "opencl_worker.c"
+#line 1105 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1182,7 +1185,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1186 "opencl_worker.c"
+#line 1189 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1284,7 +1287,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1288 "opencl_worker.c"
+#line 1291 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1637,7 +1640,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 1641 "opencl_worker.c"
+#line 1644 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1752,7 +1755,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 1756 "opencl_worker.c"
+#line 1759 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1905,7 +1908,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 1909 "opencl_worker.c"
+#line 1912 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2032,7 +2035,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 2036 "opencl_worker.c"
+#line 2039 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2098,7 +2101,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 2102 "opencl_worker.c"
+#line 2105 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2274,7 +2277,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2278 "opencl_worker.c"
+#line 2281 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2410,7 +2413,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2414 "opencl_worker.c"
+#line 2417 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2492,7 +2495,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2496 "opencl_worker.c"
+#line 2499 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2596,7 +2599,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2600 "opencl_worker.c"
+#line 2603 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2676,7 +2679,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2680 "opencl_worker.c"
+#line 2683 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2715,7 +2718,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2719 "opencl_worker.c"
+#line 2722 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2782,7 +2785,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 2786 "opencl_worker.c"
+#line 2789 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3060,7 +3063,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3064 "opencl_worker.c"
+#line 3067 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3182,7 +3185,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3186 "opencl_worker.c"
+#line 3189 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3316,7 +3319,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3320 "opencl_worker.c"
+#line 3323 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3429,7 +3432,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3433 "opencl_worker.c"
+#line 3436 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3629,7 +3632,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3633 "opencl_worker.c"
+#line 3636 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3890,7 +3893,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3894 "opencl_worker.c"
+#line 3897 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3984,7 +3987,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 3988 "opencl_worker.c"
+#line 3991 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -4102,7 +4105,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	if (write && data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 0, NULL, event);
-#line 4106 "opencl_worker.c"
+#line 4109 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -4211,7 +4214,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 4215 "opencl_worker.c"
+#line 4218 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -4298,7 +4301,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 4302 "opencl_worker.c"
+#line 4305 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -4635,13 +4638,13 @@ static int ava_opencl_serve_clReleaseProgram(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
 #define ava_execute() clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
-#line 274 "specs/opencl/opencl_program.spec.inc"
+#line 277 "specs/opencl/opencl_program.spec.inc"
 	char *ava_owned;
 	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4645 "opencl_worker.c"
+#line 4648 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4725,7 +4728,7 @@ static int ava_opencl_serve_clBuildProgram(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char *include_names, size_t include_names_length, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
-#line 299 "specs/opencl/opencl_program.spec.inc"
+#line 302 "specs/opencl/opencl_program.spec.inc"
 	for (cl_uint i = 0; ava_is_worker && input_headers != NULL && i < num_input_headers; ++i) {
 		if (input_headers[i] == NULL)
 			return CL_INVALID_PROGRAM;
@@ -4752,7 +4755,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 4756 "opencl_worker.c"
+#line 4759 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -4876,7 +4879,7 @@ static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
 static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (*pfn_notify)(cl_program, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret)
-#line 345 "specs/opencl/opencl_program.spec.inc"
+#line 348 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && input_programs != NULL) {
 		for (cl_uint i = 0; i < num_input_programs; ++i) {
 			if (input_programs[i] == NULL) {
@@ -4906,7 +4909,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 4910 "opencl_worker.c"
+#line 4913 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5080,11 +5083,11 @@ static int ava_opencl_serve_clSetProgramSpecializationConstant(struct ava_wcall 
 static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() clUnloadPlatformCompiler(platform)
-#line 385 "specs/opencl/opencl_program.spec.inc"
+#line 388 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 5088 "opencl_worker.c"
+#line 5091 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5137,7 +5140,7 @@ static int ava_opencl_serve_clUnloadCompiler(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-#line 402 "specs/opencl/opencl_program.spec.inc"
+#line 405 "specs/opencl/opencl_program.spec.inc"
 	if (param_name == CL_PROGRAM_BINARIES && param_value != NULL)
 		return CL_INVALID_VALUE;
 	size_t ava_written = 0;
@@ -5154,7 +5157,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5158 "opencl_worker.c"
+#line 5161 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -5232,7 +5235,7 @@ static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, size_t total, unsigned char *binaries)
 {
-#line 426 "specs/opencl/opencl_program.spec.inc"
+#line 429 "specs/opencl/opencl_program.spec.inc"
 	cl_uint ava_ndev = 0;
 	size_t ava_sizes[64], ava_sum = 0;
 	unsigned char *ava_parts[64];
@@ -5254,7 +5257,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 5258 "opencl_worker.c"
+#line 5261 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -5309,7 +5312,7 @@ static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 455 "specs/opencl/opencl_program.spec.inc"
+#line 458 "specs/opencl/opencl_program.spec.inc"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -5334,7 +5337,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 5338 "opencl_worker.c"
+#line 5341 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5417,7 +5420,7 @@ static int ava_opencl_serve_clGetProgramBuildInfo(struct ava_wcall *ava_w)
 static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateKernel(program, kernel_name, errcode_ret)
-#line 495 "specs/opencl/opencl_program.spec.inc"
+#line 498 "specs/opencl/opencl_program.spec.inc"
 	cl_kernel ret = ava_execute();
 	if (ava_is_worker && ret != NULL && !ava_cl_arg_kinds_known(ret)) {
 		(void)clReleaseKernel(ret);
@@ -5426,7 +5429,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 5430 "opencl_worker.c"
+#line 5433 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5497,7 +5500,7 @@ static int ava_opencl_serve_clCreateKernel(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
 {
 #define ava_execute() clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret)
-#line 514 "specs/opencl/opencl_program.spec.inc"
+#line 517 "specs/opencl/opencl_program.spec.inc"
 	cl_uint ava_made = 0;
 	int ava_known = 1;
 	if (ava_is_worker && num_kernels_ret == NULL)
@@ -5515,7 +5518,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 5519 "opencl_worker.c"
+#line 5522 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5697,31 +5700,31 @@ static int ava_opencl_serve_clReleaseKernel(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
-#line 566 "specs/opencl/opencl_program.spec.inc"
+#line 569 "specs/opencl/opencl_program.spec.inc"
 	if (arg_value == NULL || arg_size != sizeof(cl_mem) || kernel == NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
 	uint64_t ava_id;
 	memcpy(&ava_id, arg_value, sizeof(ava_id));
+	const enum ava_cl_arg_kind ava_kind = ava_cl_arg_kind(kernel, arg_index);
+	if (ava_kind == AVA_CL_ARG_BYTES)
+		return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
 	cl_mem ava_mem = ava_handle_object(cl_mem, ava_id);
-	cl_sampler ava_sampler = ava_handle_object(cl_sampler, ava_id);
-	cl_command_queue ava_queue = ava_handle_object(cl_command_queue, ava_id);
-	switch (ava_cl_arg_kind(kernel, arg_index)) {
-	case AVA_CL_ARG_MEM:
+	if (ava_kind == AVA_CL_ARG_MEM) {
 		if (ava_mem == NULL && ava_id != 0)
 			return CL_INVALID_MEM_OBJECT;
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_mem);
-	case AVA_CL_ARG_SAMPLER:
+	}
+	cl_sampler ava_sampler = ava_handle_object(cl_sampler, ava_id);
+	if (ava_kind == AVA_CL_ARG_SAMPLER) {
 		if (ava_sampler == NULL && ava_id != 0)
 			return CL_INVALID_SAMPLER;
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_sampler);
-	case AVA_CL_ARG_QUEUE:
+	}
+	cl_command_queue ava_queue = ava_handle_object(cl_command_queue, ava_id);
+	if (ava_kind == AVA_CL_ARG_QUEUE) {
 		if (ava_queue == NULL && ava_id != 0)
 			return CL_INVALID_DEVICE_QUEUE;
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
-	case AVA_CL_ARG_BYTES:
-		return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-	default:
-		break;
 	}
 	if (ava_mem != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_mem);
@@ -5730,7 +5733,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 5734 "opencl_worker.c"
+#line 5737 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -5781,7 +5784,7 @@ static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 605 "specs/opencl/opencl_program.spec.inc"
+#line 609 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5795,7 +5798,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5799 "opencl_worker.c"
+#line 5802 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5875,12 +5878,12 @@ static int ava_opencl_serve_clGetKernelInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 627 "specs/opencl/opencl_program.spec.inc"
+#line 631 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5884 "opencl_worker.c"
+#line 5887 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6190,7 +6193,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6194 "opencl_worker.c"
+#line 6197 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6517,7 +6520,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6521 "opencl_worker.c"
+#line 6524 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6631,7 +6634,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6635 "opencl_worker.c"
+#line 6638 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6756,7 +6759,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6760 "opencl_worker.c"
+#line 6763 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6927,7 +6930,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6931 "opencl_worker.c"
+#line 6934 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7436,7 +7439,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7440 "opencl_worker.c"
+#line 7443 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7587,7 +7590,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7591 "opencl_worker.c"
+#line 7594 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8339,7 +8342,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8343 "opencl_worker.c"
+#line 8346 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8481,7 +8484,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8485 "opencl_worker.c"
+#line 8488 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8797,7 +8800,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 || event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 8801 "opencl_worker.c"
+#line 8804 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -8865,7 +8868,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->size = size;
 	svm->context = context;
 	return svm;
-#line 8869 "opencl_worker.c"
+#line 8872 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -8908,7 +8911,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	clReleaseContext(svm->context);
 	free(svm);
 	return CL_SUCCESS;
-#line 8912 "opencl_worker.c"
+#line 8915 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -8952,7 +8955,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 8956 "opencl_worker.c"
+#line 8959 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -9073,7 +9076,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	if (data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, event);
-#line 9077 "opencl_worker.c"
+#line 9080 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -9184,7 +9187,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 9188 "opencl_worker.c"
+#line 9191 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -9334,7 +9337,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 9338 "opencl_worker.c"
+#line 9341 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -9445,7 +9448,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 9449 "opencl_worker.c"
+#line 9452 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -9500,7 +9503,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 9504 "opencl_worker.c"
+#line 9507 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -9588,7 +9591,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 9592 "opencl_worker.c"
+#line 9595 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -9726,7 +9729,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 9730 "opencl_worker.c"
+#line 9733 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -9835,7 +9838,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 9839 "opencl_worker.c"
+#line 9842 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -9947,7 +9950,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 9951 "opencl_worker.c"
+#line 9954 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
