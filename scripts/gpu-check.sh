@@ -65,6 +65,7 @@ checks=(
   "base cuda   driver_api"
   "13   cudart copy_ranges"
   "13   cudart raw:test_e2e_cudart_copies"
+  "13   cudart raw:test_e2e_cudart_quota"
 )
 
 mkdir -p "$out/runs" || exit 1

@@ -179,6 +179,48 @@ int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t 
 uint64_t ava_w_ranges_drop_owner(uint64_t owner);
 
 /*
+ * Ranges and the device-memory quota: a range added by a call that reserved
+ * a resource (ava_allocates_resource, e.g. cudaMalloc's size) takes that
+ * reservation, made exactly the range's size (AVA_E_POLICY if the growth is
+ * over the quota; the range is then not added), and gives it back when it
+ * goes away: dropped with its owner or by a replace, or removed, which hands
+ * it to the call removing it (given back at the call's end unless the call
+ * adds the range again, as a free that the API refused does).
+ */
+
+/*
+ * What the host grants the calling guest, for spec code inside a call (as
+ * ava_w_current_*); outside a call 0 / NULL. The quota of a resource of the
+ * spec (ava_allocates_resource: "device_memory"), 0 = none, and how much of
+ * it the guest holds now: a guest under a quota is shown it as its device's
+ * memory, so that programs size themselves by it.
+ */
+uint64_t ava_w_resource_quota(const char *resource);
+uint64_t ava_w_resource_used(const char *resource);
+/*
+ * The device as the guest may use it under its quota of resource, from the
+ * driver's answer: *total (if not NULL) at most the quota, *free (if not
+ * NULL) at most what the quota leaves the guest; both unchanged without a
+ * quota or outside a call.
+ */
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
+/*
+ * A setting of the host configuration for the spec's plugin, by its name
+ * "<spec>.<key>" (e.g. "opencl.kernels_without_arg_info"; the keys and
+ * their values are checked when the host configuration is read), or NULL
+ * where the host set none.
+ */
+const char *ava_w_setting(const char *name);
+
+/*
+ * Generated code: reserves amount of resource (an index of the spec's
+ * command table) for the call, where only the worker could compute the
+ * amount from the call's arguments (an image's bytes). 0, or AVA_E_POLICY
+ * when it is over the guest's quota (logged and counted as refused).
+ */
+int ava_w_reserve(struct ava_wcall *w, uint32_t resource, uint64_t amount);
+
+/*
  * Keeps an IN buffer alive beyond the call (ava_lifetime_static/manual/
  * coupled): returns a copy owned by the worker, freed at guest teardown or
  * when coupled_handle is released.

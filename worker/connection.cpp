@@ -23,7 +23,8 @@ constexpr uint32_t kMaxLoggedErrors = 64;
 
 GuestConnection::GuestConnection(std::unique_ptr<Channel> channel, const WorkerOptions &options)
     : channel_(std::move(channel)), callback_timeout_ms_(options.callback_timeout_ms),
-      resources_(options.resource_quota), on_refused_(options.on_refused) {
+      resources_(options.resource_quota), on_refused_(options.on_refused),
+      settings_(options.plugin_settings) {
   channel_->set_max_message(options.max_message);
   channel_->set_send_timeout_ms(options.send_timeout_ms);
 }

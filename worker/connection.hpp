@@ -13,8 +13,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 
@@ -58,6 +60,11 @@ public:
   ResourceLedger &resources() { return resources_; }
   // The device memory the API handed to this guest (ava_w_ranges_*).
   RangeTable &ranges() { return ranges_; }
+  // A host setting for the plugin (WorkerOptions::plugin_settings), or nullptr.
+  const char *setting(std::string_view name) const {
+    auto it = settings_.find(name);
+    return it != settings_.end() ? it->second.c_str() : nullptr;
+  }
   // Counts a call refused before it ran and tells WorkerOptions::on_refused.
   void note_refused(int status) {
     refused_.fetch_add(1, std::memory_order_relaxed);
@@ -146,6 +153,7 @@ private:
   ResourceLedger resources_;
   RangeTable ranges_;
   std::function<void(int)> on_refused_;
+  const std::map<std::string, std::string, std::less<>> settings_;
 
   std::mutex kept_mutex_;
   std::unordered_multimap<uint64_t, Kept> kept_; // by coupled handle; 0 = until teardown

@@ -13,6 +13,9 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <vector>
+
+#include "worker/resource_ledger.hpp"
 
 namespace ava {
 
@@ -21,8 +24,9 @@ public:
   struct Range {
     uint64_t start = 0;
     uint64_t size = 0;
-    uint32_t kind = 0;  // the spec's classification (an allocation, a module global, ...)
-    uint64_t owner = 0; // the spec's: what takes the range with it (a device, a context, ...)
+    uint32_t kind = 0;     // the spec's classification (an allocation, a module global, ...)
+    uint64_t owner = 0;    // the spec's: what takes the range with it (a device, a context, ...)
+    ResourceCharge charge; // of the guest's quota, held while the range lives
   };
 
   enum class Added {
@@ -43,23 +47,24 @@ public:
   Added insert(const Range &range);
   // Drops every range sharing a byte with [start, start + size), then
   // inserts: for memory the API has just handed out, which no live range can
-  // hold, so whatever overlaps it is stale. Throws std::bad_alloc.
-  Added replace(const Range &range);
+  // hold, so whatever overlaps it is stale (appended to *dropped if given).
+  // Throws std::bad_alloc.
+  Added replace(const Range &range, std::vector<Range> *dropped = nullptr);
   // Whether [start, start + size) lies inside one range; size 0 asks whether
   // the byte at start does.
   bool contains(uint64_t start, uint64_t size) const;
   // Removes the range that begins exactly at start if it has the given kind
   // (a pointer into the middle of an allocation frees nothing).
   bool remove(uint64_t start, uint32_t kind, Range *removed);
-  // Removes every range of owner; returns how many.
-  size_t remove_owner(uint64_t owner);
+  // Removes every range of owner (appended to *removed if given); returns how many.
+  size_t remove_owner(uint64_t owner, std::vector<Range> *removed = nullptr);
   size_t size() const;
 
 private:
   // The range holding the byte at address, or end().
   std::map<uint64_t, Range>::const_iterator holding(uint64_t address) const;
-  Added insert_locked(const Range &range, bool drop_overlapping);
-  void drop_overlapping_locked(uint64_t start, uint64_t end);
+  Added insert_locked(const Range &range, bool drop_overlapping, std::vector<Range> *dropped);
+  void drop_overlapping_locked(uint64_t start, uint64_t end, std::vector<Range> *dropped);
 
   const size_t max_ranges_;
   mutable std::mutex mutex_;

@@ -4,7 +4,9 @@
 // host (a VM slot's `avactl policy ... mem-quota N`). A call's amount is
 // reserved before it runs, bound to the handle the call creates, and
 // returned when the guest releases that handle; a call that creates nothing
-// gives its reservation back. Shared by a guest's shadow threads.
+// gives its reservation back. Memory that is no handle (a CUDA device
+// pointer) is charged to its range in the guest's range table instead
+// (worker/range_table.cpp). Shared by a guest's shadow threads.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +44,15 @@ public:
   void settle(ResourceCharge *charge);
   // The guest released id: its charge, if any, is given back.
   void refund(uint64_t id);
+  // Makes an unbound charge exactly amount (the size the API really handed
+  // out, e.g. a pitched allocation): false (and *why) if growing it would
+  // exceed the quota, the charge then unchanged.
+  bool resize(ResourceCharge *charge, std::string_view name, uint64_t amount, std::string *why);
+  // Gives back a charge that something other than a handle held (a range).
+  void give_back(const ResourceCharge &charge);
+  // The quota of resource, 0 = none; and how much of it is in use.
+  uint64_t quota(std::string_view name) const { return quota_ ? quota_(name) : 0; }
+  uint64_t used(uint32_t resource);
 
 private:
   QuotaFn quota_;

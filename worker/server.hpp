@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -46,6 +47,9 @@ struct WorkerOptions {
   // e.g. "device_memory"), 0 = unlimited; asked before each such call, from
   // shadow threads. Empty: no accounting.
   std::function<uint64_t(std::string_view resource)> resource_quota;
+  // Settings of the host configuration for plugins, by "<spec>.<key>"
+  // (spec code reads them with ava_w_setting); checked where they are read.
+  std::map<std::string, std::string, std::less<>> plugin_settings;
 };
 
 // Serves guests until SIGINT/SIGTERM (or, with exit_when_idle, until the last

@@ -17,45 +17,6 @@
 namespace cava {
 namespace {
 
-// A C integer literal ("64", "0x40u", "1ULL"); nullopt otherwise.
-std::optional<uint64_t> int_literal(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-    s.pop_back();
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-    s.erase(s.begin());
-  while (s.size() > 1 && s.front() == '(' && s.back() == ')')
-    s = s.substr(1, s.size() - 2);
-  while (!s.empty() && (s.back() == 'u' || s.back() == 'U' || s.back() == 'l' || s.back() == 'L'))
-    s.pop_back();
-  if (s.empty())
-    return std::nullopt;
-  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-  const size_t start = hex ? 2 : 0;
-  for (size_t i = start; i < s.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (!(hex ? std::isxdigit(c) : std::isdigit(c)))
-      return std::nullopt;
-  }
-  try {
-    return std::stoull(s.substr(start), nullptr, hex ? 16 : 10);
-  } catch (const std::exception &) {
-    return std::nullopt;
-  }
-}
-
-void collect(const Block &block, Ann kind, std::vector<const Annotation *> *out) {
-  for (const Stmt &s : block.stmts) {
-    if (s.kind == Stmt::Kind::Annotation && s.ann.kind == kind)
-      out->push_back(&s.ann);
-    else if (s.kind == Stmt::Kind::If) {
-      if (s.then_block)
-        collect(*s.then_block, kind, out);
-      if (s.else_block)
-        collect(*s.else_block, kind, out);
-    }
-  }
-}
-
 bool has_if(const Block &block) {
   for (const Stmt &s : block.stmts)
     if (s.kind == Stmt::Kind::If)
@@ -77,20 +38,6 @@ std::optional<uint64_t> static_bound(const Param &p) {
     count = n;
   }
   return *count * p.info.elem_size;
-}
-
-std::string unquote(const std::string &s) {
-  if (s.size() >= 2 && s.front() == '"' && s.back() == '"')
-    return s.substr(1, s.size() - 2);
-  return s;
-}
-
-std::string res_macro(const Spec &spec, const std::string &name) {
-  std::string n = name;
-  for (char &c : n)
-    if (!std::isalnum(static_cast<unsigned char>(c)))
-      c = '_';
-  return "AVA_" + upper(spec.identifier) + "_RES_" + upper(n);
 }
 
 class TableGen {
@@ -133,20 +80,14 @@ void TableGen::resources_of(const Function &fn) {
       if (fresh)
         res_names_.push_back(name);
       const std::string amount = a->args.size() > 1 ? a->args[1] : "1";
-      std::string flags = "AVA_CMD_RES_DYNAMIC", offset = "0", value = "0ull";
+      std::string flags = "AVA_CMD_RES_DYNAMIC", offset = "0", value = "0ull", param;
       if (const auto n = int_literal(amount)) {
         flags = "AVA_CMD_RES_CONST";
         value = std::to_string(*n) + "ull";
-      } else {
-        for (const Param &p : fn.params) {
-          std::string t = amount;
-          t.erase(std::remove_if(t.begin(), t.end(), ::isspace), t.end());
-          if (t == p.name && p.info.role == Role::Scalar) {
-            flags = "AVA_CMD_RES_ARG";
-            offset = "offsetof(" + call_struct(spec_, fn) + ", " + p.name + ")";
-            value = "1ull";
-          }
-        }
+      } else if (amount_is_scalar_arg(fn, amount, &param)) {
+        flags = "AVA_CMD_RES_ARG";
+        offset = "offsetof(" + call_struct(spec_, fn) + ", " + param + ")";
+        value = "1ull";
       }
       res_.push_back("\t{" + res_macro(spec_, name) + ", " + src.c_kind + ", " + flags + ", " +
                      offset + ", " + value + "}, /* " + fn.name + " */");

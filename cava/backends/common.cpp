@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <exception>
 
 namespace cava {
 
@@ -300,6 +301,78 @@ uint64_t fnv1a(const std::string &text) {
     h *= 0x100000001b3ull;
   }
   return h;
+}
+
+// A C integer literal ("64", "0x40u", "1ULL"); nullopt otherwise.
+std::optional<uint64_t> int_literal(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.pop_back();
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    s.erase(s.begin());
+  while (s.size() > 1 && s.front() == '(' && s.back() == ')')
+    s = s.substr(1, s.size() - 2);
+  while (!s.empty() && (s.back() == 'u' || s.back() == 'U' || s.back() == 'l' || s.back() == 'L'))
+    s.pop_back();
+  if (s.empty())
+    return std::nullopt;
+  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  const size_t start = hex ? 2 : 0;
+  for (size_t i = start; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (!(hex ? std::isxdigit(c) : std::isdigit(c)))
+      return std::nullopt;
+  }
+  try {
+    return std::stoull(s.substr(start), nullptr, hex ? 16 : 10);
+  } catch (const std::exception &) {
+    return std::nullopt;
+  }
+}
+
+void collect(const Block &block, Ann kind, std::vector<const Annotation *> *out) {
+  for (const Stmt &s : block.stmts) {
+    if (s.kind == Stmt::Kind::Annotation && s.ann.kind == kind)
+      out->push_back(&s.ann);
+    else if (s.kind == Stmt::Kind::If) {
+      if (s.then_block)
+        collect(*s.then_block, kind, out);
+      if (s.else_block)
+        collect(*s.else_block, kind, out);
+    }
+  }
+}
+
+std::string unquote(const std::string &s) {
+  if (s.size() >= 2 && s.front() == '"' && s.back() == '"')
+    return s.substr(1, s.size() - 2);
+  return s;
+}
+
+std::string res_macro(const Spec &spec, const std::string &name) {
+  std::string n = name;
+  for (char &c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  return "AVA_" + upper(spec.identifier) + "_RES_" + upper(n);
+}
+
+bool amount_is_scalar_arg(const Function &fn, const std::string &amount, std::string *param) {
+  std::string t = amount;
+  t.erase(std::remove_if(t.begin(), t.end(), ::isspace), t.end());
+  for (const Param &p : fn.params)
+    if (t == p.name && p.info.role == Role::Scalar) {
+      *param = p.name;
+      return true;
+    }
+  return false;
+}
+
+std::vector<const Annotation *> resource_annotations(const Function &fn, Ann kind) {
+  std::vector<const Annotation *> anns;
+  collect(fn.ret_block, kind, &anns);
+  for (const Param &p : fn.params)
+    collect(p.block, kind, &anns);
+  return anns;
 }
 
 } // namespace cava

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "cava/ir/ir.hpp"
 
@@ -101,6 +103,20 @@ struct StubDialect {
 
 // The body ({ ... }) of a stub that marshals fn and sends it.
 void emit_remote_body(Emitter &out, const Spec &spec, const Function &fn, const StubDialect &d);
+
+// A C integer literal ("64", "0x40u", "1ULL"); nullopt otherwise.
+std::optional<uint64_t> int_literal(std::string s);
+// Every annotation of kind in block, also inside its ifs.
+void collect(const Block &block, Ann kind, std::vector<const Annotation *> *out);
+// s without its enclosing double quotes, if it has them.
+std::string unquote(const std::string &s);
+// The command table's macro of a resource: AVA_<ID>_RES_<NAME>.
+std::string res_macro(const Spec &spec, const std::string &name);
+// Whether a resource amount is just one scalar argument of fn (*param: its name).
+bool amount_is_scalar_arg(const Function &fn, const std::string &amount, std::string *param);
+// The annotations of kind (e.g. Ann::AllocatesResource) on fn's values, in
+// command-table order: the return value's, then each argument's.
+std::vector<const Annotation *> resource_annotations(const Function &fn, Ann kind);
 
 // 64-bit FNV-1a, the spec layout hash.
 uint64_t fnv1a(const std::string &text);

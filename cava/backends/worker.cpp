@@ -315,6 +315,21 @@ void WorkerGen::handler(const Function &fn) {
     }
   }
   out_.line();
+  // Resource amounts that are neither a literal nor one scalar argument (the
+  // command table's AVA_CMD_RES_DYNAMIC): only this code can compute them,
+  // from the decoded arguments, before the API is asked.
+  for (const Annotation *a : resource_annotations(fn, Ann::AllocatesResource)) {
+    const std::string amount = a->args.size() > 1 ? a->args[1] : "1";
+    std::string param;
+    if (int_literal(amount) || amount_is_scalar_arg(fn, amount, &param))
+      continue;
+    const std::string name = a->args.empty() ? std::string("?") : unquote(a->args[0]);
+    out_.line("	/* ava_allocates_resource(" + name + ", " + amount + ") */");
+    out_.line("	ava_st = ava_w_reserve(ava_w, " + res_macro(spec_, name) + ", (uint64_t)(" +
+              amount + "));");
+    out_.line("	if (ava_st != 0)");
+    out_.line("		" + fail_return(fn));
+  }
   const std::string target = has_impl(fn) ? p_ + "_impl_" + fn.name : fn.name;
   out_.line("\t" + std::string(has_ret ? "ava_ret = " : "") + target + "(" + arg_list(fn) + ");");
   out_.line();

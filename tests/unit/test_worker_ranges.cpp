@@ -25,7 +25,7 @@ constexpr uint32_t kAlloc = 1;
 constexpr uint32_t kGlobal = 2;
 
 RangeTable::Range range(uint64_t start, uint64_t size, uint32_t kind = kAlloc, uint64_t owner = 0) {
-  return RangeTable::Range{start, size, kind, owner};
+  return RangeTable::Range{start, size, kind, owner, {}};
 }
 
 } // namespace

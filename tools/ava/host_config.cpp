@@ -6,12 +6,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <climits>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "shim/toml.hpp"
 
@@ -33,6 +35,24 @@ template <class Id> bool parse_id(const std::string &text, Id *out) {
   return true;
 }
 
+// A setting of a worker plugin: its key and the values it may take.
+struct PluginSetting {
+  std::string_view key;
+  std::vector<std::string_view> values;
+  const char *choices; // for messages
+};
+
+const PluginSetting *plugin_setting(std::string_view key) {
+  static const PluginSetting kSettings[] = {
+      // specs/opencl/opencl_program.spec.inc (ava_cl_arg_kinds_known)
+      {"opencl.kernels_without_arg_info", {"refuse", "allow"}, "\"refuse\" or \"allow\""},
+  };
+  for (const PluginSetting &s : kSettings)
+    if (s.key == key)
+      return &s;
+  return nullptr;
+}
+
 } // namespace
 
 Status parse_host_config(std::string_view text, std::string_view source, HostConfig *out) {
@@ -43,8 +63,8 @@ Status parse_host_config(std::string_view text, std::string_view source, HostCon
   HostConfig config;
   config.source = std::string(source);
   for (const auto &[table, line] : doc.tables)
-    if (table != "guest")
-      return error_at(source, line, "unknown table [" + table + "] (known: [guest])");
+    if (table != "guest" && table != "opencl")
+      return error_at(source, line, "unknown table [" + table + "] (known: [guest], [opencl])");
   std::optional<gid_t> primary_gid;
   // Named references, not structured bindings: the lambda below captures
   // them, which clang (and so clang-tidy) before 16 refuses.
@@ -128,13 +148,22 @@ Status parse_host_config(std::string_view text, std::string_view source, HostCon
       if (int_value == nullptr || *int_value <= 0)
         return error_at(source, line, "guest.memory_max must be a positive number of bytes");
       config.sandbox.memory_max = static_cast<uint64_t>(*int_value);
+    } else if (const PluginSetting *setting = plugin_setting(key)) {
+      if (text_value == nullptr)
+        return want("a string");
+      if (std::find(setting->values.begin(), setting->values.end(), *text_value) ==
+          setting->values.end())
+        return error_at(source, line,
+                        key + " is " + setting->choices + ", not \"" + *text_value + "\"");
+      config.plugin_settings[key] = *text_value;
     } else {
       return error_at(source, line,
                       "unknown key '" + key +
                           "' (known: guest.isolation, guest.user, guest.group, guest.cgroup, "
                           "guest.memory_max, guest.cmds_per_sec, guest.bytes_per_sec, "
                           "guest.device_memory, guest.threads, guest.send_timeout_ms, "
-                          "guest.connections, guest.connections_per_peer)");
+                          "guest.connections, guest.connections_per_peer, "
+                          "opencl.kernels_without_arg_info)");
     }
   }
   if (config.sandbox.uid && !config.sandbox.gid)

@@ -16,11 +16,18 @@
 //   send_timeout_ms = 30000            # a guest that reads nothing this long is dropped
 //   connections = 1024                 # guest connections one `ava worker` serves at once
 //   connections_per_peer = 64          #   and per peer (unix: uid; tcp: address)
+//
+//   [opencl]                           # settings of a spec's worker plugin
+//   kernels_without_arg_info = "refuse" # or "allow": kernels whose argument kinds the
+//                                      #   driver does not tell (their 8-byte arguments
+//                                      #   reach the device as the guest wrote them)
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,6 +67,9 @@ struct HostConfig {
   bool shared = false; // isolation = "shared"
   GuestSandbox sandbox;
   GuestLimits limits;
+  // Settings for worker plugins by "<spec>.<key>", as the plugin's spec code
+  // reads them (ava_w_setting); only known keys and values get here.
+  std::map<std::string, std::string, std::less<>> plugin_settings;
   std::string source; // the file read, or empty
 };
 

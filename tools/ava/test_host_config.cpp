@@ -41,6 +41,13 @@ const BadCase kBad[] = {
     {"[guest\n", "host.toml:1:"},
     {"[guest]\ncmds_per_sec = -1\n", "host.toml:2: error: guest.cmds_per_sec must be a number"},
     {"[guest]\ndevice_memory = \"4G\"\n", "host.toml:2: error: guest.device_memory must be"},
+    {"[opencl]\nkernels_without_arg_info = \"yes\"\n",
+     "host.toml:2: error: opencl.kernels_without_arg_info is \"refuse\" or \"allow\", not \"yes\""},
+    {"[opencl]\nkernels_without_arg_info = true\n",
+     "host.toml:2: error: opencl.kernels_without_arg_info must be a string"},
+    {"[opencl]\nkernel_arg_info = \"allow\"\n",
+     "host.toml:2: error: unknown key 'opencl.kernel_arg_info'"},
+    {"[cuda]\n", "host.toml:1: error: unknown table [cuda]"},
 };
 
 } // namespace
@@ -86,6 +93,22 @@ Test(host_config, every_key_is_read) {
                 .is_ok());
   cr_expect(d.limits.threads == 8 && d.limits.send_timeout_ms == 500 &&
             d.limits.connections == 16 && d.limits.connections_per_peer == 2);
+}
+
+// Plugin settings reach the worker as "<spec>.<key>"; none is set by default
+// (the plugin then refuses kernels without argument information).
+Test(host_config, plugin_settings_are_read) {
+  HostConfig c;
+  cr_assert(parse_host_config("", "host.toml", &c).is_ok());
+  cr_expect(c.plugin_settings.empty());
+  for (const char *value : {"refuse", "allow"}) {
+    const std::string text =
+        std::string("[opencl]\nkernels_without_arg_info = \"") + value + "\"\n";
+    Status st = parse_host_config(text, "host.toml", &c);
+    cr_assert(st.is_ok(), "%s", st.message.c_str());
+    cr_expect_eq(c.plugin_settings.size(), 1u);
+    cr_expect_eq(c.plugin_settings["opencl.kernels_without_arg_info"], value);
+  }
 }
 
 Test(host_config, the_tighter_limit_wins) {

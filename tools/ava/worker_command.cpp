@@ -226,6 +226,7 @@ int worker_command(std::span<const std::string> args) {
   }
   options.max_guest_threads = host.limits.threads;
   options.send_timeout_ms = host.limits.send_timeout_ms;
+  options.plugin_settings = host.plugin_settings;
   if (parsed.serve_fd >= 0) {
     if (fcntl(parsed.serve_fd, F_GETFD) < 0) {
       std::fprintf(stderr, "ava: worker: --serve-fd %d is not an open file descriptor\n",

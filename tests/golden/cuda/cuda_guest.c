@@ -44,10 +44,26 @@ int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t 
 int ava_w_ranges_check(uint64_t start, uint64_t size);
 int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
 uint64_t ava_w_ranges_drop_owner(uint64_t owner);
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
 
 /* Kinds of ranges; allocations are owned by their context, globals by their module. */
 #define AVA_CU_RANGE_ALLOC 1u
 #define AVA_CU_RANGE_GLOBAL 2u
+
+/*
+ * Device memory counts against the guest's quota (the host's [guest]
+ * device_memory): each allocation reserves its size before the driver is
+ * asked (ava_allocates_resource, refused as CUDA_ERROR_OUT_OF_MEMORY), and
+ * its range holds the charge until it is freed (worker/ava_worker_rt.h). A
+ * guest under a quota sees it as its device's memory: total is the smaller
+ * of the device's and the quota, free the smaller of the device's and what
+ * the quota leaves this guest.
+ */
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "sizes are 64-bit");
+static inline void ava_cu_quota_clamp(size_t *free, size_t *total)
+{
+	ava_w_resource_view("device_memory", (uint64_t *)free, (uint64_t *)total);
+}
 
 /* Worker: whether n elements of elem bytes at p are the guest's; touching none needs none. */
 static inline int ava_cu_mine(CUdeviceptr p, size_t n, size_t elem)
@@ -106,7 +122,7 @@ static inline void ava_cu_forget_primary(CUdevice dev)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 }
 
-#line 110 "cuda_guest.c"
+#line 126 "cuda_guest.c"
 #line 5 "specs/cuda/cuda_modules.spec.inc"
 
 CUresult ava_cu_module_load(CUmodule *module, const void *image, size_t size);
@@ -156,7 +172,7 @@ static CUresult ava_cu_get_layout(CUfunction f, struct ava_cu_layout *l)
 	return CUDA_SUCCESS;
 }
 
-#line 160 "cuda_guest.c"
+#line 176 "cuda_guest.c"
 #pragma GCC diagnostic pop
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -293,7 +309,7 @@ CUresult cuGetErrorName(CUresult error, const char **pStr)
 	return name ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-#line 297 "cuda_guest.c"
+#line 313 "cuda_guest.c"
 #line 55 "specs/cuda/cuda_modules.spec.inc"
 
 /* Bytes of a module image, from its own headers; 0 when it is none of the three. */
@@ -411,7 +427,7 @@ CUresult cuModuleLoad(CUmodule *module, const char *fname)
 	return rc;
 }
 
-#line 415 "cuda_guest.c"
+#line 431 "cuda_guest.c"
 #line 288 "specs/cuda/cuda_modules.spec.inc"
 
 static __thread int ava_cu_launch_async_ok;
@@ -576,7 +592,7 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuin
 	return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
-#line 580 "cuda_guest.c"
+#line 596 "cuda_guest.c"
 #pragma GCC visibility pop
 
 static int ava_cuda_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -684,7 +700,7 @@ AVA_EXPORT CUresult cuModuleUnload(CUmodule hmod)
 	if (ava_is_worker && hmod != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)hmod);
 	return ava_execute();
-#line 688 "cuda_guest.c"
+#line 704 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -819,7 +835,7 @@ AVA_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmod
 	    ava_w_ranges_replace(*dptr, ava_bytes, AVA_CU_RANGE_GLOBAL, (uintptr_t)hmod) != 0)
 		ret = CUDA_ERROR_OUT_OF_MEMORY;
 	return ret;
-#line 823 "cuda_guest.c"
+#line 839 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1261,7 +1277,7 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
-AVA_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+static CUresult ava_cuda_remote_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
 	struct ava_cuda_cuDeviceTotalMem_v2_call ava_a;
 	const struct ava_cuda_cuDeviceTotalMem_v2_reply *ava_r = NULL;
@@ -1301,6 +1317,18 @@ AVA_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 ava_fail:
 	ava_call_end(&ava_c);
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
+}
+
+AVA_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+#define ava_execute() ava_cuda_remote_cuDeviceTotalMem_v2(bytes, dev)
+#line 39 "specs/cuda/cuda_api.spec.inc"
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS)
+		ava_cu_quota_clamp(NULL, bytes);
+	return ret;
+#line 1331 "cuda_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
@@ -1391,12 +1419,12 @@ ava_fail:
 AVA_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
 #define ava_execute() ava_cuda_remote_cuDevicePrimaryCtxRetain(pctx, dev)
-#line 49 "specs/cuda/cuda_api.spec.inc"
+#line 54 "specs/cuda/cuda_api.spec.inc"
 	CUresult ret = ava_execute();
 	if (ava_is_worker && ret == CUDA_SUCCESS && pctx != NULL)
 		ava_cu_note_primary(dev, *pctx);
 	return ret;
-#line 1400 "cuda_guest.c"
+#line 1428 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1432,7 +1460,7 @@ ava_fail:
 AVA_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
 #define ava_execute() ava_cuda_remote_cuDevicePrimaryCtxRelease_v2(dev)
-#line 58 "specs/cuda/cuda_api.spec.inc"
+#line 63 "specs/cuda/cuda_api.spec.inc"
 	unsigned int ava_flags = 0;
 	int ava_active = 1;
 	CUresult ret = ava_execute();
@@ -1440,7 +1468,7 @@ AVA_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	    cuDevicePrimaryCtxGetState(dev, &ava_flags, &ava_active) == CUDA_SUCCESS && !ava_active)
 		ava_cu_forget_primary(dev);
 	return ret;
-#line 1444 "cuda_guest.c"
+#line 1472 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1476,11 +1504,11 @@ ava_fail:
 AVA_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
 #define ava_execute() ava_cuda_remote_cuDevicePrimaryCtxReset_v2(dev)
-#line 69 "specs/cuda/cuda_api.spec.inc"
+#line 74 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker)
 		ava_cu_forget_primary(dev);
 	return ava_execute();
-#line 1484 "cuda_guest.c"
+#line 1512 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1616,11 +1644,11 @@ ava_fail:
 AVA_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev)
 {
 #define ava_execute() ava_cuda_remote_cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev)
-#line 94 "specs/cuda/cuda_api.spec.inc"
+#line 99 "specs/cuda/cuda_api.spec.inc"
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1624 "cuda_guest.c"
+#line 1652 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1658,11 +1686,11 @@ ava_fail:
 AVA_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 {
 #define ava_execute() ava_cuda_remote_cuCtxDestroy_v2(ctx)
-#line 103 "specs/cuda/cuda_api.spec.inc"
+#line 108 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && ctx != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 	return ava_execute();
-#line 1666 "cuda_guest.c"
+#line 1694 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1956,13 +1984,13 @@ static CUresult ava_cuda_remote_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize
 
 ava_fail:
 	ava_call_end(&ava_c);
-	return (CUresult)(CUDA_ERROR_UNKNOWN);
+	return (CUresult)(CUDA_ERROR_OUT_OF_MEMORY);
 }
 
 AVA_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
 #define ava_execute() ava_cuda_remote_cuMemAlloc_v2(dptr, bytesize)
-#line 152 "specs/cuda/cuda_api.spec.inc"
+#line 162 "specs/cuda/cuda_api.spec.inc"
 	CUresult ret = ava_execute();
 	if (ava_is_worker && ret == CUDA_SUCCESS &&
 	    (ret = ava_cu_track(*dptr, bytesize)) != CUDA_SUCCESS) {
@@ -1970,7 +1998,7 @@ AVA_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		*dptr = 0;
 	}
 	return ret;
-#line 1974 "cuda_guest.c"
+#line 2002 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2006,7 +2034,7 @@ ava_fail:
 AVA_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
 #define ava_execute() ava_cuda_remote_cuMemFree_v2(dptr)
-#line 168 "specs/cuda/cuda_api.spec.inc"
+#line 178 "specs/cuda/cuda_api.spec.inc"
 	uint64_t ava_size = 0, ava_owner = 0;
 	CUresult ret;
 	if (ava_is_worker && dptr != 0 &&
@@ -2016,11 +2044,11 @@ AVA_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 	if (ava_is_worker && ret != CUDA_SUCCESS && dptr != 0)
 		(void)ava_w_ranges_add(dptr, ava_size, AVA_CU_RANGE_ALLOC, ava_owner);
 	return ret;
-#line 2020 "cuda_guest.c"
+#line 2048 "cuda_guest.c"
 #undef ava_execute
 }
 
-AVA_EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
+static CUresult ava_cuda_remote_cuMemGetInfo_v2(size_t *free, size_t *total)
 {
 	struct ava_cuda_cuMemGetInfo_v2_call ava_a;
 	const struct ava_cuda_cuMemGetInfo_v2_reply *ava_r = NULL;
@@ -2074,6 +2102,18 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+AVA_EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
+{
+#define ava_execute() ava_cuda_remote_cuMemGetInfo_v2(free, total)
+#line 193 "specs/cuda/cuda_api.spec.inc"
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS)
+		ava_cu_quota_clamp(free, total);
+	return ret;
+#line 2114 "cuda_guest.c"
+#undef ava_execute
+}
+
 static CUresult ava_cuda_remote_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
 	struct ava_cuda_cuMemcpyHtoD_v2_call ava_a;
@@ -2118,12 +2158,12 @@ ava_fail:
 AVA_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
 #define ava_execute() ava_cuda_remote_cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount)
-#line 188 "specs/cuda/cuda_api.spec.inc"
+#line 202 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && (!ava_cu_mine(dstDevice, ByteCount, 1) ||
 			      (ByteCount != 0 && srcHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2127 "cuda_guest.c"
+#line 2167 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2173,12 +2213,12 @@ ava_fail:
 AVA_EXPORT CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
 #define ava_execute() ava_cuda_remote_cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount)
-#line 197 "specs/cuda/cuda_api.spec.inc"
+#line 211 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && (!ava_cu_mine(srcDevice, ByteCount, 1) ||
 			      (ByteCount != 0 && dstHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2182 "cuda_guest.c"
+#line 2222 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2216,11 +2256,11 @@ ava_fail:
 AVA_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
 {
 #define ava_execute() ava_cuda_remote_cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount)
-#line 205 "specs/cuda/cuda_api.spec.inc"
+#line 219 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2224 "cuda_guest.c"
+#line 2264 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2259,7 +2299,7 @@ ava_fail:
 AVA_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
 #define ava_execute() ava_cuda_remote_cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream)
-#line 216 "specs/cuda/cuda_api.spec.inc"
+#line 230 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
 		CUresult ret = CUDA_ERROR_INVALID_VALUE;
 		if (ava_cu_mine(dstDevice, ByteCount, 1) && (ByteCount == 0 || srcHost != NULL))
@@ -2267,7 +2307,7 @@ AVA_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcH
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2271 "cuda_guest.c"
+#line 2311 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2318,7 +2358,7 @@ ava_fail:
 AVA_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
 #define ava_execute() ava_cuda_remote_cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream)
-#line 230 "specs/cuda/cuda_api.spec.inc"
+#line 244 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
 		CUresult ret = CUDA_ERROR_INVALID_VALUE;
 		if (ava_cu_mine(srcDevice, ByteCount, 1) && (ByteCount == 0 || dstHost != NULL))
@@ -2326,7 +2366,7 @@ AVA_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, s
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2330 "cuda_guest.c"
+#line 2370 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2355,11 +2395,11 @@ ava_fail:
 AVA_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
 #define ava_execute() ava_cuda_remote_cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream)
-#line 243 "specs/cuda/cuda_api.spec.inc"
+#line 257 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2363 "cuda_guest.c"
+#line 2403 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2397,11 +2437,11 @@ ava_fail:
 AVA_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
 #define ava_execute() ava_cuda_remote_cuMemsetD8_v2(dstDevice, uc, N)
-#line 250 "specs/cuda/cuda_api.spec.inc"
+#line 264 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2405 "cuda_guest.c"
+#line 2445 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2439,11 +2479,11 @@ ava_fail:
 AVA_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
 #define ava_execute() ava_cuda_remote_cuMemsetD32_v2(dstDevice, ui, N)
-#line 257 "specs/cuda/cuda_api.spec.inc"
+#line 271 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2447 "cuda_guest.c"
+#line 2487 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2472,11 +2512,11 @@ ava_fail:
 AVA_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
 #define ava_execute() ava_cuda_remote_cuMemsetD8Async(dstDevice, uc, N, hStream)
-#line 265 "specs/cuda/cuda_api.spec.inc"
+#line 279 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2480 "cuda_guest.c"
+#line 2520 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2505,11 +2545,11 @@ ava_fail:
 AVA_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
 #define ava_execute() ava_cuda_remote_cuMemsetD32Async(dstDevice, ui, N, hStream)
-#line 273 "specs/cuda/cuda_api.spec.inc"
+#line 287 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2513 "cuda_guest.c"
+#line 2553 "cuda_guest.c"
 #undef ava_execute
 }
 

@@ -110,10 +110,26 @@ int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t 
 int ava_w_ranges_check(uint64_t start, uint64_t size);
 int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
 uint64_t ava_w_ranges_drop_owner(uint64_t owner);
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
 
 /* Kinds of ranges; allocations are owned by their context, globals by their module. */
 #define AVA_CU_RANGE_ALLOC 1u
 #define AVA_CU_RANGE_GLOBAL 2u
+
+/*
+ * Device memory counts against the guest's quota (the host's [guest]
+ * device_memory): each allocation reserves its size before the driver is
+ * asked (ava_allocates_resource, refused as CUDA_ERROR_OUT_OF_MEMORY), and
+ * its range holds the charge until it is freed (worker/ava_worker_rt.h). A
+ * guest under a quota sees it as its device's memory: total is the smaller
+ * of the device's and the quota, free the smaller of the device's and what
+ * the quota leaves this guest.
+ */
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "sizes are 64-bit");
+static inline void ava_cu_quota_clamp(size_t *free, size_t *total)
+{
+	ava_w_resource_view("device_memory", (uint64_t *)free, (uint64_t *)total);
+}
 
 /* Worker: whether n elements of elem bytes at p are the guest's; touching none needs none. */
 static inline int ava_cu_mine(CUdeviceptr p, size_t n, size_t elem)
@@ -172,7 +188,7 @@ static inline void ava_cu_forget_primary(CUdevice dev)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 }
 
-#line 176 "cuda_kern.c"
+#line 192 "cuda_kern.c"
 #line 5 "specs/cuda/cuda_modules.spec.inc"
 
 CUresult ava_cu_module_load(CUmodule *module, const void *image, size_t size);
@@ -222,7 +238,7 @@ static CUresult ava_cu_get_layout(CUfunction f, struct ava_cu_layout *l)
 	return CUDA_SUCCESS;
 }
 
-#line 226 "cuda_kern.c"
+#line 242 "cuda_kern.c"
 #pragma GCC diagnostic pop
 
 CUresult ava_ava_cu_module_load(CUmodule *module, const void *image, size_t size)
@@ -324,7 +340,7 @@ CUresult ava_cuModuleUnload(CUmodule hmod)
 	if (ava_is_worker && hmod != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)hmod);
 	return ava_execute();
-#line 328 "cuda_kern.c"
+#line 344 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuModuleUnload);
@@ -473,7 +489,7 @@ CUresult ava_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmo
 	    ava_w_ranges_replace(*dptr, ava_bytes, AVA_CU_RANGE_GLOBAL, (uintptr_t)hmod) != 0)
 		ret = CUDA_ERROR_OUT_OF_MEMORY;
 	return ret;
-#line 477 "cuda_kern.c"
+#line 493 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuModuleGetGlobal_v2);
@@ -968,7 +984,7 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_cuDeviceGetUuid_v2);
 
-CUresult ava_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+static CUresult ava_kern_remote_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
 	struct ava_cuda_cuDeviceTotalMem_v2_call ava_a;
 	const struct ava_cuda_cuDeviceTotalMem_v2_reply *ava_r = NULL;
@@ -1014,6 +1030,17 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+#define ava_execute() ava_kern_remote_cuDeviceTotalMem_v2(bytes, dev)
+#line 39 "specs/cuda/cuda_api.spec.inc"
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS)
+		ava_cu_quota_clamp(NULL, bytes);
+	return ret;
+#line 1042 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuDeviceTotalMem_v2);
 
 CUresult ava_cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
@@ -1112,12 +1139,12 @@ ava_fail:
 CUresult ava_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
 #define ava_execute() ava_kern_remote_cuDevicePrimaryCtxRetain(pctx, dev)
-#line 49 "specs/cuda/cuda_api.spec.inc"
+#line 54 "specs/cuda/cuda_api.spec.inc"
 	CUresult ret = ava_execute();
 	if (ava_is_worker && ret == CUDA_SUCCESS && pctx != NULL)
 		ava_cu_note_primary(dev, *pctx);
 	return ret;
-#line 1121 "cuda_kern.c"
+#line 1148 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuDevicePrimaryCtxRetain);
@@ -1156,7 +1183,7 @@ ava_fail:
 CUresult ava_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
 #define ava_execute() ava_kern_remote_cuDevicePrimaryCtxRelease_v2(dev)
-#line 58 "specs/cuda/cuda_api.spec.inc"
+#line 63 "specs/cuda/cuda_api.spec.inc"
 	unsigned int ava_flags = 0;
 	int ava_active = 1;
 	CUresult ret = ava_execute();
@@ -1164,7 +1191,7 @@ CUresult ava_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	    cuDevicePrimaryCtxGetState(dev, &ava_flags, &ava_active) == CUDA_SUCCESS && !ava_active)
 		ava_cu_forget_primary(dev);
 	return ret;
-#line 1168 "cuda_kern.c"
+#line 1195 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuDevicePrimaryCtxRelease_v2);
@@ -1203,11 +1230,11 @@ ava_fail:
 CUresult ava_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
 #define ava_execute() ava_kern_remote_cuDevicePrimaryCtxReset_v2(dev)
-#line 69 "specs/cuda/cuda_api.spec.inc"
+#line 74 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker)
 		ava_cu_forget_primary(dev);
 	return ava_execute();
-#line 1211 "cuda_kern.c"
+#line 1238 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuDevicePrimaryCtxReset_v2);
@@ -1362,11 +1389,11 @@ CUresult ava_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
 			    CUdevice dev)
 {
 #define ava_execute() ava_kern_remote_cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev)
-#line 94 "specs/cuda/cuda_api.spec.inc"
+#line 99 "specs/cuda/cuda_api.spec.inc"
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1370 "cuda_kern.c"
+#line 1397 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuCtxCreate_v4);
@@ -1407,11 +1434,11 @@ ava_fail:
 CUresult ava_cuCtxDestroy_v2(CUcontext ctx)
 {
 #define ava_execute() ava_kern_remote_cuCtxDestroy_v2(ctx)
-#line 103 "specs/cuda/cuda_api.spec.inc"
+#line 108 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && ctx != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 	return ava_execute();
-#line 1415 "cuda_kern.c"
+#line 1442 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuCtxDestroy_v2);
@@ -1745,13 +1772,13 @@ static CUresult ava_kern_remote_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize
 
 ava_fail:
 	ava_kcall_end(&ava_c);
-	return (CUresult)(CUDA_ERROR_UNKNOWN);
+	return (CUresult)(CUDA_ERROR_OUT_OF_MEMORY);
 }
 
 CUresult ava_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
 #define ava_execute() ava_kern_remote_cuMemAlloc_v2(dptr, bytesize)
-#line 152 "specs/cuda/cuda_api.spec.inc"
+#line 162 "specs/cuda/cuda_api.spec.inc"
 	CUresult ret = ava_execute();
 	if (ava_is_worker && ret == CUDA_SUCCESS &&
 	    (ret = ava_cu_track(*dptr, bytesize)) != CUDA_SUCCESS) {
@@ -1759,7 +1786,7 @@ CUresult ava_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		*dptr = 0;
 	}
 	return ret;
-#line 1763 "cuda_kern.c"
+#line 1790 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemAlloc_v2);
@@ -1797,7 +1824,7 @@ ava_fail:
 CUresult ava_cuMemFree_v2(CUdeviceptr dptr)
 {
 #define ava_execute() ava_kern_remote_cuMemFree_v2(dptr)
-#line 168 "specs/cuda/cuda_api.spec.inc"
+#line 178 "specs/cuda/cuda_api.spec.inc"
 	uint64_t ava_size = 0, ava_owner = 0;
 	CUresult ret;
 	if (ava_is_worker && dptr != 0 &&
@@ -1807,12 +1834,12 @@ CUresult ava_cuMemFree_v2(CUdeviceptr dptr)
 	if (ava_is_worker && ret != CUDA_SUCCESS && dptr != 0)
 		(void)ava_w_ranges_add(dptr, ava_size, AVA_CU_RANGE_ALLOC, ava_owner);
 	return ret;
-#line 1811 "cuda_kern.c"
+#line 1838 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemFree_v2);
 
-CUresult ava_cuMemGetInfo_v2(size_t *free, size_t *total)
+static CUresult ava_kern_remote_cuMemGetInfo_v2(size_t *free, size_t *total)
 {
 	struct ava_cuda_cuMemGetInfo_v2_call ava_a;
 	const struct ava_cuda_cuMemGetInfo_v2_reply *ava_r = NULL;
@@ -1871,6 +1898,17 @@ ava_fail:
 	return (CUresult)(CUDA_ERROR_UNKNOWN);
 }
 
+CUresult ava_cuMemGetInfo_v2(size_t *free, size_t *total)
+{
+#define ava_execute() ava_kern_remote_cuMemGetInfo_v2(free, total)
+#line 193 "specs/cuda/cuda_api.spec.inc"
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS)
+		ava_cu_quota_clamp(free, total);
+	return ret;
+#line 1910 "cuda_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cuMemGetInfo_v2);
 
 static CUresult ava_kern_remote_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost,
@@ -1921,12 +1959,12 @@ ava_fail:
 CUresult ava_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
 #define ava_execute() ava_kern_remote_cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount)
-#line 188 "specs/cuda/cuda_api.spec.inc"
+#line 202 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && (!ava_cu_mine(dstDevice, ByteCount, 1) ||
 			      (ByteCount != 0 && srcHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 1930 "cuda_kern.c"
+#line 1968 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyHtoD_v2);
@@ -1981,12 +2019,12 @@ ava_fail:
 CUresult ava_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
 #define ava_execute() ava_kern_remote_cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount)
-#line 197 "specs/cuda/cuda_api.spec.inc"
+#line 211 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && (!ava_cu_mine(srcDevice, ByteCount, 1) ||
 			      (ByteCount != 0 && dstHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 1990 "cuda_kern.c"
+#line 2028 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoH_v2);
@@ -2028,11 +2066,11 @@ ava_fail:
 CUresult ava_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
 {
 #define ava_execute() ava_kern_remote_cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount)
-#line 205 "specs/cuda/cuda_api.spec.inc"
+#line 219 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2036 "cuda_kern.c"
+#line 2074 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoD_v2);
@@ -2076,7 +2114,7 @@ CUresult ava_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, si
 				  CUstream hStream)
 {
 #define ava_execute() ava_kern_remote_cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream)
-#line 216 "specs/cuda/cuda_api.spec.inc"
+#line 230 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
 		CUresult ret = CUDA_ERROR_INVALID_VALUE;
 		if (ava_cu_mine(dstDevice, ByteCount, 1) && (ByteCount == 0 || srcHost != NULL))
@@ -2084,7 +2122,7 @@ CUresult ava_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, si
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2088 "cuda_kern.c"
+#line 2126 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyHtoDAsync_v2);
@@ -2141,7 +2179,7 @@ CUresult ava_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t B
 				  CUstream hStream)
 {
 #define ava_execute() ava_kern_remote_cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream)
-#line 230 "specs/cuda/cuda_api.spec.inc"
+#line 244 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
 		CUresult ret = CUDA_ERROR_INVALID_VALUE;
 		if (ava_cu_mine(srcDevice, ByteCount, 1) && (ByteCount == 0 || dstHost != NULL))
@@ -2149,7 +2187,7 @@ CUresult ava_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t B
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2153 "cuda_kern.c"
+#line 2191 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoHAsync_v2);
@@ -2182,11 +2220,11 @@ CUresult ava_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, 
 				  CUstream hStream)
 {
 #define ava_execute() ava_kern_remote_cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream)
-#line 243 "specs/cuda/cuda_api.spec.inc"
+#line 257 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2190 "cuda_kern.c"
+#line 2228 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoDAsync_v2);
@@ -2226,11 +2264,11 @@ ava_fail:
 CUresult ava_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
 #define ava_execute() ava_kern_remote_cuMemsetD8_v2(dstDevice, uc, N)
-#line 250 "specs/cuda/cuda_api.spec.inc"
+#line 264 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2234 "cuda_kern.c"
+#line 2272 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemsetD8_v2);
@@ -2271,11 +2309,11 @@ ava_fail:
 CUresult ava_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
 #define ava_execute() ava_kern_remote_cuMemsetD32_v2(dstDevice, ui, N)
-#line 257 "specs/cuda/cuda_api.spec.inc"
+#line 271 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2279 "cuda_kern.c"
+#line 2317 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemsetD32_v2);
@@ -2307,11 +2345,11 @@ ava_fail:
 CUresult ava_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
 #define ava_execute() ava_kern_remote_cuMemsetD8Async(dstDevice, uc, N, hStream)
-#line 265 "specs/cuda/cuda_api.spec.inc"
+#line 279 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2315 "cuda_kern.c"
+#line 2353 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemsetD8Async);
@@ -2343,11 +2381,11 @@ ava_fail:
 CUresult ava_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
 #define ava_execute() ava_kern_remote_cuMemsetD32Async(dstDevice, ui, N, hStream)
-#line 273 "specs/cuda/cuda_api.spec.inc"
+#line 287 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2351 "cuda_kern.c"
+#line 2389 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemsetD32Async);

@@ -45,6 +45,7 @@ CUresult ava_cuDeviceGet(CUdevice *device, int ordinal);
 CUresult ava_cuDeviceGetCount(int *count);
 CUresult ava_cuDeviceGetName(char *name, int len, CUdevice dev);
 CUresult ava_cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
 CUresult ava_cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev);
 /* Runs the spec's guest-side code around the call, as in user space. */
@@ -71,6 +72,7 @@ CUresult ava_cuCtxSynchronize(void);
 CUresult ava_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
 /* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuMemFree_v2(CUdeviceptr dptr);
+/* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuMemGetInfo_v2(size_t *free, size_t *total);
 /* Runs the spec's guest-side code around the call, as in user space. */
 CUresult ava_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount);

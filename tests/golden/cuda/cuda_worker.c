@@ -78,10 +78,26 @@ int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t 
 int ava_w_ranges_check(uint64_t start, uint64_t size);
 int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
 uint64_t ava_w_ranges_drop_owner(uint64_t owner);
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
 
 /* Kinds of ranges; allocations are owned by their context, globals by their module. */
 #define AVA_CU_RANGE_ALLOC 1u
 #define AVA_CU_RANGE_GLOBAL 2u
+
+/*
+ * Device memory counts against the guest's quota (the host's [guest]
+ * device_memory): each allocation reserves its size before the driver is
+ * asked (ava_allocates_resource, refused as CUDA_ERROR_OUT_OF_MEMORY), and
+ * its range holds the charge until it is freed (worker/ava_worker_rt.h). A
+ * guest under a quota sees it as its device's memory: total is the smaller
+ * of the device's and the quota, free the smaller of the device's and what
+ * the quota leaves this guest.
+ */
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "sizes are 64-bit");
+static inline void ava_cu_quota_clamp(size_t *free, size_t *total)
+{
+	ava_w_resource_view("device_memory", (uint64_t *)free, (uint64_t *)total);
+}
 
 /* Worker: whether n elements of elem bytes at p are the guest's; touching none needs none. */
 static inline int ava_cu_mine(CUdeviceptr p, size_t n, size_t elem)
@@ -140,7 +156,7 @@ static inline void ava_cu_forget_primary(CUdevice dev)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 }
 
-#line 144 "cuda_worker.c"
+#line 160 "cuda_worker.c"
 #line 5 "specs/cuda/cuda_modules.spec.inc"
 
 CUresult ava_cu_module_load(CUmodule *module, const void *image, size_t size);
@@ -190,7 +206,7 @@ static CUresult ava_cu_get_layout(CUfunction f, struct ava_cu_layout *l)
 	return CUDA_SUCCESS;
 }
 
-#line 194 "cuda_worker.c"
+#line 210 "cuda_worker.c"
 #pragma GCC diagnostic pop
 
 static CUresult ava_cuda_impl_ava_cu_module_load(CUmodule *module, const void *image, size_t size)
@@ -205,7 +221,7 @@ static CUresult ava_cuda_impl_ava_cu_module_load(CUmodule *module, const void *i
 	    (ava_fatbin_total_len(image, size, &ava_total) != 0 || ava_total != size))
 		return CUDA_ERROR_INVALID_IMAGE;
 	return cuModuleLoadData(module, image);
-#line 209 "cuda_worker.c"
+#line 225 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_module_load(struct ava_wcall *ava_w)
@@ -282,7 +298,7 @@ static CUresult ava_cuda_impl_cuModuleUnload(CUmodule hmod)
 	if (ava_is_worker && hmod != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)hmod);
 	return ava_execute();
-#line 286 "cuda_worker.c"
+#line 302 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -393,7 +409,7 @@ static CUresult ava_cuda_impl_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *by
 	    ava_w_ranges_replace(*dptr, ava_bytes, AVA_CU_RANGE_GLOBAL, (uintptr_t)hmod) != 0)
 		ret = CUDA_ERROR_OUT_OF_MEMORY;
 	return ret;
-#line 397 "cuda_worker.c"
+#line 413 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -626,7 +642,7 @@ static CUresult ava_cuda_impl_ava_cu_launch(CUfunction f, unsigned int gridDimX,
 	}
 	free(ava_l);
 	return ret;
-#line 630 "cuda_worker.c"
+#line 646 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_launch(struct ava_wcall *ava_w)
@@ -708,7 +724,7 @@ static CUresult ava_cuda_impl_ava_cu_error_string(CUresult error, char *text, si
 		return ret == CUDA_SUCCESS ? CUDA_ERROR_INVALID_VALUE : ret;
 	snprintf(text, capacity, "%s", ava_s);
 	return CUDA_SUCCESS;
-#line 712 "cuda_worker.c"
+#line 728 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_error_string(struct ava_wcall *ava_w)
@@ -1011,6 +1027,18 @@ static int ava_cuda_serve_cuDeviceGetUuid_v2(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static CUresult ava_cuda_impl_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+#define ava_execute() cuDeviceTotalMem_v2(bytes, dev)
+#line 39 "specs/cuda/cuda_api.spec.inc"
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS)
+		ava_cu_quota_clamp(NULL, bytes);
+	return ret;
+#line 1039 "cuda_worker.c"
+#undef ava_execute
+}
+
 static int ava_cuda_serve_cuDeviceTotalMem_v2(struct ava_wcall *ava_w)
 {
 	const struct ava_cuda_cuDeviceTotalMem_v2_call *ava_a;
@@ -1040,13 +1068,13 @@ static int ava_cuda_serve_cuDeviceTotalMem_v2(struct ava_wcall *ava_w)
 		ava_dir_bytes |= AVA_BUF_OUT;
 		ava_count_bytes = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->bytes, ava_count_bytes, sizeof(size_t), ava_dir_bytes, (void **)&bytes);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->bytes, ava_count_bytes, sizeof(size_t), ava_dir_bytes | AVA_W_PRIVATE, (void **)&bytes);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	(void)ava_life_bytes;
 	(void)ava_coupled_bytes;
 
-	ava_ret = cuDeviceTotalMem_v2(bytes, dev);
+	ava_ret = ava_cuda_impl_cuDeviceTotalMem_v2(bytes, dev);
 
 	if ((ava_dir_bytes & AVA_BUF_OUT) && ava_ret == (CUDA_SUCCESS)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.bytes, bytes, ava_count_bytes * sizeof(size_t));
@@ -1108,12 +1136,12 @@ static int ava_cuda_serve_cuDeviceGetAttribute(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
 #define ava_execute() cuDevicePrimaryCtxRetain(pctx, dev)
-#line 49 "specs/cuda/cuda_api.spec.inc"
+#line 54 "specs/cuda/cuda_api.spec.inc"
 	CUresult ret = ava_execute();
 	if (ava_is_worker && ret == CUDA_SUCCESS && pctx != NULL)
 		ava_cu_note_primary(dev, *pctx);
 	return ret;
-#line 1117 "cuda_worker.c"
+#line 1145 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1170,7 +1198,7 @@ static int ava_cuda_serve_cuDevicePrimaryCtxRetain(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
 #define ava_execute() cuDevicePrimaryCtxRelease_v2(dev)
-#line 58 "specs/cuda/cuda_api.spec.inc"
+#line 63 "specs/cuda/cuda_api.spec.inc"
 	unsigned int ava_flags = 0;
 	int ava_active = 1;
 	CUresult ret = ava_execute();
@@ -1178,7 +1206,7 @@ static CUresult ava_cuda_impl_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	    cuDevicePrimaryCtxGetState(dev, &ava_flags, &ava_active) == CUDA_SUCCESS && !ava_active)
 		ava_cu_forget_primary(dev);
 	return ret;
-#line 1182 "cuda_worker.c"
+#line 1210 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1209,11 +1237,11 @@ static int ava_cuda_serve_cuDevicePrimaryCtxRelease_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
 #define ava_execute() cuDevicePrimaryCtxReset_v2(dev)
-#line 69 "specs/cuda/cuda_api.spec.inc"
+#line 74 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker)
 		ava_cu_forget_primary(dev);
 	return ava_execute();
-#line 1217 "cuda_worker.c"
+#line 1245 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1338,11 +1366,11 @@ static int ava_cuda_serve_cuDevicePrimaryCtxSetFlags_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev)
 {
 #define ava_execute() cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev)
-#line 94 "specs/cuda/cuda_api.spec.inc"
+#line 99 "specs/cuda/cuda_api.spec.inc"
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1346 "cuda_worker.c"
+#line 1374 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1403,11 +1431,11 @@ static int ava_cuda_serve_cuCtxCreate_v4(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuCtxDestroy_v2(CUcontext ctx)
 {
 #define ava_execute() cuCtxDestroy_v2(ctx)
-#line 103 "specs/cuda/cuda_api.spec.inc"
+#line 108 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && ctx != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 	return ava_execute();
-#line 1411 "cuda_worker.c"
+#line 1439 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1700,7 +1728,7 @@ static int ava_cuda_serve_cuCtxSynchronize(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
 #define ava_execute() cuMemAlloc_v2(dptr, bytesize)
-#line 152 "specs/cuda/cuda_api.spec.inc"
+#line 162 "specs/cuda/cuda_api.spec.inc"
 	CUresult ret = ava_execute();
 	if (ava_is_worker && ret == CUDA_SUCCESS &&
 	    (ret = ava_cu_track(*dptr, bytesize)) != CUDA_SUCCESS) {
@@ -1708,7 +1736,7 @@ static CUresult ava_cuda_impl_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		*dptr = 0;
 	}
 	return ret;
-#line 1712 "cuda_worker.c"
+#line 1740 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1727,13 +1755,13 @@ static int ava_cuda_serve_cuMemAlloc_v2(struct ava_wcall *ava_w)
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
-		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_OUT_OF_MEMORY));
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->dptr, (void **)&dptr);
 	if (ava_st != 0)
-		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_OUT_OF_MEMORY));
 	bytesize = (size_t)ava_a->bytesize;
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
@@ -1743,7 +1771,7 @@ static int ava_cuda_serve_cuMemAlloc_v2(struct ava_wcall *ava_w)
 	}
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->dptr, ava_count_dptr, sizeof(CUdeviceptr), ava_dir_dptr | AVA_W_PRIVATE, (void **)&dptr);
 	if (ava_st != 0)
-		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_OUT_OF_MEMORY));
 	(void)ava_life_dptr;
 	(void)ava_coupled_dptr;
 
@@ -1752,7 +1780,7 @@ static int ava_cuda_serve_cuMemAlloc_v2(struct ava_wcall *ava_w)
 	if ((ava_dir_dptr & AVA_BUF_OUT) && ava_ret == (CUDA_SUCCESS)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.dptr, dptr, ava_count_dptr * sizeof(CUdeviceptr));
 		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_OUT_OF_MEMORY));
 	}
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
@@ -1761,7 +1789,7 @@ static int ava_cuda_serve_cuMemAlloc_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemFree_v2(CUdeviceptr dptr)
 {
 #define ava_execute() cuMemFree_v2(dptr)
-#line 168 "specs/cuda/cuda_api.spec.inc"
+#line 178 "specs/cuda/cuda_api.spec.inc"
 	uint64_t ava_size = 0, ava_owner = 0;
 	CUresult ret;
 	if (ava_is_worker && dptr != 0 &&
@@ -1771,7 +1799,7 @@ static CUresult ava_cuda_impl_cuMemFree_v2(CUdeviceptr dptr)
 	if (ava_is_worker && ret != CUDA_SUCCESS && dptr != 0)
 		(void)ava_w_ranges_add(dptr, ava_size, AVA_CU_RANGE_ALLOC, ava_owner);
 	return ret;
-#line 1775 "cuda_worker.c"
+#line 1803 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1797,6 +1825,18 @@ static int ava_cuda_serve_cuMemFree_v2(struct ava_wcall *ava_w)
 
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static CUresult ava_cuda_impl_cuMemGetInfo_v2(size_t *free, size_t *total)
+{
+#define ava_execute() cuMemGetInfo_v2(free, total)
+#line 193 "specs/cuda/cuda_api.spec.inc"
+	CUresult ret = ava_execute();
+	if (ava_is_worker && ret == CUDA_SUCCESS)
+		ava_cu_quota_clamp(free, total);
+	return ret;
+#line 1839 "cuda_worker.c"
+#undef ava_execute
 }
 
 static int ava_cuda_serve_cuMemGetInfo_v2(struct ava_wcall *ava_w)
@@ -1834,7 +1874,7 @@ static int ava_cuda_serve_cuMemGetInfo_v2(struct ava_wcall *ava_w)
 		ava_dir_free |= AVA_BUF_OUT;
 		ava_count_free = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->free, ava_count_free, sizeof(size_t), ava_dir_free, (void **)&free);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->free, ava_count_free, sizeof(size_t), ava_dir_free | AVA_W_PRIVATE, (void **)&free);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	(void)ava_life_free;
@@ -1843,13 +1883,13 @@ static int ava_cuda_serve_cuMemGetInfo_v2(struct ava_wcall *ava_w)
 		ava_dir_total |= AVA_BUF_OUT;
 		ava_count_total = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->total, ava_count_total, sizeof(size_t), ava_dir_total, (void **)&total);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->total, ava_count_total, sizeof(size_t), ava_dir_total | AVA_W_PRIVATE, (void **)&total);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	(void)ava_life_total;
 	(void)ava_coupled_total;
 
-	ava_ret = cuMemGetInfo_v2(free, total);
+	ava_ret = ava_cuda_impl_cuMemGetInfo_v2(free, total);
 
 	if ((ava_dir_free & AVA_BUF_OUT) && ava_ret == (CUDA_SUCCESS)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.free, free, ava_count_free * sizeof(size_t));
@@ -1868,12 +1908,12 @@ static int ava_cuda_serve_cuMemGetInfo_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
 #define ava_execute() cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount)
-#line 188 "specs/cuda/cuda_api.spec.inc"
+#line 202 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && (!ava_cu_mine(dstDevice, ByteCount, 1) ||
 			      (ByteCount != 0 && srcHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 1877 "cuda_worker.c"
+#line 1917 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1923,12 +1963,12 @@ static int ava_cuda_serve_cuMemcpyHtoD_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
 #define ava_execute() cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount)
-#line 197 "specs/cuda/cuda_api.spec.inc"
+#line 211 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && (!ava_cu_mine(srcDevice, ByteCount, 1) ||
 			      (ByteCount != 0 && dstHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 1932 "cuda_worker.c"
+#line 1972 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1983,11 +2023,11 @@ static int ava_cuda_serve_cuMemcpyDtoH_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
 {
 #define ava_execute() cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount)
-#line 205 "specs/cuda/cuda_api.spec.inc"
+#line 219 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 1991 "cuda_worker.c"
+#line 2031 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2022,7 +2062,7 @@ static int ava_cuda_serve_cuMemcpyDtoD_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
 #define ava_execute() cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream)
-#line 216 "specs/cuda/cuda_api.spec.inc"
+#line 230 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
 		CUresult ret = CUDA_ERROR_INVALID_VALUE;
 		if (ava_cu_mine(dstDevice, ByteCount, 1) && (ByteCount == 0 || srcHost != NULL))
@@ -2030,7 +2070,7 @@ static CUresult ava_cuda_impl_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const 
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2034 "cuda_worker.c"
+#line 2074 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2084,7 +2124,7 @@ static int ava_cuda_serve_cuMemcpyHtoDAsync_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
 #define ava_execute() cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream)
-#line 230 "specs/cuda/cuda_api.spec.inc"
+#line 244 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
 		CUresult ret = CUDA_ERROR_INVALID_VALUE;
 		if (ava_cu_mine(srcDevice, ByteCount, 1) && (ByteCount == 0 || dstHost != NULL))
@@ -2092,7 +2132,7 @@ static CUresult ava_cuda_impl_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr sr
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2096 "cuda_worker.c"
+#line 2136 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2152,11 +2192,11 @@ static int ava_cuda_serve_cuMemcpyDtoHAsync_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
 #define ava_execute() cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream)
-#line 243 "specs/cuda/cuda_api.spec.inc"
+#line 257 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2160 "cuda_worker.c"
+#line 2200 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2195,11 +2235,11 @@ static int ava_cuda_serve_cuMemcpyDtoDAsync_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
 #define ava_execute() cuMemsetD8_v2(dstDevice, uc, N)
-#line 250 "specs/cuda/cuda_api.spec.inc"
+#line 264 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2203 "cuda_worker.c"
+#line 2243 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2234,11 +2274,11 @@ static int ava_cuda_serve_cuMemsetD8_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
 #define ava_execute() cuMemsetD32_v2(dstDevice, ui, N)
-#line 257 "specs/cuda/cuda_api.spec.inc"
+#line 271 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2242 "cuda_worker.c"
+#line 2282 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2273,11 +2313,11 @@ static int ava_cuda_serve_cuMemsetD32_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
 #define ava_execute() cuMemsetD8Async(dstDevice, uc, N, hStream)
-#line 265 "specs/cuda/cuda_api.spec.inc"
+#line 279 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2281 "cuda_worker.c"
+#line 2321 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2316,11 +2356,11 @@ static int ava_cuda_serve_cuMemsetD8Async(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
 #define ava_execute() cuMemsetD32Async(dstDevice, ui, N, hStream)
-#line 273 "specs/cuda/cuda_api.spec.inc"
+#line 287 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2324 "cuda_worker.c"
+#line 2364 "cuda_worker.c"
 #undef ava_execute
 }
 

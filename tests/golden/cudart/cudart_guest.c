@@ -42,10 +42,33 @@ int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t 
 int ava_w_ranges_check(uint64_t start, uint64_t size);
 int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
 uint64_t ava_w_ranges_drop_owner(uint64_t owner);
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
 
 /* Kinds of ranges; allocations are owned by their device, globals by their module. */
 #define AVA_CUDART_RANGE_ALLOC 1u
 #define AVA_CUDART_RANGE_GLOBAL 2u
+
+/*
+ * Device memory counts against the guest's quota (the host's [guest]
+ * device_memory): each allocation reserves its size before the runtime is
+ * asked (ava_allocates_resource, refused as cudaErrorMemoryAllocation), and
+ * its range holds the charge, of the size really handed out, until it is
+ * freed (worker/ava_worker_rt.h). A guest under a quota sees it as its
+ * device's memory: total is the smaller of the device's and the quota, free
+ * the smaller of the device's and what the quota leaves this guest.
+ */
+static inline size_t ava_cudart_mul_sat(size_t a, size_t b)
+{
+	size_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? SIZE_MAX : r;
+}
+
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "sizes are 64-bit");
+static inline void ava_cudart_quota_clamp(size_t *free, size_t *total)
+{
+	ava_w_resource_view("device_memory", (uint64_t *)free, (uint64_t *)total);
+}
 
 /* Bytes a pitched rectangle spans: every row but the last is pitch long. */
 static size_t ava_cudart_span2d(size_t pitch, size_t width, size_t height)
@@ -93,7 +116,7 @@ static inline cudaError_t ava_cudart_track(const void *p, size_t size)
 		       : cudaErrorMemoryAllocation;
 }
 
-#line 97 "cudart_guest.c"
+#line 120 "cudart_guest.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -186,7 +209,7 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 190 "cudart_guest.c"
+#line 213 "cudart_guest.c"
 #line 6 "specs/cudart/cudart_memory.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
@@ -241,8 +264,8 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 245 "cudart_guest.c"
-#line 148 "specs/cudart/cudart_memory.spec.inc"
+#line 268 "cudart_guest.c"
+#line 153 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
 					 enum cudaMemcpyKind kind, cudaStream_t stream, int async);
@@ -259,7 +282,7 @@ cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_
 				size_t host_span);
 
 
-#line 263 "cudart_guest.c"
+#line 286 "cudart_guest.c"
 #pragma GCC diagnostic pop
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -447,7 +470,7 @@ const char *cudaGetErrorString(cudaError_t error)
 	return e ? e->text : "unrecognized error code";
 }
 
-#line 451 "cudart_guest.c"
+#line 474 "cudart_guest.c"
 #line 369 "specs/cudart/cudart_launch.spec.inc"
 
 /* What the guest knows of a module and its kernels. */
@@ -950,8 +973,8 @@ struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
 	return d;
 }
 
-#line 954 "cudart_guest.c"
-#line 315 "specs/cudart/cudart_memory.spec.inc"
+#line 977 "cudart_guest.c"
+#line 320 "specs/cudart/cudart_memory.spec.inc"
 
 static cudaError_t ava_cudart_copy(void *dst, const void *src, size_t count,
 				   enum cudaMemcpyKind kind, cudaStream_t stream, int async)
@@ -1120,7 +1143,7 @@ cudaError_t cudaFreeHost(void *ptr)
 	return cudaSuccess;
 }
 
-#line 1124 "cudart_guest.c"
+#line 1147 "cudart_guest.c"
 #pragma GCC visibility pop
 
 static int ava_cudart_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1857,7 +1880,7 @@ AVA_EXPORT cudaError_t cudaDeviceReset(void)
 	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
 		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
 	return ava_execute();
-#line 1861 "cudart_guest.c"
+#line 1884 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2128,7 +2151,7 @@ ava_fail:
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
-AVA_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
+static cudaError_t ava_cudart_remote_cudaMemGetInfo(size_t *free, size_t *total)
 {
 	struct ava_cudart_cudaMemGetInfo_call ava_a;
 	const struct ava_cudart_cudaMemGetInfo_reply *ava_r = NULL;
@@ -2180,6 +2203,18 @@ AVA_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cudaError_t)(cudaErrorUnknown);
+}
+
+AVA_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
+{
+#define ava_execute() ava_cudart_remote_cudaMemGetInfo(free, total)
+#line 100 "specs/cudart/cudart_api.spec.inc"
+	cudaError_t ret = ava_execute();
+	if (ava_is_worker && ret == cudaSuccess)
+		ava_cudart_quota_clamp(free, total);
+	return ret;
+#line 2217 "cudart_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT cudaError_t cudaGetLastError(void)
@@ -2277,13 +2312,13 @@ static cudaError_t ava_cudart_remote_cudaMalloc(void **devPtr, size_t size)
 
 ava_fail:
 	ava_call_end(&ava_c);
-	return (cudaError_t)(cudaErrorUnknown);
+	return (cudaError_t)(cudaErrorMemoryAllocation);
 }
 
 AVA_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
 #define ava_execute() ava_cudart_remote_cudaMalloc(devPtr, size)
-#line 67 "specs/cudart/cudart_memory.spec.inc"
+#line 69 "specs/cudart/cudart_memory.spec.inc"
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
@@ -2293,7 +2328,7 @@ AVA_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 		*devPtr = NULL;
 	}
 	return ret;
-#line 2297 "cudart_guest.c"
+#line 2332 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2350,13 +2385,13 @@ static cudaError_t ava_cudart_remote_cudaMallocPitch(void **devPtr, size_t *pitc
 
 ava_fail:
 	ava_call_end(&ava_c);
-	return (cudaError_t)(cudaErrorUnknown);
+	return (cudaError_t)(cudaErrorMemoryAllocation);
 }
 
 AVA_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
 {
 #define ava_execute() ava_cudart_remote_cudaMallocPitch(devPtr, pitch, width, height)
-#line 86 "specs/cudart/cudart_memory.spec.inc"
+#line 91 "specs/cudart/cudart_memory.spec.inc"
 	size_t ava_bytes = 0;
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
@@ -2369,7 +2404,7 @@ AVA_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t widt
 		ret = cudaErrorMemoryAllocation;
 	}
 	return ret;
-#line 2373 "cudart_guest.c"
+#line 2408 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2405,7 +2440,7 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaFree(void *devPtr)
 {
 #define ava_execute() ava_cudart_remote_cudaFree(devPtr)
-#line 109 "specs/cudart/cudart_memory.spec.inc"
+#line 114 "specs/cudart/cudart_memory.spec.inc"
 	uint64_t ava_size = 0, ava_owner = 0;
 	if (ava_is_worker && devPtr != NULL &&
 	    !ava_w_ranges_remove((uintptr_t)devPtr, AVA_CUDART_RANGE_ALLOC, &ava_size, &ava_owner))
@@ -2417,7 +2452,7 @@ AVA_EXPORT cudaError_t cudaFree(void *devPtr)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 2421 "cudart_guest.c"
+#line 2456 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2455,11 +2490,11 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 {
 #define ava_execute() ava_cudart_remote_cudaMemset(devPtr, value, count)
-#line 125 "specs/cudart/cudart_memory.spec.inc"
+#line 130 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 2463 "cudart_guest.c"
+#line 2498 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2488,11 +2523,11 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
 #define ava_execute() ava_cudart_remote_cudaMemsetAsync(devPtr, value, count, stream)
-#line 134 "specs/cudart/cudart_memory.spec.inc"
+#line 139 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 2496 "cudart_guest.c"
+#line 2531 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2751,14 +2786,14 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
 {
 #define ava_execute() ava_cudart_remote_cudaMemset2D(devPtr, pitch, value, width, height)
-#line 283 "specs/cudart/cudart_memory.spec.inc"
+#line 288 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker) {
 		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
 		if (ava_rc != cudaSuccess)
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2762 "cudart_guest.c"
+#line 2797 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2789,14 +2824,14 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
 {
 #define ava_execute() ava_cudart_remote_cudaMemset2DAsync(devPtr, pitch, value, width, height, stream)
-#line 296 "specs/cudart/cudart_memory.spec.inc"
+#line 301 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker) {
 		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
 		if (ava_rc != cudaSuccess)
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2800 "cudart_guest.c"
+#line 2835 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -3889,13 +3924,13 @@ static cudaError_t ava_cudart_remote_cudaMallocAsync(void **devPtr, size_t size,
 
 ava_fail:
 	ava_call_end(&ava_c);
-	return (cudaError_t)(cudaErrorUnknown);
+	return (cudaError_t)(cudaErrorMemoryAllocation);
 }
 
 AVA_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
 #define ava_execute() ava_cudart_remote_cudaMallocAsync(devPtr, size, hStream)
-#line 291 "specs/cudart/cudart_api.spec.inc"
+#line 298 "specs/cudart/cudart_api.spec.inc"
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
@@ -3905,7 +3940,7 @@ AVA_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t 
 		*devPtr = NULL;
 	}
 	return ret;
-#line 3909 "cudart_guest.c"
+#line 3944 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -3932,7 +3967,7 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
 #define ava_execute() ava_cudart_remote_cudaFreeAsync(devPtr, hStream)
-#line 307 "specs/cudart/cudart_api.spec.inc"
+#line 314 "specs/cudart/cudart_api.spec.inc"
 	uint64_t ava_size = 0, ava_owner = 0;
 	cudaError_t ret;
 	if (ava_is_guest)
@@ -3945,7 +3980,7 @@ AVA_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 3949 "cudart_guest.c"
+#line 3984 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -3985,11 +4020,11 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
 {
 #define ava_execute() ava_cudart_remote_cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
-#line 326 "specs/cudart/cudart_api.spec.inc"
+#line 333 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3993 "cudart_guest.c"
+#line 4028 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4020,11 +4055,11 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
 {
 #define ava_execute() ava_cudart_remote_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream)
-#line 337 "specs/cudart/cudart_api.spec.inc"
+#line 344 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 4028 "cudart_guest.c"
+#line 4063 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4073,11 +4108,11 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
 {
 #define ava_execute() ava_cudart_remote_cudaPointerGetAttributes(attributes, ptr)
-#line 351 "specs/cudart/cudart_api.spec.inc"
+#line 358 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 4081 "cudart_guest.c"
+#line 4116 "cudart_guest.c"
 #undef ava_execute
 }
 

@@ -120,10 +120,33 @@ int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t 
 int ava_w_ranges_check(uint64_t start, uint64_t size);
 int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
 uint64_t ava_w_ranges_drop_owner(uint64_t owner);
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
 
 /* Kinds of ranges; allocations are owned by their device, globals by their module. */
 #define AVA_CUDART_RANGE_ALLOC 1u
 #define AVA_CUDART_RANGE_GLOBAL 2u
+
+/*
+ * Device memory counts against the guest's quota (the host's [guest]
+ * device_memory): each allocation reserves its size before the runtime is
+ * asked (ava_allocates_resource, refused as cudaErrorMemoryAllocation), and
+ * its range holds the charge, of the size really handed out, until it is
+ * freed (worker/ava_worker_rt.h). A guest under a quota sees it as its
+ * device's memory: total is the smaller of the device's and the quota, free
+ * the smaller of the device's and what the quota leaves this guest.
+ */
+static inline size_t ava_cudart_mul_sat(size_t a, size_t b)
+{
+	size_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? SIZE_MAX : r;
+}
+
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "sizes are 64-bit");
+static inline void ava_cudart_quota_clamp(size_t *free, size_t *total)
+{
+	ava_w_resource_view("device_memory", (uint64_t *)free, (uint64_t *)total);
+}
 
 /* Bytes a pitched rectangle spans: every row but the last is pitch long. */
 static size_t ava_cudart_span2d(size_t pitch, size_t width, size_t height)
@@ -171,7 +194,7 @@ static inline cudaError_t ava_cudart_track(const void *p, size_t size)
 		       : cudaErrorMemoryAllocation;
 }
 
-#line 175 "cudart_kern.c"
+#line 198 "cudart_kern.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -264,7 +287,7 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 268 "cudart_kern.c"
+#line 291 "cudart_kern.c"
 #line 6 "specs/cudart/cudart_memory.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
@@ -319,8 +342,8 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 323 "cudart_kern.c"
-#line 148 "specs/cudart/cudart_memory.spec.inc"
+#line 346 "cudart_kern.c"
+#line 153 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
 					 enum cudaMemcpyKind kind, cudaStream_t stream, int async);
@@ -337,7 +360,7 @@ cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_
 				size_t host_span);
 
 
-#line 341 "cudart_kern.c"
+#line 364 "cudart_kern.c"
 #pragma GCC diagnostic pop
 
 static int ava_kern_cudart_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -707,7 +730,7 @@ cudaError_t ava_cudaDeviceReset(void)
 	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
 		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
 	return ava_execute();
-#line 711 "cudart_kern.c"
+#line 734 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaDeviceReset);
@@ -1017,7 +1040,7 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_cudaRuntimeGetVersion);
 
-cudaError_t ava_cudaMemGetInfo(size_t *free, size_t *total)
+static cudaError_t ava_kern_remote_cudaMemGetInfo(size_t *free, size_t *total)
 {
 	struct ava_cudart_cudaMemGetInfo_call ava_a;
 	const struct ava_cudart_cudaMemGetInfo_reply *ava_r = NULL;
@@ -1076,6 +1099,17 @@ ava_fail:
 	return (cudaError_t)(cudaErrorUnknown);
 }
 
+cudaError_t ava_cudaMemGetInfo(size_t *free, size_t *total)
+{
+#define ava_execute() ava_kern_remote_cudaMemGetInfo(free, total)
+#line 100 "specs/cudart/cudart_api.spec.inc"
+	cudaError_t ret = ava_execute();
+	if (ava_is_worker && ret == cudaSuccess)
+		ava_cudart_quota_clamp(free, total);
+	return ret;
+#line 1111 "cudart_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_cudaMemGetInfo);
 
 cudaError_t ava_cudaGetLastError(void)
@@ -1185,13 +1219,13 @@ static cudaError_t ava_kern_remote_cudaMalloc(void **devPtr, size_t size)
 
 ava_fail:
 	ava_kcall_end(&ava_c);
-	return (cudaError_t)(cudaErrorUnknown);
+	return (cudaError_t)(cudaErrorMemoryAllocation);
 }
 
 cudaError_t ava_cudaMalloc(void **devPtr, size_t size)
 {
 #define ava_execute() ava_kern_remote_cudaMalloc(devPtr, size)
-#line 67 "specs/cudart/cudart_memory.spec.inc"
+#line 69 "specs/cudart/cudart_memory.spec.inc"
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
@@ -1201,7 +1235,7 @@ cudaError_t ava_cudaMalloc(void **devPtr, size_t size)
 		*devPtr = NULL;
 	}
 	return ret;
-#line 1205 "cudart_kern.c"
+#line 1239 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMalloc);
@@ -1266,13 +1300,13 @@ static cudaError_t ava_kern_remote_cudaMallocPitch(void **devPtr, size_t *pitch,
 
 ava_fail:
 	ava_kcall_end(&ava_c);
-	return (cudaError_t)(cudaErrorUnknown);
+	return (cudaError_t)(cudaErrorMemoryAllocation);
 }
 
 cudaError_t ava_cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
 {
 #define ava_execute() ava_kern_remote_cudaMallocPitch(devPtr, pitch, width, height)
-#line 86 "specs/cudart/cudart_memory.spec.inc"
+#line 91 "specs/cudart/cudart_memory.spec.inc"
 	size_t ava_bytes = 0;
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
@@ -1285,7 +1319,7 @@ cudaError_t ava_cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size
 		ret = cudaErrorMemoryAllocation;
 	}
 	return ret;
-#line 1289 "cudart_kern.c"
+#line 1323 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocPitch);
@@ -1323,7 +1357,7 @@ ava_fail:
 cudaError_t ava_cudaFree(void *devPtr)
 {
 #define ava_execute() ava_kern_remote_cudaFree(devPtr)
-#line 109 "specs/cudart/cudart_memory.spec.inc"
+#line 114 "specs/cudart/cudart_memory.spec.inc"
 	uint64_t ava_size = 0, ava_owner = 0;
 	if (ava_is_worker && devPtr != NULL &&
 	    !ava_w_ranges_remove((uintptr_t)devPtr, AVA_CUDART_RANGE_ALLOC, &ava_size, &ava_owner))
@@ -1335,7 +1369,7 @@ cudaError_t ava_cudaFree(void *devPtr)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 1339 "cudart_kern.c"
+#line 1373 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFree);
@@ -1376,11 +1410,11 @@ ava_fail:
 cudaError_t ava_cudaMemset(void *devPtr, int value, size_t count)
 {
 #define ava_execute() ava_kern_remote_cudaMemset(devPtr, value, count)
-#line 125 "specs/cudart/cudart_memory.spec.inc"
+#line 130 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 1384 "cudart_kern.c"
+#line 1418 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemset);
@@ -1412,11 +1446,11 @@ ava_fail:
 cudaError_t ava_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
 #define ava_execute() ava_kern_remote_cudaMemsetAsync(devPtr, value, count, stream)
-#line 134 "specs/cudart/cudart_memory.spec.inc"
+#line 139 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 1420 "cudart_kern.c"
+#line 1454 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemsetAsync);
@@ -1707,14 +1741,14 @@ ava_fail:
 cudaError_t ava_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
 {
 #define ava_execute() ava_kern_remote_cudaMemset2D(devPtr, pitch, value, width, height)
-#line 283 "specs/cudart/cudart_memory.spec.inc"
+#line 288 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker) {
 		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
 		if (ava_rc != cudaSuccess)
 			return ava_rc;
 	}
 	return ava_execute();
-#line 1718 "cudart_kern.c"
+#line 1752 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemset2D);
@@ -1750,14 +1784,14 @@ cudaError_t ava_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t 
 				  size_t height, cudaStream_t stream)
 {
 #define ava_execute() ava_kern_remote_cudaMemset2DAsync(devPtr, pitch, value, width, height, stream)
-#line 296 "specs/cudart/cudart_memory.spec.inc"
+#line 301 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker) {
 		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
 		if (ava_rc != cudaSuccess)
 			return ava_rc;
 	}
 	return ava_execute();
-#line 1761 "cudart_kern.c"
+#line 1795 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemset2DAsync);
@@ -2955,13 +2989,13 @@ static cudaError_t ava_kern_remote_cudaMallocAsync(void **devPtr, size_t size, c
 
 ava_fail:
 	ava_kcall_end(&ava_c);
-	return (cudaError_t)(cudaErrorUnknown);
+	return (cudaError_t)(cudaErrorMemoryAllocation);
 }
 
 cudaError_t ava_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
 #define ava_execute() ava_kern_remote_cudaMallocAsync(devPtr, size, hStream)
-#line 291 "specs/cudart/cudart_api.spec.inc"
+#line 298 "specs/cudart/cudart_api.spec.inc"
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
@@ -2971,7 +3005,7 @@ cudaError_t ava_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream
 		*devPtr = NULL;
 	}
 	return ret;
-#line 2975 "cudart_kern.c"
+#line 3009 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocAsync);
@@ -3000,7 +3034,7 @@ ava_fail:
 cudaError_t ava_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
 #define ava_execute() ava_kern_remote_cudaFreeAsync(devPtr, hStream)
-#line 307 "specs/cudart/cudart_api.spec.inc"
+#line 314 "specs/cudart/cudart_api.spec.inc"
 	uint64_t ava_size = 0, ava_owner = 0;
 	cudaError_t ret;
 	if (ava_is_guest)
@@ -3013,7 +3047,7 @@ cudaError_t ava_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 3017 "cudart_kern.c"
+#line 3051 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFreeAsync);
@@ -3058,11 +3092,11 @@ cudaError_t ava_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int sr
 			       size_t count)
 {
 #define ava_execute() ava_kern_remote_cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
-#line 326 "specs/cudart/cudart_api.spec.inc"
+#line 333 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3066 "cudart_kern.c"
+#line 3100 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemcpyPeer);
@@ -3098,11 +3132,11 @@ cudaError_t ava_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, i
 				    size_t count, cudaStream_t stream)
 {
 #define ava_execute() ava_kern_remote_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream)
-#line 337 "specs/cudart/cudart_api.spec.inc"
+#line 344 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3106 "cudart_kern.c"
+#line 3140 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemcpyPeerAsync);
@@ -3157,11 +3191,11 @@ ava_fail:
 cudaError_t ava_cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
 {
 #define ava_execute() ava_kern_remote_cudaPointerGetAttributes(attributes, ptr)
-#line 351 "specs/cudart/cudart_api.spec.inc"
+#line 358 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3165 "cudart_kern.c"
+#line 3199 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaPointerGetAttributes);

@@ -37,6 +37,7 @@ cudaError_t ava_cudaDeviceSetLimit(enum cudaLimit limit, size_t value);
 cudaError_t ava_cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice);
 cudaError_t ava_cudaDriverGetVersion(int *driverVersion);
 cudaError_t ava_cudaRuntimeGetVersion(int *runtimeVersion);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cudaError_t ava_cudaMemGetInfo(size_t *free, size_t *total);
 cudaError_t ava_cudaGetLastError(void);
 cudaError_t ava_cudaPeekAtLastError(void);

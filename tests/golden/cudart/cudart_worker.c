@@ -74,10 +74,33 @@ int ava_w_ranges_replace(uint64_t start, uint64_t size, uint32_t kind, uint64_t 
 int ava_w_ranges_check(uint64_t start, uint64_t size);
 int ava_w_ranges_remove(uint64_t start, uint32_t kind, uint64_t *size, uint64_t *owner);
 uint64_t ava_w_ranges_drop_owner(uint64_t owner);
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
 
 /* Kinds of ranges; allocations are owned by their device, globals by their module. */
 #define AVA_CUDART_RANGE_ALLOC 1u
 #define AVA_CUDART_RANGE_GLOBAL 2u
+
+/*
+ * Device memory counts against the guest's quota (the host's [guest]
+ * device_memory): each allocation reserves its size before the runtime is
+ * asked (ava_allocates_resource, refused as cudaErrorMemoryAllocation), and
+ * its range holds the charge, of the size really handed out, until it is
+ * freed (worker/ava_worker_rt.h). A guest under a quota sees it as its
+ * device's memory: total is the smaller of the device's and the quota, free
+ * the smaller of the device's and what the quota leaves this guest.
+ */
+static inline size_t ava_cudart_mul_sat(size_t a, size_t b)
+{
+	size_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? SIZE_MAX : r;
+}
+
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "sizes are 64-bit");
+static inline void ava_cudart_quota_clamp(size_t *free, size_t *total)
+{
+	ava_w_resource_view("device_memory", (uint64_t *)free, (uint64_t *)total);
+}
 
 /* Bytes a pitched rectangle spans: every row but the last is pitch long. */
 static size_t ava_cudart_span2d(size_t pitch, size_t width, size_t height)
@@ -125,7 +148,7 @@ static inline cudaError_t ava_cudart_track(const void *p, size_t size)
 		       : cudaErrorMemoryAllocation;
 }
 
-#line 129 "cudart_worker.c"
+#line 152 "cudart_worker.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -218,7 +241,7 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 222 "cudart_worker.c"
+#line 245 "cudart_worker.c"
 #line 6 "specs/cudart/cudart_memory.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
@@ -273,8 +296,8 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 277 "cudart_worker.c"
-#line 148 "specs/cudart/cudart_memory.spec.inc"
+#line 300 "cudart_worker.c"
+#line 153 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
 					 enum cudaMemcpyKind kind, cudaStream_t stream, int async);
@@ -291,7 +314,7 @@ cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_
 				size_t host_span);
 
 
-#line 295 "cudart_worker.c"
+#line 318 "cudart_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_cudart_tramp_ava_cudart_stream_callback(cudaStream_t stream, cudaError_t status, void *userData)
@@ -399,7 +422,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_register_module(const void *fatbin
 	__cudaRegisterFatBinaryEnd(ava_mod->handle);
 	*module = ava_mod;
 	return cudaSuccess;
-#line 403 "cudart_worker.c"
+#line 426 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_register_module(struct ava_wcall *ava_w)
@@ -558,7 +581,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_symbol_copy(ava_cudart_mod module,
 		ret = cudaMemcpyFromSymbol(ava_other, module->vars[var].stand_in, count, offset,
 					   host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice);
 	return ret == cudaSuccess && stream ? cudaStreamSynchronize(stream) : ret;
-#line 562 "cudart_worker.c"
+#line 585 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_symbol_copy(struct ava_wcall *ava_w)
@@ -656,7 +679,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_symbol_info(ava_cudart_mod module,
 			return cudaErrorMemoryAllocation;
 	}
 	return size != NULL ? cudaGetSymbolSize(size, module->vars[var].stand_in) : cudaSuccess;
-#line 660 "cudart_worker.c"
+#line 683 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_symbol_info(struct ava_wcall *ava_w)
@@ -735,7 +758,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_release_function(ava_cudart_fn fun
 #line 295 "specs/cudart/cudart_launch.spec.inc"
 	free(function);
 	return cudaSuccess;
-#line 739 "cudart_worker.c"
+#line 762 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_release_function(struct ava_wcall *ava_w)
@@ -779,7 +802,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_unregister_module(ava_cudart_mod m
 	free(module->fatbin);
 	free(module);
 	return cudaSuccess;
-#line 783 "cudart_worker.c"
+#line 806 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_unregister_module(struct ava_wcall *ava_w)
@@ -823,7 +846,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_launch(ava_cudart_fn function, uns
 		ava_args[i] = (char *)params + function->params.offsets[i];
 	return cudaLaunchKernel(&function->stand_in, ava_grid, ava_block, ava_args, shared_mem,
 				stream);
-#line 827 "cudart_worker.c"
+#line 850 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_launch(struct ava_wcall *ava_w)
@@ -902,7 +925,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_func_get_attributes(struct cudaFun
 	if (function == NULL)
 		return cudaErrorInvalidDeviceFunction;
 	return cudaFuncGetAttributes(attr, &function->stand_in);
-#line 906 "cudart_worker.c"
+#line 929 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_func_get_attributes(struct ava_wcall *ava_w)
@@ -959,7 +982,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_occupancy(int *num_blocks, ava_cud
 		return cudaErrorInvalidDeviceFunction;
 	return cudaOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, &function->stand_in,
 							     block_size, dynamic_smem);
-#line 963 "cudart_worker.c"
+#line 986 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_occupancy(struct ava_wcall *ava_w)
@@ -1277,7 +1300,7 @@ static cudaError_t ava_cudart_impl_cudaDeviceReset(void)
 	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
 		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
 	return ava_execute();
-#line 1281 "cudart_worker.c"
+#line 1304 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1579,6 +1602,18 @@ static int ava_cudart_serve_cudaRuntimeGetVersion(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cudaError_t ava_cudart_impl_cudaMemGetInfo(size_t *free, size_t *total)
+{
+#define ava_execute() cudaMemGetInfo(free, total)
+#line 100 "specs/cudart/cudart_api.spec.inc"
+	cudaError_t ret = ava_execute();
+	if (ava_is_worker && ret == cudaSuccess)
+		ava_cudart_quota_clamp(free, total);
+	return ret;
+#line 1614 "cudart_worker.c"
+#undef ava_execute
+}
+
 static int ava_cudart_serve_cudaMemGetInfo(struct ava_wcall *ava_w)
 {
 	const struct ava_cudart_cudaMemGetInfo_call *ava_a;
@@ -1614,7 +1649,7 @@ static int ava_cudart_serve_cudaMemGetInfo(struct ava_wcall *ava_w)
 		ava_dir_free |= AVA_BUF_OUT;
 		ava_count_free = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->free, ava_count_free, sizeof(size_t), ava_dir_free, (void **)&free);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->free, ava_count_free, sizeof(size_t), ava_dir_free | AVA_W_PRIVATE, (void **)&free);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	(void)ava_life_free;
@@ -1623,13 +1658,13 @@ static int ava_cudart_serve_cudaMemGetInfo(struct ava_wcall *ava_w)
 		ava_dir_total |= AVA_BUF_OUT;
 		ava_count_total = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->total, ava_count_total, sizeof(size_t), ava_dir_total, (void **)&total);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->total, ava_count_total, sizeof(size_t), ava_dir_total | AVA_W_PRIVATE, (void **)&total);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	(void)ava_life_total;
 	(void)ava_coupled_total;
 
-	ava_ret = cudaMemGetInfo(free, total);
+	ava_ret = ava_cudart_impl_cudaMemGetInfo(free, total);
 
 	if ((ava_dir_free & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.free, free, ava_count_free * sizeof(size_t));
@@ -1692,7 +1727,7 @@ static int ava_cudart_serve_cudaPeekAtLastError(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaMalloc(void **devPtr, size_t size)
 {
 #define ava_execute() cudaMalloc(devPtr, size)
-#line 67 "specs/cudart/cudart_memory.spec.inc"
+#line 69 "specs/cudart/cudart_memory.spec.inc"
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
@@ -1702,7 +1737,7 @@ static cudaError_t ava_cudart_impl_cudaMalloc(void **devPtr, size_t size)
 		*devPtr = NULL;
 	}
 	return ret;
-#line 1706 "cudart_worker.c"
+#line 1741 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1721,13 +1756,13 @@ static int ava_cudart_serve_cudaMalloc(struct ava_wcall *ava_w)
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
-		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->devPtr, (void **)&devPtr);
 	if (ava_st != 0)
-		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	size = (size_t)ava_a->size;
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
@@ -1737,7 +1772,7 @@ static int ava_cudart_serve_cudaMalloc(struct ava_wcall *ava_w)
 	}
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->devPtr, ava_count_devPtr, sizeof(void *), ava_dir_devPtr | AVA_W_PRIVATE, (void **)&devPtr);
 	if (ava_st != 0)
-		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	(void)ava_life_devPtr;
 	(void)ava_coupled_devPtr;
 
@@ -1746,7 +1781,7 @@ static int ava_cudart_serve_cudaMalloc(struct ava_wcall *ava_w)
 	if ((ava_dir_devPtr & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.devPtr, devPtr, ava_count_devPtr * sizeof(void *));
 		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	}
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
@@ -1755,7 +1790,7 @@ static int ava_cudart_serve_cudaMalloc(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
 {
 #define ava_execute() cudaMallocPitch(devPtr, pitch, width, height)
-#line 86 "specs/cudart/cudart_memory.spec.inc"
+#line 91 "specs/cudart/cudart_memory.spec.inc"
 	size_t ava_bytes = 0;
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
@@ -1768,7 +1803,7 @@ static cudaError_t ava_cudart_impl_cudaMallocPitch(void **devPtr, size_t *pitch,
 		ret = cudaErrorMemoryAllocation;
 	}
 	return ret;
-#line 1772 "cudart_worker.c"
+#line 1807 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1793,16 +1828,16 @@ static int ava_cudart_serve_cudaMallocPitch(struct ava_wcall *ava_w)
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
-		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->devPtr, (void **)&devPtr);
 	if (ava_st != 0)
-		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->pitch, (void **)&pitch);
 	if (ava_st != 0)
-		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	width = (size_t)ava_a->width;
 	height = (size_t)ava_a->height;
 
@@ -1813,7 +1848,7 @@ static int ava_cudart_serve_cudaMallocPitch(struct ava_wcall *ava_w)
 	}
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->devPtr, ava_count_devPtr, sizeof(void *), ava_dir_devPtr | AVA_W_PRIVATE, (void **)&devPtr);
 	if (ava_st != 0)
-		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	(void)ava_life_devPtr;
 	(void)ava_coupled_devPtr;
 	if (ava_a->pitch.flags & AVA_BUF_PRESENT) {
@@ -1822,21 +1857,25 @@ static int ava_cudart_serve_cudaMallocPitch(struct ava_wcall *ava_w)
 	}
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->pitch, ava_count_pitch, sizeof(size_t), ava_dir_pitch | AVA_W_PRIVATE, (void **)&pitch);
 	if (ava_st != 0)
-		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	(void)ava_life_pitch;
 	(void)ava_coupled_pitch;
 
+	/* ava_allocates_resource(device_memory, ava_cudart_mul_sat(width, height)) */
+	ava_st = ava_w_reserve(ava_w, AVA_CUDART_RES_DEVICE_MEMORY, (uint64_t)(ava_cudart_mul_sat(width, height)));
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	ava_ret = ava_cudart_impl_cudaMallocPitch(devPtr, pitch, width, height);
 
 	if ((ava_dir_devPtr & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.devPtr, devPtr, ava_count_devPtr * sizeof(void *));
 		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	}
 	if ((ava_dir_pitch & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.pitch, pitch, ava_count_pitch * sizeof(size_t));
 		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	}
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
@@ -1845,7 +1884,7 @@ static int ava_cudart_serve_cudaMallocPitch(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaFree(void *devPtr)
 {
 #define ava_execute() cudaFree(devPtr)
-#line 109 "specs/cudart/cudart_memory.spec.inc"
+#line 114 "specs/cudart/cudart_memory.spec.inc"
 	uint64_t ava_size = 0, ava_owner = 0;
 	if (ava_is_worker && devPtr != NULL &&
 	    !ava_w_ranges_remove((uintptr_t)devPtr, AVA_CUDART_RANGE_ALLOC, &ava_size, &ava_owner))
@@ -1857,7 +1896,7 @@ static cudaError_t ava_cudart_impl_cudaFree(void *devPtr)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 1861 "cudart_worker.c"
+#line 1900 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1888,11 +1927,11 @@ static int ava_cudart_serve_cudaFree(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaMemset(void *devPtr, int value, size_t count)
 {
 #define ava_execute() cudaMemset(devPtr, value, count)
-#line 125 "specs/cudart/cudart_memory.spec.inc"
+#line 130 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 1896 "cudart_worker.c"
+#line 1935 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1927,11 +1966,11 @@ static int ava_cudart_serve_cudaMemset(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
 #define ava_execute() cudaMemsetAsync(devPtr, value, count, stream)
-#line 134 "specs/cudart/cudart_memory.spec.inc"
+#line 139 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 1935 "cudart_worker.c"
+#line 1974 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1969,7 +2008,7 @@ static int ava_cudart_serve_cudaMemsetAsync(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async)
 {
-#line 171 "specs/cudart/cudart_memory.spec.inc"
+#line 176 "specs/cudart/cudart_memory.spec.inc"
 	if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDefault)
 		return cudaErrorInvalidMemcpyDirection;
 	if (!ava_cudart_mine(dst, count) || (count != 0 && src == NULL))
@@ -1980,7 +2019,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device(void *dst, const 
 			       ? cudaStreamSynchronize(stream)
 			       : cudaPeekAtLastError();
 	return cudaMemcpy(dst, src, count, cudaMemcpyHostToDevice);
-#line 1984 "cudart_worker.c"
+#line 2023 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device(struct ava_wcall *ava_w)
@@ -2037,12 +2076,12 @@ static int ava_cudart_serve_ava_cudart_memcpy_to_device(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device_async(void *dst, const void *src, size_t count, cudaStream_t stream)
 {
-#line 192 "specs/cudart/cudart_memory.spec.inc"
+#line 197 "specs/cudart/cudart_memory.spec.inc"
 	if (!ava_cudart_mine(dst, count) || (count != 0 && src == NULL))
 		return cudaErrorInvalidValue;
 	cudaError_t ret = cudaMemcpyAsync(dst, src, count, cudaMemcpyHostToDevice, stream);
 	return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
-#line 2046 "cudart_worker.c"
+#line 2085 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device_async(struct ava_wcall *ava_w)
@@ -2094,7 +2133,7 @@ static int ava_cudart_serve_ava_cudart_memcpy_to_device_async(struct ava_wcall *
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_host(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async)
 {
-#line 204 "specs/cudart/cudart_memory.spec.inc"
+#line 209 "specs/cudart/cudart_memory.spec.inc"
 	if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDefault)
 		return cudaErrorInvalidMemcpyDirection;
 	if (!ava_cudart_mine(src, count) || (count != 0 && dst == NULL))
@@ -2104,7 +2143,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_host(void *dst, const vo
 		return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
 	}
 	return cudaMemcpy(dst, src, count, cudaMemcpyDeviceToHost);
-#line 2108 "cudart_worker.c"
+#line 2147 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_host(struct ava_wcall *ava_w)
@@ -2166,14 +2205,14 @@ static int ava_cudart_serve_ava_cudart_memcpy_to_host(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy_on_device(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async)
 {
-#line 224 "specs/cudart/cudart_memory.spec.inc"
+#line 229 "specs/cudart/cudart_memory.spec.inc"
 	if (kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
 		return cudaErrorInvalidMemcpyDirection;
 	if (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count))
 		return cudaErrorInvalidValue;
 	return async ? cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToDevice, stream)
 		     : cudaMemcpy(dst, src, count, cudaMemcpyDeviceToDevice);
-#line 2177 "cudart_worker.c"
+#line 2216 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_on_device(struct ava_wcall *ava_w)
@@ -2220,7 +2259,7 @@ static int ava_cudart_serve_ava_cudart_memcpy_on_device(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream, int dst_host, int src_host, void *host, size_t host_span)
 {
-#line 253 "specs/cudart/cudart_memory.spec.inc"
+#line 258 "specs/cudart/cudart_memory.spec.inc"
 	void *ava_dst = dst_host ? host : dst;
 	const void *ava_src = src_host ? host : src;
 	enum cudaMemcpyKind ava_kind = dst_host	  ? cudaMemcpyDeviceToHost
@@ -2246,7 +2285,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy2d(void *dst, size_t dpitch,
 					 stream)
 		     : cudaMemcpy2D(ava_dst, dpitch, ava_src, spitch, width, height, ava_kind);
 	return ret == cudaSuccess && stream ? cudaStreamSynchronize(stream) : ret;
-#line 2250 "cudart_worker.c"
+#line 2289 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy2d(struct ava_wcall *ava_w)
@@ -2324,14 +2363,14 @@ static int ava_cudart_serve_ava_cudart_memcpy2d(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
 {
 #define ava_execute() cudaMemset2D(devPtr, pitch, value, width, height)
-#line 283 "specs/cudart/cudart_memory.spec.inc"
+#line 288 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker) {
 		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
 		if (ava_rc != cudaSuccess)
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2335 "cudart_worker.c"
+#line 2374 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -2370,14 +2409,14 @@ static int ava_cudart_serve_cudaMemset2D(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
 {
 #define ava_execute() cudaMemset2DAsync(devPtr, pitch, value, width, height, stream)
-#line 296 "specs/cudart/cudart_memory.spec.inc"
+#line 301 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker) {
 		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
 		if (ava_rc != cudaSuccess)
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2381 "cudart_worker.c"
+#line 2420 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -2419,13 +2458,13 @@ static int ava_cudart_serve_cudaMemset2DAsync(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_host_alloc_check(size_t size, unsigned int flags)
 {
-#line 308 "specs/cudart/cudart_memory.spec.inc"
+#line 313 "specs/cudart/cudart_memory.spec.inc"
 	void *ava_p = NULL;
 	cudaError_t ret = cudaHostAlloc(&ava_p, size, flags);
 	if (ret == cudaSuccess)
 		cudaFreeHost(ava_p);
 	return ret;
-#line 2429 "cudart_worker.c"
+#line 2468 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_host_alloc_check(struct ava_wcall *ava_w)
@@ -3594,7 +3633,7 @@ static int ava_cudart_serve_cudaStreamGetFlags(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
 #define ava_execute() cudaMallocAsync(devPtr, size, hStream)
-#line 291 "specs/cudart/cudart_api.spec.inc"
+#line 298 "specs/cudart/cudart_api.spec.inc"
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
@@ -3604,7 +3643,7 @@ static cudaError_t ava_cudart_impl_cudaMallocAsync(void **devPtr, size_t size, c
 		*devPtr = NULL;
 	}
 	return ret;
-#line 3608 "cudart_worker.c"
+#line 3647 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3624,13 +3663,13 @@ static int ava_cudart_serve_cudaMallocAsync(struct ava_wcall *ava_w)
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
-		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->devPtr, (void **)&devPtr);
 	if (ava_st != 0)
-		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	size = (size_t)ava_a->size;
 	if (ava_a->hStream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->hStream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
 		hStream = (cudaStream_t)(uintptr_t)ava_a->hStream;
@@ -3644,7 +3683,7 @@ static int ava_cudart_serve_cudaMallocAsync(struct ava_wcall *ava_w)
 	}
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->devPtr, ava_count_devPtr, sizeof(void *), ava_dir_devPtr | AVA_W_PRIVATE, (void **)&devPtr);
 	if (ava_st != 0)
-		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	(void)ava_life_devPtr;
 	(void)ava_coupled_devPtr;
 
@@ -3653,7 +3692,7 @@ static int ava_cudart_serve_cudaMallocAsync(struct ava_wcall *ava_w)
 	if ((ava_dir_devPtr & AVA_BUF_OUT) && ava_ret == (cudaSuccess)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.devPtr, devPtr, ava_count_devPtr * sizeof(void *));
 		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	}
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
@@ -3662,7 +3701,7 @@ static int ava_cudart_serve_cudaMallocAsync(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
 #define ava_execute() cudaFreeAsync(devPtr, hStream)
-#line 307 "specs/cudart/cudart_api.spec.inc"
+#line 314 "specs/cudart/cudart_api.spec.inc"
 	uint64_t ava_size = 0, ava_owner = 0;
 	cudaError_t ret;
 	if (ava_is_guest)
@@ -3675,7 +3714,7 @@ static cudaError_t ava_cudart_impl_cudaFreeAsync(void *devPtr, cudaStream_t hStr
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 3679 "cudart_worker.c"
+#line 3718 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3710,11 +3749,11 @@ static int ava_cudart_serve_cudaFreeAsync(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
 {
 #define ava_execute() cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
-#line 326 "specs/cudart/cudart_api.spec.inc"
+#line 333 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3718 "cudart_worker.c"
+#line 3757 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3753,11 +3792,11 @@ static int ava_cudart_serve_cudaMemcpyPeer(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
 {
 #define ava_execute() cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream)
-#line 337 "specs/cudart/cudart_api.spec.inc"
+#line 344 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3761 "cudart_worker.c"
+#line 3800 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3800,11 +3839,11 @@ static int ava_cudart_serve_cudaMemcpyPeerAsync(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
 {
 #define ava_execute() cudaPointerGetAttributes(attributes, ptr)
-#line 351 "specs/cudart/cudart_api.spec.inc"
+#line 358 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3808 "cudart_worker.c"
+#line 3847 "cudart_worker.c"
 #undef ava_execute
 }
 

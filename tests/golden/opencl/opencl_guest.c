@@ -496,7 +496,21 @@ static void ava_cl_guest_fini(void)
 
 
 #line 499 "opencl_guest.c"
-#line 131 "specs/opencl/opencl_platform.spec.inc"
+#line 77 "specs/opencl/opencl_platform.spec.inc"
+
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
+
+static inline void ava_cl_quota_clamp(void *value)
+{
+	cl_ulong v;
+
+	memcpy(&v, value, sizeof(v));
+	ava_w_resource_view("device_memory", NULL, &v);
+	memcpy(value, &v, sizeof(v));
+}
+
+#line 513 "opencl_guest.c"
+#line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
 static const cl_context_properties *ava_cl_context_props_in(const cl_context_properties *props,
@@ -536,8 +550,8 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 540 "opencl_guest.c"
-#line 274 "specs/opencl/opencl_platform.spec.inc"
+#line 554 "opencl_guest.c"
+#line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
 {
@@ -559,7 +573,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 563 "opencl_guest.c"
+#line 577 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -570,8 +584,75 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 574 "opencl_guest.c"
-#line 173 "specs/opencl/opencl_memory.spec.inc"
+#line 588 "opencl_guest.c"
+#line 159 "specs/opencl/opencl_memory.spec.inc"
+
+static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
+{
+	cl_device_id devices[64];
+	size_t n = 0;
+	cl_bool pipes = CL_FALSE;
+
+	if (context == NULL)
+		return 0; /* the driver refuses it */
+	if (clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof(devices), devices, &n) != CL_SUCCESS)
+		return (uint64_t)packet_size * max_packets;
+	for (size_t i = 0; i < n / sizeof(devices[0]) && !pipes; ++i)
+		if (clGetDeviceInfo(devices[i], CL_DEVICE_PIPE_SUPPORT, sizeof(pipes), &pipes, NULL) !=
+		    CL_SUCCESS)
+			pipes = CL_TRUE; /* a driver before OpenCL 3.0: it may have them */
+	return pipes ? (uint64_t)packet_size * max_packets : 0;
+}
+
+#line 608 "opencl_guest.c"
+#line 202 "specs/opencl/opencl_memory.spec.inc"
+
+/*
+ * Device memory an image takes, for the guest's quota: its element size
+ * times its dimensions, which the worker computes from the call's own
+ * arguments (saturating; the driver refuses what makes no sense). An image
+ * made from a buffer takes the buffer's memory, which is charged already.
+ */
+static uint64_t ava_cl_mul_sat(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t ava_cl_image_dims_bytes(const cl_image_format *format, cl_mem_object_type type,
+				       uint64_t width, uint64_t height, uint64_t depth,
+				       uint64_t array_size)
+{
+	uint64_t n = ava_cl_mul_sat(ava_cl_format_elem(format), width);
+
+	switch (type) {
+	case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+		return ava_cl_mul_sat(n, array_size);
+	case CL_MEM_OBJECT_IMAGE2D:
+		return ava_cl_mul_sat(n, height);
+	case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+		return ava_cl_mul_sat(ava_cl_mul_sat(n, height), array_size);
+	case CL_MEM_OBJECT_IMAGE3D:
+		return ava_cl_mul_sat(ava_cl_mul_sat(n, height), depth);
+	default:
+		return n;
+	}
+}
+
+/* Worker, with the descriptor as the guest sent it (mem_object an id). */
+static uint64_t ava_cl_image_bytes(const cl_image_format *format, const cl_image_desc *desc)
+{
+	/* Only a buffer of the guest's own makes the image free: an id that
+	 * names none reaches the driver as NULL, which then allocates. */
+	if (format == NULL || desc == NULL ||
+	    (desc->mem_object != NULL &&
+	     ava_handle_object(cl_mem, (uintptr_t)desc->mem_object) != NULL))
+		return 0;
+	return ava_cl_image_dims_bytes(format, desc->image_type, desc->image_width,
+				       desc->image_height, desc->image_depth,
+				       desc->image_array_size);
+}
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -582,8 +663,10 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 586 "opencl_guest.c"
-#line 85 "specs/opencl/opencl_program.spec.inc"
+#line 667 "opencl_guest.c"
+#line 91 "specs/opencl/opencl_program.spec.inc"
+
+const char *ava_w_setting(const char *name);
 
 #define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
 #define AVA_CL_MAX_ARG_INFO_PROGRAMS 4096
@@ -622,27 +705,35 @@ static int ava_cl_has_added_arg_info(cl_program program)
 	return found;
 }
 
-static const char *ava_cl_with_arg_info(cl_program program, const char *options, char **owned)
+/*
+ * options with ava's option added (in *owned, to be freed), or as they are
+ * if they ask for argument information themselves (PoCL looks for the
+ * option anywhere in them, so does this) or there is no memory for a copy.
+ */
+static const char *ava_cl_arg_info_options(const char *options, char **owned)
 {
 	size_t n = options ? strlen(options) : 0;
 
 	*owned = NULL;
-	if (!ava_is_worker)
+	if (options && strstr(options, AVA_CL_ARG_INFO_OPTION))
 		return options;
-	if (options && strstr(options, AVA_CL_ARG_INFO_OPTION)) {
-		ava_cl_mark_arg_info(program, 0);
-		return options;
-	}
 	*owned = malloc(n + sizeof(AVA_CL_ARG_INFO_OPTION) + 1);
-	if (*owned == NULL) {
-		ava_cl_mark_arg_info(program, 0);
+	if (*owned == NULL)
 		return options;
-	}
 	memcpy(*owned, options ? options : "", n);
 	(*owned)[n] = ' ';
 	memcpy(*owned + n + 1, AVA_CL_ARG_INFO_OPTION, sizeof(AVA_CL_ARG_INFO_OPTION));
-	ava_cl_mark_arg_info(program, 1);
 	return *owned;
+}
+
+static const char *ava_cl_with_arg_info(cl_program program, const char *options, char **owned)
+{
+	*owned = NULL;
+	if (!ava_is_worker)
+		return options;
+	options = ava_cl_arg_info_options(options, owned);
+	ava_cl_mark_arg_info(program, *owned != NULL);
+	return options;
 }
 
 /* Strips the option ava added from the end of a build options string. */
@@ -668,35 +759,86 @@ static int ava_cl_arg_info_hidden(cl_kernel kernel)
 	return ava_cl_has_added_arg_info(program);
 }
 
-/* The error for an argument value that names no object of the argument's kind, or 0. */
-static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
+/*
+ * Worker: whether the driver tells the kind of each of kernel's arguments
+ * (address space, type and type qualifiers), which clSetKernelArg needs to
+ * tell an object from plain bytes, or the host allows kernels it does not.
+ */
+static int ava_cl_arg_kinds_known(cl_kernel kernel)
+{
+	const char *allow = ava_w_setting("opencl.kernels_without_arg_info");
+	cl_uint n = 0;
+
+	if (allow != NULL && strcmp(allow, "allow") == 0)
+		return 1;
+	if (clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof(n), &n, NULL) != CL_SUCCESS)
+		return 0;
+	for (cl_uint i = 0; i < n; ++i) {
+		cl_kernel_arg_address_qualifier address = 0;
+		cl_kernel_arg_type_qualifier type_qualifier = 0;
+		size_t type_len = 0;
+
+		if (clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(address),
+				       &address, NULL) != CL_SUCCESS ||
+		    clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_TYPE_QUALIFIER,
+				       sizeof(type_qualifier), &type_qualifier,
+				       NULL) != CL_SUCCESS ||
+		    clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_TYPE_NAME, 0, NULL, &type_len) !=
+			    CL_SUCCESS ||
+		    type_len == 0)
+			return 0;
+		if (address != CL_KERNEL_ARG_ADDRESS_GLOBAL && address != CL_KERNEL_ARG_ADDRESS_LOCAL &&
+		    address != CL_KERNEL_ARG_ADDRESS_CONSTANT &&
+		    address != CL_KERNEL_ARG_ADDRESS_PRIVATE)
+			return 0;
+	}
+	return 1;
+}
+
+/* What an argument takes, as far as the driver tells. */
+enum ava_cl_arg_kind {
+	AVA_CL_ARG_UNKNOWN, /* no information (the host allowed such kernels) */
+	AVA_CL_ARG_BYTES,   /* plain data, a __local size */
+	AVA_CL_ARG_MEM,     /* a buffer pointer, an image, a pipe */
+	AVA_CL_ARG_SAMPLER,
+	AVA_CL_ARG_QUEUE,
+};
+
+/* Asks no more than it needs: one query for the usual buffer argument. */
+static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 {
 	cl_kernel_arg_address_qualifier address = 0;
 	cl_kernel_arg_type_qualifier type_qualifier = 0;
 	char type[64] = "";
+	size_t type_len = 0;
 
 	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(address),
 			       &address, NULL) != CL_SUCCESS)
-		return 0; /* no information (a program from a binary): pass the bytes on */
+		return AVA_CL_ARG_UNKNOWN;
 	if (address == CL_KERNEL_ARG_ADDRESS_GLOBAL || address == CL_KERNEL_ARG_ADDRESS_CONSTANT)
-		return CL_INVALID_MEM_OBJECT;
+		return AVA_CL_ARG_MEM;
 	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(type_qualifier),
-			       &type_qualifier, NULL) == CL_SUCCESS &&
-	    (type_qualifier & CL_KERNEL_ARG_TYPE_PIPE))
-		return CL_INVALID_MEM_OBJECT;
-	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, sizeof(type) - 1, type,
-			       NULL) != CL_SUCCESS)
-		return 0;
+			       &type_qualifier, NULL) != CL_SUCCESS ||
+	    clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, 0, NULL, &type_len) !=
+		    CL_SUCCESS)
+		return AVA_CL_ARG_UNKNOWN;
+	if (type_qualifier & CL_KERNEL_ARG_TYPE_PIPE)
+		return AVA_CL_ARG_MEM;
+	/* The names that matter are short; a longer one is some other type. */
+	if (type_len > sizeof(type) ||
+	    clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, sizeof(type), type, NULL) !=
+		    CL_SUCCESS)
+		return AVA_CL_ARG_BYTES;
 	if (strncmp(type, "image", 5) == 0)
-		return CL_INVALID_MEM_OBJECT;
+		return AVA_CL_ARG_MEM;
 	if (strcmp(type, "sampler_t") == 0)
-		return CL_INVALID_SAMPLER;
+		return AVA_CL_ARG_SAMPLER;
 	if (strcmp(type, "queue_t") == 0)
-		return CL_INVALID_DEVICE_QUEUE;
-	return 0;
+		return AVA_CL_ARG_QUEUE;
+	return AVA_CL_ARG_BYTES;
 }
 
-#line 700 "opencl_guest.c"
+#line 842 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -743,14 +885,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 747 "opencl_guest.c"
+#line 889 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 468 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 754 "opencl_guest.c"
+#line 896 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1139,8 +1281,8 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1143 "opencl_guest.c"
-#line 283 "specs/opencl/opencl_svm.spec.inc"
+#line 1285 "opencl_guest.c"
+#line 287 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
 	char *ptr;
@@ -1432,7 +1574,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 1436 "opencl_guest.c"
+#line 1578 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1645,7 +1787,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1649 "opencl_guest.c"
+#line 1791 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1713,7 +1855,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1717 "opencl_guest.c"
+#line 1859 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1777,7 +1919,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 76 "specs/opencl/opencl_platform.spec.inc"
+#line 95 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -1789,9 +1931,13 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 		else if (param_name == CL_DEVICE_PARENT_DEVICE)
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size,
 				       *param_value_size_ret);
+		else if ((param_name == CL_DEVICE_GLOBAL_MEM_SIZE ||
+			  param_name == CL_DEVICE_MAX_MEM_ALLOC_SIZE) &&
+			 param_value_size >= sizeof(cl_ulong))
+			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1795 "opencl_guest.c"
+#line 1941 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2089,7 +2235,7 @@ ava_fail:
 AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret)
-#line 187 "specs/opencl/opencl_platform.spec.inc"
+#line 210 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -2100,7 +2246,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 2104 "opencl_guest.c"
+#line 2250 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2163,7 +2309,7 @@ ava_fail:
 AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret)
-#line 214 "specs/opencl/opencl_platform.spec.inc"
+#line 237 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -2174,7 +2320,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 2178 "opencl_guest.c"
+#line 2324 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2298,7 +2444,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 241 "specs/opencl/opencl_platform.spec.inc"
+#line 264 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -2312,7 +2458,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 2316 "opencl_guest.c"
+#line 2462 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2395,14 +2541,14 @@ ava_fail:
 AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateCommandQueue(context, device, properties, errcode_ret)
-#line 301 "specs/opencl/opencl_platform.spec.inc"
+#line 324 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, properties)) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 2406 "opencl_guest.c"
+#line 2552 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2461,14 +2607,14 @@ ava_fail:
 AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
-#line 317 "specs/opencl/opencl_platform.spec.inc"
+#line 340 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 2472 "opencl_guest.c"
+#line 2618 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2623,7 +2769,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 346 "specs/opencl/opencl_platform.spec.inc"
+#line 369 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -2640,7 +2786,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2644 "opencl_guest.c"
+#line 2790 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2765,7 +2911,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2769 "opencl_guest.c"
+#line 2915 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2843,7 +2989,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2847 "opencl_guest.c"
+#line 2993 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2915,7 +3061,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2919 "opencl_guest.c"
+#line 3065 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2956,7 +3102,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2960 "opencl_guest.c"
+#line 3106 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2999,7 +3145,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 3003 "opencl_guest.c"
+#line 3149 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3096,7 +3242,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 3100 "opencl_guest.c"
+#line 3246 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3322,7 +3468,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 195 "specs/opencl/opencl_memory.spec.inc"
+#line 274 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3333,7 +3479,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3337 "opencl_guest.c"
+#line 3483 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3425,7 +3571,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 221 "specs/opencl/opencl_memory.spec.inc"
+#line 303 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3436,7 +3582,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3440 "opencl_guest.c"
+#line 3586 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3513,13 +3659,13 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 248 "specs/opencl/opencl_memory.spec.inc"
+#line 335 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3523 "opencl_guest.c"
+#line 3669 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3602,14 +3748,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 275 "specs/opencl/opencl_memory.spec.inc"
+#line 368 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3613 "opencl_guest.c"
+#line 3759 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3731,7 +3877,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 296 "specs/opencl/opencl_memory.spec.inc"
+#line 389 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -3740,7 +3886,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3744 "opencl_guest.c"
+#line 3890 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3958,7 +4104,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 343 "specs/opencl/opencl_memory.spec.inc"
+#line 436 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -3968,7 +4114,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3972 "opencl_guest.c"
+#line 4118 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4482,13 +4628,13 @@ ava_fail:
 AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
 #define ava_execute() ava_opencl_remote_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
-#line 210 "specs/opencl/opencl_program.spec.inc"
+#line 277 "specs/opencl/opencl_program.spec.inc"
 	char *ava_owned;
 	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4492 "opencl_guest.c"
+#line 4638 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4656,7 +4802,7 @@ ava_fail:
 AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (*pfn_notify)(cl_program, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret)
-#line 281 "specs/opencl/opencl_program.spec.inc"
+#line 348 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && input_programs != NULL) {
 		for (cl_uint i = 0; i < num_input_programs; ++i) {
 			if (input_programs[i] == NULL) {
@@ -4666,8 +4812,27 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 			}
 		}
 	}
-	return ava_execute();
-#line 4671 "opencl_guest.c"
+	if (!ava_is_worker)
+		return ava_execute();
+	cl_int ava_err = CL_SUCCESS;
+	char *ava_owned;
+	const char *ava_given = options;
+	if (errcode_ret == NULL)
+		errcode_ret = &ava_err;
+	options = ava_cl_arg_info_options(options, &ava_owned);
+	cl_program ret = ava_execute();
+	if (ret == NULL && ava_owned != NULL && *errcode_ret == CL_INVALID_LINKER_OPTIONS) {
+		/* The option is a compiler option: a driver may refuse it when linking. */
+		free(ava_owned);
+		ava_owned = NULL;
+		options = ava_given;
+		ret = ava_execute();
+	}
+	if (ret != NULL)
+		ava_cl_mark_arg_info(ret, ava_owned != NULL);
+	free(ava_owned);
+	return ret;
+#line 4836 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4745,11 +4910,11 @@ ava_fail:
 AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() ava_opencl_remote_clUnloadPlatformCompiler(platform)
-#line 301 "specs/opencl/opencl_program.spec.inc"
+#line 388 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4753 "opencl_guest.c"
+#line 4918 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4942,7 +5107,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 371 "specs/opencl/opencl_program.spec.inc"
+#line 458 "specs/opencl/opencl_program.spec.inc"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -4967,11 +5132,11 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 4971 "opencl_guest.c"
+#line 5136 "opencl_guest.c"
 #undef ava_execute
 }
 
-AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
+static cl_kernel ava_opencl_remote_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateKernel_call ava_a;
 	const struct ava_opencl_clCreateKernel_reply *ava_r = NULL;
@@ -5022,7 +5187,23 @@ ava_fail:
 	return (cl_kernel)(NULL);
 }
 
-AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
+AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
+{
+#define ava_execute() ava_opencl_remote_clCreateKernel(program, kernel_name, errcode_ret)
+#line 498 "specs/opencl/opencl_program.spec.inc"
+	cl_kernel ret = ava_execute();
+	if (ava_is_worker && ret != NULL && !ava_cl_arg_kinds_known(ret)) {
+		(void)clReleaseKernel(ret);
+		if (errcode_ret != NULL)
+			*errcode_ret = CL_INVALID_PROGRAM_EXECUTABLE;
+		return NULL;
+	}
+	return ret;
+#line 5203 "opencl_guest.c"
+#undef ava_execute
+}
+
+static cl_int ava_opencl_remote_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
 {
 	struct ava_opencl_clCreateKernelsInProgram_call ava_a;
 	const struct ava_opencl_clCreateKernelsInProgram_reply *ava_r = NULL;
@@ -5076,6 +5257,31 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
+{
+#define ava_execute() ava_opencl_remote_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret)
+#line 517 "specs/opencl/opencl_program.spec.inc"
+	cl_uint ava_made = 0;
+	int ava_known = 1;
+	if (ava_is_worker && num_kernels_ret == NULL)
+		num_kernels_ret = &ava_made;
+	cl_int ret = ava_execute();
+	if (!ava_is_worker || ret != CL_SUCCESS || kernels == NULL)
+		return ret;
+	for (cl_uint i = 0; i < *num_kernels_ret && i < num_kernels && ava_known; ++i)
+		ava_known = kernels[i] == NULL || ava_cl_arg_kinds_known(kernels[i]);
+	if (ava_known)
+		return ret;
+	for (cl_uint i = 0; i < *num_kernels_ret && i < num_kernels; ++i) {
+		if (kernels[i] != NULL)
+			(void)clReleaseKernel(kernels[i]);
+		kernels[i] = NULL;
+	}
+	return CL_INVALID_PROGRAM_EXECUTABLE;
+#line 5284 "opencl_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
@@ -5270,7 +5476,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 471 "specs/opencl/opencl_program.spec.inc"
+#line 609 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5284,7 +5490,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5288 "opencl_guest.c"
+#line 5494 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5349,12 +5555,12 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 493 "specs/opencl/opencl_program.spec.inc"
+#line 631 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5358 "opencl_guest.c"
+#line 5564 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5600,7 +5806,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5604 "opencl_guest.c"
+#line 5810 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5904,7 +6110,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 5908 "opencl_guest.c"
+#line 6114 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5996,7 +6202,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6000 "opencl_guest.c"
+#line 6206 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6115,7 +6321,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6119 "opencl_guest.c"
+#line 6325 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6243,7 +6449,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6247 "opencl_guest.c"
+#line 6453 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6547,7 +6753,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6551 "opencl_guest.c"
+#line 6757 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6661,7 +6867,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6665 "opencl_guest.c"
+#line 6871 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7115,7 +7321,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7119 "opencl_guest.c"
+#line 7325 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7173,7 +7379,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7177 "opencl_guest.c"
+#line 7383 "opencl_guest.c"
 #undef ava_execute
 }
 

@@ -608,7 +608,21 @@ static void ava_cl_guest_fini(void)
 
 
 #line 611 "opencl_kern.c"
-#line 131 "specs/opencl/opencl_platform.spec.inc"
+#line 77 "specs/opencl/opencl_platform.spec.inc"
+
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
+
+static inline void ava_cl_quota_clamp(void *value)
+{
+	cl_ulong v;
+
+	memcpy(&v, value, sizeof(v));
+	ava_w_resource_view("device_memory", NULL, &v);
+	memcpy(value, &v, sizeof(v));
+}
+
+#line 625 "opencl_kern.c"
+#line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
 static const cl_context_properties *ava_cl_context_props_in(const cl_context_properties *props,
@@ -648,8 +662,8 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 652 "opencl_kern.c"
-#line 274 "specs/opencl/opencl_platform.spec.inc"
+#line 666 "opencl_kern.c"
+#line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
 {
@@ -671,7 +685,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 675 "opencl_kern.c"
+#line 689 "opencl_kern.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -682,8 +696,75 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 686 "opencl_kern.c"
-#line 173 "specs/opencl/opencl_memory.spec.inc"
+#line 700 "opencl_kern.c"
+#line 159 "specs/opencl/opencl_memory.spec.inc"
+
+static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
+{
+	cl_device_id devices[64];
+	size_t n = 0;
+	cl_bool pipes = CL_FALSE;
+
+	if (context == NULL)
+		return 0; /* the driver refuses it */
+	if (clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof(devices), devices, &n) != CL_SUCCESS)
+		return (uint64_t)packet_size * max_packets;
+	for (size_t i = 0; i < n / sizeof(devices[0]) && !pipes; ++i)
+		if (clGetDeviceInfo(devices[i], CL_DEVICE_PIPE_SUPPORT, sizeof(pipes), &pipes, NULL) !=
+		    CL_SUCCESS)
+			pipes = CL_TRUE; /* a driver before OpenCL 3.0: it may have them */
+	return pipes ? (uint64_t)packet_size * max_packets : 0;
+}
+
+#line 720 "opencl_kern.c"
+#line 202 "specs/opencl/opencl_memory.spec.inc"
+
+/*
+ * Device memory an image takes, for the guest's quota: its element size
+ * times its dimensions, which the worker computes from the call's own
+ * arguments (saturating; the driver refuses what makes no sense). An image
+ * made from a buffer takes the buffer's memory, which is charged already.
+ */
+static uint64_t ava_cl_mul_sat(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t ava_cl_image_dims_bytes(const cl_image_format *format, cl_mem_object_type type,
+				       uint64_t width, uint64_t height, uint64_t depth,
+				       uint64_t array_size)
+{
+	uint64_t n = ava_cl_mul_sat(ava_cl_format_elem(format), width);
+
+	switch (type) {
+	case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+		return ava_cl_mul_sat(n, array_size);
+	case CL_MEM_OBJECT_IMAGE2D:
+		return ava_cl_mul_sat(n, height);
+	case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+		return ava_cl_mul_sat(ava_cl_mul_sat(n, height), array_size);
+	case CL_MEM_OBJECT_IMAGE3D:
+		return ava_cl_mul_sat(ava_cl_mul_sat(n, height), depth);
+	default:
+		return n;
+	}
+}
+
+/* Worker, with the descriptor as the guest sent it (mem_object an id). */
+static uint64_t ava_cl_image_bytes(const cl_image_format *format, const cl_image_desc *desc)
+{
+	/* Only a buffer of the guest's own makes the image free: an id that
+	 * names none reaches the driver as NULL, which then allocates. */
+	if (format == NULL || desc == NULL ||
+	    (desc->mem_object != NULL &&
+	     ava_handle_object(cl_mem, (uintptr_t)desc->mem_object) != NULL))
+		return 0;
+	return ava_cl_image_dims_bytes(format, desc->image_type, desc->image_width,
+				       desc->image_height, desc->image_depth,
+				       desc->image_array_size);
+}
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -694,8 +775,10 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 698 "opencl_kern.c"
-#line 85 "specs/opencl/opencl_program.spec.inc"
+#line 779 "opencl_kern.c"
+#line 91 "specs/opencl/opencl_program.spec.inc"
+
+const char *ava_w_setting(const char *name);
 
 #define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
 #define AVA_CL_MAX_ARG_INFO_PROGRAMS 4096
@@ -734,27 +817,35 @@ static int ava_cl_has_added_arg_info(cl_program program)
 	return found;
 }
 
-static const char *ava_cl_with_arg_info(cl_program program, const char *options, char **owned)
+/*
+ * options with ava's option added (in *owned, to be freed), or as they are
+ * if they ask for argument information themselves (PoCL looks for the
+ * option anywhere in them, so does this) or there is no memory for a copy.
+ */
+static const char *ava_cl_arg_info_options(const char *options, char **owned)
 {
 	size_t n = options ? strlen(options) : 0;
 
 	*owned = NULL;
-	if (!ava_is_worker)
+	if (options && strstr(options, AVA_CL_ARG_INFO_OPTION))
 		return options;
-	if (options && strstr(options, AVA_CL_ARG_INFO_OPTION)) {
-		ava_cl_mark_arg_info(program, 0);
-		return options;
-	}
 	*owned = malloc(n + sizeof(AVA_CL_ARG_INFO_OPTION) + 1);
-	if (*owned == NULL) {
-		ava_cl_mark_arg_info(program, 0);
+	if (*owned == NULL)
 		return options;
-	}
 	memcpy(*owned, options ? options : "", n);
 	(*owned)[n] = ' ';
 	memcpy(*owned + n + 1, AVA_CL_ARG_INFO_OPTION, sizeof(AVA_CL_ARG_INFO_OPTION));
-	ava_cl_mark_arg_info(program, 1);
 	return *owned;
+}
+
+static const char *ava_cl_with_arg_info(cl_program program, const char *options, char **owned)
+{
+	*owned = NULL;
+	if (!ava_is_worker)
+		return options;
+	options = ava_cl_arg_info_options(options, owned);
+	ava_cl_mark_arg_info(program, *owned != NULL);
+	return options;
 }
 
 /* Strips the option ava added from the end of a build options string. */
@@ -780,35 +871,86 @@ static int ava_cl_arg_info_hidden(cl_kernel kernel)
 	return ava_cl_has_added_arg_info(program);
 }
 
-/* The error for an argument value that names no object of the argument's kind, or 0. */
-static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
+/*
+ * Worker: whether the driver tells the kind of each of kernel's arguments
+ * (address space, type and type qualifiers), which clSetKernelArg needs to
+ * tell an object from plain bytes, or the host allows kernels it does not.
+ */
+static int ava_cl_arg_kinds_known(cl_kernel kernel)
+{
+	const char *allow = ava_w_setting("opencl.kernels_without_arg_info");
+	cl_uint n = 0;
+
+	if (allow != NULL && strcmp(allow, "allow") == 0)
+		return 1;
+	if (clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof(n), &n, NULL) != CL_SUCCESS)
+		return 0;
+	for (cl_uint i = 0; i < n; ++i) {
+		cl_kernel_arg_address_qualifier address = 0;
+		cl_kernel_arg_type_qualifier type_qualifier = 0;
+		size_t type_len = 0;
+
+		if (clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(address),
+				       &address, NULL) != CL_SUCCESS ||
+		    clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_TYPE_QUALIFIER,
+				       sizeof(type_qualifier), &type_qualifier,
+				       NULL) != CL_SUCCESS ||
+		    clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_TYPE_NAME, 0, NULL, &type_len) !=
+			    CL_SUCCESS ||
+		    type_len == 0)
+			return 0;
+		if (address != CL_KERNEL_ARG_ADDRESS_GLOBAL && address != CL_KERNEL_ARG_ADDRESS_LOCAL &&
+		    address != CL_KERNEL_ARG_ADDRESS_CONSTANT &&
+		    address != CL_KERNEL_ARG_ADDRESS_PRIVATE)
+			return 0;
+	}
+	return 1;
+}
+
+/* What an argument takes, as far as the driver tells. */
+enum ava_cl_arg_kind {
+	AVA_CL_ARG_UNKNOWN, /* no information (the host allowed such kernels) */
+	AVA_CL_ARG_BYTES,   /* plain data, a __local size */
+	AVA_CL_ARG_MEM,     /* a buffer pointer, an image, a pipe */
+	AVA_CL_ARG_SAMPLER,
+	AVA_CL_ARG_QUEUE,
+};
+
+/* Asks no more than it needs: one query for the usual buffer argument. */
+static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 {
 	cl_kernel_arg_address_qualifier address = 0;
 	cl_kernel_arg_type_qualifier type_qualifier = 0;
 	char type[64] = "";
+	size_t type_len = 0;
 
 	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(address),
 			       &address, NULL) != CL_SUCCESS)
-		return 0; /* no information (a program from a binary): pass the bytes on */
+		return AVA_CL_ARG_UNKNOWN;
 	if (address == CL_KERNEL_ARG_ADDRESS_GLOBAL || address == CL_KERNEL_ARG_ADDRESS_CONSTANT)
-		return CL_INVALID_MEM_OBJECT;
+		return AVA_CL_ARG_MEM;
 	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(type_qualifier),
-			       &type_qualifier, NULL) == CL_SUCCESS &&
-	    (type_qualifier & CL_KERNEL_ARG_TYPE_PIPE))
-		return CL_INVALID_MEM_OBJECT;
-	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, sizeof(type) - 1, type,
-			       NULL) != CL_SUCCESS)
-		return 0;
+			       &type_qualifier, NULL) != CL_SUCCESS ||
+	    clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, 0, NULL, &type_len) !=
+		    CL_SUCCESS)
+		return AVA_CL_ARG_UNKNOWN;
+	if (type_qualifier & CL_KERNEL_ARG_TYPE_PIPE)
+		return AVA_CL_ARG_MEM;
+	/* The names that matter are short; a longer one is some other type. */
+	if (type_len > sizeof(type) ||
+	    clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, sizeof(type), type, NULL) !=
+		    CL_SUCCESS)
+		return AVA_CL_ARG_BYTES;
 	if (strncmp(type, "image", 5) == 0)
-		return CL_INVALID_MEM_OBJECT;
+		return AVA_CL_ARG_MEM;
 	if (strcmp(type, "sampler_t") == 0)
-		return CL_INVALID_SAMPLER;
+		return AVA_CL_ARG_SAMPLER;
 	if (strcmp(type, "queue_t") == 0)
-		return CL_INVALID_DEVICE_QUEUE;
-	return 0;
+		return AVA_CL_ARG_QUEUE;
+	return AVA_CL_ARG_BYTES;
 }
 
-#line 812 "opencl_kern.c"
+#line 954 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -855,14 +997,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 859 "opencl_kern.c"
+#line 1001 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
 #line 468 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 866 "opencl_kern.c"
+#line 1008 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -1118,7 +1260,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1122 "opencl_kern.c"
+#line 1264 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -1196,7 +1338,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1200 "opencl_kern.c"
+#line 1342 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -1271,7 +1413,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			   void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 76 "specs/opencl/opencl_platform.spec.inc"
+#line 95 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -1283,9 +1425,13 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 		else if (param_name == CL_DEVICE_PARENT_DEVICE)
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size,
 				       *param_value_size_ret);
+		else if ((param_name == CL_DEVICE_GLOBAL_MEM_SIZE ||
+			  param_name == CL_DEVICE_MAX_MEM_ALLOC_SIZE) &&
+			 param_value_size >= sizeof(cl_ulong))
+			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1289 "opencl_kern.c"
+#line 1435 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -1632,7 +1778,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret)
-#line 187 "specs/opencl/opencl_platform.spec.inc"
+#line 210 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1643,7 +1789,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 1647 "opencl_kern.c"
+#line 1793 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -1718,7 +1864,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret)
-#line 214 "specs/opencl/opencl_platform.spec.inc"
+#line 237 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1729,7 +1875,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		return NULL;
 	}
 	return ava_execute();
-#line 1733 "opencl_kern.c"
+#line 1879 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -1872,7 +2018,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 			    void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 241 "specs/opencl/opencl_platform.spec.inc"
+#line 264 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -1886,7 +2032,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 1890 "opencl_kern.c"
+#line 2036 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -1985,14 +2131,14 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 					  cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateCommandQueue(context, device, properties, errcode_ret)
-#line 301 "specs/opencl/opencl_platform.spec.inc"
+#line 324 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, properties)) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 1996 "opencl_kern.c"
+#line 2142 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -2062,14 +2208,14 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 							cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
-#line 317 "specs/opencl/opencl_platform.spec.inc"
+#line 340 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 2073 "opencl_kern.c"
+#line 2219 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -2250,7 +2396,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				 size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 346 "specs/opencl/opencl_platform.spec.inc"
+#line 369 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -2267,7 +2413,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2271 "opencl_kern.c"
+#line 2417 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -2396,7 +2542,7 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2400 "opencl_kern.c"
+#line 2546 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -2486,7 +2632,7 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2490 "opencl_kern.c"
+#line 2636 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -2568,7 +2714,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2572 "opencl_kern.c"
+#line 2718 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -2612,7 +2758,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2616 "opencl_kern.c"
+#line 2762 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -2658,7 +2804,7 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2662 "opencl_kern.c"
+#line 2808 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -2766,7 +2912,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 2770 "opencl_kern.c"
+#line 2916 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -3031,7 +3177,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 			 void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 195 "specs/opencl/opencl_memory.spec.inc"
+#line 274 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3042,7 +3188,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3046 "opencl_kern.c"
+#line 3192 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -3152,7 +3298,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				       cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 221 "specs/opencl/opencl_memory.spec.inc"
+#line 303 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3163,7 +3309,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3167 "opencl_kern.c"
+#line 3313 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -3254,13 +3400,13 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 			   cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 248 "specs/opencl/opencl_memory.spec.inc"
+#line 335 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3264 "opencl_kern.c"
+#line 3410 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -3358,14 +3504,14 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 			   size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 275 "specs/opencl/opencl_memory.spec.inc"
+#line 368 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3369 "opencl_kern.c"
+#line 3515 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -3509,7 +3655,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 			  void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 296 "specs/opencl/opencl_memory.spec.inc"
+#line 389 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -3518,7 +3664,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3522 "opencl_kern.c"
+#line 3668 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -3773,7 +3919,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 			    void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 343 "specs/opencl/opencl_memory.spec.inc"
+#line 436 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -3783,7 +3929,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3787 "opencl_kern.c"
+#line 3933 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -4375,13 +4521,13 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 			  void *user_data)
 {
 #define ava_execute() ava_kern_remote_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
-#line 210 "specs/opencl/opencl_program.spec.inc"
+#line 277 "specs/opencl/opencl_program.spec.inc"
 	char *ava_owned;
 	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4385 "opencl_kern.c"
+#line 4531 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -4580,7 +4726,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 			     cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret)
-#line 281 "specs/opencl/opencl_program.spec.inc"
+#line 348 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && input_programs != NULL) {
 		for (cl_uint i = 0; i < num_input_programs; ++i) {
 			if (input_programs[i] == NULL) {
@@ -4590,8 +4736,27 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 			}
 		}
 	}
-	return ava_execute();
-#line 4595 "opencl_kern.c"
+	if (!ava_is_worker)
+		return ava_execute();
+	cl_int ava_err = CL_SUCCESS;
+	char *ava_owned;
+	const char *ava_given = options;
+	if (errcode_ret == NULL)
+		errcode_ret = &ava_err;
+	options = ava_cl_arg_info_options(options, &ava_owned);
+	cl_program ret = ava_execute();
+	if (ret == NULL && ava_owned != NULL && *errcode_ret == CL_INVALID_LINKER_OPTIONS) {
+		/* The option is a compiler option: a driver may refuse it when linking. */
+		free(ava_owned);
+		ava_owned = NULL;
+		options = ava_given;
+		ret = ava_execute();
+	}
+	if (ret != NULL)
+		ava_cl_mark_arg_info(ret, ava_owned != NULL);
+	free(ava_owned);
+	return ret;
+#line 4760 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
@@ -4678,11 +4843,11 @@ ava_fail:
 cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() ava_kern_remote_clUnloadPlatformCompiler(platform)
-#line 301 "specs/opencl/opencl_program.spec.inc"
+#line 388 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4686 "opencl_kern.c"
+#line 4851 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -4909,7 +5074,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 				 void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 371 "specs/opencl/opencl_program.spec.inc"
+#line 458 "specs/opencl/opencl_program.spec.inc"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -4934,12 +5099,13 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 4938 "opencl_kern.c"
+#line 5103 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
 
-cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
+static cl_kernel ava_kern_remote_clCreateKernel(cl_program program, const char *kernel_name,
+						cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateKernel_call ava_a;
 	const struct ava_opencl_clCreateKernel_reply *ava_r = NULL;
@@ -4995,10 +5161,25 @@ ava_fail:
 	return (cl_kernel)(NULL);
 }
 
+cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
+{
+#define ava_execute() ava_kern_remote_clCreateKernel(program, kernel_name, errcode_ret)
+#line 498 "specs/opencl/opencl_program.spec.inc"
+	cl_kernel ret = ava_execute();
+	if (ava_is_worker && ret != NULL && !ava_cl_arg_kinds_known(ret)) {
+		(void)clReleaseKernel(ret);
+		if (errcode_ret != NULL)
+			*errcode_ret = CL_INVALID_PROGRAM_EXECUTABLE;
+		return NULL;
+	}
+	return ret;
+#line 5177 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
 
-cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels,
-				    cl_uint *num_kernels_ret)
+static cl_int ava_kern_remote_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
+						       cl_kernel *kernels, cl_uint *num_kernels_ret)
 {
 	struct ava_opencl_clCreateKernelsInProgram_call ava_a;
 	const struct ava_opencl_clCreateKernelsInProgram_reply *ava_r = NULL;
@@ -5060,6 +5241,31 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels,
+				    cl_uint *num_kernels_ret)
+{
+#define ava_execute() ava_kern_remote_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret)
+#line 517 "specs/opencl/opencl_program.spec.inc"
+	cl_uint ava_made = 0;
+	int ava_known = 1;
+	if (ava_is_worker && num_kernels_ret == NULL)
+		num_kernels_ret = &ava_made;
+	cl_int ret = ava_execute();
+	if (!ava_is_worker || ret != CL_SUCCESS || kernels == NULL)
+		return ret;
+	for (cl_uint i = 0; i < *num_kernels_ret && i < num_kernels && ava_known; ++i)
+		ava_known = kernels[i] == NULL || ava_cl_arg_kinds_known(kernels[i]);
+	if (ava_known)
+		return ret;
+	for (cl_uint i = 0; i < *num_kernels_ret && i < num_kernels; ++i) {
+		if (kernels[i] != NULL)
+			(void)clReleaseKernel(kernels[i]);
+		kernels[i] = NULL;
+	}
+	return CL_INVALID_PROGRAM_EXECUTABLE;
+#line 5267 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clCreateKernelsInProgram);
 
 cl_kernel ava_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
@@ -5283,7 +5489,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 			   void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 471 "specs/opencl/opencl_program.spec.inc"
+#line 609 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5297,7 +5503,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5301 "opencl_kern.c"
+#line 5507 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -5375,12 +5581,12 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 			      size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 493 "specs/opencl/opencl_program.spec.inc"
+#line 631 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5384 "opencl_kern.c"
+#line 5590 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -5666,7 +5872,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5670 "opencl_kern.c"
+#line 5876 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -6017,7 +6223,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6021 "opencl_kern.c"
+#line 6227 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -6122,7 +6328,7 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6126 "opencl_kern.c"
+#line 6332 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -6267,7 +6473,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6271 "opencl_kern.c"
+#line 6477 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -6422,7 +6628,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6426 "opencl_kern.c"
+#line 6632 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -6774,7 +6980,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6778 "opencl_kern.c"
+#line 6984 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -6906,7 +7112,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6910 "opencl_kern.c"
+#line 7116 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -7431,7 +7637,7 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7435 "opencl_kern.c"
+#line 7641 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -7497,7 +7703,7 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7501 "opencl_kern.c"
+#line 7707 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);

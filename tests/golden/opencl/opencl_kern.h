@@ -199,7 +199,9 @@ cl_int ava_ava_cl_get_program_binaries(cl_program program, size_t total, unsigne
 cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 				 cl_program_build_info param_name, size_t param_value_size,
 				 void *param_value, size_t *param_value_size_ret);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels,
 				    cl_uint *num_kernels_ret);
 cl_kernel ava_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret);

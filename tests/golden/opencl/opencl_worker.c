@@ -540,7 +540,21 @@ static void ava_cl_guest_fini(void)
 
 
 #line 543 "opencl_worker.c"
-#line 131 "specs/opencl/opencl_platform.spec.inc"
+#line 77 "specs/opencl/opencl_platform.spec.inc"
+
+void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
+
+static inline void ava_cl_quota_clamp(void *value)
+{
+	cl_ulong v;
+
+	memcpy(&v, value, sizeof(v));
+	ava_w_resource_view("device_memory", NULL, &v);
+	memcpy(value, &v, sizeof(v));
+}
+
+#line 557 "opencl_worker.c"
+#line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
 static const cl_context_properties *ava_cl_context_props_in(const cl_context_properties *props,
@@ -580,8 +594,8 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 584 "opencl_worker.c"
-#line 274 "specs/opencl/opencl_platform.spec.inc"
+#line 598 "opencl_worker.c"
+#line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
 {
@@ -603,7 +617,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 607 "opencl_worker.c"
+#line 621 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -614,8 +628,75 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 618 "opencl_worker.c"
-#line 173 "specs/opencl/opencl_memory.spec.inc"
+#line 632 "opencl_worker.c"
+#line 159 "specs/opencl/opencl_memory.spec.inc"
+
+static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
+{
+	cl_device_id devices[64];
+	size_t n = 0;
+	cl_bool pipes = CL_FALSE;
+
+	if (context == NULL)
+		return 0; /* the driver refuses it */
+	if (clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof(devices), devices, &n) != CL_SUCCESS)
+		return (uint64_t)packet_size * max_packets;
+	for (size_t i = 0; i < n / sizeof(devices[0]) && !pipes; ++i)
+		if (clGetDeviceInfo(devices[i], CL_DEVICE_PIPE_SUPPORT, sizeof(pipes), &pipes, NULL) !=
+		    CL_SUCCESS)
+			pipes = CL_TRUE; /* a driver before OpenCL 3.0: it may have them */
+	return pipes ? (uint64_t)packet_size * max_packets : 0;
+}
+
+#line 652 "opencl_worker.c"
+#line 202 "specs/opencl/opencl_memory.spec.inc"
+
+/*
+ * Device memory an image takes, for the guest's quota: its element size
+ * times its dimensions, which the worker computes from the call's own
+ * arguments (saturating; the driver refuses what makes no sense). An image
+ * made from a buffer takes the buffer's memory, which is charged already.
+ */
+static uint64_t ava_cl_mul_sat(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t ava_cl_image_dims_bytes(const cl_image_format *format, cl_mem_object_type type,
+				       uint64_t width, uint64_t height, uint64_t depth,
+				       uint64_t array_size)
+{
+	uint64_t n = ava_cl_mul_sat(ava_cl_format_elem(format), width);
+
+	switch (type) {
+	case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+		return ava_cl_mul_sat(n, array_size);
+	case CL_MEM_OBJECT_IMAGE2D:
+		return ava_cl_mul_sat(n, height);
+	case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+		return ava_cl_mul_sat(ava_cl_mul_sat(n, height), array_size);
+	case CL_MEM_OBJECT_IMAGE3D:
+		return ava_cl_mul_sat(ava_cl_mul_sat(n, height), depth);
+	default:
+		return n;
+	}
+}
+
+/* Worker, with the descriptor as the guest sent it (mem_object an id). */
+static uint64_t ava_cl_image_bytes(const cl_image_format *format, const cl_image_desc *desc)
+{
+	/* Only a buffer of the guest's own makes the image free: an id that
+	 * names none reaches the driver as NULL, which then allocates. */
+	if (format == NULL || desc == NULL ||
+	    (desc->mem_object != NULL &&
+	     ava_handle_object(cl_mem, (uintptr_t)desc->mem_object) != NULL))
+		return 0;
+	return ava_cl_image_dims_bytes(format, desc->image_type, desc->image_width,
+				       desc->image_height, desc->image_depth,
+				       desc->image_array_size);
+}
 
 static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_image_desc *copy)
 {
@@ -626,8 +707,10 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 630 "opencl_worker.c"
-#line 85 "specs/opencl/opencl_program.spec.inc"
+#line 711 "opencl_worker.c"
+#line 91 "specs/opencl/opencl_program.spec.inc"
+
+const char *ava_w_setting(const char *name);
 
 #define AVA_CL_ARG_INFO_OPTION "-cl-kernel-arg-info"
 #define AVA_CL_MAX_ARG_INFO_PROGRAMS 4096
@@ -666,27 +749,35 @@ static int ava_cl_has_added_arg_info(cl_program program)
 	return found;
 }
 
-static const char *ava_cl_with_arg_info(cl_program program, const char *options, char **owned)
+/*
+ * options with ava's option added (in *owned, to be freed), or as they are
+ * if they ask for argument information themselves (PoCL looks for the
+ * option anywhere in them, so does this) or there is no memory for a copy.
+ */
+static const char *ava_cl_arg_info_options(const char *options, char **owned)
 {
 	size_t n = options ? strlen(options) : 0;
 
 	*owned = NULL;
-	if (!ava_is_worker)
+	if (options && strstr(options, AVA_CL_ARG_INFO_OPTION))
 		return options;
-	if (options && strstr(options, AVA_CL_ARG_INFO_OPTION)) {
-		ava_cl_mark_arg_info(program, 0);
-		return options;
-	}
 	*owned = malloc(n + sizeof(AVA_CL_ARG_INFO_OPTION) + 1);
-	if (*owned == NULL) {
-		ava_cl_mark_arg_info(program, 0);
+	if (*owned == NULL)
 		return options;
-	}
 	memcpy(*owned, options ? options : "", n);
 	(*owned)[n] = ' ';
 	memcpy(*owned + n + 1, AVA_CL_ARG_INFO_OPTION, sizeof(AVA_CL_ARG_INFO_OPTION));
-	ava_cl_mark_arg_info(program, 1);
 	return *owned;
+}
+
+static const char *ava_cl_with_arg_info(cl_program program, const char *options, char **owned)
+{
+	*owned = NULL;
+	if (!ava_is_worker)
+		return options;
+	options = ava_cl_arg_info_options(options, owned);
+	ava_cl_mark_arg_info(program, *owned != NULL);
+	return options;
 }
 
 /* Strips the option ava added from the end of a build options string. */
@@ -712,35 +803,86 @@ static int ava_cl_arg_info_hidden(cl_kernel kernel)
 	return ava_cl_has_added_arg_info(program);
 }
 
-/* The error for an argument value that names no object of the argument's kind, or 0. */
-static cl_int ava_cl_bad_object_arg(cl_kernel kernel, cl_uint index)
+/*
+ * Worker: whether the driver tells the kind of each of kernel's arguments
+ * (address space, type and type qualifiers), which clSetKernelArg needs to
+ * tell an object from plain bytes, or the host allows kernels it does not.
+ */
+static int ava_cl_arg_kinds_known(cl_kernel kernel)
+{
+	const char *allow = ava_w_setting("opencl.kernels_without_arg_info");
+	cl_uint n = 0;
+
+	if (allow != NULL && strcmp(allow, "allow") == 0)
+		return 1;
+	if (clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof(n), &n, NULL) != CL_SUCCESS)
+		return 0;
+	for (cl_uint i = 0; i < n; ++i) {
+		cl_kernel_arg_address_qualifier address = 0;
+		cl_kernel_arg_type_qualifier type_qualifier = 0;
+		size_t type_len = 0;
+
+		if (clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(address),
+				       &address, NULL) != CL_SUCCESS ||
+		    clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_TYPE_QUALIFIER,
+				       sizeof(type_qualifier), &type_qualifier,
+				       NULL) != CL_SUCCESS ||
+		    clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_TYPE_NAME, 0, NULL, &type_len) !=
+			    CL_SUCCESS ||
+		    type_len == 0)
+			return 0;
+		if (address != CL_KERNEL_ARG_ADDRESS_GLOBAL && address != CL_KERNEL_ARG_ADDRESS_LOCAL &&
+		    address != CL_KERNEL_ARG_ADDRESS_CONSTANT &&
+		    address != CL_KERNEL_ARG_ADDRESS_PRIVATE)
+			return 0;
+	}
+	return 1;
+}
+
+/* What an argument takes, as far as the driver tells. */
+enum ava_cl_arg_kind {
+	AVA_CL_ARG_UNKNOWN, /* no information (the host allowed such kernels) */
+	AVA_CL_ARG_BYTES,   /* plain data, a __local size */
+	AVA_CL_ARG_MEM,     /* a buffer pointer, an image, a pipe */
+	AVA_CL_ARG_SAMPLER,
+	AVA_CL_ARG_QUEUE,
+};
+
+/* Asks no more than it needs: one query for the usual buffer argument. */
+static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 {
 	cl_kernel_arg_address_qualifier address = 0;
 	cl_kernel_arg_type_qualifier type_qualifier = 0;
 	char type[64] = "";
+	size_t type_len = 0;
 
 	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(address),
 			       &address, NULL) != CL_SUCCESS)
-		return 0; /* no information (a program from a binary): pass the bytes on */
+		return AVA_CL_ARG_UNKNOWN;
 	if (address == CL_KERNEL_ARG_ADDRESS_GLOBAL || address == CL_KERNEL_ARG_ADDRESS_CONSTANT)
-		return CL_INVALID_MEM_OBJECT;
+		return AVA_CL_ARG_MEM;
 	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(type_qualifier),
-			       &type_qualifier, NULL) == CL_SUCCESS &&
-	    (type_qualifier & CL_KERNEL_ARG_TYPE_PIPE))
-		return CL_INVALID_MEM_OBJECT;
-	if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, sizeof(type) - 1, type,
-			       NULL) != CL_SUCCESS)
-		return 0;
+			       &type_qualifier, NULL) != CL_SUCCESS ||
+	    clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, 0, NULL, &type_len) !=
+		    CL_SUCCESS)
+		return AVA_CL_ARG_UNKNOWN;
+	if (type_qualifier & CL_KERNEL_ARG_TYPE_PIPE)
+		return AVA_CL_ARG_MEM;
+	/* The names that matter are short; a longer one is some other type. */
+	if (type_len > sizeof(type) ||
+	    clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, sizeof(type), type, NULL) !=
+		    CL_SUCCESS)
+		return AVA_CL_ARG_BYTES;
 	if (strncmp(type, "image", 5) == 0)
-		return CL_INVALID_MEM_OBJECT;
+		return AVA_CL_ARG_MEM;
 	if (strcmp(type, "sampler_t") == 0)
-		return CL_INVALID_SAMPLER;
+		return AVA_CL_ARG_SAMPLER;
 	if (strcmp(type, "queue_t") == 0)
-		return CL_INVALID_DEVICE_QUEUE;
-	return 0;
+		return AVA_CL_ARG_QUEUE;
+	return AVA_CL_ARG_BYTES;
 }
 
-#line 744 "opencl_worker.c"
+#line 886 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -787,14 +929,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 791 "opencl_worker.c"
+#line 933 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 467 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 798 "opencl_worker.c"
+#line 940 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -959,7 +1101,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 963 "opencl_worker.c"
+#line 1105 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1043,7 +1185,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1047 "opencl_worker.c"
+#line 1189 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1127,7 +1269,7 @@ static int ava_opencl_serve_clGetDeviceIDs(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 76 "specs/opencl/opencl_platform.spec.inc"
+#line 95 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -1139,9 +1281,13 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 		else if (param_name == CL_DEVICE_PARENT_DEVICE)
 			AVA_CL_IDS_OUT(cl_device_id, param_value, param_value_size,
 				       *param_value_size_ret);
+		else if ((param_name == CL_DEVICE_GLOBAL_MEM_SIZE ||
+			  param_name == CL_DEVICE_MAX_MEM_ALLOC_SIZE) &&
+			 param_value_size >= sizeof(cl_ulong))
+			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1145 "opencl_worker.c"
+#line 1291 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1483,7 +1629,7 @@ static int ava_opencl_serve_clGetHostTimer(struct ava_wcall *ava_w)
 static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret)
-#line 187 "specs/opencl/opencl_platform.spec.inc"
+#line 210 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1494,7 +1640,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 1498 "opencl_worker.c"
+#line 1644 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1598,7 +1744,7 @@ static int ava_opencl_serve_clCreateContext(struct ava_wcall *ava_w)
 static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret)
-#line 214 "specs/opencl/opencl_platform.spec.inc"
+#line 237 "specs/opencl/opencl_platform.spec.inc"
 	cl_context_properties ava_props[AVA_CL_MAX_PROPERTIES + 1];
 	int ava_bad_platform;
 	properties = ava_cl_context_props_in(properties, ava_props, AVA_CL_MAX_PROPERTIES + 1,
@@ -1609,7 +1755,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 1613 "opencl_worker.c"
+#line 1759 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1748,7 +1894,7 @@ static int ava_opencl_serve_clReleaseContext(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 241 "specs/opencl/opencl_platform.spec.inc"
+#line 264 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -1762,7 +1908,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 1766 "opencl_worker.c"
+#line 1912 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1882,14 +2028,14 @@ static int ava_opencl_serve_clSetContextDestructorCallback(struct ava_wcall *ava
 static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateCommandQueue(context, device, properties, errcode_ret)
-#line 301 "specs/opencl/opencl_platform.spec.inc"
+#line 324 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, properties)) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 1893 "opencl_worker.c"
+#line 2039 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1948,14 +2094,14 @@ static int ava_opencl_serve_clCreateCommandQueue(struct ava_wcall *ava_w)
 static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
-#line 317 "specs/opencl/opencl_platform.spec.inc"
+#line 340 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 1959 "opencl_worker.c"
+#line 2105 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2114,7 +2260,7 @@ static int ava_opencl_serve_clReleaseCommandQueue(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 346 "specs/opencl/opencl_platform.spec.inc"
+#line 369 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -2131,7 +2277,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2135 "opencl_worker.c"
+#line 2281 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2267,7 +2413,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2271 "opencl_worker.c"
+#line 2417 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2349,7 +2495,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2353 "opencl_worker.c"
+#line 2499 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2453,7 +2599,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2457 "opencl_worker.c"
+#line 2603 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2533,7 +2679,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2537 "opencl_worker.c"
+#line 2683 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2572,7 +2718,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2576 "opencl_worker.c"
+#line 2722 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2639,7 +2785,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 2643 "opencl_worker.c"
+#line 2789 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2815,6 +2961,10 @@ static int ava_opencl_serve_clCreatePipe(struct ava_wcall *ava_w)
 	(void)ava_life_errcode_ret;
 	(void)ava_coupled_errcode_ret;
 
+	/* ava_allocates_resource(device_memory, ava_cl_pipe_bytes(context, pipe_packet_size, pipe_max_packets)) */
+	ava_st = ava_w_reserve(ava_w, AVA_OPENCL_RES_DEVICE_MEMORY, (uint64_t)(ava_cl_pipe_bytes(context, pipe_packet_size, pipe_max_packets)));
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	ava_ret = clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
 
 	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
@@ -2902,7 +3052,7 @@ static int ava_opencl_serve_clGetPipeInfo(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 195 "specs/opencl/opencl_memory.spec.inc"
+#line 274 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -2913,7 +3063,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 2917 "opencl_worker.c"
+#line 3067 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3006,6 +3156,10 @@ static int ava_opencl_serve_clCreateImage(struct ava_wcall *ava_w)
 	(void)ava_life_errcode_ret;
 	(void)ava_coupled_errcode_ret;
 
+	/* ava_allocates_resource(device_memory, ava_cl_image_bytes(image_format, image_desc)) */
+	ava_st = ava_w_reserve(ava_w, AVA_OPENCL_RES_DEVICE_MEMORY, (uint64_t)(ava_cl_image_bytes(image_format, image_desc)));
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	ava_ret = ava_opencl_impl_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
 
 	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
@@ -3020,7 +3174,7 @@ static int ava_opencl_serve_clCreateImage(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 221 "specs/opencl/opencl_memory.spec.inc"
+#line 303 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3031,7 +3185,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3035 "opencl_worker.c"
+#line 3189 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3141,6 +3295,10 @@ static int ava_opencl_serve_clCreateImageWithProperties(struct ava_wcall *ava_w)
 	(void)ava_life_errcode_ret;
 	(void)ava_coupled_errcode_ret;
 
+	/* ava_allocates_resource(device_memory, ava_cl_image_bytes(image_format, image_desc)) */
+	ava_st = ava_w_reserve(ava_w, AVA_OPENCL_RES_DEVICE_MEMORY, (uint64_t)(ava_cl_image_bytes(image_format, image_desc)));
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	ava_ret = ava_opencl_impl_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
 
 	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
@@ -3155,13 +3313,13 @@ static int ava_opencl_serve_clCreateImageWithProperties(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 248 "specs/opencl/opencl_memory.spec.inc"
+#line 335 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3165 "opencl_worker.c"
+#line 3323 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3247,6 +3405,12 @@ static int ava_opencl_serve_clCreateImage2D(struct ava_wcall *ava_w)
 	(void)ava_life_errcode_ret;
 	(void)ava_coupled_errcode_ret;
 
+	/* ava_allocates_resource(device_memory, ava_cl_image_dims_bytes(image_format, CL_MEM_OBJECT_IMAGE2D,
+							       image_width, image_height, 1, 1)) */
+	ava_st = ava_w_reserve(ava_w, AVA_OPENCL_RES_DEVICE_MEMORY, (uint64_t)(ava_cl_image_dims_bytes(image_format, CL_MEM_OBJECT_IMAGE2D,
+							       image_width, image_height, 1, 1)));
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	ava_ret = ava_opencl_impl_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
 
 	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
@@ -3261,14 +3425,14 @@ static int ava_opencl_serve_clCreateImage2D(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 275 "specs/opencl/opencl_memory.spec.inc"
+#line 368 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3272 "opencl_worker.c"
+#line 3436 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3362,6 +3526,14 @@ static int ava_opencl_serve_clCreateImage3D(struct ava_wcall *ava_w)
 	(void)ava_life_errcode_ret;
 	(void)ava_coupled_errcode_ret;
 
+	/* ava_allocates_resource(device_memory, ava_cl_image_dims_bytes(image_format, CL_MEM_OBJECT_IMAGE3D,
+							       image_width, image_height,
+							       image_depth, 1)) */
+	ava_st = ava_w_reserve(ava_w, AVA_OPENCL_RES_DEVICE_MEMORY, (uint64_t)(ava_cl_image_dims_bytes(image_format, CL_MEM_OBJECT_IMAGE3D,
+							       image_width, image_height,
+							       image_depth, 1)));
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	ava_ret = ava_opencl_impl_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
 
 	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
@@ -3451,7 +3623,7 @@ static int ava_opencl_serve_clGetSupportedImageFormats(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 296 "specs/opencl/opencl_memory.spec.inc"
+#line 389 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -3460,7 +3632,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3464 "opencl_worker.c"
+#line 3636 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3711,7 +3883,7 @@ static int ava_opencl_serve_clReleaseSampler(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 343 "specs/opencl/opencl_memory.spec.inc"
+#line 436 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -3721,7 +3893,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3725 "opencl_worker.c"
+#line 3897 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3800,7 +3972,7 @@ static int ava_opencl_serve_clGetSamplerInfo(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 373 "specs/opencl/opencl_memory.spec.inc"
+#line 466 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = CL_SUCCESS;
 	cl_event ava_unmapped = NULL;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE, map_flags, offset, size,
@@ -3815,7 +3987,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 3819 "opencl_worker.c"
+#line 3991 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -3923,7 +4095,7 @@ static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 403 "specs/opencl/opencl_memory.spec.inc"
+#line 496 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = CL_SUCCESS;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE,
 					 write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, offset,
@@ -3933,7 +4105,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	if (write && data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 0, NULL, event);
-#line 3937 "opencl_worker.c"
+#line 4109 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -4042,7 +4214,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 4046 "opencl_worker.c"
+#line 4218 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -4129,7 +4301,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 4133 "opencl_worker.c"
+#line 4305 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -4466,13 +4638,13 @@ static int ava_opencl_serve_clReleaseProgram(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
 #define ava_execute() clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
-#line 210 "specs/opencl/opencl_program.spec.inc"
+#line 277 "specs/opencl/opencl_program.spec.inc"
 	char *ava_owned;
 	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4476 "opencl_worker.c"
+#line 4648 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4556,7 +4728,7 @@ static int ava_opencl_serve_clBuildProgram(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char *include_names, size_t include_names_length, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
-#line 235 "specs/opencl/opencl_program.spec.inc"
+#line 302 "specs/opencl/opencl_program.spec.inc"
 	for (cl_uint i = 0; ava_is_worker && input_headers != NULL && i < num_input_headers; ++i) {
 		if (input_headers[i] == NULL)
 			return CL_INVALID_PROGRAM;
@@ -4583,7 +4755,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 4587 "opencl_worker.c"
+#line 4759 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -4707,7 +4879,7 @@ static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
 static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (*pfn_notify)(cl_program, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret)
-#line 281 "specs/opencl/opencl_program.spec.inc"
+#line 348 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && input_programs != NULL) {
 		for (cl_uint i = 0; i < num_input_programs; ++i) {
 			if (input_programs[i] == NULL) {
@@ -4717,8 +4889,27 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 			}
 		}
 	}
-	return ava_execute();
-#line 4722 "opencl_worker.c"
+	if (!ava_is_worker)
+		return ava_execute();
+	cl_int ava_err = CL_SUCCESS;
+	char *ava_owned;
+	const char *ava_given = options;
+	if (errcode_ret == NULL)
+		errcode_ret = &ava_err;
+	options = ava_cl_arg_info_options(options, &ava_owned);
+	cl_program ret = ava_execute();
+	if (ret == NULL && ava_owned != NULL && *errcode_ret == CL_INVALID_LINKER_OPTIONS) {
+		/* The option is a compiler option: a driver may refuse it when linking. */
+		free(ava_owned);
+		ava_owned = NULL;
+		options = ava_given;
+		ret = ava_execute();
+	}
+	if (ret != NULL)
+		ava_cl_mark_arg_info(ret, ava_owned != NULL);
+	free(ava_owned);
+	return ret;
+#line 4913 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4797,7 +4988,7 @@ static int ava_opencl_serve_clLinkProgram(struct ava_wcall *ava_w)
 		ava_dir_options |= AVA_BUF_IN;
 		ava_count_options = (uint64_t)(strlen(options) + 1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->options, ava_count_options, sizeof(char), ava_dir_options, (void **)&options);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->options, ava_count_options, sizeof(char), ava_dir_options | AVA_W_PRIVATE, (void **)&options);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_options;
@@ -4892,11 +5083,11 @@ static int ava_opencl_serve_clSetProgramSpecializationConstant(struct ava_wcall 
 static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() clUnloadPlatformCompiler(platform)
-#line 301 "specs/opencl/opencl_program.spec.inc"
+#line 388 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4900 "opencl_worker.c"
+#line 5091 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4949,7 +5140,7 @@ static int ava_opencl_serve_clUnloadCompiler(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-#line 318 "specs/opencl/opencl_program.spec.inc"
+#line 405 "specs/opencl/opencl_program.spec.inc"
 	if (param_name == CL_PROGRAM_BINARIES && param_value != NULL)
 		return CL_INVALID_VALUE;
 	size_t ava_written = 0;
@@ -4966,7 +5157,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4970 "opencl_worker.c"
+#line 5161 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -5044,7 +5235,7 @@ static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, size_t total, unsigned char *binaries)
 {
-#line 342 "specs/opencl/opencl_program.spec.inc"
+#line 429 "specs/opencl/opencl_program.spec.inc"
 	cl_uint ava_ndev = 0;
 	size_t ava_sizes[64], ava_sum = 0;
 	unsigned char *ava_parts[64];
@@ -5066,7 +5257,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 5070 "opencl_worker.c"
+#line 5261 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -5121,7 +5312,7 @@ static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 371 "specs/opencl/opencl_program.spec.inc"
+#line 458 "specs/opencl/opencl_program.spec.inc"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -5146,7 +5337,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 5150 "opencl_worker.c"
+#line 5341 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5226,6 +5417,22 @@ static int ava_opencl_serve_clGetProgramBuildInfo(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
+{
+#define ava_execute() clCreateKernel(program, kernel_name, errcode_ret)
+#line 498 "specs/opencl/opencl_program.spec.inc"
+	cl_kernel ret = ava_execute();
+	if (ava_is_worker && ret != NULL && !ava_cl_arg_kinds_known(ret)) {
+		(void)clReleaseKernel(ret);
+		if (errcode_ret != NULL)
+			*errcode_ret = CL_INVALID_PROGRAM_EXECUTABLE;
+		return NULL;
+	}
+	return ret;
+#line 5433 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clCreateKernel(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clCreateKernel_call *ava_a;
@@ -5273,13 +5480,13 @@ static int ava_opencl_serve_clCreateKernel(struct ava_wcall *ava_w)
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret | AVA_W_PRIVATE, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_errcode_ret;
 	(void)ava_coupled_errcode_ret;
 
-	ava_ret = clCreateKernel(program, kernel_name, errcode_ret);
+	ava_ret = ava_opencl_impl_clCreateKernel(program, kernel_name, errcode_ret);
 
 	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -5288,6 +5495,31 @@ static int ava_opencl_serve_clCreateKernel(struct ava_wcall *ava_w)
 	}
 	ava_r.ret = ava_w_handle_out(ava_w, (void *)ava_ret, AVA_OPENCL_T_CL_KERNEL, 1);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
+{
+#define ava_execute() clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret)
+#line 517 "specs/opencl/opencl_program.spec.inc"
+	cl_uint ava_made = 0;
+	int ava_known = 1;
+	if (ava_is_worker && num_kernels_ret == NULL)
+		num_kernels_ret = &ava_made;
+	cl_int ret = ava_execute();
+	if (!ava_is_worker || ret != CL_SUCCESS || kernels == NULL)
+		return ret;
+	for (cl_uint i = 0; i < *num_kernels_ret && i < num_kernels && ava_known; ++i)
+		ava_known = kernels[i] == NULL || ava_cl_arg_kinds_known(kernels[i]);
+	if (ava_known)
+		return ret;
+	for (cl_uint i = 0; i < *num_kernels_ret && i < num_kernels; ++i) {
+		if (kernels[i] != NULL)
+			(void)clReleaseKernel(kernels[i]);
+		kernels[i] = NULL;
+	}
+	return CL_INVALID_PROGRAM_EXECUTABLE;
+#line 5522 "opencl_worker.c"
+#undef ava_execute
 }
 
 static int ava_opencl_serve_clCreateKernelsInProgram(struct ava_wcall *ava_w)
@@ -5341,13 +5573,13 @@ static int ava_opencl_serve_clCreateKernelsInProgram(struct ava_wcall *ava_w)
 		ava_dir_num_kernels_ret |= AVA_BUF_OUT;
 		ava_count_num_kernels_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->num_kernels_ret, ava_count_num_kernels_ret, sizeof(cl_uint), ava_dir_num_kernels_ret, (void **)&num_kernels_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->num_kernels_ret, ava_count_num_kernels_ret, sizeof(cl_uint), ava_dir_num_kernels_ret | AVA_W_PRIVATE, (void **)&num_kernels_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_num_kernels_ret;
 	(void)ava_coupled_num_kernels_ret;
 
-	ava_ret = clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
+	ava_ret = ava_opencl_impl_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
 
 	if ((ava_dir_kernels & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
 		if (kernels != NULL)
@@ -5468,27 +5700,40 @@ static int ava_opencl_serve_clReleaseKernel(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
-#line 445 "specs/opencl/opencl_program.spec.inc"
-	if (arg_value != NULL && arg_size == sizeof(cl_mem)) {
-		uint64_t ava_id;
-		memcpy(&ava_id, arg_value, sizeof(ava_id));
-		cl_mem ava_mem = ava_handle_object(cl_mem, ava_id);
-		if (ava_mem != NULL)
-			return clSetKernelArg(kernel, arg_index, arg_size, &ava_mem);
-		cl_sampler ava_sampler = ava_handle_object(cl_sampler, ava_id);
-		if (ava_sampler != NULL)
-			return clSetKernelArg(kernel, arg_index, arg_size, &ava_sampler);
-		cl_command_queue ava_queue = ava_handle_object(cl_command_queue, ava_id);
-		if (ava_queue != NULL)
-			return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
-		/* Bytes that are no object where the kernel wants one would be a wild pointer. */
-		cl_int ava_bad = ava_id != 0 && kernel != NULL ? ava_cl_bad_object_arg(kernel, arg_index)
-							       : 0;
-		if (ava_bad != 0)
-			return ava_bad;
+#line 569 "specs/opencl/opencl_program.spec.inc"
+	if (arg_value == NULL || arg_size != sizeof(cl_mem) || kernel == NULL)
+		return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+	uint64_t ava_id;
+	memcpy(&ava_id, arg_value, sizeof(ava_id));
+	const enum ava_cl_arg_kind ava_kind = ava_cl_arg_kind(kernel, arg_index);
+	if (ava_kind == AVA_CL_ARG_BYTES)
+		return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+	cl_mem ava_mem = ava_handle_object(cl_mem, ava_id);
+	if (ava_kind == AVA_CL_ARG_MEM) {
+		if (ava_mem == NULL && ava_id != 0)
+			return CL_INVALID_MEM_OBJECT;
+		return clSetKernelArg(kernel, arg_index, arg_size, &ava_mem);
 	}
+	cl_sampler ava_sampler = ava_handle_object(cl_sampler, ava_id);
+	if (ava_kind == AVA_CL_ARG_SAMPLER) {
+		if (ava_sampler == NULL && ava_id != 0)
+			return CL_INVALID_SAMPLER;
+		return clSetKernelArg(kernel, arg_index, arg_size, &ava_sampler);
+	}
+	cl_command_queue ava_queue = ava_handle_object(cl_command_queue, ava_id);
+	if (ava_kind == AVA_CL_ARG_QUEUE) {
+		if (ava_queue == NULL && ava_id != 0)
+			return CL_INVALID_DEVICE_QUEUE;
+		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
+	}
+	if (ava_mem != NULL)
+		return clSetKernelArg(kernel, arg_index, arg_size, &ava_mem);
+	if (ava_sampler != NULL)
+		return clSetKernelArg(kernel, arg_index, arg_size, &ava_sampler);
+	if (ava_queue != NULL)
+		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 5492 "opencl_worker.c"
+#line 5737 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -5539,7 +5784,7 @@ static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 471 "specs/opencl/opencl_program.spec.inc"
+#line 609 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5553,7 +5798,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5557 "opencl_worker.c"
+#line 5802 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5633,12 +5878,12 @@ static int ava_opencl_serve_clGetKernelInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 493 "specs/opencl/opencl_program.spec.inc"
+#line 631 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5642 "opencl_worker.c"
+#line 5887 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5948,7 +6193,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5952 "opencl_worker.c"
+#line 6197 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6275,7 +6520,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6279 "opencl_worker.c"
+#line 6524 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6389,7 +6634,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6393 "opencl_worker.c"
+#line 6638 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6514,7 +6759,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6518 "opencl_worker.c"
+#line 6763 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6685,7 +6930,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6689 "opencl_worker.c"
+#line 6934 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7194,7 +7439,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7198 "opencl_worker.c"
+#line 7443 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7345,7 +7590,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7349 "opencl_worker.c"
+#line 7594 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8097,7 +8342,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8101 "opencl_worker.c"
+#line 8346 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8239,7 +8484,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8243 "opencl_worker.c"
+#line 8488 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8555,7 +8800,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 || event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 8559 "opencl_worker.c"
+#line 8804 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -8605,7 +8850,7 @@ static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
 
 static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
 {
-#line 69 "specs/opencl/opencl_svm.spec.inc"
+#line 73 "specs/opencl/opencl_svm.spec.inc"
 	struct ava_cl_svm_s *svm;
 	void *base;
 	if (flags & (CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS))
@@ -8623,7 +8868,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->size = size;
 	svm->context = context;
 	return svm;
-#line 8627 "opencl_worker.c"
+#line 8872 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -8659,14 +8904,14 @@ static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 {
-#line 92 "specs/opencl/opencl_svm.spec.inc"
+#line 96 "specs/opencl/opencl_svm.spec.inc"
 	if (svm == NULL)
 		return CL_INVALID_VALUE;
 	clSVMFree(svm->context, svm->base);
 	clReleaseContext(svm->context);
 	free(svm);
 	return CL_SUCCESS;
-#line 8670 "opencl_worker.c"
+#line 8915 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -8698,7 +8943,7 @@ static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 112 "specs/opencl/opencl_svm.spec.inc"
+#line 116 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	cl_int ret;
 	if (ava_p == NULL)
@@ -8710,7 +8955,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 8714 "opencl_worker.c"
+#line 8959 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -8818,7 +9063,7 @@ static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 138 "specs/opencl/opencl_svm.spec.inc"
+#line 142 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	cl_int ret;
 	if (ava_p == NULL)
@@ -8831,7 +9076,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	if (data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, event);
-#line 8835 "opencl_worker.c"
+#line 9080 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -8935,14 +9180,14 @@ static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, size_t dst_offset, ava_cl_svm src_svm, size_t src_offset, size_t size, const void *src_host, void *dst_host, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 170 "specs/opencl/opencl_svm.spec.inc"
+#line 174 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_dst = dst_svm ? ava_cl_svm_at(dst_svm, dst_offset, size) : dst_host;
 	const void *ava_src = src_svm ? ava_cl_svm_at(src_svm, src_offset, size) : src_host;
 	if (ava_dst == NULL || ava_src == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 8946 "opencl_worker.c"
+#line 9191 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -9086,13 +9331,13 @@ static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 192 "specs/opencl/opencl_svm.spec.inc"
+#line 196 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	if (ava_p == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 9096 "opencl_worker.c"
+#line 9341 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -9198,12 +9443,12 @@ static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uint arg_index, ava_cl_svm svm, size_t offset)
 {
-#line 204 "specs/opencl/opencl_svm.spec.inc"
+#line 208 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = svm ? ava_cl_svm_at(svm, offset, 0) : NULL;
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 9207 "opencl_worker.c"
+#line 9452 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -9239,7 +9484,7 @@ static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_uint count, const ava_cl_svm *svms, const size_t *offsets)
 {
-#line 216 "specs/opencl/opencl_svm.spec.inc"
+#line 220 "specs/opencl/opencl_svm.spec.inc"
 	void **ava_ptrs;
 	cl_int ret;
 	if (count == 0 || svms == NULL || offsets == NULL)
@@ -9258,7 +9503,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 9262 "opencl_worker.c"
+#line 9507 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -9326,7 +9571,7 @@ static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue, cl_uint count, const ava_cl_svm *svms, const size_t *offsets, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 251 "specs/opencl/opencl_svm.spec.inc"
+#line 255 "specs/opencl/opencl_svm.spec.inc"
 	const void **ava_ptrs;
 	cl_int ret;
 	if (count == 0 || svms == NULL || offsets == NULL)
@@ -9346,7 +9591,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 9350 "opencl_worker.c"
+#line 9595 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -9480,11 +9725,11 @@ static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
 {
-#line 278 "specs/opencl/opencl_svm.spec.inc"
+#line 282 "specs/opencl/opencl_svm.spec.inc"
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 9488 "opencl_worker.c"
+#line 9733 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -9593,7 +9838,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 9597 "opencl_worker.c"
+#line 9842 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -9705,7 +9950,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 9709 "opencl_worker.c"
+#line 9954 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
