@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "parla/opencl.hpp"
 #include "parla/parla.hpp"
 
 // Criterion's Test() bodies are extern "C" functions, and GCC 12 emits a
@@ -32,17 +33,30 @@ inline std::string backend() {
   return b != nullptr ? b : "host2";
 }
 
-// Each backend has two devices of one architecture.
-inline std::vector<std::unique_ptr<parla::Device>> devices(uint64_t memory_each = 1ull << 30) {
+// Each backend has two devices of one architecture:
+//   host2     two host CPU devices of one thread each
+//   opencl    PoCL's two pthread devices (POCL_DEVICES="pthread pthread")
+//   ava_shm, ava_tcp   the same through ava (tests/parla/remoted.sh)
+inline bool opencl_backend() {
+  return backend() != "host2";
+}
+
+inline std::vector<std::unique_ptr<parla::Device>> devices(uint64_t host_memory_each = 1ull << 30) {
   const std::string b = backend();
   if (b == "host2")
-    return parla::host_devices(2, 1, memory_each);
+    return parla::host_devices(2, 1, host_memory_each);
+  if (b == "opencl" || b == "ava_shm" || b == "ava_tcp") {
+    auto d = parla::opencl_devices();
+    cr_assert_eq(d.size(), 2u, "%s: two OpenCL devices (POCL_DEVICES=\"pthread pthread\"), not %zu",
+                 b.c_str(), d.size());
+    return d;
+  }
   cr_assert_fail("unknown PARLA_TEST_DEVICES=%s", b.c_str());
   return {};
 }
 
 inline parla::Arch arch() {
-  return parla::Arch::cpu;
+  return opencl_backend() ? parla::Arch::cl_cpu : parla::Arch::cpu;
 }
 
 inline parla::Options options(bool sequential = false) {

@@ -123,11 +123,12 @@ Test(placement, whole_vcus_serialise_on_a_device) {
 }
 
 // Parla's test_memory_aware_scheduling: tasks that need a device's whole
-// memory never share one, and they spread over the devices.
+// memory never share one, and they spread over the devices. Each really
+// allocates (and touches) that memory: on PoCL the device's reported size
+// (POCL_MEMORY_LIMIT), through ava what the host lets the guest have.
 Test(placement, whole_memory_tasks_queue_per_device_and_spread) {
-  constexpr uint64_t kMemory = 64ull << 20;
   parla::Options o;
-  o.devices = parla_test::devices(kMemory);
+  o.devices = parla_test::devices(64ull << 20);
   o.threads = 2;
   Runtime rt(std::move(o));
   TaskSpace T("T");
@@ -135,9 +136,10 @@ Test(placement, whole_memory_tasks_queue_per_device_and_spread) {
   std::map<Device *, int> running, used;
   bool overlap = false;
   std::atomic<int> allocated{0};
-  for (int i = 0; i < 8; ++i)
-    rt.spawn(T[i],
-             {.placement = parla_test::arch(), .resources = {.memory = kMemory, .vcus = 0.25}},
+  for (int i = 0; i < 8; ++i) {
+    Device &any = rt.device(parla_test::arch(), 0);
+    const uint64_t whole = any.memory_capacity();
+    rt.spawn(T[i], {.placement = parla_test::arch(), .resources = {.memory = whole, .vcus = 0.25}},
              [&] {
                Device &d = current_device();
                {
@@ -145,17 +147,29 @@ Test(placement, whole_memory_tasks_queue_per_device_and_spread) {
                  overlap = overlap || ++running[&d] > 1;
                  ++used[&d];
                }
-               if (void *p = d.allocate(kMemory)) {
-                 allocated.fetch_add(1);
-                 d.release(p);
+               std::vector<void *> blocks;
+               uint64_t got = 0;
+               const uint64_t step = std::min(d.max_allocation(), d.memory_capacity());
+               while (got < d.memory_capacity()) {
+                 const uint64_t n = std::min(step, d.memory_capacity() - got);
+                 void *p = d.allocate(n);
+                 if (p == nullptr)
+                   break;
+                 blocks.push_back(p);
+                 got += n;
                }
+               if (got == d.memory_capacity())
+                 allocated.fetch_add(1);
+               for (void *p : blocks)
+                 d.release(p);
                std::lock_guard lock(mu);
                --running[&d];
              });
+  }
   rt.wait();
   cr_expect(!overlap, "two whole-memory tasks held one device at once");
   cr_expect_eq(used.size(), 2u, "both devices took tasks");
-  cr_expect_eq(allocated.load(), 8);
+  cr_expect_eq(allocated.load(), 8, "every task got the whole memory of its device");
 }
 
 // The formula in parla/src/scheduler.cpp, term by term.

@@ -37,6 +37,8 @@ public:
   // Compute units tasks reserve with `vcus` (a GPU is 1; a host CPU device
   // of k worker threads is k).
   virtual double vcus() const = 0;
+  // The largest single allocation.
+  virtual uint64_t max_allocation() const { return memory_capacity(); }
   // Describes the device for messages and traces ("PoCL cpu-haswell ...").
   virtual std::string description() const = 0;
 

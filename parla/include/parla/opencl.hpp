@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+// OpenCL devices (libparla_opencl): every device of every platform the
+// OpenCL library shows, natively or through ava's guest library, which
+// is then just another OpenCL library. A device's architecture is its
+// OpenCL type (CL_DEVICE_TYPE_CPU -> Arch::cl_cpu, GPU -> gpu, others ->
+// accelerator); its memory is what it reports (CL_DEVICE_GLOBAL_MEM_SIZE:
+// under ava, the quota the host grants).
+#pragma once
+
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "parla/device.hpp"
+
+namespace parla {
+
+class OpenclDevice : public Device {
+public:
+  // Takes a context and two in-order queues (compute, copy) of its own.
+  explicit OpenclDevice(cl_device_id device);
+  ~OpenclDevice() override;
+
+  Arch arch() const override { return arch_; }
+  uint64_t memory_capacity() const override { return memory_; }
+  double vcus() const override { return 1; }
+  std::string description() const override { return description_; }
+  // A cl_mem (as void *) whose pages exist (the buffer is filled once), or
+  // nullptr when the device refuses it.
+  void *allocate(size_t bytes) override;
+  void release(void *memory) override;
+
+  cl_device_id id() const { return device_; }
+  cl_context context() const { return context_; }
+  cl_command_queue queue() const { return queue_; }
+  cl_command_queue copy_queue() const { return copy_queue_; }
+  uint64_t max_allocation() const override { return max_alloc_; }
+
+private:
+  cl_device_id device_;
+  cl_context context_ = nullptr;
+  cl_command_queue queue_ = nullptr;
+  cl_command_queue copy_queue_ = nullptr;
+  Arch arch_ = Arch::accelerator;
+  uint64_t memory_ = 0;
+  uint64_t max_alloc_ = 0;
+  std::string description_;
+};
+
+// Every OpenCL device there is (empty when there is no platform); throws
+// parla::Error naming the call when the OpenCL library fails otherwise.
+std::vector<std::unique_ptr<Device>> opencl_devices();
+
+// "CL_OUT_OF_RESOURCES (-5)" for messages.
+std::string cl_error_text(cl_int error);
+
+} // namespace parla

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+#include "parla/opencl.hpp"
+
+#include "parla/error.hpp"
+
+namespace parla {
+
+namespace {
+
+void check(cl_int e, const char *call) {
+  if (e != CL_SUCCESS)
+    throw Error(std::string("parla: ") + call + " failed: " + cl_error_text(e));
+}
+
+template <class T> T info(cl_device_id d, cl_device_info what) {
+  T v{};
+  check(clGetDeviceInfo(d, what, sizeof v, &v, nullptr), "clGetDeviceInfo");
+  return v;
+}
+
+std::string info_string(cl_device_id d, cl_device_info what) {
+  size_t n = 0;
+  check(clGetDeviceInfo(d, what, 0, nullptr, &n), "clGetDeviceInfo");
+  std::string s(n, '\0');
+  check(clGetDeviceInfo(d, what, n, s.data(), nullptr), "clGetDeviceInfo");
+  while (!s.empty() && s.back() == '\0')
+    s.pop_back();
+  return s;
+}
+
+} // namespace
+
+std::string cl_error_text(cl_int e) {
+  const char *name = nullptr;
+  switch (e) {
+  case CL_DEVICE_NOT_FOUND:
+    name = "CL_DEVICE_NOT_FOUND";
+    break;
+  case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+    name = "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+    break;
+  case CL_OUT_OF_RESOURCES:
+    name = "CL_OUT_OF_RESOURCES";
+    break;
+  case CL_OUT_OF_HOST_MEMORY:
+    name = "CL_OUT_OF_HOST_MEMORY";
+    break;
+  case CL_INVALID_VALUE:
+    name = "CL_INVALID_VALUE";
+    break;
+  case CL_INVALID_BUFFER_SIZE:
+    name = "CL_INVALID_BUFFER_SIZE";
+    break;
+  case -1001: // CL_PLATFORM_NOT_FOUND_KHR (the ICD loader)
+    name = "CL_PLATFORM_NOT_FOUND_KHR";
+    break;
+  default:
+    name = "OpenCL error";
+  }
+  return std::string(name) + " (" + std::to_string(e) + ")";
+}
+
+OpenclDevice::OpenclDevice(cl_device_id device) : device_(device) {
+  const cl_device_type type = info<cl_device_type>(device, CL_DEVICE_TYPE);
+  arch_ = type & CL_DEVICE_TYPE_GPU   ? Arch::gpu
+          : type & CL_DEVICE_TYPE_CPU ? Arch::cl_cpu
+                                      : Arch::accelerator;
+  memory_ = info<cl_ulong>(device, CL_DEVICE_GLOBAL_MEM_SIZE);
+  max_alloc_ = info<cl_ulong>(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+  description_ =
+      info_string(device, CL_DEVICE_NAME) + " (" + std::to_string(memory_ >> 20) + " MiB)";
+  cl_int e = CL_SUCCESS;
+  context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &e);
+  check(e, "clCreateContext");
+  queue_ = clCreateCommandQueueWithProperties(context_, device_, nullptr, &e);
+  check(e, "clCreateCommandQueueWithProperties");
+  copy_queue_ = clCreateCommandQueueWithProperties(context_, device_, nullptr, &e);
+  check(e, "clCreateCommandQueueWithProperties");
+}
+
+OpenclDevice::~OpenclDevice() {
+  if (copy_queue_)
+    clReleaseCommandQueue(copy_queue_);
+  if (queue_)
+    clReleaseCommandQueue(queue_);
+  if (context_)
+    clReleaseContext(context_);
+}
+
+void *OpenclDevice::allocate(size_t bytes) {
+  cl_int e = CL_SUCCESS;
+  cl_mem m = clCreateBuffer(context_, CL_MEM_READ_WRITE, bytes == 0 ? 1 : bytes, nullptr, &e);
+  if (e != CL_SUCCESS)
+    return nullptr;
+  // Drivers allocate lazily: a fill makes the memory real now, so that a
+  // device over its limit says so here, not in a later kernel.
+  const cl_uchar zero = 0;
+  e = clEnqueueFillBuffer(copy_queue_, m, &zero, 1, 0, bytes == 0 ? 1 : bytes, 0, nullptr, nullptr);
+  if (e == CL_SUCCESS)
+    e = clFinish(copy_queue_);
+  if (e != CL_SUCCESS) {
+    clReleaseMemObject(m);
+    return nullptr;
+  }
+  return m;
+}
+
+void OpenclDevice::release(void *memory) {
+  if (memory != nullptr)
+    clReleaseMemObject(static_cast<cl_mem>(memory));
+}
+
+std::vector<std::unique_ptr<Device>> opencl_devices() {
+  std::vector<std::unique_ptr<Device>> out;
+  cl_uint n = 0;
+  cl_int e = clGetPlatformIDs(0, nullptr, &n);
+  if (e == -1001 || n == 0)
+    return out;
+  check(e, "clGetPlatformIDs");
+  std::vector<cl_platform_id> platforms(n);
+  check(clGetPlatformIDs(n, platforms.data(), nullptr), "clGetPlatformIDs");
+  for (cl_platform_id p : platforms) {
+    cl_uint count = 0;
+    e = clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &count);
+    if (e == CL_DEVICE_NOT_FOUND || count == 0)
+      continue;
+    check(e, "clGetDeviceIDs");
+    std::vector<cl_device_id> ids(count);
+    check(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, count, ids.data(), nullptr), "clGetDeviceIDs");
+    for (cl_device_id d : ids)
+      out.push_back(std::make_unique<OpenclDevice>(d));
+  }
+  return out;
+}
+
+} // namespace parla
