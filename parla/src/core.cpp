@@ -4,6 +4,8 @@
 // workers are in scheduler.cpp.
 #include "src/core.hpp"
 
+#include "src/array_state.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -98,6 +100,11 @@ Core::~Core() {
   work_cv_.notify_all();
   for (auto &w : workers_)
     w.join();
+  // Arrays may outlive the devices: what only a device holds goes to the host.
+  for (DeviceState &s : device_states_)
+    for (auto &weak : s.arrays)
+      if (auto a = weak.lock())
+        a->evict(*s.device);
   if (trace_) {
     std::string why;
     if (!trace_->write(trace_path_, &why))
@@ -178,6 +185,15 @@ std::shared_ptr<TaskState> Core::spawn(const TaskRef &id, SpawnOptions options,
     throw Error("parla: duplicate task id " + t->name() + " (spawned before)");
   t->placement = std::move(options.placement);
   t->default_resources = options.resources;
+  t->accesses.clear();
+  t->access_bytes = 0;
+  for (auto [list, mode] :
+       {std::pair{&options.in, Access::in}, std::pair{&options.out, Access::out},
+        std::pair{&options.inout, Access::inout}})
+    for (Array &a : *list) {
+      t->access_bytes += a.bytes();
+      t->accesses.emplace_back(std::move(a), mode);
+    }
   check_placeable(*t); // throws; the task stays a placeholder
   // Dependencies are named (placeholders made) before anything is changed,
   // so that an exception leaves the graph as it was.

@@ -37,6 +37,7 @@ class Core;
 
 struct Scope;
 struct TaskState;
+struct ArrayState;
 
 // What the calling thread is doing for a runtime.
 struct ThreadContext {
@@ -102,6 +103,8 @@ struct TaskState {
 
   Placement placement;
   Resources default_resources;
+  std::vector<std::pair<Array, Access>> accesses;
+  uint64_t access_bytes = 0;
   // Chosen at map time.
   std::vector<Device *> devices;
   uint64_t memory = 0;     // per device
@@ -145,6 +148,8 @@ struct DeviceState {
   uint32_t memory_waiters = 0;
   uint32_t compute_waiters = 0;
   std::vector<bool> lanes_busy; // trace tracks of concurrent tasks
+  // Arrays with a replica here, evicted (to the host) before the device goes.
+  std::vector<std::weak_ptr<ArrayState>> arrays;
 };
 
 class Core {
@@ -214,6 +219,8 @@ private:
   void run_sequential(Lock &lock, TaskState *task);
   void drain_sequential(Lock &lock);
   void after_run(TaskState *task, std::exception_ptr error);
+  // Outside mu_: the task's accesses made valid on its device.
+  void prepare_accesses(Lock &lock, TaskState *task);
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_; // idle workers

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "parla/device.hpp"
@@ -33,6 +34,14 @@ void *HostCpuDevice::allocate(size_t bytes) {
 
 void HostCpuDevice::release(void *memory) {
   std::free(memory);
+}
+
+void HostCpuDevice::write(void *memory, size_t offset, const void *from, size_t bytes) {
+  std::memcpy(static_cast<char *>(memory) + offset, from, bytes);
+}
+
+void HostCpuDevice::read(const void *memory, size_t offset, void *to, size_t bytes) {
+  std::memcpy(to, static_cast<const char *>(memory) + offset, bytes);
 }
 
 std::vector<std::unique_ptr<Device>> host_devices(unsigned count, unsigned threads_each,

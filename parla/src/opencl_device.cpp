@@ -110,6 +110,24 @@ void OpenclDevice::release(void *memory) {
     clReleaseMemObject(static_cast<cl_mem>(memory));
 }
 
+// Copies go on the compute queue: in order after the kernels of the task
+// that wrote the memory.
+void OpenclDevice::write(void *memory, size_t offset, const void *from, size_t bytes) {
+  check(clEnqueueWriteBuffer(queue_, static_cast<cl_mem>(memory), CL_TRUE, offset, bytes, from, 0,
+                             nullptr, nullptr),
+        "clEnqueueWriteBuffer");
+}
+
+void OpenclDevice::read(const void *memory, size_t offset, void *to, size_t bytes) {
+  check(clEnqueueReadBuffer(queue_, static_cast<cl_mem>(const_cast<void *>(memory)), CL_TRUE,
+                            offset, bytes, to, 0, nullptr, nullptr),
+        "clEnqueueReadBuffer");
+}
+
+void OpenclDevice::synchronize() {
+  check(clFinish(queue_), "clFinish");
+}
+
 std::vector<std::unique_ptr<Device>> opencl_devices() {
   std::vector<std::unique_ptr<Device>> out;
   cl_uint n = 0;

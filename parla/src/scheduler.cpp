@@ -7,21 +7,23 @@
 // task's needs (memory <= capacity, vcus <= vcus). Parts are filled in
 // order with distinct devices, each taking the feasible device of highest
 //
-//   score(d) = -10 * T(d) - 10 * M(d)
+//   score(d) = 30 * L(d) - 30 * N(d) - 10 * T(d) - 10 * M(d)
+//   L(d) = bytes the task reads that are valid in d's memory space already /
+//          bytes of all its accesses;  N(d) = 1 - L(d) (0 for a task with none)
 //   T(d) = tasks mapped to d and not done / (1 + tasks mapped anywhere and not done)
 //   M(d) = (memory reserved on d + memory of tasks mapped to d but not yet
 //           holding it + this task's memory) / memory capacity of d
 //
-// (Parla's policy also weighs the bytes of the task's data already on d;
-// arrays add that term.) The option whose devices' mean score is highest
-// wins; ties go to the first in a rotation that advances with every
-// mapping, so equal devices take turns. T spreads tasks; M keeps tasks
-// that need a device's whole memory apart, so that 8 such tasks on 4
-// devices queue two per device instead of eight on one.
+// (Parla's policy weighs bytes unnormalised, so that they swamp the load
+// term; here every term lies in [0, 1] before its weight.) The option whose devices' mean score is
+// highest wins; ties go to the first in a rotation that advances with every mapping, so equal
+// devices take turns. T spreads tasks; M keeps tasks that need a device's whole memory apart, so
+// that 8 such tasks on 4 devices queue two per device instead of eight on one.
 #include <algorithm>
 #include <cmath>
 #include <thread>
 
+#include "src/array_state.hpp"
 #include "src/core.hpp"
 
 #if defined(__x86_64__)
@@ -40,7 +42,22 @@ struct Need {
 Need need_of(const TaskState &t, const Placement::Option *option) {
   const Resources &r =
       option != nullptr && option->resources ? *option->resources : t.default_resources;
-  return {r.memory.value_or(0), static_cast<uint32_t>(std::lround(r.vcus * 1000))};
+  return {r.memory.value_or(t.access_bytes), static_cast<uint32_t>(std::lround(r.vcus * 1000))};
+}
+
+// L(d): the share of the task's access bytes already valid in d's space
+// (an array busy moving data counts as none there).
+double locality(const TaskState &t, const Device &d) {
+  if (t.access_bytes == 0)
+    return 0;
+  size_t local = 0;
+  for (const auto &[a, mode] : t.accesses) {
+    size_t n = 0;
+    if (mode != Access::out &&
+        a.state()->try_valid_bytes(d.memory_space(), a.offset(), a.offset() + a.bytes(), &n))
+      local += n;
+  }
+  return static_cast<double>(local) / static_cast<double>(t.access_bytes);
 }
 
 std::string bytes_text(uint64_t b) {
@@ -158,7 +175,9 @@ void Core::map(TaskState *t) {
                 ? 0
                 : static_cast<double>(s.memory_reserved + s.mapped_memory + need.memory) /
                       static_cast<double>(s.memory_capacity);
-        const double score = -10 * load - 10 * memory;
+        const double local = locality(*t, *s.device);
+        const double score =
+            30 * local - 30 * (t->access_bytes ? 1 - local : 0) - 10 * load - 10 * memory;
         if (score > part_best) {
           part_best = score;
           pick = i;
@@ -423,17 +442,22 @@ void Core::run(Lock &lock, TaskState *t, int worker) {
   const ThreadContext outer = tl;
   tl.task = t;
   tl.scope = nullptr; // spawns in a body belong to no finish() of this thread
-  lock.unlock();
   std::exception_ptr error;
   try {
+    if (!t->coro && !t->accesses.empty())
+      prepare_accesses(lock, t);
+    lock.unlock();
     if (!t->coro)
       t->body->start(*t);
     if (t->coro)
       t->coro.resume();
+    for (Device *d : t->devices)
+      d->synchronize();
   } catch (...) {
     error = std::current_exception();
   }
-  lock.lock();
+  if (!lock.owns_lock())
+    lock.lock();
   tl = outer;
   --running_;
   if (tracing) {
@@ -489,6 +513,29 @@ void Core::after_run(TaskState *t, std::exception_ptr error) {
     fail_fast(t, error);
   } else {
     complete(t, nullptr, Outcome::completed);
+  }
+}
+
+void Core::prepare_accesses(Lock &lock, TaskState *t) {
+  Device &d = *t->devices.front();
+  DeviceState &s = device_states_[static_cast<size_t>(d.id())];
+  std::erase_if(s.arrays, [](const std::weak_ptr<ArrayState> &w) { return w.expired(); });
+  for (const auto &[a, mode] : t->accesses) {
+    bool known = false;
+    for (const auto &w : s.arrays)
+      known = known || w.lock() == a.state();
+    if (!known)
+      s.arrays.push_back(a.state());
+  }
+  const double start = trace_ ? now_us() : 0;
+  lock.unlock();
+  for (const auto &[a, mode] : t->accesses)
+    detail::prepare_access(a, mode, d);
+  lock.lock();
+  if (trace_) {
+    const double end = now_us();
+    trace_->slice(Trace::kWorkers, t->worker, "data for " + t->name(), "copy", start, end - start);
+    t->start_us = end; // the task's own slice starts after its data is there
   }
 }
 

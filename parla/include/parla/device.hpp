@@ -45,6 +45,16 @@ public:
   // Device memory for arrays; nullptr when the device has no room.
   virtual void *allocate(size_t bytes) = 0;
   virtual void release(void *memory) = 0;
+  // Copies between the host and memory of allocate(), at a byte offset;
+  // they return once the copy is done (and after work queued before them).
+  virtual void write(void *memory, size_t offset, const void *from, size_t bytes) = 0;
+  virtual void read(const void *memory, size_t offset, void *to, size_t bytes) = 0;
+  // Waits for the device work a task's body queued (the runtime calls it
+  // after the body returns, so that a task is done when its work is).
+  virtual void synchronize() {}
+  // Devices of one space share memory (and an array's replica): the host
+  // CPU devices all have space 0, every other device one of its own.
+  virtual uintptr_t memory_space() const { return reinterpret_cast<uintptr_t>(this); }
 
   // "cpu(0)", "gpu(1)": the architecture and the index among its kind.
   const std::string &name() const { return name_; }
@@ -73,6 +83,9 @@ public:
   std::string description() const override;
   void *allocate(size_t bytes) override;
   void release(void *memory) override;
+  void write(void *memory, size_t offset, const void *from, size_t bytes) override;
+  void read(const void *memory, size_t offset, void *to, size_t bytes) override;
+  uintptr_t memory_space() const override { return 0; }
   unsigned threads() const { return threads_; }
 
 private:

@@ -32,6 +32,9 @@ public:
   // nullptr when the device refuses it.
   void *allocate(size_t bytes) override;
   void release(void *memory) override;
+  void write(void *memory, size_t offset, const void *from, size_t bytes) override;
+  void read(const void *memory, size_t offset, void *to, size_t bytes) override;
+  void synchronize() override;
 
   cl_device_id id() const { return device_; }
   cl_context context() const { return context_; }

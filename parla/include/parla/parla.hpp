@@ -2,6 +2,7 @@
 // The whole public API of the task runtime (README: "Task runtime").
 #pragma once
 
+#include "parla/array.hpp"
 #include "parla/device.hpp"
 #include "parla/error.hpp"
 #include "parla/placement.hpp"

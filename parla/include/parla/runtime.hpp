@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "parla/array.hpp"
 #include "parla/device.hpp"
 #include "parla/error.hpp"
 #include "parla/placement.hpp"
@@ -55,6 +56,11 @@ struct SpawnOptions {
   TaskRefs after{};      // dependencies (tasks may be spawned later)
   Placement placement{}; // empty: any one device
   Resources resources{}; // for options without resources of their own
+  // Arrays (or views) the body reads, writes, or both, on the task's first
+  // device; without resources.memory the task is charged their bytes.
+  std::vector<Array> in{};
+  std::vector<Array> out{};
+  std::vector<Array> inout{};
 };
 
 struct Stats {
