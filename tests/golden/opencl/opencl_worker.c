@@ -808,7 +808,7 @@ static int ava_cl_arg_info_hidden(cl_kernel kernel)
  * (address space, type and type qualifiers), which clSetKernelArg needs to
  * tell an object from plain bytes, or the host allows kernels it does not.
  */
-static int ava_cl_arg_kinds_known(cl_kernel kernel)
+static inline int ava_cl_arg_kinds_known(cl_kernel kernel)
 {
 	const char *allow = ava_w_setting("opencl.kernels_without_arg_info");
 	cl_uint n = 0;
