@@ -37,6 +37,8 @@ inline std::string backend() {
 //   host2     two host CPU devices of one thread each
 //   opencl    PoCL's two pthread devices (POCL_DEVICES="pthread pthread")
 //   ava_shm, ava_tcp   the same through ava (tests/parla/remoted.sh)
+//   ava_quota one PoCL device through a worker that grants 256 MiB
+//             (test_parla_quota only)
 inline bool opencl_backend() {
   return backend() != "host2";
 }
@@ -45,6 +47,12 @@ inline std::vector<std::unique_ptr<parla::Device>> devices(uint64_t host_memory_
   const std::string b = backend();
   if (b == "host2")
     return parla::host_devices(2, 1, host_memory_each);
+  if (b == "ava_quota") {
+    auto d = parla::opencl_devices();
+    cr_assert_eq(d.size(), 1u, "ava_quota: one OpenCL device (POCL_DEVICES=pthread), not %zu",
+                 d.size());
+    return d;
+  }
   if (b == "opencl" || b == "ava_shm" || b == "ava_tcp") {
     auto d = parla::opencl_devices();
     cr_assert_eq(d.size(), 2u, "%s: two OpenCL devices (POCL_DEVICES=\"pthread pthread\"), not %zu",
