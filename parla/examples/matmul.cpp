@@ -33,43 +33,6 @@ __kernel void gemm_block(__global const double *a, ulong ao, __global const doub
 }
 )CL";
 
-// One built kernel per device (a kernel object is not for two threads at
-// once: the vcus of 1 keep one task per device).
-class Kernels {
-public:
-  cl_kernel get(parla::OpenclDevice &d) {
-    std::lock_guard lock(mu_);
-    auto it = kernels_.find(&d);
-    if (it != kernels_.end())
-      return it->second;
-    cl_int e = CL_SUCCESS;
-    cl_context ctx = d.context();
-    cl_program p = clCreateProgramWithSource(ctx, 1, &kSource, nullptr, &e);
-    check(e, "clCreateProgramWithSource");
-    cl_device_id id = d.id();
-    check(clBuildProgram(p, 1, &id, "", nullptr, nullptr), "clBuildProgram");
-    cl_kernel k = clCreateKernel(p, "gemm_block", &e);
-    check(e, "clCreateKernel");
-    programs_.push_back(p);
-    return kernels_[&d] = k;
-  }
-  ~Kernels() {
-    for (auto &[d, k] : kernels_)
-      clReleaseKernel(k);
-    for (cl_program p : programs_)
-      clReleaseProgram(p);
-  }
-  static void check(cl_int e, const char *what) {
-    if (e != CL_SUCCESS)
-      throw parla::Error(std::string(what) + ": " + parla::cl_error_text(e));
-  }
-
-private:
-  std::mutex mu_;
-  std::map<parla::OpenclDevice *, cl_kernel> kernels_;
-  std::vector<cl_program> programs_;
-};
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -97,7 +60,7 @@ int main(int argc, char **argv) {
     const size_t count = devices.size();
     parla::Runtime rt({.devices = std::move(devices)});
     parla::Array A = parla::Array::wrap(a), B = parla::Array::wrap(bm), C = parla::Array::wrap(c);
-    Kernels kernels;
+    parla::KernelCache kernels(kSource, "gemm_block");
     parla::TaskSpace T("C");
     const auto start = std::chrono::steady_clock::now();
     for (int bi = 0; bi < nb; ++bi)
@@ -116,17 +79,17 @@ int main(int argc, char **argv) {
                  cm = static_cast<cl_mem>(out.local());
           for (int kk = 0; kk < nb; ++kk) {
             const cl_ulong ao = at(bi, kk), bo = at(kk, bj), co = at(bi, bj);
-            Kernels::check(clSetKernelArg(k, 0, sizeof am, &am), "clSetKernelArg");
-            Kernels::check(clSetKernelArg(k, 1, sizeof ao, &ao), "clSetKernelArg");
-            Kernels::check(clSetKernelArg(k, 2, sizeof bmem, &bmem), "clSetKernelArg");
-            Kernels::check(clSetKernelArg(k, 3, sizeof bo, &bo), "clSetKernelArg");
-            Kernels::check(clSetKernelArg(k, 4, sizeof cm, &cm), "clSetKernelArg");
-            Kernels::check(clSetKernelArg(k, 5, sizeof co, &co), "clSetKernelArg");
-            Kernels::check(clSetKernelArg(k, 6, sizeof b, &b), "clSetKernelArg");
+            parla::cl_check(clSetKernelArg(k, 0, sizeof am, &am), "clSetKernelArg");
+            parla::cl_check(clSetKernelArg(k, 1, sizeof ao, &ao), "clSetKernelArg");
+            parla::cl_check(clSetKernelArg(k, 2, sizeof bmem, &bmem), "clSetKernelArg");
+            parla::cl_check(clSetKernelArg(k, 3, sizeof bo, &bo), "clSetKernelArg");
+            parla::cl_check(clSetKernelArg(k, 4, sizeof cm, &cm), "clSetKernelArg");
+            parla::cl_check(clSetKernelArg(k, 5, sizeof co, &co), "clSetKernelArg");
+            parla::cl_check(clSetKernelArg(k, 6, sizeof b, &b), "clSetKernelArg");
             const size_t global[2] = {static_cast<size_t>(b), static_cast<size_t>(b)};
-            Kernels::check(clEnqueueNDRangeKernel(d.queue(), k, 2, nullptr, global, nullptr, 0,
-                                                  nullptr, nullptr),
-                           "clEnqueueNDRangeKernel");
+            parla::cl_check(clEnqueueNDRangeKernel(d.queue(), k, 2, nullptr, global, nullptr, 0,
+                                                   nullptr, nullptr),
+                            "clEnqueueNDRangeKernel");
           }
         });
       }

@@ -63,40 +63,6 @@ void step_body(const double *pos, double *next, double *vel, int n, int i) {
     next[3 * i + d] = pos[3 * i + d] + kDt * vel[3 * i + d];
 }
 
-class Kernels {
-public:
-  cl_kernel get(parla::OpenclDevice &d) {
-    std::lock_guard lock(mu_);
-    if (auto it = kernels_.find(&d); it != kernels_.end())
-      return it->second;
-    cl_int e = CL_SUCCESS;
-    cl_program p = clCreateProgramWithSource(d.context(), 1, &kSource, nullptr, &e);
-    check(e, "clCreateProgramWithSource");
-    cl_device_id id = d.id();
-    // FP_CONTRACT OFF in the source: the kernel rounds like the host reference.
-    check(clBuildProgram(p, 1, &id, "", nullptr, nullptr), "clBuildProgram");
-    cl_kernel k = clCreateKernel(p, "nbody_step", &e);
-    check(e, "clCreateKernel");
-    programs_.push_back(p);
-    return kernels_[&d] = k;
-  }
-  ~Kernels() {
-    for (auto &[d, k] : kernels_)
-      clReleaseKernel(k);
-    for (cl_program p : programs_)
-      clReleaseProgram(p);
-  }
-  static void check(cl_int e, const char *what) {
-    if (e != CL_SUCCESS)
-      throw parla::Error(std::string(what) + ": " + parla::cl_error_text(e));
-  }
-
-private:
-  std::mutex mu_;
-  std::map<parla::OpenclDevice *, cl_kernel> kernels_;
-  std::vector<cl_program> programs_;
-};
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -133,7 +99,7 @@ int main(int argc, char **argv) {
     parla::Runtime rt({.devices = std::move(devices)});
     parla::Array P[2] = {parla::Array::wrap(pos[0]), parla::Array::wrap(pos[1])};
     parla::Array V = parla::Array::wrap(vel);
-    Kernels kernels;
+    parla::KernelCache kernels(kSource, "nbody_step");
     parla::Variants<void(const parla::Array &, const parla::Array &, const parla::Array &, int)>
         step;
     step.on({parla::Arch::cpu}, [n, per](const parla::Array &p, const parla::Array &next,
@@ -150,15 +116,15 @@ int main(int argc, char **argv) {
              vm = static_cast<cl_mem>(v.local());
       const int first = b * per;
       const double dt = kDt, soft = kSoft;
-      Kernels::check(clSetKernelArg(k, 0, sizeof pm, &pm), "clSetKernelArg");
-      Kernels::check(clSetKernelArg(k, 1, sizeof nm, &nm), "clSetKernelArg");
-      Kernels::check(clSetKernelArg(k, 2, sizeof vm, &vm), "clSetKernelArg");
-      Kernels::check(clSetKernelArg(k, 3, sizeof n, &n), "clSetKernelArg");
-      Kernels::check(clSetKernelArg(k, 4, sizeof first, &first), "clSetKernelArg");
-      Kernels::check(clSetKernelArg(k, 5, sizeof dt, &dt), "clSetKernelArg");
-      Kernels::check(clSetKernelArg(k, 6, sizeof soft, &soft), "clSetKernelArg");
+      parla::cl_check(clSetKernelArg(k, 0, sizeof pm, &pm), "clSetKernelArg");
+      parla::cl_check(clSetKernelArg(k, 1, sizeof nm, &nm), "clSetKernelArg");
+      parla::cl_check(clSetKernelArg(k, 2, sizeof vm, &vm), "clSetKernelArg");
+      parla::cl_check(clSetKernelArg(k, 3, sizeof n, &n), "clSetKernelArg");
+      parla::cl_check(clSetKernelArg(k, 4, sizeof first, &first), "clSetKernelArg");
+      parla::cl_check(clSetKernelArg(k, 5, sizeof dt, &dt), "clSetKernelArg");
+      parla::cl_check(clSetKernelArg(k, 6, sizeof soft, &soft), "clSetKernelArg");
       const size_t global = static_cast<size_t>(per);
-      Kernels::check(
+      parla::cl_check(
           clEnqueueNDRangeKernel(d.queue(), k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
           "clEnqueueNDRangeKernel");
     };

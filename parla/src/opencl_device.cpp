@@ -8,8 +8,7 @@ namespace parla {
 namespace {
 
 void check(cl_int e, const char *call) {
-  if (e != CL_SUCCESS)
-    throw Error(std::string("parla: ") + call + " failed: " + cl_error_text(e));
+  cl_check(e, call);
 }
 
 template <class T> T info(cl_device_id d, cl_device_info what) {
@@ -58,6 +57,48 @@ std::string cl_error_text(cl_int e) {
     name = "OpenCL error";
   }
   return std::string(name) + " (" + std::to_string(e) + ")";
+}
+
+void cl_check(cl_int e, const char *what) {
+  if (e != CL_SUCCESS)
+    throw Error(std::string("parla: ") + what + " failed: " + cl_error_text(e));
+}
+
+KernelCache::~KernelCache() {
+  for (auto &[device, pk] : built_) {
+    clReleaseKernel(pk.second);
+    clReleaseProgram(pk.first);
+  }
+}
+
+cl_kernel KernelCache::get(OpenclDevice &d) {
+  std::lock_guard lock(mu_);
+  if (auto it = built_.find(&d); it != built_.end())
+    return it->second.second;
+  cl_int e = CL_SUCCESS;
+  const char *text = source_.c_str();
+  cl_program p = clCreateProgramWithSource(d.context(), 1, &text, nullptr, &e);
+  check(e, "clCreateProgramWithSource");
+  cl_device_id id = d.id();
+  e = clBuildProgram(p, 1, &id, options_.c_str(), nullptr, nullptr);
+  if (e != CL_SUCCESS) {
+    size_t n = 0;
+    std::string log;
+    if (clGetProgramBuildInfo(p, id, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n) == CL_SUCCESS && n > 0) {
+      log.resize(n);
+      clGetProgramBuildInfo(p, id, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+    }
+    clReleaseProgram(p);
+    throw Error("parla: clBuildProgram failed on " + d.name() + ": " + cl_error_text(e) + "\n" +
+                log);
+  }
+  cl_kernel k = clCreateKernel(p, kernel_.c_str(), &e);
+  if (e != CL_SUCCESS) {
+    clReleaseProgram(p);
+    throw Error("parla: clCreateKernel(" + kernel_ + ") failed: " + cl_error_text(e));
+  }
+  built_[&d] = {p, k};
+  return k;
 }
 
 OpenclDevice::OpenclDevice(cl_device_id device) : device_(device) {

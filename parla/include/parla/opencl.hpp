@@ -10,7 +10,9 @@
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -59,5 +61,25 @@ std::vector<std::unique_ptr<Device>> opencl_devices();
 
 // "CL_OUT_OF_RESOURCES (-5)" for messages.
 std::string cl_error_text(cl_int error);
+// Throws parla::Error "what failed: CL_..." unless error is CL_SUCCESS.
+void cl_check(cl_int error, const char *what);
+
+// One kernel per device, built from source on a device's first use (the
+// build log is in the error when it fails). A cl_kernel is not for two
+// threads at once: tasks that share one need the whole device (vcus 1).
+class KernelCache {
+public:
+  KernelCache(std::string source, std::string kernel, std::string options = {})
+      : source_(std::move(source)), kernel_(std::move(kernel)), options_(std::move(options)) {}
+  ~KernelCache();
+  KernelCache(const KernelCache &) = delete;
+  KernelCache &operator=(const KernelCache &) = delete;
+  cl_kernel get(OpenclDevice &device);
+
+private:
+  std::string source_, kernel_, options_;
+  std::mutex mu_;
+  std::map<OpenclDevice *, std::pair<cl_program, cl_kernel>> built_;
+};
 
 } // namespace parla
