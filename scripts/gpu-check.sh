@@ -66,6 +66,9 @@ checks=(
   "13   cudart copy_ranges"
   "13   cudart raw:test_e2e_cudart_copies"
   "13   cudart raw:test_e2e_cudart_quota"
+  # parla's CUDA devices (tests/parla/test_parla_cuda), run natively: it must
+  # find the GPU (it skips without one, which counts as a failure here).
+  "16   cudart raw:test_parla_cuda"
 )
 
 mkdir -p "$out/runs" || exit 1
