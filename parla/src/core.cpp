@@ -178,7 +178,8 @@ void Core::unlink_live(TaskState *t) {
 
 std::shared_ptr<TaskState> Core::spawn(const TaskRef &id, SpawnOptions options,
                                        std::unique_ptr<Body> body) {
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  lock_briefly_spinning(lock);
   std::shared_ptr<TaskState> self = lookup(id);
   TaskState *t = self.get();
   if (t->phase != Phase::placeholder || t->never_spawned)

@@ -91,10 +91,14 @@ inline void cpu_relax() {
 
 } // namespace
 
+// An empty placement is one option of one part that any device matches.
+static const std::vector<Placement::Option> &options_of(const TaskState &t) {
+  static const std::vector<Placement::Option> anywhere{Placement::Option{}};
+  return t.placement.anywhere() ? anywhere : t.placement.options();
+}
+
 void Core::check_placeable(const TaskState &t) const {
-  std::vector<Placement::Option> options = t.placement.options();
-  if (options.empty())
-    options.push_back(Placement::Option{});
+  const std::vector<Placement::Option> &options = options_of(t);
   std::string needs;
   for (const Placement::Option &o : options) {
     const Need need = need_of(t, &o);
@@ -140,9 +144,7 @@ void Core::check_placeable(const TaskState &t) const {
 }
 
 void Core::map(TaskState *t) {
-  std::vector<Placement::Option> options = t->placement.options();
-  if (options.empty())
-    options.push_back(Placement::Option{});
+  const std::vector<Placement::Option> &options = options_of(*t);
   uint64_t total_mapped = 0;
   for (const DeviceState &s : device_states_)
     total_mapped += s.mapped_tasks;
@@ -315,6 +317,8 @@ void Core::release_memory(TaskState *t) {
 // Waiting tasks are served first come, first served per device: once one
 // does not fit, later ones on its devices wait behind it.
 void Core::retry_waiting() {
+  if (memory_waiting_.empty() && compute_waiting_.empty())
+    return;
   for (int pass = 0; pass < 2; ++pass) {
     const bool memory = pass == 0;
     std::deque<TaskState *> &queue = memory ? memory_waiting_ : compute_waiting_;
@@ -402,9 +406,11 @@ void Core::worker_main(int worker) {
       // wake-up (~70 µs here); past its budget the worker sleeps.
       lock.unlock();
       const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
-      while (ready_count_.load(std::memory_order_relaxed) == 0 &&
-             !stop_.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < until)
-        cpu_relax();
+      for (unsigned spins = 1; ready_count_.load(std::memory_order_relaxed) == 0 &&
+                               !stop_.load(std::memory_order_relaxed) &&
+                               (spins % 64 != 0 || std::chrono::steady_clock::now() < until);
+           ++spins)
+        cpu_relax(); // the clock is read every 64 spins: reading it costs more than a spin
       lock.lock();
       if (!ready_.empty() || stop_)
         continue;
@@ -457,7 +463,7 @@ void Core::run(Lock &lock, TaskState *t, int worker) {
     error = std::current_exception();
   }
   if (!lock.owns_lock())
-    lock.lock();
+    lock_briefly_spinning(lock);
   tl = outer;
   --running_;
   if (tracing) {
