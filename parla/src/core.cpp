@@ -272,8 +272,7 @@ void Core::drain_completions() {
   }
   in_complete_ = false;
   retry_waiting();
-  if (waiters_ > 0)
-    done_cv_.notify_all();
+  wake_waiters();
 }
 
 void Core::finish_one(TaskState *t, std::exception_ptr error, Outcome outcome) {
@@ -483,7 +482,9 @@ void Core::wait_until(Lock &lock, const std::function<bool()> &done) {
     }
     ++waiters_;
     helpers_ += helping;
+    sleeping_waits_.push_back(&done);
     done_cv_.wait(lock);
+    sleeping_waits_.erase(std::find(sleeping_waits_.begin(), sleeping_waits_.end(), &done));
     --waiters_;
     helpers_ -= helping;
   }
@@ -495,6 +496,16 @@ void Core::wait_until(Lock &lock, const std::function<bool()> &done) {
     wait_until(lock, [this, self] { return compute_fits(self); });
     take_compute(self);
   }
+}
+
+// Wakes the waiters only when one of them has what it waits for: a thread
+// in wait() would otherwise wake at every completion.
+void Core::wake_waiters() {
+  for (const std::function<bool()> *done : sleeping_waits_)
+    if ((*done)()) {
+      done_cv_.notify_all();
+      return;
+    }
 }
 
 void Core::rethrow_error() {

@@ -210,6 +210,7 @@ private:
   bool stuck() const;
   void report_stuck();
   void rethrow_error();
+  void wake_waiters();
   void link_live(TaskState *task);
   void unlink_live(TaskState *task);
 
@@ -250,8 +251,9 @@ private:
   std::atomic<size_t> ready_count_{0}; // what spinning workers watch
   std::deque<TaskState *> memory_waiting_;
   std::deque<TaskState *> compute_waiting_;
-  unsigned sleepers_ = 0;        // workers in work_cv_
-  unsigned waiters_ = 0;         // threads in done_cv_
+  unsigned sleepers_ = 0;                                     // workers in work_cv_
+  unsigned waiters_ = 0;                                      // threads in done_cv_
+  std::vector<const std::function<bool()> *> sleeping_waits_; // what each of those waits for
   unsigned helpers_ = 0;         // of those, workers that also take ready tasks
   unsigned running_ = 0;         // bodies running now
   unsigned blocked_in_wait_ = 0; // running bodies stuck in a wait

@@ -299,8 +299,7 @@ void Core::release_compute(TaskState *t) {
   }
   t->holds_compute = false;
   // A body blocked in a wait may be waiting to take its units back.
-  if (waiters_ > 0)
-    done_cv_.notify_all();
+  wake_waiters();
 }
 
 void Core::release_memory(TaskState *t) {
