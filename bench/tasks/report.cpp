@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+#include "report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <stdexcept>
+
+namespace taskbench {
+
+namespace {
+
+struct Target {
+  std::string what;  // "per-task overhead (chain)"
+  std::string other; // the anchor system
+  double factor;     // parla must be <= factor × other
+  double parla, anchor;
+  double ratio() const { return parla / (factor * anchor); }
+  bool known() const { return std::isfinite(parla) && std::isfinite(anchor) && anchor > 0; }
+};
+
+std::string verdict(const Target &t) {
+  char buf[64];
+  if (!t.known())
+    return "unknown (no figure)";
+  if (t.ratio() <= 1.0)
+    return "met";
+  std::snprintf(buf, sizeof buf, "missed by %.2fx", t.ratio());
+  return buf;
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v))
+    return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string json_string(const std::string &s) {
+  std::string out = "\"";
+  for (char ch : s)
+    out += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);
+  return out + "\"";
+}
+
+std::vector<std::string> ordered(const std::vector<SweepRow> &rows, bool pattern) {
+  std::vector<std::string> out;
+  for (const auto &r : rows) {
+    const std::string &key = pattern ? r.pattern : r.system;
+    if (std::find(out.begin(), out.end(), key) == out.end())
+      out.push_back(key);
+  }
+  return out;
+}
+
+std::vector<Target> targets(const Report &r) {
+  auto overhead = [&](const std::string &system, const std::string &shape) -> double {
+    for (const auto &o : r.overhead)
+      if (o.system == system && o.shape == shape)
+        return o.us_per_task();
+    return NAN;
+  };
+  std::vector<Target> out;
+  for (const char *shape : {"chain", "independent"}) {
+    const std::string what = std::string("per-task overhead, ") + shape;
+    out.push_back({what, "starpu", 1.0, overhead("parla", shape), overhead("starpu", shape)});
+    out.push_back({what, "tbb", 2.0, overhead("parla", shape), overhead("tbb", shape)});
+  }
+  for (const char *pattern : {"stencil_1d", "nearest"})
+    for (const char *anchor : {"starpu", "openmp"})
+      out.push_back({std::string("METG(50%) ") + pattern, anchor, 1.0, r.metg_us("parla", pattern),
+                     r.metg_us(anchor, pattern)});
+  return out;
+}
+
+} // namespace
+
+double Report::granularity_us(const SweepRow &row) const {
+  return row.wall_s * 1e6 * cores / static_cast<double>(row.width * row.steps);
+}
+
+double Report::efficiency(const SweepRow &row) const {
+  const double flops = row.flops_per_task * static_cast<double>(row.width * row.steps);
+  return flops / row.wall_s / peak_flops;
+}
+
+double Report::metg_us(const std::string &system, const std::string &pattern) const {
+  std::vector<std::pair<double, double>> points; // (granularity, efficiency)
+  for (const auto &row : sweep)
+    if (row.system == system && row.pattern == pattern)
+      points.emplace_back(granularity_us(row), efficiency(row));
+  std::sort(points.begin(), points.end());
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (points[i].second < 0.5)
+      continue;
+    if (i == 0)
+      return points[0].first; // already efficient at the smallest task: an upper bound
+    // Task Bench's linear interpolation between the last point below 50%
+    // and the first one at or above it.
+    const auto [g0, e0] = points[i - 1];
+    const auto [g1, e1] = points[i];
+    return e1 == e0 ? g1 : g0 + (0.5 - e0) * (g1 - g0) / (e1 - e0);
+  }
+  return NAN;
+}
+
+void Report::print() const {
+  std::printf("\nper-task overhead (65,536 empty tasks, best of %d; µs/task = wall / tasks)\n",
+              rounds);
+  std::printf("  %-14s %12s %12s   %s\n", "system", "chain", "independent", "configuration");
+  for (const auto &[system, config] : configs) {
+    double chain = NAN, indep = NAN;
+    for (const auto &o : overhead)
+      if (o.system == system)
+        (o.shape == "chain" ? chain : indep) = o.us_per_task();
+    std::printf("  %-14s %12.3f %12.3f   %s\n", system.c_str(), chain, indep, config.c_str());
+  }
+  std::printf("\nMETG(50%%) in µs (smallest task granularity at >= 50%% efficiency; "
+              "peak %.2f GFLOP/s)\n",
+              peak_flops / 1e9);
+  const auto patterns = ordered(sweep, true);
+  std::printf("  %-14s", "system");
+  for (const auto &p : patterns)
+    std::printf(" %12s", p.c_str());
+  std::printf("\n");
+  for (const auto &system : ordered(sweep, false)) {
+    std::printf("  %-14s", system.c_str());
+    for (const auto &p : patterns)
+      std::printf(" %12.2f", metg_us(system, p));
+    std::printf("\n");
+  }
+  // Task Bench rejects efficiencies above 150%; above 100% means the host
+  // was busier while the peak was measured than during that point.
+  int above = 0;
+  for (const auto &row : sweep)
+    above += efficiency(row) > 1.05;
+  if (above > 0)
+    std::printf("  (%d sweep points above 105%% efficiency: the host's load changed during the "
+                "run, figures are noisy)\n",
+                above);
+  std::printf("\ntargets (issue 16; ratio = parla / (factor x anchor), <= 1 is met)\n");
+  for (const auto &t : targets(*this))
+    std::printf("  %-32s <= %.0fx %-7s parla %9.3f vs %9.3f  ratio %6.2f  %s\n", t.what.c_str(),
+                t.factor, t.other.c_str(), t.parla, t.anchor, t.known() ? t.ratio() : NAN,
+                verdict(t).c_str());
+  std::printf("\n(%s run: %.0f s)\n", quick ? "quick" : "full", elapsed_s);
+}
+
+void Report::write(const std::string &dir) const {
+  std::ofstream csv(dir + "/tasks.csv");
+  csv << "section,system,pattern,iterations,width,steps,tasks,wall_s,us_per_task,"
+         "granularity_us,efficiency\n";
+  for (const auto &o : overhead)
+    csv << "overhead," << o.system << "," << o.shape << ",0,,," << o.tasks << "," << o.wall_s << ","
+        << o.us_per_task() << ",,\n";
+  for (const auto &s : sweep)
+    csv << "sweep," << s.system << "," << s.pattern << "," << s.iterations << "," << s.width << ","
+        << s.steps << "," << s.width * s.steps << "," << s.wall_s << ",," << granularity_us(s)
+        << "," << efficiency(s) << "\n";
+
+  std::ofstream js(dir + "/tasks.json");
+  js << "{\n  \"cores\": " << cores << ",\n  \"quick\": " << (quick ? "true" : "false")
+     << ",\n  \"rounds\": " << rounds << ",\n  \"peak_flops\": " << json_number(peak_flops)
+     << ",\n  \"elapsed_s\": " << json_number(elapsed_s) << ",\n  \"systems\": {";
+  const char *sep = "\n";
+  for (const auto &[system, config] : configs) {
+    js << sep << "    " << json_string(system) << ": " << json_string(config);
+    sep = ",\n";
+  }
+  js << "\n  },\n  \"overhead\": [";
+  sep = "\n";
+  for (const auto &o : overhead) {
+    js << sep << "    {\"system\": " << json_string(o.system)
+       << ", \"shape\": " << json_string(o.shape) << ", \"tasks\": " << o.tasks
+       << ", \"us_per_task\": " << json_number(o.us_per_task()) << "}";
+    sep = ",\n";
+  }
+  js << "\n  ],\n  \"sweep\": [";
+  sep = "\n";
+  for (const auto &s : sweep) {
+    js << sep << "    {\"system\": " << json_string(s.system)
+       << ", \"pattern\": " << json_string(s.pattern) << ", \"iterations\": " << s.iterations
+       << ", \"width\": " << s.width << ", \"steps\": " << s.steps
+       << ", \"wall_s\": " << json_number(s.wall_s)
+       << ", \"granularity_us\": " << json_number(granularity_us(s))
+       << ", \"efficiency\": " << json_number(efficiency(s)) << "}";
+    sep = ",\n";
+  }
+  js << "\n  ],\n  \"metg_us\": [";
+  sep = "\n";
+  for (const auto &system : ordered(sweep, false))
+    for (const auto &p : ordered(sweep, true)) {
+      js << sep << "    {\"system\": " << json_string(system) << ", \"pattern\": " << json_string(p)
+         << ", \"metg_us\": " << json_number(metg_us(system, p)) << "}";
+      sep = ",\n";
+    }
+  js << "\n  ],\n  \"targets\": [";
+  sep = "\n";
+  for (const auto &t : targets(*this)) {
+    js << sep << "    {\"what\": " << json_string(t.what)
+       << ", \"anchor\": " << json_string(t.other) << ", \"factor\": " << t.factor
+       << ", \"parla\": " << json_number(t.parla) << ", \"anchor_value\": " << json_number(t.anchor)
+       << ", \"ratio\": " << json_number(t.known() ? t.ratio() : NAN)
+       << ", \"verdict\": " << json_string(verdict(t)) << "}";
+    sep = ",\n";
+  }
+  js << "\n  ]\n}\n";
+  if (!csv || !js)
+    throw std::runtime_error("cannot write tasks.csv / tasks.json in " + dir);
+}
+
+} // namespace taskbench
