@@ -146,7 +146,10 @@ void Report::print() const {
     std::printf("  %-32s <= %.0fx %-7s parla %9.3f vs %9.3f  ratio %6.2f  %s\n", t.what.c_str(),
                 t.factor, t.other.c_str(), t.parla, t.anchor, t.known() ? t.ratio() : NAN,
                 verdict(t).c_str());
-  std::printf("\n(%s run: %.0f s)\n", quick ? "quick" : "full", elapsed_s);
+  std::printf("\n(%s run: %.0f s; load average %.2f before, %.2f after, on %u cores)\n",
+              quick ? "quick" : "full", elapsed_s, load_before, load_after, cores);
+  if (load_before > 0.5 * cores) // "after" counts this run's own threads
+    std::printf("(other work was running on this host: every figure is disturbed by it)\n");
 }
 
 void Report::write(const std::string &dir) const {
@@ -164,7 +167,9 @@ void Report::write(const std::string &dir) const {
   std::ofstream js(dir + "/tasks.json");
   js << "{\n  \"cores\": " << cores << ",\n  \"quick\": " << (quick ? "true" : "false")
      << ",\n  \"rounds\": " << rounds << ",\n  \"peak_flops\": " << json_number(peak_flops)
-     << ",\n  \"elapsed_s\": " << json_number(elapsed_s) << ",\n  \"systems\": {";
+     << ",\n  \"elapsed_s\": " << json_number(elapsed_s)
+     << ",\n  \"load_before\": " << json_number(load_before)
+     << ",\n  \"load_after\": " << json_number(load_after) << ",\n  \"systems\": {";
   const char *sep = "\n";
   for (const auto &[system, config] : configs) {
     js << sep << "    " << json_string(system) << ": " << json_string(config);

@@ -29,6 +29,7 @@ struct Report {
   int rounds = 1; // each figure is the best of this many runs
   double peak_flops = 0;
   double elapsed_s = 0;
+  double load_before = 0, load_after = 0;     // /proc/loadavg, 1 minute
   std::map<std::string, std::string> configs; // system -> how it was set up
   std::vector<OverheadRow> overhead;
   std::vector<SweepRow> sweep;

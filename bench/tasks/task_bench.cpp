@@ -34,7 +34,7 @@ struct Config {
   std::vector<std::string> systems{"parla", "tbb", "openmp", "starpu"};
   std::vector<std::string> patterns{"stencil_1d", "nearest", "trivial", "fft", "tree"};
   unsigned cores = 0;
-  int reps = 3;
+  int reps = 5; // rounds: a figure is the best of them
 };
 
 std::vector<std::string> split(const std::string &s) {
@@ -86,7 +86,7 @@ Config parse(int argc, char **argv) {
   if (c.cores == 0)
     c.cores = std::max(1u, std::thread::hardware_concurrency());
   if (c.quick) {
-    c.reps = 2;
+    c.reps = 3;
     c.patterns.resize(std::min<size_t>(c.patterns.size(), 2)); // stencil_1d, nearest
   }
   for (const auto &p : c.patterns)
@@ -122,6 +122,17 @@ std::unique_ptr<System> make_system(const std::string &name, unsigned cores) {
   if (name == "starpu")
     return make_starpu(cores);
   throw std::runtime_error("unknown system '" + name + "'");
+}
+
+// The 1-minute load average: other work on the host shows in every figure.
+double load_average() {
+  double load = NAN;
+  if (FILE *f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &load) != 1)
+      load = NAN;
+    std::fclose(f);
+  }
+  return load;
 }
 
 double now_s() {
@@ -208,6 +219,7 @@ int bench(const Config &c) {
   report.cores = c.cores;
   report.quick = c.quick;
   report.rounds = c.reps;
+  report.load_before = load_average();
   const double started = now_s();
   // The largest task of the sweep sets the peak (Task Bench measures it
   // empirically); it is measured at every round and the best one kept.
@@ -226,7 +238,7 @@ int bench(const Config &c) {
       {.pattern = Pattern::trivial, .width = overhead_tasks, .steps = 1}};
 
   for (int round = 0; round < c.reps; ++round) {
-    report.peak_flops = std::max(report.peak_flops, measure_peak(c.cores, peak_iterations, 3));
+    report.peak_flops = std::max(report.peak_flops, measure_peak(c.cores, peak_iterations, 2));
     if (sweep.empty()) {
       const double task_s =
           64.0 * static_cast<double>(peak_iterations) / (report.peak_flops / c.cores);
@@ -246,6 +258,8 @@ int bench(const Config &c) {
         }
     }
     for (const auto &name : c.systems) {
+      // Also between systems: the best moment of the run is the peak.
+      report.peak_flops = std::max(report.peak_flops, measure_peak(c.cores, peak_iterations, 1));
       auto system = make_system(name, c.cores);
       report.configs[name] = system->config();
       auto keep = [&](size_t key, double wall) {
@@ -272,6 +286,7 @@ int bench(const Config &c) {
     }
   }
   report.elapsed_s = now_s() - started;
+  report.load_after = load_average();
   report.print();
   if (!c.out_dir.empty())
     report.write(c.out_dir);
