@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -57,6 +58,7 @@ std::vector<std::string> split(const std::string &s) {
 
 Config parse(int argc, char **argv) {
   Config c;
+  bool reps_given = false;
   const char *quick = std::getenv("AVA_BENCH_QUICK");
   c.quick = quick && *quick && std::strcmp(quick, "0") != 0;
   for (int i = 1; i < argc; ++i) {
@@ -79,14 +81,15 @@ Config parse(int argc, char **argv) {
     else if (a == "--cores")
       c.cores = static_cast<unsigned>(std::stoul(value()));
     else if (a == "--reps")
-      c.reps = std::max(1, std::stoi(value()));
+      c.reps = std::max(1, std::stoi(value())), reps_given = true;
     else
       usage();
   }
   if (c.cores == 0)
     c.cores = std::max(1u, std::thread::hardware_concurrency());
   if (c.quick) {
-    c.reps = 3;
+    if (!reps_given)
+      c.reps = 3;
     c.patterns.resize(std::min<size_t>(c.patterns.size(), 2)); // stencil_1d, nearest
   }
   for (const auto &p : c.patterns)
@@ -127,11 +130,7 @@ std::unique_ptr<System> make_system(const std::string &name, unsigned cores) {
 // The 1-minute load average: other work on the host shows in every figure.
 double load_average() {
   double load = NAN;
-  if (FILE *f = std::fopen("/proc/loadavg", "r")) {
-    if (std::fscanf(f, "%lf", &load) != 1)
-      load = NAN;
-    std::fclose(f);
-  }
+  std::ifstream("/proc/loadavg") >> load;
   return load;
 }
 
