@@ -33,8 +33,11 @@ def main():
     fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.8 * rows), squeeze=False)
     for ax, pattern in zip(axes.flat, patterns):
         for i, system in enumerate(systems):
-            points = sorted((r["granularity_us"], r["efficiency"]) for r in data["sweep"]
-                            if r["system"] == system and r["pattern"] == pattern)
+            # In the sweep's order (task size), as the METG is computed.
+            rows = sorted((r for r in data["sweep"]
+                           if r["system"] == system and r["pattern"] == pattern),
+                          key=lambda r: r["iterations"])
+            points = [(r["granularity_us"], r["efficiency"]) for r in rows]
             m = metg.get((system, pattern))
             label = f"{system} (METG {m:.1f} µs)" if m is not None else f"{system} (no METG)"
             ax.plot([p[0] for p in points], [p[1] for p in points], marker=".", color=f"C{i}",

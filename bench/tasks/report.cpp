@@ -88,20 +88,24 @@ double Report::efficiency(const SweepRow &row) const {
 }
 
 double Report::metg_us(const std::string &system, const std::string &pattern) const {
-  std::vector<std::pair<double, double>> points; // (granularity, efficiency)
+  // In the order of the sweep's task size (iterations), not of measured
+  // granularity: at tiny sizes the wall time is all overhead and noise, and
+  // sorting by it would shuffle the points.
+  std::vector<const SweepRow *> rows;
   for (const auto &row : sweep)
     if (row.system == system && row.pattern == pattern)
-      points.emplace_back(granularity_us(row), efficiency(row));
-  std::sort(points.begin(), points.end());
-  for (size_t i = 0; i < points.size(); ++i) {
-    if (points[i].second < 0.5)
+      rows.push_back(&row);
+  std::sort(rows.begin(), rows.end(),
+            [](const SweepRow *a, const SweepRow *b) { return a->iterations < b->iterations; });
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double e1 = efficiency(*rows[i]), g1 = granularity_us(*rows[i]);
+    if (e1 < 0.5)
       continue;
     if (i == 0)
-      return points[0].first; // already efficient at the smallest task: an upper bound
+      return g1; // already efficient at the smallest task: an upper bound
     // Task Bench's linear interpolation between the last point below 50%
     // and the first one at or above it.
-    const auto [g0, e0] = points[i - 1];
-    const auto [g1, e1] = points[i];
+    const double e0 = efficiency(*rows[i - 1]), g0 = granularity_us(*rows[i - 1]);
     return e1 == e0 ? g1 : g0 + (0.5 - e0) * (g1 - g0) / (e1 - e0);
   }
   return NAN;

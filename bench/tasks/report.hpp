@@ -37,8 +37,9 @@ struct Report {
   // Average task duration × cores (µs) and achieved/peak FLOP/s of a point.
   double granularity_us(const SweepRow &row) const;
   double efficiency(const SweepRow &row) const;
-  // METG(50%) in µs: the smallest granularity with efficiency >= 50%,
-  // interpolated linearly towards the point before it; NaN if never reached.
+  // METG(50%) in µs: the granularity of the smallest task size with
+  // efficiency >= 50%, interpolated linearly towards the size before it;
+  // NaN if never reached.
   double metg_us(const std::string &system, const std::string &pattern) const;
 
   void print() const;
