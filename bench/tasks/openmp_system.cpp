@@ -26,20 +26,24 @@ public:
 #pragma omp parallel num_threads(static_cast<int>(cores_))
     // clang-format on
 #pragma omp single
-    for (int64_t t = 0; t < graph.steps; ++t) {
-      for (int64_t x = 0; x < width; ++x) {
-        int64_t deps[kMaxDeps];
-        // The analyzer does not see the depend clauses read n.
-        // NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores)
-        const int n = graph.dependencies(t, x, deps);
-        // Used only in the depend clauses, which GCC 12 does not count as uses.
-        [[maybe_unused]] const uint64_t *previous = values + (t > 0 ? t - 1 : 0) * width;
-        [[maybe_unused]] uint64_t *mine = values + t * width + x;
-        // clang-format off
+    {
+      for (int64_t t = 0; t < graph.steps; ++t) {
+        for (int64_t x = 0; x < width; ++x) {
+          int64_t deps[kMaxDeps];
+          // The analyzer does not see the depend clauses read n.
+          // NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores)
+          const int n = graph.dependencies(t, x, deps);
+          // Used only in the depend clauses, which GCC 12 does not count as uses.
+          [[maybe_unused]] const uint64_t *previous = values + (t > 0 ? t - 1 : 0) * width;
+          [[maybe_unused]] uint64_t *mine = values + t * width + x;
+          // clang-format off
 #pragma omp task firstprivate(t, x) depend(iterator(i = 0 : n), in : previous[deps[i]]) depend(out : mine[0])
-        // clang-format on
-        run_task(graph, values, t, x);
+          // clang-format on
+          run_task(graph, values, t, x);
+        }
       }
+      // The tasks run at the single's closing barrier (or meanwhile).
+      submitted();
     }
   }
 

@@ -39,6 +39,7 @@ public:
                        [g, values, t, x] { run_task(*g, values, t, x); });
       }
     }
+    submitted();
     runtime_.wait(T);
   }
 

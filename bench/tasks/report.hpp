@@ -14,7 +14,9 @@ struct OverheadRow {
   std::string system, shape; // "chain" or "independent"
   int64_t tasks;
   double wall_s;
+  double submit_s; // of the same run: until the last task was handed over
   double us_per_task() const { return wall_s * 1e6 / static_cast<double>(tasks); }
+  double submit_us_per_task() const { return submit_s * 1e6 / static_cast<double>(tasks); }
 };
 
 struct SweepRow {

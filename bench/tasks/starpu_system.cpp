@@ -83,6 +83,7 @@ public:
           throw std::runtime_error("starpu_task_submit failed (" + std::to_string(rc) + ")");
       }
     }
+    submitted();
     starpu_task_wait_for_all();
     if (tagged)
       for (size_t id = 0; id < tasks; ++id)

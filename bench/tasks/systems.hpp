@@ -6,6 +6,7 @@
 // includes building and submitting the graph, as a program would pay it.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -20,6 +21,15 @@ public:
   // How the system is configured ("1 device x 2 threads"), for the report.
   virtual std::string config() const = 0;
   virtual void run(const Graph &graph, uint64_t *values) = 0;
+  // When the last run() had handed every task to the system: the time to
+  // submit apart from the time to run (as StarPU's tasks_overhead reports).
+  std::chrono::steady_clock::time_point submitted_at() const { return submitted_at_; }
+
+protected:
+  void submitted() { submitted_at_ = std::chrono::steady_clock::now(); }
+
+private:
+  std::chrono::steady_clock::time_point submitted_at_{};
 };
 
 // `cores` worker threads each (the spawning thread also builds the graph).

@@ -138,27 +138,35 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Runs the graph once on the system; its wall time. Throws if any value
-// differs from the sequential reference.
-double timed_run(System &system, const Graph &graph, const std::vector<uint64_t> &expected) {
+struct Timing {
+  double wall_s = INFINITY;
+  double submit_s = 0; // until every task was handed over
+};
+
+// Runs the graph once on the system. Throws if any value differs from the
+// sequential reference.
+Timing timed_run(System &system, const Graph &graph, const std::vector<uint64_t> &expected) {
   std::vector<uint64_t> values(expected.size(), 0);
-  const double start = now_s();
+  const auto start = std::chrono::steady_clock::now();
   system.run(graph, values.data());
-  const double wall = now_s() - start;
+  const auto end = std::chrono::steady_clock::now();
   for (size_t i = 0; i < values.size(); ++i)
     if (values[i] != expected[i])
       throw std::runtime_error(system.name() + " computed a wrong graph (" + graph.describe() +
                                "): task (" + std::to_string(i / graph.width) + ", " +
                                std::to_string(i % graph.width) +
                                ") differs from the sequential run");
-  return wall;
+  using seconds = std::chrono::duration<double>;
+  return {seconds(end - start).count(), seconds(system.submitted_at() - start).count()};
 }
 
-double best_of(System &system, const Graph &graph, int reps) {
+// The run with the shortest wall time.
+Timing best_of(System &system, const Graph &graph, int reps) {
   const auto expected = reference(graph);
-  double best = INFINITY;
+  Timing best;
   for (int r = 0; r < reps; ++r)
-    best = std::min(best, timed_run(system, graph, expected));
+    if (const Timing t = timed_run(system, graph, expected); t.wall_s < best.wall_s)
+      best = t;
   return best;
 }
 
@@ -231,14 +239,16 @@ int bench(const Config &c) {
   const int64_t overhead_tasks = 65536;
   // The sweep's graphs, made from the first round's peak: every round runs the same ones.
   std::vector<Graph> sweep;
-  std::map<std::pair<std::string, size_t>, double> best; // (system, graph) -> wall
+  bool planned = false;
+  std::map<std::pair<std::string, size_t>, Timing> best; // (system, graph) -> best run
   std::vector<Graph> overhead = {
       {.pattern = Pattern::no_comm, .width = 1, .steps = overhead_tasks},
       {.pattern = Pattern::trivial, .width = overhead_tasks, .steps = 1}};
 
   for (int round = 0; round < c.reps; ++round) {
     report.peak_flops = std::max(report.peak_flops, measure_peak(c.cores, peak_iterations, 2));
-    if (sweep.empty()) {
+    if (!planned) {
+      planned = true;
       const double task_s =
           64.0 * static_cast<double>(peak_iterations) / (report.peak_flops / c.cores);
       std::printf("peak %.2f GFLOP/s on %u cores (kernel alone, %lld iterations: %.0f us/task)\n",
@@ -261,10 +271,10 @@ int bench(const Config &c) {
       report.peak_flops = std::max(report.peak_flops, measure_peak(c.cores, peak_iterations, 1));
       auto system = make_system(name, c.cores);
       report.configs[name] = system->config();
-      auto keep = [&](size_t key, double wall) {
-        auto [it, fresh] = best.try_emplace({name, key}, wall);
-        if (!fresh)
-          it->second = std::min(it->second, wall);
+      auto keep = [&](size_t key, Timing t) {
+        Timing &kept = best[{name, key}];
+        if (t.wall_s < kept.wall_s)
+          kept = t;
       };
       for (size_t i = 0; i < overhead.size(); ++i)
         keep(sweep.size() + i, best_of(*system, overhead[i], 1));
@@ -277,11 +287,12 @@ int bench(const Config &c) {
   for (const auto &name : c.systems) {
     for (size_t i = 0; i < overhead.size(); ++i)
       report.overhead.push_back({name, i == 0 ? "chain" : "independent", overhead[i].tasks(),
-                                 best.at({name, sweep.size() + i})});
+                                 best.at({name, sweep.size() + i}).wall_s,
+                                 best.at({name, sweep.size() + i}).submit_s});
     for (size_t i = 0; i < sweep.size(); ++i) {
       const Graph &g = sweep[i];
       report.sweep.push_back({name, std::string(taskbench::name(g.pattern)), g.iterations, g.width,
-                              g.steps, best.at({name, i}), g.flops_per_task()});
+                              g.steps, best.at({name, i}).wall_s, g.flops_per_task()});
     }
   }
   report.elapsed_s = now_s() - started;

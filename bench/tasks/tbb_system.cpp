@@ -47,6 +47,7 @@ public:
       // that no edge is added to a node that already ran.
       for (Node *node : sources)
         node->try_put(tbb::flow::continue_msg());
+      submitted();
       g.wait_for_all();
     });
   }
