@@ -112,8 +112,8 @@ int Graph::dependencies(int64_t t, int64_t x, int64_t *out) const {
 }
 
 double Graph::flops_per_task() const {
-  // compute_kernel: 32 lanes, one multiply and one add per lane per round.
-  return kernel == Kernel::compute_bound ? 64.0 * static_cast<double>(iterations) : 0.0;
+  // compute_kernel: 16 lanes, one multiply and one add per lane per round.
+  return kernel == Kernel::compute_bound ? 32.0 * static_cast<double>(iterations) : 0.0;
 }
 
 std::string Graph::describe() const {
@@ -128,14 +128,20 @@ std::string Graph::describe() const {
 
 double compute_kernel(int64_t iterations) {
   // Independent lanes so the loop can use every FMA/SIMD unit; a multiplier
-  // below 1 keeps the values bounded however long it runs.
-  double a[32];
-  for (int i = 0; i < 32; ++i)
+  // below 1 keeps the values bounded however long it runs. Few enough lanes
+  // to live in registers once the lane loop is unrolled: an array in memory
+  // made the kernel's speed depend on where the caller's stack happened to
+  // be (store forwarding), i.e. on the runtime calling it.
+  constexpr int kLanes = 16;
+  double a[kLanes];
+  for (int i = 0; i < kLanes; ++i)
     a[i] = 1.0 + i * 1e-3;
   const double m = 0.9999999, c = 1e-7;
-  for (int64_t it = 0; it < iterations; ++it)
+  for (int64_t it = 0; it < iterations; ++it) {
+#pragma GCC unroll 16
     for (double &v : a)
       v = v * m + c;
+  }
   double sum = 0;
   for (double v : a)
     sum += v;

@@ -189,7 +189,8 @@ double measure_peak(unsigned cores, int64_t iterations, int reps) {
     if (sink[0] == 0)
       std::fprintf(stderr, "(kernel returned 0)\n");
   }
-  return 64.0 * static_cast<double>(iterations) * per_thread * cores / best;
+  return Graph{.iterations = 1}.flops_per_task() * static_cast<double>(iterations) * per_thread *
+         cores / best;
 }
 
 int verify(const Config &c) {
@@ -249,8 +250,8 @@ int bench(const Config &c) {
     report.peak_flops = std::max(report.peak_flops, measure_peak(c.cores, peak_iterations, 2));
     if (!planned) {
       planned = true;
-      const double task_s =
-          64.0 * static_cast<double>(peak_iterations) / (report.peak_flops / c.cores);
+      const double task_s = Graph{.iterations = 1}.flops_per_task() *
+                            static_cast<double>(peak_iterations) / (report.peak_flops / c.cores);
       std::printf("peak %.2f GFLOP/s on %u cores (kernel alone, %lld iterations: %.0f us/task)\n",
                   report.peak_flops / 1e9, c.cores, static_cast<long long>(peak_iterations),
                   task_s * 1e6);
