@@ -7,8 +7,8 @@
 # Writes OUT_DIR/tasks.csv, OUT_DIR/tasks.json and OUT_DIR/tasks.png (the
 # plot needs python3-matplotlib; without it the plot is skipped, saying so),
 # and task_bench's stderr to OUT_DIR/logs/tasks.log.
-# AVA_BENCH_QUICK=1 sweeps fewer sizes and patterns (about 25 s on 2 cores;
-# the full run takes about 3 minutes).
+# AVA_BENCH_QUICK=1 sweeps fewer sizes and patterns (about 10 s on 2 cores;
+# the full run takes about 2.5 minutes).
 #
 # Exit status: 0 when the benchmark ran (missed targets included), 1 when it
 # failed (a wrong graph, a crash, no end in time), 2 on a usage error.

@@ -172,8 +172,15 @@ Timing best_of(System &system, const Graph &graph, int reps) {
 
 // The kernel alone on every core in parallel, without any runtime.
 double measure_peak(unsigned cores, int64_t iterations, int reps) {
-  const int per_thread = 8;
-  double best = INFINITY;
+  // Long enough (~50 ms) that starting the threads does not count.
+  const double once_s = [&] {
+    const double start = now_s();
+    if (compute_kernel(iterations) == 0)
+      std::fprintf(stderr, "(kernel returned 0)\n");
+    return now_s() - start;
+  }();
+  const int per_thread = std::clamp(static_cast<int>(0.05 / once_s), 4, 1000);
+  double best_flops = 0;
   for (int r = 0; r < reps; ++r) {
     std::vector<std::thread> threads;
     std::vector<double> sink(cores);
@@ -185,12 +192,13 @@ double measure_peak(unsigned cores, int64_t iterations, int reps) {
       });
     for (auto &t : threads)
       t.join();
-    best = std::min(best, now_s() - start);
+    const double wall = now_s() - start;
+    best_flops = std::max(best_flops, Graph{.iterations = iterations}.flops_per_task() *
+                                          per_thread * cores / wall);
     if (sink[0] == 0)
       std::fprintf(stderr, "(kernel returned 0)\n");
   }
-  return Graph{.iterations = 1}.flops_per_task() * static_cast<double>(iterations) * per_thread *
-         cores / best;
+  return best_flops;
 }
 
 int verify(const Config &c) {
