@@ -14,6 +14,9 @@
 #   vm          scripts/bench-vm.sh: demo_bench in a QEMU guest over the kmod
 #               ring, tcp and virtio-serial, as ratios to tcp (OUT_DIR/vm.csv,
 #               vm.json); skipped without qemu-system-x86_64
+#   tasks       scripts/bench-tasks.sh: per-task overhead and METG(50%) of parla
+#               against oneTBB, OpenMP and StarPU (OUT_DIR/tasks.csv, tasks.json,
+#               tasks.png)
 # A channel the build does not support yet is skipped, saying so.
 #
 # usage: scripts/bench.sh BUILD_DIR [OUT_DIR]     (OUT_DIR defaults to out/bench)
@@ -271,6 +274,10 @@ echo
 # The guest's channels (kmod ring, tcp, virtio-serial) in one QEMU boot: its own table, vm.csv and vm.json.
 echo
 "$root/scripts/bench-vm.sh" "$build" "$out" || failed+=(vm)
+
+# The task runtime against oneTBB, OpenMP and StarPU: its own table, tasks.csv, tasks.json, tasks.png.
+echo
+"$root/scripts/bench-tasks.sh" "$build" "$out" || failed+=(tasks)
 
 if [[ ${#failed[@]} -ne 0 ]]; then
   echo "bench.sh: ${#failed[@]} step(s) failed: ${failed[*]}" >&2

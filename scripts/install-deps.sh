@@ -22,6 +22,9 @@ packages=(
   # (busybox-static, cpio, kmod's modinfo, xz for the kernel), avactl (libnl)
   qemu-system-x86 qemu-utils linux-headers-amd64 busybox-static cpio kmod xz-utils
   libnl-genl-3-dev
+  # The task benchmark's anchors (bench/tasks): oneTBB flow graph and StarPU
+  # (OpenMP is GCC's libgomp, part of build-essential)
+  libtbb-dev libstarpu-dev
 )
 
 missing=()
