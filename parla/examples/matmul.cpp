@@ -79,13 +79,7 @@ int main(int argc, char **argv) {
                  cm = static_cast<cl_mem>(out.local());
           for (int kk = 0; kk < nb; ++kk) {
             const cl_ulong ao = at(bi, kk), bo = at(kk, bj), co = at(bi, bj);
-            parla::cl_check(clSetKernelArg(k, 0, sizeof am, &am), "clSetKernelArg");
-            parla::cl_check(clSetKernelArg(k, 1, sizeof ao, &ao), "clSetKernelArg");
-            parla::cl_check(clSetKernelArg(k, 2, sizeof bmem, &bmem), "clSetKernelArg");
-            parla::cl_check(clSetKernelArg(k, 3, sizeof bo, &bo), "clSetKernelArg");
-            parla::cl_check(clSetKernelArg(k, 4, sizeof cm, &cm), "clSetKernelArg");
-            parla::cl_check(clSetKernelArg(k, 5, sizeof co, &co), "clSetKernelArg");
-            parla::cl_check(clSetKernelArg(k, 6, sizeof b, &b), "clSetKernelArg");
+            parla::set_kernel_args(k, am, ao, bmem, bo, cm, co, b);
             const size_t global[2] = {static_cast<size_t>(b), static_cast<size_t>(b)};
             parla::cl_check(clEnqueueNDRangeKernel(d.queue(), k, 2, nullptr, global, nullptr, 0,
                                                    nullptr, nullptr),

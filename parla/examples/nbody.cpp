@@ -116,13 +116,7 @@ int main(int argc, char **argv) {
              vm = static_cast<cl_mem>(v.local());
       const int first = b * per;
       const double dt = kDt, soft = kSoft;
-      parla::cl_check(clSetKernelArg(k, 0, sizeof pm, &pm), "clSetKernelArg");
-      parla::cl_check(clSetKernelArg(k, 1, sizeof nm, &nm), "clSetKernelArg");
-      parla::cl_check(clSetKernelArg(k, 2, sizeof vm, &vm), "clSetKernelArg");
-      parla::cl_check(clSetKernelArg(k, 3, sizeof n, &n), "clSetKernelArg");
-      parla::cl_check(clSetKernelArg(k, 4, sizeof first, &first), "clSetKernelArg");
-      parla::cl_check(clSetKernelArg(k, 5, sizeof dt, &dt), "clSetKernelArg");
-      parla::cl_check(clSetKernelArg(k, 6, sizeof soft, &soft), "clSetKernelArg");
+      parla::set_kernel_args(k, pm, nm, vm, n, first, dt, soft);
       const size_t global = static_cast<size_t>(per);
       parla::cl_check(
           clEnqueueNDRangeKernel(d.queue(), k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),

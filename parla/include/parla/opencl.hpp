@@ -64,6 +64,12 @@ std::string cl_error_text(cl_int error);
 // Throws parla::Error "what failed: CL_..." unless error is CL_SUCCESS.
 void cl_check(cl_int error, const char *what);
 
+// Sets a kernel's arguments 0, 1, ... to args (each passed by its size).
+template <class... A> void set_kernel_args(cl_kernel kernel, const A &...args) {
+  cl_uint index = 0;
+  (cl_check(clSetKernelArg(kernel, index++, sizeof(A), &args), "clSetKernelArg"), ...);
+}
+
 // One kernel per device, built from source on a device's first use (the
 // build log is in the error when it fails). A cl_kernel is not for two
 // threads at once: tasks that share one need the whole device (vcus 1).
