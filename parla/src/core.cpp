@@ -222,7 +222,10 @@ std::shared_ptr<TaskState> Core::spawn(const TaskRef &id, SpawnOptions options,
           std::make_exception_ptr(GraphError("parla: " + t->name() + " depends on itself"));
       break;
     }
-    t->waiting_on.push_back(d); // done ones too: the trace draws their flows
+    // Done ones only for the trace (their flows): graph errors follow the
+    // unfinished, and each entry costs memory until the runtime ends.
+    if (!d->is_done() || trace_)
+      t->waiting_on.push_back(d);
     if (d->is_done()) {
       if (d->error) {
         cancel_why = std::make_exception_ptr(

@@ -49,6 +49,14 @@ struct ThreadContext {
 };
 extern thread_local ThreadContext tl;
 
+// One turn of a spin: tells the CPU the thread waits (and yields the core
+// to its hyperthread sibling).
+inline void cpu_relax() {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#endif
+}
+
 // Takes the lock, spinning a little first: the runtime's critical sections
 // are short, and a sleep on a contended mutex costs a context switch each
 // way (glibc's adaptive mutexes do the same).
@@ -56,9 +64,7 @@ inline void lock_briefly_spinning(std::unique_lock<std::mutex> &lock) {
   for (int i = 0; i < 100; ++i) {
     if (lock.try_lock())
       return;
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#endif
+    cpu_relax();
   }
   lock.lock();
 }

@@ -26,10 +26,6 @@
 #include "src/array_state.hpp"
 #include "src/core.hpp"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace parla::detail {
 
 namespace {
@@ -81,12 +77,6 @@ std::string option_text(const Placement::Option &o) {
       s += std::get<Device *>(o.parts[i])->name();
   }
   return s + "}";
-}
-
-inline void cpu_relax() {
-#if defined(__x86_64__)
-  _mm_pause();
-#endif
 }
 
 } // namespace
