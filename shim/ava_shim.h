@@ -125,6 +125,16 @@ int ava_callback_buffer(const struct ava_buf_desc *d, const uint8_t *payload, ui
  */
 void ava_guest_new_handle_ids(void *array, uint64_t count);
 
+/*
+ * ava_async_shape: whether a call of func_id with these shape values
+ * succeeded on the spec's connection (then it may go without waiting), and
+ * the record of such a success.
+ */
+int ava_guest_shape_known(const struct ava_guest_spec *spec, uint32_t func_id,
+			  const uint64_t *values, uint32_t count);
+void ava_guest_shape_learn(const struct ava_guest_spec *spec, uint32_t func_id,
+			   const uint64_t *values, uint32_t count);
+
 /* The guest deallocated a handle: drop callbacks coupled to it. */
 void ava_guest_handle_released(const struct ava_guest_spec *spec, uint64_t handle);
 

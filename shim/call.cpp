@@ -261,6 +261,9 @@ Status Call::wait_and_check(uint64_t call_id, uint32_t reply_len, const void **r
   expect.reply_len = reply_len;
   st = check_reply(reply_, expect, &view_);
   if (view_.has_common && view_.common.async_error_class != 0) {
+    // Something the shapes did not foresee failed: until calls succeed
+    // again sync, none goes without waiting.
+    runtime_->shapes().forget_all();
     async_error_.valid = true;
     async_error_.value = view_.common.async_error_value;
     async_error_.ret_class = view_.common.async_error_class;

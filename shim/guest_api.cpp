@@ -226,6 +226,22 @@ void ava_guest_handle_released(const struct ava_guest_spec *spec, uint64_t handl
   }
 }
 
+int ava_guest_shape_known(const struct ava_guest_spec *spec, uint32_t func_id,
+                          const uint64_t *values, uint32_t count) {
+  // Not connected yet: no shape is known, and the sync call connects.
+  Runtime *runtime = ava::guest::find_runtime(spec, false);
+  return runtime != nullptr && values != nullptr && runtime->shapes().known(func_id, values, count)
+             ? 1
+             : 0;
+}
+
+void ava_guest_shape_learn(const struct ava_guest_spec *spec, uint32_t func_id,
+                           const uint64_t *values, uint32_t count) {
+  Runtime *runtime = ava::guest::find_runtime(spec, false);
+  if (runtime != nullptr && values != nullptr)
+    runtime->shapes().learn(func_id, values, count);
+}
+
 void ava_guest_unsupported(const struct ava_guest_spec *spec, const char *func_name) {
   try {
     if (spec == nullptr) {

@@ -107,6 +107,8 @@ Status Runtime::connect_locked(bool *run_epilogue) {
     return fail_connect_locked(st.message);
   }
   conn_ = std::move(conn);
+  // A new worker knows none of the objects the shapes were learned with.
+  shapes_.forget_all();
   state_ = State::Connected;
   last_failure_.clear();
   *run_epilogue = !connected_once_;

@@ -15,6 +15,7 @@
 #include "shim/ava_shim.h"
 #include "shim/callback_registry.hpp"
 #include "shim/connection.hpp"
+#include "shim/shape_cache.hpp"
 
 namespace ava::guest {
 
@@ -26,6 +27,7 @@ public:
 
   const ava_guest_spec *spec() const { return spec_; }
   CallbackRegistry &callbacks() { return callbacks_; }
+  ShapeCache &shapes() { return shapes_; }
   uint64_t next_call_id() { return next_call_id_.fetch_add(1, std::memory_order_relaxed); }
 
   // The live connection, opened on first use. A failure has been reported
@@ -72,6 +74,7 @@ private:
 
   std::atomic<uint64_t> next_call_id_{1};
   CallbackRegistry callbacks_;
+  ShapeCache shapes_;
 
   static constexpr size_t kMaxReported = 1024;
   std::mutex report_mu_;

@@ -95,8 +95,11 @@ struct StubDialect {
   std::string new_handle_ids;   // fills guest-chosen ids for async creations
   std::string handle_released;  // drops callbacks coupled to a released handle
   std::string async_error_test; // appended to the take_async_error call ("" or " > 0")
-  bool zerocopy = false;        // the runtime has AVA_CALL_ZEROCOPY
-  bool callback_decl = false;   // registering a callback names its declaration id
+  // ava_async_shape: the runtime's "seen this shape succeed" test and its
+  // record of a success; empty: the runtime learns no shapes (always sync).
+  std::string shape_known, shape_learn;
+  bool zerocopy = false;      // the runtime has AVA_CALL_ZEROCOPY
+  bool callback_decl = false; // registering a callback names its declaration id
   std::function<std::string(const Function &)> error_return;
   std::string fn(const char *op) const { return call_prefix + "_" + op; }
 };

@@ -46,7 +46,36 @@ void emit_remote_body(Emitter &out, const Spec &spec_, const Function &fn, const
     }
   }
   std::string flags = sync ? "AVA_F_SYNC" : "AVA_F_ASYNC";
-  if (fn.async_if) {
+  const bool shaped = !fn.async_shape.empty();
+  const std::string shape_args =
+      fn_id_macro(spec_, fn) + ", ava_shape, " + std::to_string(fn.async_shape.size()) + "u";
+  if (shaped && !d.shape_known.empty()) {
+    out.line("\tconst " + d.u64 + " ava_shape[" + std::to_string(fn.async_shape.size()) + "] = {");
+    for (const std::string &e : fn.async_shape) {
+      // One line per value, however the spec wrapped the expression.
+      std::string flat;
+      for (char c : e) {
+        const bool space = c == ' ' || c == '\t' || c == '\n';
+        if (!space)
+          flat += c;
+        else if (!flat.empty() && flat.back() != ' ')
+          flat += ' ';
+      }
+      out.line("\t\t(" + d.u64 + ")(uintptr_t)(" + flat + "),");
+    }
+    out.line("\t};");
+  }
+  if (fn.async_if && shaped && d.shape_known.empty()) {
+    out.line("\t/* This runtime learns no shapes: always sent sync, for exact errors. */");
+    out.line("\tconst int ava_async = 0;");
+    flags = "(ava_async ? AVA_F_ASYNC : AVA_F_SYNC)";
+  } else if (fn.async_if && shaped) {
+    out.line("\t/* Sent without waiting only once a call of this shape succeeded. */");
+    const std::string cond = *fn.async_if == "1" ? "" : "(" + *fn.async_if + ") && ";
+    out.line("\tconst int ava_async = " + cond + d.shape_known + "(" + d.context + ", " +
+             shape_args + ") ? 1 : 0;");
+    flags = "(ava_async ? AVA_F_ASYNC : AVA_F_SYNC)";
+  } else if (fn.async_if) {
     out.line("\t/* Sent without waiting only when the spec's condition holds. */");
     out.line("\tconst int ava_async = (" + *fn.async_if + ") ? 1 : 0;");
     flags = "(ava_async ? AVA_F_ASYNC : AVA_F_SYNC)";
@@ -153,6 +182,12 @@ void emit_remote_body(Emitter &out, const Spec &spec_, const Function &fn, const
                "u, &ava_async_value)" + d.async_error_test + ")");
       out.line("\t\t\tava_ret = (" + fn.ret.spelling + ")ava_async_value;");
       out.line("\t}");
+    }
+    if (shaped && !d.shape_learn.empty()) {
+      // Learned from this reply: later calls of the shape go without waiting.
+      out.line(fn.success && has_ret ? "\tif (ava_ret == (" + *fn.success + "))"
+                                     : std::string("\tif (1)"));
+      out.line("\t\t" + d.shape_learn + "(" + d.context + ", " + shape_args + ");");
     }
     for (const Param &p : fn.params) {
       if (p.info.role == Role::Handle && p.info.deallocates) {

@@ -38,6 +38,7 @@ constexpr AnnEntry kAnns[] = {
     {Ann::Error, "ava_error", false},
     {Ann::Sync, "ava_sync", true},
     {Ann::Async, "ava_async", true},
+    {Ann::AsyncShape, "ava_async_shape", true},
     {Ann::Flush, "ava_flush", true},
     {Ann::Success, "ava_success", true},
     {Ann::OrderedBy, "ava_ordered_by", true},

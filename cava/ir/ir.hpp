@@ -50,6 +50,7 @@ enum class Ann {
   Flush,
   Success,
   OrderedBy,
+  AsyncShape,
   ConsumesResource,
   DisableNativeCall,
   Unsupported,
@@ -180,6 +181,9 @@ struct Function {
   bool async = false;
   // `if (cond) { ava_async; }`: async when cond holds, else sync.
   std::optional<std::string> async_if;
+  // ava_async_shape(e...): async only after a call with equal values of
+  // these C expressions succeeded (the function is then sent as async_if).
+  std::vector<std::string> async_shape;
   bool flush = false;
   bool unsupported = false;
   bool disable_native_call = false;

@@ -158,10 +158,15 @@ void Validator::check_implemented(const Annotation &a, bool function_scope) {
                                        Ann::ZerocopyBuffer,
                                        Ann::AllocatesResource,
                                        Ann::DeallocatesResource};
-  static const std::set<Ann> kFunction = {Ann::Sync,        Ann::Async,
-                                          Ann::Flush,       Ann::Success,
-                                          Ann::Error,       Ann::DisableNativeCall,
-                                          Ann::Unsupported, Ann::ConsumesResource};
+  static const std::set<Ann> kFunction = {Ann::Sync,
+                                          Ann::Async,
+                                          Ann::AsyncShape,
+                                          Ann::Flush,
+                                          Ann::Success,
+                                          Ann::Error,
+                                          Ann::DisableNativeCall,
+                                          Ann::Unsupported,
+                                          Ann::ConsumesResource};
   const bool fn_level = ann_is_function_level(a.kind);
   if (function_scope && !fn_level && a.kind != Ann::Error) {
     diag_.error(a.loc,
@@ -482,6 +487,18 @@ void Validator::resolve_function(Function &fn) {
     case Ann::Sync:
       sync = true;
       break;
+    case Ann::AsyncShape:
+      if (x.conditional)
+        diag_.error(x.ann->loc, "ava_async_shape cannot be conditional: the shape is always "
+                                "known; put the condition on ava_async");
+      else if (!fn.async_shape.empty())
+        diag_.error(x.ann->loc, fn.name + " has more than one ava_async_shape");
+      else if (x.ann->args.empty() || std::any_of(x.ann->args.begin(), x.ann->args.end(),
+                                                  [](const std::string &a) { return a.empty(); }))
+        diag_.error(x.ann->loc, "ava_async_shape needs one or more C expressions");
+      else
+        fn.async_shape = x.ann->args;
+      break;
     case Ann::Flush:
       fn.flush = true;
       break;
@@ -520,6 +537,15 @@ void Validator::resolve_function(Function &fn) {
   }
   if (fn.async_if && (fn.async || sync))
     diag_.error(fn.loc, fn.name + " is conditionally async and also ava_sync or ava_async");
+  if (!fn.async_shape.empty()) {
+    if (!fn.async && !fn.async_if)
+      diag_.error(fn.loc, fn.name + " has ava_async_shape but is never async: add ava_async");
+    // Sync until its shape is known: on the wire it may come either way.
+    if (fn.async) {
+      fn.async = false;
+      fn.async_if = "1";
+    }
+  }
   if (fn.async_if && fn.ret.kind != TypeInfo::Kind::Void && !fn.success)
     diag_.error(fn.loc, "conditionally async " + fn.name +
                             " needs ava_success(value): it may return before the call is made");

@@ -161,6 +161,7 @@ void __ava_error(long double value);
 /* ---- function level ---- */
 void __ava_sync(void);
 void __ava_async(void);
+void __ava_async_shape(int first, ...);
 void __ava_flush(void);
 void __ava_success(long double value);
 void __ava_ordered_by(unsigned long size);
@@ -174,6 +175,15 @@ void __ava_object_explicit_state_functions(const void *extract, const void *repl
 long long __ava_execute(void);
 #define ava_sync __ava_sync()
 #define ava_async __ava_async()
+/*
+ * With ava_async (or `if (cond) { ava_async; }`): the call goes without
+ * waiting only once a call of the same shape (this function and the values
+ * of the listed C expressions, e.g. its handle arguments and the scalars its
+ * documented errors depend on) succeeded on this connection; until then it
+ * is sync, so the program gets the API's exact error at the call. An error
+ * an async call reports later makes every shape sync again.
+ */
+#define ava_async_shape(...) __ava_async_shape(0, __VA_ARGS__)
 #define ava_flush __ava_flush()
 #define ava_success(v) __ava_success((long double)(v))
 #define ava_ordered_by(a) __ava_ordered_by(sizeof(a))

@@ -109,6 +109,13 @@ const BadSpec kCases[] = {
     {"conditional async next to ava_async", true,
      "int f(int x) {\n  ava_async;\n  ava_success(0);\n  if (x) { ava_async; }\n}\n", 1,
      "f is conditionally async and also ava_sync or ava_async"},
+    {"async shape of a function never async", true,
+     "int f(int x) {\n  ava_success(0);\n  ava_async_shape(x);\n}\n", 1,
+     "f has ava_async_shape but is never async: add ava_async"},
+    {"two async shapes", true,
+     "int f(int x) {\n  ava_async;\n  ava_success(0);\n  ava_async_shape(x);\n"
+     "  ava_async_shape(x, x);\n}\n",
+     5, "f has more than one ava_async_shape"},
     {"retains on a non-handle", true, "int f(int x) {\n  ava_argument(x) { ava_retains; }\n}\n", 1,
      "ava_retains applies to handle arguments; argument 'x' of f is not one"},
     {"symbol version naming no export", true, "int g(int x);\nava_export_version(\"V_1\", g);\n", 2,

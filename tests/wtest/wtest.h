@@ -49,6 +49,8 @@ wt_status wt_sum_sizes(const wt_obj *objs, uint64_t count, uint64_t *total);
 wt_status wt_list(wt_obj *objs, uint64_t capacity, uint32_t *count);
 wt_status wt_async_set(wt_obj obj, int32_t value);
 wt_status wt_async_write(wt_obj obj, const void *data, uint64_t size);
+/* As wt_async_set, sent without waiting only once its shape (obj, value < 0) succeeded. */
+wt_status wt_shaped_set(wt_obj obj, int32_t value);
 /* Sends the async calls still waiting on the guest's side; nothing to do here. */
 wt_status wt_flush(void);
 wt_status wt_get_value(wt_obj obj, int32_t *value);

@@ -139,6 +139,13 @@ wt_status wt_async_set(wt_obj obj, int32_t value)
 	ava_async;
 }
 
+/* Its error depends on the object and on the sign of value. */
+wt_status wt_shaped_set(wt_obj obj, int32_t value)
+{
+	ava_async;
+	ava_async_shape(obj, value < 0);
+}
+
 wt_status wt_async_write(wt_obj obj, const void *data, uint64_t size)
 {
 	ava_async;

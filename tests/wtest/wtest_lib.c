@@ -265,6 +265,11 @@ wt_status wt_async_set(wt_obj obj, int32_t value)
 	return status;
 }
 
+wt_status wt_shaped_set(wt_obj obj, int32_t value)
+{
+	return wt_async_set(obj, value);
+}
+
 wt_status wt_async_write(wt_obj obj, const void *data, uint64_t size)
 {
 	return wt_obj_write(obj, data, size);

@@ -428,7 +428,7 @@ CUresult cuModuleLoad(CUmodule *module, const char *fname)
 }
 
 #line 431 "cuda_guest.c"
-#line 288 "specs/cuda/cuda_modules.spec.inc"
+#line 290 "specs/cuda/cuda_modules.spec.inc"
 
 static __thread int ava_cu_launch_async_ok;
 static int ava_cu_launches_work;
@@ -956,8 +956,20 @@ CUresult ava_cu_launch(CUfunction f, unsigned int gridDimX, unsigned int gridDim
 		ava_dir_params |= AVA_BUF_IN;
 		ava_count_params = (uint64_t)(params_len);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (async != 0) ? 1 : 0;
+	const uint64_t ava_shape[10] = {
+		(uint64_t)(uintptr_t)(f),
+		(uint64_t)(uintptr_t)(gridDimX),
+		(uint64_t)(uintptr_t)(gridDimY),
+		(uint64_t)(uintptr_t)(gridDimZ),
+		(uint64_t)(uintptr_t)(blockDimX),
+		(uint64_t)(uintptr_t)(blockDimY),
+		(uint64_t)(uintptr_t)(blockDimZ),
+		(uint64_t)(uintptr_t)(sharedMemBytes),
+		(uint64_t)(uintptr_t)(hStream),
+		(uint64_t)(uintptr_t)(params_len),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = (async != 0) && ava_guest_shape_known(&ava_cuda_guest_spec, AVA_CUDA_FN_AVA_CU_LAUNCH, ava_shape, 10u) ? 1 : 0;
 	if (ava_call_begin(&ava_c, &ava_cuda_guest_spec, AVA_CUDA_FN_AVA_CU_LAUNCH, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.f = (ava_u64)(uintptr_t)f;
@@ -988,6 +1000,8 @@ CUresult ava_cu_launch(CUfunction f, unsigned int gridDimX, unsigned int gridDim
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
 			ava_ret = (CUresult)ava_async_value;
 	}
+	if (ava_ret == (CUDA_SUCCESS))
+		ava_guest_shape_learn(&ava_cuda_guest_spec, AVA_CUDA_FN_AVA_CU_LAUNCH, ava_shape, 10u);
 	ava_call_end(&ava_c);
 	return ava_ret;
 
@@ -1327,7 +1341,7 @@ AVA_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	if (ava_is_worker && ret == CUDA_SUCCESS)
 		ava_cu_quota_clamp(NULL, bytes);
 	return ret;
-#line 1331 "cuda_guest.c"
+#line 1345 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1424,7 +1438,7 @@ AVA_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	if (ava_is_worker && ret == CUDA_SUCCESS && pctx != NULL)
 		ava_cu_note_primary(dev, *pctx);
 	return ret;
-#line 1428 "cuda_guest.c"
+#line 1442 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1468,7 +1482,7 @@ AVA_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	    cuDevicePrimaryCtxGetState(dev, &ava_flags, &ava_active) == CUDA_SUCCESS && !ava_active)
 		ava_cu_forget_primary(dev);
 	return ret;
-#line 1472 "cuda_guest.c"
+#line 1486 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1508,7 +1522,7 @@ AVA_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	if (ava_is_worker)
 		ava_cu_forget_primary(dev);
 	return ava_execute();
-#line 1512 "cuda_guest.c"
+#line 1526 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1648,7 +1662,7 @@ AVA_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreate
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1652 "cuda_guest.c"
+#line 1666 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1690,7 +1704,7 @@ AVA_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 	if (ava_is_worker && ctx != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 	return ava_execute();
-#line 1694 "cuda_guest.c"
+#line 1708 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1998,7 +2012,7 @@ AVA_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		*dptr = 0;
 	}
 	return ret;
-#line 2002 "cuda_guest.c"
+#line 2016 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2044,7 +2058,7 @@ AVA_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 	if (ava_is_worker && ret != CUDA_SUCCESS && dptr != 0)
 		(void)ava_w_ranges_add(dptr, ava_size, AVA_CU_RANGE_ALLOC, ava_owner);
 	return ret;
-#line 2048 "cuda_guest.c"
+#line 2062 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2110,7 +2124,7 @@ AVA_EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
 	if (ava_is_worker && ret == CUDA_SUCCESS)
 		ava_cu_quota_clamp(free, total);
 	return ret;
-#line 2114 "cuda_guest.c"
+#line 2128 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2163,7 +2177,7 @@ AVA_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, 
 			      (ByteCount != 0 && srcHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2167 "cuda_guest.c"
+#line 2181 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2218,7 +2232,7 @@ AVA_EXPORT CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t
 			      (ByteCount != 0 && dstHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2222 "cuda_guest.c"
+#line 2236 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2260,14 +2274,16 @@ AVA_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2264 "cuda_guest.c"
+#line 2278 "cuda_guest.c"
 #undef ava_execute
 }
 
 static CUresult ava_cuda_remote_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
 	struct ava_cuda_cuMemcpyHtoDAsync_v2_call ava_a;
+	const struct ava_cuda_cuMemcpyHtoDAsync_v2_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	CUresult ava_ret;
 	uint32_t ava_dir_srcHost = 0;
 	uint64_t ava_count_srcHost = 0;
 	uint32_t ava_life_srcHost = AVA_LIFETIME_CALL;
@@ -2280,16 +2296,40 @@ static CUresult ava_cuda_remote_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, cons
 		ava_dir_srcHost |= AVA_BUF_IN;
 		ava_count_srcHost = (uint64_t)(ByteCount);
 	}
-	if (ava_call_begin(&ava_c, &ava_cuda_guest_spec, AVA_CUDA_FN_CUMEMCPYHTODASYNC_V2, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[4] = {
+		(uint64_t)(uintptr_t)(dstDevice),
+		(uint64_t)(uintptr_t)(ByteCount),
+		(uint64_t)(uintptr_t)(srcHost != NULL),
+		(uint64_t)(uintptr_t)(hStream),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_cuda_guest_spec, AVA_CUDA_FN_CUMEMCPYHTODASYNC_V2, ava_shape, 4u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_cuda_guest_spec, AVA_CUDA_FN_CUMEMCPYHTODASYNC_V2, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_call_put_buffer(&ava_c, &ava_a.srcHost, srcHost, ava_count_srcHost, 1, ava_dir_srcHost | AVA_CALL_ZEROCOPY);
 	ava_a.ByteCount = (ava_u64)ByteCount;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (CUresult)(CUDA_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (CUresult)ava_r->ret;
+	if (ava_ret == (CUDA_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (CUresult)ava_async_value;
+	}
+	if (ava_ret == (CUDA_SUCCESS))
+		ava_guest_shape_learn(&ava_cuda_guest_spec, AVA_CUDA_FN_CUMEMCPYHTODASYNC_V2, ava_shape, 4u);
 	ava_call_end(&ava_c);
-	return (CUresult)(CUDA_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -2299,7 +2339,7 @@ ava_fail:
 AVA_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
 #define ava_execute() ava_cuda_remote_cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream)
-#line 230 "specs/cuda/cuda_api.spec.inc"
+#line 231 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
 		CUresult ret = CUDA_ERROR_INVALID_VALUE;
 		if (ava_cu_mine(dstDevice, ByteCount, 1) && (ByteCount == 0 || srcHost != NULL))
@@ -2307,7 +2347,7 @@ AVA_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcH
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2311 "cuda_guest.c"
+#line 2351 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2358,7 +2398,7 @@ ava_fail:
 AVA_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
 #define ava_execute() ava_cuda_remote_cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream)
-#line 244 "specs/cuda/cuda_api.spec.inc"
+#line 245 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
 		CUresult ret = CUDA_ERROR_INVALID_VALUE;
 		if (ava_cu_mine(srcDevice, ByteCount, 1) && (ByteCount == 0 || dstHost != NULL))
@@ -2366,26 +2406,52 @@ AVA_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, s
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2370 "cuda_guest.c"
+#line 2410 "cuda_guest.c"
 #undef ava_execute
 }
 
 static CUresult ava_cuda_remote_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
 	struct ava_cuda_cuMemcpyDtoDAsync_v2_call ava_a;
+	const struct ava_cuda_cuMemcpyDtoDAsync_v2_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_cuda_guest_spec, AVA_CUDA_FN_CUMEMCPYDTODASYNC_V2, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[4] = {
+		(uint64_t)(uintptr_t)(dstDevice),
+		(uint64_t)(uintptr_t)(srcDevice),
+		(uint64_t)(uintptr_t)(ByteCount),
+		(uint64_t)(uintptr_t)(hStream),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_cuda_guest_spec, AVA_CUDA_FN_CUMEMCPYDTODASYNC_V2, ava_shape, 4u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_cuda_guest_spec, AVA_CUDA_FN_CUMEMCPYDTODASYNC_V2, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_a.srcDevice = (ava_u64)srcDevice;
 	ava_a.ByteCount = (ava_u64)ByteCount;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (CUresult)(CUDA_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (CUresult)ava_r->ret;
+	if (ava_ret == (CUDA_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (CUresult)ava_async_value;
+	}
+	if (ava_ret == (CUDA_SUCCESS))
+		ava_guest_shape_learn(&ava_cuda_guest_spec, AVA_CUDA_FN_CUMEMCPYDTODASYNC_V2, ava_shape, 4u);
 	ava_call_end(&ava_c);
-	return (CUresult)(CUDA_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -2395,11 +2461,11 @@ ava_fail:
 AVA_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
 #define ava_execute() ava_cuda_remote_cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream)
-#line 257 "specs/cuda/cuda_api.spec.inc"
+#line 259 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2403 "cuda_guest.c"
+#line 2469 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2437,11 +2503,11 @@ ava_fail:
 AVA_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
 #define ava_execute() ava_cuda_remote_cuMemsetD8_v2(dstDevice, uc, N)
-#line 264 "specs/cuda/cuda_api.spec.inc"
+#line 266 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2445 "cuda_guest.c"
+#line 2511 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2479,30 +2545,55 @@ ava_fail:
 AVA_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
 #define ava_execute() ava_cuda_remote_cuMemsetD32_v2(dstDevice, ui, N)
-#line 271 "specs/cuda/cuda_api.spec.inc"
+#line 273 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2487 "cuda_guest.c"
+#line 2553 "cuda_guest.c"
 #undef ava_execute
 }
 
 static CUresult ava_cuda_remote_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
 	struct ava_cuda_cuMemsetD8Async_call ava_a;
+	const struct ava_cuda_cuMemsetD8Async_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_cuda_guest_spec, AVA_CUDA_FN_CUMEMSETD8ASYNC, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[3] = {
+		(uint64_t)(uintptr_t)(dstDevice),
+		(uint64_t)(uintptr_t)(N),
+		(uint64_t)(uintptr_t)(hStream),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_cuda_guest_spec, AVA_CUDA_FN_CUMEMSETD8ASYNC, ava_shape, 3u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_cuda_guest_spec, AVA_CUDA_FN_CUMEMSETD8ASYNC, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_a.uc = (ava_u64)uc;
 	ava_a.N = (ava_u64)N;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (CUresult)(CUDA_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (CUresult)ava_r->ret;
+	if (ava_ret == (CUDA_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (CUresult)ava_async_value;
+	}
+	if (ava_ret == (CUDA_SUCCESS))
+		ava_guest_shape_learn(&ava_cuda_guest_spec, AVA_CUDA_FN_CUMEMSETD8ASYNC, ava_shape, 3u);
 	ava_call_end(&ava_c);
-	return (CUresult)(CUDA_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -2512,30 +2603,55 @@ ava_fail:
 AVA_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
 #define ava_execute() ava_cuda_remote_cuMemsetD8Async(dstDevice, uc, N, hStream)
-#line 279 "specs/cuda/cuda_api.spec.inc"
+#line 282 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2520 "cuda_guest.c"
+#line 2611 "cuda_guest.c"
 #undef ava_execute
 }
 
 static CUresult ava_cuda_remote_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
 	struct ava_cuda_cuMemsetD32Async_call ava_a;
+	const struct ava_cuda_cuMemsetD32Async_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_cuda_guest_spec, AVA_CUDA_FN_CUMEMSETD32ASYNC, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[3] = {
+		(uint64_t)(uintptr_t)(dstDevice),
+		(uint64_t)(uintptr_t)(N),
+		(uint64_t)(uintptr_t)(hStream),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_cuda_guest_spec, AVA_CUDA_FN_CUMEMSETD32ASYNC, ava_shape, 3u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_cuda_guest_spec, AVA_CUDA_FN_CUMEMSETD32ASYNC, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_a.ui = (ava_u64)ui;
 	ava_a.N = (ava_u64)N;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (CUresult)(CUDA_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (CUresult)ava_r->ret;
+	if (ava_ret == (CUDA_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (CUresult)ava_async_value;
+	}
+	if (ava_ret == (CUDA_SUCCESS))
+		ava_guest_shape_learn(&ava_cuda_guest_spec, AVA_CUDA_FN_CUMEMSETD32ASYNC, ava_shape, 3u);
 	ava_call_end(&ava_c);
-	return (CUresult)(CUDA_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -2545,11 +2661,11 @@ ava_fail:
 AVA_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
 #define ava_execute() ava_cuda_remote_cuMemsetD32Async(dstDevice, ui, N, hStream)
-#line 287 "specs/cuda/cuda_api.spec.inc"
+#line 291 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2553 "cuda_guest.c"
+#line 2669 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2687,18 +2803,43 @@ ava_fail:
 AVA_EXPORT CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
 	struct ava_cuda_cuStreamWaitEvent_call ava_a;
+	const struct ava_cuda_cuStreamWaitEvent_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_cuda_guest_spec, AVA_CUDA_FN_CUSTREAMWAITEVENT, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[3] = {
+		(uint64_t)(uintptr_t)(hStream),
+		(uint64_t)(uintptr_t)(hEvent),
+		(uint64_t)(uintptr_t)(Flags),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_cuda_guest_spec, AVA_CUDA_FN_CUSTREAMWAITEVENT, ava_shape, 3u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_cuda_guest_spec, AVA_CUDA_FN_CUSTREAMWAITEVENT, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
 	ava_a.hEvent = (ava_u64)(uintptr_t)hEvent;
 	ava_a.Flags = (ava_u64)Flags;
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (CUresult)(CUDA_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (CUresult)ava_r->ret;
+	if (ava_ret == (CUDA_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (CUresult)ava_async_value;
+	}
+	if (ava_ret == (CUDA_SUCCESS))
+		ava_guest_shape_learn(&ava_cuda_guest_spec, AVA_CUDA_FN_CUSTREAMWAITEVENT, ava_shape, 3u);
 	ava_call_end(&ava_c);
-	return (CUresult)(CUDA_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -2781,17 +2922,41 @@ ava_fail:
 AVA_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
 {
 	struct ava_cuda_cuEventRecord_call ava_a;
+	const struct ava_cuda_cuEventRecord_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_cuda_guest_spec, AVA_CUDA_FN_CUEVENTRECORD, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[2] = {
+		(uint64_t)(uintptr_t)(hEvent),
+		(uint64_t)(uintptr_t)(hStream),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_cuda_guest_spec, AVA_CUDA_FN_CUEVENTRECORD, ava_shape, 2u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_cuda_guest_spec, AVA_CUDA_FN_CUEVENTRECORD, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.hEvent = (ava_u64)(uintptr_t)hEvent;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (CUresult)(CUDA_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (CUresult)ava_r->ret;
+	if (ava_ret == (CUDA_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (CUresult)ava_async_value;
+	}
+	if (ava_ret == (CUDA_SUCCESS))
+		ava_guest_shape_learn(&ava_cuda_guest_spec, AVA_CUDA_FN_CUEVENTRECORD, ava_shape, 2u);
 	ava_call_end(&ava_c);
-	return (CUresult)(CUDA_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);

@@ -627,8 +627,8 @@ CUresult ava_ava_cu_launch(CUfunction f, unsigned int gridDimX, unsigned int gri
 		ava_dir_params |= AVA_BUF_IN;
 		ava_count_params = (uint64_t)(params_len);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (async != 0) ? 1 : 0;
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_AVA_CU_LAUNCH,
 			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
@@ -2079,7 +2079,9 @@ static CUresult ava_kern_remote_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, cons
 						     size_t ByteCount, CUstream hStream)
 {
 	struct ava_cuda_cuMemcpyHtoDAsync_v2_call ava_a;
+	const struct ava_cuda_cuMemcpyHtoDAsync_v2_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	CUresult ava_ret;
 	ava_u32 ava_dir_srcHost = 0;
 	ava_u64 ava_count_srcHost = 0;
 	ava_u32 ava_life_srcHost = AVA_LIFETIME_CALL;
@@ -2092,18 +2094,35 @@ static CUresult ava_kern_remote_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, cons
 		ava_dir_srcHost |= AVA_BUF_IN;
 		ava_count_srcHost = (uint64_t)(ByteCount);
 	}
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMCPYHTODASYNC_V2,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_kcall_put_buffer(&ava_c, &ava_a.srcHost, srcHost, ava_count_srcHost, 1,
 			     ava_dir_srcHost);
 	ava_a.ByteCount = (ava_u64)ByteCount;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (CUresult)(CUDA_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (CUresult)ava_r->ret;
+	if (ava_ret == (CUDA_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (CUresult)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (CUresult)(CUDA_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -2114,7 +2133,7 @@ CUresult ava_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, si
 				  CUstream hStream)
 {
 #define ava_execute() ava_kern_remote_cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream)
-#line 230 "specs/cuda/cuda_api.spec.inc"
+#line 231 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
 		CUresult ret = CUDA_ERROR_INVALID_VALUE;
 		if (ava_cu_mine(dstDevice, ByteCount, 1) && (ByteCount == 0 || srcHost != NULL))
@@ -2122,7 +2141,7 @@ CUresult ava_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, si
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2126 "cuda_kern.c"
+#line 2145 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyHtoDAsync_v2);
@@ -2179,7 +2198,7 @@ CUresult ava_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t B
 				  CUstream hStream)
 {
 #define ava_execute() ava_kern_remote_cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream)
-#line 244 "specs/cuda/cuda_api.spec.inc"
+#line 245 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
 		CUresult ret = CUDA_ERROR_INVALID_VALUE;
 		if (ava_cu_mine(srcDevice, ByteCount, 1) && (ByteCount == 0 || dstHost != NULL))
@@ -2187,7 +2206,7 @@ CUresult ava_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t B
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2191 "cuda_kern.c"
+#line 2210 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoHAsync_v2);
@@ -2196,20 +2215,39 @@ static CUresult ava_kern_remote_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUde
 						     size_t ByteCount, CUstream hStream)
 {
 	struct ava_cuda_cuMemcpyDtoDAsync_v2_call ava_a;
+	const struct ava_cuda_cuMemcpyDtoDAsync_v2_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMCPYDTODASYNC_V2,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_a.srcDevice = (ava_u64)srcDevice;
 	ava_a.ByteCount = (ava_u64)ByteCount;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (CUresult)(CUDA_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (CUresult)ava_r->ret;
+	if (ava_ret == (CUDA_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (CUresult)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (CUresult)(CUDA_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -2220,11 +2258,11 @@ CUresult ava_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, 
 				  CUstream hStream)
 {
 #define ava_execute() ava_kern_remote_cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream)
-#line 257 "specs/cuda/cuda_api.spec.inc"
+#line 259 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2228 "cuda_kern.c"
+#line 2266 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoDAsync_v2);
@@ -2264,11 +2302,11 @@ ava_fail:
 CUresult ava_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
 #define ava_execute() ava_kern_remote_cuMemsetD8_v2(dstDevice, uc, N)
-#line 264 "specs/cuda/cuda_api.spec.inc"
+#line 266 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2272 "cuda_kern.c"
+#line 2310 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemsetD8_v2);
@@ -2309,11 +2347,11 @@ ava_fail:
 CUresult ava_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
 #define ava_execute() ava_kern_remote_cuMemsetD32_v2(dstDevice, ui, N)
-#line 271 "specs/cuda/cuda_api.spec.inc"
+#line 273 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2317 "cuda_kern.c"
+#line 2355 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemsetD32_v2);
@@ -2322,20 +2360,39 @@ static CUresult ava_kern_remote_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned 
 						CUstream hStream)
 {
 	struct ava_cuda_cuMemsetD8Async_call ava_a;
+	const struct ava_cuda_cuMemsetD8Async_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMSETD8ASYNC,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_a.uc = (ava_u64)uc;
 	ava_a.N = (ava_u64)N;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (CUresult)(CUDA_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (CUresult)ava_r->ret;
+	if (ava_ret == (CUDA_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (CUresult)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (CUresult)(CUDA_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -2345,11 +2402,11 @@ ava_fail:
 CUresult ava_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
 #define ava_execute() ava_kern_remote_cuMemsetD8Async(dstDevice, uc, N, hStream)
-#line 279 "specs/cuda/cuda_api.spec.inc"
+#line 282 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2353 "cuda_kern.c"
+#line 2410 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemsetD8Async);
@@ -2358,20 +2415,39 @@ static CUresult ava_kern_remote_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned
 						 CUstream hStream)
 {
 	struct ava_cuda_cuMemsetD32Async_call ava_a;
+	const struct ava_cuda_cuMemsetD32Async_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUMEMSETD32ASYNC,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.dstDevice = (ava_u64)dstDevice;
 	ava_a.ui = (ava_u64)ui;
 	ava_a.N = (ava_u64)N;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (CUresult)(CUDA_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (CUresult)ava_r->ret;
+	if (ava_ret == (CUDA_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (CUresult)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (CUresult)(CUDA_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -2381,11 +2457,11 @@ ava_fail:
 CUresult ava_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
 #define ava_execute() ava_kern_remote_cuMemsetD32Async(dstDevice, ui, N, hStream)
-#line 287 "specs/cuda/cuda_api.spec.inc"
+#line 291 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2389 "cuda_kern.c"
+#line 2465 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemsetD32Async);
@@ -2541,19 +2617,38 @@ EXPORT_SYMBOL_GPL(ava_cuStreamQuery);
 CUresult ava_cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
 	struct ava_cuda_cuStreamWaitEvent_call ava_a;
+	const struct ava_cuda_cuStreamWaitEvent_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUSTREAMWAITEVENT,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
 	ava_a.hEvent = (ava_u64)(uintptr_t)hEvent;
 	ava_a.Flags = (ava_u64)Flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (CUresult)(CUDA_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (CUresult)ava_r->ret;
+	if (ava_ret == (CUDA_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (CUresult)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (CUresult)(CUDA_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -2647,18 +2742,37 @@ EXPORT_SYMBOL_GPL(ava_cuEventDestroy_v2);
 CUresult ava_cuEventRecord(CUevent hEvent, CUstream hStream)
 {
 	struct ava_cuda_cuEventRecord_call ava_a;
+	const struct ava_cuda_cuEventRecord_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	CUresult ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_cuda_conn, AVA_CUDA_FN_CUEVENTRECORD,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.hEvent = (ava_u64)(uintptr_t)hEvent;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (CUresult)(CUDA_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (CUresult)ava_r->ret;
+	if (ava_ret == (CUDA_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (CUresult)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (CUresult)(CUDA_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);

@@ -10,7 +10,7 @@
 #include "ava/wire.h"
 
 /* FNV-1a of the layout below: guest and worker must agree. */
-#define AVA_CUDA_SPEC_HASH 0x7784331aa19b1e97ull
+#define AVA_CUDA_SPEC_HASH 0x5f850aec9486fb7eull
 #define AVA_CUDA_SPEC_NAME "cuda"
 #define AVA_CUDA_SPEC_ID 4u
 #define AVA_CUDA_NFUNCS 550u
@@ -1048,7 +1048,7 @@ struct ava_cuda_cuMemcpyDtoD_v2_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cuda_cuMemcpyDtoD_v2_reply) == 8, "struct ava_cuda_cuMemcpyDtoD_v2_reply");
 
-/* cuMemcpyHtoDAsync_v2 (async) */
+/* cuMemcpyHtoDAsync_v2 */
 struct ava_cuda_cuMemcpyHtoDAsync_v2_call {
 	ava_u64 dstDevice; /* CUdeviceptr */
 	struct ava_buf_desc srcHost; /* const void *, in */
@@ -1056,6 +1056,11 @@ struct ava_cuda_cuMemcpyHtoDAsync_v2_call {
 	ava_u64 hStream; /* handle CUstream */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cuda_cuMemcpyHtoDAsync_v2_call) == 48, "struct ava_cuda_cuMemcpyHtoDAsync_v2_call");
+
+struct ava_cuda_cuMemcpyHtoDAsync_v2_reply {
+	ava_u64 ret; /* CUresult, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cuda_cuMemcpyHtoDAsync_v2_reply) == 8, "struct ava_cuda_cuMemcpyHtoDAsync_v2_reply");
 
 /* cuMemcpyDtoHAsync_v2 */
 struct ava_cuda_cuMemcpyDtoHAsync_v2_call {
@@ -1072,7 +1077,7 @@ struct ava_cuda_cuMemcpyDtoHAsync_v2_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cuda_cuMemcpyDtoHAsync_v2_reply) == 32, "struct ava_cuda_cuMemcpyDtoHAsync_v2_reply");
 
-/* cuMemcpyDtoDAsync_v2 (async) */
+/* cuMemcpyDtoDAsync_v2 */
 struct ava_cuda_cuMemcpyDtoDAsync_v2_call {
 	ava_u64 dstDevice; /* CUdeviceptr */
 	ava_u64 srcDevice; /* CUdeviceptr */
@@ -1080,6 +1085,11 @@ struct ava_cuda_cuMemcpyDtoDAsync_v2_call {
 	ava_u64 hStream; /* handle CUstream */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cuda_cuMemcpyDtoDAsync_v2_call) == 32, "struct ava_cuda_cuMemcpyDtoDAsync_v2_call");
+
+struct ava_cuda_cuMemcpyDtoDAsync_v2_reply {
+	ava_u64 ret; /* CUresult, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cuda_cuMemcpyDtoDAsync_v2_reply) == 8, "struct ava_cuda_cuMemcpyDtoDAsync_v2_reply");
 
 /* cuMemsetD8_v2 */
 struct ava_cuda_cuMemsetD8_v2_call {
@@ -1107,7 +1117,7 @@ struct ava_cuda_cuMemsetD32_v2_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cuda_cuMemsetD32_v2_reply) == 8, "struct ava_cuda_cuMemsetD32_v2_reply");
 
-/* cuMemsetD8Async (async) */
+/* cuMemsetD8Async */
 struct ava_cuda_cuMemsetD8Async_call {
 	ava_u64 dstDevice; /* CUdeviceptr */
 	ava_u64 uc; /* unsigned char */
@@ -1116,7 +1126,12 @@ struct ava_cuda_cuMemsetD8Async_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cuda_cuMemsetD8Async_call) == 32, "struct ava_cuda_cuMemsetD8Async_call");
 
-/* cuMemsetD32Async (async) */
+struct ava_cuda_cuMemsetD8Async_reply {
+	ava_u64 ret; /* CUresult, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cuda_cuMemsetD8Async_reply) == 8, "struct ava_cuda_cuMemsetD8Async_reply");
+
+/* cuMemsetD32Async */
 struct ava_cuda_cuMemsetD32Async_call {
 	ava_u64 dstDevice; /* CUdeviceptr */
 	ava_u64 ui; /* unsigned int */
@@ -1124,6 +1139,11 @@ struct ava_cuda_cuMemsetD32Async_call {
 	ava_u64 hStream; /* handle CUstream */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cuda_cuMemsetD32Async_call) == 32, "struct ava_cuda_cuMemsetD32Async_call");
+
+struct ava_cuda_cuMemsetD32Async_reply {
+	ava_u64 ret; /* CUresult, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cuda_cuMemsetD32Async_reply) == 8, "struct ava_cuda_cuMemsetD32Async_reply");
 
 /* cuStreamCreate */
 struct ava_cuda_cuStreamCreate_call {
@@ -1171,13 +1191,18 @@ struct ava_cuda_cuStreamQuery_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cuda_cuStreamQuery_reply) == 8, "struct ava_cuda_cuStreamQuery_reply");
 
-/* cuStreamWaitEvent (async) */
+/* cuStreamWaitEvent */
 struct ava_cuda_cuStreamWaitEvent_call {
 	ava_u64 hStream; /* handle CUstream */
 	ava_u64 hEvent; /* handle CUevent */
 	ava_u64 Flags; /* unsigned int */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cuda_cuStreamWaitEvent_call) == 24, "struct ava_cuda_cuStreamWaitEvent_call");
+
+struct ava_cuda_cuStreamWaitEvent_reply {
+	ava_u64 ret; /* CUresult, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cuda_cuStreamWaitEvent_reply) == 8, "struct ava_cuda_cuStreamWaitEvent_reply");
 
 /* cuEventCreate */
 struct ava_cuda_cuEventCreate_call {
@@ -1203,12 +1228,17 @@ struct ava_cuda_cuEventDestroy_v2_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cuda_cuEventDestroy_v2_reply) == 8, "struct ava_cuda_cuEventDestroy_v2_reply");
 
-/* cuEventRecord (async) */
+/* cuEventRecord */
 struct ava_cuda_cuEventRecord_call {
 	ava_u64 hEvent; /* handle CUevent */
 	ava_u64 hStream; /* handle CUstream */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cuda_cuEventRecord_call) == 16, "struct ava_cuda_cuEventRecord_call");
+
+struct ava_cuda_cuEventRecord_reply {
+	ava_u64 ret; /* CUresult, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cuda_cuEventRecord_reply) == 8, "struct ava_cuda_cuEventRecord_reply");
 
 /* cuEventSynchronize */
 struct ava_cuda_cuEventSynchronize_call {

@@ -621,7 +621,7 @@ static int ava_cuda_serve_cuFuncGetParamInfo(struct ava_wcall *ava_w)
 
 static CUresult ava_cuda_impl_ava_cu_launch(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, const void *params, size_t params_len, int async)
 {
-#line 253 "specs/cuda/cuda_modules.spec.inc"
+#line 255 "specs/cuda/cuda_modules.spec.inc"
 	struct ava_cu_layout *ava_l;
 	void *ava_args[AVA_CU_MAX_PARAMS];
 	CUresult ret;
@@ -717,7 +717,7 @@ static int ava_cuda_serve_ava_cu_launch(struct ava_wcall *ava_w)
 
 static CUresult ava_cuda_impl_ava_cu_error_string(CUresult error, char *text, size_t capacity)
 {
-#line 280 "specs/cuda/cuda_modules.spec.inc"
+#line 282 "specs/cuda/cuda_modules.spec.inc"
 	const char *ava_s = NULL;
 	CUresult ret = cuGetErrorString(error, &ava_s);
 	if (ret != CUDA_SUCCESS || ava_s == NULL || text == NULL || capacity == 0)
@@ -2062,7 +2062,7 @@ static int ava_cuda_serve_cuMemcpyDtoD_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
 #define ava_execute() cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream)
-#line 230 "specs/cuda/cuda_api.spec.inc"
+#line 231 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
 		CUresult ret = CUDA_ERROR_INVALID_VALUE;
 		if (ava_cu_mine(dstDevice, ByteCount, 1) && (ByteCount == 0 || srcHost != NULL))
@@ -2077,6 +2077,7 @@ static CUresult ava_cuda_impl_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const 
 static int ava_cuda_serve_cuMemcpyHtoDAsync_v2(struct ava_wcall *ava_w)
 {
 	const struct ava_cuda_cuMemcpyHtoDAsync_v2_call *ava_a;
+	struct ava_cuda_cuMemcpyHtoDAsync_v2_reply ava_r;
 	CUdeviceptr dstDevice;
 	const void *srcHost;
 	size_t ByteCount;
@@ -2091,6 +2092,7 @@ static int ava_cuda_serve_cuMemcpyHtoDAsync_v2(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	dstDevice = (CUdeviceptr)ava_a->dstDevice;
@@ -2116,15 +2118,19 @@ static int ava_cuda_serve_cuMemcpyHtoDAsync_v2(struct ava_wcall *ava_w)
 
 	ava_ret = ava_cuda_impl_cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream);
 
-	if (!(ava_ret == (CUDA_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (CUDA_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static CUresult ava_cuda_impl_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
 #define ava_execute() cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream)
-#line 244 "specs/cuda/cuda_api.spec.inc"
+#line 245 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker) {
 		CUresult ret = CUDA_ERROR_INVALID_VALUE;
 		if (ava_cu_mine(srcDevice, ByteCount, 1) && (ByteCount == 0 || dstHost != NULL))
@@ -2132,7 +2138,7 @@ static CUresult ava_cuda_impl_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr sr
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2136 "cuda_worker.c"
+#line 2142 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2192,17 +2198,18 @@ static int ava_cuda_serve_cuMemcpyDtoHAsync_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
 #define ava_execute() cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream)
-#line 257 "specs/cuda/cuda_api.spec.inc"
+#line 259 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2200 "cuda_worker.c"
+#line 2206 "cuda_worker.c"
 #undef ava_execute
 }
 
 static int ava_cuda_serve_cuMemcpyDtoDAsync_v2(struct ava_wcall *ava_w)
 {
 	const struct ava_cuda_cuMemcpyDtoDAsync_v2_call *ava_a;
+	struct ava_cuda_cuMemcpyDtoDAsync_v2_reply ava_r;
 	CUdeviceptr dstDevice;
 	CUdeviceptr srcDevice;
 	size_t ByteCount;
@@ -2213,6 +2220,7 @@ static int ava_cuda_serve_cuMemcpyDtoDAsync_v2(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	dstDevice = (CUdeviceptr)ava_a->dstDevice;
@@ -2227,19 +2235,23 @@ static int ava_cuda_serve_cuMemcpyDtoDAsync_v2(struct ava_wcall *ava_w)
 
 	ava_ret = ava_cuda_impl_cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream);
 
-	if (!(ava_ret == (CUDA_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (CUDA_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static CUresult ava_cuda_impl_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
 #define ava_execute() cuMemsetD8_v2(dstDevice, uc, N)
-#line 264 "specs/cuda/cuda_api.spec.inc"
+#line 266 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2243 "cuda_worker.c"
+#line 2255 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2274,11 +2286,11 @@ static int ava_cuda_serve_cuMemsetD8_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
 #define ava_execute() cuMemsetD32_v2(dstDevice, ui, N)
-#line 271 "specs/cuda/cuda_api.spec.inc"
+#line 273 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2282 "cuda_worker.c"
+#line 2294 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2313,17 +2325,18 @@ static int ava_cuda_serve_cuMemsetD32_v2(struct ava_wcall *ava_w)
 static CUresult ava_cuda_impl_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
 #define ava_execute() cuMemsetD8Async(dstDevice, uc, N, hStream)
-#line 279 "specs/cuda/cuda_api.spec.inc"
+#line 282 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2321 "cuda_worker.c"
+#line 2333 "cuda_worker.c"
 #undef ava_execute
 }
 
 static int ava_cuda_serve_cuMemsetD8Async(struct ava_wcall *ava_w)
 {
 	const struct ava_cuda_cuMemsetD8Async_call *ava_a;
+	struct ava_cuda_cuMemsetD8Async_reply ava_r;
 	CUdeviceptr dstDevice;
 	unsigned char uc;
 	size_t N;
@@ -2334,6 +2347,7 @@ static int ava_cuda_serve_cuMemsetD8Async(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	dstDevice = (CUdeviceptr)ava_a->dstDevice;
@@ -2348,25 +2362,30 @@ static int ava_cuda_serve_cuMemsetD8Async(struct ava_wcall *ava_w)
 
 	ava_ret = ava_cuda_impl_cuMemsetD8Async(dstDevice, uc, N, hStream);
 
-	if (!(ava_ret == (CUDA_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (CUDA_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static CUresult ava_cuda_impl_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
 #define ava_execute() cuMemsetD32Async(dstDevice, ui, N, hStream)
-#line 287 "specs/cuda/cuda_api.spec.inc"
+#line 291 "specs/cuda/cuda_api.spec.inc"
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2364 "cuda_worker.c"
+#line 2382 "cuda_worker.c"
 #undef ava_execute
 }
 
 static int ava_cuda_serve_cuMemsetD32Async(struct ava_wcall *ava_w)
 {
 	const struct ava_cuda_cuMemsetD32Async_call *ava_a;
+	struct ava_cuda_cuMemsetD32Async_reply ava_r;
 	CUdeviceptr dstDevice;
 	unsigned int ui;
 	size_t N;
@@ -2377,6 +2396,7 @@ static int ava_cuda_serve_cuMemsetD32Async(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	dstDevice = (CUdeviceptr)ava_a->dstDevice;
@@ -2391,9 +2411,13 @@ static int ava_cuda_serve_cuMemsetD32Async(struct ava_wcall *ava_w)
 
 	ava_ret = ava_cuda_impl_cuMemsetD32Async(dstDevice, ui, N, hStream);
 
-	if (!(ava_ret == (CUDA_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (CUDA_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_cuda_serve_cuStreamCreate(struct ava_wcall *ava_w)
@@ -2532,6 +2556,7 @@ static int ava_cuda_serve_cuStreamQuery(struct ava_wcall *ava_w)
 static int ava_cuda_serve_cuStreamWaitEvent(struct ava_wcall *ava_w)
 {
 	const struct ava_cuda_cuStreamWaitEvent_call *ava_a;
+	struct ava_cuda_cuStreamWaitEvent_reply ava_r;
 	CUstream hStream;
 	CUevent hEvent;
 	unsigned int Flags;
@@ -2541,6 +2566,7 @@ static int ava_cuda_serve_cuStreamWaitEvent(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	if (ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_LEGACY) || ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_PER_THREAD))
@@ -2555,9 +2581,13 @@ static int ava_cuda_serve_cuStreamWaitEvent(struct ava_wcall *ava_w)
 
 	ava_ret = cuStreamWaitEvent(hStream, hEvent, Flags);
 
-	if (!(ava_ret == (CUDA_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (CUDA_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_cuda_serve_cuEventCreate(struct ava_wcall *ava_w)
@@ -2640,6 +2670,7 @@ static int ava_cuda_serve_cuEventDestroy_v2(struct ava_wcall *ava_w)
 static int ava_cuda_serve_cuEventRecord(struct ava_wcall *ava_w)
 {
 	const struct ava_cuda_cuEventRecord_call *ava_a;
+	struct ava_cuda_cuEventRecord_reply ava_r;
 	CUevent hEvent;
 	CUstream hStream;
 	CUresult ava_ret;
@@ -2648,6 +2679,7 @@ static int ava_cuda_serve_cuEventRecord(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -2661,9 +2693,13 @@ static int ava_cuda_serve_cuEventRecord(struct ava_wcall *ava_w)
 
 	ava_ret = cuEventRecord(hEvent, hStream);
 
-	if (!(ava_ret == (CUDA_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (CUDA_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_cuda_serve_cuEventSynchronize(struct ava_wcall *ava_w)
@@ -3496,21 +3532,21 @@ static const uint32_t ava_cuda_func_flags[] = {
 	AVA_F_SYNC, /* cuMemcpyHtoD_v2 */
 	AVA_F_SYNC, /* cuMemcpyDtoH_v2 */
 	AVA_F_SYNC, /* cuMemcpyDtoD_v2 */
-	AVA_F_ASYNC, /* cuMemcpyHtoDAsync_v2 */
+	AVA_F_SYNC | AVA_F_ASYNC, /* cuMemcpyHtoDAsync_v2 */
 	AVA_F_SYNC, /* cuMemcpyDtoHAsync_v2 */
-	AVA_F_ASYNC, /* cuMemcpyDtoDAsync_v2 */
+	AVA_F_SYNC | AVA_F_ASYNC, /* cuMemcpyDtoDAsync_v2 */
 	AVA_F_SYNC, /* cuMemsetD8_v2 */
 	AVA_F_SYNC, /* cuMemsetD32_v2 */
-	AVA_F_ASYNC, /* cuMemsetD8Async */
-	AVA_F_ASYNC, /* cuMemsetD32Async */
+	AVA_F_SYNC | AVA_F_ASYNC, /* cuMemsetD8Async */
+	AVA_F_SYNC | AVA_F_ASYNC, /* cuMemsetD32Async */
 	AVA_F_SYNC, /* cuStreamCreate */
 	AVA_F_SYNC, /* cuStreamDestroy_v2 */
 	AVA_F_SYNC, /* cuStreamSynchronize */
 	AVA_F_SYNC, /* cuStreamQuery */
-	AVA_F_ASYNC, /* cuStreamWaitEvent */
+	AVA_F_SYNC | AVA_F_ASYNC, /* cuStreamWaitEvent */
 	AVA_F_SYNC, /* cuEventCreate */
 	AVA_F_SYNC, /* cuEventDestroy_v2 */
-	AVA_F_ASYNC, /* cuEventRecord */
+	AVA_F_SYNC | AVA_F_ASYNC, /* cuEventRecord */
 	AVA_F_SYNC, /* cuEventSynchronize */
 	AVA_F_SYNC, /* cuEventQuery */
 	AVA_F_SYNC, /* cuEventElapsedTime_v2 */

@@ -265,7 +265,7 @@ static int ava_cudart_is_device(const void *p)
 
 
 #line 268 "cudart_guest.c"
-#line 153 "specs/cudart/cudart_memory.spec.inc"
+#line 154 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
 					 enum cudaMemcpyKind kind, cudaStream_t stream, int async);
@@ -471,7 +471,7 @@ const char *cudaGetErrorString(cudaError_t error)
 }
 
 #line 474 "cudart_guest.c"
-#line 369 "specs/cudart/cudart_launch.spec.inc"
+#line 371 "specs/cudart/cudart_launch.spec.inc"
 
 /* What the guest knows of a module and its kernels. */
 #define AVA_CUDART_KERNEL_MAGIC 0x61766b6eu
@@ -974,7 +974,7 @@ struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
 }
 
 #line 977 "cudart_guest.c"
-#line 320 "specs/cudart/cudart_memory.spec.inc"
+#line 324 "specs/cudart/cudart_memory.spec.inc"
 
 static cudaError_t ava_cudart_copy(void *dst, const void *src, size_t count,
 				   enum cudaMemcpyKind kind, cudaStream_t stream, int async)
@@ -1463,8 +1463,20 @@ cudaError_t ava_cudart_launch(ava_cudart_fn function, unsigned int grid_x, unsig
 		ava_dir_params |= AVA_BUF_IN;
 		ava_count_params = (uint64_t)(params_len);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (async != 0) ? 1 : 0;
+	const uint64_t ava_shape[10] = {
+		(uint64_t)(uintptr_t)(function),
+		(uint64_t)(uintptr_t)(grid_x),
+		(uint64_t)(uintptr_t)(grid_y),
+		(uint64_t)(uintptr_t)(grid_z),
+		(uint64_t)(uintptr_t)(block_x),
+		(uint64_t)(uintptr_t)(block_y),
+		(uint64_t)(uintptr_t)(block_z),
+		(uint64_t)(uintptr_t)(shared_mem),
+		(uint64_t)(uintptr_t)(stream),
+		(uint64_t)(uintptr_t)(params_len),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = (async != 0) && ava_guest_shape_known(&ava_cudart_guest_spec, AVA_CUDART_FN_AVA_CUDART_LAUNCH, ava_shape, 10u) ? 1 : 0;
 	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_AVA_CUDART_LAUNCH, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.function = (ava_u64)(uintptr_t)function;
@@ -1495,6 +1507,8 @@ cudaError_t ava_cudart_launch(ava_cudart_fn function, unsigned int grid_x, unsig
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
 			ava_ret = (cudaError_t)ava_async_value;
 	}
+	if (ava_ret == (cudaSuccess))
+		ava_guest_shape_learn(&ava_cudart_guest_spec, AVA_CUDART_FN_AVA_CUDART_LAUNCH, ava_shape, 10u);
 	ava_call_end(&ava_c);
 	return ava_ret;
 
@@ -1880,7 +1894,7 @@ AVA_EXPORT cudaError_t cudaDeviceReset(void)
 	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
 		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
 	return ava_execute();
-#line 1884 "cudart_guest.c"
+#line 1898 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2213,7 +2227,7 @@ AVA_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
 	if (ava_is_worker && ret == cudaSuccess)
 		ava_cudart_quota_clamp(free, total);
 	return ret;
-#line 2217 "cudart_guest.c"
+#line 2231 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2328,7 +2342,7 @@ AVA_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 		*devPtr = NULL;
 	}
 	return ret;
-#line 2332 "cudart_guest.c"
+#line 2346 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2404,7 +2418,7 @@ AVA_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t widt
 		ret = cudaErrorMemoryAllocation;
 	}
 	return ret;
-#line 2408 "cudart_guest.c"
+#line 2422 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2452,7 +2466,7 @@ AVA_EXPORT cudaError_t cudaFree(void *devPtr)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 2456 "cudart_guest.c"
+#line 2470 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2494,26 +2508,51 @@ AVA_EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 2498 "cudart_guest.c"
+#line 2512 "cudart_guest.c"
 #undef ava_execute
 }
 
 static cudaError_t ava_cudart_remote_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
 	struct ava_cudart_cudaMemsetAsync_call ava_a;
+	const struct ava_cudart_cudaMemsetAsync_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAMEMSETASYNC, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[3] = {
+		(uint64_t)(uintptr_t)(devPtr),
+		(uint64_t)(uintptr_t)(count),
+		(uint64_t)(uintptr_t)(stream),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_cudart_guest_spec, AVA_CUDART_FN_CUDAMEMSETASYNC, ava_shape, 3u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAMEMSETASYNC, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.devPtr = (ava_u64)(uintptr_t)devPtr;
 	ava_a.value = (ava_s64)value;
 	ava_a.count = (ava_u64)count;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cudaError_t)(cudaSuccess);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	if (ava_ret == (cudaSuccess))
+		ava_guest_shape_learn(&ava_cudart_guest_spec, AVA_CUDART_FN_CUDAMEMSETASYNC, ava_shape, 3u);
 	ava_call_end(&ava_c);
-	return (cudaError_t)(cudaSuccess);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -2523,11 +2562,11 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
 #define ava_execute() ava_cudart_remote_cudaMemsetAsync(devPtr, value, count, stream)
-#line 139 "specs/cudart/cudart_memory.spec.inc"
+#line 140 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 2531 "cudart_guest.c"
+#line 2570 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2578,7 +2617,9 @@ ava_fail:
 cudaError_t ava_cudart_memcpy_to_device_async(void *dst, const void *src, size_t count, cudaStream_t stream)
 {
 	struct ava_cudart_ava_cudart_memcpy_to_device_async_call ava_a;
+	const struct ava_cudart_ava_cudart_memcpy_to_device_async_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cudaError_t ava_ret;
 	uint32_t ava_dir_src = 0;
 	uint64_t ava_count_src = 0;
 	uint32_t ava_life_src = AVA_LIFETIME_CALL;
@@ -2591,16 +2632,40 @@ cudaError_t ava_cudart_memcpy_to_device_async(void *dst, const void *src, size_t
 		ava_dir_src |= AVA_BUF_IN;
 		ava_count_src = (uint64_t)(count);
 	}
-	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_DEVICE_ASYNC, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[4] = {
+		(uint64_t)(uintptr_t)(dst),
+		(uint64_t)(uintptr_t)(count),
+		(uint64_t)(uintptr_t)(src != NULL),
+		(uint64_t)(uintptr_t)(stream),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_cudart_guest_spec, AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_DEVICE_ASYNC, ava_shape, 4u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_DEVICE_ASYNC, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.dst = (ava_u64)(uintptr_t)dst;
 	ava_call_put_buffer(&ava_c, &ava_a.src, src, ava_count_src, 1, ava_dir_src | AVA_CALL_ZEROCOPY);
 	ava_a.count = (ava_u64)count;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cudaError_t)(cudaSuccess);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	if (ava_ret == (cudaSuccess))
+		ava_guest_shape_learn(&ava_cudart_guest_spec, AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_DEVICE_ASYNC, ava_shape, 4u);
 	ava_call_end(&ava_c);
-	return (cudaError_t)(cudaSuccess);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -2661,8 +2726,15 @@ cudaError_t ava_cudart_memcpy_on_device(void *dst, const void *src, size_t count
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (async != 0) ? 1 : 0;
+	const uint64_t ava_shape[5] = {
+		(uint64_t)(uintptr_t)(dst),
+		(uint64_t)(uintptr_t)(src),
+		(uint64_t)(uintptr_t)(count),
+		(uint64_t)(uintptr_t)(kind),
+		(uint64_t)(uintptr_t)(stream),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = (async != 0) && ava_guest_shape_known(&ava_cudart_guest_spec, AVA_CUDART_FN_AVA_CUDART_MEMCPY_ON_DEVICE, ava_shape, 5u) ? 1 : 0;
 	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_AVA_CUDART_MEMCPY_ON_DEVICE, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.dst = (ava_u64)(uintptr_t)dst;
@@ -2687,6 +2759,8 @@ cudaError_t ava_cudart_memcpy_on_device(void *dst, const void *src, size_t count
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
 			ava_ret = (cudaError_t)ava_async_value;
 	}
+	if (ava_ret == (cudaSuccess))
+		ava_guest_shape_learn(&ava_cudart_guest_spec, AVA_CUDART_FN_AVA_CUDART_MEMCPY_ON_DEVICE, ava_shape, 5u);
 	ava_call_end(&ava_c);
 	return ava_ret;
 
@@ -2786,24 +2860,35 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
 {
 #define ava_execute() ava_cudart_remote_cudaMemset2D(devPtr, pitch, value, width, height)
-#line 288 "specs/cudart/cudart_memory.spec.inc"
+#line 291 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker) {
 		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
 		if (ava_rc != cudaSuccess)
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2797 "cudart_guest.c"
+#line 2871 "cudart_guest.c"
 #undef ava_execute
 }
 
 static cudaError_t ava_cudart_remote_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
 {
 	struct ava_cudart_cudaMemset2DAsync_call ava_a;
+	const struct ava_cudart_cudaMemset2DAsync_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAMEMSET2DASYNC, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[5] = {
+		(uint64_t)(uintptr_t)(devPtr),
+		(uint64_t)(uintptr_t)(pitch),
+		(uint64_t)(uintptr_t)(width),
+		(uint64_t)(uintptr_t)(height),
+		(uint64_t)(uintptr_t)(stream),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_cudart_guest_spec, AVA_CUDART_FN_CUDAMEMSET2DASYNC, ava_shape, 5u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAMEMSET2DASYNC, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.devPtr = (ava_u64)(uintptr_t)devPtr;
 	ava_a.pitch = (ava_u64)pitch;
@@ -2811,10 +2896,26 @@ static cudaError_t ava_cudart_remote_cudaMemset2DAsync(void *devPtr, size_t pitc
 	ava_a.width = (ava_u64)width;
 	ava_a.height = (ava_u64)height;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cudaError_t)(cudaSuccess);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	if (ava_ret == (cudaSuccess))
+		ava_guest_shape_learn(&ava_cudart_guest_spec, AVA_CUDART_FN_CUDAMEMSET2DASYNC, ava_shape, 5u);
 	ava_call_end(&ava_c);
-	return (cudaError_t)(cudaSuccess);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -2824,14 +2925,14 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
 {
 #define ava_execute() ava_cudart_remote_cudaMemset2DAsync(devPtr, pitch, value, width, height, stream)
-#line 301 "specs/cudart/cudart_memory.spec.inc"
+#line 305 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker) {
 		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
 		if (ava_rc != cudaSuccess)
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2835 "cudart_guest.c"
+#line 2936 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -3083,18 +3184,43 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
 {
 	struct ava_cudart_cudaStreamWaitEvent_call ava_a;
+	const struct ava_cudart_cudaStreamWaitEvent_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDASTREAMWAITEVENT, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[3] = {
+		(uint64_t)(uintptr_t)(stream),
+		(uint64_t)(uintptr_t)(event),
+		(uint64_t)(uintptr_t)(flags),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_cudart_guest_spec, AVA_CUDART_FN_CUDASTREAMWAITEVENT, ava_shape, 3u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDASTREAMWAITEVENT, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
 	ava_a.event = (ava_u64)(uintptr_t)event;
 	ava_a.flags = (ava_u64)flags;
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cudaError_t)(cudaSuccess);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	if (ava_ret == (cudaSuccess))
+		ava_guest_shape_learn(&ava_cudart_guest_spec, AVA_CUDART_FN_CUDASTREAMWAITEVENT, ava_shape, 3u);
 	ava_call_end(&ava_c);
-	return (cudaError_t)(cudaSuccess);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -3287,17 +3413,41 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
 	struct ava_cudart_cudaEventRecord_call ava_a;
+	const struct ava_cudart_cudaEventRecord_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAEVENTRECORD, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[2] = {
+		(uint64_t)(uintptr_t)(event),
+		(uint64_t)(uintptr_t)(stream),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_cudart_guest_spec, AVA_CUDART_FN_CUDAEVENTRECORD, ava_shape, 2u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAEVENTRECORD, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cudaError_t)(cudaSuccess);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	if (ava_ret == (cudaSuccess))
+		ava_guest_shape_learn(&ava_cudart_guest_spec, AVA_CUDART_FN_CUDAEVENTRECORD, ava_shape, 2u);
 	ava_call_end(&ava_c);
-	return (cudaError_t)(cudaSuccess);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -3307,18 +3457,43 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
 {
 	struct ava_cudart_cudaEventRecordWithFlags_call ava_a;
+	const struct ava_cudart_cudaEventRecordWithFlags_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAEVENTRECORDWITHFLAGS, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[3] = {
+		(uint64_t)(uintptr_t)(event),
+		(uint64_t)(uintptr_t)(stream),
+		(uint64_t)(uintptr_t)(flags),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_cudart_guest_spec, AVA_CUDART_FN_CUDAEVENTRECORDWITHFLAGS, ava_shape, 3u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAEVENTRECORDWITHFLAGS, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
 	ava_a.flags = (ava_u64)flags;
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cudaError_t)(cudaSuccess);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	if (ava_ret == (cudaSuccess))
+		ava_guest_shape_learn(&ava_cudart_guest_spec, AVA_CUDART_FN_CUDAEVENTRECORDWITHFLAGS, ava_shape, 3u);
 	ava_call_end(&ava_c);
-	return (cudaError_t)(cudaSuccess);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -3930,7 +4105,7 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
 #define ava_execute() ava_cudart_remote_cudaMallocAsync(devPtr, size, hStream)
-#line 298 "specs/cudart/cudart_api.spec.inc"
+#line 301 "specs/cudart/cudart_api.spec.inc"
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
@@ -3940,24 +4115,48 @@ AVA_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t 
 		*devPtr = NULL;
 	}
 	return ret;
-#line 3944 "cudart_guest.c"
+#line 4119 "cudart_guest.c"
 #undef ava_execute
 }
 
 static cudaError_t ava_cudart_remote_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
 	struct ava_cudart_cudaFreeAsync_call ava_a;
+	const struct ava_cudart_cudaFreeAsync_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAFREEASYNC, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[2] = {
+		(uint64_t)(uintptr_t)(devPtr),
+		(uint64_t)(uintptr_t)(hStream),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_cudart_guest_spec, AVA_CUDART_FN_CUDAFREEASYNC, ava_shape, 2u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAFREEASYNC, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.devPtr = (ava_u64)(uintptr_t)devPtr;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cudaError_t)(cudaSuccess);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	if (ava_ret == (cudaSuccess))
+		ava_guest_shape_learn(&ava_cudart_guest_spec, AVA_CUDART_FN_CUDAFREEASYNC, ava_shape, 2u);
 	ava_call_end(&ava_c);
-	return (cudaError_t)(cudaSuccess);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -3967,7 +4166,7 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
 #define ava_execute() ava_cudart_remote_cudaFreeAsync(devPtr, hStream)
-#line 314 "specs/cudart/cudart_api.spec.inc"
+#line 318 "specs/cudart/cudart_api.spec.inc"
 	uint64_t ava_size = 0, ava_owner = 0;
 	cudaError_t ret;
 	if (ava_is_guest)
@@ -3980,7 +4179,7 @@ AVA_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 3984 "cudart_guest.c"
+#line 4183 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4020,21 +4219,33 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
 {
 #define ava_execute() ava_cudart_remote_cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
-#line 333 "specs/cudart/cudart_api.spec.inc"
+#line 337 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 4028 "cudart_guest.c"
+#line 4227 "cudart_guest.c"
 #undef ava_execute
 }
 
 static cudaError_t ava_cudart_remote_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
 {
 	struct ava_cudart_cudaMemcpyPeerAsync_call ava_a;
+	const struct ava_cudart_cudaMemcpyPeerAsync_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAMEMCPYPEERASYNC, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[6] = {
+		(uint64_t)(uintptr_t)(dst),
+		(uint64_t)(uintptr_t)(dstDevice),
+		(uint64_t)(uintptr_t)(src),
+		(uint64_t)(uintptr_t)(srcDevice),
+		(uint64_t)(uintptr_t)(count),
+		(uint64_t)(uintptr_t)(stream),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_cudart_guest_spec, AVA_CUDART_FN_CUDAMEMCPYPEERASYNC, ava_shape, 6u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDAMEMCPYPEERASYNC, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.dst = (ava_u64)(uintptr_t)dst;
 	ava_a.dstDevice = (ava_s64)dstDevice;
@@ -4042,10 +4253,26 @@ static cudaError_t ava_cudart_remote_cudaMemcpyPeerAsync(void *dst, int dstDevic
 	ava_a.srcDevice = (ava_s64)srcDevice;
 	ava_a.count = (ava_u64)count;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cudaError_t)(cudaSuccess);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cudaError_t)ava_async_value;
+	}
+	if (ava_ret == (cudaSuccess))
+		ava_guest_shape_learn(&ava_cudart_guest_spec, AVA_CUDART_FN_CUDAMEMCPYPEERASYNC, ava_shape, 6u);
 	ava_call_end(&ava_c);
-	return (cudaError_t)(cudaSuccess);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -4055,11 +4282,11 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
 {
 #define ava_execute() ava_cudart_remote_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream)
-#line 344 "specs/cudart/cudart_api.spec.inc"
+#line 349 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 4063 "cudart_guest.c"
+#line 4290 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4108,11 +4335,11 @@ ava_fail:
 AVA_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
 {
 #define ava_execute() ava_cudart_remote_cudaPointerGetAttributes(attributes, ptr)
-#line 358 "specs/cudart/cudart_api.spec.inc"
+#line 363 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 4116 "cudart_guest.c"
+#line 4343 "cudart_guest.c"
 #undef ava_execute
 }
 

@@ -343,7 +343,7 @@ static int ava_cudart_is_device(const void *p)
 
 
 #line 346 "cudart_kern.c"
-#line 153 "specs/cudart/cudart_memory.spec.inc"
+#line 154 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
 					 enum cudaMemcpyKind kind, cudaStream_t stream, int async);
@@ -1423,20 +1423,39 @@ static cudaError_t ava_kern_remote_cudaMemsetAsync(void *devPtr, int value, size
 						   cudaStream_t stream)
 {
 	struct ava_cudart_cudaMemsetAsync_call ava_a;
+	const struct ava_cudart_cudaMemsetAsync_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMEMSETASYNC,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.devPtr = (ava_u64)(uintptr_t)devPtr;
 	ava_a.value = (ava_s64)value;
 	ava_a.count = (ava_u64)count;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cudaError_t)(cudaSuccess);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cudaError_t)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cudaError_t)(cudaSuccess);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -1446,11 +1465,11 @@ ava_fail:
 cudaError_t ava_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
 #define ava_execute() ava_kern_remote_cudaMemsetAsync(devPtr, value, count, stream)
-#line 139 "specs/cudart/cudart_memory.spec.inc"
+#line 140 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 1454 "cudart_kern.c"
+#line 1473 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemsetAsync);
@@ -1509,7 +1528,9 @@ cudaError_t ava_ava_cudart_memcpy_to_device_async(void *dst, const void *src, si
 						  cudaStream_t stream)
 {
 	struct ava_cudart_ava_cudart_memcpy_to_device_async_call ava_a;
+	const struct ava_cudart_ava_cudart_memcpy_to_device_async_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cudaError_t ava_ret;
 	ava_u32 ava_dir_src = 0;
 	ava_u64 ava_count_src = 0;
 	ava_u32 ava_life_src = AVA_LIFETIME_CALL;
@@ -1522,17 +1543,35 @@ cudaError_t ava_ava_cudart_memcpy_to_device_async(void *dst, const void *src, si
 		ava_dir_src |= AVA_BUF_IN;
 		ava_count_src = (uint64_t)(count);
 	}
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn,
-			    AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_DEVICE_ASYNC, AVA_F_ASYNC) != 0)
+			    AVA_CUDART_FN_AVA_CUDART_MEMCPY_TO_DEVICE_ASYNC,
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.dst = (ava_u64)(uintptr_t)dst;
 	ava_kcall_put_buffer(&ava_c, &ava_a.src, src, ava_count_src, 1, ava_dir_src);
 	ava_a.count = (ava_u64)count;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cudaError_t)(cudaSuccess);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cudaError_t)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cudaError_t)(cudaSuccess);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -1602,8 +1641,8 @@ cudaError_t ava_ava_cudart_memcpy_on_device(void *dst, const void *src, size_t c
 	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (async != 0) ? 1 : 0;
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_AVA_CUDART_MEMCPY_ON_DEVICE,
 			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
@@ -1741,14 +1780,14 @@ ava_fail:
 cudaError_t ava_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
 {
 #define ava_execute() ava_kern_remote_cudaMemset2D(devPtr, pitch, value, width, height)
-#line 288 "specs/cudart/cudart_memory.spec.inc"
+#line 291 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker) {
 		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
 		if (ava_rc != cudaSuccess)
 			return ava_rc;
 	}
 	return ava_execute();
-#line 1752 "cudart_kern.c"
+#line 1791 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemset2D);
@@ -1758,11 +1797,15 @@ static cudaError_t ava_kern_remote_cudaMemset2DAsync(void *devPtr, size_t pitch,
 						     cudaStream_t stream)
 {
 	struct ava_cudart_cudaMemset2DAsync_call ava_a;
+	const struct ava_cudart_cudaMemset2DAsync_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMEMSET2DASYNC,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.devPtr = (ava_u64)(uintptr_t)devPtr;
 	ava_a.pitch = (ava_u64)pitch;
@@ -1770,10 +1813,25 @@ static cudaError_t ava_kern_remote_cudaMemset2DAsync(void *devPtr, size_t pitch,
 	ava_a.width = (ava_u64)width;
 	ava_a.height = (ava_u64)height;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cudaError_t)(cudaSuccess);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cudaError_t)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cudaError_t)(cudaSuccess);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -1784,14 +1842,14 @@ cudaError_t ava_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t 
 				  size_t height, cudaStream_t stream)
 {
 #define ava_execute() ava_kern_remote_cudaMemset2DAsync(devPtr, pitch, value, width, height, stream)
-#line 301 "specs/cudart/cudart_memory.spec.inc"
+#line 305 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker) {
 		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
 		if (ava_rc != cudaSuccess)
 			return ava_rc;
 	}
 	return ava_execute();
-#line 1795 "cudart_kern.c"
+#line 1853 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemset2DAsync);
@@ -2079,19 +2137,38 @@ EXPORT_SYMBOL_GPL(ava_cudaStreamQuery);
 cudaError_t ava_cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
 {
 	struct ava_cudart_cudaStreamWaitEvent_call ava_a;
+	const struct ava_cudart_cudaStreamWaitEvent_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMWAITEVENT,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
 	ava_a.event = (ava_u64)(uintptr_t)event;
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cudaError_t)(cudaSuccess);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cudaError_t)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cudaError_t)(cudaSuccess);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -2313,18 +2390,37 @@ EXPORT_SYMBOL_GPL(ava_cudaEventDestroy);
 cudaError_t ava_cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
 	struct ava_cudart_cudaEventRecord_call ava_a;
+	const struct ava_cudart_cudaEventRecord_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTRECORD,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cudaError_t)(cudaSuccess);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cudaError_t)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cudaError_t)(cudaSuccess);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -2336,19 +2432,38 @@ EXPORT_SYMBOL_GPL(ava_cudaEventRecord);
 cudaError_t ava_cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
 {
 	struct ava_cudart_cudaEventRecordWithFlags_call ava_a;
+	const struct ava_cudart_cudaEventRecordWithFlags_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAEVENTRECORDWITHFLAGS,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
 	ava_a.flags = (ava_u64)flags;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cudaError_t)(cudaSuccess);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cudaError_t)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cudaError_t)(cudaSuccess);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -2995,7 +3110,7 @@ ava_fail:
 cudaError_t ava_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
 #define ava_execute() ava_kern_remote_cudaMallocAsync(devPtr, size, hStream)
-#line 298 "specs/cudart/cudart_api.spec.inc"
+#line 301 "specs/cudart/cudart_api.spec.inc"
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
@@ -3005,7 +3120,7 @@ cudaError_t ava_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream
 		*devPtr = NULL;
 	}
 	return ret;
-#line 3009 "cudart_kern.c"
+#line 3124 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocAsync);
@@ -3013,18 +3128,37 @@ EXPORT_SYMBOL_GPL(ava_cudaMallocAsync);
 static cudaError_t ava_kern_remote_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
 	struct ava_cudart_cudaFreeAsync_call ava_a;
+	const struct ava_cudart_cudaFreeAsync_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAFREEASYNC,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.devPtr = (ava_u64)(uintptr_t)devPtr;
 	ava_a.hStream = (ava_u64)(uintptr_t)hStream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cudaError_t)(cudaSuccess);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cudaError_t)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cudaError_t)(cudaSuccess);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -3034,7 +3168,7 @@ ava_fail:
 cudaError_t ava_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
 #define ava_execute() ava_kern_remote_cudaFreeAsync(devPtr, hStream)
-#line 314 "specs/cudart/cudart_api.spec.inc"
+#line 318 "specs/cudart/cudart_api.spec.inc"
 	uint64_t ava_size = 0, ava_owner = 0;
 	cudaError_t ret;
 	if (ava_is_guest)
@@ -3047,7 +3181,7 @@ cudaError_t ava_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 3051 "cudart_kern.c"
+#line 3185 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFreeAsync);
@@ -3092,11 +3226,11 @@ cudaError_t ava_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int sr
 			       size_t count)
 {
 #define ava_execute() ava_kern_remote_cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
-#line 333 "specs/cudart/cudart_api.spec.inc"
+#line 337 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3100 "cudart_kern.c"
+#line 3234 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemcpyPeer);
@@ -3106,11 +3240,15 @@ static cudaError_t ava_kern_remote_cudaMemcpyPeerAsync(void *dst, int dstDevice,
 						       cudaStream_t stream)
 {
 	struct ava_cudart_cudaMemcpyPeerAsync_call ava_a;
+	const struct ava_cudart_cudaMemcpyPeerAsync_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cudaError_t ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDAMEMCPYPEERASYNC,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.dst = (ava_u64)(uintptr_t)dst;
 	ava_a.dstDevice = (ava_s64)dstDevice;
@@ -3118,10 +3256,25 @@ static cudaError_t ava_kern_remote_cudaMemcpyPeerAsync(void *dst, int dstDevice,
 	ava_a.srcDevice = (ava_s64)srcDevice;
 	ava_a.count = (ava_u64)count;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cudaError_t)(cudaSuccess);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cudaError_t)ava_r->ret;
+	if (ava_ret == (cudaSuccess)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cudaError_t)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cudaError_t)(cudaSuccess);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -3132,11 +3285,11 @@ cudaError_t ava_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, i
 				    size_t count, cudaStream_t stream)
 {
 #define ava_execute() ava_kern_remote_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream)
-#line 344 "specs/cudart/cudart_api.spec.inc"
+#line 349 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3140 "cudart_kern.c"
+#line 3293 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemcpyPeerAsync);
@@ -3191,11 +3344,11 @@ ava_fail:
 cudaError_t ava_cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
 {
 #define ava_execute() ava_kern_remote_cudaPointerGetAttributes(attributes, ptr)
-#line 358 "specs/cudart/cudart_api.spec.inc"
+#line 363 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3199 "cudart_kern.c"
+#line 3352 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaPointerGetAttributes);

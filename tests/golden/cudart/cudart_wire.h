@@ -10,7 +10,7 @@
 #include "ava/wire.h"
 
 /* FNV-1a of the layout below: guest and worker must agree. */
-#define AVA_CUDART_SPEC_HASH 0xea7e1e21ad91ee81ull
+#define AVA_CUDART_SPEC_HASH 0x7c93c79c64f21133ull
 #define AVA_CUDART_SPEC_NAME "cudart"
 #define AVA_CUDART_SPEC_ID 3u
 #define AVA_CUDART_NFUNCS 403u
@@ -834,7 +834,7 @@ struct ava_cudart_cudaMemset_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMemset_reply) == 8, "struct ava_cudart_cudaMemset_reply");
 
-/* cudaMemsetAsync (async) */
+/* cudaMemsetAsync */
 struct ava_cudart_cudaMemsetAsync_call {
 	ava_u64 devPtr; /* opaque void * */
 	ava_s64 value; /* int */
@@ -842,6 +842,11 @@ struct ava_cudart_cudaMemsetAsync_call {
 	ava_u64 stream; /* handle cudaStream_t */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMemsetAsync_call) == 32, "struct ava_cudart_cudaMemsetAsync_call");
+
+struct ava_cudart_cudaMemsetAsync_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMemsetAsync_reply) == 8, "struct ava_cudart_cudaMemsetAsync_reply");
 
 /* ava_cudart_memcpy_to_device */
 struct ava_cudart_ava_cudart_memcpy_to_device_call {
@@ -859,7 +864,7 @@ struct ava_cudart_ava_cudart_memcpy_to_device_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_ava_cudart_memcpy_to_device_reply) == 8, "struct ava_cudart_ava_cudart_memcpy_to_device_reply");
 
-/* ava_cudart_memcpy_to_device_async (async) */
+/* ava_cudart_memcpy_to_device_async */
 struct ava_cudart_ava_cudart_memcpy_to_device_async_call {
 	ava_u64 dst; /* opaque void * */
 	struct ava_buf_desc src; /* const void *, in */
@@ -867,6 +872,11 @@ struct ava_cudart_ava_cudart_memcpy_to_device_async_call {
 	ava_u64 stream; /* handle cudaStream_t */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_ava_cudart_memcpy_to_device_async_call) == 48, "struct ava_cudart_ava_cudart_memcpy_to_device_async_call");
+
+struct ava_cudart_ava_cudart_memcpy_to_device_async_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_ava_cudart_memcpy_to_device_async_reply) == 8, "struct ava_cudart_ava_cudart_memcpy_to_device_async_reply");
 
 /* ava_cudart_memcpy_to_host */
 struct ava_cudart_ava_cudart_memcpy_to_host_call {
@@ -939,7 +949,7 @@ struct ava_cudart_cudaMemset2D_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMemset2D_reply) == 8, "struct ava_cudart_cudaMemset2D_reply");
 
-/* cudaMemset2DAsync (async) */
+/* cudaMemset2DAsync */
 struct ava_cudart_cudaMemset2DAsync_call {
 	ava_u64 devPtr; /* opaque void * */
 	ava_u64 pitch; /* size_t */
@@ -949,6 +959,11 @@ struct ava_cudart_cudaMemset2DAsync_call {
 	ava_u64 stream; /* handle cudaStream_t */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMemset2DAsync_call) == 48, "struct ava_cudart_cudaMemset2DAsync_call");
+
+struct ava_cudart_cudaMemset2DAsync_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMemset2DAsync_reply) == 8, "struct ava_cudart_cudaMemset2DAsync_reply");
 
 /* ava_cudart_host_alloc_check */
 struct ava_cudart_ava_cudart_host_alloc_check_call {
@@ -1034,13 +1049,18 @@ struct ava_cudart_cudaStreamQuery_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaStreamQuery_reply) == 8, "struct ava_cudart_cudaStreamQuery_reply");
 
-/* cudaStreamWaitEvent (async) */
+/* cudaStreamWaitEvent */
 struct ava_cudart_cudaStreamWaitEvent_call {
 	ava_u64 stream; /* handle cudaStream_t */
 	ava_u64 event; /* handle cudaEvent_t */
 	ava_u64 flags; /* unsigned int */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaStreamWaitEvent_call) == 24, "struct ava_cudart_cudaStreamWaitEvent_call");
+
+struct ava_cudart_cudaStreamWaitEvent_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaStreamWaitEvent_reply) == 8, "struct ava_cudart_cudaStreamWaitEvent_reply");
 
 /* cudaStreamAddCallback */
 struct ava_cudart_cudaStreamAddCallback_call {
@@ -1105,20 +1125,30 @@ struct ava_cudart_cudaEventDestroy_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaEventDestroy_reply) == 8, "struct ava_cudart_cudaEventDestroy_reply");
 
-/* cudaEventRecord (async) */
+/* cudaEventRecord */
 struct ava_cudart_cudaEventRecord_call {
 	ava_u64 event; /* handle cudaEvent_t */
 	ava_u64 stream; /* handle cudaStream_t */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaEventRecord_call) == 16, "struct ava_cudart_cudaEventRecord_call");
 
-/* cudaEventRecordWithFlags (async) */
+struct ava_cudart_cudaEventRecord_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaEventRecord_reply) == 8, "struct ava_cudart_cudaEventRecord_reply");
+
+/* cudaEventRecordWithFlags */
 struct ava_cudart_cudaEventRecordWithFlags_call {
 	ava_u64 event; /* handle cudaEvent_t */
 	ava_u64 stream; /* handle cudaStream_t */
 	ava_u64 flags; /* unsigned int */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaEventRecordWithFlags_call) == 24, "struct ava_cudart_cudaEventRecordWithFlags_call");
+
+struct ava_cudart_cudaEventRecordWithFlags_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaEventRecordWithFlags_reply) == 8, "struct ava_cudart_cudaEventRecordWithFlags_reply");
 
 /* cudaEventSynchronize */
 struct ava_cudart_cudaEventSynchronize_call {
@@ -1311,12 +1341,17 @@ struct ava_cudart_cudaMallocAsync_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMallocAsync_reply) == 32, "struct ava_cudart_cudaMallocAsync_reply");
 
-/* cudaFreeAsync (async) */
+/* cudaFreeAsync */
 struct ava_cudart_cudaFreeAsync_call {
 	ava_u64 devPtr; /* opaque void * */
 	ava_u64 hStream; /* handle cudaStream_t */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaFreeAsync_call) == 16, "struct ava_cudart_cudaFreeAsync_call");
+
+struct ava_cudart_cudaFreeAsync_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaFreeAsync_reply) == 8, "struct ava_cudart_cudaFreeAsync_reply");
 
 /* cudaMemcpyPeer */
 struct ava_cudart_cudaMemcpyPeer_call {
@@ -1333,7 +1368,7 @@ struct ava_cudart_cudaMemcpyPeer_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMemcpyPeer_reply) == 8, "struct ava_cudart_cudaMemcpyPeer_reply");
 
-/* cudaMemcpyPeerAsync (async) */
+/* cudaMemcpyPeerAsync */
 struct ava_cudart_cudaMemcpyPeerAsync_call {
 	ava_u64 dst; /* opaque void * */
 	ava_s64 dstDevice; /* int */
@@ -1343,6 +1378,11 @@ struct ava_cudart_cudaMemcpyPeerAsync_call {
 	ava_u64 stream; /* handle cudaStream_t */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMemcpyPeerAsync_call) == 48, "struct ava_cudart_cudaMemcpyPeerAsync_call");
+
+struct ava_cudart_cudaMemcpyPeerAsync_reply {
+	ava_u64 ret; /* cudaError_t, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_cudart_cudaMemcpyPeerAsync_reply) == 8, "struct ava_cudart_cudaMemcpyPeerAsync_reply");
 
 /* cudaPointerGetAttributes */
 struct ava_cudart_cudaPointerGetAttributes_call {

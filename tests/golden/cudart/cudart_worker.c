@@ -297,7 +297,7 @@ static int ava_cudart_is_device(const void *p)
 
 
 #line 300 "cudart_worker.c"
-#line 153 "specs/cudart/cudart_memory.spec.inc"
+#line 154 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
 					 enum cudaMemcpyKind kind, cudaStream_t stream, int async);
@@ -834,7 +834,7 @@ static int ava_cudart_serve_ava_cudart_unregister_module(struct ava_wcall *ava_w
 
 static cudaError_t ava_cudart_impl_ava_cudart_launch(ava_cudart_fn function, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z, unsigned int block_x, unsigned int block_y, unsigned int block_z, size_t shared_mem, cudaStream_t stream, const void *params, size_t params_len, int async)
 {
-#line 333 "specs/cudart/cudart_launch.spec.inc"
+#line 335 "specs/cudart/cudart_launch.spec.inc"
 	void *ava_args[AVA_KERNEL_MAX_PARAMS];
 	dim3 ava_grid = {grid_x, grid_y, grid_z}, ava_block = {block_x, block_y, block_z};
 	(void)async;
@@ -921,7 +921,7 @@ static int ava_cudart_serve_ava_cudart_launch(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_func_get_attributes(struct cudaFuncAttributes *attr, ava_cudart_fn function)
 {
-#line 353 "specs/cudart/cudart_launch.spec.inc"
+#line 355 "specs/cudart/cudart_launch.spec.inc"
 	if (function == NULL)
 		return cudaErrorInvalidDeviceFunction;
 	return cudaFuncGetAttributes(attr, &function->stand_in);
@@ -977,7 +977,7 @@ static int ava_cudart_serve_ava_cudart_func_get_attributes(struct ava_wcall *ava
 
 static cudaError_t ava_cudart_impl_ava_cudart_occupancy(int *num_blocks, ava_cudart_fn function, int block_size, size_t dynamic_smem)
 {
-#line 363 "specs/cudart/cudart_launch.spec.inc"
+#line 365 "specs/cudart/cudart_launch.spec.inc"
 	if (function == NULL)
 		return cudaErrorInvalidDeviceFunction;
 	return cudaOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, &function->stand_in,
@@ -1966,7 +1966,7 @@ static int ava_cudart_serve_cudaMemset(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
 #define ava_execute() cudaMemsetAsync(devPtr, value, count, stream)
-#line 139 "specs/cudart/cudart_memory.spec.inc"
+#line 140 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return cudaErrorInvalidValue;
 	return ava_execute();
@@ -1977,6 +1977,7 @@ static cudaError_t ava_cudart_impl_cudaMemsetAsync(void *devPtr, int value, size
 static int ava_cudart_serve_cudaMemsetAsync(struct ava_wcall *ava_w)
 {
 	const struct ava_cudart_cudaMemsetAsync_call *ava_a;
+	struct ava_cudart_cudaMemsetAsync_reply ava_r;
 	void *devPtr;
 	int value;
 	size_t count;
@@ -1987,6 +1988,7 @@ static int ava_cudart_serve_cudaMemsetAsync(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	devPtr = (void *)(uintptr_t)ava_a->devPtr;
@@ -2001,14 +2003,18 @@ static int ava_cudart_serve_cudaMemsetAsync(struct ava_wcall *ava_w)
 
 	ava_ret = ava_cudart_impl_cudaMemsetAsync(devPtr, value, count, stream);
 
-	if (!(ava_ret == (cudaSuccess)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (cudaSuccess)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async)
 {
-#line 176 "specs/cudart/cudart_memory.spec.inc"
+#line 177 "specs/cudart/cudart_memory.spec.inc"
 	if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDefault)
 		return cudaErrorInvalidMemcpyDirection;
 	if (!ava_cudart_mine(dst, count) || (count != 0 && src == NULL))
@@ -2019,7 +2025,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device(void *dst, const 
 			       ? cudaStreamSynchronize(stream)
 			       : cudaPeekAtLastError();
 	return cudaMemcpy(dst, src, count, cudaMemcpyHostToDevice);
-#line 2023 "cudart_worker.c"
+#line 2029 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device(struct ava_wcall *ava_w)
@@ -2076,17 +2082,18 @@ static int ava_cudart_serve_ava_cudart_memcpy_to_device(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device_async(void *dst, const void *src, size_t count, cudaStream_t stream)
 {
-#line 197 "specs/cudart/cudart_memory.spec.inc"
+#line 199 "specs/cudart/cudart_memory.spec.inc"
 	if (!ava_cudart_mine(dst, count) || (count != 0 && src == NULL))
 		return cudaErrorInvalidValue;
 	cudaError_t ret = cudaMemcpyAsync(dst, src, count, cudaMemcpyHostToDevice, stream);
 	return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
-#line 2085 "cudart_worker.c"
+#line 2091 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device_async(struct ava_wcall *ava_w)
 {
 	const struct ava_cudart_ava_cudart_memcpy_to_device_async_call *ava_a;
+	struct ava_cudart_ava_cudart_memcpy_to_device_async_reply ava_r;
 	void *dst;
 	const void *src;
 	size_t count;
@@ -2101,6 +2108,7 @@ static int ava_cudart_serve_ava_cudart_memcpy_to_device_async(struct ava_wcall *
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	dst = (void *)(uintptr_t)ava_a->dst;
@@ -2126,14 +2134,18 @@ static int ava_cudart_serve_ava_cudart_memcpy_to_device_async(struct ava_wcall *
 
 	ava_ret = ava_cudart_impl_ava_cudart_memcpy_to_device_async(dst, src, count, stream);
 
-	if (!(ava_ret == (cudaSuccess)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (cudaSuccess)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_host(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async)
 {
-#line 209 "specs/cudart/cudart_memory.spec.inc"
+#line 211 "specs/cudart/cudart_memory.spec.inc"
 	if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDefault)
 		return cudaErrorInvalidMemcpyDirection;
 	if (!ava_cudart_mine(src, count) || (count != 0 && dst == NULL))
@@ -2143,7 +2155,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_host(void *dst, const vo
 		return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
 	}
 	return cudaMemcpy(dst, src, count, cudaMemcpyDeviceToHost);
-#line 2147 "cudart_worker.c"
+#line 2159 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_host(struct ava_wcall *ava_w)
@@ -2205,14 +2217,14 @@ static int ava_cudart_serve_ava_cudart_memcpy_to_host(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy_on_device(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream, int async)
 {
-#line 229 "specs/cudart/cudart_memory.spec.inc"
+#line 232 "specs/cudart/cudart_memory.spec.inc"
 	if (kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
 		return cudaErrorInvalidMemcpyDirection;
 	if (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count))
 		return cudaErrorInvalidValue;
 	return async ? cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToDevice, stream)
 		     : cudaMemcpy(dst, src, count, cudaMemcpyDeviceToDevice);
-#line 2216 "cudart_worker.c"
+#line 2228 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_on_device(struct ava_wcall *ava_w)
@@ -2259,7 +2271,7 @@ static int ava_cudart_serve_ava_cudart_memcpy_on_device(struct ava_wcall *ava_w)
 
 static cudaError_t ava_cudart_impl_ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream, int dst_host, int src_host, void *host, size_t host_span)
 {
-#line 258 "specs/cudart/cudart_memory.spec.inc"
+#line 261 "specs/cudart/cudart_memory.spec.inc"
 	void *ava_dst = dst_host ? host : dst;
 	const void *ava_src = src_host ? host : src;
 	enum cudaMemcpyKind ava_kind = dst_host	  ? cudaMemcpyDeviceToHost
@@ -2285,7 +2297,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy2d(void *dst, size_t dpitch,
 					 stream)
 		     : cudaMemcpy2D(ava_dst, dpitch, ava_src, spitch, width, height, ava_kind);
 	return ret == cudaSuccess && stream ? cudaStreamSynchronize(stream) : ret;
-#line 2289 "cudart_worker.c"
+#line 2301 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy2d(struct ava_wcall *ava_w)
@@ -2363,14 +2375,14 @@ static int ava_cudart_serve_ava_cudart_memcpy2d(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
 {
 #define ava_execute() cudaMemset2D(devPtr, pitch, value, width, height)
-#line 288 "specs/cudart/cudart_memory.spec.inc"
+#line 291 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker) {
 		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
 		if (ava_rc != cudaSuccess)
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2374 "cudart_worker.c"
+#line 2386 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -2409,20 +2421,21 @@ static int ava_cudart_serve_cudaMemset2D(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
 {
 #define ava_execute() cudaMemset2DAsync(devPtr, pitch, value, width, height, stream)
-#line 301 "specs/cudart/cudart_memory.spec.inc"
+#line 305 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker) {
 		cudaError_t ava_rc = ava_cudart_mine_2d(devPtr, pitch, width, height);
 		if (ava_rc != cudaSuccess)
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2420 "cudart_worker.c"
+#line 2432 "cudart_worker.c"
 #undef ava_execute
 }
 
 static int ava_cudart_serve_cudaMemset2DAsync(struct ava_wcall *ava_w)
 {
 	const struct ava_cudart_cudaMemset2DAsync_call *ava_a;
+	struct ava_cudart_cudaMemset2DAsync_reply ava_r;
 	void *devPtr;
 	size_t pitch;
 	int value;
@@ -2435,6 +2448,7 @@ static int ava_cudart_serve_cudaMemset2DAsync(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	devPtr = (void *)(uintptr_t)ava_a->devPtr;
@@ -2451,20 +2465,24 @@ static int ava_cudart_serve_cudaMemset2DAsync(struct ava_wcall *ava_w)
 
 	ava_ret = ava_cudart_impl_cudaMemset2DAsync(devPtr, pitch, value, width, height, stream);
 
-	if (!(ava_ret == (cudaSuccess)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (cudaSuccess)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cudaError_t ava_cudart_impl_ava_cudart_host_alloc_check(size_t size, unsigned int flags)
 {
-#line 313 "specs/cudart/cudart_memory.spec.inc"
+#line 317 "specs/cudart/cudart_memory.spec.inc"
 	void *ava_p = NULL;
 	cudaError_t ret = cudaHostAlloc(&ava_p, size, flags);
 	if (ret == cudaSuccess)
 		cudaFreeHost(ava_p);
 	return ret;
-#line 2468 "cudart_worker.c"
+#line 2486 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_host_alloc_check(struct ava_wcall *ava_w)
@@ -2729,6 +2747,7 @@ static int ava_cudart_serve_cudaStreamQuery(struct ava_wcall *ava_w)
 static int ava_cudart_serve_cudaStreamWaitEvent(struct ava_wcall *ava_w)
 {
 	const struct ava_cudart_cudaStreamWaitEvent_call *ava_a;
+	struct ava_cudart_cudaStreamWaitEvent_reply ava_r;
 	cudaStream_t stream;
 	cudaEvent_t event;
 	unsigned int flags;
@@ -2738,6 +2757,7 @@ static int ava_cudart_serve_cudaStreamWaitEvent(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
@@ -2752,9 +2772,13 @@ static int ava_cudart_serve_cudaStreamWaitEvent(struct ava_wcall *ava_w)
 
 	ava_ret = cudaStreamWaitEvent(stream, event, flags);
 
-	if (!(ava_ret == (cudaSuccess)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (cudaSuccess)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_cudart_serve_cudaStreamAddCallback(struct ava_wcall *ava_w)
@@ -2971,6 +2995,7 @@ static int ava_cudart_serve_cudaEventDestroy(struct ava_wcall *ava_w)
 static int ava_cudart_serve_cudaEventRecord(struct ava_wcall *ava_w)
 {
 	const struct ava_cudart_cudaEventRecord_call *ava_a;
+	struct ava_cudart_cudaEventRecord_reply ava_r;
 	cudaEvent_t event;
 	cudaStream_t stream;
 	cudaError_t ava_ret;
@@ -2979,6 +3004,7 @@ static int ava_cudart_serve_cudaEventRecord(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -2992,14 +3018,19 @@ static int ava_cudart_serve_cudaEventRecord(struct ava_wcall *ava_w)
 
 	ava_ret = cudaEventRecord(event, stream);
 
-	if (!(ava_ret == (cudaSuccess)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (cudaSuccess)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_cudart_serve_cudaEventRecordWithFlags(struct ava_wcall *ava_w)
 {
 	const struct ava_cudart_cudaEventRecordWithFlags_call *ava_a;
+	struct ava_cudart_cudaEventRecordWithFlags_reply ava_r;
 	cudaEvent_t event;
 	cudaStream_t stream;
 	unsigned int flags;
@@ -3009,6 +3040,7 @@ static int ava_cudart_serve_cudaEventRecordWithFlags(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -3023,9 +3055,13 @@ static int ava_cudart_serve_cudaEventRecordWithFlags(struct ava_wcall *ava_w)
 
 	ava_ret = cudaEventRecordWithFlags(event, stream, flags);
 
-	if (!(ava_ret == (cudaSuccess)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (cudaSuccess)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_cudart_serve_cudaEventSynchronize(struct ava_wcall *ava_w)
@@ -3633,7 +3669,7 @@ static int ava_cudart_serve_cudaStreamGetFlags(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
 #define ava_execute() cudaMallocAsync(devPtr, size, hStream)
-#line 298 "specs/cudart/cudart_api.spec.inc"
+#line 301 "specs/cudart/cudart_api.spec.inc"
 	cudaError_t ret = ava_execute();
 	if (ava_is_guest && ret == cudaSuccess)
 		ava_cudart_note_alloc(*devPtr, size);
@@ -3643,7 +3679,7 @@ static cudaError_t ava_cudart_impl_cudaMallocAsync(void **devPtr, size_t size, c
 		*devPtr = NULL;
 	}
 	return ret;
-#line 3647 "cudart_worker.c"
+#line 3683 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3701,7 +3737,7 @@ static int ava_cudart_serve_cudaMallocAsync(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
 #define ava_execute() cudaFreeAsync(devPtr, hStream)
-#line 314 "specs/cudart/cudart_api.spec.inc"
+#line 318 "specs/cudart/cudart_api.spec.inc"
 	uint64_t ava_size = 0, ava_owner = 0;
 	cudaError_t ret;
 	if (ava_is_guest)
@@ -3714,13 +3750,14 @@ static cudaError_t ava_cudart_impl_cudaFreeAsync(void *devPtr, cudaStream_t hStr
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 3718 "cudart_worker.c"
+#line 3754 "cudart_worker.c"
 #undef ava_execute
 }
 
 static int ava_cudart_serve_cudaFreeAsync(struct ava_wcall *ava_w)
 {
 	const struct ava_cudart_cudaFreeAsync_call *ava_a;
+	struct ava_cudart_cudaFreeAsync_reply ava_r;
 	void *devPtr;
 	cudaStream_t hStream;
 	cudaError_t ava_ret;
@@ -3729,6 +3766,7 @@ static int ava_cudart_serve_cudaFreeAsync(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	devPtr = (void *)(uintptr_t)ava_a->devPtr;
@@ -3741,19 +3779,23 @@ static int ava_cudart_serve_cudaFreeAsync(struct ava_wcall *ava_w)
 
 	ava_ret = ava_cudart_impl_cudaFreeAsync(devPtr, hStream);
 
-	if (!(ava_ret == (cudaSuccess)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (cudaSuccess)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cudaError_t ava_cudart_impl_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
 {
 #define ava_execute() cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
-#line 333 "specs/cudart/cudart_api.spec.inc"
+#line 337 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3757 "cudart_worker.c"
+#line 3799 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3792,17 +3834,18 @@ static int ava_cudart_serve_cudaMemcpyPeer(struct ava_wcall *ava_w)
 static cudaError_t ava_cudart_impl_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
 {
 #define ava_execute() cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream)
-#line 344 "specs/cudart/cudart_api.spec.inc"
+#line 349 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3800 "cudart_worker.c"
+#line 3842 "cudart_worker.c"
 #undef ava_execute
 }
 
 static int ava_cudart_serve_cudaMemcpyPeerAsync(struct ava_wcall *ava_w)
 {
 	const struct ava_cudart_cudaMemcpyPeerAsync_call *ava_a;
+	struct ava_cudart_cudaMemcpyPeerAsync_reply ava_r;
 	void *dst;
 	int dstDevice;
 	const void *src;
@@ -3815,6 +3858,7 @@ static int ava_cudart_serve_cudaMemcpyPeerAsync(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	dst = (void *)(uintptr_t)ava_a->dst;
@@ -3831,19 +3875,23 @@ static int ava_cudart_serve_cudaMemcpyPeerAsync(struct ava_wcall *ava_w)
 
 	ava_ret = ava_cudart_impl_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream);
 
-	if (!(ava_ret == (cudaSuccess)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (cudaSuccess)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_u64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cudaError_t ava_cudart_impl_cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
 {
 #define ava_execute() cudaPointerGetAttributes(attributes, ptr)
-#line 358 "specs/cudart/cudart_api.spec.inc"
+#line 363 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3847 "cudart_worker.c"
+#line 3895 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -4506,14 +4554,14 @@ static const uint32_t ava_cudart_func_flags[] = {
 	AVA_F_SYNC, /* cudaMallocPitch */
 	AVA_F_SYNC, /* cudaFree */
 	AVA_F_SYNC, /* cudaMemset */
-	AVA_F_ASYNC, /* cudaMemsetAsync */
+	AVA_F_SYNC | AVA_F_ASYNC, /* cudaMemsetAsync */
 	AVA_F_SYNC, /* ava_cudart_memcpy_to_device */
-	AVA_F_ASYNC, /* ava_cudart_memcpy_to_device_async */
+	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cudart_memcpy_to_device_async */
 	AVA_F_SYNC, /* ava_cudart_memcpy_to_host */
 	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cudart_memcpy_on_device */
 	AVA_F_SYNC, /* ava_cudart_memcpy2d */
 	AVA_F_SYNC, /* cudaMemset2D */
-	AVA_F_ASYNC, /* cudaMemset2DAsync */
+	AVA_F_SYNC | AVA_F_ASYNC, /* cudaMemset2DAsync */
 	AVA_F_SYNC, /* ava_cudart_host_alloc_check */
 	AVA_F_SYNC, /* cudaStreamCreate */
 	AVA_F_SYNC, /* cudaStreamCreateWithFlags */
@@ -4521,14 +4569,14 @@ static const uint32_t ava_cudart_func_flags[] = {
 	AVA_F_SYNC, /* cudaStreamDestroy */
 	AVA_F_SYNC, /* cudaStreamSynchronize */
 	AVA_F_SYNC, /* cudaStreamQuery */
-	AVA_F_ASYNC, /* cudaStreamWaitEvent */
+	AVA_F_SYNC | AVA_F_ASYNC, /* cudaStreamWaitEvent */
 	AVA_F_SYNC, /* cudaStreamAddCallback */
 	AVA_F_SYNC, /* cudaLaunchHostFunc */
 	AVA_F_SYNC, /* cudaEventCreate */
 	AVA_F_SYNC, /* cudaEventCreateWithFlags */
 	AVA_F_SYNC, /* cudaEventDestroy */
-	AVA_F_ASYNC, /* cudaEventRecord */
-	AVA_F_ASYNC, /* cudaEventRecordWithFlags */
+	AVA_F_SYNC | AVA_F_ASYNC, /* cudaEventRecord */
+	AVA_F_SYNC | AVA_F_ASYNC, /* cudaEventRecordWithFlags */
 	AVA_F_SYNC, /* cudaEventSynchronize */
 	AVA_F_SYNC, /* cudaEventQuery */
 	AVA_F_SYNC, /* cudaEventElapsedTime */
@@ -4544,9 +4592,9 @@ static const uint32_t ava_cudart_func_flags[] = {
 	AVA_F_SYNC, /* cudaStreamGetPriority */
 	AVA_F_SYNC, /* cudaStreamGetFlags */
 	AVA_F_SYNC, /* cudaMallocAsync */
-	AVA_F_ASYNC, /* cudaFreeAsync */
+	AVA_F_SYNC | AVA_F_ASYNC, /* cudaFreeAsync */
 	AVA_F_SYNC, /* cudaMemcpyPeer */
-	AVA_F_ASYNC, /* cudaMemcpyPeerAsync */
+	AVA_F_SYNC | AVA_F_ASYNC, /* cudaMemcpyPeerAsync */
 	AVA_F_SYNC, /* cudaPointerGetAttributes */
 	0, /* cudaMallocManaged */
 	0, /* cudaDeviceGetTexture1DLinearMaxWidth */

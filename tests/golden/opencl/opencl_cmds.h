@@ -157,7 +157,7 @@ static const struct ava_cmd_buf ava_opencl_cmd_bufs[] __attribute__((unused)) = 
 	 AVA_CMD_BUF_IN, 1, 0ull}, /* ava_cl_unmap_buffer(data) */
 	{offsetof(struct ava_opencl_ava_cl_unmap_buffer_call, event_wait_list), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* ava_cl_unmap_buffer(event_wait_list) */
-	{offsetof(struct ava_opencl_ava_cl_unmap_buffer_call, event), AVA_CMD_NO_OFFSET,
+	{offsetof(struct ava_opencl_ava_cl_unmap_buffer_call, event), offsetof(struct ava_opencl_ava_cl_unmap_buffer_reply, event),
 	 AVA_CMD_BUF_OUT | AVA_CMD_BUF_HANDLES | AVA_CMD_BUF_BOUNDED, 8, 8ull}, /* ava_cl_unmap_buffer(event) */
 	{offsetof(struct ava_opencl_ava_cl_create_program_with_source_call, source), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN, 1, 0ull}, /* ava_cl_create_program_with_source(source) */
@@ -295,7 +295,7 @@ static const struct ava_cmd_buf ava_opencl_cmd_bufs[] __attribute__((unused)) = 
 	 AVA_CMD_BUF_OUT | AVA_CMD_BUF_HANDLES | AVA_CMD_BUF_BOUNDED, 8, 8ull}, /* clEnqueueWriteBufferRect(event) */
 	{offsetof(struct ava_opencl_clEnqueueCopyBuffer_call, event_wait_list), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* clEnqueueCopyBuffer(event_wait_list) */
-	{offsetof(struct ava_opencl_clEnqueueCopyBuffer_call, event), AVA_CMD_NO_OFFSET,
+	{offsetof(struct ava_opencl_clEnqueueCopyBuffer_call, event), offsetof(struct ava_opencl_clEnqueueCopyBuffer_reply, event),
 	 AVA_CMD_BUF_OUT | AVA_CMD_BUF_HANDLES | AVA_CMD_BUF_BOUNDED, 8, 8ull}, /* clEnqueueCopyBuffer(event) */
 	{offsetof(struct ava_opencl_clEnqueueCopyBufferRect_call, src_origin), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_BOUNDED, 8, 24ull}, /* clEnqueueCopyBufferRect(src_origin) */
@@ -305,13 +305,13 @@ static const struct ava_cmd_buf ava_opencl_cmd_bufs[] __attribute__((unused)) = 
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_BOUNDED, 8, 24ull}, /* clEnqueueCopyBufferRect(region) */
 	{offsetof(struct ava_opencl_clEnqueueCopyBufferRect_call, event_wait_list), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* clEnqueueCopyBufferRect(event_wait_list) */
-	{offsetof(struct ava_opencl_clEnqueueCopyBufferRect_call, event), AVA_CMD_NO_OFFSET,
+	{offsetof(struct ava_opencl_clEnqueueCopyBufferRect_call, event), offsetof(struct ava_opencl_clEnqueueCopyBufferRect_reply, event),
 	 AVA_CMD_BUF_OUT | AVA_CMD_BUF_HANDLES | AVA_CMD_BUF_BOUNDED, 8, 8ull}, /* clEnqueueCopyBufferRect(event) */
 	{offsetof(struct ava_opencl_clEnqueueFillBuffer_call, pattern), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN, 1, 0ull}, /* clEnqueueFillBuffer(pattern) */
 	{offsetof(struct ava_opencl_clEnqueueFillBuffer_call, event_wait_list), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* clEnqueueFillBuffer(event_wait_list) */
-	{offsetof(struct ava_opencl_clEnqueueFillBuffer_call, event), AVA_CMD_NO_OFFSET,
+	{offsetof(struct ava_opencl_clEnqueueFillBuffer_call, event), offsetof(struct ava_opencl_clEnqueueFillBuffer_reply, event),
 	 AVA_CMD_BUF_OUT | AVA_CMD_BUF_HANDLES | AVA_CMD_BUF_BOUNDED, 8, 8ull}, /* clEnqueueFillBuffer(event) */
 	{offsetof(struct ava_opencl_clEnqueueReadImage_call, origin), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_BOUNDED, 8, 24ull}, /* clEnqueueReadImage(origin) */
@@ -341,7 +341,7 @@ static const struct ava_cmd_buf ava_opencl_cmd_bufs[] __attribute__((unused)) = 
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_BOUNDED, 8, 24ull}, /* clEnqueueFillImage(region) */
 	{offsetof(struct ava_opencl_clEnqueueFillImage_call, event_wait_list), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* clEnqueueFillImage(event_wait_list) */
-	{offsetof(struct ava_opencl_clEnqueueFillImage_call, event), AVA_CMD_NO_OFFSET,
+	{offsetof(struct ava_opencl_clEnqueueFillImage_call, event), offsetof(struct ava_opencl_clEnqueueFillImage_reply, event),
 	 AVA_CMD_BUF_OUT | AVA_CMD_BUF_HANDLES | AVA_CMD_BUF_BOUNDED, 8, 8ull}, /* clEnqueueFillImage(event) */
 	{offsetof(struct ava_opencl_clEnqueueCopyImage_call, src_origin), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_BOUNDED, 8, 24ull}, /* clEnqueueCopyImage(src_origin) */
@@ -351,7 +351,7 @@ static const struct ava_cmd_buf ava_opencl_cmd_bufs[] __attribute__((unused)) = 
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_BOUNDED, 8, 24ull}, /* clEnqueueCopyImage(region) */
 	{offsetof(struct ava_opencl_clEnqueueCopyImage_call, event_wait_list), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* clEnqueueCopyImage(event_wait_list) */
-	{offsetof(struct ava_opencl_clEnqueueCopyImage_call, event), AVA_CMD_NO_OFFSET,
+	{offsetof(struct ava_opencl_clEnqueueCopyImage_call, event), offsetof(struct ava_opencl_clEnqueueCopyImage_reply, event),
 	 AVA_CMD_BUF_OUT | AVA_CMD_BUF_HANDLES | AVA_CMD_BUF_BOUNDED, 8, 8ull}, /* clEnqueueCopyImage(event) */
 	{offsetof(struct ava_opencl_clEnqueueCopyImageToBuffer_call, src_origin), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_BOUNDED, 8, 24ull}, /* clEnqueueCopyImageToBuffer(src_origin) */
@@ -359,7 +359,7 @@ static const struct ava_cmd_buf ava_opencl_cmd_bufs[] __attribute__((unused)) = 
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_BOUNDED, 8, 24ull}, /* clEnqueueCopyImageToBuffer(region) */
 	{offsetof(struct ava_opencl_clEnqueueCopyImageToBuffer_call, event_wait_list), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* clEnqueueCopyImageToBuffer(event_wait_list) */
-	{offsetof(struct ava_opencl_clEnqueueCopyImageToBuffer_call, event), AVA_CMD_NO_OFFSET,
+	{offsetof(struct ava_opencl_clEnqueueCopyImageToBuffer_call, event), offsetof(struct ava_opencl_clEnqueueCopyImageToBuffer_reply, event),
 	 AVA_CMD_BUF_OUT | AVA_CMD_BUF_HANDLES | AVA_CMD_BUF_BOUNDED, 8, 8ull}, /* clEnqueueCopyImageToBuffer(event) */
 	{offsetof(struct ava_opencl_clEnqueueCopyBufferToImage_call, dst_origin), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_BOUNDED, 8, 24ull}, /* clEnqueueCopyBufferToImage(dst_origin) */
@@ -367,13 +367,13 @@ static const struct ava_cmd_buf ava_opencl_cmd_bufs[] __attribute__((unused)) = 
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_BOUNDED, 8, 24ull}, /* clEnqueueCopyBufferToImage(region) */
 	{offsetof(struct ava_opencl_clEnqueueCopyBufferToImage_call, event_wait_list), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* clEnqueueCopyBufferToImage(event_wait_list) */
-	{offsetof(struct ava_opencl_clEnqueueCopyBufferToImage_call, event), AVA_CMD_NO_OFFSET,
+	{offsetof(struct ava_opencl_clEnqueueCopyBufferToImage_call, event), offsetof(struct ava_opencl_clEnqueueCopyBufferToImage_reply, event),
 	 AVA_CMD_BUF_OUT | AVA_CMD_BUF_HANDLES | AVA_CMD_BUF_BOUNDED, 8, 8ull}, /* clEnqueueCopyBufferToImage(event) */
 	{offsetof(struct ava_opencl_clEnqueueMigrateMemObjects_call, mem_objects), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* clEnqueueMigrateMemObjects(mem_objects) */
 	{offsetof(struct ava_opencl_clEnqueueMigrateMemObjects_call, event_wait_list), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* clEnqueueMigrateMemObjects(event_wait_list) */
-	{offsetof(struct ava_opencl_clEnqueueMigrateMemObjects_call, event), AVA_CMD_NO_OFFSET,
+	{offsetof(struct ava_opencl_clEnqueueMigrateMemObjects_call, event), offsetof(struct ava_opencl_clEnqueueMigrateMemObjects_reply, event),
 	 AVA_CMD_BUF_OUT | AVA_CMD_BUF_HANDLES | AVA_CMD_BUF_BOUNDED, 8, 8ull}, /* clEnqueueMigrateMemObjects(event) */
 	{offsetof(struct ava_opencl_clEnqueueNDRangeKernel_call, global_work_offset), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN, 8, 0ull}, /* clEnqueueNDRangeKernel(global_work_offset) */
@@ -383,21 +383,21 @@ static const struct ava_cmd_buf ava_opencl_cmd_bufs[] __attribute__((unused)) = 
 	 AVA_CMD_BUF_IN, 8, 0ull}, /* clEnqueueNDRangeKernel(local_work_size) */
 	{offsetof(struct ava_opencl_clEnqueueNDRangeKernel_call, event_wait_list), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* clEnqueueNDRangeKernel(event_wait_list) */
-	{offsetof(struct ava_opencl_clEnqueueNDRangeKernel_call, event), AVA_CMD_NO_OFFSET,
+	{offsetof(struct ava_opencl_clEnqueueNDRangeKernel_call, event), offsetof(struct ava_opencl_clEnqueueNDRangeKernel_reply, event),
 	 AVA_CMD_BUF_OUT | AVA_CMD_BUF_HANDLES | AVA_CMD_BUF_BOUNDED, 8, 8ull}, /* clEnqueueNDRangeKernel(event) */
 	{offsetof(struct ava_opencl_clEnqueueTask_call, event_wait_list), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* clEnqueueTask(event_wait_list) */
-	{offsetof(struct ava_opencl_clEnqueueTask_call, event), AVA_CMD_NO_OFFSET,
+	{offsetof(struct ava_opencl_clEnqueueTask_call, event), offsetof(struct ava_opencl_clEnqueueTask_reply, event),
 	 AVA_CMD_BUF_OUT | AVA_CMD_BUF_HANDLES | AVA_CMD_BUF_BOUNDED, 8, 8ull}, /* clEnqueueTask(event) */
 	{offsetof(struct ava_opencl_clEnqueueMarkerWithWaitList_call, event_wait_list), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* clEnqueueMarkerWithWaitList(event_wait_list) */
-	{offsetof(struct ava_opencl_clEnqueueMarkerWithWaitList_call, event), AVA_CMD_NO_OFFSET,
+	{offsetof(struct ava_opencl_clEnqueueMarkerWithWaitList_call, event), offsetof(struct ava_opencl_clEnqueueMarkerWithWaitList_reply, event),
 	 AVA_CMD_BUF_OUT | AVA_CMD_BUF_HANDLES | AVA_CMD_BUF_BOUNDED, 8, 8ull}, /* clEnqueueMarkerWithWaitList(event) */
 	{offsetof(struct ava_opencl_clEnqueueBarrierWithWaitList_call, event_wait_list), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* clEnqueueBarrierWithWaitList(event_wait_list) */
-	{offsetof(struct ava_opencl_clEnqueueBarrierWithWaitList_call, event), AVA_CMD_NO_OFFSET,
+	{offsetof(struct ava_opencl_clEnqueueBarrierWithWaitList_call, event), offsetof(struct ava_opencl_clEnqueueBarrierWithWaitList_reply, event),
 	 AVA_CMD_BUF_OUT | AVA_CMD_BUF_HANDLES | AVA_CMD_BUF_BOUNDED, 8, 8ull}, /* clEnqueueBarrierWithWaitList(event) */
-	{offsetof(struct ava_opencl_clEnqueueMarker_call, event), AVA_CMD_NO_OFFSET,
+	{offsetof(struct ava_opencl_clEnqueueMarker_call, event), offsetof(struct ava_opencl_clEnqueueMarker_reply, event),
 	 AVA_CMD_BUF_OUT | AVA_CMD_BUF_HANDLES | AVA_CMD_BUF_BOUNDED, 8, 8ull}, /* clEnqueueMarker(event) */
 	{offsetof(struct ava_opencl_clEnqueueWaitForEvents_call, event_list), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* clEnqueueWaitForEvents(event_list) */
@@ -411,7 +411,7 @@ static const struct ava_cmd_buf ava_opencl_cmd_bufs[] __attribute__((unused)) = 
 	 AVA_CMD_BUF_IN, 1, 0ull}, /* ava_cl_svm_unmap(data) */
 	{offsetof(struct ava_opencl_ava_cl_svm_unmap_call, event_wait_list), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* ava_cl_svm_unmap(event_wait_list) */
-	{offsetof(struct ava_opencl_ava_cl_svm_unmap_call, event), AVA_CMD_NO_OFFSET,
+	{offsetof(struct ava_opencl_ava_cl_svm_unmap_call, event), offsetof(struct ava_opencl_ava_cl_svm_unmap_reply, event),
 	 AVA_CMD_BUF_OUT | AVA_CMD_BUF_HANDLES | AVA_CMD_BUF_BOUNDED, 8, 8ull}, /* ava_cl_svm_unmap(event) */
 	{offsetof(struct ava_opencl_ava_cl_svm_memcpy_call, src_host), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN, 1, 0ull}, /* ava_cl_svm_memcpy(src_host) */
@@ -425,7 +425,7 @@ static const struct ava_cmd_buf ava_opencl_cmd_bufs[] __attribute__((unused)) = 
 	 AVA_CMD_BUF_IN, 1, 0ull}, /* ava_cl_svm_fill(pattern) */
 	{offsetof(struct ava_opencl_ava_cl_svm_fill_call, event_wait_list), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* ava_cl_svm_fill(event_wait_list) */
-	{offsetof(struct ava_opencl_ava_cl_svm_fill_call, event), AVA_CMD_NO_OFFSET,
+	{offsetof(struct ava_opencl_ava_cl_svm_fill_call, event), offsetof(struct ava_opencl_ava_cl_svm_fill_reply, event),
 	 AVA_CMD_BUF_OUT | AVA_CMD_BUF_HANDLES | AVA_CMD_BUF_BOUNDED, 8, 8ull}, /* ava_cl_svm_fill(event) */
 	{offsetof(struct ava_opencl_ava_cl_set_kernel_svm_ptrs_call, svms), AVA_CMD_NO_OFFSET,
 	 AVA_CMD_BUF_IN | AVA_CMD_BUF_HANDLES, 8, 0ull}, /* ava_cl_set_kernel_svm_ptrs(svms) */
@@ -538,8 +538,8 @@ static const struct ava_cmd_desc ava_opencl_cmds[] __attribute__((unused)) = {
 	 0,
 	 0, 0, 0u, 26, 0, 0, 0, 0},
 	{"clFlush", AVA_OPENCL_FN_CLFLUSH,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_FLUSH | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_clFlush_call), 0, 1u, 26, 0, 0, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_FLUSH | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_clFlush_call), sizeof(struct ava_opencl_clFlush_reply), 1u, 26, 0, 0, 0, 0},
 	{"clFinish", AVA_OPENCL_FN_CLFINISH,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
 	 sizeof(struct ava_opencl_clFinish_call), sizeof(struct ava_opencl_clFinish_reply), 1u, 26, 0, 0, 0, 0},
@@ -607,8 +607,8 @@ static const struct ava_cmd_desc ava_opencl_cmds[] __attribute__((unused)) = {
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
 	 sizeof(struct ava_opencl_ava_cl_map_buffer_call), sizeof(struct ava_opencl_ava_cl_map_buffer_reply), 1u, 63, 3, 7, 0, 0},
 	{"ava_cl_unmap_buffer", AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_ava_cl_unmap_buffer_call), 0, 1u, 66, 3, 7, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_ava_cl_unmap_buffer_call), sizeof(struct ava_opencl_ava_cl_unmap_buffer_reply), 1u, 66, 3, 7, 0, 0},
 	{"ava_cl_create_program_with_source", AVA_OPENCL_FN_AVA_CL_CREATE_PROGRAM_WITH_SOURCE,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
 	 sizeof(struct ava_opencl_ava_cl_create_program_with_source_call), sizeof(struct ava_opencl_ava_cl_create_program_with_source_reply), 0u, 69, 2, 7, 0, 0},
@@ -670,8 +670,8 @@ static const struct ava_cmd_desc ava_opencl_cmds[] __attribute__((unused)) = {
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_DEALLOCATES | AVA_CMD_KERNEL,
 	 sizeof(struct ava_opencl_clReleaseKernel_call), sizeof(struct ava_opencl_clReleaseKernel_reply), 1u, 102, 0, 7, 0, 0},
 	{"clSetKernelArg", AVA_OPENCL_FN_CLSETKERNELARG,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_clSetKernelArg_call), 0, 1u, 102, 1, 7, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_clSetKernelArg_call), sizeof(struct ava_opencl_clSetKernelArg_reply), 1u, 102, 1, 7, 0, 0},
 	{"clGetKernelInfo", AVA_OPENCL_FN_CLGETKERNELINFO,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_KERNEL,
 	 sizeof(struct ava_opencl_clGetKernelInfo_call), sizeof(struct ava_opencl_clGetKernelInfo_reply), 1u, 103, 2, 7, 0, 0},
@@ -721,14 +721,14 @@ static const struct ava_cmd_desc ava_opencl_cmds[] __attribute__((unused)) = {
 	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
 	 sizeof(struct ava_opencl_clEnqueueWriteBufferRect_call), sizeof(struct ava_opencl_clEnqueueWriteBufferRect_reply), 1u, 130, 6, 7, 0, 0},
 	{"clEnqueueCopyBuffer", AVA_OPENCL_FN_CLENQUEUECOPYBUFFER,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_clEnqueueCopyBuffer_call), 0, 1u, 136, 2, 7, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_clEnqueueCopyBuffer_call), sizeof(struct ava_opencl_clEnqueueCopyBuffer_reply), 1u, 136, 2, 7, 0, 0},
 	{"clEnqueueCopyBufferRect", AVA_OPENCL_FN_CLENQUEUECOPYBUFFERRECT,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_clEnqueueCopyBufferRect_call), 0, 1u, 138, 5, 7, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_clEnqueueCopyBufferRect_call), sizeof(struct ava_opencl_clEnqueueCopyBufferRect_reply), 1u, 138, 5, 7, 0, 0},
 	{"clEnqueueFillBuffer", AVA_OPENCL_FN_CLENQUEUEFILLBUFFER,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_clEnqueueFillBuffer_call), 0, 1u, 143, 3, 7, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_clEnqueueFillBuffer_call), sizeof(struct ava_opencl_clEnqueueFillBuffer_reply), 1u, 143, 3, 7, 0, 0},
 	{"clEnqueueReadImage", AVA_OPENCL_FN_CLENQUEUEREADIMAGE,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
 	 sizeof(struct ava_opencl_clEnqueueReadImage_call), sizeof(struct ava_opencl_clEnqueueReadImage_reply), 1u, 146, 5, 7, 0, 0},
@@ -736,41 +736,41 @@ static const struct ava_cmd_desc ava_opencl_cmds[] __attribute__((unused)) = {
 	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
 	 sizeof(struct ava_opencl_clEnqueueWriteImage_call), sizeof(struct ava_opencl_clEnqueueWriteImage_reply), 1u, 151, 5, 7, 0, 0},
 	{"clEnqueueFillImage", AVA_OPENCL_FN_CLENQUEUEFILLIMAGE,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_clEnqueueFillImage_call), 0, 1u, 156, 5, 7, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_clEnqueueFillImage_call), sizeof(struct ava_opencl_clEnqueueFillImage_reply), 1u, 156, 5, 7, 0, 0},
 	{"clEnqueueCopyImage", AVA_OPENCL_FN_CLENQUEUECOPYIMAGE,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_clEnqueueCopyImage_call), 0, 1u, 161, 5, 7, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_clEnqueueCopyImage_call), sizeof(struct ava_opencl_clEnqueueCopyImage_reply), 1u, 161, 5, 7, 0, 0},
 	{"clEnqueueCopyImageToBuffer", AVA_OPENCL_FN_CLENQUEUECOPYIMAGETOBUFFER,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_clEnqueueCopyImageToBuffer_call), 0, 1u, 166, 4, 7, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_clEnqueueCopyImageToBuffer_call), sizeof(struct ava_opencl_clEnqueueCopyImageToBuffer_reply), 1u, 166, 4, 7, 0, 0},
 	{"clEnqueueCopyBufferToImage", AVA_OPENCL_FN_CLENQUEUECOPYBUFFERTOIMAGE,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_clEnqueueCopyBufferToImage_call), 0, 1u, 170, 4, 7, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_clEnqueueCopyBufferToImage_call), sizeof(struct ava_opencl_clEnqueueCopyBufferToImage_reply), 1u, 170, 4, 7, 0, 0},
 	{"clEnqueueMigrateMemObjects", AVA_OPENCL_FN_CLENQUEUEMIGRATEMEMOBJECTS,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_clEnqueueMigrateMemObjects_call), 0, 1u, 174, 3, 7, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_clEnqueueMigrateMemObjects_call), sizeof(struct ava_opencl_clEnqueueMigrateMemObjects_reply), 1u, 174, 3, 7, 0, 0},
 	{"clEnqueueNDRangeKernel", AVA_OPENCL_FN_CLENQUEUENDRANGEKERNEL,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_clEnqueueNDRangeKernel_call), 0, 1u, 177, 5, 7, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_clEnqueueNDRangeKernel_call), sizeof(struct ava_opencl_clEnqueueNDRangeKernel_reply), 1u, 177, 5, 7, 0, 0},
 	{"clEnqueueTask", AVA_OPENCL_FN_CLENQUEUETASK,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_clEnqueueTask_call), 0, 1u, 182, 2, 7, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_clEnqueueTask_call), sizeof(struct ava_opencl_clEnqueueTask_reply), 1u, 182, 2, 7, 0, 0},
 	{"clEnqueueMarkerWithWaitList", AVA_OPENCL_FN_CLENQUEUEMARKERWITHWAITLIST,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_clEnqueueMarkerWithWaitList_call), 0, 1u, 184, 2, 7, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_clEnqueueMarkerWithWaitList_call), sizeof(struct ava_opencl_clEnqueueMarkerWithWaitList_reply), 1u, 184, 2, 7, 0, 0},
 	{"clEnqueueBarrierWithWaitList", AVA_OPENCL_FN_CLENQUEUEBARRIERWITHWAITLIST,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_clEnqueueBarrierWithWaitList_call), 0, 1u, 186, 2, 7, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_clEnqueueBarrierWithWaitList_call), sizeof(struct ava_opencl_clEnqueueBarrierWithWaitList_reply), 1u, 186, 2, 7, 0, 0},
 	{"clEnqueueMarker", AVA_OPENCL_FN_CLENQUEUEMARKER,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_clEnqueueMarker_call), 0, 1u, 188, 1, 7, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_clEnqueueMarker_call), sizeof(struct ava_opencl_clEnqueueMarker_reply), 1u, 188, 1, 7, 0, 0},
 	{"clEnqueueBarrier", AVA_OPENCL_FN_CLENQUEUEBARRIER,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_clEnqueueBarrier_call), 0, 1u, 189, 0, 7, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_clEnqueueBarrier_call), sizeof(struct ava_opencl_clEnqueueBarrier_reply), 1u, 189, 0, 7, 0, 0},
 	{"clEnqueueWaitForEvents", AVA_OPENCL_FN_CLENQUEUEWAITFOREVENTS,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_KERNEL,
-	 sizeof(struct ava_opencl_clEnqueueWaitForEvents_call), 0, 1u, 189, 1, 7, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_KERNEL,
+	 sizeof(struct ava_opencl_clEnqueueWaitForEvents_call), sizeof(struct ava_opencl_clEnqueueWaitForEvents_reply), 1u, 189, 1, 7, 0, 0},
 	{"ava_cl_svm_alloc", AVA_OPENCL_FN_AVA_CL_SVM_ALLOC,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_ALLOCATES,
 	 sizeof(struct ava_opencl_ava_cl_svm_alloc_call), sizeof(struct ava_opencl_ava_cl_svm_alloc_reply), 0u, 190, 0, 7, 1, 0},
@@ -781,17 +781,17 @@ static const struct ava_cmd_desc ava_opencl_cmds[] __attribute__((unused)) = {
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC | AVA_CMD_ALLOCATES,
 	 sizeof(struct ava_opencl_ava_cl_svm_map_call), sizeof(struct ava_opencl_ava_cl_svm_map_reply), 1u, 190, 3, 8, 0, 0},
 	{"ava_cl_svm_unmap", AVA_OPENCL_FN_AVA_CL_SVM_UNMAP,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_ALLOCATES,
-	 sizeof(struct ava_opencl_ava_cl_svm_unmap_call), 0, 1u, 193, 3, 8, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES,
+	 sizeof(struct ava_opencl_ava_cl_svm_unmap_call), sizeof(struct ava_opencl_ava_cl_svm_unmap_reply), 1u, 193, 3, 8, 0, 0},
 	{"ava_cl_svm_memcpy", AVA_OPENCL_FN_AVA_CL_SVM_MEMCPY,
 	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES,
 	 sizeof(struct ava_opencl_ava_cl_svm_memcpy_call), sizeof(struct ava_opencl_ava_cl_svm_memcpy_reply), 1u, 196, 4, 8, 0, 0},
 	{"ava_cl_svm_fill", AVA_OPENCL_FN_AVA_CL_SVM_FILL,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC | AVA_CMD_ALLOCATES,
-	 sizeof(struct ava_opencl_ava_cl_svm_fill_call), 0, 1u, 200, 3, 8, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC | AVA_CMD_ALLOCATES,
+	 sizeof(struct ava_opencl_ava_cl_svm_fill_call), sizeof(struct ava_opencl_ava_cl_svm_fill_reply), 1u, 200, 3, 8, 0, 0},
 	{"ava_cl_set_kernel_arg_svm", AVA_OPENCL_FN_AVA_CL_SET_KERNEL_ARG_SVM,
-	 AVA_CMD_SUPPORTED | AVA_CMD_ASYNC,
-	 sizeof(struct ava_opencl_ava_cl_set_kernel_arg_svm_call), 0, 1u, 203, 0, 8, 0, 0},
+	 AVA_CMD_SUPPORTED | AVA_CMD_COND_ASYNC,
+	 sizeof(struct ava_opencl_ava_cl_set_kernel_arg_svm_call), sizeof(struct ava_opencl_ava_cl_set_kernel_arg_svm_reply), 1u, 203, 0, 8, 0, 0},
 	{"ava_cl_set_kernel_svm_ptrs", AVA_OPENCL_FN_AVA_CL_SET_KERNEL_SVM_PTRS,
 	 AVA_CMD_SUPPORTED | AVA_CMD_SYNC,
 	 sizeof(struct ava_opencl_ava_cl_set_kernel_svm_ptrs_call), sizeof(struct ava_opencl_ava_cl_set_kernel_svm_ptrs_reply), 1u, 203, 2, 8, 0, 0},

@@ -464,6 +464,59 @@ static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 }
 
 /*
+ * Values of ava_async_shape expressions (evaluated by the guest only). An
+ * array argument (a wait list, an origin) counts by whether it is there and
+ * by its elements; one longer than 64 elements is not hashed but given a
+ * value no other call has, so its calls stay sync.
+ */
+static uint64_t ava_cl_shape_bytes(const void *array, uint64_t count, uint64_t elem_size)
+{
+	static uint64_t unique;
+	const unsigned char *b = (const unsigned char *)array;
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	if (array == NULL)
+		return 0;
+	if (count > 64 || elem_size > 16)
+		return __atomic_add_fetch(&unique, 1, __ATOMIC_RELAXED) | (1ull << 63);
+	for (uint64_t i = 0; i < count * elem_size; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h & ~(1ull << 63);
+}
+
+/* A wait list: how many events it says, and which. */
+static uint64_t ava_cl_waits_shape(cl_uint num_events, const cl_event *events)
+{
+	return ava_cl_shape_bytes(events, num_events, sizeof(cl_event)) ^
+	       ((uint64_t)num_events << 32);
+}
+
+/* An origin or region: three sizes. */
+static uint64_t ava_cl_shape3(const size_t *values)
+{
+	return ava_cl_shape_bytes(values, 3, sizeof(size_t));
+}
+
+/*
+ * A kernel argument's value counts by what it is: for an object-sized
+ * value, one of this guest's buffers or images (which one does not change
+ * the call's errors) or else the value itself, since it may be a sampler or
+ * queue the API must judge; smaller values are plain data, whatever they hold.
+ */
+static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
+{
+	struct ava_cl_mem_info info;
+	uint64_t v;
+
+	if (arg_value == NULL || arg_size != sizeof(cl_mem))
+		return 0;
+	memcpy(&v, arg_value, sizeof(v));
+	if (v != 0 && ava_cl_guest_mem((cl_mem)(uintptr_t)v, &info))
+		return info.image_limits[0] != 0 ? 0xa5a5000000000001ull : 0xa5a5000000000002ull;
+	return v;
+}
+
+/*
  * A kernel module (ava_opencl.ko) frees the table when it is unloaded; a
  * process leaves it to its exit, where other threads may still be in calls.
  */
@@ -495,7 +548,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 499 "opencl_guest.c"
+#line 552 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -509,7 +562,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 513 "opencl_guest.c"
+#line 566 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -550,7 +603,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 554 "opencl_guest.c"
+#line 607 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -573,7 +626,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 577 "opencl_guest.c"
+#line 630 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -584,7 +637,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 588 "opencl_guest.c"
+#line 641 "opencl_guest.c"
 #line 159 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -604,7 +657,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 608 "opencl_guest.c"
+#line 661 "opencl_guest.c"
 #line 202 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -663,7 +716,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 667 "opencl_guest.c"
+#line 720 "opencl_guest.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -838,7 +891,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 842 "opencl_guest.c"
+#line 895 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -885,14 +938,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 889 "opencl_guest.c"
+#line 942 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
-#line 468 "specs/opencl/opencl_util.spec.inc"
+#line 521 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 896 "opencl_guest.c"
+#line 949 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1281,8 +1334,8 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1285 "opencl_guest.c"
-#line 287 "specs/opencl/opencl_svm.spec.inc"
+#line 1338 "opencl_guest.c"
+#line 295 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
 	char *ptr;
@@ -1574,7 +1627,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 1578 "opencl_guest.c"
+#line 1631 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1787,7 +1840,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1791 "opencl_guest.c"
+#line 1844 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1855,7 +1908,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1859 "opencl_guest.c"
+#line 1912 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1937,7 +1990,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1941 "opencl_guest.c"
+#line 1994 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2246,7 +2299,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 2250 "opencl_guest.c"
+#line 2303 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2320,7 +2373,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 2324 "opencl_guest.c"
+#line 2377 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2458,7 +2511,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 2462 "opencl_guest.c"
+#line 2515 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2548,7 +2601,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 2552 "opencl_guest.c"
+#line 2605 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2614,7 +2667,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 2618 "opencl_guest.c"
+#line 2671 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2786,7 +2839,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2790 "opencl_guest.c"
+#line 2843 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2803,16 +2856,39 @@ AVA_EXPORT cl_int clSetCommandQueueProperty(cl_command_queue command_queue, cl_c
 AVA_EXPORT cl_int clFlush(cl_command_queue command_queue)
 {
 	struct ava_opencl_clFlush_call ava_a;
+	const struct ava_opencl_clFlush_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLFLUSH, AVA_F_ASYNC | AVA_F_FLUSH) != 0)
+	const uint64_t ava_shape[1] = {
+		(uint64_t)(uintptr_t)(command_queue),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLFLUSH, ava_shape, 1u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLFLUSH, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC) | AVA_F_FLUSH) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLFLUSH, ava_shape, 1u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -2911,7 +2987,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2915 "opencl_guest.c"
+#line 2991 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2989,7 +3065,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2993 "opencl_guest.c"
+#line 3069 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3061,7 +3137,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 3065 "opencl_guest.c"
+#line 3141 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3102,7 +3178,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 3106 "opencl_guest.c"
+#line 3182 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3145,7 +3221,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 3149 "opencl_guest.c"
+#line 3225 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3242,7 +3318,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 3246 "opencl_guest.c"
+#line 3322 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3479,7 +3555,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3483 "opencl_guest.c"
+#line 3559 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3582,7 +3658,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3586 "opencl_guest.c"
+#line 3662 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3665,7 +3741,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3669 "opencl_guest.c"
+#line 3745 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3755,7 +3831,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3759 "opencl_guest.c"
+#line 3835 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3886,7 +3962,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3890 "opencl_guest.c"
+#line 3966 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4114,7 +4190,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 4118 "opencl_guest.c"
+#line 4194 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4192,7 +4268,9 @@ ava_fail:
 cl_int ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_ava_cl_unmap_buffer_call ava_a;
+	const struct ava_opencl_ava_cl_unmap_buffer_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_data = 0;
 	uint64_t ava_count_data = 0;
 	uint32_t ava_life_data = AVA_LIFETIME_CALL;
@@ -4225,11 +4303,22 @@ cl_int ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	const uint64_t ava_shape[7] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(buffer),
+		(uint64_t)(uintptr_t)(offset),
+		(uint64_t)(uintptr_t)(size),
+		(uint64_t)(uintptr_t)(write),
+		(uint64_t)(uintptr_t)(data != NULL),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER, ava_shape, 7u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER, AVA_F_ASYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
@@ -4240,10 +4329,28 @@ cl_int ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER, ava_shape, 7u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -4634,7 +4741,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4638 "opencl_guest.c"
+#line 4745 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4832,7 +4939,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 4836 "opencl_guest.c"
+#line 4943 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4914,7 +5021,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4918 "opencl_guest.c"
+#line 5025 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5132,7 +5239,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 5136 "opencl_guest.c"
+#line 5243 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5199,7 +5306,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 5203 "opencl_guest.c"
+#line 5310 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5280,7 +5387,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 5284 "opencl_guest.c"
+#line 5391 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5387,7 +5494,9 @@ ava_fail:
 AVA_EXPORT cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
 	struct ava_opencl_clSetKernelArg_call ava_a;
+	const struct ava_opencl_clSetKernelArg_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_arg_value = 0;
 	uint64_t ava_count_arg_value = 0;
 	uint32_t ava_life_arg_value = AVA_LIFETIME_CALL;
@@ -5400,16 +5509,41 @@ AVA_EXPORT cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg
 		ava_dir_arg_value |= AVA_BUF_IN;
 		ava_count_arg_value = (uint64_t)(arg_size);
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLSETKERNELARG, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[5] = {
+		(uint64_t)(uintptr_t)(kernel),
+		(uint64_t)(uintptr_t)(arg_index),
+		(uint64_t)(uintptr_t)(arg_size),
+		(uint64_t)(uintptr_t)(arg_value != NULL),
+		(uint64_t)(uintptr_t)(ava_cl_arg_shape(arg_size, arg_value)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLSETKERNELARG, ava_shape, 5u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLSETKERNELARG, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
 	ava_a.arg_index = (ava_u64)arg_index;
 	ava_a.arg_size = (ava_u64)arg_size;
 	ava_call_put_buffer(&ava_c, &ava_a.arg_value, arg_value, ava_count_arg_value, 1, ava_dir_arg_value);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLSETKERNELARG, ava_shape, 5u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -5476,7 +5610,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 609 "specs/opencl/opencl_program.spec.inc"
+#line 611 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5490,7 +5624,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5494 "opencl_guest.c"
+#line 5628 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5555,12 +5689,12 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 631 "specs/opencl/opencl_program.spec.inc"
+#line 633 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5564 "opencl_guest.c"
+#line 5698 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5806,7 +5940,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5810 "opencl_guest.c"
+#line 5944 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6110,7 +6244,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6114 "opencl_guest.c"
+#line 6248 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6152,8 +6286,16 @@ static cl_int ava_opencl_remote_clEnqueueWriteBuffer(cl_command_queue command_qu
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (blocking_write == CL_FALSE) ? 1 : 0;
+	const uint64_t ava_shape[6] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(buffer),
+		(uint64_t)(uintptr_t)(offset),
+		(uint64_t)(uintptr_t)(size),
+		(uint64_t)(uintptr_t)(ptr != NULL),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = (blocking_write == CL_FALSE) && ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFER, ava_shape, 6u) ? 1 : 0;
 	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
@@ -6187,6 +6329,8 @@ static cl_int ava_opencl_remote_clEnqueueWriteBuffer(cl_command_queue command_qu
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
 			ava_ret = (cl_int)ava_async_value;
 	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFER, ava_shape, 6u);
 	ava_call_end(&ava_c);
 	return ava_ret;
 
@@ -6198,11 +6342,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 122 "specs/opencl/opencl_enqueue.spec.inc"
+#line 124 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6206 "opencl_guest.c"
+#line 6350 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6317,11 +6461,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 149 "specs/opencl/opencl_enqueue.spec.inc"
+#line 151 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6325 "opencl_guest.c"
+#line 6469 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6394,8 +6538,21 @@ static cl_int ava_opencl_remote_clEnqueueWriteBufferRect(cl_command_queue comman
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (blocking_write == CL_FALSE) ? 1 : 0;
+	const uint64_t ava_shape[11] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(buffer),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(buffer_origin)),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(host_origin)),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(region)),
+		(uint64_t)(uintptr_t)(buffer_row_pitch),
+		(uint64_t)(uintptr_t)(buffer_slice_pitch),
+		(uint64_t)(uintptr_t)(host_row_pitch),
+		(uint64_t)(uintptr_t)(host_slice_pitch),
+		(uint64_t)(uintptr_t)(ptr != NULL),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = (blocking_write == CL_FALSE) && ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFERRECT, ava_shape, 11u) ? 1 : 0;
 	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
@@ -6434,6 +6591,8 @@ static cl_int ava_opencl_remote_clEnqueueWriteBufferRect(cl_command_queue comman
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
 			ava_ret = (cl_int)ava_async_value;
 	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFERRECT, ava_shape, 11u);
 	ava_call_end(&ava_c);
 	return ava_ret;
 
@@ -6445,18 +6604,20 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 179 "specs/opencl/opencl_enqueue.spec.inc"
+#line 185 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6453 "opencl_guest.c"
+#line 6612 "opencl_guest.c"
 #undef ava_execute
 }
 
 AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBuffer_call ava_a;
+	const struct ava_opencl_clEnqueueCopyBuffer_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_event_wait_list = 0;
 	uint64_t ava_count_event_wait_list = 0;
 	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
@@ -6479,11 +6640,22 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	const uint64_t ava_shape[7] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(src_buffer),
+		(uint64_t)(uintptr_t)(dst_buffer),
+		(uint64_t)(uintptr_t)(src_offset),
+		(uint64_t)(uintptr_t)(dst_offset),
+		(uint64_t)(uintptr_t)(size),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFER, ava_shape, 7u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFER, AVA_F_ASYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFER, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_buffer = (ava_u64)(uintptr_t)src_buffer;
@@ -6494,10 +6666,28 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFER, ava_shape, 7u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -6507,7 +6697,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBufferRect_call ava_a;
+	const struct ava_opencl_clEnqueueCopyBufferRect_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_src_origin = 0;
 	uint64_t ava_count_src_origin = 0;
 	uint32_t ava_life_src_origin = AVA_LIFETIME_CALL;
@@ -6560,11 +6752,26 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	const uint64_t ava_shape[11] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(src_buffer),
+		(uint64_t)(uintptr_t)(dst_buffer),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(src_origin)),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(dst_origin)),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(region)),
+		(uint64_t)(uintptr_t)(src_row_pitch),
+		(uint64_t)(uintptr_t)(src_slice_pitch),
+		(uint64_t)(uintptr_t)(dst_row_pitch),
+		(uint64_t)(uintptr_t)(dst_slice_pitch),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERRECT, ava_shape, 11u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERRECT, AVA_F_ASYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERRECT, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_buffer = (ava_u64)(uintptr_t)src_buffer;
@@ -6579,10 +6786,28 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERRECT, ava_shape, 11u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -6592,7 +6817,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueFillBuffer_call ava_a;
+	const struct ava_opencl_clEnqueueFillBuffer_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_pattern = 0;
 	uint64_t ava_count_pattern = 0;
 	uint32_t ava_life_pattern = AVA_LIFETIME_CALL;
@@ -6625,11 +6852,22 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	const uint64_t ava_shape[7] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(buffer),
+		(uint64_t)(uintptr_t)(pattern != NULL),
+		(uint64_t)(uintptr_t)(pattern_size),
+		(uint64_t)(uintptr_t)(offset),
+		(uint64_t)(uintptr_t)(size),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEFILLBUFFER, ava_shape, 7u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEFILLBUFFER, AVA_F_ASYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEFILLBUFFER, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
@@ -6640,10 +6878,28 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEFILLBUFFER, ava_shape, 7u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -6749,11 +7005,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 253 "specs/opencl/opencl_enqueue.spec.inc"
+#line 267 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6757 "opencl_guest.c"
+#line 7013 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6815,8 +7071,18 @@ static cl_int ava_opencl_remote_clEnqueueWriteImage(cl_command_queue command_que
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (blocking_write == CL_FALSE) ? 1 : 0;
+	const uint64_t ava_shape[8] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(image),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(origin)),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(region)),
+		(uint64_t)(uintptr_t)(input_row_pitch),
+		(uint64_t)(uintptr_t)(input_slice_pitch),
+		(uint64_t)(uintptr_t)(ptr != NULL),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = (blocking_write == CL_FALSE) && ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEIMAGE, ava_shape, 8u) ? 1 : 0;
 	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
@@ -6852,6 +7118,8 @@ static cl_int ava_opencl_remote_clEnqueueWriteImage(cl_command_queue command_que
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
 			ava_ret = (cl_int)ava_async_value;
 	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEIMAGE, ava_shape, 8u);
 	ava_call_end(&ava_c);
 	return ava_ret;
 
@@ -6863,18 +7131,20 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 280 "specs/opencl/opencl_enqueue.spec.inc"
+#line 297 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6871 "opencl_guest.c"
+#line 7139 "opencl_guest.c"
 #undef ava_execute
 }
 
 AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueFillImage_call ava_a;
+	const struct ava_opencl_clEnqueueFillImage_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_fill_color = 0;
 	uint64_t ava_count_fill_color = 0;
 	uint32_t ava_life_fill_color = AVA_LIFETIME_CALL;
@@ -6927,11 +7197,21 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	const uint64_t ava_shape[6] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(image),
+		(uint64_t)(uintptr_t)(fill_color != NULL),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(origin)),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(region)),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEFILLIMAGE, ava_shape, 6u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEFILLIMAGE, AVA_F_ASYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEFILLIMAGE, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.image = (ava_u64)(uintptr_t)image;
@@ -6941,10 +7221,28 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEFILLIMAGE, ava_shape, 6u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -6954,7 +7252,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyImage_call ava_a;
+	const struct ava_opencl_clEnqueueCopyImage_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_src_origin = 0;
 	uint64_t ava_count_src_origin = 0;
 	uint32_t ava_life_src_origin = AVA_LIFETIME_CALL;
@@ -7007,11 +7307,22 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	const uint64_t ava_shape[7] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(src_image),
+		(uint64_t)(uintptr_t)(dst_image),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(src_origin)),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(dst_origin)),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(region)),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYIMAGE, ava_shape, 7u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYIMAGE, AVA_F_ASYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYIMAGE, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_image = (ava_u64)(uintptr_t)src_image;
@@ -7022,10 +7333,28 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYIMAGE, ava_shape, 7u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7035,7 +7364,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyImageToBuffer_call ava_a;
+	const struct ava_opencl_clEnqueueCopyImageToBuffer_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_src_origin = 0;
 	uint64_t ava_count_src_origin = 0;
 	uint32_t ava_life_src_origin = AVA_LIFETIME_CALL;
@@ -7078,11 +7409,22 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	const uint64_t ava_shape[7] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(src_image),
+		(uint64_t)(uintptr_t)(dst_buffer),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(src_origin)),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(region)),
+		(uint64_t)(uintptr_t)(dst_offset),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYIMAGETOBUFFER, ava_shape, 7u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYIMAGETOBUFFER, AVA_F_ASYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYIMAGETOBUFFER, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_image = (ava_u64)(uintptr_t)src_image;
@@ -7093,10 +7435,28 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYIMAGETOBUFFER, ava_shape, 7u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7106,7 +7466,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBufferToImage_call ava_a;
+	const struct ava_opencl_clEnqueueCopyBufferToImage_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_dst_origin = 0;
 	uint64_t ava_count_dst_origin = 0;
 	uint32_t ava_life_dst_origin = AVA_LIFETIME_CALL;
@@ -7149,11 +7511,22 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	const uint64_t ava_shape[7] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(src_buffer),
+		(uint64_t)(uintptr_t)(dst_image),
+		(uint64_t)(uintptr_t)(src_offset),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(dst_origin)),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(region)),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERTOIMAGE, ava_shape, 7u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERTOIMAGE, AVA_F_ASYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERTOIMAGE, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_buffer = (ava_u64)(uintptr_t)src_buffer;
@@ -7164,10 +7537,28 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERTOIMAGE, ava_shape, 7u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7177,7 +7568,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueMigrateMemObjects_call ava_a;
+	const struct ava_opencl_clEnqueueMigrateMemObjects_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_mem_objects = 0;
 	uint64_t ava_count_mem_objects = 0;
 	uint32_t ava_life_mem_objects = AVA_LIFETIME_CALL;
@@ -7210,11 +7603,20 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	const uint64_t ava_shape[5] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(num_mem_objects),
+		(uint64_t)(uintptr_t)(ava_cl_shape_bytes(mem_objects, num_mem_objects, sizeof(cl_mem))),
+		(uint64_t)(uintptr_t)(flags),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMIGRATEMEMOBJECTS, ava_shape, 5u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMIGRATEMEMOBJECTS, AVA_F_ASYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMIGRATEMEMOBJECTS, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.num_mem_objects = (ava_u64)num_mem_objects;
@@ -7223,10 +7625,28 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMIGRATEMEMOBJECTS, ava_shape, 5u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7236,7 +7656,9 @@ ava_fail:
 static cl_int ava_opencl_remote_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueNDRangeKernel_call ava_a;
+	const struct ava_opencl_clEnqueueNDRangeKernel_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_global_work_offset = 0;
 	uint64_t ava_count_global_work_offset = 0;
 	uint32_t ava_life_global_work_offset = AVA_LIFETIME_CALL;
@@ -7289,11 +7711,22 @@ static cl_int ava_opencl_remote_clEnqueueNDRangeKernel(cl_command_queue command_
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	const uint64_t ava_shape[7] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(kernel),
+		(uint64_t)(uintptr_t)(work_dim),
+		(uint64_t)(uintptr_t)(ava_cl_shape_bytes(global_work_offset, work_dim <= 3 ? work_dim : 0, sizeof(size_t))),
+		(uint64_t)(uintptr_t)(ava_cl_shape_bytes(global_work_size, work_dim <= 3 ? work_dim : 0, sizeof(size_t))),
+		(uint64_t)(uintptr_t)(ava_cl_shape_bytes(local_work_size, work_dim <= 3 ? work_dim : 0, sizeof(size_t))),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUENDRANGEKERNEL, ava_shape, 7u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUENDRANGEKERNEL, AVA_F_ASYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUENDRANGEKERNEL, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
@@ -7304,10 +7737,28 @@ static cl_int ava_opencl_remote_clEnqueueNDRangeKernel(cl_command_queue command_
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUENDRANGEKERNEL, ava_shape, 7u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7317,18 +7768,20 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 384 "specs/opencl/opencl_enqueue.spec.inc"
+#line 421 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7325 "opencl_guest.c"
+#line 7776 "opencl_guest.c"
 #undef ava_execute
 }
 
 static cl_int ava_opencl_remote_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueTask_call ava_a;
+	const struct ava_opencl_clEnqueueTask_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_event_wait_list = 0;
 	uint64_t ava_count_event_wait_list = 0;
 	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
@@ -7351,21 +7804,46 @@ static cl_int ava_opencl_remote_clEnqueueTask(cl_command_queue command_queue, cl
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	const uint64_t ava_shape[3] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(kernel),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUETASK, ava_shape, 3u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUETASK, AVA_F_ASYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUETASK, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUETASK, ava_shape, 3u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7375,18 +7853,20 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 400 "specs/opencl/opencl_enqueue.spec.inc"
+#line 439 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7383 "opencl_guest.c"
+#line 7861 "opencl_guest.c"
 #undef ava_execute
 }
 
 AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueMarkerWithWaitList_call ava_a;
+	const struct ava_opencl_clEnqueueMarkerWithWaitList_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_event_wait_list = 0;
 	uint64_t ava_count_event_wait_list = 0;
 	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
@@ -7409,20 +7889,44 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	const uint64_t ava_shape[2] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMARKERWITHWAITLIST, ava_shape, 2u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMARKERWITHWAITLIST, AVA_F_ASYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMARKERWITHWAITLIST, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMARKERWITHWAITLIST, ava_shape, 2u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7432,7 +7936,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueBarrierWithWaitList_call ava_a;
+	const struct ava_opencl_clEnqueueBarrierWithWaitList_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_event_wait_list = 0;
 	uint64_t ava_count_event_wait_list = 0;
 	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
@@ -7455,20 +7961,44 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	const uint64_t ava_shape[2] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEBARRIERWITHWAITLIST, ava_shape, 2u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEBARRIERWITHWAITLIST, AVA_F_ASYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEBARRIERWITHWAITLIST, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEBARRIERWITHWAITLIST, ava_shape, 2u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7478,7 +8008,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 	struct ava_opencl_clEnqueueMarker_call ava_a;
+	const struct ava_opencl_clEnqueueMarker_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_event = 0;
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
@@ -7491,18 +8023,42 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	const uint64_t ava_shape[2] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(event != NULL),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMARKER, ava_shape, 2u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMARKER, AVA_F_ASYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMARKER, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEMARKER, ava_shape, 2u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7512,16 +8068,39 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueBarrier(cl_command_queue command_queue)
 {
 	struct ava_opencl_clEnqueueBarrier_call ava_a;
+	const struct ava_opencl_clEnqueueBarrier_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEBARRIER, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[1] = {
+		(uint64_t)(uintptr_t)(command_queue),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEBARRIER, ava_shape, 1u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEBARRIER, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEBARRIER, ava_shape, 1u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7531,7 +8110,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
 	struct ava_opencl_clEnqueueWaitForEvents_call ava_a;
+	const struct ava_opencl_clEnqueueWaitForEvents_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_event_list = 0;
 	uint64_t ava_count_event_list = 0;
 	uint32_t ava_life_event_list = AVA_LIFETIME_CALL;
@@ -7544,15 +8125,38 @@ AVA_EXPORT cl_int clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint
 		ava_dir_event_list |= AVA_BUF_IN;
 		ava_count_event_list = (uint64_t)(num_events);
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWAITFOREVENTS, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[3] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(num_events),
+		(uint64_t)(uintptr_t)(ava_cl_shape_bytes(event_list, num_events, sizeof(cl_event))),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWAITFOREVENTS, ava_shape, 3u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWAITFOREVENTS, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.num_events = (ava_u64)num_events;
 	ava_call_put_buffer(&ava_c, &ava_a.event_list, event_list, ava_count_event_list, sizeof(cl_event), ava_dir_event_list);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWAITFOREVENTS, ava_shape, 3u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7691,7 +8295,9 @@ ava_fail:
 cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_ava_cl_svm_unmap_call ava_a;
+	const struct ava_opencl_ava_cl_svm_unmap_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_data = 0;
 	uint64_t ava_count_data = 0;
 	uint32_t ava_life_data = AVA_LIFETIME_CALL;
@@ -7724,11 +8330,21 @@ cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t o
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	const uint64_t ava_shape[6] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(svm),
+		(uint64_t)(uintptr_t)(offset),
+		(uint64_t)(uintptr_t)(size),
+		(uint64_t)(uintptr_t)(data != NULL),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_UNMAP, ava_shape, 6u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_UNMAP, AVA_F_ASYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_UNMAP, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.svm = (ava_u64)(uintptr_t)svm;
@@ -7738,10 +8354,28 @@ cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t o
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_UNMAP, ava_shape, 6u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7796,8 +8430,18 @@ cl_int ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, siz
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (dst_host == NULL) ? 1 : 0;
+	const uint64_t ava_shape[8] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(dst_svm),
+		(uint64_t)(uintptr_t)(dst_offset),
+		(uint64_t)(uintptr_t)(src_svm),
+		(uint64_t)(uintptr_t)(src_offset),
+		(uint64_t)(uintptr_t)(size),
+		(uint64_t)(uintptr_t)(src_host != NULL),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = (dst_host == NULL) && ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_MEMCPY, ava_shape, 8u) ? 1 : 0;
 	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
@@ -7835,6 +8479,8 @@ cl_int ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, siz
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
 			ava_ret = (cl_int)ava_async_value;
 	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_MEMCPY, ava_shape, 8u);
 	ava_call_end(&ava_c);
 	return ava_ret;
 
@@ -7846,7 +8492,9 @@ ava_fail:
 cl_int ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_ava_cl_svm_fill_call ava_a;
+	const struct ava_opencl_ava_cl_svm_fill_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 	uint32_t ava_dir_pattern = 0;
 	uint64_t ava_count_pattern = 0;
 	uint32_t ava_life_pattern = AVA_LIFETIME_CALL;
@@ -7879,11 +8527,22 @@ cl_int ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t of
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	const uint64_t ava_shape[7] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(svm),
+		(uint64_t)(uintptr_t)(offset),
+		(uint64_t)(uintptr_t)(pattern != NULL),
+		(uint64_t)(uintptr_t)(pattern_size),
+		(uint64_t)(uintptr_t)(size),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_FILL, ava_shape, 7u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_guest_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_FILL, AVA_F_ASYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_FILL, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.svm = (ava_u64)(uintptr_t)svm;
@@ -7894,10 +8553,28 @@ cl_int ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t of
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_FILL, ava_shape, 7u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -7907,19 +8584,45 @@ ava_fail:
 cl_int ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uint arg_index, ava_cl_svm svm, size_t offset)
 {
 	struct ava_opencl_ava_cl_set_kernel_arg_svm_call ava_a;
+	const struct ava_opencl_ava_cl_set_kernel_arg_svm_reply *ava_r = NULL;
 	struct ava_call ava_c;
+	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SET_KERNEL_ARG_SVM, AVA_F_ASYNC) != 0)
+	const uint64_t ava_shape[4] = {
+		(uint64_t)(uintptr_t)(kernel),
+		(uint64_t)(uintptr_t)(arg_index),
+		(uint64_t)(uintptr_t)(svm),
+		(uint64_t)(uintptr_t)(offset),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SET_KERNEL_ARG_SVM, ava_shape, 4u) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SET_KERNEL_ARG_SVM, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
 	ava_a.arg_index = (ava_u64)arg_index;
 	ava_a.svm = (ava_u64)(uintptr_t)svm;
 	ava_a.offset = (ava_u64)offset;
-	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SET_KERNEL_ARG_SVM, ava_shape, 4u);
 	ava_call_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_call_end(&ava_c);

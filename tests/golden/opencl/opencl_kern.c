@@ -576,6 +576,59 @@ static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 }
 
 /*
+ * Values of ava_async_shape expressions (evaluated by the guest only). An
+ * array argument (a wait list, an origin) counts by whether it is there and
+ * by its elements; one longer than 64 elements is not hashed but given a
+ * value no other call has, so its calls stay sync.
+ */
+static uint64_t ava_cl_shape_bytes(const void *array, uint64_t count, uint64_t elem_size)
+{
+	static uint64_t unique;
+	const unsigned char *b = (const unsigned char *)array;
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	if (array == NULL)
+		return 0;
+	if (count > 64 || elem_size > 16)
+		return __atomic_add_fetch(&unique, 1, __ATOMIC_RELAXED) | (1ull << 63);
+	for (uint64_t i = 0; i < count * elem_size; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h & ~(1ull << 63);
+}
+
+/* A wait list: how many events it says, and which. */
+static uint64_t ava_cl_waits_shape(cl_uint num_events, const cl_event *events)
+{
+	return ava_cl_shape_bytes(events, num_events, sizeof(cl_event)) ^
+	       ((uint64_t)num_events << 32);
+}
+
+/* An origin or region: three sizes. */
+static uint64_t ava_cl_shape3(const size_t *values)
+{
+	return ava_cl_shape_bytes(values, 3, sizeof(size_t));
+}
+
+/*
+ * A kernel argument's value counts by what it is: for an object-sized
+ * value, one of this guest's buffers or images (which one does not change
+ * the call's errors) or else the value itself, since it may be a sampler or
+ * queue the API must judge; smaller values are plain data, whatever they hold.
+ */
+static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
+{
+	struct ava_cl_mem_info info;
+	uint64_t v;
+
+	if (arg_value == NULL || arg_size != sizeof(cl_mem))
+		return 0;
+	memcpy(&v, arg_value, sizeof(v));
+	if (v != 0 && ava_cl_guest_mem((cl_mem)(uintptr_t)v, &info))
+		return info.image_limits[0] != 0 ? 0xa5a5000000000001ull : 0xa5a5000000000002ull;
+	return v;
+}
+
+/*
  * A kernel module (ava_opencl.ko) frees the table when it is unloaded; a
  * process leaves it to its exit, where other threads may still be in calls.
  */
@@ -607,7 +660,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 611 "opencl_kern.c"
+#line 664 "opencl_kern.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -621,7 +674,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 625 "opencl_kern.c"
+#line 678 "opencl_kern.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -662,7 +715,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 666 "opencl_kern.c"
+#line 719 "opencl_kern.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -685,7 +738,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 689 "opencl_kern.c"
+#line 742 "opencl_kern.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -696,7 +749,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 700 "opencl_kern.c"
+#line 753 "opencl_kern.c"
 #line 159 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -716,7 +769,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 720 "opencl_kern.c"
+#line 773 "opencl_kern.c"
 #line 202 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -775,7 +828,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 779 "opencl_kern.c"
+#line 832 "opencl_kern.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -950,7 +1003,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 954 "opencl_kern.c"
+#line 1007 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -997,14 +1050,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1001 "opencl_kern.c"
+#line 1054 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
-#line 468 "specs/opencl/opencl_util.spec.inc"
+#line 521 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1008 "opencl_kern.c"
+#line 1061 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -1260,7 +1313,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1264 "opencl_kern.c"
+#line 1317 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -1338,7 +1391,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1342 "opencl_kern.c"
+#line 1395 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -1431,7 +1484,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1435 "opencl_kern.c"
+#line 1488 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -1789,7 +1842,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 1793 "opencl_kern.c"
+#line 1846 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -1875,7 +1928,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		return NULL;
 	}
 	return ava_execute();
-#line 1879 "opencl_kern.c"
+#line 1932 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -2032,7 +2085,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 2036 "opencl_kern.c"
+#line 2089 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -2138,7 +2191,7 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 		return NULL;
 	}
 	return ava_execute();
-#line 2142 "opencl_kern.c"
+#line 2195 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -2215,7 +2268,7 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 		return NULL;
 	}
 	return ava_execute();
-#line 2219 "opencl_kern.c"
+#line 2272 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -2413,7 +2466,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2417 "opencl_kern.c"
+#line 2470 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -2421,17 +2474,36 @@ EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
 cl_int ava_clFlush(cl_command_queue command_queue)
 {
 	struct ava_opencl_clFlush_call ava_a;
+	const struct ava_opencl_clFlush_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLFLUSH,
-			    AVA_F_ASYNC | AVA_F_FLUSH) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC) | AVA_F_FLUSH) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -2542,7 +2614,7 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2546 "opencl_kern.c"
+#line 2618 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -2632,7 +2704,7 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2636 "opencl_kern.c"
+#line 2708 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -2714,7 +2786,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2718 "opencl_kern.c"
+#line 2790 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -2758,7 +2830,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2762 "opencl_kern.c"
+#line 2834 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -2804,7 +2876,7 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2808 "opencl_kern.c"
+#line 2880 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -2912,7 +2984,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 2916 "opencl_kern.c"
+#line 2988 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -3188,7 +3260,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3192 "opencl_kern.c"
+#line 3264 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -3309,7 +3381,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3313 "opencl_kern.c"
+#line 3385 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -3406,7 +3478,7 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3410 "opencl_kern.c"
+#line 3482 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -3511,7 +3583,7 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3515 "opencl_kern.c"
+#line 3587 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -3664,7 +3736,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3668 "opencl_kern.c"
+#line 3740 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -3929,7 +4001,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3933 "opencl_kern.c"
+#line 4005 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -4021,7 +4093,9 @@ cl_int ava_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, si
 			       cl_event *event)
 {
 	struct ava_opencl_ava_cl_unmap_buffer_call ava_a;
+	const struct ava_opencl_ava_cl_unmap_buffer_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 	ava_u32 ava_dir_data = 0;
 	ava_u64 ava_count_data = 0;
 	ava_u32 ava_life_data = AVA_LIFETIME_CALL;
@@ -4054,12 +4128,14 @@ cl_int ava_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, si
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
@@ -4072,10 +4148,28 @@ cl_int ava_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, si
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
 			     ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -4527,7 +4621,7 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4531 "opencl_kern.c"
+#line 4625 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -4756,7 +4850,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 4760 "opencl_kern.c"
+#line 4854 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
@@ -4847,7 +4941,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4851 "opencl_kern.c"
+#line 4945 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -5099,7 +5193,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 5103 "opencl_kern.c"
+#line 5197 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -5173,7 +5267,7 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 		return NULL;
 	}
 	return ret;
-#line 5177 "opencl_kern.c"
+#line 5271 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
@@ -5263,7 +5357,7 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 5267 "opencl_kern.c"
+#line 5361 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernelsInProgram);
@@ -5386,7 +5480,9 @@ cl_int ava_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
 			  const void *arg_value)
 {
 	struct ava_opencl_clSetKernelArg_call ava_a;
+	const struct ava_opencl_clSetKernelArg_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 	ava_u32 ava_dir_arg_value = 0;
 	ava_u64 ava_count_arg_value = 0;
 	ava_u32 ava_life_arg_value = AVA_LIFETIME_CALL;
@@ -5399,18 +5495,35 @@ cl_int ava_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
 		ava_dir_arg_value |= AVA_BUF_IN;
 		ava_count_arg_value = (uint64_t)(arg_size);
 	}
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLSETKERNELARG,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
 	ava_a.arg_index = (ava_u64)arg_index;
 	ava_a.arg_size = (ava_u64)arg_size;
 	ava_kcall_put_buffer(&ava_c, &ava_a.arg_value, arg_value, ava_count_arg_value, 1,
 			     ava_dir_arg_value);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -5489,7 +5602,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 			   void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 609 "specs/opencl/opencl_program.spec.inc"
+#line 611 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5503,7 +5616,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5507 "opencl_kern.c"
+#line 5620 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -5581,12 +5694,12 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 			      size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 631 "specs/opencl/opencl_program.spec.inc"
+#line 633 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5590 "opencl_kern.c"
+#line 5703 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -5872,7 +5985,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5876 "opencl_kern.c"
+#line 5989 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -6223,7 +6336,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6227 "opencl_kern.c"
+#line 6340 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -6270,8 +6383,8 @@ static cl_int ava_kern_remote_clEnqueueWriteBuffer(cl_command_queue command_queu
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (blocking_write == CL_FALSE) ? 1 : 0;
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
@@ -6324,11 +6437,11 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 				cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 122 "specs/opencl/opencl_enqueue.spec.inc"
+#line 124 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6332 "opencl_kern.c"
+#line 6445 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -6469,11 +6582,11 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 				   cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 149 "specs/opencl/opencl_enqueue.spec.inc"
+#line 151 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6477 "opencl_kern.c"
+#line 6590 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -6559,8 +6672,8 @@ static cl_int ava_kern_remote_clEnqueueWriteBufferRect(cl_command_queue command_
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (blocking_write == CL_FALSE) ? 1 : 0;
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
@@ -6624,11 +6737,11 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 				    const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 179 "specs/opencl/opencl_enqueue.spec.inc"
+#line 185 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6632 "opencl_kern.c"
+#line 6745 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -6639,7 +6752,9 @@ cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer
 			       cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBuffer_call ava_a;
+	const struct ava_opencl_clEnqueueCopyBuffer_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 	ava_u32 ava_dir_event_wait_list = 0;
 	ava_u64 ava_count_event_wait_list = 0;
 	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
@@ -6662,12 +6777,14 @@ cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUECOPYBUFFER,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_buffer = (ava_u64)(uintptr_t)src_buffer;
@@ -6680,10 +6797,28 @@ cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
 			     ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -6701,7 +6836,9 @@ cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_bu
 				   cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBufferRect_call ava_a;
+	const struct ava_opencl_clEnqueueCopyBufferRect_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 	ava_u32 ava_dir_src_origin = 0;
 	ava_u64 ava_count_src_origin = 0;
 	ava_u32 ava_life_src_origin = AVA_LIFETIME_CALL;
@@ -6754,12 +6891,14 @@ cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_bu
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERRECT,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_buffer = (ava_u64)(uintptr_t)src_buffer;
@@ -6779,10 +6918,28 @@ cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_bu
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
 			     ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -6797,7 +6954,9 @@ cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, co
 			       cl_event *event)
 {
 	struct ava_opencl_clEnqueueFillBuffer_call ava_a;
+	const struct ava_opencl_clEnqueueFillBuffer_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 	ava_u32 ava_dir_pattern = 0;
 	ava_u64 ava_count_pattern = 0;
 	ava_u32 ava_life_pattern = AVA_LIFETIME_CALL;
@@ -6830,12 +6989,14 @@ cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, co
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEFILLBUFFER,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
@@ -6849,10 +7010,28 @@ cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, co
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
 			     ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -6976,11 +7155,11 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 			      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 253 "specs/opencl/opencl_enqueue.spec.inc"
+#line 267 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6984 "opencl_kern.c"
+#line 7163 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -7049,8 +7228,8 @@ static cl_int ava_kern_remote_clEnqueueWriteImage(cl_command_queue command_queue
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (blocking_write == CL_FALSE) ? 1 : 0;
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
@@ -7108,11 +7287,11 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 280 "specs/opencl/opencl_enqueue.spec.inc"
+#line 297 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7116 "opencl_kern.c"
+#line 7295 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -7123,7 +7302,9 @@ cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, cons
 			      cl_event *event)
 {
 	struct ava_opencl_clEnqueueFillImage_call ava_a;
+	const struct ava_opencl_clEnqueueFillImage_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 	ava_u32 ava_dir_fill_color = 0;
 	ava_u64 ava_count_fill_color = 0;
 	ava_u32 ava_life_fill_color = AVA_LIFETIME_CALL;
@@ -7176,12 +7357,14 @@ cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, cons
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEFILLIMAGE,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.image = (ava_u64)(uintptr_t)image;
@@ -7196,10 +7379,28 @@ cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, cons
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
 			     ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -7214,7 +7415,9 @@ cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, 
 			      const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyImage_call ava_a;
+	const struct ava_opencl_clEnqueueCopyImage_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 	ava_u32 ava_dir_src_origin = 0;
 	ava_u64 ava_count_src_origin = 0;
 	ava_u32 ava_life_src_origin = AVA_LIFETIME_CALL;
@@ -7267,12 +7470,14 @@ cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, 
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUECOPYIMAGE,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_image = (ava_u64)(uintptr_t)src_image;
@@ -7288,10 +7493,28 @@ cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, 
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
 			     ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -7307,7 +7530,9 @@ cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src
 				      const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyImageToBuffer_call ava_a;
+	const struct ava_opencl_clEnqueueCopyImageToBuffer_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 	ava_u32 ava_dir_src_origin = 0;
 	ava_u64 ava_count_src_origin = 0;
 	ava_u32 ava_life_src_origin = AVA_LIFETIME_CALL;
@@ -7350,12 +7575,14 @@ cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUECOPYIMAGETOBUFFER,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_image = (ava_u64)(uintptr_t)src_image;
@@ -7370,10 +7597,28 @@ cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
 			     ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -7388,7 +7633,9 @@ cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src
 				      const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBufferToImage_call ava_a;
+	const struct ava_opencl_clEnqueueCopyBufferToImage_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 	ava_u32 ava_dir_dst_origin = 0;
 	ava_u64 ava_count_dst_origin = 0;
 	ava_u32 ava_life_dst_origin = AVA_LIFETIME_CALL;
@@ -7431,12 +7678,14 @@ cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUECOPYBUFFERTOIMAGE,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.src_buffer = (ava_u64)(uintptr_t)src_buffer;
@@ -7451,10 +7700,28 @@ cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
 			     ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -7469,7 +7736,9 @@ cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint nu
 				      const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueMigrateMemObjects_call ava_a;
+	const struct ava_opencl_clEnqueueMigrateMemObjects_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 	ava_u32 ava_dir_mem_objects = 0;
 	ava_u64 ava_count_mem_objects = 0;
 	ava_u32 ava_life_mem_objects = AVA_LIFETIME_CALL;
@@ -7502,12 +7771,14 @@ cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint nu
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEMIGRATEMEMOBJECTS,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.num_mem_objects = (ava_u64)num_mem_objects;
@@ -7519,10 +7790,28 @@ cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint nu
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
 			     ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -7541,7 +7830,9 @@ static cl_int ava_kern_remote_clEnqueueNDRangeKernel(cl_command_queue command_qu
 						     cl_event *event)
 {
 	struct ava_opencl_clEnqueueNDRangeKernel_call ava_a;
+	const struct ava_opencl_clEnqueueNDRangeKernel_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 	ava_u32 ava_dir_global_work_offset = 0;
 	ava_u64 ava_count_global_work_offset = 0;
 	ava_u32 ava_life_global_work_offset = AVA_LIFETIME_CALL;
@@ -7594,12 +7885,14 @@ static cl_int ava_kern_remote_clEnqueueNDRangeKernel(cl_command_queue command_qu
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUENDRANGEKERNEL,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
@@ -7616,10 +7909,28 @@ static cl_int ava_kern_remote_clEnqueueNDRangeKernel(cl_command_queue command_qu
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
 			     ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -7633,11 +7944,11 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 				  cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 384 "specs/opencl/opencl_enqueue.spec.inc"
+#line 421 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7641 "opencl_kern.c"
+#line 7952 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -7647,7 +7958,9 @@ static cl_int ava_kern_remote_clEnqueueTask(cl_command_queue command_queue, cl_k
 					    const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueTask_call ava_a;
+	const struct ava_opencl_clEnqueueTask_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 	ava_u32 ava_dir_event_wait_list = 0;
 	ava_u64 ava_count_event_wait_list = 0;
 	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
@@ -7670,12 +7983,14 @@ static cl_int ava_kern_remote_clEnqueueTask(cl_command_queue command_queue, cl_k
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUETASK,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.kernel = (ava_u64)(uintptr_t)kernel;
@@ -7684,10 +7999,28 @@ static cl_int ava_kern_remote_clEnqueueTask(cl_command_queue command_queue, cl_k
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
 			     ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -7699,11 +8032,11 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 			 cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 400 "specs/opencl/opencl_enqueue.spec.inc"
+#line 439 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7707 "opencl_kern.c"
+#line 8040 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);
@@ -7713,7 +8046,9 @@ cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
 				       const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueMarkerWithWaitList_call ava_a;
+	const struct ava_opencl_clEnqueueMarkerWithWaitList_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 	ava_u32 ava_dir_event_wait_list = 0;
 	ava_u64 ava_count_event_wait_list = 0;
 	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
@@ -7736,12 +8071,14 @@ cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEMARKERWITHWAITLIST,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
@@ -7749,10 +8086,28 @@ cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
 			     ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -7766,7 +8121,9 @@ cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
 					const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueBarrierWithWaitList_call ava_a;
+	const struct ava_opencl_clEnqueueBarrierWithWaitList_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 	ava_u32 ava_dir_event_wait_list = 0;
 	ava_u64 ava_count_event_wait_list = 0;
 	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
@@ -7789,12 +8146,15 @@ cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn,
-			    AVA_OPENCL_FN_CLENQUEUEBARRIERWITHWAITLIST, AVA_F_ASYNC) != 0)
+			    AVA_OPENCL_FN_CLENQUEUEBARRIERWITHWAITLIST,
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
@@ -7802,10 +8162,28 @@ cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
 			     ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -7817,7 +8195,9 @@ EXPORT_SYMBOL_GPL(ava_clEnqueueBarrierWithWaitList);
 cl_int ava_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 	struct ava_opencl_clEnqueueMarker_call ava_a;
+	const struct ava_opencl_clEnqueueMarker_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 	ava_u32 ava_dir_event = 0;
 	ava_u64 ava_count_event = 0;
 	ava_u32 ava_life_event = AVA_LIFETIME_CALL;
@@ -7830,20 +8210,40 @@ cl_int ava_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	if (event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
 		ava_kern_opencl_new_handle_ids(event, ava_count_event);
 		ava_dir_event = AVA_BUF_IN;
 	}
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEMARKER,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
 			     ava_dir_event);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -7855,17 +8255,36 @@ EXPORT_SYMBOL_GPL(ava_clEnqueueMarker);
 cl_int ava_clEnqueueBarrier(cl_command_queue command_queue)
 {
 	struct ava_opencl_clEnqueueBarrier_call ava_a;
+	const struct ava_opencl_clEnqueueBarrier_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEBARRIER,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);
@@ -7878,7 +8297,9 @@ cl_int ava_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_ev
 				  const cl_event *event_list)
 {
 	struct ava_opencl_clEnqueueWaitForEvents_call ava_a;
+	const struct ava_opencl_clEnqueueWaitForEvents_reply *ava_r = NULL;
 	struct ava_kcall ava_c;
+	cl_int ava_ret;
 	ava_u32 ava_dir_event_list = 0;
 	ava_u64 ava_count_event_list = 0;
 	ava_u32 ava_life_event_list = AVA_LIFETIME_CALL;
@@ -7891,17 +8312,34 @@ cl_int ava_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_ev
 		ava_dir_event_list |= AVA_BUF_IN;
 		ava_count_event_list = (uint64_t)(num_events);
 	}
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEWAITFOREVENTS,
-			    AVA_F_ASYNC) != 0)
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.num_events = (ava_u64)num_events;
 	ava_kcall_put_buffer(&ava_c, &ava_a.event_list, event_list, ava_count_event_list,
 			     sizeof(cl_event), ava_dir_event_list);
-	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
 	ava_kcall_end(&ava_c);
-	return (cl_int)(CL_SUCCESS);
+	return ava_ret;
 
 ava_fail:
 	ava_kcall_end(&ava_c);

@@ -10,7 +10,7 @@
 #include "ava/wire.h"
 
 /* FNV-1a of the layout below: guest and worker must agree. */
-#define AVA_OPENCL_SPEC_HASH 0xe36313cc23c37842ull
+#define AVA_OPENCL_SPEC_HASH 0xa3d7394914401cacull
 #define AVA_OPENCL_SPEC_NAME "opencl"
 #define AVA_OPENCL_SPEC_ID 2u
 #define AVA_OPENCL_NFUNCS 133u
@@ -472,11 +472,16 @@ struct ava_opencl_clGetCommandQueueInfo_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clGetCommandQueueInfo_reply) == 56, "struct ava_opencl_clGetCommandQueueInfo_reply");
 
-/* clFlush (async) */
+/* clFlush */
 struct ava_opencl_clFlush_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clFlush_call) == 8, "struct ava_opencl_clFlush_call");
+
+struct ava_opencl_clFlush_reply {
+	ava_s64 ret; /* cl_int, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clFlush_reply) == 8, "struct ava_opencl_clFlush_reply");
 
 /* clFinish */
 struct ava_opencl_clFinish_call {
@@ -824,7 +829,7 @@ struct ava_opencl_ava_cl_map_buffer_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_map_buffer_reply) == 56, "struct ava_opencl_ava_cl_map_buffer_reply");
 
-/* ava_cl_unmap_buffer (async) */
+/* ava_cl_unmap_buffer */
 struct ava_opencl_ava_cl_unmap_buffer_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 buffer; /* handle cl_mem */
@@ -837,6 +842,12 @@ struct ava_opencl_ava_cl_unmap_buffer_call {
 	struct ava_buf_desc event; /* cl_event *, out, handle elements */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_unmap_buffer_call) == 120, "struct ava_opencl_ava_cl_unmap_buffer_call");
+
+struct ava_opencl_ava_cl_unmap_buffer_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_unmap_buffer_reply) == 32, "struct ava_opencl_ava_cl_unmap_buffer_reply");
 
 /* ava_cl_create_program_with_source */
 struct ava_opencl_ava_cl_create_program_with_source_call {
@@ -1132,7 +1143,7 @@ struct ava_opencl_clReleaseKernel_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clReleaseKernel_reply) == 8, "struct ava_opencl_clReleaseKernel_reply");
 
-/* clSetKernelArg (async) */
+/* clSetKernelArg */
 struct ava_opencl_clSetKernelArg_call {
 	ava_u64 kernel; /* handle cl_kernel */
 	ava_u64 arg_index; /* cl_uint */
@@ -1140,6 +1151,11 @@ struct ava_opencl_clSetKernelArg_call {
 	struct ava_buf_desc arg_value; /* const void *, in */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clSetKernelArg_call) == 48, "struct ava_opencl_clSetKernelArg_call");
+
+struct ava_opencl_clSetKernelArg_reply {
+	ava_s64 ret; /* cl_int, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clSetKernelArg_reply) == 8, "struct ava_opencl_clSetKernelArg_reply");
 
 /* clGetKernelInfo */
 struct ava_opencl_clGetKernelInfo_call {
@@ -1413,7 +1429,7 @@ struct ava_opencl_clEnqueueWriteBufferRect_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueWriteBufferRect_reply) == 32, "struct ava_opencl_clEnqueueWriteBufferRect_reply");
 
-/* clEnqueueCopyBuffer (async) */
+/* clEnqueueCopyBuffer */
 struct ava_opencl_clEnqueueCopyBuffer_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 src_buffer; /* handle cl_mem */
@@ -1427,7 +1443,13 @@ struct ava_opencl_clEnqueueCopyBuffer_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyBuffer_call) == 104, "struct ava_opencl_clEnqueueCopyBuffer_call");
 
-/* clEnqueueCopyBufferRect (async) */
+struct ava_opencl_clEnqueueCopyBuffer_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyBuffer_reply) == 32, "struct ava_opencl_clEnqueueCopyBuffer_reply");
+
+/* clEnqueueCopyBufferRect */
 struct ava_opencl_clEnqueueCopyBufferRect_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 src_buffer; /* handle cl_mem */
@@ -1445,7 +1467,13 @@ struct ava_opencl_clEnqueueCopyBufferRect_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyBufferRect_call) == 184, "struct ava_opencl_clEnqueueCopyBufferRect_call");
 
-/* clEnqueueFillBuffer (async) */
+struct ava_opencl_clEnqueueCopyBufferRect_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyBufferRect_reply) == 32, "struct ava_opencl_clEnqueueCopyBufferRect_reply");
+
+/* clEnqueueFillBuffer */
 struct ava_opencl_clEnqueueFillBuffer_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 buffer; /* handle cl_mem */
@@ -1458,6 +1486,12 @@ struct ava_opencl_clEnqueueFillBuffer_call {
 	struct ava_buf_desc event; /* cl_event *, out, handle elements */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueFillBuffer_call) == 120, "struct ava_opencl_clEnqueueFillBuffer_call");
+
+struct ava_opencl_clEnqueueFillBuffer_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueFillBuffer_reply) == 32, "struct ava_opencl_clEnqueueFillBuffer_reply");
 
 /* clEnqueueReadImage */
 struct ava_opencl_clEnqueueReadImage_call {
@@ -1504,7 +1538,7 @@ struct ava_opencl_clEnqueueWriteImage_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueWriteImage_reply) == 32, "struct ava_opencl_clEnqueueWriteImage_reply");
 
-/* clEnqueueFillImage (async) */
+/* clEnqueueFillImage */
 struct ava_opencl_clEnqueueFillImage_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 image; /* handle cl_mem */
@@ -1517,7 +1551,13 @@ struct ava_opencl_clEnqueueFillImage_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueFillImage_call) == 144, "struct ava_opencl_clEnqueueFillImage_call");
 
-/* clEnqueueCopyImage (async) */
+struct ava_opencl_clEnqueueFillImage_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueFillImage_reply) == 32, "struct ava_opencl_clEnqueueFillImage_reply");
+
+/* clEnqueueCopyImage */
 struct ava_opencl_clEnqueueCopyImage_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 src_image; /* handle cl_mem */
@@ -1531,7 +1571,13 @@ struct ava_opencl_clEnqueueCopyImage_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyImage_call) == 152, "struct ava_opencl_clEnqueueCopyImage_call");
 
-/* clEnqueueCopyImageToBuffer (async) */
+struct ava_opencl_clEnqueueCopyImage_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyImage_reply) == 32, "struct ava_opencl_clEnqueueCopyImage_reply");
+
+/* clEnqueueCopyImageToBuffer */
 struct ava_opencl_clEnqueueCopyImageToBuffer_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 src_image; /* handle cl_mem */
@@ -1545,7 +1591,13 @@ struct ava_opencl_clEnqueueCopyImageToBuffer_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyImageToBuffer_call) == 136, "struct ava_opencl_clEnqueueCopyImageToBuffer_call");
 
-/* clEnqueueCopyBufferToImage (async) */
+struct ava_opencl_clEnqueueCopyImageToBuffer_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyImageToBuffer_reply) == 32, "struct ava_opencl_clEnqueueCopyImageToBuffer_reply");
+
+/* clEnqueueCopyBufferToImage */
 struct ava_opencl_clEnqueueCopyBufferToImage_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 src_buffer; /* handle cl_mem */
@@ -1559,7 +1611,13 @@ struct ava_opencl_clEnqueueCopyBufferToImage_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyBufferToImage_call) == 136, "struct ava_opencl_clEnqueueCopyBufferToImage_call");
 
-/* clEnqueueMigrateMemObjects (async) */
+struct ava_opencl_clEnqueueCopyBufferToImage_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueCopyBufferToImage_reply) == 32, "struct ava_opencl_clEnqueueCopyBufferToImage_reply");
+
+/* clEnqueueMigrateMemObjects */
 struct ava_opencl_clEnqueueMigrateMemObjects_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 num_mem_objects; /* cl_uint */
@@ -1571,7 +1629,13 @@ struct ava_opencl_clEnqueueMigrateMemObjects_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueMigrateMemObjects_call) == 104, "struct ava_opencl_clEnqueueMigrateMemObjects_call");
 
-/* clEnqueueNDRangeKernel (async) */
+struct ava_opencl_clEnqueueMigrateMemObjects_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueMigrateMemObjects_reply) == 32, "struct ava_opencl_clEnqueueMigrateMemObjects_reply");
+
+/* clEnqueueNDRangeKernel */
 struct ava_opencl_clEnqueueNDRangeKernel_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 kernel; /* handle cl_kernel */
@@ -1585,7 +1649,13 @@ struct ava_opencl_clEnqueueNDRangeKernel_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueNDRangeKernel_call) == 152, "struct ava_opencl_clEnqueueNDRangeKernel_call");
 
-/* clEnqueueTask (async) */
+struct ava_opencl_clEnqueueNDRangeKernel_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueNDRangeKernel_reply) == 32, "struct ava_opencl_clEnqueueNDRangeKernel_reply");
+
+/* clEnqueueTask */
 struct ava_opencl_clEnqueueTask_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 kernel; /* handle cl_kernel */
@@ -1595,7 +1665,13 @@ struct ava_opencl_clEnqueueTask_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueTask_call) == 72, "struct ava_opencl_clEnqueueTask_call");
 
-/* clEnqueueMarkerWithWaitList (async) */
+struct ava_opencl_clEnqueueTask_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueTask_reply) == 32, "struct ava_opencl_clEnqueueTask_reply");
+
+/* clEnqueueMarkerWithWaitList */
 struct ava_opencl_clEnqueueMarkerWithWaitList_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 num_events_in_wait_list; /* cl_uint */
@@ -1604,7 +1680,13 @@ struct ava_opencl_clEnqueueMarkerWithWaitList_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueMarkerWithWaitList_call) == 64, "struct ava_opencl_clEnqueueMarkerWithWaitList_call");
 
-/* clEnqueueBarrierWithWaitList (async) */
+struct ava_opencl_clEnqueueMarkerWithWaitList_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueMarkerWithWaitList_reply) == 32, "struct ava_opencl_clEnqueueMarkerWithWaitList_reply");
+
+/* clEnqueueBarrierWithWaitList */
 struct ava_opencl_clEnqueueBarrierWithWaitList_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 num_events_in_wait_list; /* cl_uint */
@@ -1613,26 +1695,48 @@ struct ava_opencl_clEnqueueBarrierWithWaitList_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueBarrierWithWaitList_call) == 64, "struct ava_opencl_clEnqueueBarrierWithWaitList_call");
 
-/* clEnqueueMarker (async) */
+struct ava_opencl_clEnqueueBarrierWithWaitList_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueBarrierWithWaitList_reply) == 32, "struct ava_opencl_clEnqueueBarrierWithWaitList_reply");
+
+/* clEnqueueMarker */
 struct ava_opencl_clEnqueueMarker_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	struct ava_buf_desc event; /* cl_event *, out, handle elements */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueMarker_call) == 32, "struct ava_opencl_clEnqueueMarker_call");
 
-/* clEnqueueBarrier (async) */
+struct ava_opencl_clEnqueueMarker_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueMarker_reply) == 32, "struct ava_opencl_clEnqueueMarker_reply");
+
+/* clEnqueueBarrier */
 struct ava_opencl_clEnqueueBarrier_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueBarrier_call) == 8, "struct ava_opencl_clEnqueueBarrier_call");
 
-/* clEnqueueWaitForEvents (async) */
+struct ava_opencl_clEnqueueBarrier_reply {
+	ava_s64 ret; /* cl_int, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueBarrier_reply) == 8, "struct ava_opencl_clEnqueueBarrier_reply");
+
+/* clEnqueueWaitForEvents */
 struct ava_opencl_clEnqueueWaitForEvents_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 num_events; /* cl_uint */
 	struct ava_buf_desc event_list; /* const cl_event *, in, handle elements */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueWaitForEvents_call) == 40, "struct ava_opencl_clEnqueueWaitForEvents_call");
+
+struct ava_opencl_clEnqueueWaitForEvents_reply {
+	ava_s64 ret; /* cl_int, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_clEnqueueWaitForEvents_reply) == 8, "struct ava_opencl_clEnqueueWaitForEvents_reply");
 
 /* ava_cl_svm_alloc */
 struct ava_opencl_ava_cl_svm_alloc_call {
@@ -1680,7 +1784,7 @@ struct ava_opencl_ava_cl_svm_map_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_map_reply) == 56, "struct ava_opencl_ava_cl_svm_map_reply");
 
-/* ava_cl_svm_unmap (async) */
+/* ava_cl_svm_unmap */
 struct ava_opencl_ava_cl_svm_unmap_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 svm; /* handle ava_cl_svm */
@@ -1692,6 +1796,12 @@ struct ava_opencl_ava_cl_svm_unmap_call {
 	struct ava_buf_desc event; /* cl_event *, out, handle elements */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_unmap_call) == 112, "struct ava_opencl_ava_cl_svm_unmap_call");
+
+struct ava_opencl_ava_cl_svm_unmap_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_unmap_reply) == 32, "struct ava_opencl_ava_cl_svm_unmap_reply");
 
 /* ava_cl_svm_memcpy */
 struct ava_opencl_ava_cl_svm_memcpy_call {
@@ -1716,7 +1826,7 @@ struct ava_opencl_ava_cl_svm_memcpy_reply {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_memcpy_reply) == 56, "struct ava_opencl_ava_cl_svm_memcpy_reply");
 
-/* ava_cl_svm_fill (async) */
+/* ava_cl_svm_fill */
 struct ava_opencl_ava_cl_svm_fill_call {
 	ava_u64 command_queue; /* handle cl_command_queue */
 	ava_u64 svm; /* handle ava_cl_svm */
@@ -1730,7 +1840,13 @@ struct ava_opencl_ava_cl_svm_fill_call {
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_fill_call) == 120, "struct ava_opencl_ava_cl_svm_fill_call");
 
-/* ava_cl_set_kernel_arg_svm (async) */
+struct ava_opencl_ava_cl_svm_fill_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_fill_reply) == 32, "struct ava_opencl_ava_cl_svm_fill_reply");
+
+/* ava_cl_set_kernel_arg_svm */
 struct ava_opencl_ava_cl_set_kernel_arg_svm_call {
 	ava_u64 kernel; /* handle cl_kernel */
 	ava_u64 arg_index; /* cl_uint */
@@ -1738,6 +1854,11 @@ struct ava_opencl_ava_cl_set_kernel_arg_svm_call {
 	ava_u64 offset; /* size_t */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_set_kernel_arg_svm_call) == 32, "struct ava_opencl_ava_cl_set_kernel_arg_svm_call");
+
+struct ava_opencl_ava_cl_set_kernel_arg_svm_reply {
+	ava_s64 ret; /* cl_int, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_set_kernel_arg_svm_reply) == 8, "struct ava_opencl_ava_cl_set_kernel_arg_svm_reply");
 
 /* ava_cl_set_kernel_svm_ptrs */
 struct ava_opencl_ava_cl_set_kernel_svm_ptrs_call {

@@ -508,6 +508,59 @@ static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 }
 
 /*
+ * Values of ava_async_shape expressions (evaluated by the guest only). An
+ * array argument (a wait list, an origin) counts by whether it is there and
+ * by its elements; one longer than 64 elements is not hashed but given a
+ * value no other call has, so its calls stay sync.
+ */
+static uint64_t ava_cl_shape_bytes(const void *array, uint64_t count, uint64_t elem_size)
+{
+	static uint64_t unique;
+	const unsigned char *b = (const unsigned char *)array;
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	if (array == NULL)
+		return 0;
+	if (count > 64 || elem_size > 16)
+		return __atomic_add_fetch(&unique, 1, __ATOMIC_RELAXED) | (1ull << 63);
+	for (uint64_t i = 0; i < count * elem_size; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h & ~(1ull << 63);
+}
+
+/* A wait list: how many events it says, and which. */
+static uint64_t ava_cl_waits_shape(cl_uint num_events, const cl_event *events)
+{
+	return ava_cl_shape_bytes(events, num_events, sizeof(cl_event)) ^
+	       ((uint64_t)num_events << 32);
+}
+
+/* An origin or region: three sizes. */
+static uint64_t ava_cl_shape3(const size_t *values)
+{
+	return ava_cl_shape_bytes(values, 3, sizeof(size_t));
+}
+
+/*
+ * A kernel argument's value counts by what it is: for an object-sized
+ * value, one of this guest's buffers or images (which one does not change
+ * the call's errors) or else the value itself, since it may be a sampler or
+ * queue the API must judge; smaller values are plain data, whatever they hold.
+ */
+static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
+{
+	struct ava_cl_mem_info info;
+	uint64_t v;
+
+	if (arg_value == NULL || arg_size != sizeof(cl_mem))
+		return 0;
+	memcpy(&v, arg_value, sizeof(v));
+	if (v != 0 && ava_cl_guest_mem((cl_mem)(uintptr_t)v, &info))
+		return info.image_limits[0] != 0 ? 0xa5a5000000000001ull : 0xa5a5000000000002ull;
+	return v;
+}
+
+/*
  * A kernel module (ava_opencl.ko) frees the table when it is unloaded; a
  * process leaves it to its exit, where other threads may still be in calls.
  */
@@ -539,7 +592,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 543 "opencl_worker.c"
+#line 596 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -553,7 +606,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 557 "opencl_worker.c"
+#line 610 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -594,7 +647,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 598 "opencl_worker.c"
+#line 651 "opencl_worker.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -617,7 +670,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 621 "opencl_worker.c"
+#line 674 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -628,7 +681,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 632 "opencl_worker.c"
+#line 685 "opencl_worker.c"
 #line 159 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -648,7 +701,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 652 "opencl_worker.c"
+#line 705 "opencl_worker.c"
 #line 202 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -707,7 +760,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 711 "opencl_worker.c"
+#line 764 "opencl_worker.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -882,7 +935,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 886 "opencl_worker.c"
+#line 939 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -929,14 +982,14 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 933 "opencl_worker.c"
+#line 986 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
-#line 467 "specs/opencl/opencl_util.spec.inc"
+#line 520 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 940 "opencl_worker.c"
+#line 993 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -1101,7 +1154,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1105 "opencl_worker.c"
+#line 1158 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1185,7 +1238,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1189 "opencl_worker.c"
+#line 1242 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1287,7 +1340,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1291 "opencl_worker.c"
+#line 1344 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1640,7 +1693,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 1644 "opencl_worker.c"
+#line 1697 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1755,7 +1808,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 1759 "opencl_worker.c"
+#line 1812 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1908,7 +1961,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 1912 "opencl_worker.c"
+#line 1965 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2035,7 +2088,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 2039 "opencl_worker.c"
+#line 2092 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2101,7 +2154,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 2105 "opencl_worker.c"
+#line 2158 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2277,7 +2330,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2281 "opencl_worker.c"
+#line 2334 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2357,6 +2410,7 @@ static int ava_opencl_serve_clGetCommandQueueInfo(struct ava_wcall *ava_w)
 static int ava_opencl_serve_clFlush(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clFlush_call *ava_a;
+	struct ava_opencl_clFlush_reply ava_r;
 	cl_command_queue command_queue;
 	cl_int ava_ret;
 	int ava_st;
@@ -2364,6 +2418,7 @@ static int ava_opencl_serve_clFlush(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -2373,9 +2428,13 @@ static int ava_opencl_serve_clFlush(struct ava_wcall *ava_w)
 
 	ava_ret = clFlush(command_queue);
 
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_opencl_serve_clFinish(struct ava_wcall *ava_w)
@@ -2413,7 +2472,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2417 "opencl_worker.c"
+#line 2476 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2495,7 +2554,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2499 "opencl_worker.c"
+#line 2558 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2599,7 +2658,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2603 "opencl_worker.c"
+#line 2662 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2679,7 +2738,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2683 "opencl_worker.c"
+#line 2742 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2718,7 +2777,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2722 "opencl_worker.c"
+#line 2781 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2785,7 +2844,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 2789 "opencl_worker.c"
+#line 2848 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3063,7 +3122,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3067 "opencl_worker.c"
+#line 3126 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3185,7 +3244,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3189 "opencl_worker.c"
+#line 3248 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3319,7 +3378,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3323 "opencl_worker.c"
+#line 3382 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3432,7 +3491,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3436 "opencl_worker.c"
+#line 3495 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3632,7 +3691,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3636 "opencl_worker.c"
+#line 3695 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3893,7 +3952,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3897 "opencl_worker.c"
+#line 3956 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3987,7 +4046,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 3991 "opencl_worker.c"
+#line 4050 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -4095,7 +4154,7 @@ static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 496 "specs/opencl/opencl_memory.spec.inc"
+#line 498 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = CL_SUCCESS;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE,
 					 write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, offset,
@@ -4105,12 +4164,13 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	if (write && data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 0, NULL, event);
-#line 4109 "opencl_worker.c"
+#line 4168 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_ava_cl_unmap_buffer_call *ava_a;
+	struct ava_opencl_ava_cl_unmap_buffer_reply ava_r;
 	cl_command_queue command_queue;
 	cl_mem buffer;
 	size_t offset;
@@ -4139,6 +4199,7 @@ static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -4202,11 +4263,22 @@ static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
 
 	ava_ret = ava_opencl_impl_ava_cl_unmap_buffer(command_queue, buffer, offset, size, write, data, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_ids_event != NULL)
-		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context context, const char *source, size_t length, cl_int *errcode_ret)
@@ -4214,7 +4286,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 4218 "opencl_worker.c"
+#line 4290 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -4301,7 +4373,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 4305 "opencl_worker.c"
+#line 4377 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -4644,7 +4716,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4648 "opencl_worker.c"
+#line 4720 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4755,7 +4827,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 4759 "opencl_worker.c"
+#line 4831 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -4909,7 +4981,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 4913 "opencl_worker.c"
+#line 4985 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5087,7 +5159,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 5091 "opencl_worker.c"
+#line 5163 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5157,7 +5229,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5161 "opencl_worker.c"
+#line 5233 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -5257,7 +5329,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 5261 "opencl_worker.c"
+#line 5333 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -5337,7 +5409,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 5341 "opencl_worker.c"
+#line 5413 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5429,7 +5501,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 5433 "opencl_worker.c"
+#line 5505 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5518,7 +5590,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 5522 "opencl_worker.c"
+#line 5594 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5700,7 +5772,7 @@ static int ava_opencl_serve_clReleaseKernel(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
-#line 569 "specs/opencl/opencl_program.spec.inc"
+#line 571 "specs/opencl/opencl_program.spec.inc"
 	if (arg_value == NULL || arg_size != sizeof(cl_mem) || kernel == NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
 	uint64_t ava_id;
@@ -5733,12 +5805,13 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 5737 "opencl_worker.c"
+#line 5809 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clSetKernelArg_call *ava_a;
+	struct ava_opencl_clSetKernelArg_reply ava_r;
 	cl_kernel kernel;
 	cl_uint arg_index;
 	size_t arg_size;
@@ -5753,6 +5826,7 @@ static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -5776,15 +5850,19 @@ static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
 
 	ava_ret = ava_opencl_impl_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
 
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 609 "specs/opencl/opencl_program.spec.inc"
+#line 611 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5798,7 +5876,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5802 "opencl_worker.c"
+#line 5880 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5878,12 +5956,12 @@ static int ava_opencl_serve_clGetKernelInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 631 "specs/opencl/opencl_program.spec.inc"
+#line 633 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5887 "opencl_worker.c"
+#line 5965 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6193,7 +6271,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6197 "opencl_worker.c"
+#line 6275 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6520,7 +6598,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6524 "opencl_worker.c"
+#line 6602 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6630,11 +6708,11 @@ static int ava_opencl_serve_clEnqueueReadBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 122 "specs/opencl/opencl_enqueue.spec.inc"
+#line 124 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6638 "opencl_worker.c"
+#line 6716 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6755,11 +6833,11 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 149 "specs/opencl/opencl_enqueue.spec.inc"
+#line 151 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6763 "opencl_worker.c"
+#line 6841 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6926,11 +7004,11 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 179 "specs/opencl/opencl_enqueue.spec.inc"
+#line 185 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6934 "opencl_worker.c"
+#line 7012 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7107,6 +7185,7 @@ static int ava_opencl_serve_clEnqueueWriteBufferRect(struct ava_wcall *ava_w)
 static int ava_opencl_serve_clEnqueueCopyBuffer(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueCopyBuffer_call *ava_a;
+	struct ava_opencl_clEnqueueCopyBuffer_reply ava_r;
 	cl_command_queue command_queue;
 	cl_mem src_buffer;
 	cl_mem dst_buffer;
@@ -7131,6 +7210,7 @@ static int ava_opencl_serve_clEnqueueCopyBuffer(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -7184,16 +7264,28 @@ static int ava_opencl_serve_clEnqueueCopyBuffer(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_ids_event != NULL)
-		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_opencl_serve_clEnqueueCopyBufferRect(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueCopyBufferRect_call *ava_a;
+	struct ava_opencl_clEnqueueCopyBufferRect_reply ava_r;
 	cl_command_queue command_queue;
 	cl_mem src_buffer;
 	cl_mem dst_buffer;
@@ -7234,6 +7326,7 @@ static int ava_opencl_serve_clEnqueueCopyBufferRect(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -7324,16 +7417,28 @@ static int ava_opencl_serve_clEnqueueCopyBufferRect(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_ids_event != NULL)
-		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueFillBuffer_call *ava_a;
+	struct ava_opencl_clEnqueueFillBuffer_reply ava_r;
 	cl_command_queue command_queue;
 	cl_mem buffer;
 	const void *pattern;
@@ -7362,6 +7467,7 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -7425,21 +7531,32 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_ids_event != NULL)
-		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 253 "specs/opencl/opencl_enqueue.spec.inc"
+#line 267 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7443 "opencl_worker.c"
+#line 7560 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7586,11 +7703,11 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 280 "specs/opencl/opencl_enqueue.spec.inc"
+#line 297 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7594 "opencl_worker.c"
+#line 7711 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7745,6 +7862,7 @@ static int ava_opencl_serve_clEnqueueWriteImage(struct ava_wcall *ava_w)
 static int ava_opencl_serve_clEnqueueFillImage(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueFillImage_call *ava_a;
+	struct ava_opencl_clEnqueueFillImage_reply ava_r;
 	cl_command_queue command_queue;
 	cl_mem image;
 	const void *fill_color;
@@ -7780,6 +7898,7 @@ static int ava_opencl_serve_clEnqueueFillImage(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -7864,16 +7983,28 @@ static int ava_opencl_serve_clEnqueueFillImage(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_ids_event != NULL)
-		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_opencl_serve_clEnqueueCopyImage(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueCopyImage_call *ava_a;
+	struct ava_opencl_clEnqueueCopyImage_reply ava_r;
 	cl_command_queue command_queue;
 	cl_mem src_image;
 	cl_mem dst_image;
@@ -7910,6 +8041,7 @@ static int ava_opencl_serve_clEnqueueCopyImage(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -7996,16 +8128,28 @@ static int ava_opencl_serve_clEnqueueCopyImage(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_ids_event != NULL)
-		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_opencl_serve_clEnqueueCopyImageToBuffer(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueCopyImageToBuffer_call *ava_a;
+	struct ava_opencl_clEnqueueCopyImageToBuffer_reply ava_r;
 	cl_command_queue command_queue;
 	cl_mem src_image;
 	cl_mem dst_buffer;
@@ -8038,6 +8182,7 @@ static int ava_opencl_serve_clEnqueueCopyImageToBuffer(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -8113,16 +8258,28 @@ static int ava_opencl_serve_clEnqueueCopyImageToBuffer(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_ids_event != NULL)
-		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_opencl_serve_clEnqueueCopyBufferToImage(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueCopyBufferToImage_call *ava_a;
+	struct ava_opencl_clEnqueueCopyBufferToImage_reply ava_r;
 	cl_command_queue command_queue;
 	cl_mem src_buffer;
 	cl_mem dst_image;
@@ -8155,6 +8312,7 @@ static int ava_opencl_serve_clEnqueueCopyBufferToImage(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -8230,16 +8388,28 @@ static int ava_opencl_serve_clEnqueueCopyBufferToImage(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_ids_event != NULL)
-		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueMigrateMemObjects_call *ava_a;
+	struct ava_opencl_clEnqueueMigrateMemObjects_reply ava_r;
 	cl_command_queue command_queue;
 	cl_uint num_mem_objects;
 	const cl_mem *mem_objects;
@@ -8266,6 +8436,7 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -8328,27 +8499,39 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_ids_event != NULL)
-		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 384 "specs/opencl/opencl_enqueue.spec.inc"
+#line 421 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8346 "opencl_worker.c"
+#line 8528 "opencl_worker.c"
 #undef ava_execute
 }
 
 static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueNDRangeKernel_call *ava_a;
+	struct ava_opencl_clEnqueueNDRangeKernel_reply ava_r;
 	cl_command_queue command_queue;
 	cl_kernel kernel;
 	cl_uint work_dim;
@@ -8385,6 +8568,7 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -8470,27 +8654,39 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 
 	ava_ret = ava_opencl_impl_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_ids_event != NULL)
-		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 400 "specs/opencl/opencl_enqueue.spec.inc"
+#line 439 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8488 "opencl_worker.c"
+#line 8683 "opencl_worker.c"
 #undef ava_execute
 }
 
 static int ava_opencl_serve_clEnqueueTask(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueTask_call *ava_a;
+	struct ava_opencl_clEnqueueTask_reply ava_r;
 	cl_command_queue command_queue;
 	cl_kernel kernel;
 	cl_uint num_events_in_wait_list;
@@ -8511,6 +8707,7 @@ static int ava_opencl_serve_clEnqueueTask(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -8559,16 +8756,28 @@ static int ava_opencl_serve_clEnqueueTask(struct ava_wcall *ava_w)
 
 	ava_ret = ava_opencl_impl_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_ids_event != NULL)
-		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_opencl_serve_clEnqueueMarkerWithWaitList(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueMarkerWithWaitList_call *ava_a;
+	struct ava_opencl_clEnqueueMarkerWithWaitList_reply ava_r;
 	cl_command_queue command_queue;
 	cl_uint num_events_in_wait_list;
 	const cl_event *event_wait_list;
@@ -8588,6 +8797,7 @@ static int ava_opencl_serve_clEnqueueMarkerWithWaitList(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -8634,16 +8844,28 @@ static int ava_opencl_serve_clEnqueueMarkerWithWaitList(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_ids_event != NULL)
-		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_opencl_serve_clEnqueueBarrierWithWaitList(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueBarrierWithWaitList_call *ava_a;
+	struct ava_opencl_clEnqueueBarrierWithWaitList_reply ava_r;
 	cl_command_queue command_queue;
 	cl_uint num_events_in_wait_list;
 	const cl_event *event_wait_list;
@@ -8663,6 +8885,7 @@ static int ava_opencl_serve_clEnqueueBarrierWithWaitList(struct ava_wcall *ava_w
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -8709,16 +8932,28 @@ static int ava_opencl_serve_clEnqueueBarrierWithWaitList(struct ava_wcall *ava_w
 
 	ava_ret = clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_ids_event != NULL)
-		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_opencl_serve_clEnqueueMarker(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueMarker_call *ava_a;
+	struct ava_opencl_clEnqueueMarker_reply ava_r;
 	cl_command_queue command_queue;
 	cl_event *event;
 	cl_int ava_ret;
@@ -8732,6 +8967,7 @@ static int ava_opencl_serve_clEnqueueMarker(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -8763,16 +8999,28 @@ static int ava_opencl_serve_clEnqueueMarker(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueMarker(command_queue, event);
 
-	if (ava_ids_event != NULL)
-		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueBarrier_call *ava_a;
+	struct ava_opencl_clEnqueueBarrier_reply ava_r;
 	cl_command_queue command_queue;
 	cl_int ava_ret;
 	int ava_st;
@@ -8780,6 +9028,7 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -8789,23 +9038,28 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 
 	ava_ret = clEnqueueBarrier(command_queue);
 
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-#line 452 "specs/opencl/opencl_enqueue.spec.inc"
+#line 499 "specs/opencl/opencl_enqueue.spec.inc"
 	if (num_events == 0 || event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 8804 "opencl_worker.c"
+#line 9057 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueWaitForEvents_call *ava_a;
+	struct ava_opencl_clEnqueueWaitForEvents_reply ava_r;
 	cl_command_queue command_queue;
 	cl_uint num_events;
 	const cl_event *event_list;
@@ -8819,6 +9073,7 @@ static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -8843,9 +9098,13 @@ static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
 
 	ava_ret = ava_opencl_impl_clEnqueueWaitForEvents(command_queue, num_events, event_list);
 
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
@@ -8868,7 +9127,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->size = size;
 	svm->context = context;
 	return svm;
-#line 8872 "opencl_worker.c"
+#line 9131 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -8911,7 +9170,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	clReleaseContext(svm->context);
 	free(svm);
 	return CL_SUCCESS;
-#line 8915 "opencl_worker.c"
+#line 9174 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -8955,7 +9214,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 8959 "opencl_worker.c"
+#line 9218 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -9063,7 +9322,7 @@ static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 142 "specs/opencl/opencl_svm.spec.inc"
+#line 144 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	cl_int ret;
 	if (ava_p == NULL)
@@ -9076,12 +9335,13 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	if (data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, event);
-#line 9080 "opencl_worker.c"
+#line 9339 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_ava_cl_svm_unmap_call *ava_a;
+	struct ava_opencl_ava_cl_svm_unmap_reply ava_r;
 	cl_command_queue command_queue;
 	ava_cl_svm svm;
 	size_t offset;
@@ -9109,6 +9369,7 @@ static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -9171,23 +9432,34 @@ static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
 
 	ava_ret = ava_opencl_impl_ava_cl_svm_unmap(command_queue, svm, offset, size, data, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_ids_event != NULL)
-		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, size_t dst_offset, ava_cl_svm src_svm, size_t src_offset, size_t size, const void *src_host, void *dst_host, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 174 "specs/opencl/opencl_svm.spec.inc"
+#line 179 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_dst = dst_svm ? ava_cl_svm_at(dst_svm, dst_offset, size) : dst_host;
 	const void *ava_src = src_svm ? ava_cl_svm_at(src_svm, src_offset, size) : src_host;
 	if (ava_dst == NULL || ava_src == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 9191 "opencl_worker.c"
+#line 9463 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -9331,18 +9603,19 @@ static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 196 "specs/opencl/opencl_svm.spec.inc"
+#line 203 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	if (ava_p == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 9341 "opencl_worker.c"
+#line 9613 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_ava_cl_svm_fill_call *ava_a;
+	struct ava_opencl_ava_cl_svm_fill_reply ava_r;
 	cl_command_queue command_queue;
 	ava_cl_svm svm;
 	size_t offset;
@@ -9371,6 +9644,7 @@ static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -9434,26 +9708,38 @@ static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
 
 	ava_ret = ava_opencl_impl_ava_cl_svm_fill(command_queue, svm, offset, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_ids_event != NULL)
-		(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uint arg_index, ava_cl_svm svm, size_t offset)
 {
-#line 208 "specs/opencl/opencl_svm.spec.inc"
+#line 216 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = svm ? ava_cl_svm_at(svm, offset, 0) : NULL;
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 9452 "opencl_worker.c"
+#line 9737 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_ava_cl_set_kernel_arg_svm_call *ava_a;
+	struct ava_opencl_ava_cl_set_kernel_arg_svm_reply ava_r;
 	cl_kernel kernel;
 	cl_uint arg_index;
 	ava_cl_svm svm;
@@ -9464,6 +9750,7 @@ static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
@@ -9477,14 +9764,18 @@ static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
 
 	ava_ret = ava_opencl_impl_ava_cl_set_kernel_arg_svm(kernel, arg_index, svm, offset);
 
-	if (!(ava_ret == (CL_SUCCESS)))
-		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-	return ava_w_reply(ava_w, NULL, 0);
+	if (ava_w_is_async(ava_w)) {
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_uint count, const ava_cl_svm *svms, const size_t *offsets)
 {
-#line 220 "specs/opencl/opencl_svm.spec.inc"
+#line 228 "specs/opencl/opencl_svm.spec.inc"
 	void **ava_ptrs;
 	cl_int ret;
 	if (count == 0 || svms == NULL || offsets == NULL)
@@ -9503,7 +9794,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 9507 "opencl_worker.c"
+#line 9798 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -9571,7 +9862,7 @@ static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue, cl_uint count, const ava_cl_svm *svms, const size_t *offsets, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 255 "specs/opencl/opencl_svm.spec.inc"
+#line 263 "specs/opencl/opencl_svm.spec.inc"
 	const void **ava_ptrs;
 	cl_int ret;
 	if (count == 0 || svms == NULL || offsets == NULL)
@@ -9591,7 +9882,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 9595 "opencl_worker.c"
+#line 9886 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -9725,11 +10016,11 @@ static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
 {
-#line 282 "specs/opencl/opencl_svm.spec.inc"
+#line 290 "specs/opencl/opencl_svm.spec.inc"
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 9733 "opencl_worker.c"
+#line 10024 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -9838,7 +10129,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 9842 "opencl_worker.c"
+#line 10133 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -9950,7 +10241,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 9954 "opencl_worker.c"
+#line 10245 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
@@ -10413,7 +10704,7 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC, /* clReleaseCommandQueue */
 	AVA_F_SYNC, /* clGetCommandQueueInfo */
 	0, /* clSetCommandQueueProperty */
-	AVA_F_ASYNC, /* clFlush */
+	AVA_F_SYNC | AVA_F_ASYNC, /* clFlush */
 	AVA_F_SYNC, /* clFinish */
 	AVA_F_SYNC, /* clCreateBuffer */
 	AVA_F_SYNC, /* clCreateBufferWithProperties */
@@ -10436,7 +10727,7 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC, /* clReleaseSampler */
 	AVA_F_SYNC, /* clGetSamplerInfo */
 	AVA_F_SYNC, /* ava_cl_map_buffer */
-	AVA_F_ASYNC, /* ava_cl_unmap_buffer */
+	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_unmap_buffer */
 	AVA_F_SYNC, /* ava_cl_create_program_with_source */
 	AVA_F_SYNC, /* ava_cl_create_program_with_binary */
 	AVA_F_SYNC, /* clCreateProgramWithIL */
@@ -10457,7 +10748,7 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC, /* clCloneKernel */
 	AVA_F_SYNC, /* clRetainKernel */
 	AVA_F_SYNC, /* clReleaseKernel */
-	AVA_F_ASYNC, /* clSetKernelArg */
+	AVA_F_SYNC | AVA_F_ASYNC, /* clSetKernelArg */
 	AVA_F_SYNC, /* clGetKernelInfo */
 	AVA_F_SYNC, /* clGetKernelArgInfo */
 	AVA_F_SYNC, /* clGetKernelWorkGroupInfo */
@@ -10474,30 +10765,30 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueWriteBuffer */
 	AVA_F_SYNC, /* clEnqueueReadBufferRect */
 	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueWriteBufferRect */
-	AVA_F_ASYNC, /* clEnqueueCopyBuffer */
-	AVA_F_ASYNC, /* clEnqueueCopyBufferRect */
-	AVA_F_ASYNC, /* clEnqueueFillBuffer */
+	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueCopyBuffer */
+	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueCopyBufferRect */
+	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueFillBuffer */
 	AVA_F_SYNC, /* clEnqueueReadImage */
 	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueWriteImage */
-	AVA_F_ASYNC, /* clEnqueueFillImage */
-	AVA_F_ASYNC, /* clEnqueueCopyImage */
-	AVA_F_ASYNC, /* clEnqueueCopyImageToBuffer */
-	AVA_F_ASYNC, /* clEnqueueCopyBufferToImage */
-	AVA_F_ASYNC, /* clEnqueueMigrateMemObjects */
-	AVA_F_ASYNC, /* clEnqueueNDRangeKernel */
-	AVA_F_ASYNC, /* clEnqueueTask */
-	AVA_F_ASYNC, /* clEnqueueMarkerWithWaitList */
-	AVA_F_ASYNC, /* clEnqueueBarrierWithWaitList */
-	AVA_F_ASYNC, /* clEnqueueMarker */
-	AVA_F_ASYNC, /* clEnqueueBarrier */
-	AVA_F_ASYNC, /* clEnqueueWaitForEvents */
+	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueFillImage */
+	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueCopyImage */
+	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueCopyImageToBuffer */
+	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueCopyBufferToImage */
+	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueMigrateMemObjects */
+	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueNDRangeKernel */
+	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueTask */
+	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueMarkerWithWaitList */
+	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueBarrierWithWaitList */
+	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueMarker */
+	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueBarrier */
+	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueWaitForEvents */
 	AVA_F_SYNC, /* ava_cl_svm_alloc */
 	AVA_F_SYNC, /* ava_cl_svm_release */
 	AVA_F_SYNC, /* ava_cl_svm_map */
-	AVA_F_ASYNC, /* ava_cl_svm_unmap */
+	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_svm_unmap */
 	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_svm_memcpy */
-	AVA_F_ASYNC, /* ava_cl_svm_fill */
-	AVA_F_ASYNC, /* ava_cl_set_kernel_arg_svm */
+	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_svm_fill */
+	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_set_kernel_arg_svm */
 	AVA_F_SYNC, /* ava_cl_set_kernel_svm_ptrs */
 	AVA_F_SYNC, /* ava_cl_svm_migrate */
 	AVA_F_SYNC, /* ava_cl_set_kernel_exec_info */
