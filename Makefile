@@ -4,7 +4,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 BUILD_TYPE ?= RelWithDebInfo
-CTEST_ARGS ?= --output-on-failure --timeout 300
+CTEST_ARGS ?= --output-on-failure --timeout 300 -j2
 
 .PHONY: all deps build build-asan build-fuzz test test-asan fuzz demo vm-demo bench goldens format format-check lint hooks clean
 

@@ -31,4 +31,9 @@ function(ava_add_test)
   add_test(NAME ${T_NAME} COMMAND ${T_COMMAND})
   set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
                        SKIP_RETURN_CODE ${AVA_SKIP_RETURN_CODE} ${T_PROPERTIES})
+  # `make test` runs two tests at a time; a QEMU guest (emulated CPUs, boot
+  # timeouts) and a benchmark run alone.
+  if("vm" IN_LIST T_LABELS OR "kernel" IN_LIST T_LABELS OR "bench" IN_LIST T_LABELS)
+    set_tests_properties(${T_NAME} PROPERTIES RUN_SERIAL TRUE)
+  endif()
 endfunction()

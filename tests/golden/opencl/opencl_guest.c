@@ -1133,6 +1133,23 @@ void *clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool bl
 	return m->ptr;
 }
 
+/*
+ * Unmapping what is not mapped: the API judges the queue, the object and
+ * their contexts before the pointer, so ask the worker about those first.
+ */
+static cl_int ava_cl_unmap_error(cl_command_queue queue, cl_mem memobj)
+{
+	cl_context queue_context = NULL, mem_context = NULL;
+
+	if (clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(queue_context), &queue_context,
+				  NULL) != CL_SUCCESS)
+		return CL_INVALID_COMMAND_QUEUE;
+	if (clGetMemObjectInfo(memobj, CL_MEM_CONTEXT, sizeof(mem_context), &mem_context, NULL) !=
+	    CL_SUCCESS)
+		return CL_INVALID_MEM_OBJECT;
+	return queue_context != mem_context ? CL_INVALID_CONTEXT : CL_INVALID_VALUE;
+}
+
 cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr,
 			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 			       cl_event *event)
@@ -1141,7 +1158,7 @@ cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, vo
 	cl_int rc;
 
 	if (m == NULL)
-		return memobj == NULL ? CL_INVALID_MEM_OBJECT : CL_INVALID_VALUE;
+		return ava_cl_unmap_error(command_queue, memobj);
 	if (m->flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) {
 		/* The data travels with the call, so the memory can go right after. */
 		if (m->image)
@@ -1334,7 +1351,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1338 "opencl_guest.c"
+#line 1355 "opencl_guest.c"
 #line 295 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -1627,7 +1644,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 1631 "opencl_guest.c"
+#line 1648 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1840,7 +1857,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1844 "opencl_guest.c"
+#line 1861 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1908,7 +1925,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1912 "opencl_guest.c"
+#line 1929 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1990,7 +2007,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1994 "opencl_guest.c"
+#line 2011 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2299,7 +2316,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 2303 "opencl_guest.c"
+#line 2320 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2373,7 +2390,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 2377 "opencl_guest.c"
+#line 2394 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2511,7 +2528,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 2515 "opencl_guest.c"
+#line 2532 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2601,7 +2618,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 2605 "opencl_guest.c"
+#line 2622 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2667,7 +2684,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 2671 "opencl_guest.c"
+#line 2688 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2839,7 +2856,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2843 "opencl_guest.c"
+#line 2860 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2987,7 +3004,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2991 "opencl_guest.c"
+#line 3008 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3065,7 +3082,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3069 "opencl_guest.c"
+#line 3086 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3137,7 +3154,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 3141 "opencl_guest.c"
+#line 3158 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3178,7 +3195,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 3182 "opencl_guest.c"
+#line 3199 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3221,7 +3238,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 3225 "opencl_guest.c"
+#line 3242 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3318,7 +3335,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 3322 "opencl_guest.c"
+#line 3339 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3555,7 +3572,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3559 "opencl_guest.c"
+#line 3576 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3658,7 +3675,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3662 "opencl_guest.c"
+#line 3679 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3741,7 +3758,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3745 "opencl_guest.c"
+#line 3762 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3831,7 +3848,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3835 "opencl_guest.c"
+#line 3852 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3962,7 +3979,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3966 "opencl_guest.c"
+#line 3983 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4190,7 +4207,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 4194 "opencl_guest.c"
+#line 4211 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4741,7 +4758,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4745 "opencl_guest.c"
+#line 4762 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4939,7 +4956,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 4943 "opencl_guest.c"
+#line 4960 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5021,7 +5038,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 5025 "opencl_guest.c"
+#line 5042 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5239,7 +5256,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 5243 "opencl_guest.c"
+#line 5260 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5306,7 +5323,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 5310 "opencl_guest.c"
+#line 5327 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5387,7 +5404,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 5391 "opencl_guest.c"
+#line 5408 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5624,7 +5641,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5628 "opencl_guest.c"
+#line 5645 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5694,7 +5711,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5698 "opencl_guest.c"
+#line 5715 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5940,7 +5957,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5944 "opencl_guest.c"
+#line 5961 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6244,7 +6261,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6248 "opencl_guest.c"
+#line 6265 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6346,7 +6363,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6350 "opencl_guest.c"
+#line 6367 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6465,7 +6482,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6469 "opencl_guest.c"
+#line 6486 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6608,7 +6625,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6612 "opencl_guest.c"
+#line 6629 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7009,7 +7026,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7013 "opencl_guest.c"
+#line 7030 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7135,7 +7152,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7139 "opencl_guest.c"
+#line 7156 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7772,7 +7789,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7776 "opencl_guest.c"
+#line 7793 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7857,7 +7874,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7861 "opencl_guest.c"
+#line 7878 "opencl_guest.c"
 #undef ava_execute
 }
 

@@ -9049,8 +9049,8 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-#line 499 "specs/opencl/opencl_enqueue.spec.inc"
-	if (num_events == 0 || event_list == NULL)
+#line 500 "specs/opencl/opencl_enqueue.spec.inc"
+	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
 #line 9057 "opencl_worker.c"
