@@ -57,7 +57,8 @@ std::string read_file(const char *path) {
   X(threads_many_queues)                                                                           \
   X(bad_input)                                                                                     \
   X(callbacks)                                                                                     \
-  X(svm)
+  X(svm)                                                                                           \
+  X(svm_alias)
 
 #define OCL_PROGRAM_TEST(name)                                                                     \
   Test(e2e_opencl, name, .timeout = 300) {                                                         \

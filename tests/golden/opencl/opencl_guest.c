@@ -464,6 +464,27 @@ static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 }
 
 /*
+ * Guest: a buffer over SVM memory (CL_MEM_USE_HOST_PTR inside a clSVMAlloc
+ * allocation) aliases the allocation on the worker. Set by the first
+ * clSVMAlloc (opencl_svm.spec.inc; kernel callers have no SVM); returns 0
+ * when host_ptr is no SVM memory of the guest.
+ */
+static int (*ava_cl_svm_buffer_hook)(cl_context context, cl_mem_flags flags, size_t size,
+				     void *host_ptr, cl_int *errcode_ret, cl_mem *out);
+
+static int ava_cl_svm_buffer_try(cl_context context, cl_mem_flags flags, size_t size,
+				 void *host_ptr, cl_int *errcode_ret, cl_mem *out)
+{
+	/* Relaxed: the hook only names a function; SVM blocks have their own lock. */
+	__typeof__(ava_cl_svm_buffer_hook) hook =
+		__atomic_load_n(&ava_cl_svm_buffer_hook, __ATOMIC_RELAXED);
+
+	if (!(flags & CL_MEM_USE_HOST_PTR) || host_ptr == NULL || hook == NULL)
+		return 0;
+	return hook(context, flags, size, host_ptr, errcode_ret, out);
+}
+
+/*
  * Values of ava_async_shape expressions (evaluated by the guest only). An
  * array argument (a wait list, an origin) counts by whether it is there and
  * by its elements; one longer than 64 elements is not hashed but given a
@@ -548,7 +569,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 552 "opencl_guest.c"
+#line 573 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -562,7 +583,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 566 "opencl_guest.c"
+#line 587 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -603,7 +624,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 607 "opencl_guest.c"
+#line 628 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -626,7 +647,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 630 "opencl_guest.c"
+#line 651 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -637,8 +658,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 641 "opencl_guest.c"
-#line 159 "specs/opencl/opencl_memory.spec.inc"
+#line 662 "opencl_guest.c"
+#line 168 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
 {
@@ -657,8 +678,8 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 661 "opencl_guest.c"
-#line 202 "specs/opencl/opencl_memory.spec.inc"
+#line 682 "opencl_guest.c"
+#line 211 "specs/opencl/opencl_memory.spec.inc"
 
 /*
  * Device memory an image takes, for the guest's quota: its element size
@@ -716,7 +737,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 720 "opencl_guest.c"
+#line 741 "opencl_guest.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -891,7 +912,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 895 "opencl_guest.c"
+#line 916 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -900,11 +921,17 @@ struct ava_cl_svm_s {
 	void *base;
 	size_t size;
 	cl_context context;
+	/* Buffers over the allocation; freed by the guest meanwhile, it goes with the last. */
+	uint32_t aliases;
+	uint32_t released;
 };
+static pthread_mutex_t ava_cl_svm_alias_lock = PTHREAD_MUTEX_INITIALIZER;
 
 ava_cl_svm ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size,
 			    cl_uint alignment);
 cl_int ava_cl_svm_release(ava_cl_svm svm);
+cl_mem ava_cl_create_buffer_svm(cl_context context, cl_mem_flags flags, size_t size, ava_cl_svm svm,
+				size_t offset, cl_int *errcode_ret);
 cl_int ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size,
 		      cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list,
 		      const cl_event *event_wait_list, cl_event *event);
@@ -938,14 +965,41 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 942 "opencl_guest.c"
+#line 969 "opencl_guest.c"
+#line 100 "specs/opencl/opencl_svm.spec.inc"
+
+/* Worker code (kernel callers have no SVM). */
+#ifndef __KERNEL__
+static void ava_cl_svm_free(ava_cl_svm svm)
+{
+	clSVMFree(svm->context, svm->base);
+	clReleaseContext(svm->context);
+	free(svm);
+}
+
+/* The driver destroyed a buffer over an allocation (a destructor callback). */
+static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
+{
+	ava_cl_svm svm = (ava_cl_svm)user_data;
+	int last;
+
+	(void)buffer;
+	pthread_mutex_lock(&ava_cl_svm_alias_lock);
+	last = --svm->aliases == 0 && svm->released;
+	pthread_mutex_unlock(&ava_cl_svm_alias_lock);
+	if (last)
+		ava_cl_svm_free(svm);
+}
+#endif
+
+#line 996 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
-#line 521 "specs/opencl/opencl_util.spec.inc"
+#line 542 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 949 "opencl_guest.c"
+#line 1003 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -957,6 +1011,7 @@ cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_
 cl_int ava_cl_get_program_info(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
 cl_int ava_cl_get_program_binaries(cl_program program, size_t total, unsigned char *binaries);
 ava_cl_svm ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment);
+cl_mem ava_cl_create_buffer_svm(cl_context context, cl_mem_flags flags, size_t size, ava_cl_svm svm, size_t offset, cl_int *errcode_ret);
 cl_int ava_cl_svm_release(ava_cl_svm svm);
 cl_int ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
@@ -1351,8 +1406,8 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1355 "opencl_guest.c"
-#line 295 "specs/opencl/opencl_svm.spec.inc"
+#line 1410 "opencl_guest.c"
+#line 368 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
 	char *ptr;
@@ -1389,6 +1444,22 @@ static int ava_cl_svm_find(const void *p, struct ava_cl_svm_block *out, size_t *
 	return found;
 }
 
+/* clCreateBuffer over SVM memory (ava_cl_svm_buffer_try): the worker's buffer aliases it. */
+static int ava_cl_svm_buffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,
+			     cl_int *errcode_ret, cl_mem *out)
+{
+	struct ava_cl_svm_block b;
+	size_t offset;
+
+	if (!ava_cl_svm_find(host_ptr, &b, &offset))
+		return 0;
+	*out = ava_cl_create_buffer_svm(context, flags, size, b.svm, offset, errcode_ret);
+	/* Maps of it map onto the program's SVM memory, as maps of the allocation do. */
+	if (*out != NULL)
+		ava_cl_remember_mem(*out, size, host_ptr);
+	return 1;
+}
+
 void *clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
 {
 	size_t align = alignment > 128 ? alignment : 128;
@@ -1422,6 +1493,8 @@ void *clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uin
 	}
 	ava_cl_svm_blocks[ava_cl_svm_count++] = b;
 	pthread_mutex_unlock(&ava_cl_svm_lock);
+	/* Relaxed, as its load in ava_cl_svm_buffer_try: no data goes with it. */
+	__atomic_store_n(&ava_cl_svm_buffer_hook, ava_cl_svm_buffer, __ATOMIC_RELAXED);
 	return b.ptr;
 }
 
@@ -1644,7 +1717,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 1648 "opencl_guest.c"
+#line 1721 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1857,7 +1930,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1861 "opencl_guest.c"
+#line 1934 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1925,7 +1998,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1929 "opencl_guest.c"
+#line 2002 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2007,7 +2080,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 2011 "opencl_guest.c"
+#line 2084 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2316,7 +2389,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 2320 "opencl_guest.c"
+#line 2393 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2390,7 +2463,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 2394 "opencl_guest.c"
+#line 2467 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2528,7 +2601,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 2532 "opencl_guest.c"
+#line 2605 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2618,7 +2691,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 2622 "opencl_guest.c"
+#line 2695 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2684,7 +2757,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 2688 "opencl_guest.c"
+#line 2761 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2856,7 +2929,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2860 "opencl_guest.c"
+#line 2933 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2999,12 +3072,16 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 #define ava_execute() ava_opencl_remote_clCreateBuffer(context, flags, size, host_ptr, errcode_ret)
 #line 34 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem_flags ava_given = flags;
+	cl_mem ava_svm_buffer = NULL;
+	if (ava_is_guest &&
+	    ava_cl_svm_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
+		return ava_svm_buffer;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3008 "opencl_guest.c"
+#line 3085 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3075,14 +3152,18 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret)
-#line 54 "specs/opencl/opencl_memory.spec.inc"
+#line 58 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem_flags ava_given = flags;
+	cl_mem ava_svm_buffer = NULL;
+	if (ava_is_guest && (properties == NULL || properties[0] == 0) &&
+	    ava_cl_svm_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
+		return ava_svm_buffer;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3086 "opencl_guest.c"
+#line 3167 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3142,7 +3223,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret)
-#line 69 "specs/opencl/opencl_memory.spec.inc"
+#line 78 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
@@ -3154,7 +3235,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 3158 "opencl_guest.c"
+#line 3239 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3190,12 +3271,12 @@ ava_fail:
 AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_opencl_remote_clRetainMemObject(memobj)
-#line 85 "specs/opencl/opencl_memory.spec.inc"
+#line 94 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 3199 "opencl_guest.c"
+#line 3280 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3233,12 +3314,12 @@ ava_fail:
 AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_opencl_remote_clReleaseMemObject(memobj)
-#line 94 "specs/opencl/opencl_memory.spec.inc"
+#line 103 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 3242 "opencl_guest.c"
+#line 3323 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3302,7 +3383,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 105 "specs/opencl/opencl_memory.spec.inc"
+#line 114 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -3335,7 +3416,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 3339 "opencl_guest.c"
+#line 3420 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3561,7 +3642,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 274 "specs/opencl/opencl_memory.spec.inc"
+#line 283 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3572,7 +3653,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3576 "opencl_guest.c"
+#line 3657 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3664,7 +3745,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 303 "specs/opencl/opencl_memory.spec.inc"
+#line 312 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3675,7 +3756,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3679 "opencl_guest.c"
+#line 3760 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3752,13 +3833,13 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 335 "specs/opencl/opencl_memory.spec.inc"
+#line 344 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3762 "opencl_guest.c"
+#line 3843 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3841,14 +3922,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 368 "specs/opencl/opencl_memory.spec.inc"
+#line 377 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3852 "opencl_guest.c"
+#line 3933 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3970,7 +4051,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 389 "specs/opencl/opencl_memory.spec.inc"
+#line 398 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -3979,7 +4060,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3983 "opencl_guest.c"
+#line 4064 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4197,7 +4278,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 436 "specs/opencl/opencl_memory.spec.inc"
+#line 445 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -4207,7 +4288,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 4211 "opencl_guest.c"
+#line 4292 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4758,7 +4839,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4762 "opencl_guest.c"
+#line 4843 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4956,7 +5037,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 4960 "opencl_guest.c"
+#line 5041 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5038,7 +5119,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 5042 "opencl_guest.c"
+#line 5123 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5256,7 +5337,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 5260 "opencl_guest.c"
+#line 5341 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5323,7 +5404,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 5327 "opencl_guest.c"
+#line 5408 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5404,7 +5485,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 5408 "opencl_guest.c"
+#line 5489 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5641,7 +5722,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5645 "opencl_guest.c"
+#line 5726 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5711,7 +5792,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5715 "opencl_guest.c"
+#line 5796 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5957,7 +6038,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5961 "opencl_guest.c"
+#line 6042 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6261,7 +6342,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6265 "opencl_guest.c"
+#line 6346 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6363,7 +6444,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6367 "opencl_guest.c"
+#line 6448 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6482,7 +6563,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6486 "opencl_guest.c"
+#line 6567 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6625,7 +6706,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6629 "opencl_guest.c"
+#line 6710 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7026,7 +7107,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7030 "opencl_guest.c"
+#line 7111 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7152,7 +7233,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7156 "opencl_guest.c"
+#line 7237 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7789,7 +7870,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7793 "opencl_guest.c"
+#line 7874 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7874,7 +7955,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7878 "opencl_guest.c"
+#line 7959 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8205,6 +8286,50 @@ ava_cl_svm ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t s
 ava_fail:
 	ava_call_end(&ava_c);
 	return (ava_cl_svm)(NULL);
+}
+
+cl_mem ava_cl_create_buffer_svm(cl_context context, cl_mem_flags flags, size_t size, ava_cl_svm svm, size_t offset, cl_int *errcode_ret)
+{
+	struct ava_opencl_ava_cl_create_buffer_svm_call ava_a;
+	const struct ava_opencl_ava_cl_create_buffer_svm_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_mem ava_ret;
+	uint32_t ava_dir_errcode_ret = 0;
+	uint64_t ava_count_errcode_ret = 0;
+	uint32_t ava_life_errcode_ret = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_errcode_ret = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_errcode_ret;
+	(void)ava_coupled_errcode_ret;
+	if (errcode_ret != NULL) {
+		ava_dir_errcode_ret |= AVA_BUF_OUT;
+		ava_count_errcode_ret = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_CREATE_BUFFER_SVM, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.context = (ava_u64)(uintptr_t)context;
+	ava_a.flags = (ava_u64)flags;
+	ava_a.size = (ava_u64)size;
+	ava_a.svm = (ava_u64)(uintptr_t)svm;
+	ava_a.offset = (ava_u64)offset;
+	ava_call_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_mem)(uintptr_t)ava_r->ret;
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
+	ava_call_end(&ava_c);
+	return (cl_mem)(NULL);
 }
 
 cl_int ava_cl_svm_release(ava_cl_svm svm)
@@ -9294,6 +9419,7 @@ static const char *const ava_opencl_func_names[] = {
 	"clEnqueueBarrier",
 	"clEnqueueWaitForEvents",
 	"ava_cl_svm_alloc",
+	"ava_cl_create_buffer_svm",
 	"ava_cl_svm_release",
 	"ava_cl_svm_map",
 	"ava_cl_svm_unmap",

@@ -576,6 +576,27 @@ static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 }
 
 /*
+ * Guest: a buffer over SVM memory (CL_MEM_USE_HOST_PTR inside a clSVMAlloc
+ * allocation) aliases the allocation on the worker. Set by the first
+ * clSVMAlloc (opencl_svm.spec.inc; kernel callers have no SVM); returns 0
+ * when host_ptr is no SVM memory of the guest.
+ */
+static int (*ava_cl_svm_buffer_hook)(cl_context context, cl_mem_flags flags, size_t size,
+				     void *host_ptr, cl_int *errcode_ret, cl_mem *out);
+
+static int ava_cl_svm_buffer_try(cl_context context, cl_mem_flags flags, size_t size,
+				 void *host_ptr, cl_int *errcode_ret, cl_mem *out)
+{
+	/* Relaxed: the hook only names a function; SVM blocks have their own lock. */
+	__typeof__(ava_cl_svm_buffer_hook) hook =
+		__atomic_load_n(&ava_cl_svm_buffer_hook, __ATOMIC_RELAXED);
+
+	if (!(flags & CL_MEM_USE_HOST_PTR) || host_ptr == NULL || hook == NULL)
+		return 0;
+	return hook(context, flags, size, host_ptr, errcode_ret, out);
+}
+
+/*
  * Values of ava_async_shape expressions (evaluated by the guest only). An
  * array argument (a wait list, an origin) counts by whether it is there and
  * by its elements; one longer than 64 elements is not hashed but given a
@@ -660,7 +681,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 664 "opencl_kern.c"
+#line 685 "opencl_kern.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -674,7 +695,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 678 "opencl_kern.c"
+#line 699 "opencl_kern.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -715,7 +736,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 719 "opencl_kern.c"
+#line 740 "opencl_kern.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -738,7 +759,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 742 "opencl_kern.c"
+#line 763 "opencl_kern.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -749,8 +770,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 753 "opencl_kern.c"
-#line 159 "specs/opencl/opencl_memory.spec.inc"
+#line 774 "opencl_kern.c"
+#line 168 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
 {
@@ -769,8 +790,8 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 773 "opencl_kern.c"
-#line 202 "specs/opencl/opencl_memory.spec.inc"
+#line 794 "opencl_kern.c"
+#line 211 "specs/opencl/opencl_memory.spec.inc"
 
 /*
  * Device memory an image takes, for the guest's quota: its element size
@@ -828,7 +849,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 832 "opencl_kern.c"
+#line 853 "opencl_kern.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1003,7 +1024,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1007 "opencl_kern.c"
+#line 1028 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1012,11 +1033,17 @@ struct ava_cl_svm_s {
 	void *base;
 	size_t size;
 	cl_context context;
+	/* Buffers over the allocation; freed by the guest meanwhile, it goes with the last. */
+	uint32_t aliases;
+	uint32_t released;
 };
+static pthread_mutex_t ava_cl_svm_alias_lock = PTHREAD_MUTEX_INITIALIZER;
 
 ava_cl_svm ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size,
 			    cl_uint alignment);
 cl_int ava_cl_svm_release(ava_cl_svm svm);
+cl_mem ava_cl_create_buffer_svm(cl_context context, cl_mem_flags flags, size_t size, ava_cl_svm svm,
+				size_t offset, cl_int *errcode_ret);
 cl_int ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size,
 		      cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list,
 		      const cl_event *event_wait_list, cl_event *event);
@@ -1050,14 +1077,41 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1054 "opencl_kern.c"
+#line 1081 "opencl_kern.c"
+#line 100 "specs/opencl/opencl_svm.spec.inc"
+
+/* Worker code (kernel callers have no SVM). */
+#ifndef __KERNEL__
+static void ava_cl_svm_free(ava_cl_svm svm)
+{
+	clSVMFree(svm->context, svm->base);
+	clReleaseContext(svm->context);
+	free(svm);
+}
+
+/* The driver destroyed a buffer over an allocation (a destructor callback). */
+static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
+{
+	ava_cl_svm svm = (ava_cl_svm)user_data;
+	int last;
+
+	(void)buffer;
+	pthread_mutex_lock(&ava_cl_svm_alias_lock);
+	last = --svm->aliases == 0 && svm->released;
+	pthread_mutex_unlock(&ava_cl_svm_alias_lock);
+	if (last)
+		ava_cl_svm_free(svm);
+}
+#endif
+
+#line 1108 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
-#line 521 "specs/opencl/opencl_util.spec.inc"
+#line 542 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1061 "opencl_kern.c"
+#line 1115 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -1313,7 +1367,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1317 "opencl_kern.c"
+#line 1371 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -1391,7 +1445,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1395 "opencl_kern.c"
+#line 1449 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -1484,7 +1538,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1488 "opencl_kern.c"
+#line 1542 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -1842,7 +1896,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 1846 "opencl_kern.c"
+#line 1900 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -1928,7 +1982,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		return NULL;
 	}
 	return ava_execute();
-#line 1932 "opencl_kern.c"
+#line 1986 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -2085,7 +2139,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 2089 "opencl_kern.c"
+#line 2143 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -2191,7 +2245,7 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 		return NULL;
 	}
 	return ava_execute();
-#line 2195 "opencl_kern.c"
+#line 2249 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -2268,7 +2322,7 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 		return NULL;
 	}
 	return ava_execute();
-#line 2272 "opencl_kern.c"
+#line 2326 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -2466,7 +2520,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2470 "opencl_kern.c"
+#line 2524 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -2609,12 +2663,16 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 #define ava_execute() ava_kern_remote_clCreateBuffer(context, flags, size, host_ptr, errcode_ret)
 #line 34 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem_flags ava_given = flags;
+	cl_mem ava_svm_buffer = NULL;
+	if (ava_is_guest &&
+	    ava_cl_svm_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
+		return ava_svm_buffer;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2618 "opencl_kern.c"
+#line 2676 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -2697,14 +2755,18 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 					cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret)
-#line 54 "specs/opencl/opencl_memory.spec.inc"
+#line 58 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem_flags ava_given = flags;
+	cl_mem ava_svm_buffer = NULL;
+	if (ava_is_guest && (properties == NULL || properties[0] == 0) &&
+	    ava_cl_svm_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
+		return ava_svm_buffer;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2708 "opencl_kern.c"
+#line 2770 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -2774,7 +2836,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 			     const void *buffer_create_info, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret)
-#line 69 "specs/opencl/opencl_memory.spec.inc"
+#line 78 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
@@ -2786,7 +2848,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2790 "opencl_kern.c"
+#line 2852 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -2825,12 +2887,12 @@ ava_fail:
 cl_int ava_clRetainMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_kern_remote_clRetainMemObject(memobj)
-#line 85 "specs/opencl/opencl_memory.spec.inc"
+#line 94 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2834 "opencl_kern.c"
+#line 2896 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -2871,12 +2933,12 @@ ava_fail:
 cl_int ava_clReleaseMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_kern_remote_clReleaseMemObject(memobj)
-#line 94 "specs/opencl/opencl_memory.spec.inc"
+#line 103 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2880 "opencl_kern.c"
+#line 2942 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -2951,7 +3013,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 			      void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 105 "specs/opencl/opencl_memory.spec.inc"
+#line 114 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -2984,7 +3046,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 2988 "opencl_kern.c"
+#line 3050 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -3249,7 +3311,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 			 void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 274 "specs/opencl/opencl_memory.spec.inc"
+#line 283 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3260,7 +3322,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3264 "opencl_kern.c"
+#line 3326 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -3370,7 +3432,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				       cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 303 "specs/opencl/opencl_memory.spec.inc"
+#line 312 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3381,7 +3443,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3385 "opencl_kern.c"
+#line 3447 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -3472,13 +3534,13 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 			   cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 335 "specs/opencl/opencl_memory.spec.inc"
+#line 344 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3482 "opencl_kern.c"
+#line 3544 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -3576,14 +3638,14 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 			   size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 368 "specs/opencl/opencl_memory.spec.inc"
+#line 377 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3587 "opencl_kern.c"
+#line 3649 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -3727,7 +3789,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 			  void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 389 "specs/opencl/opencl_memory.spec.inc"
+#line 398 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -3736,7 +3798,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3740 "opencl_kern.c"
+#line 3802 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -3991,7 +4053,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 			    void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 436 "specs/opencl/opencl_memory.spec.inc"
+#line 445 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -4001,7 +4063,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 4005 "opencl_kern.c"
+#line 4067 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -4621,7 +4683,7 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4625 "opencl_kern.c"
+#line 4687 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -4850,7 +4912,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 4854 "opencl_kern.c"
+#line 4916 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
@@ -4941,7 +5003,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4945 "opencl_kern.c"
+#line 5007 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -5193,7 +5255,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 5197 "opencl_kern.c"
+#line 5259 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -5267,7 +5329,7 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 		return NULL;
 	}
 	return ret;
-#line 5271 "opencl_kern.c"
+#line 5333 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
@@ -5357,7 +5419,7 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 5361 "opencl_kern.c"
+#line 5423 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernelsInProgram);
@@ -5616,7 +5678,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5620 "opencl_kern.c"
+#line 5682 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -5699,7 +5761,7 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5703 "opencl_kern.c"
+#line 5765 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -5985,7 +6047,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5989 "opencl_kern.c"
+#line 6051 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -6336,7 +6398,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6340 "opencl_kern.c"
+#line 6402 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -6441,7 +6503,7 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6445 "opencl_kern.c"
+#line 6507 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -6586,7 +6648,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6590 "opencl_kern.c"
+#line 6652 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -6741,7 +6803,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6745 "opencl_kern.c"
+#line 6807 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -7159,7 +7221,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7163 "opencl_kern.c"
+#line 7225 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -7291,7 +7353,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7295 "opencl_kern.c"
+#line 7357 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -7948,7 +8010,7 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7952 "opencl_kern.c"
+#line 8014 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -8036,7 +8098,7 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8040 "opencl_kern.c"
+#line 8102 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);
@@ -8684,6 +8746,7 @@ static const char *const ava_kern_opencl_func_names[] = {
 	"clEnqueueBarrier",
 	"clEnqueueWaitForEvents",
 	"ava_cl_svm_alloc",
+	"ava_cl_create_buffer_svm",
 	"ava_cl_svm_release",
 	"ava_cl_svm_map",
 	"ava_cl_svm_unmap",

@@ -364,6 +364,7 @@ cl_int ava_ava_cl_set_content_size_buffer(cl_mem buffer, cl_mem content_size_buf
  *   clSetKernelExecInfo: guest-only replacement code (user space, uses the C library)
  *   clSetCommandQueueProperty: unsupported by the spec
  *   ava_cl_svm_alloc: a helper whose types the spec's utility code defines (not in an API header)
+ *   ava_cl_create_buffer_svm: a helper whose types the spec's utility code defines (not in an API header)
  *   ava_cl_svm_release: a helper whose types the spec's utility code defines (not in an API header)
  *   ava_cl_svm_map: a helper whose types the spec's utility code defines (not in an API header)
  *   ava_cl_svm_unmap: a helper whose types the spec's utility code defines (not in an API header)

@@ -10,10 +10,10 @@
 #include "ava/wire.h"
 
 /* FNV-1a of the layout below: guest and worker must agree. */
-#define AVA_OPENCL_SPEC_HASH 0xa3d7394914401cacull
+#define AVA_OPENCL_SPEC_HASH 0x65ebc820483af0ecull
 #define AVA_OPENCL_SPEC_NAME "opencl"
 #define AVA_OPENCL_SPEC_ID 2u
-#define AVA_OPENCL_NFUNCS 133u
+#define AVA_OPENCL_NFUNCS 134u
 #define AVA_OPENCL_NCALLBACKS 6u
 
 /* Function ids (0 is never used). */
@@ -118,37 +118,38 @@
 #define AVA_OPENCL_FN_CLENQUEUEBARRIER 99u
 #define AVA_OPENCL_FN_CLENQUEUEWAITFOREVENTS 100u
 #define AVA_OPENCL_FN_AVA_CL_SVM_ALLOC 101u
-#define AVA_OPENCL_FN_AVA_CL_SVM_RELEASE 102u
-#define AVA_OPENCL_FN_AVA_CL_SVM_MAP 103u
-#define AVA_OPENCL_FN_AVA_CL_SVM_UNMAP 104u
-#define AVA_OPENCL_FN_AVA_CL_SVM_MEMCPY 105u
-#define AVA_OPENCL_FN_AVA_CL_SVM_FILL 106u
-#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_ARG_SVM 107u
-#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_SVM_PTRS 108u
-#define AVA_OPENCL_FN_AVA_CL_SVM_MIGRATE 109u
-#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_EXEC_INFO 110u
-#define AVA_OPENCL_FN_CLRETAINDEVICEEXT 111u
-#define AVA_OPENCL_FN_CLRELEASEDEVICEEXT 112u
-#define AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFOKHR 113u
-#define AVA_OPENCL_FN_CLCREATESUBDEVICESEXT 114u /* unsupported: never sent */
-#define AVA_OPENCL_FN_AVA_CL_SET_CONTENT_SIZE_BUFFER 115u
-#define AVA_OPENCL_FN_CLENQUEUENATIVEKERNEL 116u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLSETPROGRAMRELEASECALLBACK 117u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLGETGLCONTEXTINFOKHR 118u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLBUFFER 119u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE 120u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLRENDERBUFFER 121u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLGETGLOBJECTINFO 122u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLGETGLTEXTUREINFO 123u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUEACQUIREGLOBJECTS 124u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUERELEASEGLOBJECTS 125u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE2D 126u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE3D 127u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEEVENTFROMGLSYNCKHR 128u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMEGLIMAGEKHR 129u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUEACQUIREEGLOBJECTSKHR 130u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUERELEASEEGLOBJECTSKHR 131u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEEVENTFROMEGLSYNCKHR 132u /* unsupported: never sent */
+#define AVA_OPENCL_FN_AVA_CL_CREATE_BUFFER_SVM 102u
+#define AVA_OPENCL_FN_AVA_CL_SVM_RELEASE 103u
+#define AVA_OPENCL_FN_AVA_CL_SVM_MAP 104u
+#define AVA_OPENCL_FN_AVA_CL_SVM_UNMAP 105u
+#define AVA_OPENCL_FN_AVA_CL_SVM_MEMCPY 106u
+#define AVA_OPENCL_FN_AVA_CL_SVM_FILL 107u
+#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_ARG_SVM 108u
+#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_SVM_PTRS 109u
+#define AVA_OPENCL_FN_AVA_CL_SVM_MIGRATE 110u
+#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_EXEC_INFO 111u
+#define AVA_OPENCL_FN_CLRETAINDEVICEEXT 112u
+#define AVA_OPENCL_FN_CLRELEASEDEVICEEXT 113u
+#define AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFOKHR 114u
+#define AVA_OPENCL_FN_CLCREATESUBDEVICESEXT 115u /* unsupported: never sent */
+#define AVA_OPENCL_FN_AVA_CL_SET_CONTENT_SIZE_BUFFER 116u
+#define AVA_OPENCL_FN_CLENQUEUENATIVEKERNEL 117u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLSETPROGRAMRELEASECALLBACK 118u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLGETGLCONTEXTINFOKHR 119u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLBUFFER 120u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE 121u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLRENDERBUFFER 122u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLGETGLOBJECTINFO 123u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLGETGLTEXTUREINFO 124u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUEACQUIREGLOBJECTS 125u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUERELEASEGLOBJECTS 126u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE2D 127u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE3D 128u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEEVENTFROMGLSYNCKHR 129u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMEGLIMAGEKHR 130u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUEACQUIREEGLOBJECTSKHR 131u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUERELEASEEGLOBJECTSKHR 132u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEEVENTFROMEGLSYNCKHR 133u /* unsupported: never sent */
 
 /* Callback declaration ids. */
 #define AVA_OPENCL_CB_AVA_CL_CONTEXT_NOTIFY 1u
@@ -1751,6 +1752,23 @@ struct ava_opencl_ava_cl_svm_alloc_reply {
 	ava_u64 ret; /* handle ava_cl_svm, return value */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_alloc_reply) == 8, "struct ava_opencl_ava_cl_svm_alloc_reply");
+
+/* ava_cl_create_buffer_svm */
+struct ava_opencl_ava_cl_create_buffer_svm_call {
+	ava_u64 context; /* handle cl_context */
+	ava_u64 flags; /* cl_mem_flags */
+	ava_u64 size; /* size_t */
+	ava_u64 svm; /* handle ava_cl_svm */
+	ava_u64 offset; /* size_t */
+	struct ava_buf_desc errcode_ret; /* cl_int *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_create_buffer_svm_call) == 64, "struct ava_opencl_ava_cl_create_buffer_svm_call");
+
+struct ava_opencl_ava_cl_create_buffer_svm_reply {
+	ava_u64 ret; /* handle cl_mem, return value */
+	struct ava_buf_desc errcode_ret; /* cl_int *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_create_buffer_svm_reply) == 32, "struct ava_opencl_ava_cl_create_buffer_svm_reply");
 
 /* ava_cl_svm_release */
 struct ava_opencl_ava_cl_svm_release_call {

@@ -508,6 +508,27 @@ static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 }
 
 /*
+ * Guest: a buffer over SVM memory (CL_MEM_USE_HOST_PTR inside a clSVMAlloc
+ * allocation) aliases the allocation on the worker. Set by the first
+ * clSVMAlloc (opencl_svm.spec.inc; kernel callers have no SVM); returns 0
+ * when host_ptr is no SVM memory of the guest.
+ */
+static int (*ava_cl_svm_buffer_hook)(cl_context context, cl_mem_flags flags, size_t size,
+				     void *host_ptr, cl_int *errcode_ret, cl_mem *out);
+
+static int ava_cl_svm_buffer_try(cl_context context, cl_mem_flags flags, size_t size,
+				 void *host_ptr, cl_int *errcode_ret, cl_mem *out)
+{
+	/* Relaxed: the hook only names a function; SVM blocks have their own lock. */
+	__typeof__(ava_cl_svm_buffer_hook) hook =
+		__atomic_load_n(&ava_cl_svm_buffer_hook, __ATOMIC_RELAXED);
+
+	if (!(flags & CL_MEM_USE_HOST_PTR) || host_ptr == NULL || hook == NULL)
+		return 0;
+	return hook(context, flags, size, host_ptr, errcode_ret, out);
+}
+
+/*
  * Values of ava_async_shape expressions (evaluated by the guest only). An
  * array argument (a wait list, an origin) counts by whether it is there and
  * by its elements; one longer than 64 elements is not hashed but given a
@@ -592,7 +613,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 596 "opencl_worker.c"
+#line 617 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -606,7 +627,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 610 "opencl_worker.c"
+#line 631 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -647,7 +668,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 651 "opencl_worker.c"
+#line 672 "opencl_worker.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -670,7 +691,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 674 "opencl_worker.c"
+#line 695 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -681,8 +702,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 685 "opencl_worker.c"
-#line 159 "specs/opencl/opencl_memory.spec.inc"
+#line 706 "opencl_worker.c"
+#line 168 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
 {
@@ -701,8 +722,8 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 705 "opencl_worker.c"
-#line 202 "specs/opencl/opencl_memory.spec.inc"
+#line 726 "opencl_worker.c"
+#line 211 "specs/opencl/opencl_memory.spec.inc"
 
 /*
  * Device memory an image takes, for the guest's quota: its element size
@@ -760,7 +781,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 764 "opencl_worker.c"
+#line 785 "opencl_worker.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -935,7 +956,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 939 "opencl_worker.c"
+#line 960 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -944,11 +965,17 @@ struct ava_cl_svm_s {
 	void *base;
 	size_t size;
 	cl_context context;
+	/* Buffers over the allocation; freed by the guest meanwhile, it goes with the last. */
+	uint32_t aliases;
+	uint32_t released;
 };
+static pthread_mutex_t ava_cl_svm_alias_lock = PTHREAD_MUTEX_INITIALIZER;
 
 ava_cl_svm ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size,
 			    cl_uint alignment);
 cl_int ava_cl_svm_release(ava_cl_svm svm);
+cl_mem ava_cl_create_buffer_svm(cl_context context, cl_mem_flags flags, size_t size, ava_cl_svm svm,
+				size_t offset, cl_int *errcode_ret);
 cl_int ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size,
 		      cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list,
 		      const cl_event *event_wait_list, cl_event *event);
@@ -982,14 +1009,41 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 986 "opencl_worker.c"
+#line 1013 "opencl_worker.c"
+#line 100 "specs/opencl/opencl_svm.spec.inc"
+
+/* Worker code (kernel callers have no SVM). */
+#ifndef __KERNEL__
+static void ava_cl_svm_free(ava_cl_svm svm)
+{
+	clSVMFree(svm->context, svm->base);
+	clReleaseContext(svm->context);
+	free(svm);
+}
+
+/* The driver destroyed a buffer over an allocation (a destructor callback). */
+static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
+{
+	ava_cl_svm svm = (ava_cl_svm)user_data;
+	int last;
+
+	(void)buffer;
+	pthread_mutex_lock(&ava_cl_svm_alias_lock);
+	last = --svm->aliases == 0 && svm->released;
+	pthread_mutex_unlock(&ava_cl_svm_alias_lock);
+	if (last)
+		ava_cl_svm_free(svm);
+}
+#endif
+
+#line 1040 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
-#line 520 "specs/opencl/opencl_util.spec.inc"
+#line 541 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 993 "opencl_worker.c"
+#line 1047 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -1154,7 +1208,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1158 "opencl_worker.c"
+#line 1212 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1238,7 +1292,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1242 "opencl_worker.c"
+#line 1296 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1340,7 +1394,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1344 "opencl_worker.c"
+#line 1398 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1693,7 +1747,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 1697 "opencl_worker.c"
+#line 1751 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1808,7 +1862,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 1812 "opencl_worker.c"
+#line 1866 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1961,7 +2015,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 1965 "opencl_worker.c"
+#line 2019 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2088,7 +2142,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 2092 "opencl_worker.c"
+#line 2146 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2154,7 +2208,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 2158 "opencl_worker.c"
+#line 2212 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2330,7 +2384,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2334 "opencl_worker.c"
+#line 2388 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2467,12 +2521,16 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 #define ava_execute() clCreateBuffer(context, flags, size, host_ptr, errcode_ret)
 #line 34 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem_flags ava_given = flags;
+	cl_mem ava_svm_buffer = NULL;
+	if (ava_is_guest &&
+	    ava_cl_svm_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
+		return ava_svm_buffer;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2476 "opencl_worker.c"
+#line 2534 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2547,14 +2605,18 @@ static int ava_opencl_serve_clCreateBuffer(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret)
-#line 54 "specs/opencl/opencl_memory.spec.inc"
+#line 58 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem_flags ava_given = flags;
+	cl_mem ava_svm_buffer = NULL;
+	if (ava_is_guest && (properties == NULL || properties[0] == 0) &&
+	    ava_cl_svm_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
+		return ava_svm_buffer;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2558 "opencl_worker.c"
+#line 2620 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2646,7 +2708,7 @@ static int ava_opencl_serve_clCreateBufferWithProperties(struct ava_wcall *ava_w
 static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret)
-#line 69 "specs/opencl/opencl_memory.spec.inc"
+#line 78 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
@@ -2658,7 +2720,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2662 "opencl_worker.c"
+#line 2724 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2733,12 +2795,12 @@ static int ava_opencl_serve_clCreateSubBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 {
 #define ava_execute() clRetainMemObject(memobj)
-#line 85 "specs/opencl/opencl_memory.spec.inc"
+#line 94 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2742 "opencl_worker.c"
+#line 2804 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2772,12 +2834,12 @@ static int ava_opencl_serve_clRetainMemObject(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 {
 #define ava_execute() clReleaseMemObject(memobj)
-#line 94 "specs/opencl/opencl_memory.spec.inc"
+#line 103 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2781 "opencl_worker.c"
+#line 2843 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2811,7 +2873,7 @@ static int ava_opencl_serve_clReleaseMemObject(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 105 "specs/opencl/opencl_memory.spec.inc"
+#line 114 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -2844,7 +2906,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 2848 "opencl_worker.c"
+#line 2910 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3111,7 +3173,7 @@ static int ava_opencl_serve_clGetPipeInfo(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 274 "specs/opencl/opencl_memory.spec.inc"
+#line 283 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3122,7 +3184,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3126 "opencl_worker.c"
+#line 3188 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3233,7 +3295,7 @@ static int ava_opencl_serve_clCreateImage(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 303 "specs/opencl/opencl_memory.spec.inc"
+#line 312 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -3244,7 +3306,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3248 "opencl_worker.c"
+#line 3310 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3372,13 +3434,13 @@ static int ava_opencl_serve_clCreateImageWithProperties(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 335 "specs/opencl/opencl_memory.spec.inc"
+#line 344 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3382 "opencl_worker.c"
+#line 3444 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3484,14 +3546,14 @@ static int ava_opencl_serve_clCreateImage2D(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 368 "specs/opencl/opencl_memory.spec.inc"
+#line 377 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3495 "opencl_worker.c"
+#line 3557 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3682,7 +3744,7 @@ static int ava_opencl_serve_clGetSupportedImageFormats(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 389 "specs/opencl/opencl_memory.spec.inc"
+#line 398 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -3691,7 +3753,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3695 "opencl_worker.c"
+#line 3757 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3942,7 +4004,7 @@ static int ava_opencl_serve_clReleaseSampler(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 436 "specs/opencl/opencl_memory.spec.inc"
+#line 445 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -3952,7 +4014,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3956 "opencl_worker.c"
+#line 4018 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4031,7 +4093,7 @@ static int ava_opencl_serve_clGetSamplerInfo(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 466 "specs/opencl/opencl_memory.spec.inc"
+#line 475 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = CL_SUCCESS;
 	cl_event ava_unmapped = NULL;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE, map_flags, offset, size,
@@ -4046,7 +4108,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 4050 "opencl_worker.c"
+#line 4112 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -4154,7 +4216,7 @@ static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 498 "specs/opencl/opencl_memory.spec.inc"
+#line 507 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = CL_SUCCESS;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE,
 					 write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, offset,
@@ -4164,7 +4226,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	if (write && data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 0, NULL, event);
-#line 4168 "opencl_worker.c"
+#line 4230 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -4286,7 +4348,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 4290 "opencl_worker.c"
+#line 4352 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -4373,7 +4435,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 4377 "opencl_worker.c"
+#line 4439 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -4716,7 +4778,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4720 "opencl_worker.c"
+#line 4782 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4827,7 +4889,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 4831 "opencl_worker.c"
+#line 4893 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -4981,7 +5043,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 4985 "opencl_worker.c"
+#line 5047 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5159,7 +5221,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 5163 "opencl_worker.c"
+#line 5225 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5229,7 +5291,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5233 "opencl_worker.c"
+#line 5295 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -5329,7 +5391,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 5333 "opencl_worker.c"
+#line 5395 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -5409,7 +5471,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 5413 "opencl_worker.c"
+#line 5475 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5501,7 +5563,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 5505 "opencl_worker.c"
+#line 5567 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5590,7 +5652,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 5594 "opencl_worker.c"
+#line 5656 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5805,7 +5867,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 5809 "opencl_worker.c"
+#line 5871 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -5876,7 +5938,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5880 "opencl_worker.c"
+#line 5942 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5961,7 +6023,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5965 "opencl_worker.c"
+#line 6027 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6271,7 +6333,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6275 "opencl_worker.c"
+#line 6337 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6598,7 +6660,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6602 "opencl_worker.c"
+#line 6664 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6712,7 +6774,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6716 "opencl_worker.c"
+#line 6778 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6837,7 +6899,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6841 "opencl_worker.c"
+#line 6903 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7008,7 +7070,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7012 "opencl_worker.c"
+#line 7074 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7556,7 +7618,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7560 "opencl_worker.c"
+#line 7622 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7707,7 +7769,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7711 "opencl_worker.c"
+#line 7773 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8524,7 +8586,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8528 "opencl_worker.c"
+#line 8590 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8679,7 +8741,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8683 "opencl_worker.c"
+#line 8745 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9053,7 +9115,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 9057 "opencl_worker.c"
+#line 9119 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -9109,7 +9171,7 @@ static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
 
 static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
 {
-#line 73 "specs/opencl/opencl_svm.spec.inc"
+#line 79 "specs/opencl/opencl_svm.spec.inc"
 	struct ava_cl_svm_s *svm;
 	void *base;
 	if (flags & (CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS))
@@ -9126,8 +9188,10 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->base = base;
 	svm->size = size;
 	svm->context = context;
+	svm->aliases = 0;
+	svm->released = 0;
 	return svm;
-#line 9131 "opencl_worker.c"
+#line 9195 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -9161,16 +9225,105 @@ static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_mem_flags flags, size_t size, ava_cl_svm svm, size_t offset, cl_int *errcode_ret)
+{
+#line 136 "specs/opencl/opencl_svm.spec.inc"
+	void *ava_p = ava_cl_svm_at(svm, offset, size);
+	cl_mem ret;
+	if (ava_p == NULL) {
+		if (errcode_ret != NULL)
+			*errcode_ret = size == 0 ? CL_INVALID_BUFFER_SIZE : CL_INVALID_HOST_PTR;
+		return NULL;
+	}
+	ret = clCreateBuffer(context, flags, size, ava_p, errcode_ret);
+	if (ret == NULL)
+		return NULL;
+	pthread_mutex_lock(&ava_cl_svm_alias_lock);
+	svm->aliases++;
+	pthread_mutex_unlock(&ava_cl_svm_alias_lock);
+	if (clSetMemObjectDestructorCallback(ret, ava_cl_svm_alias_gone, svm) != CL_SUCCESS) {
+		/* Without the callback the allocation could go first: no such buffer. */
+		pthread_mutex_lock(&ava_cl_svm_alias_lock);
+		svm->aliases--;
+		pthread_mutex_unlock(&ava_cl_svm_alias_lock);
+		clReleaseMemObject(ret);
+		if (errcode_ret != NULL)
+			*errcode_ret = CL_OUT_OF_RESOURCES;
+		return NULL;
+	}
+	return ret;
+#line 9256 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_create_buffer_svm_call *ava_a;
+	struct ava_opencl_ava_cl_create_buffer_svm_reply ava_r;
+	cl_context context;
+	cl_mem_flags flags;
+	size_t size;
+	ava_cl_svm svm;
+	size_t offset;
+	cl_int *errcode_ret;
+	cl_mem ava_ret;
+	uint32_t ava_dir_errcode_ret = 0;
+	uint64_t ava_count_errcode_ret = 0;
+	uint32_t ava_life_errcode_ret = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_errcode_ret = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->context, AVA_OPENCL_T_CL_CONTEXT, (void **)&context);
+	flags = (cl_mem_flags)ava_a->flags;
+	size = (size_t)ava_a->size;
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->svm, AVA_OPENCL_T_AVA_CL_SVM, (void **)&svm);
+	offset = (size_t)ava_a->offset;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->errcode_ret.flags & AVA_BUF_PRESENT) {
+		ava_dir_errcode_ret |= AVA_BUF_OUT;
+		ava_count_errcode_ret = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret | AVA_W_PRIVATE, (void **)&errcode_ret);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
+	(void)ava_life_errcode_ret;
+	(void)ava_coupled_errcode_ret;
+
+	ava_ret = ava_opencl_impl_ava_cl_create_buffer_svm(context, flags, size, svm, offset, errcode_ret);
+
+	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
+	}
+	ava_r.ret = ava_w_handle_out(ava_w, (void *)ava_ret, AVA_OPENCL_T_CL_MEM, 1);
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
 static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 {
-#line 96 "specs/opencl/opencl_svm.spec.inc"
+#line 166 "specs/opencl/opencl_svm.spec.inc"
 	if (svm == NULL)
 		return CL_INVALID_VALUE;
-	clSVMFree(svm->context, svm->base);
-	clReleaseContext(svm->context);
-	free(svm);
+	pthread_mutex_lock(&ava_cl_svm_alias_lock);
+	const int ava_in_use = svm->aliases != 0;
+	svm->released = 1;
+	pthread_mutex_unlock(&ava_cl_svm_alias_lock);
+	if (!ava_in_use)
+		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 9174 "opencl_worker.c"
+#line 9327 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -9202,7 +9355,7 @@ static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 116 "specs/opencl/opencl_svm.spec.inc"
+#line 189 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	cl_int ret;
 	if (ava_p == NULL)
@@ -9214,7 +9367,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 9218 "opencl_worker.c"
+#line 9371 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -9322,7 +9475,7 @@ static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 144 "specs/opencl/opencl_svm.spec.inc"
+#line 217 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	cl_int ret;
 	if (ava_p == NULL)
@@ -9335,7 +9488,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	if (data != NULL)
 		memcpy(ava_p, data, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, event);
-#line 9339 "opencl_worker.c"
+#line 9492 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -9452,14 +9605,14 @@ static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, size_t dst_offset, ava_cl_svm src_svm, size_t src_offset, size_t size, const void *src_host, void *dst_host, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 179 "specs/opencl/opencl_svm.spec.inc"
+#line 252 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_dst = dst_svm ? ava_cl_svm_at(dst_svm, dst_offset, size) : dst_host;
 	const void *ava_src = src_svm ? ava_cl_svm_at(src_svm, src_offset, size) : src_host;
 	if (ava_dst == NULL || ava_src == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 9463 "opencl_worker.c"
+#line 9616 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -9603,13 +9756,13 @@ static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 203 "specs/opencl/opencl_svm.spec.inc"
+#line 276 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	if (ava_p == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 9613 "opencl_worker.c"
+#line 9766 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -9728,12 +9881,12 @@ static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uint arg_index, ava_cl_svm svm, size_t offset)
 {
-#line 216 "specs/opencl/opencl_svm.spec.inc"
+#line 289 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = svm ? ava_cl_svm_at(svm, offset, 0) : NULL;
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 9737 "opencl_worker.c"
+#line 9890 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -9775,7 +9928,7 @@ static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_uint count, const ava_cl_svm *svms, const size_t *offsets)
 {
-#line 228 "specs/opencl/opencl_svm.spec.inc"
+#line 301 "specs/opencl/opencl_svm.spec.inc"
 	void **ava_ptrs;
 	cl_int ret;
 	if (count == 0 || svms == NULL || offsets == NULL)
@@ -9794,7 +9947,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 9798 "opencl_worker.c"
+#line 9951 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -9862,7 +10015,7 @@ static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue, cl_uint count, const ava_cl_svm *svms, const size_t *offsets, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 263 "specs/opencl/opencl_svm.spec.inc"
+#line 336 "specs/opencl/opencl_svm.spec.inc"
 	const void **ava_ptrs;
 	cl_int ret;
 	if (count == 0 || svms == NULL || offsets == NULL)
@@ -9882,7 +10035,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 9886 "opencl_worker.c"
+#line 10039 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -10016,11 +10169,11 @@ static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
 {
-#line 290 "specs/opencl/opencl_svm.spec.inc"
+#line 363 "specs/opencl/opencl_svm.spec.inc"
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 10024 "opencl_worker.c"
+#line 10177 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -10129,7 +10282,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 10133 "opencl_worker.c"
+#line 10286 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -10241,7 +10394,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 10245 "opencl_worker.c"
+#line 10398 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
@@ -10475,6 +10628,8 @@ static int ava_opencl_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
 		return ava_opencl_serve_clEnqueueWaitForEvents(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_SVM_ALLOC:
 		return ava_opencl_serve_ava_cl_svm_alloc(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_CREATE_BUFFER_SVM:
+		return ava_opencl_serve_ava_cl_create_buffer_svm(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_SVM_RELEASE:
 		return ava_opencl_serve_ava_cl_svm_release(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_SVM_MAP:
@@ -10646,6 +10801,7 @@ static const char *const ava_opencl_func_names[] = {
 	"clEnqueueBarrier",
 	"clEnqueueWaitForEvents",
 	"ava_cl_svm_alloc",
+	"ava_cl_create_buffer_svm",
 	"ava_cl_svm_release",
 	"ava_cl_svm_map",
 	"ava_cl_svm_unmap",
@@ -10783,6 +10939,7 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueBarrier */
 	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueWaitForEvents */
 	AVA_F_SYNC, /* ava_cl_svm_alloc */
+	AVA_F_SYNC, /* ava_cl_create_buffer_svm */
 	AVA_F_SYNC, /* ava_cl_svm_release */
 	AVA_F_SYNC, /* ava_cl_svm_map */
 	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_svm_unmap */
