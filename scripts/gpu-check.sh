@@ -66,6 +66,8 @@ checks=(
   "13   cudart copy_ranges"
   "13   cudart raw:test_e2e_cudart_copies"
   "13   cudart raw:test_e2e_cudart_quota"
+  # error codes of the calls ava may send async, at the call (issue 14)
+  "14   cudart async_errors"
   # parla's CUDA devices (tests/parla/test_parla_cuda), run natively: it must
   # find the GPU (it skips without one, which counts as a failure here).
   "16   cudart raw:test_parla_cuda"

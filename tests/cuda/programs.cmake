@@ -18,7 +18,8 @@ set(AVA_CUDA_PROGRAMS
     host_callback
     failing_launch
     launch_paths
-    copy_ranges)
+    copy_ranges
+    async_errors)
 set(cu_programs_dir ${CMAKE_CURRENT_SOURCE_DIR}/programs)
 set(cu_programs_gencode
     -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90

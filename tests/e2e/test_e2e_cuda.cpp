@@ -105,7 +105,8 @@ void expect_same_as_native(const char *name, const std::vector<std::string> &arg
   X(failing_launch_trap, failing_launch, )                                                         \
   X(failing_launch_oob, failing_launch, "oob")                                                     \
   X(launch_paths, launch_paths, )                                                                  \
-  X(copy_ranges, copy_ranges, )
+  X(copy_ranges, copy_ranges, )                                                                    \
+  X(async_errors, async_errors, )
 
 #define CUDA_RUN_TEST(test, program, ...)                                                          \
   Test(e2e_cuda, test, .timeout = 900) {                                                           \

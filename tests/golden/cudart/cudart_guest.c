@@ -85,6 +85,33 @@ static inline int ava_cudart_mine(const void *p, size_t count)
 	return count == 0 || ava_w_ranges_check((uintptr_t)p, count);
 }
 
+/*
+ * Worker: the answer to memory the guest does not own. offender is the
+ * first address given that is neither NULL nor the guest's. Such an address
+ * is refused as an invalid value before the runtime sees it. NULL is
+ * nobody's memory, and natively the runtime has to start before it judges
+ * it, so where it cannot (no driver, no device) its error comes first, as
+ * for a program whose allocation failed.
+ */
+static inline cudaError_t ava_cudart_refused(const void *offender)
+{
+	int count = 0;
+	cudaError_t e;
+
+	if (offender != NULL)
+		return cudaErrorInvalidValue;
+	e = cudaGetDeviceCount(&count);
+	return e != cudaSuccess ? e : cudaErrorInvalidValue;
+}
+
+/* Worker: a or b when it is neither NULL nor count bytes of the guest's. */
+static inline const void *ava_cudart_offender(const void *a, const void *b, size_t count)
+{
+	if (a != NULL && !ava_cudart_mine(a, count))
+		return a;
+	return b != NULL && !ava_cudart_mine(b, count) ? b : NULL;
+}
+
 /* Worker: the same for a pitched rectangle (rows wider than the pitch overlap: no rectangle). */
 static inline cudaError_t ava_cudart_mine_2d(const void *p, size_t pitch, size_t width,
 					     size_t height)
@@ -96,7 +123,7 @@ static inline cudaError_t ava_cudart_mine_2d(const void *p, size_t pitch, size_t
 	if (pitch < width)
 		return cudaErrorInvalidPitchValue;
 	return span != 0 && ava_w_ranges_check((uintptr_t)p, span) ? cudaSuccess
-								    : cudaErrorInvalidValue;
+								    : ava_cudart_refused(p);
 }
 
 /*
@@ -116,7 +143,7 @@ static inline cudaError_t ava_cudart_track(const void *p, size_t size)
 		       : cudaErrorMemoryAllocation;
 }
 
-#line 120 "cudart_guest.c"
+#line 147 "cudart_guest.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -209,7 +236,7 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 213 "cudart_guest.c"
+#line 240 "cudart_guest.c"
 #line 6 "specs/cudart/cudart_memory.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
@@ -264,7 +291,7 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 268 "cudart_guest.c"
+#line 295 "cudart_guest.c"
 #line 154 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
@@ -282,7 +309,7 @@ cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_
 				size_t host_span);
 
 
-#line 286 "cudart_guest.c"
+#line 313 "cudart_guest.c"
 #pragma GCC diagnostic pop
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -470,7 +497,7 @@ const char *cudaGetErrorString(cudaError_t error)
 	return e ? e->text : "unrecognized error code";
 }
 
-#line 474 "cudart_guest.c"
+#line 501 "cudart_guest.c"
 #line 371 "specs/cudart/cudart_launch.spec.inc"
 
 /* What the guest knows of a module and its kernels. */
@@ -973,7 +1000,7 @@ struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
 	return d;
 }
 
-#line 977 "cudart_guest.c"
+#line 1004 "cudart_guest.c"
 #line 324 "specs/cudart/cudart_memory.spec.inc"
 
 static cudaError_t ava_cudart_copy(void *dst, const void *src, size_t count,
@@ -1143,7 +1170,7 @@ cudaError_t cudaFreeHost(void *ptr)
 	return cudaSuccess;
 }
 
-#line 1147 "cudart_guest.c"
+#line 1174 "cudart_guest.c"
 #pragma GCC visibility pop
 
 static int ava_cudart_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1894,7 +1921,7 @@ AVA_EXPORT cudaError_t cudaDeviceReset(void)
 	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
 		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
 	return ava_execute();
-#line 1898 "cudart_guest.c"
+#line 1925 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2227,7 +2254,7 @@ AVA_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
 	if (ava_is_worker && ret == cudaSuccess)
 		ava_cudart_quota_clamp(free, total);
 	return ret;
-#line 2231 "cudart_guest.c"
+#line 2258 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2342,7 +2369,7 @@ AVA_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 		*devPtr = NULL;
 	}
 	return ret;
-#line 2346 "cudart_guest.c"
+#line 2373 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2418,7 +2445,7 @@ AVA_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t widt
 		ret = cudaErrorMemoryAllocation;
 	}
 	return ret;
-#line 2422 "cudart_guest.c"
+#line 2449 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2466,7 +2493,7 @@ AVA_EXPORT cudaError_t cudaFree(void *devPtr)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 2470 "cudart_guest.c"
+#line 2497 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2506,9 +2533,9 @@ AVA_EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 #define ava_execute() ava_cudart_remote_cudaMemset(devPtr, value, count)
 #line 130 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
-		return cudaErrorInvalidValue;
+		return ava_cudart_refused(devPtr);
 	return ava_execute();
-#line 2512 "cudart_guest.c"
+#line 2539 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2564,9 +2591,9 @@ AVA_EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cu
 #define ava_execute() ava_cudart_remote_cudaMemsetAsync(devPtr, value, count, stream)
 #line 140 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
-		return cudaErrorInvalidValue;
+		return ava_cudart_refused(devPtr);
 	return ava_execute();
-#line 2570 "cudart_guest.c"
+#line 2597 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2867,7 +2894,7 @@ AVA_EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2871 "cudart_guest.c"
+#line 2898 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2932,7 +2959,7 @@ AVA_EXPORT cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, 
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2936 "cudart_guest.c"
+#line 2963 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4115,7 +4142,7 @@ AVA_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t 
 		*devPtr = NULL;
 	}
 	return ret;
-#line 4119 "cudart_guest.c"
+#line 4146 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4179,7 +4206,7 @@ AVA_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 4183 "cudart_guest.c"
+#line 4210 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4221,9 +4248,9 @@ AVA_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
 #define ava_execute() ava_cudart_remote_cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
 #line 337 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
-		return cudaErrorInvalidValue;
+		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 4227 "cudart_guest.c"
+#line 4254 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4284,9 +4311,9 @@ AVA_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void 
 #define ava_execute() ava_cudart_remote_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream)
 #line 349 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
-		return cudaErrorInvalidValue;
+		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 4290 "cudart_guest.c"
+#line 4317 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4339,7 +4366,7 @@ AVA_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *at
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 4343 "cudart_guest.c"
+#line 4370 "cudart_guest.c"
 #undef ava_execute
 }
 

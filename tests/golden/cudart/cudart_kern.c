@@ -163,6 +163,33 @@ static inline int ava_cudart_mine(const void *p, size_t count)
 	return count == 0 || ava_w_ranges_check((uintptr_t)p, count);
 }
 
+/*
+ * Worker: the answer to memory the guest does not own. offender is the
+ * first address given that is neither NULL nor the guest's. Such an address
+ * is refused as an invalid value before the runtime sees it. NULL is
+ * nobody's memory, and natively the runtime has to start before it judges
+ * it, so where it cannot (no driver, no device) its error comes first, as
+ * for a program whose allocation failed.
+ */
+static inline cudaError_t ava_cudart_refused(const void *offender)
+{
+	int count = 0;
+	cudaError_t e;
+
+	if (offender != NULL)
+		return cudaErrorInvalidValue;
+	e = cudaGetDeviceCount(&count);
+	return e != cudaSuccess ? e : cudaErrorInvalidValue;
+}
+
+/* Worker: a or b when it is neither NULL nor count bytes of the guest's. */
+static inline const void *ava_cudart_offender(const void *a, const void *b, size_t count)
+{
+	if (a != NULL && !ava_cudart_mine(a, count))
+		return a;
+	return b != NULL && !ava_cudart_mine(b, count) ? b : NULL;
+}
+
 /* Worker: the same for a pitched rectangle (rows wider than the pitch overlap: no rectangle). */
 static inline cudaError_t ava_cudart_mine_2d(const void *p, size_t pitch, size_t width,
 					     size_t height)
@@ -174,7 +201,7 @@ static inline cudaError_t ava_cudart_mine_2d(const void *p, size_t pitch, size_t
 	if (pitch < width)
 		return cudaErrorInvalidPitchValue;
 	return span != 0 && ava_w_ranges_check((uintptr_t)p, span) ? cudaSuccess
-								    : cudaErrorInvalidValue;
+								    : ava_cudart_refused(p);
 }
 
 /*
@@ -194,7 +221,7 @@ static inline cudaError_t ava_cudart_track(const void *p, size_t size)
 		       : cudaErrorMemoryAllocation;
 }
 
-#line 198 "cudart_kern.c"
+#line 225 "cudart_kern.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -287,7 +314,7 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 291 "cudart_kern.c"
+#line 318 "cudart_kern.c"
 #line 6 "specs/cudart/cudart_memory.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
@@ -342,7 +369,7 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 346 "cudart_kern.c"
+#line 373 "cudart_kern.c"
 #line 154 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
@@ -360,7 +387,7 @@ cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_
 				size_t host_span);
 
 
-#line 364 "cudart_kern.c"
+#line 391 "cudart_kern.c"
 #pragma GCC diagnostic pop
 
 static int ava_kern_cudart_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -730,7 +757,7 @@ cudaError_t ava_cudaDeviceReset(void)
 	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
 		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
 	return ava_execute();
-#line 734 "cudart_kern.c"
+#line 761 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaDeviceReset);
@@ -1107,7 +1134,7 @@ cudaError_t ava_cudaMemGetInfo(size_t *free, size_t *total)
 	if (ava_is_worker && ret == cudaSuccess)
 		ava_cudart_quota_clamp(free, total);
 	return ret;
-#line 1111 "cudart_kern.c"
+#line 1138 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemGetInfo);
@@ -1235,7 +1262,7 @@ cudaError_t ava_cudaMalloc(void **devPtr, size_t size)
 		*devPtr = NULL;
 	}
 	return ret;
-#line 1239 "cudart_kern.c"
+#line 1266 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMalloc);
@@ -1319,7 +1346,7 @@ cudaError_t ava_cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size
 		ret = cudaErrorMemoryAllocation;
 	}
 	return ret;
-#line 1323 "cudart_kern.c"
+#line 1350 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocPitch);
@@ -1369,7 +1396,7 @@ cudaError_t ava_cudaFree(void *devPtr)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 1373 "cudart_kern.c"
+#line 1400 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFree);
@@ -1412,9 +1439,9 @@ cudaError_t ava_cudaMemset(void *devPtr, int value, size_t count)
 #define ava_execute() ava_kern_remote_cudaMemset(devPtr, value, count)
 #line 130 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
-		return cudaErrorInvalidValue;
+		return ava_cudart_refused(devPtr);
 	return ava_execute();
-#line 1418 "cudart_kern.c"
+#line 1445 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemset);
@@ -1467,9 +1494,9 @@ cudaError_t ava_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStrea
 #define ava_execute() ava_kern_remote_cudaMemsetAsync(devPtr, value, count, stream)
 #line 140 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
-		return cudaErrorInvalidValue;
+		return ava_cudart_refused(devPtr);
 	return ava_execute();
-#line 1473 "cudart_kern.c"
+#line 1500 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemsetAsync);
@@ -1787,7 +1814,7 @@ cudaError_t ava_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width
 			return ava_rc;
 	}
 	return ava_execute();
-#line 1791 "cudart_kern.c"
+#line 1818 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemset2D);
@@ -1849,7 +1876,7 @@ cudaError_t ava_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t 
 			return ava_rc;
 	}
 	return ava_execute();
-#line 1853 "cudart_kern.c"
+#line 1880 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemset2DAsync);
@@ -3120,7 +3147,7 @@ cudaError_t ava_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream
 		*devPtr = NULL;
 	}
 	return ret;
-#line 3124 "cudart_kern.c"
+#line 3151 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocAsync);
@@ -3181,7 +3208,7 @@ cudaError_t ava_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 3185 "cudart_kern.c"
+#line 3212 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFreeAsync);
@@ -3228,9 +3255,9 @@ cudaError_t ava_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int sr
 #define ava_execute() ava_kern_remote_cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
 #line 337 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
-		return cudaErrorInvalidValue;
+		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 3234 "cudart_kern.c"
+#line 3261 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemcpyPeer);
@@ -3287,9 +3314,9 @@ cudaError_t ava_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, i
 #define ava_execute() ava_kern_remote_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream)
 #line 349 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
-		return cudaErrorInvalidValue;
+		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 3293 "cudart_kern.c"
+#line 3320 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemcpyPeerAsync);
@@ -3348,7 +3375,7 @@ cudaError_t ava_cudaPointerGetAttributes(struct cudaPointerAttributes *attribute
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3352 "cudart_kern.c"
+#line 3379 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaPointerGetAttributes);

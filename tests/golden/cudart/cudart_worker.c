@@ -117,6 +117,33 @@ static inline int ava_cudart_mine(const void *p, size_t count)
 	return count == 0 || ava_w_ranges_check((uintptr_t)p, count);
 }
 
+/*
+ * Worker: the answer to memory the guest does not own. offender is the
+ * first address given that is neither NULL nor the guest's. Such an address
+ * is refused as an invalid value before the runtime sees it. NULL is
+ * nobody's memory, and natively the runtime has to start before it judges
+ * it, so where it cannot (no driver, no device) its error comes first, as
+ * for a program whose allocation failed.
+ */
+static inline cudaError_t ava_cudart_refused(const void *offender)
+{
+	int count = 0;
+	cudaError_t e;
+
+	if (offender != NULL)
+		return cudaErrorInvalidValue;
+	e = cudaGetDeviceCount(&count);
+	return e != cudaSuccess ? e : cudaErrorInvalidValue;
+}
+
+/* Worker: a or b when it is neither NULL nor count bytes of the guest's. */
+static inline const void *ava_cudart_offender(const void *a, const void *b, size_t count)
+{
+	if (a != NULL && !ava_cudart_mine(a, count))
+		return a;
+	return b != NULL && !ava_cudart_mine(b, count) ? b : NULL;
+}
+
 /* Worker: the same for a pitched rectangle (rows wider than the pitch overlap: no rectangle). */
 static inline cudaError_t ava_cudart_mine_2d(const void *p, size_t pitch, size_t width,
 					     size_t height)
@@ -128,7 +155,7 @@ static inline cudaError_t ava_cudart_mine_2d(const void *p, size_t pitch, size_t
 	if (pitch < width)
 		return cudaErrorInvalidPitchValue;
 	return span != 0 && ava_w_ranges_check((uintptr_t)p, span) ? cudaSuccess
-								    : cudaErrorInvalidValue;
+								    : ava_cudart_refused(p);
 }
 
 /*
@@ -148,7 +175,7 @@ static inline cudaError_t ava_cudart_track(const void *p, size_t size)
 		       : cudaErrorMemoryAllocation;
 }
 
-#line 152 "cudart_worker.c"
+#line 179 "cudart_worker.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -241,7 +268,7 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 245 "cudart_worker.c"
+#line 272 "cudart_worker.c"
 #line 6 "specs/cudart/cudart_memory.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
@@ -296,7 +323,7 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 300 "cudart_worker.c"
+#line 327 "cudart_worker.c"
 #line 154 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
@@ -314,7 +341,7 @@ cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_
 				size_t host_span);
 
 
-#line 318 "cudart_worker.c"
+#line 345 "cudart_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_cudart_tramp_ava_cudart_stream_callback(cudaStream_t stream, cudaError_t status, void *userData)
@@ -422,7 +449,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_register_module(const void *fatbin
 	__cudaRegisterFatBinaryEnd(ava_mod->handle);
 	*module = ava_mod;
 	return cudaSuccess;
-#line 426 "cudart_worker.c"
+#line 453 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_register_module(struct ava_wcall *ava_w)
@@ -573,7 +600,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_symbol_copy(ava_cudart_mod module,
 	    (host != NULL && host_len != count))
 		return cudaErrorInvalidValue;
 	if (host == NULL && !ava_cudart_mine(device, count))
-		return cudaErrorInvalidValue;
+		return ava_cudart_refused(device);
 	if (to_symbol)
 		ret = cudaMemcpyToSymbol(module->vars[var].stand_in, ava_other, count, offset,
 					 host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice);
@@ -581,7 +608,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_symbol_copy(ava_cudart_mod module,
 		ret = cudaMemcpyFromSymbol(ava_other, module->vars[var].stand_in, count, offset,
 					   host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice);
 	return ret == cudaSuccess && stream ? cudaStreamSynchronize(stream) : ret;
-#line 585 "cudart_worker.c"
+#line 612 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_symbol_copy(struct ava_wcall *ava_w)
@@ -679,7 +706,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_symbol_info(ava_cudart_mod module,
 			return cudaErrorMemoryAllocation;
 	}
 	return size != NULL ? cudaGetSymbolSize(size, module->vars[var].stand_in) : cudaSuccess;
-#line 683 "cudart_worker.c"
+#line 710 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_symbol_info(struct ava_wcall *ava_w)
@@ -758,7 +785,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_release_function(ava_cudart_fn fun
 #line 295 "specs/cudart/cudart_launch.spec.inc"
 	free(function);
 	return cudaSuccess;
-#line 762 "cudart_worker.c"
+#line 789 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_release_function(struct ava_wcall *ava_w)
@@ -802,7 +829,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_unregister_module(ava_cudart_mod m
 	free(module->fatbin);
 	free(module);
 	return cudaSuccess;
-#line 806 "cudart_worker.c"
+#line 833 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_unregister_module(struct ava_wcall *ava_w)
@@ -846,7 +873,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_launch(ava_cudart_fn function, uns
 		ava_args[i] = (char *)params + function->params.offsets[i];
 	return cudaLaunchKernel(&function->stand_in, ava_grid, ava_block, ava_args, shared_mem,
 				stream);
-#line 850 "cudart_worker.c"
+#line 877 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_launch(struct ava_wcall *ava_w)
@@ -925,7 +952,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_func_get_attributes(struct cudaFun
 	if (function == NULL)
 		return cudaErrorInvalidDeviceFunction;
 	return cudaFuncGetAttributes(attr, &function->stand_in);
-#line 929 "cudart_worker.c"
+#line 956 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_func_get_attributes(struct ava_wcall *ava_w)
@@ -982,7 +1009,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_occupancy(int *num_blocks, ava_cud
 		return cudaErrorInvalidDeviceFunction;
 	return cudaOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, &function->stand_in,
 							     block_size, dynamic_smem);
-#line 986 "cudart_worker.c"
+#line 1013 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_occupancy(struct ava_wcall *ava_w)
@@ -1300,7 +1327,7 @@ static cudaError_t ava_cudart_impl_cudaDeviceReset(void)
 	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
 		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
 	return ava_execute();
-#line 1304 "cudart_worker.c"
+#line 1331 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1610,7 +1637,7 @@ static cudaError_t ava_cudart_impl_cudaMemGetInfo(size_t *free, size_t *total)
 	if (ava_is_worker && ret == cudaSuccess)
 		ava_cudart_quota_clamp(free, total);
 	return ret;
-#line 1614 "cudart_worker.c"
+#line 1641 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1737,7 +1764,7 @@ static cudaError_t ava_cudart_impl_cudaMalloc(void **devPtr, size_t size)
 		*devPtr = NULL;
 	}
 	return ret;
-#line 1741 "cudart_worker.c"
+#line 1768 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1803,7 +1830,7 @@ static cudaError_t ava_cudart_impl_cudaMallocPitch(void **devPtr, size_t *pitch,
 		ret = cudaErrorMemoryAllocation;
 	}
 	return ret;
-#line 1807 "cudart_worker.c"
+#line 1834 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1896,7 +1923,7 @@ static cudaError_t ava_cudart_impl_cudaFree(void *devPtr)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 1900 "cudart_worker.c"
+#line 1927 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1929,9 +1956,9 @@ static cudaError_t ava_cudart_impl_cudaMemset(void *devPtr, int value, size_t co
 #define ava_execute() cudaMemset(devPtr, value, count)
 #line 130 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
-		return cudaErrorInvalidValue;
+		return ava_cudart_refused(devPtr);
 	return ava_execute();
-#line 1935 "cudart_worker.c"
+#line 1962 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1968,9 +1995,9 @@ static cudaError_t ava_cudart_impl_cudaMemsetAsync(void *devPtr, int value, size
 #define ava_execute() cudaMemsetAsync(devPtr, value, count, stream)
 #line 140 "specs/cudart/cudart_memory.spec.inc"
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
-		return cudaErrorInvalidValue;
+		return ava_cudart_refused(devPtr);
 	return ava_execute();
-#line 1974 "cudart_worker.c"
+#line 2001 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -2018,14 +2045,14 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device(void *dst, const 
 	if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDefault)
 		return cudaErrorInvalidMemcpyDirection;
 	if (!ava_cudart_mine(dst, count) || (count != 0 && src == NULL))
-		return cudaErrorInvalidValue;
+		return ava_cudart_refused(ava_cudart_offender(dst, NULL, count));
 	if (async)
 		return cudaMemcpyAsync(dst, src, count, cudaMemcpyHostToDevice, stream) ==
 				       cudaSuccess
 			       ? cudaStreamSynchronize(stream)
 			       : cudaPeekAtLastError();
 	return cudaMemcpy(dst, src, count, cudaMemcpyHostToDevice);
-#line 2029 "cudart_worker.c"
+#line 2056 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device(struct ava_wcall *ava_w)
@@ -2084,10 +2111,10 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device_async(void *dst, 
 {
 #line 199 "specs/cudart/cudart_memory.spec.inc"
 	if (!ava_cudart_mine(dst, count) || (count != 0 && src == NULL))
-		return cudaErrorInvalidValue;
+		return ava_cudart_refused(ava_cudart_offender(dst, NULL, count));
 	cudaError_t ret = cudaMemcpyAsync(dst, src, count, cudaMemcpyHostToDevice, stream);
 	return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
-#line 2091 "cudart_worker.c"
+#line 2118 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device_async(struct ava_wcall *ava_w)
@@ -2149,13 +2176,13 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_host(void *dst, const vo
 	if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDefault)
 		return cudaErrorInvalidMemcpyDirection;
 	if (!ava_cudart_mine(src, count) || (count != 0 && dst == NULL))
-		return cudaErrorInvalidValue;
+		return ava_cudart_refused(ava_cudart_offender(src, NULL, count));
 	if (async) {
 		cudaError_t ret = cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToHost, stream);
 		return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
 	}
 	return cudaMemcpy(dst, src, count, cudaMemcpyDeviceToHost);
-#line 2159 "cudart_worker.c"
+#line 2186 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_host(struct ava_wcall *ava_w)
@@ -2221,10 +2248,10 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_on_device(void *dst, const 
 	if (kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
 		return cudaErrorInvalidMemcpyDirection;
 	if (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count))
-		return cudaErrorInvalidValue;
+		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return async ? cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToDevice, stream)
 		     : cudaMemcpy(dst, src, count, cudaMemcpyDeviceToDevice);
-#line 2228 "cudart_worker.c"
+#line 2255 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_on_device(struct ava_wcall *ava_w)
@@ -2297,7 +2324,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy2d(void *dst, size_t dpitch,
 					 stream)
 		     : cudaMemcpy2D(ava_dst, dpitch, ava_src, spitch, width, height, ava_kind);
 	return ret == cudaSuccess && stream ? cudaStreamSynchronize(stream) : ret;
-#line 2301 "cudart_worker.c"
+#line 2328 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy2d(struct ava_wcall *ava_w)
@@ -2382,7 +2409,7 @@ static cudaError_t ava_cudart_impl_cudaMemset2D(void *devPtr, size_t pitch, int 
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2386 "cudart_worker.c"
+#line 2413 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -2428,7 +2455,7 @@ static cudaError_t ava_cudart_impl_cudaMemset2DAsync(void *devPtr, size_t pitch,
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2432 "cudart_worker.c"
+#line 2459 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -2482,7 +2509,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_host_alloc_check(size_t size, unsi
 	if (ret == cudaSuccess)
 		cudaFreeHost(ava_p);
 	return ret;
-#line 2486 "cudart_worker.c"
+#line 2513 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_host_alloc_check(struct ava_wcall *ava_w)
@@ -3679,7 +3706,7 @@ static cudaError_t ava_cudart_impl_cudaMallocAsync(void **devPtr, size_t size, c
 		*devPtr = NULL;
 	}
 	return ret;
-#line 3683 "cudart_worker.c"
+#line 3710 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3750,7 +3777,7 @@ static cudaError_t ava_cudart_impl_cudaFreeAsync(void *devPtr, cudaStream_t hStr
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 3754 "cudart_worker.c"
+#line 3781 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3793,9 +3820,9 @@ static cudaError_t ava_cudart_impl_cudaMemcpyPeer(void *dst, int dstDevice, cons
 #define ava_execute() cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
 #line 337 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
-		return cudaErrorInvalidValue;
+		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 3799 "cudart_worker.c"
+#line 3826 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3836,9 +3863,9 @@ static cudaError_t ava_cudart_impl_cudaMemcpyPeerAsync(void *dst, int dstDevice,
 #define ava_execute() cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream)
 #line 349 "specs/cudart/cudart_api.spec.inc"
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
-		return cudaErrorInvalidValue;
+		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 3842 "cudart_worker.c"
+#line 3869 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3891,7 +3918,7 @@ static cudaError_t ava_cudart_impl_cudaPointerGetAttributes(struct cudaPointerAt
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3895 "cudart_worker.c"
+#line 3922 "cudart_worker.c"
 #undef ava_execute
 }
 
