@@ -742,6 +742,35 @@ Test(vmhost, a_released_slot_is_scrubbed_before_it_is_idle) {
   hello_and_call(*ch, [&] { return host.log(); });
 }
 
+// The usual end in a VM: the guest library says goodbye, its worker exits,
+// and only then does the process close /dev/ava. The slot must not show
+// IDLE (claimable) before the release, and then be scrubbed whole, its
+// region header page included.
+Test(vmhost, a_slot_released_after_its_worker_left_is_scrubbed) {
+  Host host;
+  FakeVm vm;
+  vm.connect_to(host.sock);
+  vm.claim(0);
+  pid_t worker = 0;
+  {
+    auto ch = guest_channel(vm, 0);
+    hello_and_call(*ch, [&] { return host.log(); });
+    worker = static_cast<pid_t>(vm.entry(0)->worker_pid);
+  } // goodbye
+  cr_assert(eventually([&] { return vm.entry(0)->worker_pid == 0; }), "worker %d still shown",
+            static_cast<int>(worker));
+  cr_expect(vm.host_state(0) != AVA_SLOT_IDLE, "claimable while the guest still holds it");
+  vm.release(0);
+  cr_assert(eventually([&] { return vm.host_state(0) == AVA_SLOT_IDLE; }), "slot 0 never idle");
+  size_t dirty = 0;
+  for (uint64_t i = 0; i < vm.hdr.slot_size; ++i)
+    dirty += vm.slot(0)[i] != 0;
+  cr_expect_eq(dirty, 0u, "%zu bytes of the released slot survived", dirty);
+  vm.claim(0);
+  auto ch = guest_channel(vm, 0);
+  hello_and_call(*ch, [&] { return host.log(); });
+}
+
 // The host's limits come from its own configuration: a VM that writes 0
 // ("unlimited") into its slot's policy lifts nothing.
 Test(vmhost, the_hosts_rate_limit_holds_whatever_the_vm_writes) {

@@ -136,6 +136,9 @@ private:
     uint32_t gen = 0; // the claim the worker serves (or last served)
     int64_t kill_at_ms = -1;
     std::unique_ptr<GuestCgroup> cgroup; // the worker's, from the host configuration
+    // The worker said goodbye and went while the guest still held the slot:
+    // its region header page stays until the release, then goes too.
+    bool awaiting_release = false;
   };
 
   Status setup();
@@ -143,6 +146,8 @@ private:
   void vm_gone();
   void scan();
   void start_worker(uint32_t i, uint32_t gen);
+  // Shows slot i IDLE (its worker and everything it held gone) and tells the guest.
+  void publish_idle(uint32_t i);
   [[noreturn]] void worker_child(uint32_t i, uint32_t gen, int wait_efd, int irq_efd);
   void reap();
   void finish_slot(uint32_t i, int wait_status);
@@ -287,6 +292,12 @@ void Vmhost::vm_gone() {
   irq_efds_.clear();
   log("VM disconnected");
   for (uint32_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i].awaiting_release) {
+      // Nobody is left to release it: the header page goes now.
+      slots_[i].awaiting_release = false;
+      (void)mem_->scrub(mem_->slot_offset(i), AVA_REGION_ALIGN);
+      __atomic_store_n(&mem_->slot_entry(i)->host_state, AVA_SLOT_IDLE, __ATOMIC_RELEASE);
+    }
     if (slots_[i].worker <= 0)
       continue;
     // Nobody is left to release the slot: close it for the worker, wake it.
@@ -308,6 +319,14 @@ void Vmhost::scan() {
     const uint32_t state = __atomic_load_n(&e->guest_state, __ATOMIC_ACQUIRE);
     const uint32_t gen = __atomic_load_n(&e->guest_gen, __ATOMIC_RELAXED);
     const bool held = state == AVA_SLOT_CLAIMED && gen == s.gen;
+    if (s.awaiting_release && !held) {
+      s.awaiting_release = false;
+      Status scrubbed = mem_->scrub(mem_->slot_offset(i), AVA_REGION_ALIGN);
+      if (!scrubbed.is_ok())
+        log("slot %u: %s", i, scrubbed.message.c_str());
+      publish_idle(i);
+      continue;
+    }
     if (s.worker > 0) {
       // The guest let go (it exited or was killed, perhaps mid-call). A
       // worker still inside a long API call would hold the slot and the
@@ -430,12 +449,12 @@ void Vmhost::finish_slot(uint32_t i, int wait_status) {
   ava_slot_entry *e = mem_->slot_entry(i);
   const uint32_t state = __atomic_load_n(&e->guest_state, __ATOMIC_ACQUIRE);
   const uint32_t gen = __atomic_load_n(&e->guest_gen, __ATOMIC_RELAXED);
+  const bool orderly = WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
   if (state == AVA_SLOT_CLAIMED && gen == s.gen && vm_sock_.get() >= 0) {
     // The guest still holds the slot: its calls must fail, not wait. After
     // an orderly goodbye (exit 0) that is the usual moment between the
     // guest library's goodbye and the process closing /dev/ava: no news.
     mark_region(i, AVA_REGION_BROKEN);
-    const bool orderly = WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
     if (WIFSIGNALED(wait_status))
       log("slot %u: worker killed by signal %d while the guest holds the slot: marked broken", i,
           WTERMSIG(wait_status));
@@ -453,6 +472,18 @@ void Vmhost::finish_slot(uint32_t i, int wait_status) {
   if (!scrubbed.is_ok())
     log("slot %u: %s", i, scrubbed.message.c_str());
   __atomic_store_n(&e->worker_pid, 0u, __ATOMIC_RELAXED);
+  if (still_held && orderly && vm_sock_.get() >= 0) {
+    // The usual end (goodbye, then the process closes /dev/ava): IDLE, and
+    // so a new claim, waits for the release and the scrub of the header page.
+    s.awaiting_release = true;
+    interrupt(AVA_DEV_SLOT_VECTOR(i));
+    return;
+  }
+  publish_idle(i);
+}
+
+void Vmhost::publish_idle(uint32_t i) {
+  ava_slot_entry *e = mem_->slot_entry(i);
   // Pairs with ava.ko's acquire load of host_state in its claimability
   // check: IDLE means this slot's worker is gone with everything it held.
   __atomic_store_n(&e->host_state, AVA_SLOT_IDLE, __ATOMIC_RELEASE);
