@@ -135,6 +135,17 @@ int ava_guest_shape_known(const struct ava_guest_spec *spec, uint32_t func_id,
 void ava_guest_shape_learn(const struct ava_guest_spec *spec, uint32_t func_id,
 			   const uint64_t *values, uint32_t count);
 
+/*
+ * Staged transfers (AVA_MSG_DATA): a destination of capacity bytes at dst
+ * that the worker fills after the call that names its token has returned
+ * (a non-blocking read). Returns the token, or 0 when it cannot be had (no
+ * connection, no memory): the caller then must not go non-blocking. A call
+ * that failed cancels its token.
+ */
+uint64_t ava_guest_transfer_expect(const struct ava_guest_spec *spec, void *dst,
+				   uint64_t capacity);
+void ava_guest_transfer_cancel(const struct ava_guest_spec *spec, uint64_t token);
+
 /* The guest deallocated a handle: drop callbacks coupled to it. */
 void ava_guest_handle_released(const struct ava_guest_spec *spec, uint64_t handle);
 

@@ -81,9 +81,9 @@ void ReplyWaiter::finish(MsgBuf *msg, int error) {
 }
 
 Connection::Connection(const ava_guest_spec *spec, CallbackRegistry *callbacks,
-                       std::unique_ptr<Channel> channel, std::string address,
-                       const GuestConfig &config)
-    : spec_(spec), callbacks_(callbacks), channel_(std::move(channel)),
+                       TransferTable *transfers, std::unique_ptr<Channel> channel,
+                       std::string address, const GuestConfig &config)
+    : spec_(spec), callbacks_(callbacks), transfers_(transfers), channel_(std::move(channel)),
       address_(std::move(address)), max_message_(config.max_message),
       call_timeout_ms_(config.call_timeout_ms), callback_timeout_ms_(config.callback_timeout_ms),
       baton_(kCallerIdle) {}
@@ -459,6 +459,10 @@ bool Connection::route(MsgBuf &&msg, std::string *reason) {
     return deliver_reply(std::move(msg), reason);
   case AVA_MSG_CALLBACK:
     return queue_callback(std::move(msg), reason);
+  case AVA_MSG_DATA:
+    // Copied here, before any later message is routed: a reply or callback
+    // that shows the command complete must find its data in place.
+    return transfers_->deliver(msg, reason);
   case AVA_MSG_GOODBYE:
     *reason = "the worker said goodbye";
     return false;

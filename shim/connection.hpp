@@ -20,6 +20,7 @@
 #include "shim/callback_registry.hpp"
 #include "shim/config.hpp"
 #include "shim/heap.hpp"
+#include "shim/transfers.hpp"
 #include "transport/channel.hpp"
 #include "transport/read_baton.hpp"
 
@@ -51,7 +52,8 @@ private:
 class Connection : public std::enable_shared_from_this<Connection> {
 public:
   // Takes max_message, call_timeout_ms and callback_timeout_ms from config.
-  Connection(const ava_guest_spec *spec, CallbackRegistry *callbacks,
+  // callbacks and transfers are the runtime's and outlive the connection.
+  Connection(const ava_guest_spec *spec, CallbackRegistry *callbacks, TransferTable *transfers,
              std::unique_ptr<Channel> channel, std::string address, const GuestConfig &config);
   ~Connection();
   Connection(const Connection &) = delete;
@@ -119,6 +121,7 @@ private:
 
   const ava_guest_spec *spec_;
   CallbackRegistry *callbacks_;
+  TransferTable *transfers_;
   std::unique_ptr<Channel> channel_;
   std::unique_ptr<HeapAllocator> heap_;
   uint64_t zerocopy_min_ = 64 * 1024;

@@ -242,6 +242,22 @@ void ava_guest_shape_learn(const struct ava_guest_spec *spec, uint32_t func_id,
     runtime->shapes().learn(func_id, values, count);
 }
 
+uint64_t ava_guest_transfer_expect(const struct ava_guest_spec *spec, void *dst,
+                                   uint64_t capacity) {
+  try {
+    Runtime *runtime = ava::guest::find_runtime(spec, true);
+    return runtime != nullptr ? runtime->transfers().expect(dst, capacity) : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+void ava_guest_transfer_cancel(const struct ava_guest_spec *spec, uint64_t token) {
+  Runtime *runtime = ava::guest::find_runtime(spec, false);
+  if (runtime != nullptr && token != 0)
+    runtime->transfers().cancel(token);
+}
+
 void ava_guest_unsupported(const struct ava_guest_spec *spec, const char *func_name) {
   try {
     if (spec == nullptr) {

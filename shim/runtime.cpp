@@ -101,7 +101,8 @@ Status Runtime::connect_locked(bool *run_epilogue) {
     return fail_connect_locked("cannot connect to the " + std::string(spec_->name) + " worker at " +
                                address + source + ": " + without_address(st.message, address));
   }
-  auto conn = std::make_shared<Connection>(spec_, &callbacks_, std::move(channel), address, config);
+  auto conn = std::make_shared<Connection>(spec_, &callbacks_, &transfers_, std::move(channel),
+                                           address, config);
   st = conn->start();
   if (!st.is_ok()) {
     return fail_connect_locked(st.message);

@@ -28,6 +28,7 @@ public:
   const ava_guest_spec *spec() const { return spec_; }
   CallbackRegistry &callbacks() { return callbacks_; }
   ShapeCache &shapes() { return shapes_; }
+  TransferTable &transfers() { return transfers_; }
   uint64_t next_call_id() { return next_call_id_.fetch_add(1, std::memory_order_relaxed); }
 
   // The live connection, opened on first use. A failure has been reported
@@ -75,6 +76,7 @@ private:
   std::atomic<uint64_t> next_call_id_{1};
   CallbackRegistry callbacks_;
   ShapeCache shapes_;
+  TransferTable transfers_;
 
   static constexpr size_t kMaxReported = 1024;
   std::mutex report_mu_;

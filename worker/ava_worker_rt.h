@@ -259,6 +259,45 @@ int ava_w_fail(struct ava_wcall *w, int status, uint32_t ret_class, int64_t erro
 /* Writes one line "ava worker: ..." about this call to the worker log. */
 void ava_w_log(struct ava_wcall *w, const char *message);
 
+/*
+ * Staged transfers: commands that the API runs after their call returned
+ * (non-blocking reads and writes), on worker-owned staging memory instead
+ * of the call's message, which goes away with the call.
+ *
+ *   t = ava_w_transfer_begin(token, bytes);   // in a call; NULL: refused
+ *   rc = enqueue(..., ava_w_transfer_staging(t), ..., &event);
+ *   if (rc != OK) { ava_w_transfer_abort(t); return rc; }
+ *   ava_w_transfer_piece(t, dst_offset, staging_offset, length); ...
+ *   ava_w_transfer_start(t, poll, release, event_ctx);
+ *   register a completion callback that calls ava_w_transfer_finished(t, ok)
+ *
+ * token names the guest's registered destination (ava_guest_transfer_expect):
+ * its pieces go to the guest in DATA messages once the command is done,
+ * found by the completion callback or by poll(ctx) (1 done, 0 not yet, < 0
+ * failed), which the runtime asks before every other message to this guest,
+ * so no reply or callback can show the command complete before its data.
+ * token 0: staging only (a write), nothing goes back. The staging stays
+ * until both the runtime and the API are done with it (finished: the API
+ * no longer touches it); release(ctx) runs then. A guest's staging is
+ * bounded (ava_w_transfer_begin returns NULL beyond it).
+ */
+struct ava_w_transfer;
+struct ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes);
+void *ava_w_transfer_staging(struct ava_w_transfer *t);
+/*
+ * The pieces come from src (bytes long) instead of the staging: memory the
+ * API hands out (a mapping), which release(ctx) gives back.
+ */
+void ava_w_transfer_source(struct ava_w_transfer *t, void *src, uint64_t bytes);
+int ava_w_transfer_piece(struct ava_w_transfer *t, uint64_t dst_offset, uint64_t staging_offset,
+			 uint64_t length);
+void ava_w_transfer_start(struct ava_w_transfer *t, int (*poll)(void *ctx),
+			  void (*release)(void *ctx), void *ctx);
+/* From any thread, once: the API is done with the staging (ok: successfully). */
+void ava_w_transfer_finished(struct ava_w_transfer *t, int ok);
+/* The command was not started: the staging goes, nothing is sent. */
+void ava_w_transfer_abort(struct ava_w_transfer *t);
+
 /* --- worker-to-guest callbacks, used by generated trampolines --- */
 
 struct ava_wcb {

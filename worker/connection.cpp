@@ -39,6 +39,11 @@ void GuestConnection::set_guest(const ava_worker_spec *spec, uint64_t pid) {
 }
 
 Status GuestConnection::send(const struct iovec *iov, int iovcnt) {
+  transfers_.flush(*this);
+  return send_data(iov, iovcnt);
+}
+
+Status GuestConnection::send_data(const struct iovec *iov, int iovcnt) {
   if (!alive())
     return Status::error(AVA_E_CLOSED, "guest is gone");
   Status st;

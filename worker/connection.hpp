@@ -25,6 +25,7 @@
 #include "worker/handle_table.hpp"
 #include "worker/range_table.hpp"
 #include "worker/resource_ledger.hpp"
+#include "worker/transfers.hpp"
 
 namespace ava {
 
@@ -47,7 +48,12 @@ public:
   uint64_t max_message() const { return channel_->max_message(); }
 
   // Sends one message; serialised with every other sender of this guest.
+  // The DATA of every staged transfer that is done goes first (see
+  // TransferBook::flush): no message shows the guest a command complete
+  // before its bytes arrived.
   Status send(const struct iovec *iov, int iovcnt);
+  // Sends one DATA message (TransferBook only).
+  Status send_data(const struct iovec *iov, int iovcnt);
   // Sends a message that carries only a status (HELLO_ACK, GOODBYE, or a
   // REPLY with a zeroed ava_reply_common), echoing the ids of request.
   Status send_status(const ava_msg_hdr &request, uint16_t kind, int status);
@@ -60,6 +66,8 @@ public:
   ResourceLedger &resources() { return resources_; }
   // The device memory the API handed to this guest (ava_w_ranges_*).
   RangeTable &ranges() { return ranges_; }
+  // Staged transfers whose bytes still have to go to the guest.
+  TransferBook &transfers() { return transfers_; }
   // A host setting for the plugin (WorkerOptions::plugin_settings), or nullptr.
   const char *setting(std::string_view name) const {
     auto it = settings_.find(name);
@@ -152,6 +160,7 @@ private:
   HandleTable handles_;
   ResourceLedger resources_;
   RangeTable ranges_;
+  TransferBook transfers_;
   std::function<void(int)> on_refused_;
   const std::map<std::string, std::string, std::less<>> settings_;
 

@@ -381,6 +381,8 @@ void GuestSession::teardown() {
   for (auto &[id, shadow] : shadows_)
     shadow->join();
   shadows_.clear();
+  // Nothing more goes to the guest; staging the API still writes stays its own.
+  connection_->transfers().drop_all();
 
   const ava_worker_spec *spec = connection_->spec();
   uint64_t destroyed = 0;

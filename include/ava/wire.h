@@ -66,7 +66,8 @@ typedef int64_t ava_s64;
 #define AVA_MSG_CALLBACK 5u      /* worker -> guest: run a guest callback */
 #define AVA_MSG_CALLBACK_DONE 6u /* guest -> worker: that callback returned */
 #define AVA_MSG_GOODBYE 7u       /* either way: orderly close */
-#define AVA_MSG_KIND_MAX 7u
+#define AVA_MSG_DATA 8u          /* worker -> guest: bytes of a staged transfer (struct ava_data) */
+#define AVA_MSG_KIND_MAX 8u
 
 /* struct ava_msg_hdr.flags */
 #define AVA_F_SYNC 0x1u  /* the sender waits for a REPLY */
@@ -184,6 +185,41 @@ struct ava_hello {
 	char spec_name[AVA_SPEC_NAME_MAX]; /* NUL-padded */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_hello) == 56, "ava_hello size");
+
+/*
+ * A staged transfer: the data a non-blocking read (or map) produces on the
+ * worker after its call has returned. The guest registers the destination
+ * before the call and names it by a token it sends with the call; the worker
+ * reads into its own staging memory and, once the command is done, sends
+ * DATA messages for that token: pieces of bytes at offsets within the
+ * destination. The worker sends them before any REPLY or CALLBACK that could
+ * let the program see the command complete, so the data is in place by then.
+ *
+ * One DATA message (hdr.call_id = token, hdr.func_id = 0):
+ *
+ *   ava_msg_hdr | struct ava_data | npieces x struct ava_data_piece | bytes
+ *
+ * The bytes are the pieces' contents, one after another, exactly
+ * sum(length) of them. A transfer ends with a message flagged AVA_DATA_END
+ * (possibly with no pieces); AVA_DATA_FAILED (with END, no pieces) says the
+ * command failed and the destination stays untouched, as natively.
+ */
+#define AVA_DATA_END 0x1u
+#define AVA_DATA_FAILED 0x2u
+#define AVA_DATA_ALL (AVA_DATA_END | AVA_DATA_FAILED)
+#define AVA_DATA_MAX_PIECES 65536u /* per message */
+
+struct ava_data {
+	ava_u32 npieces;
+	ava_u32 flags;
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_data) == 8, "ava_data size");
+
+struct ava_data_piece {
+	ava_u64 offset; /* within the registered destination */
+	ava_u64 length;
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_data_piece) == 16, "ava_data_piece size");
 
 /* Round a payload item up so that it keeps a zero guard byte and 8-byte alignment. */
 #define AVA_PAYLOAD_SPAN(len) ((((ava_u64)(len)) + 8u) & ~(ava_u64)7u)

@@ -58,7 +58,8 @@ std::string read_file(const char *path) {
   X(bad_input)                                                                                     \
   X(callbacks)                                                                                     \
   X(svm)                                                                                           \
-  X(svm_alias)
+  X(svm_alias)                                                                                     \
+  X(nonblocking)
 
 #define OCL_PROGRAM_TEST(name)                                                                     \
   Test(e2e_opencl, name, .timeout = 300) {                                                         \

@@ -14,6 +14,8 @@
 // event callback) or 2 (a data callback), which the callbacks here read in
 // full, so that ASan sees what the dispatch hands them; their declaration id
 // is left to the fuzzer (a mismatch must be refused, never dispatched).
+// DATA messages name transfer 1 or 2 (destinations of 64 bytes and 4 KiB
+// on the heap, so ASan sees a piece written past them) or none (0).
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -160,6 +162,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else if (h.kind == AVA_MSG_CALLBACK) {
       h.spec_id = spec->id;
       h.call_id = h.call_id % 3; // 0: unknown, 1: event, 2: data
+    } else if (h.kind == AVA_MSG_DATA) {
+      h.call_id = h.call_id % 3; // 0: unknown, 1 and 2: the destinations below
     }
     input.push_back(std::move(m));
   }
@@ -169,13 +173,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       {reinterpret_cast<void (*)(void)>(&on_event), nullptr, 0, 0, AVA_WTEST_CB_WT_EVENT_CALLBACK});
   callbacks.add(
       {reinterpret_cast<void (*)(void)>(&on_data), nullptr, 0, 0, AVA_WTEST_CB_WT_DATA_CALLBACK});
+  ava::guest::TransferTable transfers;
+  auto small = std::make_unique<uint8_t[]>(64);
+  auto large = std::make_unique<uint8_t[]>(4096);
+  (void)transfers.expect(small.get(), 64);
+  (void)transfers.expect(large.get(), 4096);
   ava::GuestConfig config;
   config.call_timeout_ms = kReplyWaitMs;
   config.callback_timeout_ms = 1000;
   auto owned = std::make_unique<GuestFuzzChannel>(std::move(input));
   GuestFuzzChannel *channel = owned.get(); // lives as long as conn
-  auto conn =
-      std::make_shared<ava::guest::Connection>(spec, &callbacks, std::move(owned), "fuzz", config);
+  auto conn = std::make_shared<ava::guest::Connection>(spec, &callbacks, &transfers,
+                                                       std::move(owned), "fuzz", config);
   if (!conn->start().is_ok())
     return 0;
   for (size_t n = 0; n < calls.size(); ++n) {

@@ -30,3 +30,12 @@ target_compile_definitions(test_worker_plugin PRIVATE
   AVA_WT_PLUGIN_DIR="${AVA_WTEST_PLUGIN_DIR}")
 add_dependencies(test_worker_plugin ava_worker_wtest)
 ava_add_test(NAME test_worker_plugin COMMAND test_worker_plugin LABELS unit)
+
+# Staged transfers end to end: the worker's book (worker/transfers.cpp) sends
+# DATA over a real channel into the guest's table (shim/transfers.cpp).
+if(TARGET ava_shim)
+  add_executable(test_worker_transfers ${CMAKE_CURRENT_LIST_DIR}/test_worker_transfers.cpp)
+  target_link_libraries(test_worker_transfers PRIVATE ava_worker_rt ava_shim ava_criterion
+                        ava_transport ava_config Threads::Threads)
+  ava_add_test(NAME test_worker_transfers COMMAND test_worker_transfers LABELS unit)
+endif()

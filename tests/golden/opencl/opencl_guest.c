@@ -570,6 +570,288 @@ static void ava_cl_guest_fini(void)
 
 
 #line 573 "opencl_guest.c"
+#line 27 "specs/opencl/opencl_staged.spec.inc"
+
+#if ava_is_guest && !defined(__KERNEL__)
+#define ava_cl_expect(dst, capacity) ava_guest_transfer_expect(&ava_opencl_guest_spec, dst, capacity)
+#define ava_cl_expect_cancel(token) ava_guest_transfer_cancel(&ava_opencl_guest_spec, token)
+#else
+#define ava_cl_expect(dst, capacity) ((void)(dst), (void)(capacity), (uint64_t)0)
+#define ava_cl_expect_cancel(token) ((void)(token))
+#endif
+
+cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				 size_t size, uint64_t token, cl_uint num_events_in_wait_list,
+				 const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer,
+				      const size_t *buffer_origin, const size_t *host_origin,
+				      const size_t *region, size_t buffer_row_pitch,
+				      size_t buffer_slice_pitch, size_t host_row_pitch,
+				      size_t host_slice_pitch, uint64_t token,
+				      cl_uint num_events_in_wait_list,
+				      const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image,
+				const size_t *origin, const size_t *region, size_t row_pitch,
+				size_t slice_pitch, uint64_t token, cl_uint num_events_in_wait_list,
+				const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer,
+				cl_map_flags map_flags, size_t offset, size_t size, uint64_t token,
+				cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				cl_event *event);
+cl_int ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				  size_t size, const void *ptr, cl_uint num_events_in_wait_list,
+				  const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer,
+				       const size_t *buffer_origin, const size_t *host_origin,
+				       const size_t *region, size_t buffer_row_pitch,
+				       size_t buffer_slice_pitch, size_t host_row_pitch,
+				       size_t host_slice_pitch, const void *ptr,
+				       cl_uint num_events_in_wait_list,
+				       const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image,
+				 const size_t *origin, const size_t *region, size_t input_row_pitch,
+				 size_t input_slice_pitch, const void *ptr,
+				 cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				 cl_event *event);
+
+/* Worker code; declared for the guest's copy too, which never calls it (static inline). */
+#ifndef __KERNEL__
+struct ava_w_transfer;
+struct ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes);
+void *ava_w_transfer_staging(struct ava_w_transfer *t);
+void ava_w_transfer_source(struct ava_w_transfer *t, void *src, uint64_t bytes);
+int ava_w_transfer_piece(struct ava_w_transfer *t, uint64_t dst_offset, uint64_t staging_offset,
+			 uint64_t length);
+void ava_w_transfer_start(struct ava_w_transfer *t, int (*poll)(void *ctx),
+			  void (*release)(void *ctx), void *ctx);
+void ava_w_transfer_finished(struct ava_w_transfer *t, int ok);
+void ava_w_transfer_abort(struct ava_w_transfer *t);
+
+static inline int ava_cl_event_poll(void *ctx)
+{
+	cl_int status = CL_QUEUED;
+
+	if (clGetEventInfo((cl_event)ctx, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
+			   &status, NULL) != CL_SUCCESS)
+		return -1;
+	return status == CL_COMPLETE ? 1 : status < 0 ? -1 : 0;
+}
+
+static inline void ava_cl_event_release(void *ctx)
+{
+	clReleaseEvent((cl_event)ctx);
+}
+
+static inline void CL_CALLBACK ava_cl_transfer_done(cl_event event, cl_int status, void *t)
+{
+	(void)event;
+	ava_w_transfer_finished((struct ava_w_transfer *)t, status == CL_COMPLETE);
+}
+
+/* A mapping the worker holds until its bytes went to the guest. */
+struct ava_cl_mapped {
+	cl_event event;
+	cl_command_queue queue;
+	cl_mem mem; /* NULL: an SVM mapping */
+	void *ptr;
+};
+
+static inline int ava_cl_mapped_poll(void *ctx)
+{
+	return ava_cl_event_poll(((struct ava_cl_mapped *)ctx)->event);
+}
+
+static inline void ava_cl_mapped_release(void *ctx)
+{
+	struct ava_cl_mapped *m = (struct ava_cl_mapped *)ctx;
+	cl_int status = CL_QUEUED;
+
+	if (clGetEventInfo(m->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+			   NULL) == CL_SUCCESS &&
+	    status == CL_COMPLETE) {
+		if (m->mem != NULL)
+			(void)clEnqueueUnmapMemObject(m->queue, m->mem, m->ptr, 0, NULL, NULL);
+		else
+			(void)clEnqueueSVMUnmap(m->queue, m->ptr, 0, NULL, NULL);
+	}
+	clReleaseEvent(m->event);
+	if (m->mem != NULL)
+		clReleaseMemObject(m->mem);
+	clReleaseCommandQueue(m->queue);
+	free(m);
+}
+
+/*
+ * After the enqueue of a staged command: the transfer follows its event
+ * through ctx (which holds a reference of its own), and the event goes to
+ * the program if it asked for one.
+ */
+static inline cl_int ava_cl_staged_with(struct ava_w_transfer *t, cl_int rc, cl_event ev,
+					cl_event *event, int (*poll)(void *), void (*release)(void *),
+					void *ctx)
+{
+	if (rc != CL_SUCCESS) {
+		ava_w_transfer_abort(t);
+		return rc;
+	}
+	ava_w_transfer_start(t, poll, release, ctx);
+	/*
+	 * Without the callback nobody can tell when the driver is done with the
+	 * staging, so it stays: a leak rather than a use after free. The data
+	 * still goes, found by the poll.
+	 */
+	(void)clSetEventCallback(ev, CL_COMPLETE, ava_cl_transfer_done, t);
+	if (event != NULL)
+		*event = ev;
+	else
+		clReleaseEvent(ev);
+	return CL_SUCCESS;
+}
+
+static inline cl_int ava_cl_staged(struct ava_w_transfer *t, cl_int rc, cl_event ev,
+				   cl_event *event)
+{
+	if (rc == CL_SUCCESS)
+		clRetainEvent(ev); /* the transfer's, for ava_cl_event_poll */
+	return ava_cl_staged_with(t, rc, ev, event, ava_cl_event_poll, ava_cl_event_release, ev);
+}
+
+/*
+ * A mapped command's transfer: the bytes at ptr go to the guest once the
+ * map's event is done, and the worker's mapping goes after that.
+ */
+static inline cl_int ava_cl_mapped_transfer(struct ava_w_transfer *t, cl_command_queue queue,
+					    cl_mem mem, void *ptr, size_t size, cl_map_flags flags,
+					    cl_event ev, cl_event *event)
+{
+	struct ava_cl_mapped *m = (struct ava_cl_mapped *)calloc(1, sizeof(*m));
+
+	if (m == NULL) {
+		/* The map is enqueued: the staging must outlive it. */
+		clWaitForEvents(1, &ev);
+		clReleaseEvent(ev);
+		ava_w_transfer_abort(t);
+		return CL_OUT_OF_HOST_MEMORY;
+	}
+	m->event = ev;
+	m->queue = queue;
+	m->mem = mem;
+	m->ptr = ptr;
+	clRetainEvent(ev);
+	clRetainCommandQueue(queue);
+	if (mem != NULL)
+		clRetainMemObject(mem);
+	ava_w_transfer_source(t, ptr, size);
+	if (!(flags & CL_MAP_WRITE_INVALIDATE_REGION) && size != 0)
+		(void)ava_w_transfer_piece(t, 0, 0, size);
+	return ava_cl_staged_with(t, CL_SUCCESS, ev, event, ava_cl_mapped_poll,
+				  ava_cl_mapped_release, m);
+}
+
+/*
+ * An unmap that writes: the program's bytes (staged at the call) go into
+ * the worker's mapping once its map is done, and the unmap waits for that
+ * through a user event of the worker's, so neither call waits inside the
+ * driver for the commands before it.
+ */
+struct ava_cl_fill {
+	struct ava_w_transfer *t;
+	void *dst;
+	size_t size;
+	cl_event gate;
+};
+
+static inline void CL_CALLBACK ava_cl_fill_done(cl_event mapped, cl_int status, void *ctx)
+{
+	struct ava_cl_fill *f = (struct ava_cl_fill *)ctx;
+
+	(void)mapped;
+	if (status == CL_COMPLETE && f->size != 0)
+		memcpy(f->dst, ava_w_transfer_staging(f->t), f->size);
+	clSetUserEventStatus(f->gate, status == CL_COMPLETE ? CL_COMPLETE : status);
+	clReleaseEvent(f->gate);
+	ava_w_transfer_finished(f->t, status == CL_COMPLETE);
+	free(f);
+}
+
+/*
+ * What the unmap of ptr (mapped by the command of mapped) must wait for:
+ * mapped itself, or, with staged bytes to write (t), the user event set once
+ * they are in. Takes mapped and t; the caller releases the event returned.
+ */
+static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped,
+					 struct ava_w_transfer *t, void *ptr, size_t size)
+{
+	struct ava_cl_fill *f;
+	cl_context context = NULL;
+	cl_event gate;
+	cl_int rc = CL_SUCCESS;
+
+	if (t == NULL)
+		return mapped;
+	f = (struct ava_cl_fill *)calloc(1, sizeof(*f));
+	gate = f != NULL && clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(context),
+						  &context, NULL) == CL_SUCCESS
+		       ? clCreateUserEvent(context, &rc)
+		       : NULL;
+	if (gate == NULL) {
+		/* Out of memory: blocking, as before. */
+		free(f);
+		if (clWaitForEvents(1, &mapped) == CL_SUCCESS && size != 0)
+			memcpy(ptr, ava_w_transfer_staging(t), size);
+		ava_w_transfer_finished(t, 1);
+		return mapped;
+	}
+	f->t = t;
+	f->dst = ptr;
+	f->size = size;
+	f->gate = gate;
+	clRetainEvent(gate); /* the callback's */
+	ava_w_transfer_start(t, NULL, NULL, NULL);
+	if (clSetEventCallback(mapped, CL_COMPLETE, ava_cl_fill_done, f) != CL_SUCCESS)
+		ava_cl_fill_done(mapped, clWaitForEvents(1, &mapped) == CL_SUCCESS ? CL_COMPLETE : -1,
+				 f);
+	clReleaseEvent(mapped);
+	return gate;
+}
+
+/*
+ * The rows of a rectangle (rect reads, image reads with pitches), in the
+ * geometry of ava_cl_rect_span: the bytes between them are the program's
+ * and must stay as they are. Rows that touch become one piece.
+ */
+static inline int ava_cl_rows(struct ava_w_transfer *t, const size_t *origin, const size_t *region,
+			      size_t elem, size_t row_pitch, size_t slice_pitch)
+{
+	uint64_t len = (uint64_t)region[0] * elem;
+	uint64_t row = row_pitch ? row_pitch : len;
+	uint64_t slice = slice_pitch ? slice_pitch : row * region[1];
+	uint64_t start = 0, run = 0;
+	int rc = 0;
+
+	for (size_t z = 0; z < region[2] && rc == 0; ++z) {
+		for (size_t y = 0; y < region[1] && rc == 0; ++y) {
+			uint64_t at = (origin[2] + z) * slice + (origin[1] + y) * row +
+				      (uint64_t)origin[0] * elem;
+
+			if (run != 0 && start + run == at) {
+				run += len;
+				continue;
+			}
+			if (run != 0)
+				rc = ava_w_transfer_piece(t, start, start, run);
+			start = at;
+			run = len;
+		}
+	}
+	if (rc == 0 && run != 0)
+		rc = ava_w_transfer_piece(t, start, start, run);
+	return rc;
+}
+
+#endif
+
+#line 855 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -583,7 +865,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 587 "opencl_guest.c"
+#line 869 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -624,7 +906,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 628 "opencl_guest.c"
+#line 910 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -647,7 +929,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 651 "opencl_guest.c"
+#line 933 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -658,7 +940,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 662 "opencl_guest.c"
+#line 944 "opencl_guest.c"
 #line 168 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -678,7 +960,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 682 "opencl_guest.c"
+#line 964 "opencl_guest.c"
 #line 211 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -737,7 +1019,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 741 "opencl_guest.c"
+#line 1023 "opencl_guest.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -912,7 +1194,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 916 "opencl_guest.c"
+#line 1198 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -935,6 +1217,10 @@ cl_mem ava_cl_create_buffer_svm(cl_context context, cl_mem_flags flags, size_t s
 cl_int ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size,
 		      cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list,
 		      const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_svm_map_staged(cl_command_queue command_queue, ava_cl_svm svm, size_t offset,
+			     size_t size, cl_map_flags map_flags, uint64_t token,
+			     cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			     cl_event *event);
 cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset,
 			size_t size, const void *data, cl_uint num_events_in_wait_list,
 			const cl_event *event_wait_list, cl_event *event);
@@ -965,8 +1251,8 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 969 "opencl_guest.c"
-#line 100 "specs/opencl/opencl_svm.spec.inc"
+#line 1255 "opencl_guest.c"
+#line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
 #ifndef __KERNEL__
@@ -992,17 +1278,24 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 996 "opencl_guest.c"
+#line 1282 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 542 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1003 "opencl_guest.c"
+#line 1289 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
+cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_program ava_cl_create_program_with_source(cl_context context, const char *source, size_t length, cl_int *errcode_ret);
@@ -1014,6 +1307,7 @@ ava_cl_svm ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t s
 cl_mem ava_cl_create_buffer_svm(cl_context context, cl_mem_flags flags, size_t size, ava_cl_svm svm, size_t offset, cl_int *errcode_ret);
 cl_int ava_cl_svm_release(ava_cl_svm svm);
 cl_int ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_svm_map_staged(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, cl_map_flags map_flags, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, size_t dst_offset, ava_cl_svm src_svm, size_t src_offset, size_t size, const void *src_host, void *dst_host, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
@@ -1088,9 +1382,9 @@ void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool 
 			 cl_event *event, cl_int *errcode_ret)
 {
 	struct ava_cl_mapping *m = calloc(1, sizeof(*m));
+	uint64_t token;
 	cl_int rc;
 
-	(void)blocking_map; /* the read below completes before we return */
 	if (m == NULL) {
 		if (errcode_ret)
 			*errcode_ret = CL_OUT_OF_HOST_MEMORY;
@@ -1103,8 +1397,21 @@ void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool 
 			*errcode_ret = CL_OUT_OF_HOST_MEMORY;
 		return NULL;
 	}
-	rc = ava_cl_map_buffer(command_queue, buffer, map_flags, offset, size, m->ptr,
-			       num_events_in_wait_list, event_wait_list, event);
+	/*
+	 * Non-blocking: the bytes arrive by the time the map's event completes
+	 * (opencl_staged.spec.inc); blocking, they come with the reply.
+	 */
+	token = blocking_map == CL_FALSE ? ava_cl_expect(m->ptr, ava_cl_span(buffer, offset, size))
+					 : 0;
+	if (token != 0) {
+		rc = ava_cl_map_buffer_staged(command_queue, buffer, map_flags, offset, size, token,
+					      num_events_in_wait_list, event_wait_list, event);
+		if (rc != CL_SUCCESS)
+			ava_cl_expect_cancel(token);
+	} else {
+		rc = ava_cl_map_buffer(command_queue, buffer, map_flags, offset, size, m->ptr,
+				       num_events_in_wait_list, event_wait_list, event);
+	}
 	if (rc == CL_SUCCESS && map_flags == 0)
 		map_flags = CL_MAP_READ | CL_MAP_WRITE;
 	if (rc != CL_SUCCESS) {
@@ -1136,7 +1443,6 @@ void *clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool bl
 	size_t elem = ava_cl_image_elem(image);
 	cl_int rc;
 
-	(void)blocking_map;
 	if (elem == 0 || origin == NULL || region == NULL || image_row_pitch == NULL) {
 		if (errcode_ret)
 			*errcode_ret = elem == 0 ? CL_INVALID_MEM_OBJECT : CL_INVALID_VALUE;
@@ -1167,7 +1473,8 @@ void *clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool bl
 			*errcode_ret = CL_OUT_OF_HOST_MEMORY;
 		return NULL;
 	}
-	rc = clEnqueueReadImage(command_queue, image, CL_TRUE, origin, region, m->row_pitch,
+	/* A non-blocking read stays so: staged (opencl_staged.spec.inc). */
+	rc = clEnqueueReadImage(command_queue, image, blocking_map, origin, region, m->row_pitch,
 				m->slice_pitch, m->ptr, num_events_in_wait_list, event_wait_list,
 				event);
 	if (rc != CL_SUCCESS) {
@@ -1406,8 +1713,8 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1410 "opencl_guest.c"
-#line 368 "specs/opencl/opencl_svm.spec.inc"
+#line 1717 "opencl_guest.c"
+#line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
 	char *ptr;
@@ -1585,17 +1892,26 @@ cl_int clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_
 {
 	struct ava_cl_svm_block b;
 	struct ava_cl_svm_mapping *m;
+	uint64_t token;
 	size_t off;
 	cl_int rc;
 
-	(void)blocking_map; /* the data is in place when this returns */
 	if (svm_ptr == NULL || !ava_cl_svm_find(svm_ptr, &b, &off) || size > b.size - off)
 		return CL_INVALID_VALUE;
 	m = malloc(sizeof(*m));
 	if (m == NULL)
 		return CL_OUT_OF_HOST_MEMORY;
-	rc = ava_cl_svm_map(command_queue, b.svm, off, size, flags, svm_ptr,
-			    num_events_in_wait_list, event_wait_list, event);
+	/* Non-blocking: the bytes arrive by the time the map's event completes. */
+	token = blocking_map == CL_FALSE ? ava_cl_expect(svm_ptr, size) : 0;
+	if (token != 0) {
+		rc = ava_cl_svm_map_staged(command_queue, b.svm, off, size, flags, token,
+					   num_events_in_wait_list, event_wait_list, event);
+		if (rc != CL_SUCCESS)
+			ava_cl_expect_cancel(token);
+	} else {
+		rc = ava_cl_svm_map(command_queue, b.svm, off, size, flags, svm_ptr,
+				    num_events_in_wait_list, event_wait_list, event);
+	}
 	if (rc != CL_SUCCESS) {
 		free(m);
 		return rc;
@@ -1717,7 +2033,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 1721 "opencl_guest.c"
+#line 2037 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1809,6 +2125,631 @@ static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void),
 		(void)ava_fn;
 		return -1;
 	}
+}
+
+cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_read_buffer_staged_call ava_a;
+	const struct ava_opencl_ava_cl_read_buffer_staged_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_READ_BUFFER_STAGED, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.size = (ava_u64)size;
+	ava_a.token = (ava_u64)token;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_read_buffer_rect_staged_call ava_a;
+	const struct ava_opencl_ava_cl_read_buffer_rect_staged_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_buffer_origin = 0;
+	uint64_t ava_count_buffer_origin = 0;
+	uint32_t ava_life_buffer_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_buffer_origin = 0;
+	uint32_t ava_dir_host_origin = 0;
+	uint64_t ava_count_host_origin = 0;
+	uint32_t ava_life_host_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_host_origin = 0;
+	uint32_t ava_dir_region = 0;
+	uint64_t ava_count_region = 0;
+	uint32_t ava_life_region = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_region = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_buffer_origin;
+	(void)ava_coupled_buffer_origin;
+	(void)ava_life_host_origin;
+	(void)ava_coupled_host_origin;
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (buffer_origin != NULL) {
+		ava_dir_buffer_origin |= AVA_BUF_IN;
+		ava_count_buffer_origin = (uint64_t)(3);
+	}
+	if (host_origin != NULL) {
+		ava_dir_host_origin |= AVA_BUF_IN;
+		ava_count_host_origin = (uint64_t)(3);
+	}
+	if (region != NULL) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_READ_BUFFER_RECT_STAGED, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_call_put_buffer(&ava_c, &ava_a.buffer_origin, buffer_origin, ava_count_buffer_origin, sizeof(size_t), ava_dir_buffer_origin);
+	ava_call_put_buffer(&ava_c, &ava_a.host_origin, host_origin, ava_count_host_origin, sizeof(size_t), ava_dir_host_origin);
+	ava_call_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t), ava_dir_region);
+	ava_a.buffer_row_pitch = (ava_u64)buffer_row_pitch;
+	ava_a.buffer_slice_pitch = (ava_u64)buffer_slice_pitch;
+	ava_a.host_row_pitch = (ava_u64)host_row_pitch;
+	ava_a.host_slice_pitch = (ava_u64)host_slice_pitch;
+	ava_a.token = (ava_u64)token;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_read_image_staged_call ava_a;
+	const struct ava_opencl_ava_cl_read_image_staged_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_origin = 0;
+	uint64_t ava_count_origin = 0;
+	uint32_t ava_life_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_origin = 0;
+	uint32_t ava_dir_region = 0;
+	uint64_t ava_count_region = 0;
+	uint32_t ava_life_region = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_region = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_origin;
+	(void)ava_coupled_origin;
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (origin != NULL) {
+		ava_dir_origin |= AVA_BUF_IN;
+		ava_count_origin = (uint64_t)(3);
+	}
+	if (region != NULL) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_READ_IMAGE_STAGED, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.image = (ava_u64)(uintptr_t)image;
+	ava_call_put_buffer(&ava_c, &ava_a.origin, origin, ava_count_origin, sizeof(size_t), ava_dir_origin);
+	ava_call_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t), ava_dir_region);
+	ava_a.row_pitch = (ava_u64)row_pitch;
+	ava_a.slice_pitch = (ava_u64)slice_pitch;
+	ava_a.token = (ava_u64)token;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_write_buffer_staged_call ava_a;
+	const struct ava_opencl_ava_cl_write_buffer_staged_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_ptr = 0;
+	uint64_t ava_count_ptr = 0;
+	uint32_t ava_life_ptr = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_ptr = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_ptr;
+	(void)ava_coupled_ptr;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (ptr != NULL) {
+		ava_dir_ptr |= AVA_BUF_IN;
+		ava_count_ptr = (uint64_t)(ava_cl_span(buffer, offset, size));
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	const uint64_t ava_shape[6] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(buffer),
+		(uint64_t)(uintptr_t)(offset),
+		(uint64_t)(uintptr_t)(size),
+		(uint64_t)(uintptr_t)(ptr != NULL),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_WRITE_BUFFER_STAGED, ava_shape, 6u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_WRITE_BUFFER_STAGED, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.size = (ava_u64)size;
+	ava_call_put_buffer(&ava_c, &ava_a.ptr, ptr, ava_count_ptr, 1, ava_dir_ptr | AVA_CALL_ZEROCOPY);
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_WRITE_BUFFER_STAGED, ava_shape, 6u);
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_write_buffer_rect_staged_call ava_a;
+	const struct ava_opencl_ava_cl_write_buffer_rect_staged_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_buffer_origin = 0;
+	uint64_t ava_count_buffer_origin = 0;
+	uint32_t ava_life_buffer_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_buffer_origin = 0;
+	uint32_t ava_dir_host_origin = 0;
+	uint64_t ava_count_host_origin = 0;
+	uint32_t ava_life_host_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_host_origin = 0;
+	uint32_t ava_dir_region = 0;
+	uint64_t ava_count_region = 0;
+	uint32_t ava_life_region = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_region = 0;
+	uint32_t ava_dir_ptr = 0;
+	uint64_t ava_count_ptr = 0;
+	uint32_t ava_life_ptr = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_ptr = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_buffer_origin;
+	(void)ava_coupled_buffer_origin;
+	(void)ava_life_host_origin;
+	(void)ava_coupled_host_origin;
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	(void)ava_life_ptr;
+	(void)ava_coupled_ptr;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (buffer_origin != NULL) {
+		ava_dir_buffer_origin |= AVA_BUF_IN;
+		ava_count_buffer_origin = (uint64_t)(3);
+	}
+	if (host_origin != NULL) {
+		ava_dir_host_origin |= AVA_BUF_IN;
+		ava_count_host_origin = (uint64_t)(3);
+	}
+	if (region != NULL) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	if (ptr != NULL) {
+		ava_dir_ptr |= AVA_BUF_IN;
+		ava_count_ptr = (uint64_t)(ava_cl_rect_io(buffer, buffer_origin, host_origin, region, buffer_row_pitch,
+					  buffer_slice_pitch, host_row_pitch, host_slice_pitch));
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	const uint64_t ava_shape[11] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(buffer),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(buffer_origin)),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(host_origin)),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(region)),
+		(uint64_t)(uintptr_t)(buffer_row_pitch),
+		(uint64_t)(uintptr_t)(buffer_slice_pitch),
+		(uint64_t)(uintptr_t)(host_row_pitch),
+		(uint64_t)(uintptr_t)(host_slice_pitch),
+		(uint64_t)(uintptr_t)(ptr != NULL),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_WRITE_BUFFER_RECT_STAGED, ava_shape, 11u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_WRITE_BUFFER_RECT_STAGED, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_call_put_buffer(&ava_c, &ava_a.buffer_origin, buffer_origin, ava_count_buffer_origin, sizeof(size_t), ava_dir_buffer_origin);
+	ava_call_put_buffer(&ava_c, &ava_a.host_origin, host_origin, ava_count_host_origin, sizeof(size_t), ava_dir_host_origin);
+	ava_call_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t), ava_dir_region);
+	ava_a.buffer_row_pitch = (ava_u64)buffer_row_pitch;
+	ava_a.buffer_slice_pitch = (ava_u64)buffer_slice_pitch;
+	ava_a.host_row_pitch = (ava_u64)host_row_pitch;
+	ava_a.host_slice_pitch = (ava_u64)host_slice_pitch;
+	ava_call_put_buffer(&ava_c, &ava_a.ptr, ptr, ava_count_ptr, 1, ava_dir_ptr);
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_WRITE_BUFFER_RECT_STAGED, ava_shape, 11u);
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_write_image_staged_call ava_a;
+	const struct ava_opencl_ava_cl_write_image_staged_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_origin = 0;
+	uint64_t ava_count_origin = 0;
+	uint32_t ava_life_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_origin = 0;
+	uint32_t ava_dir_region = 0;
+	uint64_t ava_count_region = 0;
+	uint32_t ava_life_region = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_region = 0;
+	uint32_t ava_dir_ptr = 0;
+	uint64_t ava_count_ptr = 0;
+	uint32_t ava_life_ptr = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_ptr = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_origin;
+	(void)ava_coupled_origin;
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	(void)ava_life_ptr;
+	(void)ava_coupled_ptr;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (origin != NULL) {
+		ava_dir_origin |= AVA_BUF_IN;
+		ava_count_origin = (uint64_t)(3);
+	}
+	if (region != NULL) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	if (ptr != NULL) {
+		ava_dir_ptr |= AVA_BUF_IN;
+		ava_count_ptr = (uint64_t)(ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch));
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	const uint64_t ava_shape[8] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(image),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(origin)),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(region)),
+		(uint64_t)(uintptr_t)(input_row_pitch),
+		(uint64_t)(uintptr_t)(input_slice_pitch),
+		(uint64_t)(uintptr_t)(ptr != NULL),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_WRITE_IMAGE_STAGED, ava_shape, 8u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_WRITE_IMAGE_STAGED, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.image = (ava_u64)(uintptr_t)image;
+	ava_call_put_buffer(&ava_c, &ava_a.origin, origin, ava_count_origin, sizeof(size_t), ava_dir_origin);
+	ava_call_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t), ava_dir_region);
+	ava_a.input_row_pitch = (ava_u64)input_row_pitch;
+	ava_a.input_slice_pitch = (ava_u64)input_slice_pitch;
+	ava_call_put_buffer(&ava_c, &ava_a.ptr, ptr, ava_count_ptr, 1, ava_dir_ptr | AVA_CALL_ZEROCOPY);
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_WRITE_IMAGE_STAGED, ava_shape, 8u);
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_map_buffer_staged_call ava_a;
+	const struct ava_opencl_ava_cl_map_buffer_staged_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_MAP_BUFFER_STAGED, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_a.map_flags = (ava_u64)map_flags;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.size = (ava_u64)size;
+	ava_a.token = (ava_u64)token;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
 AVA_EXPORT cl_int clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
@@ -1930,7 +2871,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1934 "opencl_guest.c"
+#line 2875 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -1998,7 +2939,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2002 "opencl_guest.c"
+#line 2943 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2080,7 +3021,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 2084 "opencl_guest.c"
+#line 3025 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2389,7 +3330,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 2393 "opencl_guest.c"
+#line 3334 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2463,7 +3404,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 2467 "opencl_guest.c"
+#line 3408 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2601,7 +3542,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 2605 "opencl_guest.c"
+#line 3546 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2691,7 +3632,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 2695 "opencl_guest.c"
+#line 3636 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2757,7 +3698,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 2761 "opencl_guest.c"
+#line 3702 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2929,7 +3870,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2933 "opencl_guest.c"
+#line 3874 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3081,7 +4022,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3085 "opencl_guest.c"
+#line 4026 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3163,7 +4104,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3167 "opencl_guest.c"
+#line 4108 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3235,7 +4176,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 3239 "opencl_guest.c"
+#line 4180 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3276,7 +4217,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 3280 "opencl_guest.c"
+#line 4221 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3319,7 +4260,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 3323 "opencl_guest.c"
+#line 4264 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3416,7 +4357,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 3420 "opencl_guest.c"
+#line 4361 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3653,7 +4594,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3657 "opencl_guest.c"
+#line 4598 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3756,7 +4697,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3760 "opencl_guest.c"
+#line 4701 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3839,7 +4780,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3843 "opencl_guest.c"
+#line 4784 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3929,7 +4870,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3933 "opencl_guest.c"
+#line 4874 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4060,7 +5001,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 4064 "opencl_guest.c"
+#line 5005 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4288,7 +5229,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 4292 "opencl_guest.c"
+#line 5233 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4839,7 +5780,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4843 "opencl_guest.c"
+#line 5784 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5037,7 +5978,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 5041 "opencl_guest.c"
+#line 5982 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5119,7 +6060,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 5123 "opencl_guest.c"
+#line 6064 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5337,7 +6278,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 5341 "opencl_guest.c"
+#line 6282 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5404,7 +6345,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 5408 "opencl_guest.c"
+#line 6349 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5485,7 +6426,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 5489 "opencl_guest.c"
+#line 6430 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5722,7 +6663,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5726 "opencl_guest.c"
+#line 6667 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5792,7 +6733,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5796 "opencl_guest.c"
+#line 6737 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6038,7 +6979,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6042 "opencl_guest.c"
+#line 6983 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6338,11 +7279,24 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 97 "specs/opencl/opencl_enqueue.spec.inc"
+#line 98 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
+		uint64_t ava_token = ava_cl_expect(ptr, ava_cl_span(buffer, offset, size));
+
+		if (ava_token != 0) {
+			cl_int ava_rc = ava_cl_read_buffer_staged(
+				command_queue, buffer, offset, size, ava_token,
+				num_events_in_wait_list, event_wait_list, event);
+
+			if (ava_rc != CL_SUCCESS)
+				ava_cl_expect_cancel(ava_token);
+			return ava_rc;
+		}
+	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6346 "opencl_guest.c"
+#line 7300 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6384,21 +7338,7 @@ static cl_int ava_opencl_remote_clEnqueueWriteBuffer(cl_command_queue command_qu
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	const uint64_t ava_shape[6] = {
-		(uint64_t)(uintptr_t)(command_queue),
-		(uint64_t)(uintptr_t)(buffer),
-		(uint64_t)(uintptr_t)(offset),
-		(uint64_t)(uintptr_t)(size),
-		(uint64_t)(uintptr_t)(ptr != NULL),
-		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
-	};
-	/* Sent without waiting only once a call of this shape succeeded. */
-	const int ava_async = (blocking_write == CL_FALSE) && ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFER, ava_shape, 6u) ? 1 : 0;
-	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
-		ava_guest_new_handle_ids(event, ava_count_event);
-		ava_dir_event = AVA_BUF_IN;
-	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFER, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFER, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
@@ -6409,12 +7349,6 @@ static cl_int ava_opencl_remote_clEnqueueWriteBuffer(cl_command_queue command_qu
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_async) {
-		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_call_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_event & AVA_BUF_OUT)
@@ -6427,8 +7361,6 @@ static cl_int ava_opencl_remote_clEnqueueWriteBuffer(cl_command_queue command_qu
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
 			ava_ret = (cl_int)ava_async_value;
 	}
-	if (ava_ret == (CL_SUCCESS))
-		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFER, ava_shape, 6u);
 	ava_call_end(&ava_c);
 	return ava_ret;
 
@@ -6440,11 +7372,14 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 124 "specs/opencl/opencl_enqueue.spec.inc"
+#line 133 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_write == CL_FALSE)
+		return ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr,
+						  num_events_in_wait_list, event_wait_list, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6448 "opencl_guest.c"
+#line 7383 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6559,11 +7494,28 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 151 "specs/opencl/opencl_enqueue.spec.inc"
+#line 164 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
+		uint64_t ava_token = ava_cl_expect(
+			ptr, ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
+					    buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+					    host_slice_pitch));
+
+		if (ava_token != 0) {
+			cl_int ava_rc = ava_cl_read_buffer_rect_staged(
+				command_queue, buffer, buffer_origin, host_origin, region,
+				buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch,
+				ava_token, num_events_in_wait_list, event_wait_list, event);
+
+			if (ava_rc != CL_SUCCESS)
+				ava_cl_expect_cancel(ava_token);
+			return ava_rc;
+		}
+	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6567 "opencl_guest.c"
+#line 7519 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6636,26 +7588,7 @@ static cl_int ava_opencl_remote_clEnqueueWriteBufferRect(cl_command_queue comman
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	const uint64_t ava_shape[11] = {
-		(uint64_t)(uintptr_t)(command_queue),
-		(uint64_t)(uintptr_t)(buffer),
-		(uint64_t)(uintptr_t)(ava_cl_shape3(buffer_origin)),
-		(uint64_t)(uintptr_t)(ava_cl_shape3(host_origin)),
-		(uint64_t)(uintptr_t)(ava_cl_shape3(region)),
-		(uint64_t)(uintptr_t)(buffer_row_pitch),
-		(uint64_t)(uintptr_t)(buffer_slice_pitch),
-		(uint64_t)(uintptr_t)(host_row_pitch),
-		(uint64_t)(uintptr_t)(host_slice_pitch),
-		(uint64_t)(uintptr_t)(ptr != NULL),
-		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
-	};
-	/* Sent without waiting only once a call of this shape succeeded. */
-	const int ava_async = (blocking_write == CL_FALSE) && ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFERRECT, ava_shape, 11u) ? 1 : 0;
-	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
-		ava_guest_new_handle_ids(event, ava_count_event);
-		ava_dir_event = AVA_BUF_IN;
-	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFERRECT, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFERRECT, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
@@ -6671,12 +7604,6 @@ static cl_int ava_opencl_remote_clEnqueueWriteBufferRect(cl_command_queue comman
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_async) {
-		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_call_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_event & AVA_BUF_OUT)
@@ -6689,8 +7616,6 @@ static cl_int ava_opencl_remote_clEnqueueWriteBufferRect(cl_command_queue comman
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
 			ava_ret = (cl_int)ava_async_value;
 	}
-	if (ava_ret == (CL_SUCCESS))
-		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFERRECT, ava_shape, 11u);
 	ava_call_end(&ava_c);
 	return ava_ret;
 
@@ -6702,11 +7627,16 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 185 "specs/opencl/opencl_enqueue.spec.inc"
+#line 209 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_write == CL_FALSE)
+		return ava_cl_write_buffer_rect_staged(
+			command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch,
+			buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
+			num_events_in_wait_list, event_wait_list, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6710 "opencl_guest.c"
+#line 7640 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7103,11 +8033,25 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 267 "specs/opencl/opencl_enqueue.spec.inc"
+#line 297 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
+		uint64_t ava_token = ava_cl_expect(ptr, ava_cl_image_span(image, origin, region, row_pitch,
+							    slice_pitch));
+
+		if (ava_token != 0) {
+			cl_int ava_rc = ava_cl_read_image_staged(
+				command_queue, image, origin, region, row_pitch, slice_pitch, ava_token,
+				num_events_in_wait_list, event_wait_list, event);
+
+			if (ava_rc != CL_SUCCESS)
+				ava_cl_expect_cancel(ava_token);
+			return ava_rc;
+		}
+	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7111 "opencl_guest.c"
+#line 8055 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7169,23 +8113,7 @@ static cl_int ava_opencl_remote_clEnqueueWriteImage(cl_command_queue command_que
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	const uint64_t ava_shape[8] = {
-		(uint64_t)(uintptr_t)(command_queue),
-		(uint64_t)(uintptr_t)(image),
-		(uint64_t)(uintptr_t)(ava_cl_shape3(origin)),
-		(uint64_t)(uintptr_t)(ava_cl_shape3(region)),
-		(uint64_t)(uintptr_t)(input_row_pitch),
-		(uint64_t)(uintptr_t)(input_slice_pitch),
-		(uint64_t)(uintptr_t)(ptr != NULL),
-		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
-	};
-	/* Sent without waiting only once a call of this shape succeeded. */
-	const int ava_async = (blocking_write == CL_FALSE) && ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEIMAGE, ava_shape, 8u) ? 1 : 0;
-	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
-		ava_guest_new_handle_ids(event, ava_count_event);
-		ava_dir_event = AVA_BUF_IN;
-	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEIMAGE, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEIMAGE, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.image = (ava_u64)(uintptr_t)image;
@@ -7198,12 +8126,6 @@ static cl_int ava_opencl_remote_clEnqueueWriteImage(cl_command_queue command_que
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
-	if (ava_async) {
-		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_call_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_dir_event & AVA_BUF_OUT)
@@ -7216,8 +8138,6 @@ static cl_int ava_opencl_remote_clEnqueueWriteImage(cl_command_queue command_que
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
 			ava_ret = (cl_int)ava_async_value;
 	}
-	if (ava_ret == (CL_SUCCESS))
-		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_CLENQUEUEWRITEIMAGE, ava_shape, 8u);
 	ava_call_end(&ava_c);
 	return ava_ret;
 
@@ -7229,11 +8149,15 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 297 "specs/opencl/opencl_enqueue.spec.inc"
+#line 336 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_write == CL_FALSE)
+		return ava_cl_write_image_staged(command_queue, image, origin, region, input_row_pitch,
+						 input_slice_pitch, ptr, num_events_in_wait_list,
+						 event_wait_list, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7237 "opencl_guest.c"
+#line 8161 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7866,11 +8790,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 421 "specs/opencl/opencl_enqueue.spec.inc"
+#line 464 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7874 "opencl_guest.c"
+#line 8798 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7951,11 +8875,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 439 "specs/opencl/opencl_enqueue.spec.inc"
+#line 482 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 7959 "opencl_guest.c"
+#line 8883 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8416,6 +9340,65 @@ cl_int ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t off
 		goto ava_fail;
 	if (ava_dir_data & AVA_BUF_OUT)
 		ava_call_get_buffer(&ava_c, &ava_r->data, data, ava_count_data * 1);
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_svm_map_staged(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, cl_map_flags map_flags, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_svm_map_staged_call ava_a;
+	const struct ava_opencl_ava_cl_svm_map_staged_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_SVM_MAP_STAGED, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.svm = (ava_u64)(uintptr_t)svm;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.size = (ava_u64)size;
+	ava_a.map_flags = (ava_u64)map_flags;
+	ava_a.token = (ava_u64)token;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
 	if (ava_dir_event & AVA_BUF_OUT)
 		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
 	if (ava_c.failed)
@@ -9318,6 +10301,13 @@ AVA_EXPORT cl_event clCreateEventFromEGLSyncKHR(cl_context context, CLeglSyncKHR
 
 static const char *const ava_opencl_func_names[] = {
 	NULL,
+	"ava_cl_read_buffer_staged",
+	"ava_cl_read_buffer_rect_staged",
+	"ava_cl_read_image_staged",
+	"ava_cl_write_buffer_staged",
+	"ava_cl_write_buffer_rect_staged",
+	"ava_cl_write_image_staged",
+	"ava_cl_map_buffer_staged",
 	"clGetPlatformIDs",
 	"clGetPlatformInfo",
 	"clGetDeviceIDs",
@@ -9422,6 +10412,7 @@ static const char *const ava_opencl_func_names[] = {
 	"ava_cl_create_buffer_svm",
 	"ava_cl_svm_release",
 	"ava_cl_svm_map",
+	"ava_cl_svm_map_staged",
 	"ava_cl_svm_unmap",
 	"ava_cl_svm_memcpy",
 	"ava_cl_svm_fill",

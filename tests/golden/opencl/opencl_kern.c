@@ -37,6 +37,13 @@
 #define AVA_LIFETIME_STATIC 3u
 
 /* Spec code calling the API reaches these stubs, as in the guest library. */
+#define ava_cl_read_buffer_staged ava_ava_cl_read_buffer_staged
+#define ava_cl_read_buffer_rect_staged ava_ava_cl_read_buffer_rect_staged
+#define ava_cl_read_image_staged ava_ava_cl_read_image_staged
+#define ava_cl_write_buffer_staged ava_ava_cl_write_buffer_staged
+#define ava_cl_write_buffer_rect_staged ava_ava_cl_write_buffer_rect_staged
+#define ava_cl_write_image_staged ava_ava_cl_write_image_staged
+#define ava_cl_map_buffer_staged ava_ava_cl_map_buffer_staged
 #define clGetPlatformIDs ava_clGetPlatformIDs
 #define clGetPlatformInfo ava_clGetPlatformInfo
 #define clGetDeviceIDs ava_clGetDeviceIDs
@@ -681,7 +688,289 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 685 "opencl_kern.c"
+#line 692 "opencl_kern.c"
+#line 27 "specs/opencl/opencl_staged.spec.inc"
+
+#if ava_is_guest && !defined(__KERNEL__)
+#define ava_cl_expect(dst, capacity) ava_guest_transfer_expect(&ava_opencl_guest_spec, dst, capacity)
+#define ava_cl_expect_cancel(token) ava_guest_transfer_cancel(&ava_opencl_guest_spec, token)
+#else
+#define ava_cl_expect(dst, capacity) ((void)(dst), (void)(capacity), (uint64_t)0)
+#define ava_cl_expect_cancel(token) ((void)(token))
+#endif
+
+cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				 size_t size, uint64_t token, cl_uint num_events_in_wait_list,
+				 const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer,
+				      const size_t *buffer_origin, const size_t *host_origin,
+				      const size_t *region, size_t buffer_row_pitch,
+				      size_t buffer_slice_pitch, size_t host_row_pitch,
+				      size_t host_slice_pitch, uint64_t token,
+				      cl_uint num_events_in_wait_list,
+				      const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image,
+				const size_t *origin, const size_t *region, size_t row_pitch,
+				size_t slice_pitch, uint64_t token, cl_uint num_events_in_wait_list,
+				const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer,
+				cl_map_flags map_flags, size_t offset, size_t size, uint64_t token,
+				cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				cl_event *event);
+cl_int ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				  size_t size, const void *ptr, cl_uint num_events_in_wait_list,
+				  const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer,
+				       const size_t *buffer_origin, const size_t *host_origin,
+				       const size_t *region, size_t buffer_row_pitch,
+				       size_t buffer_slice_pitch, size_t host_row_pitch,
+				       size_t host_slice_pitch, const void *ptr,
+				       cl_uint num_events_in_wait_list,
+				       const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image,
+				 const size_t *origin, const size_t *region, size_t input_row_pitch,
+				 size_t input_slice_pitch, const void *ptr,
+				 cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				 cl_event *event);
+
+/* Worker code; declared for the guest's copy too, which never calls it (static inline). */
+#ifndef __KERNEL__
+struct ava_w_transfer;
+struct ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes);
+void *ava_w_transfer_staging(struct ava_w_transfer *t);
+void ava_w_transfer_source(struct ava_w_transfer *t, void *src, uint64_t bytes);
+int ava_w_transfer_piece(struct ava_w_transfer *t, uint64_t dst_offset, uint64_t staging_offset,
+			 uint64_t length);
+void ava_w_transfer_start(struct ava_w_transfer *t, int (*poll)(void *ctx),
+			  void (*release)(void *ctx), void *ctx);
+void ava_w_transfer_finished(struct ava_w_transfer *t, int ok);
+void ava_w_transfer_abort(struct ava_w_transfer *t);
+
+static inline int ava_cl_event_poll(void *ctx)
+{
+	cl_int status = CL_QUEUED;
+
+	if (clGetEventInfo((cl_event)ctx, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
+			   &status, NULL) != CL_SUCCESS)
+		return -1;
+	return status == CL_COMPLETE ? 1 : status < 0 ? -1 : 0;
+}
+
+static inline void ava_cl_event_release(void *ctx)
+{
+	clReleaseEvent((cl_event)ctx);
+}
+
+static inline void CL_CALLBACK ava_cl_transfer_done(cl_event event, cl_int status, void *t)
+{
+	(void)event;
+	ava_w_transfer_finished((struct ava_w_transfer *)t, status == CL_COMPLETE);
+}
+
+/* A mapping the worker holds until its bytes went to the guest. */
+struct ava_cl_mapped {
+	cl_event event;
+	cl_command_queue queue;
+	cl_mem mem; /* NULL: an SVM mapping */
+	void *ptr;
+};
+
+static inline int ava_cl_mapped_poll(void *ctx)
+{
+	return ava_cl_event_poll(((struct ava_cl_mapped *)ctx)->event);
+}
+
+static inline void ava_cl_mapped_release(void *ctx)
+{
+	struct ava_cl_mapped *m = (struct ava_cl_mapped *)ctx;
+	cl_int status = CL_QUEUED;
+
+	if (clGetEventInfo(m->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+			   NULL) == CL_SUCCESS &&
+	    status == CL_COMPLETE) {
+		if (m->mem != NULL)
+			(void)clEnqueueUnmapMemObject(m->queue, m->mem, m->ptr, 0, NULL, NULL);
+		else
+			(void)clEnqueueSVMUnmap(m->queue, m->ptr, 0, NULL, NULL);
+	}
+	clReleaseEvent(m->event);
+	if (m->mem != NULL)
+		clReleaseMemObject(m->mem);
+	clReleaseCommandQueue(m->queue);
+	free(m);
+}
+
+/*
+ * After the enqueue of a staged command: the transfer follows its event
+ * through ctx (which holds a reference of its own), and the event goes to
+ * the program if it asked for one.
+ */
+static inline cl_int ava_cl_staged_with(struct ava_w_transfer *t, cl_int rc, cl_event ev,
+					cl_event *event, int (*poll)(void *), void (*release)(void *),
+					void *ctx)
+{
+	if (rc != CL_SUCCESS) {
+		ava_w_transfer_abort(t);
+		return rc;
+	}
+	ava_w_transfer_start(t, poll, release, ctx);
+	/*
+	 * Without the callback nobody can tell when the driver is done with the
+	 * staging, so it stays: a leak rather than a use after free. The data
+	 * still goes, found by the poll.
+	 */
+	(void)clSetEventCallback(ev, CL_COMPLETE, ava_cl_transfer_done, t);
+	if (event != NULL)
+		*event = ev;
+	else
+		clReleaseEvent(ev);
+	return CL_SUCCESS;
+}
+
+static inline cl_int ava_cl_staged(struct ava_w_transfer *t, cl_int rc, cl_event ev,
+				   cl_event *event)
+{
+	if (rc == CL_SUCCESS)
+		clRetainEvent(ev); /* the transfer's, for ava_cl_event_poll */
+	return ava_cl_staged_with(t, rc, ev, event, ava_cl_event_poll, ava_cl_event_release, ev);
+}
+
+/*
+ * A mapped command's transfer: the bytes at ptr go to the guest once the
+ * map's event is done, and the worker's mapping goes after that.
+ */
+static inline cl_int ava_cl_mapped_transfer(struct ava_w_transfer *t, cl_command_queue queue,
+					    cl_mem mem, void *ptr, size_t size, cl_map_flags flags,
+					    cl_event ev, cl_event *event)
+{
+	struct ava_cl_mapped *m = (struct ava_cl_mapped *)calloc(1, sizeof(*m));
+
+	if (m == NULL) {
+		/* The map is enqueued: the staging must outlive it. */
+		clWaitForEvents(1, &ev);
+		clReleaseEvent(ev);
+		ava_w_transfer_abort(t);
+		return CL_OUT_OF_HOST_MEMORY;
+	}
+	m->event = ev;
+	m->queue = queue;
+	m->mem = mem;
+	m->ptr = ptr;
+	clRetainEvent(ev);
+	clRetainCommandQueue(queue);
+	if (mem != NULL)
+		clRetainMemObject(mem);
+	ava_w_transfer_source(t, ptr, size);
+	if (!(flags & CL_MAP_WRITE_INVALIDATE_REGION) && size != 0)
+		(void)ava_w_transfer_piece(t, 0, 0, size);
+	return ava_cl_staged_with(t, CL_SUCCESS, ev, event, ava_cl_mapped_poll,
+				  ava_cl_mapped_release, m);
+}
+
+/*
+ * An unmap that writes: the program's bytes (staged at the call) go into
+ * the worker's mapping once its map is done, and the unmap waits for that
+ * through a user event of the worker's, so neither call waits inside the
+ * driver for the commands before it.
+ */
+struct ava_cl_fill {
+	struct ava_w_transfer *t;
+	void *dst;
+	size_t size;
+	cl_event gate;
+};
+
+static inline void CL_CALLBACK ava_cl_fill_done(cl_event mapped, cl_int status, void *ctx)
+{
+	struct ava_cl_fill *f = (struct ava_cl_fill *)ctx;
+
+	(void)mapped;
+	if (status == CL_COMPLETE && f->size != 0)
+		memcpy(f->dst, ava_w_transfer_staging(f->t), f->size);
+	clSetUserEventStatus(f->gate, status == CL_COMPLETE ? CL_COMPLETE : status);
+	clReleaseEvent(f->gate);
+	ava_w_transfer_finished(f->t, status == CL_COMPLETE);
+	free(f);
+}
+
+/*
+ * What the unmap of ptr (mapped by the command of mapped) must wait for:
+ * mapped itself, or, with staged bytes to write (t), the user event set once
+ * they are in. Takes mapped and t; the caller releases the event returned.
+ */
+static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped,
+					 struct ava_w_transfer *t, void *ptr, size_t size)
+{
+	struct ava_cl_fill *f;
+	cl_context context = NULL;
+	cl_event gate;
+	cl_int rc = CL_SUCCESS;
+
+	if (t == NULL)
+		return mapped;
+	f = (struct ava_cl_fill *)calloc(1, sizeof(*f));
+	gate = f != NULL && clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(context),
+						  &context, NULL) == CL_SUCCESS
+		       ? clCreateUserEvent(context, &rc)
+		       : NULL;
+	if (gate == NULL) {
+		/* Out of memory: blocking, as before. */
+		free(f);
+		if (clWaitForEvents(1, &mapped) == CL_SUCCESS && size != 0)
+			memcpy(ptr, ava_w_transfer_staging(t), size);
+		ava_w_transfer_finished(t, 1);
+		return mapped;
+	}
+	f->t = t;
+	f->dst = ptr;
+	f->size = size;
+	f->gate = gate;
+	clRetainEvent(gate); /* the callback's */
+	ava_w_transfer_start(t, NULL, NULL, NULL);
+	if (clSetEventCallback(mapped, CL_COMPLETE, ava_cl_fill_done, f) != CL_SUCCESS)
+		ava_cl_fill_done(mapped, clWaitForEvents(1, &mapped) == CL_SUCCESS ? CL_COMPLETE : -1,
+				 f);
+	clReleaseEvent(mapped);
+	return gate;
+}
+
+/*
+ * The rows of a rectangle (rect reads, image reads with pitches), in the
+ * geometry of ava_cl_rect_span: the bytes between them are the program's
+ * and must stay as they are. Rows that touch become one piece.
+ */
+static inline int ava_cl_rows(struct ava_w_transfer *t, const size_t *origin, const size_t *region,
+			      size_t elem, size_t row_pitch, size_t slice_pitch)
+{
+	uint64_t len = (uint64_t)region[0] * elem;
+	uint64_t row = row_pitch ? row_pitch : len;
+	uint64_t slice = slice_pitch ? slice_pitch : row * region[1];
+	uint64_t start = 0, run = 0;
+	int rc = 0;
+
+	for (size_t z = 0; z < region[2] && rc == 0; ++z) {
+		for (size_t y = 0; y < region[1] && rc == 0; ++y) {
+			uint64_t at = (origin[2] + z) * slice + (origin[1] + y) * row +
+				      (uint64_t)origin[0] * elem;
+
+			if (run != 0 && start + run == at) {
+				run += len;
+				continue;
+			}
+			if (run != 0)
+				rc = ava_w_transfer_piece(t, start, start, run);
+			start = at;
+			run = len;
+		}
+	}
+	if (rc == 0 && run != 0)
+		rc = ava_w_transfer_piece(t, start, start, run);
+	return rc;
+}
+
+#endif
+
+#line 974 "opencl_kern.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -695,7 +984,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 699 "opencl_kern.c"
+#line 988 "opencl_kern.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -736,7 +1025,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 740 "opencl_kern.c"
+#line 1029 "opencl_kern.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -759,7 +1048,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 763 "opencl_kern.c"
+#line 1052 "opencl_kern.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -770,7 +1059,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 774 "opencl_kern.c"
+#line 1063 "opencl_kern.c"
 #line 168 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -790,7 +1079,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 794 "opencl_kern.c"
+#line 1083 "opencl_kern.c"
 #line 211 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -849,7 +1138,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 853 "opencl_kern.c"
+#line 1142 "opencl_kern.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1024,7 +1313,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1028 "opencl_kern.c"
+#line 1317 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1047,6 +1336,10 @@ cl_mem ava_cl_create_buffer_svm(cl_context context, cl_mem_flags flags, size_t s
 cl_int ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size,
 		      cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list,
 		      const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_svm_map_staged(cl_command_queue command_queue, ava_cl_svm svm, size_t offset,
+			     size_t size, cl_map_flags map_flags, uint64_t token,
+			     cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			     cl_event *event);
 cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset,
 			size_t size, const void *data, cl_uint num_events_in_wait_list,
 			const cl_event *event_wait_list, cl_event *event);
@@ -1077,8 +1370,8 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1081 "opencl_kern.c"
-#line 100 "specs/opencl/opencl_svm.spec.inc"
+#line 1374 "opencl_kern.c"
+#line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
 #ifndef __KERNEL__
@@ -1104,14 +1397,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1108 "opencl_kern.c"
+#line 1401 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
 #line 542 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1115 "opencl_kern.c"
+#line 1408 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -1227,6 +1520,683 @@ static int ava_kern_opencl_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), v
 		return -EPROTO;
 	}
 }
+
+cl_int ava_ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				     size_t size, uint64_t token, cl_uint num_events_in_wait_list,
+				     const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_read_buffer_staged_call ava_a;
+	const struct ava_opencl_ava_cl_read_buffer_staged_reply *ava_r = NULL;
+	struct ava_kcall ava_c;
+	cl_int ava_ret;
+	ava_u32 ava_dir_event_wait_list = 0;
+	ava_u64 ava_count_event_wait_list = 0;
+	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event_wait_list = 0;
+	ava_u32 ava_dir_event = 0;
+	ava_u64 ava_count_event = 0;
+	ava_u32 ava_life_event = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_READ_BUFFER_STAGED,
+			    AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.size = (ava_u64)size;
+	ava_a.token = (ava_u64)token;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_kcall_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_kcall_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+EXPORT_SYMBOL_GPL(ava_ava_cl_read_buffer_staged);
+
+cl_int ava_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer,
+					  const size_t *buffer_origin, const size_t *host_origin,
+					  const size_t *region, size_t buffer_row_pitch,
+					  size_t buffer_slice_pitch, size_t host_row_pitch,
+					  size_t host_slice_pitch, uint64_t token,
+					  cl_uint num_events_in_wait_list,
+					  const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_read_buffer_rect_staged_call ava_a;
+	const struct ava_opencl_ava_cl_read_buffer_rect_staged_reply *ava_r = NULL;
+	struct ava_kcall ava_c;
+	cl_int ava_ret;
+	ava_u32 ava_dir_buffer_origin = 0;
+	ava_u64 ava_count_buffer_origin = 0;
+	ava_u32 ava_life_buffer_origin = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_buffer_origin = 0;
+	ava_u32 ava_dir_host_origin = 0;
+	ava_u64 ava_count_host_origin = 0;
+	ava_u32 ava_life_host_origin = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_host_origin = 0;
+	ava_u32 ava_dir_region = 0;
+	ava_u64 ava_count_region = 0;
+	ava_u32 ava_life_region = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_region = 0;
+	ava_u32 ava_dir_event_wait_list = 0;
+	ava_u64 ava_count_event_wait_list = 0;
+	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event_wait_list = 0;
+	ava_u32 ava_dir_event = 0;
+	ava_u64 ava_count_event = 0;
+	ava_u32 ava_life_event = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_buffer_origin;
+	(void)ava_coupled_buffer_origin;
+	(void)ava_life_host_origin;
+	(void)ava_coupled_host_origin;
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (buffer_origin != NULL) {
+		ava_dir_buffer_origin |= AVA_BUF_IN;
+		ava_count_buffer_origin = (uint64_t)(3);
+	}
+	if (host_origin != NULL) {
+		ava_dir_host_origin |= AVA_BUF_IN;
+		ava_count_host_origin = (uint64_t)(3);
+	}
+	if (region != NULL) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn,
+			    AVA_OPENCL_FN_AVA_CL_READ_BUFFER_RECT_STAGED, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_kcall_put_buffer(&ava_c, &ava_a.buffer_origin, buffer_origin, ava_count_buffer_origin,
+			     sizeof(size_t), ava_dir_buffer_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.host_origin, host_origin, ava_count_host_origin,
+			     sizeof(size_t), ava_dir_host_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t),
+			     ava_dir_region);
+	ava_a.buffer_row_pitch = (ava_u64)buffer_row_pitch;
+	ava_a.buffer_slice_pitch = (ava_u64)buffer_slice_pitch;
+	ava_a.host_row_pitch = (ava_u64)host_row_pitch;
+	ava_a.host_slice_pitch = (ava_u64)host_slice_pitch;
+	ava_a.token = (ava_u64)token;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_kcall_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_kcall_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+EXPORT_SYMBOL_GPL(ava_ava_cl_read_buffer_rect_staged);
+
+cl_int ava_ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image,
+				    const size_t *origin, const size_t *region, size_t row_pitch,
+				    size_t slice_pitch, uint64_t token,
+				    cl_uint num_events_in_wait_list,
+				    const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_read_image_staged_call ava_a;
+	const struct ava_opencl_ava_cl_read_image_staged_reply *ava_r = NULL;
+	struct ava_kcall ava_c;
+	cl_int ava_ret;
+	ava_u32 ava_dir_origin = 0;
+	ava_u64 ava_count_origin = 0;
+	ava_u32 ava_life_origin = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_origin = 0;
+	ava_u32 ava_dir_region = 0;
+	ava_u64 ava_count_region = 0;
+	ava_u32 ava_life_region = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_region = 0;
+	ava_u32 ava_dir_event_wait_list = 0;
+	ava_u64 ava_count_event_wait_list = 0;
+	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event_wait_list = 0;
+	ava_u32 ava_dir_event = 0;
+	ava_u64 ava_count_event = 0;
+	ava_u32 ava_life_event = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_origin;
+	(void)ava_coupled_origin;
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (origin != NULL) {
+		ava_dir_origin |= AVA_BUF_IN;
+		ava_count_origin = (uint64_t)(3);
+	}
+	if (region != NULL) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_READ_IMAGE_STAGED,
+			    AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.image = (ava_u64)(uintptr_t)image;
+	ava_kcall_put_buffer(&ava_c, &ava_a.origin, origin, ava_count_origin, sizeof(size_t),
+			     ava_dir_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t),
+			     ava_dir_region);
+	ava_a.row_pitch = (ava_u64)row_pitch;
+	ava_a.slice_pitch = (ava_u64)slice_pitch;
+	ava_a.token = (ava_u64)token;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_kcall_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_kcall_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+EXPORT_SYMBOL_GPL(ava_ava_cl_read_image_staged);
+
+cl_int ava_ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				      size_t size, const void *ptr, cl_uint num_events_in_wait_list,
+				      const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_write_buffer_staged_call ava_a;
+	const struct ava_opencl_ava_cl_write_buffer_staged_reply *ava_r = NULL;
+	struct ava_kcall ava_c;
+	cl_int ava_ret;
+	ava_u32 ava_dir_ptr = 0;
+	ava_u64 ava_count_ptr = 0;
+	ava_u32 ava_life_ptr = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_ptr = 0;
+	ava_u32 ava_dir_event_wait_list = 0;
+	ava_u64 ava_count_event_wait_list = 0;
+	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event_wait_list = 0;
+	ava_u32 ava_dir_event = 0;
+	ava_u64 ava_count_event = 0;
+	ava_u32 ava_life_event = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_ptr;
+	(void)ava_coupled_ptr;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (ptr != NULL) {
+		ava_dir_ptr |= AVA_BUF_IN;
+		ava_count_ptr = (uint64_t)(ava_cl_span(buffer, offset, size));
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_kern_opencl_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_WRITE_BUFFER_STAGED,
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.size = (ava_u64)size;
+	ava_kcall_put_buffer(&ava_c, &ava_a.ptr, ptr, ava_count_ptr, 1, ava_dir_ptr);
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_kcall_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_kcall_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+EXPORT_SYMBOL_GPL(ava_ava_cl_write_buffer_staged);
+
+cl_int ava_ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer,
+					   const size_t *buffer_origin, const size_t *host_origin,
+					   const size_t *region, size_t buffer_row_pitch,
+					   size_t buffer_slice_pitch, size_t host_row_pitch,
+					   size_t host_slice_pitch, const void *ptr,
+					   cl_uint num_events_in_wait_list,
+					   const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_write_buffer_rect_staged_call ava_a;
+	const struct ava_opencl_ava_cl_write_buffer_rect_staged_reply *ava_r = NULL;
+	struct ava_kcall ava_c;
+	cl_int ava_ret;
+	ava_u32 ava_dir_buffer_origin = 0;
+	ava_u64 ava_count_buffer_origin = 0;
+	ava_u32 ava_life_buffer_origin = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_buffer_origin = 0;
+	ava_u32 ava_dir_host_origin = 0;
+	ava_u64 ava_count_host_origin = 0;
+	ava_u32 ava_life_host_origin = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_host_origin = 0;
+	ava_u32 ava_dir_region = 0;
+	ava_u64 ava_count_region = 0;
+	ava_u32 ava_life_region = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_region = 0;
+	ava_u32 ava_dir_ptr = 0;
+	ava_u64 ava_count_ptr = 0;
+	ava_u32 ava_life_ptr = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_ptr = 0;
+	ava_u32 ava_dir_event_wait_list = 0;
+	ava_u64 ava_count_event_wait_list = 0;
+	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event_wait_list = 0;
+	ava_u32 ava_dir_event = 0;
+	ava_u64 ava_count_event = 0;
+	ava_u32 ava_life_event = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_buffer_origin;
+	(void)ava_coupled_buffer_origin;
+	(void)ava_life_host_origin;
+	(void)ava_coupled_host_origin;
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	(void)ava_life_ptr;
+	(void)ava_coupled_ptr;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (buffer_origin != NULL) {
+		ava_dir_buffer_origin |= AVA_BUF_IN;
+		ava_count_buffer_origin = (uint64_t)(3);
+	}
+	if (host_origin != NULL) {
+		ava_dir_host_origin |= AVA_BUF_IN;
+		ava_count_host_origin = (uint64_t)(3);
+	}
+	if (region != NULL) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	if (ptr != NULL) {
+		ava_dir_ptr |= AVA_BUF_IN;
+		ava_count_ptr = (uint64_t)(ava_cl_rect_io(buffer, buffer_origin, host_origin,
+							  region, buffer_row_pitch,
+					  buffer_slice_pitch, host_row_pitch, host_slice_pitch));
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_kern_opencl_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn,
+			    AVA_OPENCL_FN_AVA_CL_WRITE_BUFFER_RECT_STAGED,
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_kcall_put_buffer(&ava_c, &ava_a.buffer_origin, buffer_origin, ava_count_buffer_origin,
+			     sizeof(size_t), ava_dir_buffer_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.host_origin, host_origin, ava_count_host_origin,
+			     sizeof(size_t), ava_dir_host_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t),
+			     ava_dir_region);
+	ava_a.buffer_row_pitch = (ava_u64)buffer_row_pitch;
+	ava_a.buffer_slice_pitch = (ava_u64)buffer_slice_pitch;
+	ava_a.host_row_pitch = (ava_u64)host_row_pitch;
+	ava_a.host_slice_pitch = (ava_u64)host_slice_pitch;
+	ava_kcall_put_buffer(&ava_c, &ava_a.ptr, ptr, ava_count_ptr, 1, ava_dir_ptr);
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_kcall_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_kcall_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+EXPORT_SYMBOL_GPL(ava_ava_cl_write_buffer_rect_staged);
+
+cl_int ava_ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image,
+				     const size_t *origin, const size_t *region,
+				     size_t input_row_pitch, size_t input_slice_pitch,
+				     const void *ptr, cl_uint num_events_in_wait_list,
+				     const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_write_image_staged_call ava_a;
+	const struct ava_opencl_ava_cl_write_image_staged_reply *ava_r = NULL;
+	struct ava_kcall ava_c;
+	cl_int ava_ret;
+	ava_u32 ava_dir_origin = 0;
+	ava_u64 ava_count_origin = 0;
+	ava_u32 ava_life_origin = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_origin = 0;
+	ava_u32 ava_dir_region = 0;
+	ava_u64 ava_count_region = 0;
+	ava_u32 ava_life_region = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_region = 0;
+	ava_u32 ava_dir_ptr = 0;
+	ava_u64 ava_count_ptr = 0;
+	ava_u32 ava_life_ptr = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_ptr = 0;
+	ava_u32 ava_dir_event_wait_list = 0;
+	ava_u64 ava_count_event_wait_list = 0;
+	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event_wait_list = 0;
+	ava_u32 ava_dir_event = 0;
+	ava_u64 ava_count_event = 0;
+	ava_u32 ava_life_event = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_origin;
+	(void)ava_coupled_origin;
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	(void)ava_life_ptr;
+	(void)ava_coupled_ptr;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (origin != NULL) {
+		ava_dir_origin |= AVA_BUF_IN;
+		ava_count_origin = (uint64_t)(3);
+	}
+	if (region != NULL) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	if (ptr != NULL) {
+		ava_dir_ptr |= AVA_BUF_IN;
+		ava_count_ptr = (uint64_t)(ava_cl_image_span(image, origin, region, input_row_pitch,
+							     input_slice_pitch));
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_kern_opencl_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_WRITE_IMAGE_STAGED,
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.image = (ava_u64)(uintptr_t)image;
+	ava_kcall_put_buffer(&ava_c, &ava_a.origin, origin, ava_count_origin, sizeof(size_t),
+			     ava_dir_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t),
+			     ava_dir_region);
+	ava_a.input_row_pitch = (ava_u64)input_row_pitch;
+	ava_a.input_slice_pitch = (ava_u64)input_slice_pitch;
+	ava_kcall_put_buffer(&ava_c, &ava_a.ptr, ptr, ava_count_ptr, 1, ava_dir_ptr);
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_kcall_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_kcall_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+EXPORT_SYMBOL_GPL(ava_ava_cl_write_image_staged);
+
+cl_int ava_ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer,
+				    cl_map_flags map_flags, size_t offset, size_t size,
+				    uint64_t token, cl_uint num_events_in_wait_list,
+				    const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_map_buffer_staged_call ava_a;
+	const struct ava_opencl_ava_cl_map_buffer_staged_reply *ava_r = NULL;
+	struct ava_kcall ava_c;
+	cl_int ava_ret;
+	ava_u32 ava_dir_event_wait_list = 0;
+	ava_u64 ava_count_event_wait_list = 0;
+	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event_wait_list = 0;
+	ava_u32 ava_dir_event = 0;
+	ava_u64 ava_count_event = 0;
+	ava_u32 ava_life_event = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_MAP_BUFFER_STAGED,
+			    AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_a.map_flags = (ava_u64)map_flags;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.size = (ava_u64)size;
+	ava_a.token = (ava_u64)token;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_kcall_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_kcall_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+EXPORT_SYMBOL_GPL(ava_ava_cl_map_buffer_staged);
 
 cl_int ava_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
 {
@@ -1367,7 +2337,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1371 "opencl_kern.c"
+#line 2341 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -1445,7 +2415,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1449 "opencl_kern.c"
+#line 2419 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -1538,7 +2508,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1542 "opencl_kern.c"
+#line 2512 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -1896,7 +2866,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 1900 "opencl_kern.c"
+#line 2870 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -1982,7 +2952,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		return NULL;
 	}
 	return ava_execute();
-#line 1986 "opencl_kern.c"
+#line 2956 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -2139,7 +3109,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 2143 "opencl_kern.c"
+#line 3113 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -2245,7 +3215,7 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 		return NULL;
 	}
 	return ava_execute();
-#line 2249 "opencl_kern.c"
+#line 3219 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -2322,7 +3292,7 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 		return NULL;
 	}
 	return ava_execute();
-#line 2326 "opencl_kern.c"
+#line 3296 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -2520,7 +3490,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2524 "opencl_kern.c"
+#line 3494 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -2672,7 +3642,7 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2676 "opencl_kern.c"
+#line 3646 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -2766,7 +3736,7 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2770 "opencl_kern.c"
+#line 3740 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -2848,7 +3818,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2852 "opencl_kern.c"
+#line 3822 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -2892,7 +3862,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2896 "opencl_kern.c"
+#line 3866 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -2938,7 +3908,7 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2942 "opencl_kern.c"
+#line 3912 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -3046,7 +4016,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 3050 "opencl_kern.c"
+#line 4020 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -3322,7 +4292,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3326 "opencl_kern.c"
+#line 4296 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -3443,7 +4413,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3447 "opencl_kern.c"
+#line 4417 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -3540,7 +4510,7 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3544 "opencl_kern.c"
+#line 4514 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -3645,7 +4615,7 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3649 "opencl_kern.c"
+#line 4619 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -3798,7 +4768,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3802 "opencl_kern.c"
+#line 4772 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -4063,7 +5033,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 4067 "opencl_kern.c"
+#line 5037 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -4683,7 +5653,7 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4687 "opencl_kern.c"
+#line 5657 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -4912,7 +5882,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 4916 "opencl_kern.c"
+#line 5886 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
@@ -5003,7 +5973,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 5007 "opencl_kern.c"
+#line 5977 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -5255,7 +6225,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 5259 "opencl_kern.c"
+#line 6229 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -5329,7 +6299,7 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 		return NULL;
 	}
 	return ret;
-#line 5333 "opencl_kern.c"
+#line 6303 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
@@ -5419,7 +6389,7 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 5423 "opencl_kern.c"
+#line 6393 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernelsInProgram);
@@ -5678,7 +6648,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5682 "opencl_kern.c"
+#line 6652 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -5761,7 +6731,7 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 5765 "opencl_kern.c"
+#line 6735 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -6047,7 +7017,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6051 "opencl_kern.c"
+#line 7021 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -6394,11 +7364,24 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 97 "specs/opencl/opencl_enqueue.spec.inc"
+#line 98 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
+		uint64_t ava_token = ava_cl_expect(ptr, ava_cl_span(buffer, offset, size));
+
+		if (ava_token != 0) {
+			cl_int ava_rc = ava_cl_read_buffer_staged(
+				command_queue, buffer, offset, size, ava_token,
+				num_events_in_wait_list, event_wait_list, event);
+
+			if (ava_rc != CL_SUCCESS)
+				ava_cl_expect_cancel(ava_token);
+			return ava_rc;
+		}
+	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6402 "opencl_kern.c"
+#line 7385 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -6445,14 +7428,8 @@ static cl_int ava_kern_remote_clEnqueueWriteBuffer(cl_command_queue command_queu
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* This runtime learns no shapes: always sent sync, for exact errors. */
-	const int ava_async = 0;
-	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
-		ava_kern_opencl_new_handle_ids(event, ava_count_event);
-		ava_dir_event = AVA_BUF_IN;
-	}
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFER,
-			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
@@ -6465,12 +7442,6 @@ static cl_int ava_kern_remote_clEnqueueWriteBuffer(cl_command_queue command_queu
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
 			     ava_dir_event);
-	if (ava_async) {
-		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_kcall_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
 			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
@@ -6499,11 +7470,14 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 				cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 124 "specs/opencl/opencl_enqueue.spec.inc"
+#line 133 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_write == CL_FALSE)
+		return ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr,
+						  num_events_in_wait_list, event_wait_list, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6507 "opencl_kern.c"
+#line 7481 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -6644,11 +7618,28 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 				   cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 151 "specs/opencl/opencl_enqueue.spec.inc"
+#line 164 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
+		uint64_t ava_token = ava_cl_expect(
+			ptr, ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
+					    buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+					    host_slice_pitch));
+
+		if (ava_token != 0) {
+			cl_int ava_rc = ava_cl_read_buffer_rect_staged(
+				command_queue, buffer, buffer_origin, host_origin, region,
+				buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch,
+				ava_token, num_events_in_wait_list, event_wait_list, event);
+
+			if (ava_rc != CL_SUCCESS)
+				ava_cl_expect_cancel(ava_token);
+			return ava_rc;
+		}
+	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6652 "opencl_kern.c"
+#line 7643 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -6734,14 +7725,8 @@ static cl_int ava_kern_remote_clEnqueueWriteBufferRect(cl_command_queue command_
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* This runtime learns no shapes: always sent sync, for exact errors. */
-	const int ava_async = 0;
-	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
-		ava_kern_opencl_new_handle_ids(event, ava_count_event);
-		ava_dir_event = AVA_BUF_IN;
-	}
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEWRITEBUFFERRECT,
-			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
@@ -6762,12 +7747,6 @@ static cl_int ava_kern_remote_clEnqueueWriteBufferRect(cl_command_queue command_
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
 			     ava_dir_event);
-	if (ava_async) {
-		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_kcall_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
 			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
@@ -6799,11 +7778,16 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 				    const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 185 "specs/opencl/opencl_enqueue.spec.inc"
+#line 209 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_write == CL_FALSE)
+		return ava_cl_write_buffer_rect_staged(
+			command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch,
+			buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
+			num_events_in_wait_list, event_wait_list, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6807 "opencl_kern.c"
+#line 7791 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -7217,11 +8201,25 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 			      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 267 "specs/opencl/opencl_enqueue.spec.inc"
+#line 297 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
+		uint64_t ava_token = ava_cl_expect(ptr, ava_cl_image_span(image, origin, region, row_pitch,
+							    slice_pitch));
+
+		if (ava_token != 0) {
+			cl_int ava_rc = ava_cl_read_image_staged(
+				command_queue, image, origin, region, row_pitch, slice_pitch, ava_token,
+				num_events_in_wait_list, event_wait_list, event);
+
+			if (ava_rc != CL_SUCCESS)
+				ava_cl_expect_cancel(ava_token);
+			return ava_rc;
+		}
+	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7225 "opencl_kern.c"
+#line 8223 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -7290,14 +8288,8 @@ static cl_int ava_kern_remote_clEnqueueWriteImage(cl_command_queue command_queue
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* This runtime learns no shapes: always sent sync, for exact errors. */
-	const int ava_async = 0;
-	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
-		ava_kern_opencl_new_handle_ids(event, ava_count_event);
-		ava_dir_event = AVA_BUF_IN;
-	}
 	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_CLENQUEUEWRITEIMAGE,
-			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+			    AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.image = (ava_u64)(uintptr_t)image;
@@ -7314,12 +8306,6 @@ static cl_int ava_kern_remote_clEnqueueWriteImage(cl_command_queue command_queue
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
 			     ava_dir_event);
-	if (ava_async) {
-		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
-			goto ava_fail;
-		ava_kcall_end(&ava_c);
-		return (cl_int)(CL_SUCCESS);
-	}
 	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
 			     sizeof(*ava_r)) != 0)
 		goto ava_fail;
@@ -7349,11 +8335,15 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 297 "specs/opencl/opencl_enqueue.spec.inc"
+#line 336 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_write == CL_FALSE)
+		return ava_cl_write_image_staged(command_queue, image, origin, region, input_row_pitch,
+						 input_slice_pitch, ptr, num_events_in_wait_list,
+						 event_wait_list, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7357 "opencl_kern.c"
+#line 8347 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -8006,11 +8996,11 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 				  cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 421 "specs/opencl/opencl_enqueue.spec.inc"
+#line 464 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8014 "opencl_kern.c"
+#line 9004 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -8094,11 +9084,11 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 			 cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 439 "specs/opencl/opencl_enqueue.spec.inc"
+#line 482 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8102 "opencl_kern.c"
+#line 9092 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);
@@ -8645,6 +9635,13 @@ EXPORT_SYMBOL_GPL(ava_ava_cl_set_content_size_buffer);
 
 static const char *const ava_kern_opencl_func_names[] = {
 	NULL,
+	"ava_cl_read_buffer_staged",
+	"ava_cl_read_buffer_rect_staged",
+	"ava_cl_read_image_staged",
+	"ava_cl_write_buffer_staged",
+	"ava_cl_write_buffer_rect_staged",
+	"ava_cl_write_image_staged",
+	"ava_cl_map_buffer_staged",
 	"clGetPlatformIDs",
 	"clGetPlatformInfo",
 	"clGetDeviceIDs",
@@ -8749,6 +9746,7 @@ static const char *const ava_kern_opencl_func_names[] = {
 	"ava_cl_create_buffer_svm",
 	"ava_cl_svm_release",
 	"ava_cl_svm_map",
+	"ava_cl_svm_map_staged",
 	"ava_cl_svm_unmap",
 	"ava_cl_svm_memcpy",
 	"ava_cl_svm_fill",

@@ -28,6 +28,47 @@
 #include <CL/cl.h>
 #include "icd_exports.h"
 
+/* A helper of the spec (no API function): kernel callers call it directly. */
+cl_int ava_ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				     size_t size, uint64_t token, cl_uint num_events_in_wait_list,
+				     const cl_event *event_wait_list, cl_event *event);
+/* A helper of the spec (no API function): kernel callers call it directly. */
+cl_int ava_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer,
+					  const size_t *buffer_origin, const size_t *host_origin,
+					  const size_t *region, size_t buffer_row_pitch,
+					  size_t buffer_slice_pitch, size_t host_row_pitch,
+					  size_t host_slice_pitch, uint64_t token,
+					  cl_uint num_events_in_wait_list,
+					  const cl_event *event_wait_list, cl_event *event);
+/* A helper of the spec (no API function): kernel callers call it directly. */
+cl_int ava_ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image,
+				    const size_t *origin, const size_t *region, size_t row_pitch,
+				    size_t slice_pitch, uint64_t token,
+				    cl_uint num_events_in_wait_list,
+				    const cl_event *event_wait_list, cl_event *event);
+/* A helper of the spec (no API function): kernel callers call it directly. */
+cl_int ava_ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				      size_t size, const void *ptr, cl_uint num_events_in_wait_list,
+				      const cl_event *event_wait_list, cl_event *event);
+/* A helper of the spec (no API function): kernel callers call it directly. */
+cl_int ava_ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer,
+					   const size_t *buffer_origin, const size_t *host_origin,
+					   const size_t *region, size_t buffer_row_pitch,
+					   size_t buffer_slice_pitch, size_t host_row_pitch,
+					   size_t host_slice_pitch, const void *ptr,
+					   cl_uint num_events_in_wait_list,
+					   const cl_event *event_wait_list, cl_event *event);
+/* A helper of the spec (no API function): kernel callers call it directly. */
+cl_int ava_ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image,
+				     const size_t *origin, const size_t *region,
+				     size_t input_row_pitch, size_t input_slice_pitch,
+				     const void *ptr, cl_uint num_events_in_wait_list,
+				     const cl_event *event_wait_list, cl_event *event);
+/* A helper of the spec (no API function): kernel callers call it directly. */
+cl_int ava_ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer,
+				    cl_map_flags map_flags, size_t offset, size_t size,
+				    uint64_t token, cl_uint num_events_in_wait_list,
+				    const cl_event *event_wait_list, cl_event *event);
 cl_int ava_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms);
 /* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name,
@@ -367,6 +408,7 @@ cl_int ava_ava_cl_set_content_size_buffer(cl_mem buffer, cl_mem content_size_buf
  *   ava_cl_create_buffer_svm: a helper whose types the spec's utility code defines (not in an API header)
  *   ava_cl_svm_release: a helper whose types the spec's utility code defines (not in an API header)
  *   ava_cl_svm_map: a helper whose types the spec's utility code defines (not in an API header)
+ *   ava_cl_svm_map_staged: a helper whose types the spec's utility code defines (not in an API header)
  *   ava_cl_svm_unmap: a helper whose types the spec's utility code defines (not in an API header)
  *   ava_cl_svm_memcpy: a helper whose types the spec's utility code defines (not in an API header)
  *   ava_cl_svm_fill: a helper whose types the spec's utility code defines (not in an API header)

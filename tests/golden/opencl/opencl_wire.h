@@ -10,146 +10,154 @@
 #include "ava/wire.h"
 
 /* FNV-1a of the layout below: guest and worker must agree. */
-#define AVA_OPENCL_SPEC_HASH 0x65ebc820483af0ecull
+#define AVA_OPENCL_SPEC_HASH 0x44bd66e2b3c64344ull
 #define AVA_OPENCL_SPEC_NAME "opencl"
 #define AVA_OPENCL_SPEC_ID 2u
-#define AVA_OPENCL_NFUNCS 134u
+#define AVA_OPENCL_NFUNCS 142u
 #define AVA_OPENCL_NCALLBACKS 6u
 
 /* Function ids (0 is never used). */
-#define AVA_OPENCL_FN_CLGETPLATFORMIDS 1u
-#define AVA_OPENCL_FN_CLGETPLATFORMINFO 2u
-#define AVA_OPENCL_FN_CLGETDEVICEIDS 3u
-#define AVA_OPENCL_FN_CLGETDEVICEINFO 4u
-#define AVA_OPENCL_FN_CLCREATESUBDEVICES 5u
-#define AVA_OPENCL_FN_CLRETAINDEVICE 6u
-#define AVA_OPENCL_FN_CLRELEASEDEVICE 7u
-#define AVA_OPENCL_FN_CLGETDEVICEANDHOSTTIMER 8u
-#define AVA_OPENCL_FN_CLGETHOSTTIMER 9u
-#define AVA_OPENCL_FN_CLCREATECONTEXT 10u
-#define AVA_OPENCL_FN_CLCREATECONTEXTFROMTYPE 11u
-#define AVA_OPENCL_FN_CLRETAINCONTEXT 12u
-#define AVA_OPENCL_FN_CLRELEASECONTEXT 13u
-#define AVA_OPENCL_FN_CLGETCONTEXTINFO 14u
-#define AVA_OPENCL_FN_CLSETCONTEXTDESTRUCTORCALLBACK 15u
-#define AVA_OPENCL_FN_CLCREATECOMMANDQUEUE 16u
-#define AVA_OPENCL_FN_CLCREATECOMMANDQUEUEWITHPROPERTIES 17u
-#define AVA_OPENCL_FN_CLSETDEFAULTDEVICECOMMANDQUEUE 18u
-#define AVA_OPENCL_FN_CLRETAINCOMMANDQUEUE 19u
-#define AVA_OPENCL_FN_CLRELEASECOMMANDQUEUE 20u
-#define AVA_OPENCL_FN_CLGETCOMMANDQUEUEINFO 21u
-#define AVA_OPENCL_FN_CLSETCOMMANDQUEUEPROPERTY 22u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLFLUSH 23u
-#define AVA_OPENCL_FN_CLFINISH 24u
-#define AVA_OPENCL_FN_CLCREATEBUFFER 25u
-#define AVA_OPENCL_FN_CLCREATEBUFFERWITHPROPERTIES 26u
-#define AVA_OPENCL_FN_CLCREATESUBBUFFER 27u
-#define AVA_OPENCL_FN_CLRETAINMEMOBJECT 28u
-#define AVA_OPENCL_FN_CLRELEASEMEMOBJECT 29u
-#define AVA_OPENCL_FN_CLGETMEMOBJECTINFO 30u
-#define AVA_OPENCL_FN_CLSETMEMOBJECTDESTRUCTORCALLBACK 31u
-#define AVA_OPENCL_FN_CLCREATEPIPE 32u
-#define AVA_OPENCL_FN_CLGETPIPEINFO 33u
-#define AVA_OPENCL_FN_CLCREATEIMAGE 34u
-#define AVA_OPENCL_FN_CLCREATEIMAGEWITHPROPERTIES 35u
-#define AVA_OPENCL_FN_CLCREATEIMAGE2D 36u
-#define AVA_OPENCL_FN_CLCREATEIMAGE3D 37u
-#define AVA_OPENCL_FN_CLGETSUPPORTEDIMAGEFORMATS 38u
-#define AVA_OPENCL_FN_CLGETIMAGEINFO 39u
-#define AVA_OPENCL_FN_CLCREATESAMPLER 40u
-#define AVA_OPENCL_FN_CLCREATESAMPLERWITHPROPERTIES 41u
-#define AVA_OPENCL_FN_CLRETAINSAMPLER 42u
-#define AVA_OPENCL_FN_CLRELEASESAMPLER 43u
-#define AVA_OPENCL_FN_CLGETSAMPLERINFO 44u
-#define AVA_OPENCL_FN_AVA_CL_MAP_BUFFER 45u
-#define AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER 46u
-#define AVA_OPENCL_FN_AVA_CL_CREATE_PROGRAM_WITH_SOURCE 47u
-#define AVA_OPENCL_FN_AVA_CL_CREATE_PROGRAM_WITH_BINARY 48u
-#define AVA_OPENCL_FN_CLCREATEPROGRAMWITHIL 49u
-#define AVA_OPENCL_FN_CLCREATEPROGRAMWITHBUILTINKERNELS 50u
-#define AVA_OPENCL_FN_CLRETAINPROGRAM 51u
-#define AVA_OPENCL_FN_CLRELEASEPROGRAM 52u
-#define AVA_OPENCL_FN_CLBUILDPROGRAM 53u
-#define AVA_OPENCL_FN_AVA_CL_COMPILE_PROGRAM 54u
-#define AVA_OPENCL_FN_CLLINKPROGRAM 55u
-#define AVA_OPENCL_FN_CLSETPROGRAMSPECIALIZATIONCONSTANT 56u
-#define AVA_OPENCL_FN_CLUNLOADPLATFORMCOMPILER 57u
-#define AVA_OPENCL_FN_CLUNLOADCOMPILER 58u
-#define AVA_OPENCL_FN_AVA_CL_GET_PROGRAM_INFO 59u
-#define AVA_OPENCL_FN_AVA_CL_GET_PROGRAM_BINARIES 60u
-#define AVA_OPENCL_FN_CLGETPROGRAMBUILDINFO 61u
-#define AVA_OPENCL_FN_CLCREATEKERNEL 62u
-#define AVA_OPENCL_FN_CLCREATEKERNELSINPROGRAM 63u
-#define AVA_OPENCL_FN_CLCLONEKERNEL 64u
-#define AVA_OPENCL_FN_CLRETAINKERNEL 65u
-#define AVA_OPENCL_FN_CLRELEASEKERNEL 66u
-#define AVA_OPENCL_FN_CLSETKERNELARG 67u
-#define AVA_OPENCL_FN_CLGETKERNELINFO 68u
-#define AVA_OPENCL_FN_CLGETKERNELARGINFO 69u
-#define AVA_OPENCL_FN_CLGETKERNELWORKGROUPINFO 70u
-#define AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFO 71u
-#define AVA_OPENCL_FN_CLWAITFOREVENTS 72u
-#define AVA_OPENCL_FN_CLGETEVENTINFO 73u
-#define AVA_OPENCL_FN_CLCREATEUSEREVENT 74u
-#define AVA_OPENCL_FN_CLRETAINEVENT 75u
-#define AVA_OPENCL_FN_CLRELEASEEVENT 76u
-#define AVA_OPENCL_FN_CLSETUSEREVENTSTATUS 77u
-#define AVA_OPENCL_FN_CLSETEVENTCALLBACK 78u
-#define AVA_OPENCL_FN_CLGETEVENTPROFILINGINFO 79u
-#define AVA_OPENCL_FN_CLENQUEUEREADBUFFER 80u
-#define AVA_OPENCL_FN_CLENQUEUEWRITEBUFFER 81u
-#define AVA_OPENCL_FN_CLENQUEUEREADBUFFERRECT 82u
-#define AVA_OPENCL_FN_CLENQUEUEWRITEBUFFERRECT 83u
-#define AVA_OPENCL_FN_CLENQUEUECOPYBUFFER 84u
-#define AVA_OPENCL_FN_CLENQUEUECOPYBUFFERRECT 85u
-#define AVA_OPENCL_FN_CLENQUEUEFILLBUFFER 86u
-#define AVA_OPENCL_FN_CLENQUEUEREADIMAGE 87u
-#define AVA_OPENCL_FN_CLENQUEUEWRITEIMAGE 88u
-#define AVA_OPENCL_FN_CLENQUEUEFILLIMAGE 89u
-#define AVA_OPENCL_FN_CLENQUEUECOPYIMAGE 90u
-#define AVA_OPENCL_FN_CLENQUEUECOPYIMAGETOBUFFER 91u
-#define AVA_OPENCL_FN_CLENQUEUECOPYBUFFERTOIMAGE 92u
-#define AVA_OPENCL_FN_CLENQUEUEMIGRATEMEMOBJECTS 93u
-#define AVA_OPENCL_FN_CLENQUEUENDRANGEKERNEL 94u
-#define AVA_OPENCL_FN_CLENQUEUETASK 95u
-#define AVA_OPENCL_FN_CLENQUEUEMARKERWITHWAITLIST 96u
-#define AVA_OPENCL_FN_CLENQUEUEBARRIERWITHWAITLIST 97u
-#define AVA_OPENCL_FN_CLENQUEUEMARKER 98u
-#define AVA_OPENCL_FN_CLENQUEUEBARRIER 99u
-#define AVA_OPENCL_FN_CLENQUEUEWAITFOREVENTS 100u
-#define AVA_OPENCL_FN_AVA_CL_SVM_ALLOC 101u
-#define AVA_OPENCL_FN_AVA_CL_CREATE_BUFFER_SVM 102u
-#define AVA_OPENCL_FN_AVA_CL_SVM_RELEASE 103u
-#define AVA_OPENCL_FN_AVA_CL_SVM_MAP 104u
-#define AVA_OPENCL_FN_AVA_CL_SVM_UNMAP 105u
-#define AVA_OPENCL_FN_AVA_CL_SVM_MEMCPY 106u
-#define AVA_OPENCL_FN_AVA_CL_SVM_FILL 107u
-#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_ARG_SVM 108u
-#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_SVM_PTRS 109u
-#define AVA_OPENCL_FN_AVA_CL_SVM_MIGRATE 110u
-#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_EXEC_INFO 111u
-#define AVA_OPENCL_FN_CLRETAINDEVICEEXT 112u
-#define AVA_OPENCL_FN_CLRELEASEDEVICEEXT 113u
-#define AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFOKHR 114u
-#define AVA_OPENCL_FN_CLCREATESUBDEVICESEXT 115u /* unsupported: never sent */
-#define AVA_OPENCL_FN_AVA_CL_SET_CONTENT_SIZE_BUFFER 116u
-#define AVA_OPENCL_FN_CLENQUEUENATIVEKERNEL 117u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLSETPROGRAMRELEASECALLBACK 118u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLGETGLCONTEXTINFOKHR 119u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLBUFFER 120u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE 121u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLRENDERBUFFER 122u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLGETGLOBJECTINFO 123u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLGETGLTEXTUREINFO 124u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUEACQUIREGLOBJECTS 125u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUERELEASEGLOBJECTS 126u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE2D 127u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE3D 128u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEEVENTFROMGLSYNCKHR 129u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMEGLIMAGEKHR 130u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUEACQUIREEGLOBJECTSKHR 131u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUERELEASEEGLOBJECTSKHR 132u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEEVENTFROMEGLSYNCKHR 133u /* unsupported: never sent */
+#define AVA_OPENCL_FN_AVA_CL_READ_BUFFER_STAGED 1u
+#define AVA_OPENCL_FN_AVA_CL_READ_BUFFER_RECT_STAGED 2u
+#define AVA_OPENCL_FN_AVA_CL_READ_IMAGE_STAGED 3u
+#define AVA_OPENCL_FN_AVA_CL_WRITE_BUFFER_STAGED 4u
+#define AVA_OPENCL_FN_AVA_CL_WRITE_BUFFER_RECT_STAGED 5u
+#define AVA_OPENCL_FN_AVA_CL_WRITE_IMAGE_STAGED 6u
+#define AVA_OPENCL_FN_AVA_CL_MAP_BUFFER_STAGED 7u
+#define AVA_OPENCL_FN_CLGETPLATFORMIDS 8u
+#define AVA_OPENCL_FN_CLGETPLATFORMINFO 9u
+#define AVA_OPENCL_FN_CLGETDEVICEIDS 10u
+#define AVA_OPENCL_FN_CLGETDEVICEINFO 11u
+#define AVA_OPENCL_FN_CLCREATESUBDEVICES 12u
+#define AVA_OPENCL_FN_CLRETAINDEVICE 13u
+#define AVA_OPENCL_FN_CLRELEASEDEVICE 14u
+#define AVA_OPENCL_FN_CLGETDEVICEANDHOSTTIMER 15u
+#define AVA_OPENCL_FN_CLGETHOSTTIMER 16u
+#define AVA_OPENCL_FN_CLCREATECONTEXT 17u
+#define AVA_OPENCL_FN_CLCREATECONTEXTFROMTYPE 18u
+#define AVA_OPENCL_FN_CLRETAINCONTEXT 19u
+#define AVA_OPENCL_FN_CLRELEASECONTEXT 20u
+#define AVA_OPENCL_FN_CLGETCONTEXTINFO 21u
+#define AVA_OPENCL_FN_CLSETCONTEXTDESTRUCTORCALLBACK 22u
+#define AVA_OPENCL_FN_CLCREATECOMMANDQUEUE 23u
+#define AVA_OPENCL_FN_CLCREATECOMMANDQUEUEWITHPROPERTIES 24u
+#define AVA_OPENCL_FN_CLSETDEFAULTDEVICECOMMANDQUEUE 25u
+#define AVA_OPENCL_FN_CLRETAINCOMMANDQUEUE 26u
+#define AVA_OPENCL_FN_CLRELEASECOMMANDQUEUE 27u
+#define AVA_OPENCL_FN_CLGETCOMMANDQUEUEINFO 28u
+#define AVA_OPENCL_FN_CLSETCOMMANDQUEUEPROPERTY 29u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLFLUSH 30u
+#define AVA_OPENCL_FN_CLFINISH 31u
+#define AVA_OPENCL_FN_CLCREATEBUFFER 32u
+#define AVA_OPENCL_FN_CLCREATEBUFFERWITHPROPERTIES 33u
+#define AVA_OPENCL_FN_CLCREATESUBBUFFER 34u
+#define AVA_OPENCL_FN_CLRETAINMEMOBJECT 35u
+#define AVA_OPENCL_FN_CLRELEASEMEMOBJECT 36u
+#define AVA_OPENCL_FN_CLGETMEMOBJECTINFO 37u
+#define AVA_OPENCL_FN_CLSETMEMOBJECTDESTRUCTORCALLBACK 38u
+#define AVA_OPENCL_FN_CLCREATEPIPE 39u
+#define AVA_OPENCL_FN_CLGETPIPEINFO 40u
+#define AVA_OPENCL_FN_CLCREATEIMAGE 41u
+#define AVA_OPENCL_FN_CLCREATEIMAGEWITHPROPERTIES 42u
+#define AVA_OPENCL_FN_CLCREATEIMAGE2D 43u
+#define AVA_OPENCL_FN_CLCREATEIMAGE3D 44u
+#define AVA_OPENCL_FN_CLGETSUPPORTEDIMAGEFORMATS 45u
+#define AVA_OPENCL_FN_CLGETIMAGEINFO 46u
+#define AVA_OPENCL_FN_CLCREATESAMPLER 47u
+#define AVA_OPENCL_FN_CLCREATESAMPLERWITHPROPERTIES 48u
+#define AVA_OPENCL_FN_CLRETAINSAMPLER 49u
+#define AVA_OPENCL_FN_CLRELEASESAMPLER 50u
+#define AVA_OPENCL_FN_CLGETSAMPLERINFO 51u
+#define AVA_OPENCL_FN_AVA_CL_MAP_BUFFER 52u
+#define AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER 53u
+#define AVA_OPENCL_FN_AVA_CL_CREATE_PROGRAM_WITH_SOURCE 54u
+#define AVA_OPENCL_FN_AVA_CL_CREATE_PROGRAM_WITH_BINARY 55u
+#define AVA_OPENCL_FN_CLCREATEPROGRAMWITHIL 56u
+#define AVA_OPENCL_FN_CLCREATEPROGRAMWITHBUILTINKERNELS 57u
+#define AVA_OPENCL_FN_CLRETAINPROGRAM 58u
+#define AVA_OPENCL_FN_CLRELEASEPROGRAM 59u
+#define AVA_OPENCL_FN_CLBUILDPROGRAM 60u
+#define AVA_OPENCL_FN_AVA_CL_COMPILE_PROGRAM 61u
+#define AVA_OPENCL_FN_CLLINKPROGRAM 62u
+#define AVA_OPENCL_FN_CLSETPROGRAMSPECIALIZATIONCONSTANT 63u
+#define AVA_OPENCL_FN_CLUNLOADPLATFORMCOMPILER 64u
+#define AVA_OPENCL_FN_CLUNLOADCOMPILER 65u
+#define AVA_OPENCL_FN_AVA_CL_GET_PROGRAM_INFO 66u
+#define AVA_OPENCL_FN_AVA_CL_GET_PROGRAM_BINARIES 67u
+#define AVA_OPENCL_FN_CLGETPROGRAMBUILDINFO 68u
+#define AVA_OPENCL_FN_CLCREATEKERNEL 69u
+#define AVA_OPENCL_FN_CLCREATEKERNELSINPROGRAM 70u
+#define AVA_OPENCL_FN_CLCLONEKERNEL 71u
+#define AVA_OPENCL_FN_CLRETAINKERNEL 72u
+#define AVA_OPENCL_FN_CLRELEASEKERNEL 73u
+#define AVA_OPENCL_FN_CLSETKERNELARG 74u
+#define AVA_OPENCL_FN_CLGETKERNELINFO 75u
+#define AVA_OPENCL_FN_CLGETKERNELARGINFO 76u
+#define AVA_OPENCL_FN_CLGETKERNELWORKGROUPINFO 77u
+#define AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFO 78u
+#define AVA_OPENCL_FN_CLWAITFOREVENTS 79u
+#define AVA_OPENCL_FN_CLGETEVENTINFO 80u
+#define AVA_OPENCL_FN_CLCREATEUSEREVENT 81u
+#define AVA_OPENCL_FN_CLRETAINEVENT 82u
+#define AVA_OPENCL_FN_CLRELEASEEVENT 83u
+#define AVA_OPENCL_FN_CLSETUSEREVENTSTATUS 84u
+#define AVA_OPENCL_FN_CLSETEVENTCALLBACK 85u
+#define AVA_OPENCL_FN_CLGETEVENTPROFILINGINFO 86u
+#define AVA_OPENCL_FN_CLENQUEUEREADBUFFER 87u
+#define AVA_OPENCL_FN_CLENQUEUEWRITEBUFFER 88u
+#define AVA_OPENCL_FN_CLENQUEUEREADBUFFERRECT 89u
+#define AVA_OPENCL_FN_CLENQUEUEWRITEBUFFERRECT 90u
+#define AVA_OPENCL_FN_CLENQUEUECOPYBUFFER 91u
+#define AVA_OPENCL_FN_CLENQUEUECOPYBUFFERRECT 92u
+#define AVA_OPENCL_FN_CLENQUEUEFILLBUFFER 93u
+#define AVA_OPENCL_FN_CLENQUEUEREADIMAGE 94u
+#define AVA_OPENCL_FN_CLENQUEUEWRITEIMAGE 95u
+#define AVA_OPENCL_FN_CLENQUEUEFILLIMAGE 96u
+#define AVA_OPENCL_FN_CLENQUEUECOPYIMAGE 97u
+#define AVA_OPENCL_FN_CLENQUEUECOPYIMAGETOBUFFER 98u
+#define AVA_OPENCL_FN_CLENQUEUECOPYBUFFERTOIMAGE 99u
+#define AVA_OPENCL_FN_CLENQUEUEMIGRATEMEMOBJECTS 100u
+#define AVA_OPENCL_FN_CLENQUEUENDRANGEKERNEL 101u
+#define AVA_OPENCL_FN_CLENQUEUETASK 102u
+#define AVA_OPENCL_FN_CLENQUEUEMARKERWITHWAITLIST 103u
+#define AVA_OPENCL_FN_CLENQUEUEBARRIERWITHWAITLIST 104u
+#define AVA_OPENCL_FN_CLENQUEUEMARKER 105u
+#define AVA_OPENCL_FN_CLENQUEUEBARRIER 106u
+#define AVA_OPENCL_FN_CLENQUEUEWAITFOREVENTS 107u
+#define AVA_OPENCL_FN_AVA_CL_SVM_ALLOC 108u
+#define AVA_OPENCL_FN_AVA_CL_CREATE_BUFFER_SVM 109u
+#define AVA_OPENCL_FN_AVA_CL_SVM_RELEASE 110u
+#define AVA_OPENCL_FN_AVA_CL_SVM_MAP 111u
+#define AVA_OPENCL_FN_AVA_CL_SVM_MAP_STAGED 112u
+#define AVA_OPENCL_FN_AVA_CL_SVM_UNMAP 113u
+#define AVA_OPENCL_FN_AVA_CL_SVM_MEMCPY 114u
+#define AVA_OPENCL_FN_AVA_CL_SVM_FILL 115u
+#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_ARG_SVM 116u
+#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_SVM_PTRS 117u
+#define AVA_OPENCL_FN_AVA_CL_SVM_MIGRATE 118u
+#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_EXEC_INFO 119u
+#define AVA_OPENCL_FN_CLRETAINDEVICEEXT 120u
+#define AVA_OPENCL_FN_CLRELEASEDEVICEEXT 121u
+#define AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFOKHR 122u
+#define AVA_OPENCL_FN_CLCREATESUBDEVICESEXT 123u /* unsupported: never sent */
+#define AVA_OPENCL_FN_AVA_CL_SET_CONTENT_SIZE_BUFFER 124u
+#define AVA_OPENCL_FN_CLENQUEUENATIVEKERNEL 125u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLSETPROGRAMRELEASECALLBACK 126u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLGETGLCONTEXTINFOKHR 127u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLBUFFER 128u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE 129u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLRENDERBUFFER 130u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLGETGLOBJECTINFO 131u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLGETGLTEXTUREINFO 132u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUEACQUIREGLOBJECTS 133u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUERELEASEGLOBJECTS 134u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE2D 135u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE3D 136u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEEVENTFROMGLSYNCKHR 137u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMEGLIMAGEKHR 138u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUEACQUIREEGLOBJECTSKHR 139u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUERELEASEEGLOBJECTSKHR 140u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEEVENTFROMEGLSYNCKHR 141u /* unsupported: never sent */
 
 /* Callback declaration ids. */
 #define AVA_OPENCL_CB_AVA_CL_CONTEXT_NOTIFY 1u
@@ -163,15 +171,163 @@
 #define AVA_OPENCL_T_CL_EVENT 2u /* cl_event */
 #define AVA_OPENCL_T_CL_MEM 3u /* cl_mem */
 #define AVA_OPENCL_T_CL_CONTEXT 4u /* cl_context */
-#define AVA_OPENCL_T_CL_PLATFORM_ID 5u /* cl_platform_id */
-#define AVA_OPENCL_T_CL_DEVICE_ID 6u /* cl_device_id */
-#define AVA_OPENCL_T_CL_COMMAND_QUEUE 7u /* cl_command_queue */
+#define AVA_OPENCL_T_CL_COMMAND_QUEUE 5u /* cl_command_queue */
+#define AVA_OPENCL_T_CL_PLATFORM_ID 6u /* cl_platform_id */
+#define AVA_OPENCL_T_CL_DEVICE_ID 7u /* cl_device_id */
 #define AVA_OPENCL_T_CL_SAMPLER 8u /* cl_sampler */
 #define AVA_OPENCL_T_CL_KERNEL 9u /* cl_kernel */
 #define AVA_OPENCL_T_AVA_CL_SVM 10u /* ava_cl_svm */
 
 /* Return classes: async errors surface at sync calls of the same class. */
 /*   1: cl_int */
+
+/* ava_cl_read_buffer_staged */
+struct ava_opencl_ava_cl_read_buffer_staged_call {
+	ava_u64 command_queue; /* handle cl_command_queue */
+	ava_u64 buffer; /* handle cl_mem */
+	ava_u64 offset; /* size_t */
+	ava_u64 size; /* size_t */
+	ava_u64 token; /* uint64_t */
+	ava_u64 num_events_in_wait_list; /* cl_uint */
+	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_read_buffer_staged_call) == 96, "struct ava_opencl_ava_cl_read_buffer_staged_call");
+
+struct ava_opencl_ava_cl_read_buffer_staged_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_read_buffer_staged_reply) == 32, "struct ava_opencl_ava_cl_read_buffer_staged_reply");
+
+/* ava_cl_read_buffer_rect_staged */
+struct ava_opencl_ava_cl_read_buffer_rect_staged_call {
+	ava_u64 command_queue; /* handle cl_command_queue */
+	ava_u64 buffer; /* handle cl_mem */
+	struct ava_buf_desc buffer_origin; /* const size_t *, in */
+	struct ava_buf_desc host_origin; /* const size_t *, in */
+	struct ava_buf_desc region; /* const size_t *, in */
+	ava_u64 buffer_row_pitch; /* size_t */
+	ava_u64 buffer_slice_pitch; /* size_t */
+	ava_u64 host_row_pitch; /* size_t */
+	ava_u64 host_slice_pitch; /* size_t */
+	ava_u64 token; /* uint64_t */
+	ava_u64 num_events_in_wait_list; /* cl_uint */
+	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_read_buffer_rect_staged_call) == 184, "struct ava_opencl_ava_cl_read_buffer_rect_staged_call");
+
+struct ava_opencl_ava_cl_read_buffer_rect_staged_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_read_buffer_rect_staged_reply) == 32, "struct ava_opencl_ava_cl_read_buffer_rect_staged_reply");
+
+/* ava_cl_read_image_staged */
+struct ava_opencl_ava_cl_read_image_staged_call {
+	ava_u64 command_queue; /* handle cl_command_queue */
+	ava_u64 image; /* handle cl_mem */
+	struct ava_buf_desc origin; /* const size_t *, in */
+	struct ava_buf_desc region; /* const size_t *, in */
+	ava_u64 row_pitch; /* size_t */
+	ava_u64 slice_pitch; /* size_t */
+	ava_u64 token; /* uint64_t */
+	ava_u64 num_events_in_wait_list; /* cl_uint */
+	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_read_image_staged_call) == 144, "struct ava_opencl_ava_cl_read_image_staged_call");
+
+struct ava_opencl_ava_cl_read_image_staged_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_read_image_staged_reply) == 32, "struct ava_opencl_ava_cl_read_image_staged_reply");
+
+/* ava_cl_write_buffer_staged */
+struct ava_opencl_ava_cl_write_buffer_staged_call {
+	ava_u64 command_queue; /* handle cl_command_queue */
+	ava_u64 buffer; /* handle cl_mem */
+	ava_u64 offset; /* size_t */
+	ava_u64 size; /* size_t */
+	struct ava_buf_desc ptr; /* const void *, in */
+	ava_u64 num_events_in_wait_list; /* cl_uint */
+	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_write_buffer_staged_call) == 112, "struct ava_opencl_ava_cl_write_buffer_staged_call");
+
+struct ava_opencl_ava_cl_write_buffer_staged_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_write_buffer_staged_reply) == 32, "struct ava_opencl_ava_cl_write_buffer_staged_reply");
+
+/* ava_cl_write_buffer_rect_staged */
+struct ava_opencl_ava_cl_write_buffer_rect_staged_call {
+	ava_u64 command_queue; /* handle cl_command_queue */
+	ava_u64 buffer; /* handle cl_mem */
+	struct ava_buf_desc buffer_origin; /* const size_t *, in */
+	struct ava_buf_desc host_origin; /* const size_t *, in */
+	struct ava_buf_desc region; /* const size_t *, in */
+	ava_u64 buffer_row_pitch; /* size_t */
+	ava_u64 buffer_slice_pitch; /* size_t */
+	ava_u64 host_row_pitch; /* size_t */
+	ava_u64 host_slice_pitch; /* size_t */
+	struct ava_buf_desc ptr; /* const void *, in */
+	ava_u64 num_events_in_wait_list; /* cl_uint */
+	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_write_buffer_rect_staged_call) == 200, "struct ava_opencl_ava_cl_write_buffer_rect_staged_call");
+
+struct ava_opencl_ava_cl_write_buffer_rect_staged_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_write_buffer_rect_staged_reply) == 32, "struct ava_opencl_ava_cl_write_buffer_rect_staged_reply");
+
+/* ava_cl_write_image_staged */
+struct ava_opencl_ava_cl_write_image_staged_call {
+	ava_u64 command_queue; /* handle cl_command_queue */
+	ava_u64 image; /* handle cl_mem */
+	struct ava_buf_desc origin; /* const size_t *, in */
+	struct ava_buf_desc region; /* const size_t *, in */
+	ava_u64 input_row_pitch; /* size_t */
+	ava_u64 input_slice_pitch; /* size_t */
+	struct ava_buf_desc ptr; /* const void *, in */
+	ava_u64 num_events_in_wait_list; /* cl_uint */
+	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_write_image_staged_call) == 160, "struct ava_opencl_ava_cl_write_image_staged_call");
+
+struct ava_opencl_ava_cl_write_image_staged_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_write_image_staged_reply) == 32, "struct ava_opencl_ava_cl_write_image_staged_reply");
+
+/* ava_cl_map_buffer_staged */
+struct ava_opencl_ava_cl_map_buffer_staged_call {
+	ava_u64 command_queue; /* handle cl_command_queue */
+	ava_u64 buffer; /* handle cl_mem */
+	ava_u64 map_flags; /* cl_map_flags */
+	ava_u64 offset; /* size_t */
+	ava_u64 size; /* size_t */
+	ava_u64 token; /* uint64_t */
+	ava_u64 num_events_in_wait_list; /* cl_uint */
+	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_map_buffer_staged_call) == 104, "struct ava_opencl_ava_cl_map_buffer_staged_call");
+
+struct ava_opencl_ava_cl_map_buffer_staged_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_map_buffer_staged_reply) == 32, "struct ava_opencl_ava_cl_map_buffer_staged_reply");
 
 /* clGetPlatformIDs */
 struct ava_opencl_clGetPlatformIDs_call {
@@ -1801,6 +1957,26 @@ struct ava_opencl_ava_cl_svm_map_reply {
 	struct ava_buf_desc event; /* cl_event *, out, handle elements */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_map_reply) == 56, "struct ava_opencl_ava_cl_svm_map_reply");
+
+/* ava_cl_svm_map_staged */
+struct ava_opencl_ava_cl_svm_map_staged_call {
+	ava_u64 command_queue; /* handle cl_command_queue */
+	ava_u64 svm; /* handle ava_cl_svm */
+	ava_u64 offset; /* size_t */
+	ava_u64 size; /* size_t */
+	ava_u64 map_flags; /* cl_map_flags */
+	ava_u64 token; /* uint64_t */
+	ava_u64 num_events_in_wait_list; /* cl_uint */
+	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_map_staged_call) == 104, "struct ava_opencl_ava_cl_svm_map_staged_call");
+
+struct ava_opencl_ava_cl_svm_map_staged_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_svm_map_staged_reply) == 32, "struct ava_opencl_ava_cl_svm_map_staged_reply");
 
 /* ava_cl_svm_unmap */
 struct ava_opencl_ava_cl_svm_unmap_call {

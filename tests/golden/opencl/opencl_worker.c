@@ -42,12 +42,12 @@ static uint32_t ava_opencl_type_by_name(const char *ava_name)
 		return AVA_OPENCL_T_CL_MEM;
 	if (strcmp(ava_name, "cl_context") == 0)
 		return AVA_OPENCL_T_CL_CONTEXT;
+	if (strcmp(ava_name, "cl_command_queue") == 0)
+		return AVA_OPENCL_T_CL_COMMAND_QUEUE;
 	if (strcmp(ava_name, "cl_platform_id") == 0)
 		return AVA_OPENCL_T_CL_PLATFORM_ID;
 	if (strcmp(ava_name, "cl_device_id") == 0)
 		return AVA_OPENCL_T_CL_DEVICE_ID;
-	if (strcmp(ava_name, "cl_command_queue") == 0)
-		return AVA_OPENCL_T_CL_COMMAND_QUEUE;
 	if (strcmp(ava_name, "cl_sampler") == 0)
 		return AVA_OPENCL_T_CL_SAMPLER;
 	if (strcmp(ava_name, "cl_kernel") == 0)
@@ -614,6 +614,288 @@ static void ava_cl_guest_fini(void)
 
 
 #line 617 "opencl_worker.c"
+#line 27 "specs/opencl/opencl_staged.spec.inc"
+
+#if ava_is_guest && !defined(__KERNEL__)
+#define ava_cl_expect(dst, capacity) ava_guest_transfer_expect(&ava_opencl_guest_spec, dst, capacity)
+#define ava_cl_expect_cancel(token) ava_guest_transfer_cancel(&ava_opencl_guest_spec, token)
+#else
+#define ava_cl_expect(dst, capacity) ((void)(dst), (void)(capacity), (uint64_t)0)
+#define ava_cl_expect_cancel(token) ((void)(token))
+#endif
+
+cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				 size_t size, uint64_t token, cl_uint num_events_in_wait_list,
+				 const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer,
+				      const size_t *buffer_origin, const size_t *host_origin,
+				      const size_t *region, size_t buffer_row_pitch,
+				      size_t buffer_slice_pitch, size_t host_row_pitch,
+				      size_t host_slice_pitch, uint64_t token,
+				      cl_uint num_events_in_wait_list,
+				      const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image,
+				const size_t *origin, const size_t *region, size_t row_pitch,
+				size_t slice_pitch, uint64_t token, cl_uint num_events_in_wait_list,
+				const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer,
+				cl_map_flags map_flags, size_t offset, size_t size, uint64_t token,
+				cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				cl_event *event);
+cl_int ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				  size_t size, const void *ptr, cl_uint num_events_in_wait_list,
+				  const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer,
+				       const size_t *buffer_origin, const size_t *host_origin,
+				       const size_t *region, size_t buffer_row_pitch,
+				       size_t buffer_slice_pitch, size_t host_row_pitch,
+				       size_t host_slice_pitch, const void *ptr,
+				       cl_uint num_events_in_wait_list,
+				       const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image,
+				 const size_t *origin, const size_t *region, size_t input_row_pitch,
+				 size_t input_slice_pitch, const void *ptr,
+				 cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				 cl_event *event);
+
+/* Worker code; declared for the guest's copy too, which never calls it (static inline). */
+#ifndef __KERNEL__
+struct ava_w_transfer;
+struct ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes);
+void *ava_w_transfer_staging(struct ava_w_transfer *t);
+void ava_w_transfer_source(struct ava_w_transfer *t, void *src, uint64_t bytes);
+int ava_w_transfer_piece(struct ava_w_transfer *t, uint64_t dst_offset, uint64_t staging_offset,
+			 uint64_t length);
+void ava_w_transfer_start(struct ava_w_transfer *t, int (*poll)(void *ctx),
+			  void (*release)(void *ctx), void *ctx);
+void ava_w_transfer_finished(struct ava_w_transfer *t, int ok);
+void ava_w_transfer_abort(struct ava_w_transfer *t);
+
+static inline int ava_cl_event_poll(void *ctx)
+{
+	cl_int status = CL_QUEUED;
+
+	if (clGetEventInfo((cl_event)ctx, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
+			   &status, NULL) != CL_SUCCESS)
+		return -1;
+	return status == CL_COMPLETE ? 1 : status < 0 ? -1 : 0;
+}
+
+static inline void ava_cl_event_release(void *ctx)
+{
+	clReleaseEvent((cl_event)ctx);
+}
+
+static inline void CL_CALLBACK ava_cl_transfer_done(cl_event event, cl_int status, void *t)
+{
+	(void)event;
+	ava_w_transfer_finished((struct ava_w_transfer *)t, status == CL_COMPLETE);
+}
+
+/* A mapping the worker holds until its bytes went to the guest. */
+struct ava_cl_mapped {
+	cl_event event;
+	cl_command_queue queue;
+	cl_mem mem; /* NULL: an SVM mapping */
+	void *ptr;
+};
+
+static inline int ava_cl_mapped_poll(void *ctx)
+{
+	return ava_cl_event_poll(((struct ava_cl_mapped *)ctx)->event);
+}
+
+static inline void ava_cl_mapped_release(void *ctx)
+{
+	struct ava_cl_mapped *m = (struct ava_cl_mapped *)ctx;
+	cl_int status = CL_QUEUED;
+
+	if (clGetEventInfo(m->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+			   NULL) == CL_SUCCESS &&
+	    status == CL_COMPLETE) {
+		if (m->mem != NULL)
+			(void)clEnqueueUnmapMemObject(m->queue, m->mem, m->ptr, 0, NULL, NULL);
+		else
+			(void)clEnqueueSVMUnmap(m->queue, m->ptr, 0, NULL, NULL);
+	}
+	clReleaseEvent(m->event);
+	if (m->mem != NULL)
+		clReleaseMemObject(m->mem);
+	clReleaseCommandQueue(m->queue);
+	free(m);
+}
+
+/*
+ * After the enqueue of a staged command: the transfer follows its event
+ * through ctx (which holds a reference of its own), and the event goes to
+ * the program if it asked for one.
+ */
+static inline cl_int ava_cl_staged_with(struct ava_w_transfer *t, cl_int rc, cl_event ev,
+					cl_event *event, int (*poll)(void *), void (*release)(void *),
+					void *ctx)
+{
+	if (rc != CL_SUCCESS) {
+		ava_w_transfer_abort(t);
+		return rc;
+	}
+	ava_w_transfer_start(t, poll, release, ctx);
+	/*
+	 * Without the callback nobody can tell when the driver is done with the
+	 * staging, so it stays: a leak rather than a use after free. The data
+	 * still goes, found by the poll.
+	 */
+	(void)clSetEventCallback(ev, CL_COMPLETE, ava_cl_transfer_done, t);
+	if (event != NULL)
+		*event = ev;
+	else
+		clReleaseEvent(ev);
+	return CL_SUCCESS;
+}
+
+static inline cl_int ava_cl_staged(struct ava_w_transfer *t, cl_int rc, cl_event ev,
+				   cl_event *event)
+{
+	if (rc == CL_SUCCESS)
+		clRetainEvent(ev); /* the transfer's, for ava_cl_event_poll */
+	return ava_cl_staged_with(t, rc, ev, event, ava_cl_event_poll, ava_cl_event_release, ev);
+}
+
+/*
+ * A mapped command's transfer: the bytes at ptr go to the guest once the
+ * map's event is done, and the worker's mapping goes after that.
+ */
+static inline cl_int ava_cl_mapped_transfer(struct ava_w_transfer *t, cl_command_queue queue,
+					    cl_mem mem, void *ptr, size_t size, cl_map_flags flags,
+					    cl_event ev, cl_event *event)
+{
+	struct ava_cl_mapped *m = (struct ava_cl_mapped *)calloc(1, sizeof(*m));
+
+	if (m == NULL) {
+		/* The map is enqueued: the staging must outlive it. */
+		clWaitForEvents(1, &ev);
+		clReleaseEvent(ev);
+		ava_w_transfer_abort(t);
+		return CL_OUT_OF_HOST_MEMORY;
+	}
+	m->event = ev;
+	m->queue = queue;
+	m->mem = mem;
+	m->ptr = ptr;
+	clRetainEvent(ev);
+	clRetainCommandQueue(queue);
+	if (mem != NULL)
+		clRetainMemObject(mem);
+	ava_w_transfer_source(t, ptr, size);
+	if (!(flags & CL_MAP_WRITE_INVALIDATE_REGION) && size != 0)
+		(void)ava_w_transfer_piece(t, 0, 0, size);
+	return ava_cl_staged_with(t, CL_SUCCESS, ev, event, ava_cl_mapped_poll,
+				  ava_cl_mapped_release, m);
+}
+
+/*
+ * An unmap that writes: the program's bytes (staged at the call) go into
+ * the worker's mapping once its map is done, and the unmap waits for that
+ * through a user event of the worker's, so neither call waits inside the
+ * driver for the commands before it.
+ */
+struct ava_cl_fill {
+	struct ava_w_transfer *t;
+	void *dst;
+	size_t size;
+	cl_event gate;
+};
+
+static inline void CL_CALLBACK ava_cl_fill_done(cl_event mapped, cl_int status, void *ctx)
+{
+	struct ava_cl_fill *f = (struct ava_cl_fill *)ctx;
+
+	(void)mapped;
+	if (status == CL_COMPLETE && f->size != 0)
+		memcpy(f->dst, ava_w_transfer_staging(f->t), f->size);
+	clSetUserEventStatus(f->gate, status == CL_COMPLETE ? CL_COMPLETE : status);
+	clReleaseEvent(f->gate);
+	ava_w_transfer_finished(f->t, status == CL_COMPLETE);
+	free(f);
+}
+
+/*
+ * What the unmap of ptr (mapped by the command of mapped) must wait for:
+ * mapped itself, or, with staged bytes to write (t), the user event set once
+ * they are in. Takes mapped and t; the caller releases the event returned.
+ */
+static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped,
+					 struct ava_w_transfer *t, void *ptr, size_t size)
+{
+	struct ava_cl_fill *f;
+	cl_context context = NULL;
+	cl_event gate;
+	cl_int rc = CL_SUCCESS;
+
+	if (t == NULL)
+		return mapped;
+	f = (struct ava_cl_fill *)calloc(1, sizeof(*f));
+	gate = f != NULL && clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(context),
+						  &context, NULL) == CL_SUCCESS
+		       ? clCreateUserEvent(context, &rc)
+		       : NULL;
+	if (gate == NULL) {
+		/* Out of memory: blocking, as before. */
+		free(f);
+		if (clWaitForEvents(1, &mapped) == CL_SUCCESS && size != 0)
+			memcpy(ptr, ava_w_transfer_staging(t), size);
+		ava_w_transfer_finished(t, 1);
+		return mapped;
+	}
+	f->t = t;
+	f->dst = ptr;
+	f->size = size;
+	f->gate = gate;
+	clRetainEvent(gate); /* the callback's */
+	ava_w_transfer_start(t, NULL, NULL, NULL);
+	if (clSetEventCallback(mapped, CL_COMPLETE, ava_cl_fill_done, f) != CL_SUCCESS)
+		ava_cl_fill_done(mapped, clWaitForEvents(1, &mapped) == CL_SUCCESS ? CL_COMPLETE : -1,
+				 f);
+	clReleaseEvent(mapped);
+	return gate;
+}
+
+/*
+ * The rows of a rectangle (rect reads, image reads with pitches), in the
+ * geometry of ava_cl_rect_span: the bytes between them are the program's
+ * and must stay as they are. Rows that touch become one piece.
+ */
+static inline int ava_cl_rows(struct ava_w_transfer *t, const size_t *origin, const size_t *region,
+			      size_t elem, size_t row_pitch, size_t slice_pitch)
+{
+	uint64_t len = (uint64_t)region[0] * elem;
+	uint64_t row = row_pitch ? row_pitch : len;
+	uint64_t slice = slice_pitch ? slice_pitch : row * region[1];
+	uint64_t start = 0, run = 0;
+	int rc = 0;
+
+	for (size_t z = 0; z < region[2] && rc == 0; ++z) {
+		for (size_t y = 0; y < region[1] && rc == 0; ++y) {
+			uint64_t at = (origin[2] + z) * slice + (origin[1] + y) * row +
+				      (uint64_t)origin[0] * elem;
+
+			if (run != 0 && start + run == at) {
+				run += len;
+				continue;
+			}
+			if (run != 0)
+				rc = ava_w_transfer_piece(t, start, start, run);
+			start = at;
+			run = len;
+		}
+	}
+	if (rc == 0 && run != 0)
+		rc = ava_w_transfer_piece(t, start, start, run);
+	return rc;
+}
+
+#endif
+
+#line 899 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -627,7 +909,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 631 "opencl_worker.c"
+#line 913 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -668,7 +950,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 672 "opencl_worker.c"
+#line 954 "opencl_worker.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -691,7 +973,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 695 "opencl_worker.c"
+#line 977 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -702,7 +984,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 706 "opencl_worker.c"
+#line 988 "opencl_worker.c"
 #line 168 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -722,7 +1004,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 726 "opencl_worker.c"
+#line 1008 "opencl_worker.c"
 #line 211 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -781,7 +1063,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 785 "opencl_worker.c"
+#line 1067 "opencl_worker.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -956,7 +1238,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 960 "opencl_worker.c"
+#line 1242 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -979,6 +1261,10 @@ cl_mem ava_cl_create_buffer_svm(cl_context context, cl_mem_flags flags, size_t s
 cl_int ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size,
 		      cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list,
 		      const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_svm_map_staged(cl_command_queue command_queue, ava_cl_svm svm, size_t offset,
+			     size_t size, cl_map_flags map_flags, uint64_t token,
+			     cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			     cl_event *event);
 cl_int ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset,
 			size_t size, const void *data, cl_uint num_events_in_wait_list,
 			const cl_event *event_wait_list, cl_event *event);
@@ -1009,8 +1295,8 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1013 "opencl_worker.c"
-#line 100 "specs/opencl/opencl_svm.spec.inc"
+#line 1299 "opencl_worker.c"
+#line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
 #ifndef __KERNEL__
@@ -1036,14 +1322,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1040 "opencl_worker.c"
+#line 1326 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 541 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 1047 "opencl_worker.c"
+#line 1333 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -1129,6 +1415,997 @@ static void ava_opencl_tramp_ava_cl_context_destructor(cl_context context, void 
 	ava_wcb_invoke(&ava_cb, &ava_a, sizeof(ava_a), 1);
 }
 
+static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 319 "specs/opencl/opencl_staged.spec.inc"
+	uint64_t ava_span = ava_cl_span(buffer, offset, size);
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span);
+	cl_event ava_ev = NULL;
+	cl_int ava_rc;
+	if (ava_t == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	ava_rc = clEnqueueReadBuffer(command_queue, buffer, CL_FALSE, offset, size,
+				     ava_w_transfer_staging(ava_t), num_events_in_wait_list,
+				     event_wait_list, &ava_ev);
+	if (ava_rc == CL_SUCCESS && ava_span != 0)
+		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
+	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
+#line 1434 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_read_buffer_staged_call *ava_a;
+	struct ava_opencl_ava_cl_read_buffer_staged_reply ava_r;
+	cl_command_queue command_queue;
+	cl_mem buffer;
+	size_t offset;
+	size_t size;
+	uint64_t token;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->buffer, AVA_OPENCL_T_CL_MEM, (void **)&buffer);
+	offset = (size_t)ava_a->offset;
+	size = (size_t)ava_a->size;
+	token = (uint64_t)ava_a->token;
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_read_buffer_staged(command_queue, buffer, offset, size, token, num_events_in_wait_list, event_wait_list, event);
+
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 353 "specs/opencl/opencl_staged.spec.inc"
+	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
+					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+					   host_slice_pitch);
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span);
+	cl_event ava_ev = NULL;
+	cl_int ava_rc;
+	if (ava_t == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	ava_rc = clEnqueueReadBufferRect(command_queue, buffer, CL_FALSE, buffer_origin,
+					 host_origin, region, buffer_row_pitch, buffer_slice_pitch,
+					 host_row_pitch, host_slice_pitch,
+					 ava_w_transfer_staging(ava_t), num_events_in_wait_list,
+					 event_wait_list, &ava_ev);
+	if (ava_rc == CL_SUCCESS && ava_span != 0 &&
+	    ava_cl_rows(ava_t, host_origin, region, 1, host_row_pitch, host_slice_pitch) != 0) {
+		ava_rc = clWaitForEvents(1, &ava_ev); /* the staging must not go under the driver */
+		clReleaseEvent(ava_ev);
+		ava_w_transfer_abort(ava_t);
+		return CL_OUT_OF_HOST_MEMORY;
+	}
+	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
+#line 1542 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_read_buffer_rect_staged_call *ava_a;
+	struct ava_opencl_ava_cl_read_buffer_rect_staged_reply ava_r;
+	cl_command_queue command_queue;
+	cl_mem buffer;
+	const size_t *buffer_origin;
+	const size_t *host_origin;
+	const size_t *region;
+	size_t buffer_row_pitch;
+	size_t buffer_slice_pitch;
+	size_t host_row_pitch;
+	size_t host_slice_pitch;
+	uint64_t token;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_buffer_origin = 0;
+	uint64_t ava_count_buffer_origin = 0;
+	uint32_t ava_life_buffer_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_buffer_origin = 0;
+	uint32_t ava_dir_host_origin = 0;
+	uint64_t ava_count_host_origin = 0;
+	uint32_t ava_life_host_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_host_origin = 0;
+	uint32_t ava_dir_region = 0;
+	uint64_t ava_count_region = 0;
+	uint32_t ava_life_region = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_region = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->buffer, AVA_OPENCL_T_CL_MEM, (void **)&buffer);
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->buffer_origin, (void **)&buffer_origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->host_origin, (void **)&host_origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->region, (void **)&region);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	buffer_row_pitch = (size_t)ava_a->buffer_row_pitch;
+	buffer_slice_pitch = (size_t)ava_a->buffer_slice_pitch;
+	host_row_pitch = (size_t)ava_a->host_row_pitch;
+	host_slice_pitch = (size_t)ava_a->host_slice_pitch;
+	token = (uint64_t)ava_a->token;
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->buffer_origin.flags & AVA_BUF_PRESENT) {
+		ava_dir_buffer_origin |= AVA_BUF_IN;
+		ava_count_buffer_origin = (uint64_t)(3);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->buffer_origin, ava_count_buffer_origin, sizeof(size_t), ava_dir_buffer_origin | AVA_W_PRIVATE, (void **)&buffer_origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_buffer_origin;
+	(void)ava_coupled_buffer_origin;
+	if (ava_a->host_origin.flags & AVA_BUF_PRESENT) {
+		ava_dir_host_origin |= AVA_BUF_IN;
+		ava_count_host_origin = (uint64_t)(3);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->host_origin, ava_count_host_origin, sizeof(size_t), ava_dir_host_origin | AVA_W_PRIVATE, (void **)&host_origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_host_origin;
+	(void)ava_coupled_host_origin;
+	if (ava_a->region.flags & AVA_BUF_PRESENT) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->region, ava_count_region, sizeof(size_t), ava_dir_region | AVA_W_PRIVATE, (void **)&region);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_read_buffer_rect_staged(command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, token, num_events_in_wait_list, event_wait_list, event);
+
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 391 "specs/opencl/opencl_staged.spec.inc"
+	static const size_t ava_zero[3] = {0, 0, 0};
+	uint64_t ava_span = ava_cl_image_span(image, origin, region, row_pitch, slice_pitch);
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span);
+	cl_event ava_ev = NULL;
+	cl_int ava_rc;
+	if (ava_t == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	ava_rc = clEnqueueReadImage(command_queue, image, CL_FALSE, origin, region, row_pitch,
+				    slice_pitch, ava_w_transfer_staging(ava_t),
+				    num_events_in_wait_list, event_wait_list, &ava_ev);
+	if (ava_rc == CL_SUCCESS && ava_span != 0 &&
+	    ava_cl_rows(ava_t, ava_zero, region, ava_cl_image_elem(image), row_pitch,
+			slice_pitch) != 0) {
+		ava_rc = clWaitForEvents(1, &ava_ev);
+		clReleaseEvent(ava_ev);
+		ava_w_transfer_abort(ava_t);
+		return CL_OUT_OF_HOST_MEMORY;
+	}
+	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
+#line 1703 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_read_image_staged_call *ava_a;
+	struct ava_opencl_ava_cl_read_image_staged_reply ava_r;
+	cl_command_queue command_queue;
+	cl_mem image;
+	const size_t *origin;
+	const size_t *region;
+	size_t row_pitch;
+	size_t slice_pitch;
+	uint64_t token;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_origin = 0;
+	uint64_t ava_count_origin = 0;
+	uint32_t ava_life_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_origin = 0;
+	uint32_t ava_dir_region = 0;
+	uint64_t ava_count_region = 0;
+	uint32_t ava_life_region = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_region = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->image, AVA_OPENCL_T_CL_MEM, (void **)&image);
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->origin, (void **)&origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->region, (void **)&region);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	row_pitch = (size_t)ava_a->row_pitch;
+	slice_pitch = (size_t)ava_a->slice_pitch;
+	token = (uint64_t)ava_a->token;
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->origin.flags & AVA_BUF_PRESENT) {
+		ava_dir_origin |= AVA_BUF_IN;
+		ava_count_origin = (uint64_t)(3);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->origin, ava_count_origin, sizeof(size_t), ava_dir_origin | AVA_W_PRIVATE, (void **)&origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_origin;
+	(void)ava_coupled_origin;
+	if (ava_a->region.flags & AVA_BUF_PRESENT) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->region, ava_count_region, sizeof(size_t), ava_dir_region | AVA_W_PRIVATE, (void **)&region);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_read_image_staged(command_queue, image, origin, region, row_pitch, slice_pitch, token, num_events_in_wait_list, event_wait_list, event);
+
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 437 "specs/opencl/opencl_staged.spec.inc"
+	uint64_t ava_span = ava_cl_span(buffer, offset, size);
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span);
+	cl_event ava_ev = NULL;
+	cl_int ava_rc;
+	if (ava_t == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	if (ptr != NULL)
+		memcpy(ava_w_transfer_staging(ava_t), ptr, ava_span);
+	ava_rc = clEnqueueWriteBuffer(command_queue, buffer, CL_FALSE, offset, size,
+				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
+				      num_events_in_wait_list, event_wait_list, &ava_ev);
+	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
+#line 1836 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_write_buffer_staged_call *ava_a;
+	struct ava_opencl_ava_cl_write_buffer_staged_reply ava_r;
+	cl_command_queue command_queue;
+	cl_mem buffer;
+	size_t offset;
+	size_t size;
+	const void *ptr;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_ptr = 0;
+	uint64_t ava_count_ptr = 0;
+	uint32_t ava_life_ptr = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_ptr = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->buffer, AVA_OPENCL_T_CL_MEM, (void **)&buffer);
+	offset = (size_t)ava_a->offset;
+	size = (size_t)ava_a->size;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->ptr, (void **)&ptr);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->ptr.flags & AVA_BUF_PRESENT) {
+		ava_dir_ptr |= AVA_BUF_IN;
+		ava_count_ptr = (uint64_t)(ava_cl_span(buffer, offset, size));
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->ptr, ava_count_ptr, 1, ava_dir_ptr, (void **)&ptr);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_ptr;
+	(void)ava_coupled_ptr;
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
+
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 480 "specs/opencl/opencl_staged.spec.inc"
+	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
+					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+					   host_slice_pitch);
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span);
+	cl_event ava_ev = NULL;
+	cl_int ava_rc;
+	if (ava_t == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	if (ptr != NULL)
+		memcpy(ava_w_transfer_staging(ava_t), ptr, ava_span);
+	ava_rc = clEnqueueWriteBufferRect(command_queue, buffer, CL_FALSE, buffer_origin,
+					  host_origin, region, buffer_row_pitch,
+					  buffer_slice_pitch, host_row_pitch, host_slice_pitch,
+					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
+					  num_events_in_wait_list, event_wait_list, &ava_ev);
+	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
+#line 1970 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_write_buffer_rect_staged_call *ava_a;
+	struct ava_opencl_ava_cl_write_buffer_rect_staged_reply ava_r;
+	cl_command_queue command_queue;
+	cl_mem buffer;
+	const size_t *buffer_origin;
+	const size_t *host_origin;
+	const size_t *region;
+	size_t buffer_row_pitch;
+	size_t buffer_slice_pitch;
+	size_t host_row_pitch;
+	size_t host_slice_pitch;
+	const void *ptr;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_buffer_origin = 0;
+	uint64_t ava_count_buffer_origin = 0;
+	uint32_t ava_life_buffer_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_buffer_origin = 0;
+	uint32_t ava_dir_host_origin = 0;
+	uint64_t ava_count_host_origin = 0;
+	uint32_t ava_life_host_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_host_origin = 0;
+	uint32_t ava_dir_region = 0;
+	uint64_t ava_count_region = 0;
+	uint32_t ava_life_region = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_region = 0;
+	uint32_t ava_dir_ptr = 0;
+	uint64_t ava_count_ptr = 0;
+	uint32_t ava_life_ptr = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_ptr = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->buffer, AVA_OPENCL_T_CL_MEM, (void **)&buffer);
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->buffer_origin, (void **)&buffer_origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->host_origin, (void **)&host_origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->region, (void **)&region);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	buffer_row_pitch = (size_t)ava_a->buffer_row_pitch;
+	buffer_slice_pitch = (size_t)ava_a->buffer_slice_pitch;
+	host_row_pitch = (size_t)ava_a->host_row_pitch;
+	host_slice_pitch = (size_t)ava_a->host_slice_pitch;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->ptr, (void **)&ptr);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->buffer_origin.flags & AVA_BUF_PRESENT) {
+		ava_dir_buffer_origin |= AVA_BUF_IN;
+		ava_count_buffer_origin = (uint64_t)(3);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->buffer_origin, ava_count_buffer_origin, sizeof(size_t), ava_dir_buffer_origin | AVA_W_PRIVATE, (void **)&buffer_origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_buffer_origin;
+	(void)ava_coupled_buffer_origin;
+	if (ava_a->host_origin.flags & AVA_BUF_PRESENT) {
+		ava_dir_host_origin |= AVA_BUF_IN;
+		ava_count_host_origin = (uint64_t)(3);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->host_origin, ava_count_host_origin, sizeof(size_t), ava_dir_host_origin | AVA_W_PRIVATE, (void **)&host_origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_host_origin;
+	(void)ava_coupled_host_origin;
+	if (ava_a->region.flags & AVA_BUF_PRESENT) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->region, ava_count_region, sizeof(size_t), ava_dir_region | AVA_W_PRIVATE, (void **)&region);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	if (ava_a->ptr.flags & AVA_BUF_PRESENT) {
+		ava_dir_ptr |= AVA_BUF_IN;
+		ava_count_ptr = (uint64_t)(ava_cl_rect_io(buffer, buffer_origin, host_origin, region, buffer_row_pitch,
+					  buffer_slice_pitch, host_row_pitch, host_slice_pitch));
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->ptr, ava_count_ptr, 1, ava_dir_ptr, (void **)&ptr);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_ptr;
+	(void)ava_coupled_ptr;
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_write_buffer_rect_staged(command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 523 "specs/opencl/opencl_staged.spec.inc"
+	uint64_t ava_span =
+		ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch);
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span);
+	cl_event ava_ev = NULL;
+	cl_int ava_rc;
+	if (ava_t == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	if (ptr != NULL)
+		memcpy(ava_w_transfer_staging(ava_t), ptr, ava_span);
+	ava_rc = clEnqueueWriteImage(command_queue, image, CL_FALSE, origin, region,
+				     input_row_pitch, input_slice_pitch,
+				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
+				     num_events_in_wait_list, event_wait_list, &ava_ev);
+	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
+#line 2158 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_write_image_staged_call *ava_a;
+	struct ava_opencl_ava_cl_write_image_staged_reply ava_r;
+	cl_command_queue command_queue;
+	cl_mem image;
+	const size_t *origin;
+	const size_t *region;
+	size_t input_row_pitch;
+	size_t input_slice_pitch;
+	const void *ptr;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_origin = 0;
+	uint64_t ava_count_origin = 0;
+	uint32_t ava_life_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_origin = 0;
+	uint32_t ava_dir_region = 0;
+	uint64_t ava_count_region = 0;
+	uint32_t ava_life_region = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_region = 0;
+	uint32_t ava_dir_ptr = 0;
+	uint64_t ava_count_ptr = 0;
+	uint32_t ava_life_ptr = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_ptr = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->image, AVA_OPENCL_T_CL_MEM, (void **)&image);
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->origin, (void **)&origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->region, (void **)&region);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	input_row_pitch = (size_t)ava_a->input_row_pitch;
+	input_slice_pitch = (size_t)ava_a->input_slice_pitch;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->ptr, (void **)&ptr);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->origin.flags & AVA_BUF_PRESENT) {
+		ava_dir_origin |= AVA_BUF_IN;
+		ava_count_origin = (uint64_t)(3);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->origin, ava_count_origin, sizeof(size_t), ava_dir_origin | AVA_W_PRIVATE, (void **)&origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_origin;
+	(void)ava_coupled_origin;
+	if (ava_a->region.flags & AVA_BUF_PRESENT) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->region, ava_count_region, sizeof(size_t), ava_dir_region | AVA_W_PRIVATE, (void **)&region);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	if (ava_a->ptr.flags & AVA_BUF_PRESENT) {
+		ava_dir_ptr |= AVA_BUF_IN;
+		ava_count_ptr = (uint64_t)(ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch));
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->ptr, ava_count_ptr, 1, ava_dir_ptr, (void **)&ptr);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_ptr;
+	(void)ava_coupled_ptr;
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_write_image_staged(command_queue, image, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 557 "specs/opencl/opencl_staged.spec.inc"
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0);
+	cl_event ava_ev = NULL;
+	cl_int ava_rc = CL_SUCCESS;
+	void *ava_p;
+	if (ava_t == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_FALSE, map_flags, offset, size,
+				   num_events_in_wait_list, event_wait_list, &ava_ev, &ava_rc);
+	if (ava_p == NULL) {
+		ava_w_transfer_abort(ava_t);
+		return ava_rc != CL_SUCCESS ? ava_rc : CL_OUT_OF_HOST_MEMORY;
+	}
+	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, map_flags, ava_ev,
+				      event);
+#line 2324 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_map_buffer_staged_call *ava_a;
+	struct ava_opencl_ava_cl_map_buffer_staged_reply ava_r;
+	cl_command_queue command_queue;
+	cl_mem buffer;
+	cl_map_flags map_flags;
+	size_t offset;
+	size_t size;
+	uint64_t token;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->buffer, AVA_OPENCL_T_CL_MEM, (void **)&buffer);
+	map_flags = (cl_map_flags)ava_a->map_flags;
+	offset = (size_t)ava_a->offset;
+	size = (size_t)ava_a->size;
+	token = (uint64_t)ava_a->token;
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_map_buffer_staged(command_queue, buffer, map_flags, offset, size, token, num_events_in_wait_list, event_wait_list, event);
+
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
 static int ava_opencl_serve_clGetPlatformIDs(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clGetPlatformIDs_call *ava_a;
@@ -1208,7 +2485,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1212 "opencl_worker.c"
+#line 2489 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1292,7 +2569,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 1296 "opencl_worker.c"
+#line 2573 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1394,7 +2671,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 1398 "opencl_worker.c"
+#line 2675 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1747,7 +3024,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 1751 "opencl_worker.c"
+#line 3028 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -1862,7 +3139,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 1866 "opencl_worker.c"
+#line 3143 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2015,7 +3292,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 2019 "opencl_worker.c"
+#line 3296 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2142,7 +3419,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 2146 "opencl_worker.c"
+#line 3423 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2208,7 +3485,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 2212 "opencl_worker.c"
+#line 3489 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2384,7 +3661,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 2388 "opencl_worker.c"
+#line 3665 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2530,7 +3807,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2534 "opencl_worker.c"
+#line 3811 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2616,7 +3893,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 2620 "opencl_worker.c"
+#line 3897 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2720,7 +3997,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 2724 "opencl_worker.c"
+#line 4001 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2800,7 +4077,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 2804 "opencl_worker.c"
+#line 4081 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2839,7 +4116,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 2843 "opencl_worker.c"
+#line 4120 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2906,7 +4183,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 2910 "opencl_worker.c"
+#line 4187 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3184,7 +4461,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3188 "opencl_worker.c"
+#line 4465 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3306,7 +4583,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 3310 "opencl_worker.c"
+#line 4587 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3440,7 +4717,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 3444 "opencl_worker.c"
+#line 4721 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3553,7 +4830,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 3557 "opencl_worker.c"
+#line 4834 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3753,7 +5030,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 3757 "opencl_worker.c"
+#line 5034 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4014,7 +5291,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 4018 "opencl_worker.c"
+#line 5295 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4108,7 +5385,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 4112 "opencl_worker.c"
+#line 5389 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -4216,17 +5493,28 @@ static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 507 "specs/opencl/opencl_memory.spec.inc"
+#line 511 "specs/opencl/opencl_memory.spec.inc"
+	uint64_t ava_span = write && data != NULL ? ava_cl_span(buffer, offset, size) : 0;
+	struct ava_w_transfer *ava_t = ava_span != 0 ? ava_w_transfer_begin(0, ava_span) : NULL;
+	cl_event ava_mapped = NULL, ava_gate;
 	cl_int ret = CL_SUCCESS;
-	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE,
-					 write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, offset,
-					 size, num_events_in_wait_list, event_wait_list, NULL, &ret);
-	if (ava_p == NULL)
+	void *ava_p;
+	if (ava_span != 0 && ava_t == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	if (ava_t != NULL)
+		memcpy(ava_w_transfer_staging(ava_t), data, ava_span);
+	ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_FALSE,
+				   write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, offset, size,
+				   num_events_in_wait_list, event_wait_list, &ava_mapped, &ret);
+	if (ava_p == NULL) {
+		ava_w_transfer_abort(ava_t);
 		return ret;
-	if (write && data != NULL)
-		memcpy(ava_p, data, size);
-	return clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 0, NULL, event);
-#line 4230 "opencl_worker.c"
+	}
+	ava_gate = ava_cl_unmap_gate(command_queue, ava_mapped, ava_t, ava_p, ava_span);
+	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
+	clReleaseEvent(ava_gate);
+	return ret;
+#line 5518 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -4348,7 +5636,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 4352 "opencl_worker.c"
+#line 5640 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -4435,7 +5723,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 4439 "opencl_worker.c"
+#line 5727 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -4778,7 +6066,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 4782 "opencl_worker.c"
+#line 6070 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4889,7 +6177,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 4893 "opencl_worker.c"
+#line 6181 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -5043,7 +6331,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 5047 "opencl_worker.c"
+#line 6335 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5221,7 +6509,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 5225 "opencl_worker.c"
+#line 6513 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5291,7 +6579,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5295 "opencl_worker.c"
+#line 6583 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -5391,7 +6679,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 5395 "opencl_worker.c"
+#line 6683 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -5471,7 +6759,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 5475 "opencl_worker.c"
+#line 6763 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5563,7 +6851,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 5567 "opencl_worker.c"
+#line 6855 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5652,7 +6940,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 5656 "opencl_worker.c"
+#line 6944 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5867,7 +7155,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 5871 "opencl_worker.c"
+#line 7159 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -5938,7 +7226,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5942 "opencl_worker.c"
+#line 7230 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6023,7 +7311,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 6027 "opencl_worker.c"
+#line 7315 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6333,7 +7621,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6337 "opencl_worker.c"
+#line 7625 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6656,11 +7944,24 @@ static int ava_opencl_serve_clGetEventProfilingInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 97 "specs/opencl/opencl_enqueue.spec.inc"
+#line 98 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
+		uint64_t ava_token = ava_cl_expect(ptr, ava_cl_span(buffer, offset, size));
+
+		if (ava_token != 0) {
+			cl_int ava_rc = ava_cl_read_buffer_staged(
+				command_queue, buffer, offset, size, ava_token,
+				num_events_in_wait_list, event_wait_list, event);
+
+			if (ava_rc != CL_SUCCESS)
+				ava_cl_expect_cancel(ava_token);
+			return ava_rc;
+		}
+	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6664 "opencl_worker.c"
+#line 7965 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6770,11 +8071,14 @@ static int ava_opencl_serve_clEnqueueReadBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 124 "specs/opencl/opencl_enqueue.spec.inc"
+#line 133 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_write == CL_FALSE)
+		return ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr,
+						  num_events_in_wait_list, event_wait_list, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 6778 "opencl_worker.c"
+#line 8082 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6804,7 +8108,6 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
-	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -6856,17 +8159,9 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent async: the guest names the objects the call creates. */
-	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
-		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	if (ava_w_is_async(ava_w) && event != NULL) {
-		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -6874,13 +8169,6 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 
 	ava_ret = ava_opencl_impl_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_w_is_async(ava_w)) {
-		if (ava_ids_event != NULL)
-			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-		if (!(ava_ret == (CL_SUCCESS)))
-			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-		return ava_w_reply(ava_w, NULL, 0);
-	}
 	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
 		if (event != NULL)
 			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
@@ -6895,11 +8183,28 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 151 "specs/opencl/opencl_enqueue.spec.inc"
+#line 164 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
+		uint64_t ava_token = ava_cl_expect(
+			ptr, ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
+					    buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+					    host_slice_pitch));
+
+		if (ava_token != 0) {
+			cl_int ava_rc = ava_cl_read_buffer_rect_staged(
+				command_queue, buffer, buffer_origin, host_origin, region,
+				buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch,
+				ava_token, num_events_in_wait_list, event_wait_list, event);
+
+			if (ava_rc != CL_SUCCESS)
+				ava_cl_expect_cancel(ava_token);
+			return ava_rc;
+		}
+	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 6903 "opencl_worker.c"
+#line 8208 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7066,11 +8371,16 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 185 "specs/opencl/opencl_enqueue.spec.inc"
+#line 209 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_write == CL_FALSE)
+		return ava_cl_write_buffer_rect_staged(
+			command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch,
+			buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
+			num_events_in_wait_list, event_wait_list, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7074 "opencl_worker.c"
+#line 8384 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7117,7 +8427,6 @@ static int ava_opencl_serve_clEnqueueWriteBufferRect(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
-	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -7208,17 +8517,9 @@ static int ava_opencl_serve_clEnqueueWriteBufferRect(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent async: the guest names the objects the call creates. */
-	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
-		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	if (ava_w_is_async(ava_w) && event != NULL) {
-		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -7226,13 +8527,6 @@ static int ava_opencl_serve_clEnqueueWriteBufferRect(struct ava_wcall *ava_w)
 
 	ava_ret = ava_opencl_impl_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_w_is_async(ava_w)) {
-		if (ava_ids_event != NULL)
-			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-		if (!(ava_ret == (CL_SUCCESS)))
-			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-		return ava_w_reply(ava_w, NULL, 0);
-	}
 	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
 		if (event != NULL)
 			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
@@ -7614,11 +8908,25 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 267 "specs/opencl/opencl_enqueue.spec.inc"
+#line 297 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
+		uint64_t ava_token = ava_cl_expect(ptr, ava_cl_image_span(image, origin, region, row_pitch,
+							    slice_pitch));
+
+		if (ava_token != 0) {
+			cl_int ava_rc = ava_cl_read_image_staged(
+				command_queue, image, origin, region, row_pitch, slice_pitch, ava_token,
+				num_events_in_wait_list, event_wait_list, event);
+
+			if (ava_rc != CL_SUCCESS)
+				ava_cl_expect_cancel(ava_token);
+			return ava_rc;
+		}
+	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7622 "opencl_worker.c"
+#line 8930 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7765,11 +9073,15 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 297 "specs/opencl/opencl_enqueue.spec.inc"
+#line 336 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_write == CL_FALSE)
+		return ava_cl_write_image_staged(command_queue, image, origin, region, input_row_pitch,
+						 input_slice_pitch, ptr, num_events_in_wait_list,
+						 event_wait_list, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7773 "opencl_worker.c"
+#line 9085 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7809,7 +9121,6 @@ static int ava_opencl_serve_clEnqueueWriteImage(struct ava_wcall *ava_w)
 	uint64_t ava_count_event = 0;
 	uint32_t ava_life_event = AVA_LIFETIME_CALL;
 	uint64_t ava_coupled_event = 0;
-	uint64_t *ava_ids_event = NULL;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -7885,17 +9196,9 @@ static int ava_opencl_serve_clEnqueueWriteImage(struct ava_wcall *ava_w)
 		ava_dir_event |= AVA_BUF_OUT;
 		ava_count_event = (uint64_t)(1);
 	}
-	/* Sent async: the guest names the objects the call creates. */
-	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
-		ava_dir_event = AVA_BUF_IN;
 	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	if (ava_w_is_async(ava_w) && event != NULL) {
-		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
-		if (ava_st != 0)
-			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	}
 	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
 		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
 	(void)ava_life_event;
@@ -7903,13 +9206,6 @@ static int ava_opencl_serve_clEnqueueWriteImage(struct ava_wcall *ava_w)
 
 	ava_ret = ava_opencl_impl_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
 
-	if (ava_w_is_async(ava_w)) {
-		if (ava_ids_event != NULL)
-			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
-		if (!(ava_ret == (CL_SUCCESS)))
-			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
-		return ava_w_reply(ava_w, NULL, 0);
-	}
 	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
 		if (event != NULL)
 			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
@@ -8582,11 +9878,11 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 421 "specs/opencl/opencl_enqueue.spec.inc"
+#line 464 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8590 "opencl_worker.c"
+#line 9886 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8737,11 +10033,11 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 439 "specs/opencl/opencl_enqueue.spec.inc"
+#line 482 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8745 "opencl_worker.c"
+#line 10041 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9111,11 +10407,11 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-#line 500 "specs/opencl/opencl_enqueue.spec.inc"
+#line 543 "specs/opencl/opencl_enqueue.spec.inc"
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 9119 "opencl_worker.c"
+#line 10415 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -9171,7 +10467,7 @@ static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
 
 static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
 {
-#line 79 "specs/opencl/opencl_svm.spec.inc"
+#line 83 "specs/opencl/opencl_svm.spec.inc"
 	struct ava_cl_svm_s *svm;
 	void *base;
 	if (flags & (CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS))
@@ -9191,7 +10487,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 9195 "opencl_worker.c"
+#line 10491 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -9227,7 +10523,7 @@ static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
 
 static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_mem_flags flags, size_t size, ava_cl_svm svm, size_t offset, cl_int *errcode_ret)
 {
-#line 136 "specs/opencl/opencl_svm.spec.inc"
+#line 140 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	cl_mem ret;
 	if (ava_p == NULL) {
@@ -9252,7 +10548,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 9256 "opencl_worker.c"
+#line 10552 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -9313,7 +10609,7 @@ static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 {
-#line 166 "specs/opencl/opencl_svm.spec.inc"
+#line 170 "specs/opencl/opencl_svm.spec.inc"
 	if (svm == NULL)
 		return CL_INVALID_VALUE;
 	pthread_mutex_lock(&ava_cl_svm_alias_lock);
@@ -9323,7 +10619,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 9327 "opencl_worker.c"
+#line 10623 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -9355,7 +10651,7 @@ static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, cl_map_flags map_flags, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 189 "specs/opencl/opencl_svm.spec.inc"
+#line 193 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	cl_int ret;
 	if (ava_p == NULL)
@@ -9367,7 +10663,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 9371 "opencl_worker.c"
+#line 10667 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -9473,22 +10769,140 @@ static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, cl_map_flags map_flags, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 219 "specs/opencl/opencl_svm.spec.inc"
+	void *ava_p = ava_cl_svm_at(svm, offset, size);
+	struct ava_w_transfer *ava_t;
+	cl_event ava_ev = NULL;
+	cl_int ava_rc;
+	if (ava_p == NULL)
+		return CL_INVALID_VALUE;
+	ava_t = ava_w_transfer_begin(token, 0);
+	if (ava_t == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	ava_rc = clEnqueueSVMMap(command_queue, CL_FALSE, map_flags, ava_p, size,
+				 num_events_in_wait_list, event_wait_list, &ava_ev);
+	if (ava_rc != CL_SUCCESS) {
+		ava_w_transfer_abort(ava_t);
+		return ava_rc;
+	}
+	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, map_flags, ava_ev,
+				      event);
+#line 10793 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_svm_map_staged_call *ava_a;
+	struct ava_opencl_ava_cl_svm_map_staged_reply ava_r;
+	cl_command_queue command_queue;
+	ava_cl_svm svm;
+	size_t offset;
+	size_t size;
+	cl_map_flags map_flags;
+	uint64_t token;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->svm, AVA_OPENCL_T_AVA_CL_SVM, (void **)&svm);
+	offset = (size_t)ava_a->offset;
+	size = (size_t)ava_a->size;
+	map_flags = (cl_map_flags)ava_a->map_flags;
+	token = (uint64_t)ava_a->token;
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_svm_map_staged(command_queue, svm, offset, size, map_flags, token, num_events_in_wait_list, event_wait_list, event);
+
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
 static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, size_t size, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 217 "specs/opencl/opencl_svm.spec.inc"
+#line 254 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
+	struct ava_w_transfer *ava_t = NULL;
+	cl_event ava_mapped = NULL, ava_gate;
 	cl_int ret;
 	if (ava_p == NULL)
 		return CL_INVALID_VALUE;
-	ret = clEnqueueSVMMap(command_queue, CL_TRUE,
+	if (data != NULL) {
+		ava_t = ava_w_transfer_begin(0, size);
+		if (ava_t == NULL)
+			return CL_OUT_OF_HOST_MEMORY;
+		memcpy(ava_w_transfer_staging(ava_t), data, size);
+	}
+	ret = clEnqueueSVMMap(command_queue, CL_FALSE,
 			      data ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, ava_p, size,
-			      num_events_in_wait_list, event_wait_list, NULL);
-	if (ret != CL_SUCCESS)
+			      num_events_in_wait_list, event_wait_list, &ava_mapped);
+	if (ret != CL_SUCCESS) {
+		ava_w_transfer_abort(ava_t);
 		return ret;
-	if (data != NULL)
-		memcpy(ava_p, data, size);
-	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, event);
-#line 9492 "opencl_worker.c"
+	}
+	ava_gate = ava_cl_unmap_gate(command_queue, ava_mapped, ava_t, ava_p,
+				     data != NULL ? size : 0);
+	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
+	clReleaseEvent(ava_gate);
+	return ret;
+#line 10906 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -9605,14 +11019,14 @@ static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, ava_cl_svm dst_svm, size_t dst_offset, ava_cl_svm src_svm, size_t src_offset, size_t size, const void *src_host, void *dst_host, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 252 "specs/opencl/opencl_svm.spec.inc"
+#line 302 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_dst = dst_svm ? ava_cl_svm_at(dst_svm, dst_offset, size) : dst_host;
 	const void *ava_src = src_svm ? ava_cl_svm_at(src_svm, src_offset, size) : src_host;
 	if (ava_dst == NULL || ava_src == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 9616 "opencl_worker.c"
+#line 11030 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -9756,13 +11170,13 @@ static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, ava_cl_svm svm, size_t offset, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 276 "specs/opencl/opencl_svm.spec.inc"
+#line 326 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = ava_cl_svm_at(svm, offset, size);
 	if (ava_p == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 9766 "opencl_worker.c"
+#line 11180 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -9881,12 +11295,12 @@ static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uint arg_index, ava_cl_svm svm, size_t offset)
 {
-#line 289 "specs/opencl/opencl_svm.spec.inc"
+#line 339 "specs/opencl/opencl_svm.spec.inc"
 	void *ava_p = svm ? ava_cl_svm_at(svm, offset, 0) : NULL;
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 9890 "opencl_worker.c"
+#line 11304 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -9928,7 +11342,7 @@ static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_uint count, const ava_cl_svm *svms, const size_t *offsets)
 {
-#line 301 "specs/opencl/opencl_svm.spec.inc"
+#line 351 "specs/opencl/opencl_svm.spec.inc"
 	void **ava_ptrs;
 	cl_int ret;
 	if (count == 0 || svms == NULL || offsets == NULL)
@@ -9947,7 +11361,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 9951 "opencl_worker.c"
+#line 11365 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -10015,7 +11429,7 @@ static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue, cl_uint count, const ava_cl_svm *svms, const size_t *offsets, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 336 "specs/opencl/opencl_svm.spec.inc"
+#line 386 "specs/opencl/opencl_svm.spec.inc"
 	const void **ava_ptrs;
 	cl_int ret;
 	if (count == 0 || svms == NULL || offsets == NULL)
@@ -10035,7 +11449,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 10039 "opencl_worker.c"
+#line 11453 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -10169,11 +11583,11 @@ static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
 {
-#line 363 "specs/opencl/opencl_svm.spec.inc"
+#line 413 "specs/opencl/opencl_svm.spec.inc"
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 10177 "opencl_worker.c"
+#line 11591 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -10282,7 +11696,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 10286 "opencl_worker.c"
+#line 11700 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -10394,7 +11808,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 10398 "opencl_worker.c"
+#line 11812 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
@@ -10428,6 +11842,20 @@ static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava
 static int ava_opencl_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
 {
 	switch (ava_func_id) {
+	case AVA_OPENCL_FN_AVA_CL_READ_BUFFER_STAGED:
+		return ava_opencl_serve_ava_cl_read_buffer_staged(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_READ_BUFFER_RECT_STAGED:
+		return ava_opencl_serve_ava_cl_read_buffer_rect_staged(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_READ_IMAGE_STAGED:
+		return ava_opencl_serve_ava_cl_read_image_staged(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_WRITE_BUFFER_STAGED:
+		return ava_opencl_serve_ava_cl_write_buffer_staged(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_WRITE_BUFFER_RECT_STAGED:
+		return ava_opencl_serve_ava_cl_write_buffer_rect_staged(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_WRITE_IMAGE_STAGED:
+		return ava_opencl_serve_ava_cl_write_image_staged(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_MAP_BUFFER_STAGED:
+		return ava_opencl_serve_ava_cl_map_buffer_staged(ava_w);
 	case AVA_OPENCL_FN_CLGETPLATFORMIDS:
 		return ava_opencl_serve_clGetPlatformIDs(ava_w);
 	case AVA_OPENCL_FN_CLGETPLATFORMINFO:
@@ -10634,6 +12062,8 @@ static int ava_opencl_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
 		return ava_opencl_serve_ava_cl_svm_release(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_SVM_MAP:
 		return ava_opencl_serve_ava_cl_svm_map(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_SVM_MAP_STAGED:
+		return ava_opencl_serve_ava_cl_svm_map_staged(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_SVM_UNMAP:
 		return ava_opencl_serve_ava_cl_svm_unmap(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_SVM_MEMCPY:
@@ -10677,11 +12107,11 @@ static void ava_opencl_destroy(uint32_t ava_type, void *ava_object)
 	case AVA_OPENCL_T_CL_CONTEXT:
 		(void)clReleaseContext((cl_context)ava_object);
 		break;
-	case AVA_OPENCL_T_CL_DEVICE_ID:
-		(void)clReleaseDevice((cl_device_id)ava_object);
-		break;
 	case AVA_OPENCL_T_CL_COMMAND_QUEUE:
 		(void)clReleaseCommandQueue((cl_command_queue)ava_object);
+		break;
+	case AVA_OPENCL_T_CL_DEVICE_ID:
+		(void)clReleaseDevice((cl_device_id)ava_object);
 		break;
 	case AVA_OPENCL_T_CL_SAMPLER:
 		(void)clReleaseSampler((cl_sampler)ava_object);
@@ -10700,6 +12130,13 @@ static void ava_opencl_destroy(uint32_t ava_type, void *ava_object)
 
 static const char *const ava_opencl_func_names[] = {
 	NULL,
+	"ava_cl_read_buffer_staged",
+	"ava_cl_read_buffer_rect_staged",
+	"ava_cl_read_image_staged",
+	"ava_cl_write_buffer_staged",
+	"ava_cl_write_buffer_rect_staged",
+	"ava_cl_write_image_staged",
+	"ava_cl_map_buffer_staged",
 	"clGetPlatformIDs",
 	"clGetPlatformInfo",
 	"clGetDeviceIDs",
@@ -10804,6 +12241,7 @@ static const char *const ava_opencl_func_names[] = {
 	"ava_cl_create_buffer_svm",
 	"ava_cl_svm_release",
 	"ava_cl_svm_map",
+	"ava_cl_svm_map_staged",
 	"ava_cl_svm_unmap",
 	"ava_cl_svm_memcpy",
 	"ava_cl_svm_fill",
@@ -10838,6 +12276,13 @@ static const char *const ava_opencl_func_names[] = {
 /* AVA_F_SYNC and/or AVA_F_ASYNC per function; 0 = not supported. */
 static const uint32_t ava_opencl_func_flags[] = {
 	0,
+	AVA_F_SYNC, /* ava_cl_read_buffer_staged */
+	AVA_F_SYNC, /* ava_cl_read_buffer_rect_staged */
+	AVA_F_SYNC, /* ava_cl_read_image_staged */
+	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_write_buffer_staged */
+	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_write_buffer_rect_staged */
+	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_write_image_staged */
+	AVA_F_SYNC, /* ava_cl_map_buffer_staged */
 	AVA_F_SYNC, /* clGetPlatformIDs */
 	AVA_F_SYNC, /* clGetPlatformInfo */
 	AVA_F_SYNC, /* clGetDeviceIDs */
@@ -10918,14 +12363,14 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC, /* clSetEventCallback */
 	AVA_F_SYNC, /* clGetEventProfilingInfo */
 	AVA_F_SYNC, /* clEnqueueReadBuffer */
-	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueWriteBuffer */
+	AVA_F_SYNC, /* clEnqueueWriteBuffer */
 	AVA_F_SYNC, /* clEnqueueReadBufferRect */
-	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueWriteBufferRect */
+	AVA_F_SYNC, /* clEnqueueWriteBufferRect */
 	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueCopyBuffer */
 	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueCopyBufferRect */
 	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueFillBuffer */
 	AVA_F_SYNC, /* clEnqueueReadImage */
-	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueWriteImage */
+	AVA_F_SYNC, /* clEnqueueWriteImage */
 	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueFillImage */
 	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueCopyImage */
 	AVA_F_SYNC | AVA_F_ASYNC, /* clEnqueueCopyImageToBuffer */
@@ -10942,6 +12387,7 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC, /* ava_cl_create_buffer_svm */
 	AVA_F_SYNC, /* ava_cl_svm_release */
 	AVA_F_SYNC, /* ava_cl_svm_map */
+	AVA_F_SYNC, /* ava_cl_svm_map_staged */
 	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_svm_unmap */
 	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_svm_memcpy */
 	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_svm_fill */
@@ -10979,9 +12425,9 @@ static const char *const ava_opencl_type_names[] = {
 	"cl_event",
 	"cl_mem",
 	"cl_context",
+	"cl_command_queue",
 	"cl_platform_id",
 	"cl_device_id",
-	"cl_command_queue",
 	"cl_sampler",
 	"cl_kernel",
 	"ava_cl_svm",

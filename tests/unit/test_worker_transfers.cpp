@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: MIT
+// Staged transfers (AVA_MSG_DATA): what the worker's book sends reaches the
+// guest's destination exactly, at every size around the chunk boundaries and
+// with pieces that leave gaps; a failed command leaves the destination as it
+// was; no other message overtakes the DATA of a command that is done; and the
+// guest refuses DATA that lies.
+#include <criterion/criterion.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "ava/wire.h"
+#include "shim/transfers.hpp"
+#include "transport/channel.hpp"
+#include "worker/ava_worker_rt.h"
+#include "worker/connection.hpp"
+#include "worker/server.hpp"
+#include "worker/transfers.hpp"
+#include "worker/wcall.hpp"
+
+namespace {
+
+constexpr uint64_t kChunk = ava::TransferBook::kChunkBytes;
+
+// A guest connection, a call of it being served, and the guest's end.
+struct Guest {
+  std::unique_ptr<ava::Channel> peer;
+  std::shared_ptr<ava::GuestConnection> connection;
+  ava::AsyncErrorSlot slot;
+  ava_msg_hdr hdr{};
+  std::unique_ptr<ava_wcall> call;
+  ava::guest::TransferTable table;
+
+  Guest() {
+    std::unique_ptr<ava::Channel> ours;
+    cr_assert(ava::channel_pair(&ours, &peer).is_ok());
+    connection = std::make_shared<ava::GuestConnection>(std::move(ours), ava::WorkerOptions{});
+    hdr.magic = AVA_MSG_MAGIC;
+    hdr.kind = AVA_MSG_CALL;
+    hdr.flags = AVA_F_SYNC;
+    hdr.total_len = sizeof hdr;
+    call = std::make_unique<ava_wcall>(connection, &slot, reinterpret_cast<uint8_t *>(&hdr));
+  }
+
+  // Receives until a message of another kind than DATA arrives (or the
+  // channel ends), delivering every DATA; returns that kind (0 if none).
+  uint16_t receive_until_other(int *data_messages, std::string *refused) {
+    for (;;) {
+      ava::MsgBuf msg;
+      if (!peer->recv(msg, 10000).is_ok())
+        return 0;
+      if (msg.header()->kind != AVA_MSG_DATA)
+        return msg.header()->kind;
+      ++*data_messages;
+      if (!table.deliver(msg, refused))
+        return AVA_MSG_DATA;
+    }
+  }
+};
+
+// A status message after everything else, so the receiver knows where to stop.
+void send_marker(Guest &g) {
+  ava_msg_hdr req{};
+  req.magic = AVA_MSG_MAGIC;
+  g.connection->send_status(req, AVA_MSG_GOODBYE, AVA_OK);
+}
+
+std::vector<uint8_t> pattern(uint64_t n, uint8_t seed) {
+  std::vector<uint8_t> v(n);
+  for (uint64_t i = 0; i < n; ++i)
+    v[i] = static_cast<uint8_t>(seed + i * 7 + (i >> 13));
+  return v;
+}
+
+struct SizeCase {
+  const char *name;
+  uint64_t bytes;
+};
+
+} // namespace
+
+// One contiguous read of each size: every byte lands, in ceil(size/chunk) messages.
+Test(worker_transfers, every_size_around_the_chunk_boundaries_arrives_whole, .timeout = 120) {
+  const SizeCase cases[] = {
+      {"1 byte", 1},
+      {"a page less one", 4095},
+      {"a chunk less one", kChunk - 1},
+      {"a chunk", kChunk},
+      {"a chunk and one", kChunk + 1},
+      {"three chunks and 7", 3 * kChunk + 7},
+      {"64 MiB and 3", (64ull << 20) + 3},
+  };
+  for (const SizeCase &c : cases) {
+    Guest g;
+    std::vector<uint8_t> dst(c.bytes + 16, 0xA5);
+    const uint64_t token = g.table.expect(dst.data() + 8, c.bytes);
+    cr_assert_neq(token, 0u);
+    const std::vector<uint8_t> want = pattern(c.bytes, static_cast<uint8_t>(c.bytes));
+    {
+      ava::CurrentCall in(g.call.get());
+      ava_w_transfer *t = ava_w_transfer_begin(token, c.bytes);
+      cr_assert_not_null(t, "%s: begin", c.name);
+      std::memcpy(ava_w_transfer_staging(t), want.data(), c.bytes);
+      cr_assert_eq(ava_w_transfer_piece(t, 0, 0, c.bytes), AVA_OK);
+      ava_w_transfer_start(t, nullptr, nullptr, nullptr);
+      int messages = 0;
+      std::string refused;
+      std::thread rx([&] {
+        cr_expect_eq(g.receive_until_other(&messages, &refused), AVA_MSG_GOODBYE, "%s: %s", c.name,
+                     refused.c_str());
+      });
+      ava_w_transfer_finished(t, 1);
+      send_marker(g);
+      rx.join();
+      cr_expect_eq(messages, static_cast<int>((c.bytes + kChunk - 1) / kChunk), "%s: %d messages",
+                   c.name, messages);
+    }
+    cr_expect(std::memcmp(dst.data() + 8, want.data(), c.bytes) == 0, "%s: bytes differ", c.name);
+    cr_expect(dst[7] == 0xA5 && dst[c.bytes + 8] == 0xA5, "%s: bytes outside were written", c.name);
+    cr_expect_eq(g.table.open(), 0u, "%s: the destination is still open", c.name);
+    cr_expect_eq(g.connection->transfers().budget()->used(), 0u, "%s: staging kept", c.name);
+  }
+}
+
+// Rows with gaps between them, more than one message's worth of pieces.
+Test(worker_transfers, pieces_leave_the_gaps_between_them_alone) {
+  Guest g;
+  constexpr uint64_t kRows = 1000, kLen = 100, kPitch = 160;
+  std::vector<uint8_t> dst(kRows * kPitch, 0x5A);
+  const uint64_t token = g.table.expect(dst.data(), dst.size());
+  const std::vector<uint8_t> staging = pattern(dst.size(), 3);
+  ava::CurrentCall in(g.call.get());
+  ava_w_transfer *t = ava_w_transfer_begin(token, dst.size());
+  cr_assert_not_null(t);
+  std::memcpy(ava_w_transfer_staging(t), staging.data(), staging.size());
+  for (uint64_t r = 0; r < kRows; ++r)
+    cr_assert_eq(ava_w_transfer_piece(t, r * kPitch, r * kPitch, kLen), AVA_OK);
+  cr_expect_eq(ava_w_transfer_piece(t, 0, dst.size() - 1, 2), AVA_E_LENGTH,
+               "a piece past the staging");
+  ava_w_transfer_start(t, nullptr, nullptr, nullptr);
+  int messages = 0;
+  std::string refused;
+  std::thread rx([&] { g.receive_until_other(&messages, &refused); });
+  ava_w_transfer_finished(t, 1);
+  send_marker(g);
+  rx.join();
+  cr_expect(refused.empty(), "%s", refused.c_str());
+  cr_expect_eq(messages, static_cast<int>((kRows + ava::TransferBook::kMaxPieces - 1) /
+                                          ava::TransferBook::kMaxPieces));
+  uint64_t wrong = 0;
+  for (uint64_t i = 0; i < dst.size(); ++i)
+    wrong += dst[i] != ((i % kPitch) < kLen ? staging[i] : 0x5A);
+  cr_expect_eq(wrong, 0u, "%llu bytes wrong", static_cast<unsigned long long>(wrong));
+}
+
+// The command failed: one FAILED message, the destination untouched and closed.
+Test(worker_transfers, a_failed_command_leaves_the_destination_as_it_was) {
+  Guest g;
+  std::vector<uint8_t> dst(4096, 0x11);
+  const uint64_t token = g.table.expect(dst.data(), dst.size());
+  ava::CurrentCall in(g.call.get());
+  ava_w_transfer *t = ava_w_transfer_begin(token, dst.size());
+  std::memset(ava_w_transfer_staging(t), 0xEE, dst.size());
+  cr_assert_eq(ava_w_transfer_piece(t, 0, 0, dst.size()), AVA_OK);
+  ava_w_transfer_start(t, nullptr, nullptr, nullptr);
+  int messages = 0;
+  std::string refused;
+  std::thread rx([&] { g.receive_until_other(&messages, &refused); });
+  ava_w_transfer_finished(t, 0);
+  send_marker(g);
+  rx.join();
+  cr_expect_eq(messages, 1);
+  cr_expect(refused.empty(), "%s", refused.c_str());
+  cr_expect_eq(std::count(dst.begin(), dst.end(), 0x11), static_cast<long>(dst.size()));
+  cr_expect_eq(g.table.open(), 0u);
+}
+
+namespace {
+std::atomic<int> g_poll_answer{0};
+int poll_answer(void *) {
+  return g_poll_answer.load();
+}
+int g_released = 0;
+void count_release(void *) {
+  ++g_released;
+}
+} // namespace
+
+// The API says the command is done (its status), but its completion callback
+// has not run: the next message to the guest still comes after the DATA.
+Test(worker_transfers, a_done_command_s_data_goes_before_any_later_message) {
+  Guest g;
+  std::vector<uint8_t> dst(kChunk + 10, 0);
+  const uint64_t token = g.table.expect(dst.data(), dst.size());
+  const std::vector<uint8_t> want = pattern(dst.size(), 9);
+  g_poll_answer = 0;
+  g_released = 0;
+  ava_w_transfer *t;
+  {
+    ava::CurrentCall in(g.call.get());
+    t = ava_w_transfer_begin(token, dst.size());
+    std::memcpy(ava_w_transfer_staging(t), want.data(), want.size());
+    ava_w_transfer_piece(t, 0, 0, want.size());
+    ava_w_transfer_start(t, poll_answer, count_release, nullptr);
+  }
+  int messages = 0;
+  std::string refused;
+  uint16_t kind = 0;
+  std::thread rx([&] { kind = g.receive_until_other(&messages, &refused); });
+  // Not done yet: the marker goes alone. Then done: DATA first.
+  send_marker(g);
+  rx.join();
+  cr_expect_eq(messages, 0, "DATA before the command was done");
+  cr_expect_eq(kind, AVA_MSG_GOODBYE);
+  g_poll_answer = 1;
+  std::thread rx2([&] { kind = g.receive_until_other(&messages, &refused); });
+  send_marker(g);
+  rx2.join();
+  cr_expect_eq(messages, 2, "the DATA went after the message, or not at all");
+  cr_expect(std::memcmp(dst.data(), want.data(), want.size()) == 0);
+  cr_expect_eq(g_released, 0, "released while the API may still hold the staging");
+  ava_w_transfer_finished(t, 1); // late: sends nothing more
+  cr_expect_eq(g_released, 1);
+  cr_expect_eq(g.connection->transfers().delivered(), 1u);
+}
+
+Test(worker_transfers, a_token_in_use_and_an_aborted_transfer) {
+  Guest g;
+  ava::CurrentCall in(g.call.get());
+  ava_w_transfer *a = ava_w_transfer_begin(77, 16);
+  cr_assert_not_null(a);
+  cr_expect_null(ava_w_transfer_begin(77, 16), "a token in use");
+  ava_w_transfer_abort(a);
+  ava_w_transfer *b = ava_w_transfer_begin(77, 16);
+  cr_expect_not_null(b, "an aborted transfer's token is free again");
+  ava_w_transfer_abort(b);
+  cr_expect_eq(g.connection->transfers().budget()->used(), 0u);
+  cr_expect_null(ava_w_transfer_begin(78, ava::TransferBook::kStagingLimit + 1),
+                 "more than a guest's whole staging");
+}
+
+Test(worker_transfers, outside_a_call_nothing_is_staged) {
+  cr_expect_null(ava_w_transfer_begin(1, 16));
+  ava_w_transfer_abort(nullptr);
+  ava_w_transfer_finished(nullptr, 1);
+  cr_expect_eq(ava_w_transfer_piece(nullptr, 0, 0, 1), AVA_E_PROTO);
+}
+
+// Beyond the budget a taker waits for staging to come free, and gives up
+// after its patience.
+Test(worker_transfers, the_budget_waits_for_staging_to_come_free) {
+  ava::StagingBudget budget(1 << 20, std::chrono::milliseconds(200));
+  cr_assert(budget.take(1 << 20));
+  cr_expect_not(budget.take(1), "full: gives up after its patience");
+  ava::StagingBudget patient(1 << 20, std::chrono::milliseconds(60000));
+  cr_assert(patient.take(1 << 20));
+  std::atomic<bool> got{false};
+  std::thread waiter([&] { got = patient.take(1 << 19); });
+  patient.give(1 << 20);
+  waiter.join();
+  cr_expect(got.load(), "a waiter gets staging once it is given back");
+  cr_expect_eq(patient.used(), uint64_t{1} << 19);
+}
+
+namespace {
+
+struct Lie {
+  const char *name;
+  uint64_t token;
+  uint32_t flags;
+  std::vector<ava_data_piece> pieces;
+  uint64_t bytes;     // payload bytes actually sent
+  int64_t args_fudge; // added to args_len
+};
+
+ava::MsgBuf data_message(const Lie &l) {
+  ava_data d{static_cast<uint32_t>(l.pieces.size()), l.flags};
+  const uint64_t args = sizeof d + l.pieces.size() * sizeof(ava_data_piece);
+  ava::MsgBuf m;
+  const uint64_t total = sizeof(ava_msg_hdr) + args + l.bytes;
+  cr_assert(m.reserve(total));
+  ava_msg_hdr h{};
+  h.magic = AVA_MSG_MAGIC;
+  h.abi_version = AVA_ABI_VERSION;
+  h.kind = AVA_MSG_DATA;
+  h.total_len = total;
+  h.call_id = l.token;
+  h.args_len = static_cast<uint32_t>(static_cast<int64_t>(args) + l.args_fudge);
+  std::memcpy(m.data(), &h, sizeof h);
+  std::memcpy(m.data() + sizeof h, &d, sizeof d);
+  std::memcpy(m.data() + sizeof h + sizeof d, l.pieces.data(),
+              l.pieces.size() * sizeof(ava_data_piece));
+  std::memset(m.data() + sizeof h + args, 0xCC, l.bytes);
+  m.set_size(total);
+  return m;
+}
+
+} // namespace
+
+// A worker that lies gets its DATA refused, and the destination stays as it was.
+Test(worker_transfers, the_guest_refuses_data_that_lies) {
+  const Lie lies[] = {
+      {"a token nobody expects", 999, AVA_DATA_END, {{0, 8}}, 8, 0},
+      {"a piece past the destination", 1, 0, {{60, 8}}, 8, 0},
+      {"an offset past the destination", 1, 0, {{65, 0}}, 0, 0},
+      {"a length that wraps", 1, 0, {{8, UINT64_MAX - 4}}, 8, 0},
+      {"fewer bytes than the pieces", 1, 0, {{0, 16}}, 8, 0},
+      {"more bytes than the pieces", 1, 0, {{0, 8}}, 16, 0},
+      {"unknown flags", 1, 0x80, {}, 0, 0},
+      {"FAILED without END", 1, AVA_DATA_FAILED, {}, 0, 0},
+      {"FAILED with pieces", 1, AVA_DATA_FAILED | AVA_DATA_END, {{0, 8}}, 8, 0},
+      {"an argument block shorter than its pieces", 1, 0, {{0, 8}}, 8, -8},
+  };
+  for (const Lie &l : lies) {
+    ava::guest::TransferTable table;
+    std::vector<uint8_t> dst(64, 0x42);
+    cr_assert_eq(table.expect(dst.data(), dst.size()), 1u);
+    std::string reason;
+    cr_expect_not(table.deliver(data_message(l), &reason), "%s: accepted", l.name);
+    cr_expect_not(reason.empty(), "%s: no reason", l.name);
+    cr_expect_eq(std::count(dst.begin(), dst.end(), 0x42), 64, "%s: written", l.name);
+  }
+  ava::guest::TransferTable table;
+  std::vector<uint8_t> dst(64, 0x42);
+  const uint64_t token = table.expect(dst.data(), dst.size());
+  std::string reason;
+  cr_expect(table.deliver(data_message({"ok", token, 0, {{56, 8}, {0, 0}}, 8, 0}), &reason), "%s",
+            reason.c_str());
+  cr_expect_eq(dst[56], 0xCC);
+  cr_expect_eq(table.open(), 1u, "without END the destination stays open");
+  cr_expect(table.deliver(data_message({"end", token, AVA_DATA_END, {}, 0, 0}), &reason));
+  cr_expect_eq(table.open(), 0u);
+  table.cancel(token); // harmless after the end
+}

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+#include "worker/transfers.hpp"
+
+#include <sys/uio.h>
+
+#include <cstdlib>
+#include <new>
+#include <string>
+
+#include "ava/wire.h"
+#include "worker/connection.hpp"
+#include "worker/wcall.hpp"
+
+namespace ava {
+
+bool StagingBudget::take(uint64_t bytes) {
+  const uint64_t charge = charge_of(bytes);
+  if (charge > limit_)
+    return false;
+  std::unique_lock lock(mu_);
+  if (!freed_.wait_for(lock, patience_, [&] { return used_ <= limit_ - charge; }))
+    return false;
+  used_ += charge;
+  return true;
+}
+
+void StagingBudget::give(uint64_t bytes) {
+  {
+    std::lock_guard lock(mu_);
+    used_ -= charge_of(bytes);
+  }
+  freed_.notify_all();
+}
+
+uint64_t StagingBudget::used() const {
+  std::lock_guard lock(mu_);
+  return used_;
+}
+
+Transfer::Transfer(uint64_t token_, uint64_t bytes_, void *staging_,
+                   std::shared_ptr<StagingBudget> budget_, std::weak_ptr<GuestConnection> conn)
+    : token(token_), bytes(bytes_), staging(staging_), source(static_cast<uint8_t *>(staging_)),
+      source_bytes(bytes_), budget(std::move(budget_)), connection(std::move(conn)) {}
+
+Transfer::~Transfer() {
+  if (release != nullptr)
+    release(ctx);
+  std::free(staging);
+  budget->give(bytes);
+}
+
+bool TransferBook::open(const std::shared_ptr<Transfer> &t) {
+  std::lock_guard lock(mu_);
+  return open_.emplace(t->token, t).second;
+}
+
+void TransferBook::start(Transfer &t) {
+  std::lock_guard lock(mu_);
+  auto it = open_.find(t.token);
+  if (it != open_.end() && it->second.get() == &t && !t.started) {
+    t.started = true;
+    started_.fetch_add(1, std::memory_order_release);
+  }
+}
+
+void TransferBook::abort(uint64_t token) {
+  std::shared_ptr<Transfer> gone; // released after the lock
+  std::lock_guard lock(mu_);
+  auto it = open_.find(token);
+  if (it == open_.end())
+    return;
+  gone = std::move(it->second);
+  if (gone->started)
+    started_.fetch_sub(1, std::memory_order_relaxed);
+  open_.erase(it);
+}
+
+void TransferBook::drop_all() {
+  std::unordered_map<uint64_t, std::shared_ptr<Transfer>> gone;
+  {
+    std::lock_guard lock(mu_);
+    gone.swap(open_);
+    started_.store(0, std::memory_order_relaxed);
+  }
+}
+
+void TransferBook::flush(GuestConnection &conn) {
+  // acquire pairs with start()'s release: a transfer started before this
+  // thread's reply was due is seen here.
+  if (started_.load(std::memory_order_acquire) == 0)
+    return;
+  std::vector<std::shared_ptr<Transfer>> started;
+  try {
+    std::lock_guard lock(mu_);
+    started.reserve(open_.size());
+    for (const auto &[token, t] : open_)
+      if (t->started)
+        started.push_back(t);
+  } catch (const std::bad_alloc &) {
+    // Without the list nothing can be polled; deliveries from the completion
+    // callbacks still come, only later than this message.
+    conn.log_error("out of memory while looking for finished transfers");
+    return;
+  }
+  for (const std::shared_ptr<Transfer> &t : started) {
+    int state = t->device.load(std::memory_order_acquire);
+    if (state == Transfer::kRunning && t->poll != nullptr) {
+      // The API's own status, asked off every lock of ours: its completion
+      // callback may be running right now and need them.
+      const int p = t->poll(t->ctx);
+      state = p > 0 ? Transfer::kDone : p < 0 ? Transfer::kFailed : Transfer::kRunning;
+    }
+    if (state == Transfer::kRunning)
+      continue;
+    std::lock_guard lock(mu_);
+    finish_locked(conn, t->token, t.get(), state == Transfer::kDone);
+  }
+}
+
+void TransferBook::deliver(GuestConnection &conn, uint64_t token) {
+  std::shared_ptr<Transfer> keep;
+  std::lock_guard lock(mu_);
+  auto it = open_.find(token);
+  if (it == open_.end())
+    return;
+  keep = it->second;
+  finish_locked(conn, token, keep.get(),
+                keep->device.load(std::memory_order_acquire) == Transfer::kDone);
+}
+
+void TransferBook::finish_locked(GuestConnection &conn, uint64_t token, const Transfer *expected,
+                                 bool ok) {
+  auto it = open_.find(token);
+  if (it == open_.end() || it->second.get() != expected || !it->second->started)
+    return; // delivered by someone else meanwhile
+  // Sent under mu_: another thread's flush waits here until these bytes are
+  // on the channel, so its own message cannot overtake them.
+  send_locked(conn, *it->second, ok);
+  delivered_.fetch_add(1, std::memory_order_relaxed);
+  started_.fetch_sub(1, std::memory_order_relaxed);
+  open_.erase(it); // the staging goes once the API lets go of it too
+}
+
+void TransferBook::send_locked(GuestConnection &conn, const Transfer &t, bool ok) {
+  std::vector<ava_data_piece> pieces;
+  std::vector<struct iovec> iov;
+  try {
+    pieces.reserve(kMaxPieces);
+    iov.reserve(3 + kMaxPieces);
+  } catch (const std::bad_alloc &) {
+    ok = false; // the guest hears of a failed transfer rather than nothing
+  }
+  const uint64_t chunk = std::min<uint64_t>(kChunkBytes, conn.max_message() / 2);
+  size_t next = 0;     // piece of t
+  uint64_t inside = 0; // bytes of that piece already sent
+  for (;;) {
+    pieces.clear();
+    iov.clear();
+    ava_msg_hdr hdr{};
+    ava_data d{};
+    iov.push_back({&hdr, sizeof hdr});
+    iov.push_back({&d, sizeof d});
+    iov.push_back({nullptr, 0}); // the pieces, once known
+    uint64_t bytes = 0;
+    while (ok && next < t.pieces.size() && pieces.size() < kMaxPieces && bytes < chunk) {
+      const Transfer::Piece &p = t.pieces[next];
+      const uint64_t len = std::min(p.len - inside, chunk - bytes);
+      if (len > 0) {
+        pieces.push_back({p.dst + inside, len});
+        iov.push_back({t.source + p.src + inside, len});
+      }
+      bytes += len;
+      inside += len;
+      if (inside == p.len) {
+        ++next;
+        inside = 0;
+      }
+    }
+    const bool last = !ok || next == t.pieces.size();
+    d.npieces = static_cast<uint32_t>(pieces.size());
+    d.flags = (last ? AVA_DATA_END : 0u) | (ok ? 0u : AVA_DATA_FAILED);
+    iov[2] = {pieces.data(), pieces.size() * sizeof(ava_data_piece)};
+    hdr.magic = AVA_MSG_MAGIC;
+    hdr.abi_version = AVA_ABI_VERSION;
+    hdr.kind = AVA_MSG_DATA;
+    hdr.spec_id = conn.spec() != nullptr ? conn.spec()->id : 0;
+    hdr.args_len = static_cast<uint32_t>(sizeof d + iov[2].iov_len);
+    hdr.total_len = sizeof hdr + hdr.args_len + bytes;
+    hdr.call_id = t.token;
+    if (!conn.send_data(iov.data(), static_cast<int>(iov.size())).is_ok() || last)
+      return;
+  }
+}
+
+} // namespace ava
+
+namespace {
+
+struct Handle {
+  std::shared_ptr<ava::Transfer> t; // the API's reference
+};
+
+Handle *handle_of(ava_w_transfer *t) {
+  return reinterpret_cast<Handle *>(t);
+}
+
+} // namespace
+
+AVA_W_EXPORT ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes) {
+  ava_wcall *w = ava::current_call();
+  if (w == nullptr)
+    return nullptr;
+  ava::GuestConnection &conn = *w->connection;
+  ava::TransferBook &book = conn.transfers();
+  if (!book.budget()->take(staging_bytes))
+    return nullptr;
+  void *staging = std::malloc(staging_bytes != 0 ? staging_bytes : 1);
+  if (staging == nullptr) {
+    book.budget()->give(staging_bytes);
+    return nullptr;
+  }
+  auto *raw =
+      new (std::nothrow) ava::Transfer(token, staging_bytes, staging, book.budget(), w->connection);
+  if (raw == nullptr) {
+    std::free(staging);
+    book.budget()->give(staging_bytes);
+    return nullptr;
+  }
+  try {
+    auto *h = new Handle{std::shared_ptr<ava::Transfer>(raw)}; // deletes raw if it throws
+    if (token != 0 && !book.open(h->t)) {
+      conn.log_error("a staged transfer named token " + std::to_string(token) +
+                     ", which is in use");
+      delete h;
+      return nullptr;
+    }
+    return reinterpret_cast<ava_w_transfer *>(h);
+  } catch (const std::bad_alloc &) {
+    return nullptr;
+  }
+}
+
+AVA_W_EXPORT void *ava_w_transfer_staging(ava_w_transfer *t) {
+  return t != nullptr ? handle_of(t)->t->staging : nullptr;
+}
+
+AVA_W_EXPORT void ava_w_transfer_source(ava_w_transfer *t, void *src, uint64_t bytes) {
+  if (t == nullptr)
+    return;
+  ava::Transfer &x = *handle_of(t)->t;
+  x.source = static_cast<uint8_t *>(src);
+  x.source_bytes = src != nullptr ? bytes : 0;
+  x.pieces.clear();
+}
+
+AVA_W_EXPORT int ava_w_transfer_piece(ava_w_transfer *t, uint64_t dst_offset,
+                                      uint64_t staging_offset, uint64_t length) {
+  if (t == nullptr)
+    return AVA_E_PROTO;
+  ava::Transfer &x = *handle_of(t)->t;
+  if (staging_offset > x.source_bytes || length > x.source_bytes - staging_offset ||
+      dst_offset > UINT64_MAX - length)
+    return AVA_E_LENGTH;
+  try {
+    x.pieces.push_back({dst_offset, staging_offset, length});
+  } catch (const std::bad_alloc &) {
+    return AVA_E_NOMEM;
+  }
+  return AVA_OK;
+}
+
+AVA_W_EXPORT void ava_w_transfer_start(ava_w_transfer *t, int (*poll)(void *ctx),
+                                       void (*release)(void *ctx), void *ctx) {
+  if (t == nullptr)
+    return;
+  ava::Transfer &x = *handle_of(t)->t;
+  x.poll = poll;
+  x.release = release;
+  x.ctx = ctx;
+  if (x.token == 0)
+    return;
+  if (auto conn = x.connection.lock())
+    conn->transfers().start(x);
+}
+
+AVA_W_EXPORT void ava_w_transfer_finished(ava_w_transfer *t, int ok) {
+  if (t == nullptr)
+    return;
+  Handle *h = handle_of(t);
+  // release pairs with flush()'s acquire: the staging's bytes are the API's
+  // finished ones for whoever sees kDone.
+  h->t->device.store(ok ? ava::Transfer::kDone : ava::Transfer::kFailed, std::memory_order_release);
+  if (h->t->token != 0) {
+    if (auto conn = h->t->connection.lock())
+      conn->transfers().deliver(*conn, h->t->token);
+  }
+  delete h;
+}
+
+AVA_W_EXPORT void ava_w_transfer_abort(ava_w_transfer *t) {
+  if (t == nullptr)
+    return;
+  Handle *h = handle_of(t);
+  if (h->t->token != 0) {
+    if (auto conn = h->t->connection.lock())
+      conn->transfers().abort(h->t->token);
+  }
+  delete h;
+}
