@@ -293,8 +293,9 @@ ava::MsgBuf data_message(const Lie &l) {
   h.args_len = static_cast<uint32_t>(static_cast<int64_t>(args) + l.args_fudge);
   std::memcpy(m.data(), &h, sizeof h);
   std::memcpy(m.data() + sizeof h, &d, sizeof d);
-  std::memcpy(m.data() + sizeof h + sizeof d, l.pieces.data(),
-              l.pieces.size() * sizeof(ava_data_piece));
+  if (!l.pieces.empty())
+    std::memcpy(m.data() + sizeof h + sizeof d, l.pieces.data(),
+                l.pieces.size() * sizeof(ava_data_piece));
   std::memset(m.data() + sizeof h + args, 0xCC, l.bytes);
   m.set_size(total);
   return m;
