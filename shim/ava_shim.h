@@ -144,6 +144,15 @@ void ava_guest_shape_learn(const struct ava_guest_spec *spec, uint32_t func_id,
  */
 uint64_t ava_guest_transfer_expect(const struct ava_guest_spec *spec, void *dst,
 				   uint64_t capacity);
+/*
+ * The same, lending the worker a block of the channel's shared heap to read
+ * into where the channel has one and the transfer is large enough (*heap_offset
+ * is its offset, AVA_NO_HEAP without one): the bytes then never travel in a
+ * message. dst itself is lent when it lies in the heap (ava_zerocopy_alloc).
+ */
+#define AVA_NO_HEAP UINT64_MAX
+uint64_t ava_guest_transfer_expect_lent(const struct ava_guest_spec *spec, void *dst,
+					uint64_t capacity, uint64_t *heap_offset);
 void ava_guest_transfer_cancel(const struct ava_guest_spec *spec, uint64_t token);
 
 /* The guest deallocated a handle: drop callbacks coupled to it. */

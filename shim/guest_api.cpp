@@ -252,6 +252,22 @@ uint64_t ava_guest_transfer_expect(const struct ava_guest_spec *spec, void *dst,
   }
 }
 
+uint64_t ava_guest_transfer_expect_lent(const struct ava_guest_spec *spec, void *dst,
+                                        uint64_t capacity, uint64_t *heap_offset) {
+  *heap_offset = AVA_NO_HEAP;
+  try {
+    Runtime *runtime = ava::guest::find_runtime(spec, true);
+    std::shared_ptr<ava::guest::Connection> conn;
+    if (runtime == nullptr)
+      return 0;
+    if (!runtime->acquire(UINT32_MAX, &conn).is_ok())
+      return runtime->transfers().expect(dst, capacity); // the call reports the failure
+    return runtime->transfers().expect_lent(dst, capacity, conn, heap_offset);
+  } catch (...) {
+    return 0;
+  }
+}
+
 void ava_guest_transfer_cancel(const struct ava_guest_spec *spec, uint64_t token) {
   Runtime *runtime = ava::guest::find_runtime(spec, false);
   if (runtime != nullptr && token != 0)

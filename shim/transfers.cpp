@@ -4,16 +4,55 @@
 #include <cstring>
 #include <new>
 
+#include "shim/connection.hpp"
+
 namespace ava::guest {
 
-uint64_t TransferTable::expect(void *dst, uint64_t capacity) {
+uint64_t TransferTable::add(Destination d) {
   std::lock_guard lock(mu_);
   const uint64_t token = next_token_++;
   try {
-    open_.emplace(token, Destination{static_cast<uint8_t *>(dst), capacity});
+    open_.emplace(token, std::move(d));
   } catch (const std::bad_alloc &) {
     return 0;
   }
+  return token;
+}
+
+uint64_t TransferTable::expect(void *dst, uint64_t capacity) {
+  return add({static_cast<uint8_t *>(dst), capacity, nullptr});
+}
+
+uint64_t TransferTable::expect_lent(void *dst, uint64_t capacity,
+                                    const std::shared_ptr<Connection> &conn,
+                                    uint64_t *heap_offset) {
+  *heap_offset = AVA_NO_HEAP;
+  HeapAllocator *heap = conn != nullptr ? conn->heap() : nullptr;
+  if (heap == nullptr || capacity < conn->zerocopy_min())
+    return expect(dst, capacity);
+  uint64_t offset = 0;
+  std::shared_ptr<uint8_t> lent;
+  if (heap->contains(dst, capacity, &offset)) {
+    lent = std::shared_ptr<uint8_t>(static_cast<uint8_t *>(dst), [](uint8_t *) {});
+  } else if (void *block = heap->allocate(capacity)) {
+    // The connection holds the heap: a block outliving it has nothing to go back to.
+    std::weak_ptr<Connection> owner = conn;
+    try {
+      lent = std::shared_ptr<uint8_t>(static_cast<uint8_t *>(block), [owner](uint8_t *p) {
+        if (auto c = owner.lock())
+          c->heap()->release(p);
+      });
+    } catch (const std::bad_alloc &) {
+      heap->release(block);
+      return expect(dst, capacity);
+    }
+    heap->contains(block, capacity, &offset);
+  } else {
+    return expect(dst, capacity); // heap full: the bytes travel in DATA messages
+  }
+  const uint64_t token = add({static_cast<uint8_t *>(dst), capacity, std::move(lent)});
+  if (token != 0)
+    *heap_offset = offset;
   return token;
 }
 
@@ -40,6 +79,7 @@ bool TransferTable::deliver(const MsgBuf &msg, std::string *reason) {
   std::memcpy(&d, msg.data() + kHeader, sizeof d);
   const uint64_t pieces_bytes = hdr.args_len - sizeof d;
   const bool failed = (d.flags & AVA_DATA_FAILED) != 0;
+  const bool in_heap = (d.flags & AVA_DATA_HEAP) != 0;
   if ((d.flags & ~AVA_DATA_ALL) != 0 || d.npieces > AVA_DATA_MAX_PIECES ||
       pieces_bytes != static_cast<uint64_t>(d.npieces) * sizeof(ava_data_piece) ||
       (failed && ((d.flags & AVA_DATA_END) == 0 || d.npieces != 0))) {
@@ -56,18 +96,23 @@ bool TransferTable::deliver(const MsgBuf &msg, std::string *reason) {
     *reason = "DATA for transfer " + std::to_string(hdr.call_id) + ", which nobody expects";
     return false;
   }
-  const Destination dst = it->second;
+  const Destination &dst = it->second;
+  if (in_heap && (dst.lent == nullptr || payload != 0)) {
+    *reason = "DATA in the heap for a transfer that lent none";
+    return false;
+  }
   // Every piece is checked before any byte is copied: a lying message
   // leaves the destination as it was.
   uint64_t sum = 0;
   for (uint32_t i = 0; i < d.npieces; ++i) {
     ava_data_piece p;
     std::memcpy(&p, pieces + i * sizeof p, sizeof p);
-    if (p.offset > dst.capacity || p.length > dst.capacity - p.offset || p.length > payload - sum) {
+    if (p.offset > dst.capacity || p.length > dst.capacity - p.offset ||
+        (!in_heap && p.length > payload - sum)) {
       *reason = "a DATA piece outside its destination or its message";
       return false;
     }
-    sum += p.length;
+    sum += in_heap ? 0 : p.length;
   }
   if (sum != payload) {
     *reason = "a DATA message whose bytes are not its pieces'";
@@ -77,9 +122,11 @@ bool TransferTable::deliver(const MsgBuf &msg, std::string *reason) {
   for (uint32_t i = 0; i < d.npieces; ++i) {
     ava_data_piece p;
     std::memcpy(&p, pieces + i * sizeof p, sizeof p);
-    if (p.length > 0)
+    if (in_heap && p.length > 0 && dst.lent.get() != dst.ptr)
+      std::memcpy(dst.ptr + p.offset, dst.lent.get() + p.offset, p.length);
+    else if (!in_heap && p.length > 0)
       std::memcpy(dst.ptr + p.offset, bytes + at, p.length);
-    at += p.length;
+    at += in_heap ? 0 : p.length;
   }
   if ((d.flags & AVA_DATA_END) != 0)
     open_.erase(it);

@@ -282,7 +282,14 @@ void ava_w_log(struct ava_wcall *w, const char *message);
  * bounded (ava_w_transfer_begin returns NULL beyond it).
  */
 struct ava_w_transfer;
-struct ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes);
+/*
+ * heap_offset: where the guest lent a block of the channel's shared heap
+ * as the staging (AVA_NO_HEAP, shim/ava_shim.h: none); its pieces must then
+ * lie at the same offsets in staging and destination, and the bytes stay
+ * there (DATA flagged AVA_DATA_HEAP).
+ */
+struct ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes,
+					    uint64_t heap_offset);
 void *ava_w_transfer_staging(struct ava_w_transfer *t);
 /*
  * The pieces come from src (bytes long) instead of the staging: memory the

@@ -8,45 +8,111 @@
 #include <string>
 
 #include "ava/wire.h"
+#include "shim/ava_shim.h" /* AVA_NO_HEAP */
 #include "worker/connection.hpp"
 #include "worker/wcall.hpp"
 
 namespace ava {
 
-bool StagingBudget::take(uint64_t bytes) {
-  const uint64_t charge = charge_of(bytes);
-  if (charge > limit_)
+StagingPool::~StagingPool() {
+  for (const Block &b : cached_)
+    std::free(b.ptr);
+}
+
+bool StagingPool::reuse_locked(uint64_t bytes, Block *out) {
+  size_t best = cached_.size();
+  for (size_t i = 0; i < cached_.size(); ++i) {
+    const uint64_t cap = cached_[i].capacity;
+    if (cap >= bytes && cap / 2 <= bytes &&
+        (best == cached_.size() || cap < cached_[best].capacity))
+      best = i;
+  }
+  if (best == cached_.size())
     return false;
-  std::unique_lock lock(mu_);
-  if (!freed_.wait_for(lock, patience_, [&] { return used_ <= limit_ - charge; }))
-    return false;
-  used_ += charge;
+  *out = cached_[best];
+  cached_.erase(cached_.begin() + static_cast<ptrdiff_t>(best));
+  kept_bytes_ -= charge_of(out->capacity);
+  used_ += charge_of(out->capacity);
   return true;
 }
 
-void StagingBudget::give(uint64_t bytes) {
+void *StagingPool::take(uint64_t bytes, uint64_t *capacity) {
+  const uint64_t charge = charge_of(bytes);
+  if (charge > limit_)
+    return nullptr;
+  std::vector<Block> dropped; // freed after the lock
+  Block got{nullptr, 0};
+  {
+    std::unique_lock lock(mu_);
+    if (!reuse_locked(bytes, &got)) {
+      // Kept blocks that do not fit give way to the new one.
+      while (!cached_.empty() && used_ + kept_bytes_ > limit_ - charge) {
+        dropped.push_back(cached_.front());
+        kept_bytes_ -= charge_of(cached_.front().capacity);
+        cached_.erase(cached_.begin());
+      }
+      if (!freed_.wait_for(lock, patience_, [&] { return used_ <= limit_ - charge; }))
+        return nullptr;
+      if (!reuse_locked(bytes, &got))
+        used_ += charge; // allocated below, off the lock
+    }
+  }
+  for (const Block &b : dropped)
+    std::free(b.ptr);
+  if (got.ptr == nullptr) {
+    got.capacity = bytes != 0 ? bytes : 1;
+    got.ptr = std::malloc(got.capacity);
+    if (got.ptr == nullptr) {
+      {
+        std::lock_guard lock(mu_);
+        used_ -= charge;
+      }
+      freed_.notify_all();
+      return nullptr;
+    }
+  }
+  *capacity = got.capacity;
+  return got.ptr;
+}
+
+void StagingPool::give(void *block, uint64_t capacity) {
+  bool keep = false;
   {
     std::lock_guard lock(mu_);
-    used_ -= charge_of(bytes);
+    const uint64_t charge = charge_of(capacity);
+    used_ -= charge;
+    if (capacity >= kCacheMin && cached_.size() < kCachedBlocks &&
+        used_ + kept_bytes_ <= limit_ - charge) {
+      try {
+        cached_.push_back({block, capacity});
+        kept_bytes_ += charge;
+        keep = true;
+      } catch (const std::bad_alloc &) {
+        // Not kept: freed below.
+      }
+    }
   }
+  if (!keep)
+    std::free(block);
   freed_.notify_all();
 }
 
-uint64_t StagingBudget::used() const {
+uint64_t StagingPool::used() const {
   std::lock_guard lock(mu_);
   return used_;
 }
 
-Transfer::Transfer(uint64_t token_, uint64_t bytes_, void *staging_,
-                   std::shared_ptr<StagingBudget> budget_, std::weak_ptr<GuestConnection> conn)
-    : token(token_), bytes(bytes_), staging(staging_), source(static_cast<uint8_t *>(staging_)),
-      source_bytes(bytes_), budget(std::move(budget_)), connection(std::move(conn)) {}
+Transfer::Transfer(uint64_t token_, uint64_t bytes_, void *staging_, uint64_t capacity_,
+                   std::shared_ptr<StagingPool> pool_, std::weak_ptr<GuestConnection> conn)
+    : token(token_), bytes(bytes_), staging(staging_), capacity(capacity_),
+      source(static_cast<uint8_t *>(staging_)), source_bytes(bytes_), pool(std::move(pool_)),
+      connection(std::move(conn)) {}
 
 Transfer::~Transfer() {
   if (release != nullptr)
     release(ctx);
-  std::free(staging);
-  budget->give(bytes);
+  if (pool != nullptr)
+    pool->give(staging, capacity);
 }
 
 bool TransferBook::open(const std::shared_ptr<Transfer> &t) {
@@ -162,12 +228,15 @@ void TransferBook::send_locked(GuestConnection &conn, const Transfer &t, bool ok
     iov.push_back({&d, sizeof d});
     iov.push_back({nullptr, 0}); // the pieces, once known
     uint64_t bytes = 0;
-    while (ok && next < t.pieces.size() && pieces.size() < kMaxPieces && bytes < chunk) {
+    // Bytes in the lent heap block do not travel: only the pieces do.
+    const uint64_t room = t.lent() ? UINT64_MAX : chunk;
+    while (ok && next < t.pieces.size() && pieces.size() < kMaxPieces && bytes < room) {
       const Transfer::Piece &p = t.pieces[next];
-      const uint64_t len = std::min(p.len - inside, chunk - bytes);
+      const uint64_t len = std::min(p.len - inside, room - bytes);
       if (len > 0) {
         pieces.push_back({p.dst + inside, len});
-        iov.push_back({t.source + p.src + inside, len});
+        if (!t.lent())
+          iov.push_back({t.source + p.src + inside, len});
       }
       bytes += len;
       inside += len;
@@ -178,14 +247,15 @@ void TransferBook::send_locked(GuestConnection &conn, const Transfer &t, bool ok
     }
     const bool last = !ok || next == t.pieces.size();
     d.npieces = static_cast<uint32_t>(pieces.size());
-    d.flags = (last ? AVA_DATA_END : 0u) | (ok ? 0u : AVA_DATA_FAILED);
+    d.flags = (last ? AVA_DATA_END : 0u) | (ok ? 0u : AVA_DATA_FAILED) |
+              (ok && t.lent() ? AVA_DATA_HEAP : 0u);
     iov[2] = {pieces.data(), pieces.size() * sizeof(ava_data_piece)};
     hdr.magic = AVA_MSG_MAGIC;
     hdr.abi_version = AVA_ABI_VERSION;
     hdr.kind = AVA_MSG_DATA;
     hdr.spec_id = conn.spec() != nullptr ? conn.spec()->id : 0;
     hdr.args_len = static_cast<uint32_t>(sizeof d + iov[2].iov_len);
-    hdr.total_len = sizeof hdr + hdr.args_len + bytes;
+    hdr.total_len = sizeof hdr + hdr.args_len + (t.lent() ? 0 : bytes);
     hdr.call_id = t.token;
     if (!conn.send_data(iov.data(), static_cast<int>(iov.size())).is_ok() || last)
       return;
@@ -198,6 +268,9 @@ namespace {
 
 struct Handle {
   std::shared_ptr<ava::Transfer> t; // the API's reference
+  // A lent heap block is the channel's memory: the channel stays mapped
+  // until the API is done writing there, even if the guest left.
+  std::shared_ptr<ava::GuestConnection> keep;
 };
 
 Handle *handle_of(ava_w_transfer *t) {
@@ -206,28 +279,33 @@ Handle *handle_of(ava_w_transfer *t) {
 
 } // namespace
 
-AVA_W_EXPORT ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes) {
+AVA_W_EXPORT ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes,
+                                                  uint64_t heap_offset) {
   ava_wcall *w = ava::current_call();
   if (w == nullptr)
     return nullptr;
   ava::GuestConnection &conn = *w->connection;
   ava::TransferBook &book = conn.transfers();
-  if (!book.budget()->take(staging_bytes))
-    return nullptr;
-  void *staging = std::malloc(staging_bytes != 0 ? staging_bytes : 1);
-  if (staging == nullptr) {
-    book.budget()->give(staging_bytes);
+  const bool lent = heap_offset != AVA_NO_HEAP;
+  if (lent && (token == 0 || w->heap == nullptr || heap_offset > w->heap_size ||
+               staging_bytes > w->heap_size - heap_offset)) {
+    conn.log_error("a staged transfer lent a range outside the shared heap");
     return nullptr;
   }
-  auto *raw =
-      new (std::nothrow) ava::Transfer(token, staging_bytes, staging, book.budget(), w->connection);
+  uint64_t capacity = 0;
+  void *staging = lent ? w->heap + heap_offset : book.pool()->take(staging_bytes, &capacity);
+  if (staging == nullptr)
+    return nullptr;
+  auto *raw = new (std::nothrow) ava::Transfer(token, staging_bytes, staging, capacity,
+                                               lent ? nullptr : book.pool(), w->connection);
   if (raw == nullptr) {
-    std::free(staging);
-    book.budget()->give(staging_bytes);
+    if (!lent)
+      book.pool()->give(staging, capacity);
     return nullptr;
   }
   try {
-    auto *h = new Handle{std::shared_ptr<ava::Transfer>(raw)}; // deletes raw if it throws
+    auto *h = new Handle{std::shared_ptr<ava::Transfer>(raw), // deletes raw if it throws
+                         lent ? w->connection : nullptr};
     if (token != 0 && !book.open(h->t)) {
       conn.log_error("a staged transfer named token " + std::to_string(token) +
                      ", which is in use");
@@ -261,6 +339,8 @@ AVA_W_EXPORT int ava_w_transfer_piece(ava_w_transfer *t, uint64_t dst_offset,
   if (staging_offset > x.source_bytes || length > x.source_bytes - staging_offset ||
       dst_offset > UINT64_MAX - length)
     return AVA_E_LENGTH;
+  if (x.lent() && dst_offset != staging_offset)
+    return AVA_E_PROTO; // the guest finds the bytes at the destination's offsets
   try {
     x.pieces.push_back({dst_offset, staging_offset, length});
   } catch (const std::bad_alloc &) {

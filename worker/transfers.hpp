@@ -19,28 +19,50 @@ namespace ava {
 
 class GuestConnection;
 
-// What one guest may hold in staging at once, so that commands queued
-// behind events that never complete cannot make the worker hold unbounded
-// memory. Each transfer counts at least kMinCharge.
-class StagingBudget {
+// The staging memory of one guest. Bounded, so that commands queued behind
+// events that never complete cannot make the worker hold unbounded memory
+// (each block counts at least kMinCharge); and reused, because a program
+// moves the same sizes again and again, and fresh memory costs a page fault
+// per page on first touch, which halves a copy's speed.
+class StagingPool {
 public:
   static constexpr uint64_t kMinCharge = 4096;
-  StagingBudget(uint64_t limit, std::chrono::milliseconds patience)
+  // Blocks kept for reuse, and the smallest worth keeping (below it malloc's
+  // own bins are as good).
+  static constexpr size_t kCachedBlocks = 4;
+  static constexpr uint64_t kCacheMin = 64 * 1024;
+
+  StagingPool(uint64_t limit, std::chrono::milliseconds patience)
       : limit_(limit), patience_(patience) {}
+  ~StagingPool();
+  StagingPool(const StagingPool &) = delete;
+  StagingPool &operator=(const StagingPool &) = delete;
+
   static uint64_t charge_of(uint64_t bytes) { return bytes < kMinCharge ? kMinCharge : bytes; }
-  // Beyond the limit, waits (up to the patience) for staging to come free,
-  // as commands finish: a run of large non-blocking writes then goes at the
-  // device's pace instead of failing.
-  bool take(uint64_t bytes);
-  void give(uint64_t bytes);
+  // A block of at least bytes (*capacity: its size), or nullptr. Beyond the
+  // limit, waits (up to the patience) for staging to come free as commands
+  // finish: a run of large non-blocking writes then goes at the device's
+  // pace instead of failing.
+  void *take(uint64_t bytes, uint64_t *capacity);
+  void give(void *block, uint64_t capacity);
+  // Bytes held by transfers (not counting the blocks kept for reuse).
   uint64_t used() const;
 
 private:
+  struct Block {
+    void *ptr;
+    uint64_t capacity;
+  };
+  // A kept block that fits bytes without wasting more than its size; mu_.
+  bool reuse_locked(uint64_t bytes, Block *out);
+
   const uint64_t limit_;
   const std::chrono::milliseconds patience_;
   mutable std::mutex mu_;
   std::condition_variable freed_;
-  uint64_t used_ = 0;
+  uint64_t used_ = 0;       // charges of blocks out with transfers
+  uint64_t kept_bytes_ = 0; // charges of cached_
+  std::vector<Block> cached_;
 };
 
 struct Transfer {
@@ -48,9 +70,11 @@ struct Transfer {
   struct Piece {
     uint64_t dst, src, len;
   };
-  // Takes staging (malloc'ed) and the budget's charge for it.
-  Transfer(uint64_t token, uint64_t bytes, void *staging, std::shared_ptr<StagingBudget> budget,
-           std::weak_ptr<GuestConnection> connection);
+  // Takes staging, a block of pool of capacity bytes; without a pool,
+  // staging is a block of the shared heap the guest lent.
+  Transfer(uint64_t token, uint64_t bytes, void *staging, uint64_t capacity,
+           std::shared_ptr<StagingPool> pool, std::weak_ptr<GuestConnection> connection);
+  bool lent() const { return pool == nullptr; }
   ~Transfer();
   Transfer(const Transfer &) = delete;
   Transfer &operator=(const Transfer &) = delete;
@@ -58,9 +82,10 @@ struct Transfer {
   const uint64_t token; // 0: staging only, nothing goes to the guest
   const uint64_t bytes;
   void *const staging;
+  const uint64_t capacity;
   uint8_t *source; // where pieces are read: the staging, or API memory
   uint64_t source_bytes;
-  const std::shared_ptr<StagingBudget> budget;
+  const std::shared_ptr<StagingPool> pool;
   const std::weak_ptr<GuestConnection> connection;
   std::vector<Piece> pieces;
   int (*poll)(void *ctx) = nullptr;
@@ -83,9 +108,9 @@ public:
 
   static constexpr std::chrono::milliseconds kStagingPatience{10000};
 
-  TransferBook() : budget_(std::make_shared<StagingBudget>(kStagingLimit, kStagingPatience)) {}
+  TransferBook() : pool_(std::make_shared<StagingPool>(kStagingLimit, kStagingPatience)) {}
 
-  const std::shared_ptr<StagingBudget> &budget() const { return budget_; }
+  const std::shared_ptr<StagingPool> &pool() const { return pool_; }
   // Registers t under its token; false if the token is taken. Throws bad_alloc.
   bool open(const std::shared_ptr<Transfer> &t);
   // t's command was enqueued: it may be delivered from now on.
@@ -110,7 +135,7 @@ private:
   std::unordered_map<uint64_t, std::shared_ptr<Transfer>> open_;
   std::atomic<uint64_t> started_{0}; // started transfers in open_
   std::atomic<uint64_t> delivered_{0};
-  const std::shared_ptr<StagingBudget> budget_;
+  const std::shared_ptr<StagingPool> pool_;
 };
 
 } // namespace ava

@@ -200,13 +200,19 @@ AVA_STATIC_ASSERT(sizeof(struct ava_hello) == 56, "ava_hello size");
  *   ava_msg_hdr | struct ava_data | npieces x struct ava_data_piece | bytes
  *
  * The bytes are the pieces' contents, one after another, exactly
- * sum(length) of them. A transfer ends with a message flagged AVA_DATA_END
+ * sum(length) of them (none with AVA_DATA_HEAP). A transfer ends with a message flagged AVA_DATA_END
  * (possibly with no pieces); AVA_DATA_FAILED (with END, no pieces) says the
  * command failed and the destination stays untouched, as natively.
  */
 #define AVA_DATA_END 0x1u
 #define AVA_DATA_FAILED 0x2u
-#define AVA_DATA_ALL (AVA_DATA_END | AVA_DATA_FAILED)
+/*
+ * The bytes are not in the message: they lie in the shared heap block the
+ * guest lent for the transfer with its call (channels with a heap), at the
+ * pieces' offsets into it, which are those into the destination.
+ */
+#define AVA_DATA_HEAP 0x4u
+#define AVA_DATA_ALL (AVA_DATA_END | AVA_DATA_FAILED | AVA_DATA_HEAP)
 #define AVA_DATA_MAX_PIECES 65536u /* per message */
 
 struct ava_data {

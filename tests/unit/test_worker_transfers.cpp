@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ava/wire.h"
+#include "shim/ava_shim.h"
 #include "shim/transfers.hpp"
 #include "transport/channel.hpp"
 #include "worker/ava_worker_rt.h"
@@ -103,7 +104,7 @@ Test(worker_transfers, every_size_around_the_chunk_boundaries_arrives_whole, .ti
     const std::vector<uint8_t> want = pattern(c.bytes, static_cast<uint8_t>(c.bytes));
     {
       ava::CurrentCall in(g.call.get());
-      ava_w_transfer *t = ava_w_transfer_begin(token, c.bytes);
+      ava_w_transfer *t = ava_w_transfer_begin(token, c.bytes, AVA_NO_HEAP);
       cr_assert_not_null(t, "%s: begin", c.name);
       std::memcpy(ava_w_transfer_staging(t), want.data(), c.bytes);
       cr_assert_eq(ava_w_transfer_piece(t, 0, 0, c.bytes), AVA_OK);
@@ -123,7 +124,7 @@ Test(worker_transfers, every_size_around_the_chunk_boundaries_arrives_whole, .ti
     cr_expect(std::memcmp(dst.data() + 8, want.data(), c.bytes) == 0, "%s: bytes differ", c.name);
     cr_expect(dst[7] == 0xA5 && dst[c.bytes + 8] == 0xA5, "%s: bytes outside were written", c.name);
     cr_expect_eq(g.table.open(), 0u, "%s: the destination is still open", c.name);
-    cr_expect_eq(g.connection->transfers().budget()->used(), 0u, "%s: staging kept", c.name);
+    cr_expect_eq(g.connection->transfers().pool()->used(), 0u, "%s: staging kept", c.name);
   }
 }
 
@@ -135,7 +136,7 @@ Test(worker_transfers, pieces_leave_the_gaps_between_them_alone) {
   const uint64_t token = g.table.expect(dst.data(), dst.size());
   const std::vector<uint8_t> staging = pattern(dst.size(), 3);
   ava::CurrentCall in(g.call.get());
-  ava_w_transfer *t = ava_w_transfer_begin(token, dst.size());
+  ava_w_transfer *t = ava_w_transfer_begin(token, dst.size(), AVA_NO_HEAP);
   cr_assert_not_null(t);
   std::memcpy(ava_w_transfer_staging(t), staging.data(), staging.size());
   for (uint64_t r = 0; r < kRows; ++r)
@@ -164,7 +165,7 @@ Test(worker_transfers, a_failed_command_leaves_the_destination_as_it_was) {
   std::vector<uint8_t> dst(4096, 0x11);
   const uint64_t token = g.table.expect(dst.data(), dst.size());
   ava::CurrentCall in(g.call.get());
-  ava_w_transfer *t = ava_w_transfer_begin(token, dst.size());
+  ava_w_transfer *t = ava_w_transfer_begin(token, dst.size(), AVA_NO_HEAP);
   std::memset(ava_w_transfer_staging(t), 0xEE, dst.size());
   cr_assert_eq(ava_w_transfer_piece(t, 0, 0, dst.size()), AVA_OK);
   ava_w_transfer_start(t, nullptr, nullptr, nullptr);
@@ -203,7 +204,7 @@ Test(worker_transfers, a_done_command_s_data_goes_before_any_later_message) {
   ava_w_transfer *t;
   {
     ava::CurrentCall in(g.call.get());
-    t = ava_w_transfer_begin(token, dst.size());
+    t = ava_w_transfer_begin(token, dst.size(), AVA_NO_HEAP);
     std::memcpy(ava_w_transfer_staging(t), want.data(), want.size());
     ava_w_transfer_piece(t, 0, 0, want.size());
     ava_w_transfer_start(t, poll_answer, count_release, nullptr);
@@ -232,39 +233,61 @@ Test(worker_transfers, a_done_command_s_data_goes_before_any_later_message) {
 Test(worker_transfers, a_token_in_use_and_an_aborted_transfer) {
   Guest g;
   ava::CurrentCall in(g.call.get());
-  ava_w_transfer *a = ava_w_transfer_begin(77, 16);
+  ava_w_transfer *a = ava_w_transfer_begin(77, 16, AVA_NO_HEAP);
   cr_assert_not_null(a);
-  cr_expect_null(ava_w_transfer_begin(77, 16), "a token in use");
+  cr_expect_null(ava_w_transfer_begin(77, 16, AVA_NO_HEAP), "a token in use");
   ava_w_transfer_abort(a);
-  ava_w_transfer *b = ava_w_transfer_begin(77, 16);
+  ava_w_transfer *b = ava_w_transfer_begin(77, 16, AVA_NO_HEAP);
   cr_expect_not_null(b, "an aborted transfer's token is free again");
   ava_w_transfer_abort(b);
-  cr_expect_eq(g.connection->transfers().budget()->used(), 0u);
-  cr_expect_null(ava_w_transfer_begin(78, ava::TransferBook::kStagingLimit + 1),
+  cr_expect_eq(g.connection->transfers().pool()->used(), 0u);
+  cr_expect_null(ava_w_transfer_begin(78, ava::TransferBook::kStagingLimit + 1, AVA_NO_HEAP),
                  "more than a guest's whole staging");
 }
 
 Test(worker_transfers, outside_a_call_nothing_is_staged) {
-  cr_expect_null(ava_w_transfer_begin(1, 16));
+  cr_expect_null(ava_w_transfer_begin(1, 16, AVA_NO_HEAP));
   ava_w_transfer_abort(nullptr);
   ava_w_transfer_finished(nullptr, 1);
   cr_expect_eq(ava_w_transfer_piece(nullptr, 0, 0, 1), AVA_E_PROTO);
 }
 
-// Beyond the budget a taker waits for staging to come free, and gives up
-// after its patience.
-Test(worker_transfers, the_budget_waits_for_staging_to_come_free) {
-  ava::StagingBudget budget(1 << 20, std::chrono::milliseconds(200));
-  cr_assert(budget.take(1 << 20));
-  cr_expect_not(budget.take(1), "full: gives up after its patience");
-  ava::StagingBudget patient(1 << 20, std::chrono::milliseconds(60000));
-  cr_assert(patient.take(1 << 20));
+// Beyond the limit a taker waits for staging to come free, and gives up
+// after its patience; blocks come back for reuse, and kept ones give way.
+Test(worker_transfers, the_pool_waits_for_staging_to_come_free_and_reuses_it) {
+  uint64_t cap = 0;
+  ava::StagingPool pool(1 << 20, std::chrono::milliseconds(200));
+  void *all = pool.take(1 << 20, &cap);
+  cr_assert_not_null(all);
+  cr_expect_eq(cap, uint64_t{1} << 20);
+  cr_expect_null(pool.take(1, &cap), "full: gives up after its patience");
+  pool.give(all, 1 << 20);
+  cr_expect_eq(pool.used(), 0u);
+  cr_expect_eq(pool.take((1 << 20) - 100, &cap), all, "the kept block is used again");
+  cr_expect_eq(cap, uint64_t{1} << 20);
+  pool.give(all, cap);
+  void *small = pool.take(100 * 1024, &cap);
+  cr_expect_neq(small, all, "a block more than twice the size is not wasted on a small one");
+  pool.give(small, cap);
+  void *other = pool.take(900 * 1024, &cap);
+  cr_expect_not_null(other, "kept blocks give way to a new one within the limit");
+  pool.give(other, cap);
+
+  ava::StagingPool patient(1 << 20, std::chrono::milliseconds(60000));
+  void *held = patient.take(1 << 20, &cap);
+  cr_assert_not_null(held);
   std::atomic<bool> got{false};
-  std::thread waiter([&] { got = patient.take(1 << 19); });
-  patient.give(1 << 20);
+  std::thread waiter([&] {
+    uint64_t c = 0;
+    void *p = patient.take(1 << 19, &c);
+    got = p != nullptr;
+    if (p != nullptr)
+      patient.give(p, c);
+  });
+  patient.give(held, cap);
   waiter.join();
   cr_expect(got.load(), "a waiter gets staging once it is given back");
-  cr_expect_eq(patient.used(), uint64_t{1} << 19);
+  cr_expect_eq(patient.used(), 0u);
 }
 
 namespace {
@@ -316,6 +339,7 @@ Test(worker_transfers, the_guest_refuses_data_that_lies) {
       {"FAILED without END", 1, AVA_DATA_FAILED, {}, 0, 0},
       {"FAILED with pieces", 1, AVA_DATA_FAILED | AVA_DATA_END, {{0, 8}}, 8, 0},
       {"an argument block shorter than its pieces", 1, 0, {{0, 8}}, 8, -8},
+      {"bytes in a heap block nobody lent", 1, AVA_DATA_HEAP, {{0, 8}}, 0, 0},
   };
   for (const Lie &l : lies) {
     ava::guest::TransferTable table;

@@ -572,27 +572,38 @@ static void ava_cl_guest_fini(void)
 #line 573 "opencl_guest.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
+#ifndef AVA_NO_HEAP
+#define AVA_NO_HEAP (~(uint64_t)0) /* as shim/ava_shim.h, for kernel builds */
+#endif
+/*
+ * A read's destination, registered before the call; *heap_offset: the block
+ * of the shared heap the worker reads into on channels that have one.
+ */
 #if ava_is_guest && !defined(__KERNEL__)
 #define ava_cl_expect(dst, capacity) ava_guest_transfer_expect(&ava_opencl_guest_spec, dst, capacity)
+#define ava_cl_expect_lent(dst, capacity, heap_offset)                                          \
+	ava_guest_transfer_expect_lent(&ava_opencl_guest_spec, dst, capacity, heap_offset)
 #define ava_cl_expect_cancel(token) ava_guest_transfer_cancel(&ava_opencl_guest_spec, token)
 #else
 #define ava_cl_expect(dst, capacity) ((void)(dst), (void)(capacity), (uint64_t)0)
+#define ava_cl_expect_lent(dst, capacity, heap_offset)                                          \
+	((void)(dst), (void)(capacity), *(heap_offset) = AVA_NO_HEAP, (uint64_t)0)
 #define ava_cl_expect_cancel(token) ((void)(token))
 #endif
 
 cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
-				 size_t size, uint64_t token, cl_uint num_events_in_wait_list,
+				 size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list,
 				 const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer,
 				      const size_t *buffer_origin, const size_t *host_origin,
 				      const size_t *region, size_t buffer_row_pitch,
 				      size_t buffer_slice_pitch, size_t host_row_pitch,
-				      size_t host_slice_pitch, uint64_t token,
+				      size_t host_slice_pitch, uint64_t token, uint64_t heap_offset,
 				      cl_uint num_events_in_wait_list,
 				      const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image,
 				const size_t *origin, const size_t *region, size_t row_pitch,
-				size_t slice_pitch, uint64_t token, cl_uint num_events_in_wait_list,
+				size_t slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list,
 				const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer,
 				cl_map_flags map_flags, size_t offset, size_t size, uint64_t token,
@@ -617,7 +628,8 @@ cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image,
 /* Worker code; declared for the guest's copy too, which never calls it (static inline). */
 #ifndef __KERNEL__
 struct ava_w_transfer;
-struct ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes);
+struct ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes,
+					    uint64_t heap_offset);
 void *ava_w_transfer_staging(struct ava_w_transfer *t);
 void ava_w_transfer_source(struct ava_w_transfer *t, void *src, uint64_t bytes);
 int ava_w_transfer_piece(struct ava_w_transfer *t, uint64_t dst_offset, uint64_t staging_offset,
@@ -851,7 +863,7 @@ static inline int ava_cl_rows(struct ava_w_transfer *t, const size_t *origin, co
 
 #endif
 
-#line 855 "opencl_guest.c"
+#line 867 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -865,7 +877,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 869 "opencl_guest.c"
+#line 881 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -906,7 +918,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 910 "opencl_guest.c"
+#line 922 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -929,7 +941,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 933 "opencl_guest.c"
+#line 945 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -940,7 +952,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 944 "opencl_guest.c"
+#line 956 "opencl_guest.c"
 #line 168 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -960,7 +972,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 964 "opencl_guest.c"
+#line 976 "opencl_guest.c"
 #line 211 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1019,7 +1031,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1023 "opencl_guest.c"
+#line 1035 "opencl_guest.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1194,7 +1206,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1198 "opencl_guest.c"
+#line 1210 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1251,7 +1263,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1255 "opencl_guest.c"
+#line 1267 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1278,20 +1290,20 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1282 "opencl_guest.c"
+#line 1294 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 542 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1289 "opencl_guest.c"
+#line 1301 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
-cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
-cl_int ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
-cl_int ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
@@ -1713,7 +1725,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1717 "opencl_guest.c"
+#line 1729 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -2033,7 +2045,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2037 "opencl_guest.c"
+#line 2049 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -2127,7 +2139,7 @@ static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void),
 	}
 }
 
-cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_ava_cl_read_buffer_staged_call ava_a;
 	const struct ava_opencl_ava_cl_read_buffer_staged_reply *ava_r = NULL;
@@ -2162,6 +2174,7 @@ cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, 
 	ava_a.offset = (ava_u64)offset;
 	ava_a.size = (ava_u64)size;
 	ava_a.token = (ava_u64)token;
+	ava_a.heap_offset = (ava_u64)heap_offset;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
@@ -2185,7 +2198,7 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_ava_cl_read_buffer_rect_staged_call ava_a;
 	const struct ava_opencl_ava_cl_read_buffer_rect_staged_reply *ava_r = NULL;
@@ -2255,6 +2268,7 @@ cl_int ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buf
 	ava_a.host_row_pitch = (ava_u64)host_row_pitch;
 	ava_a.host_slice_pitch = (ava_u64)host_slice_pitch;
 	ava_a.token = (ava_u64)token;
+	ava_a.heap_offset = (ava_u64)heap_offset;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
@@ -2278,7 +2292,7 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-cl_int ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+cl_int ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_ava_cl_read_image_staged_call ava_a;
 	const struct ava_opencl_ava_cl_read_image_staged_reply *ava_r = NULL;
@@ -2335,6 +2349,7 @@ cl_int ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, co
 	ava_a.row_pitch = (ava_u64)row_pitch;
 	ava_a.slice_pitch = (ava_u64)slice_pitch;
 	ava_a.token = (ava_u64)token;
+	ava_a.heap_offset = (ava_u64)heap_offset;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
 	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
@@ -2871,7 +2886,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2875 "opencl_guest.c"
+#line 2890 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2939,7 +2954,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2943 "opencl_guest.c"
+#line 2958 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3021,7 +3036,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3025 "opencl_guest.c"
+#line 3040 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3330,7 +3345,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 3334 "opencl_guest.c"
+#line 3349 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3404,7 +3419,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3408 "opencl_guest.c"
+#line 3423 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3542,7 +3557,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3546 "opencl_guest.c"
+#line 3561 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3632,7 +3647,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 3636 "opencl_guest.c"
+#line 3651 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3698,7 +3713,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 3702 "opencl_guest.c"
+#line 3717 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3870,7 +3885,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 3874 "opencl_guest.c"
+#line 3889 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4022,7 +4037,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4026 "opencl_guest.c"
+#line 4041 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4104,7 +4119,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4108 "opencl_guest.c"
+#line 4123 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4176,7 +4191,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4180 "opencl_guest.c"
+#line 4195 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4217,7 +4232,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4221 "opencl_guest.c"
+#line 4236 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4260,7 +4275,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4264 "opencl_guest.c"
+#line 4279 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4357,7 +4372,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 4361 "opencl_guest.c"
+#line 4376 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4594,7 +4609,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4598 "opencl_guest.c"
+#line 4613 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4697,7 +4712,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4701 "opencl_guest.c"
+#line 4716 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4780,7 +4795,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 4784 "opencl_guest.c"
+#line 4799 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4870,7 +4885,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 4874 "opencl_guest.c"
+#line 4889 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5001,7 +5016,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5005 "opencl_guest.c"
+#line 5020 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5229,7 +5244,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5233 "opencl_guest.c"
+#line 5248 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5780,7 +5795,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 5784 "opencl_guest.c"
+#line 5799 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5978,7 +5993,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 5982 "opencl_guest.c"
+#line 5997 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6060,7 +6075,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6064 "opencl_guest.c"
+#line 6079 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6278,7 +6293,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6282 "opencl_guest.c"
+#line 6297 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6345,7 +6360,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 6349 "opencl_guest.c"
+#line 6364 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6426,7 +6441,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6430 "opencl_guest.c"
+#line 6445 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6663,7 +6678,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6667 "opencl_guest.c"
+#line 6682 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6733,7 +6748,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 6737 "opencl_guest.c"
+#line 6752 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6979,7 +6994,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6983 "opencl_guest.c"
+#line 6998 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7281,11 +7296,13 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
 #line 98 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
-		uint64_t ava_token = ava_cl_expect(ptr, ava_cl_span(buffer, offset, size));
+		uint64_t ava_heap;
+		uint64_t ava_token =
+			ava_cl_expect_lent(ptr, ava_cl_span(buffer, offset, size), &ava_heap);
 
 		if (ava_token != 0) {
 			cl_int ava_rc = ava_cl_read_buffer_staged(
-				command_queue, buffer, offset, size, ava_token,
+				command_queue, buffer, offset, size, ava_token, ava_heap,
 				num_events_in_wait_list, event_wait_list, event);
 
 			if (ava_rc != CL_SUCCESS)
@@ -7296,7 +7313,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7300 "opencl_guest.c"
+#line 7317 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7372,14 +7389,14 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 133 "specs/opencl/opencl_enqueue.spec.inc"
+#line 135 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr,
 						  num_events_in_wait_list, event_wait_list, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7383 "opencl_guest.c"
+#line 7400 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7494,18 +7511,20 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 164 "specs/opencl/opencl_enqueue.spec.inc"
+#line 166 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
-		uint64_t ava_token = ava_cl_expect(
+		uint64_t ava_heap;
+		uint64_t ava_token = ava_cl_expect_lent(
 			ptr, ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					    buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
-					    host_slice_pitch));
+					    host_slice_pitch),
+			&ava_heap);
 
 		if (ava_token != 0) {
 			cl_int ava_rc = ava_cl_read_buffer_rect_staged(
 				command_queue, buffer, buffer_origin, host_origin, region,
 				buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch,
-				ava_token, num_events_in_wait_list, event_wait_list, event);
+				ava_token, ava_heap, num_events_in_wait_list, event_wait_list, event);
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
@@ -7515,7 +7534,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7519 "opencl_guest.c"
+#line 7538 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7627,7 +7646,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 209 "specs/opencl/opencl_enqueue.spec.inc"
+#line 213 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_buffer_rect_staged(
 			command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch,
@@ -7636,7 +7655,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7640 "opencl_guest.c"
+#line 7659 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8033,15 +8052,17 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 297 "specs/opencl/opencl_enqueue.spec.inc"
+#line 301 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
-		uint64_t ava_token = ava_cl_expect(ptr, ava_cl_image_span(image, origin, region, row_pitch,
-							    slice_pitch));
+		uint64_t ava_heap;
+		uint64_t ava_token = ava_cl_expect_lent(
+			ptr, ava_cl_image_span(image, origin, region, row_pitch, slice_pitch),
+			&ava_heap);
 
 		if (ava_token != 0) {
 			cl_int ava_rc = ava_cl_read_image_staged(
 				command_queue, image, origin, region, row_pitch, slice_pitch, ava_token,
-				num_events_in_wait_list, event_wait_list, event);
+				ava_heap, num_events_in_wait_list, event_wait_list, event);
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
@@ -8051,7 +8072,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 8055 "opencl_guest.c"
+#line 8076 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8149,7 +8170,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 336 "specs/opencl/opencl_enqueue.spec.inc"
+#line 342 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_image_staged(command_queue, image, origin, region, input_row_pitch,
 						 input_slice_pitch, ptr, num_events_in_wait_list,
@@ -8157,7 +8178,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 8161 "opencl_guest.c"
+#line 8182 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8790,11 +8811,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 464 "specs/opencl/opencl_enqueue.spec.inc"
+#line 470 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8798 "opencl_guest.c"
+#line 8819 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8875,11 +8896,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 482 "specs/opencl/opencl_enqueue.spec.inc"
+#line 488 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8883 "opencl_guest.c"
+#line 8904 "opencl_guest.c"
 #undef ava_execute
 }
 

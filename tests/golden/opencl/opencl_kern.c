@@ -691,27 +691,38 @@ static void ava_cl_guest_fini(void)
 #line 692 "opencl_kern.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
+#ifndef AVA_NO_HEAP
+#define AVA_NO_HEAP (~(uint64_t)0) /* as shim/ava_shim.h, for kernel builds */
+#endif
+/*
+ * A read's destination, registered before the call; *heap_offset: the block
+ * of the shared heap the worker reads into on channels that have one.
+ */
 #if ava_is_guest && !defined(__KERNEL__)
 #define ava_cl_expect(dst, capacity) ava_guest_transfer_expect(&ava_opencl_guest_spec, dst, capacity)
+#define ava_cl_expect_lent(dst, capacity, heap_offset)                                          \
+	ava_guest_transfer_expect_lent(&ava_opencl_guest_spec, dst, capacity, heap_offset)
 #define ava_cl_expect_cancel(token) ava_guest_transfer_cancel(&ava_opencl_guest_spec, token)
 #else
 #define ava_cl_expect(dst, capacity) ((void)(dst), (void)(capacity), (uint64_t)0)
+#define ava_cl_expect_lent(dst, capacity, heap_offset)                                          \
+	((void)(dst), (void)(capacity), *(heap_offset) = AVA_NO_HEAP, (uint64_t)0)
 #define ava_cl_expect_cancel(token) ((void)(token))
 #endif
 
 cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
-				 size_t size, uint64_t token, cl_uint num_events_in_wait_list,
+				 size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list,
 				 const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer,
 				      const size_t *buffer_origin, const size_t *host_origin,
 				      const size_t *region, size_t buffer_row_pitch,
 				      size_t buffer_slice_pitch, size_t host_row_pitch,
-				      size_t host_slice_pitch, uint64_t token,
+				      size_t host_slice_pitch, uint64_t token, uint64_t heap_offset,
 				      cl_uint num_events_in_wait_list,
 				      const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image,
 				const size_t *origin, const size_t *region, size_t row_pitch,
-				size_t slice_pitch, uint64_t token, cl_uint num_events_in_wait_list,
+				size_t slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list,
 				const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer,
 				cl_map_flags map_flags, size_t offset, size_t size, uint64_t token,
@@ -736,7 +747,8 @@ cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image,
 /* Worker code; declared for the guest's copy too, which never calls it (static inline). */
 #ifndef __KERNEL__
 struct ava_w_transfer;
-struct ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes);
+struct ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes,
+					    uint64_t heap_offset);
 void *ava_w_transfer_staging(struct ava_w_transfer *t);
 void ava_w_transfer_source(struct ava_w_transfer *t, void *src, uint64_t bytes);
 int ava_w_transfer_piece(struct ava_w_transfer *t, uint64_t dst_offset, uint64_t staging_offset,
@@ -970,7 +982,7 @@ static inline int ava_cl_rows(struct ava_w_transfer *t, const size_t *origin, co
 
 #endif
 
-#line 974 "opencl_kern.c"
+#line 986 "opencl_kern.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -984,7 +996,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 988 "opencl_kern.c"
+#line 1000 "opencl_kern.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1025,7 +1037,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1029 "opencl_kern.c"
+#line 1041 "opencl_kern.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1048,7 +1060,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1052 "opencl_kern.c"
+#line 1064 "opencl_kern.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1059,7 +1071,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1063 "opencl_kern.c"
+#line 1075 "opencl_kern.c"
 #line 168 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1079,7 +1091,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1083 "opencl_kern.c"
+#line 1095 "opencl_kern.c"
 #line 211 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1138,7 +1150,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1142 "opencl_kern.c"
+#line 1154 "opencl_kern.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1313,7 +1325,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1317 "opencl_kern.c"
+#line 1329 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1370,7 +1382,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1374 "opencl_kern.c"
+#line 1386 "opencl_kern.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1397,14 +1409,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1401 "opencl_kern.c"
+#line 1413 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
 #line 542 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1408 "opencl_kern.c"
+#line 1420 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -1522,7 +1534,8 @@ static int ava_kern_opencl_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), v
 }
 
 cl_int ava_ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
-				     size_t size, uint64_t token, cl_uint num_events_in_wait_list,
+				     size_t size, uint64_t token, uint64_t heap_offset,
+				     cl_uint num_events_in_wait_list,
 				     const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_ava_cl_read_buffer_staged_call ava_a;
@@ -1559,6 +1572,7 @@ cl_int ava_ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buff
 	ava_a.offset = (ava_u64)offset;
 	ava_a.size = (ava_u64)size;
 	ava_a.token = (ava_u64)token;
+	ava_a.heap_offset = (ava_u64)heap_offset;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
@@ -1593,7 +1607,7 @@ cl_int ava_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem
 					  const size_t *region, size_t buffer_row_pitch,
 					  size_t buffer_slice_pitch, size_t host_row_pitch,
 					  size_t host_slice_pitch, uint64_t token,
-					  cl_uint num_events_in_wait_list,
+					  uint64_t heap_offset, cl_uint num_events_in_wait_list,
 					  const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_ava_cl_read_buffer_rect_staged_call ava_a;
@@ -1668,6 +1682,7 @@ cl_int ava_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem
 	ava_a.host_row_pitch = (ava_u64)host_row_pitch;
 	ava_a.host_slice_pitch = (ava_u64)host_slice_pitch;
 	ava_a.token = (ava_u64)token;
+	ava_a.heap_offset = (ava_u64)heap_offset;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
@@ -1699,7 +1714,7 @@ EXPORT_SYMBOL_GPL(ava_ava_cl_read_buffer_rect_staged);
 
 cl_int ava_ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image,
 				    const size_t *origin, const size_t *region, size_t row_pitch,
-				    size_t slice_pitch, uint64_t token,
+				    size_t slice_pitch, uint64_t token, uint64_t heap_offset,
 				    cl_uint num_events_in_wait_list,
 				    const cl_event *event_wait_list, cl_event *event)
 {
@@ -1761,6 +1776,7 @@ cl_int ava_ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image
 	ava_a.row_pitch = (ava_u64)row_pitch;
 	ava_a.slice_pitch = (ava_u64)slice_pitch;
 	ava_a.token = (ava_u64)token;
+	ava_a.heap_offset = (ava_u64)heap_offset;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
 	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
 			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
@@ -2337,7 +2353,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2341 "opencl_kern.c"
+#line 2357 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -2415,7 +2431,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2419 "opencl_kern.c"
+#line 2435 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -2508,7 +2524,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 2512 "opencl_kern.c"
+#line 2528 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -2866,7 +2882,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 2870 "opencl_kern.c"
+#line 2886 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -2952,7 +2968,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		return NULL;
 	}
 	return ava_execute();
-#line 2956 "opencl_kern.c"
+#line 2972 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -3109,7 +3125,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3113 "opencl_kern.c"
+#line 3129 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -3215,7 +3231,7 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 		return NULL;
 	}
 	return ava_execute();
-#line 3219 "opencl_kern.c"
+#line 3235 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -3292,7 +3308,7 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 		return NULL;
 	}
 	return ava_execute();
-#line 3296 "opencl_kern.c"
+#line 3312 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -3490,7 +3506,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 3494 "opencl_kern.c"
+#line 3510 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -3642,7 +3658,7 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3646 "opencl_kern.c"
+#line 3662 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -3736,7 +3752,7 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3740 "opencl_kern.c"
+#line 3756 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -3818,7 +3834,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 3822 "opencl_kern.c"
+#line 3838 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -3862,7 +3878,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 3866 "opencl_kern.c"
+#line 3882 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -3908,7 +3924,7 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 3912 "opencl_kern.c"
+#line 3928 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -4016,7 +4032,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 4020 "opencl_kern.c"
+#line 4036 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -4292,7 +4308,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4296 "opencl_kern.c"
+#line 4312 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -4413,7 +4429,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4417 "opencl_kern.c"
+#line 4433 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -4510,7 +4526,7 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 4514 "opencl_kern.c"
+#line 4530 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -4615,7 +4631,7 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 4619 "opencl_kern.c"
+#line 4635 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -4768,7 +4784,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 4772 "opencl_kern.c"
+#line 4788 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -5033,7 +5049,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5037 "opencl_kern.c"
+#line 5053 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -5653,7 +5669,7 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 5657 "opencl_kern.c"
+#line 5673 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -5882,7 +5898,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 5886 "opencl_kern.c"
+#line 5902 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
@@ -5973,7 +5989,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 5977 "opencl_kern.c"
+#line 5993 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -6225,7 +6241,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6229 "opencl_kern.c"
+#line 6245 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -6299,7 +6315,7 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 		return NULL;
 	}
 	return ret;
-#line 6303 "opencl_kern.c"
+#line 6319 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
@@ -6389,7 +6405,7 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6393 "opencl_kern.c"
+#line 6409 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernelsInProgram);
@@ -6648,7 +6664,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6652 "opencl_kern.c"
+#line 6668 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -6731,7 +6747,7 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 6735 "opencl_kern.c"
+#line 6751 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -7017,7 +7033,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7021 "opencl_kern.c"
+#line 7037 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -7366,11 +7382,13 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 #define ava_execute() ava_kern_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
 #line 98 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
-		uint64_t ava_token = ava_cl_expect(ptr, ava_cl_span(buffer, offset, size));
+		uint64_t ava_heap;
+		uint64_t ava_token =
+			ava_cl_expect_lent(ptr, ava_cl_span(buffer, offset, size), &ava_heap);
 
 		if (ava_token != 0) {
 			cl_int ava_rc = ava_cl_read_buffer_staged(
-				command_queue, buffer, offset, size, ava_token,
+				command_queue, buffer, offset, size, ava_token, ava_heap,
 				num_events_in_wait_list, event_wait_list, event);
 
 			if (ava_rc != CL_SUCCESS)
@@ -7381,7 +7399,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7385 "opencl_kern.c"
+#line 7403 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -7470,14 +7488,14 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 				cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 133 "specs/opencl/opencl_enqueue.spec.inc"
+#line 135 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr,
 						  num_events_in_wait_list, event_wait_list, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7481 "opencl_kern.c"
+#line 7499 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -7618,18 +7636,20 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 				   cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 164 "specs/opencl/opencl_enqueue.spec.inc"
+#line 166 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
-		uint64_t ava_token = ava_cl_expect(
+		uint64_t ava_heap;
+		uint64_t ava_token = ava_cl_expect_lent(
 			ptr, ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					    buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
-					    host_slice_pitch));
+					    host_slice_pitch),
+			&ava_heap);
 
 		if (ava_token != 0) {
 			cl_int ava_rc = ava_cl_read_buffer_rect_staged(
 				command_queue, buffer, buffer_origin, host_origin, region,
 				buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch,
-				ava_token, num_events_in_wait_list, event_wait_list, event);
+				ava_token, ava_heap, num_events_in_wait_list, event_wait_list, event);
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
@@ -7639,7 +7659,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7643 "opencl_kern.c"
+#line 7663 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -7778,7 +7798,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 				    const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 209 "specs/opencl/opencl_enqueue.spec.inc"
+#line 213 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_buffer_rect_staged(
 			command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch,
@@ -7787,7 +7807,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7791 "opencl_kern.c"
+#line 7811 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -8201,15 +8221,17 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 			      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 297 "specs/opencl/opencl_enqueue.spec.inc"
+#line 301 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
-		uint64_t ava_token = ava_cl_expect(ptr, ava_cl_image_span(image, origin, region, row_pitch,
-							    slice_pitch));
+		uint64_t ava_heap;
+		uint64_t ava_token = ava_cl_expect_lent(
+			ptr, ava_cl_image_span(image, origin, region, row_pitch, slice_pitch),
+			&ava_heap);
 
 		if (ava_token != 0) {
 			cl_int ava_rc = ava_cl_read_image_staged(
 				command_queue, image, origin, region, row_pitch, slice_pitch, ava_token,
-				num_events_in_wait_list, event_wait_list, event);
+				ava_heap, num_events_in_wait_list, event_wait_list, event);
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
@@ -8219,7 +8241,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 8223 "opencl_kern.c"
+#line 8245 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -8335,7 +8357,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 336 "specs/opencl/opencl_enqueue.spec.inc"
+#line 342 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_image_staged(command_queue, image, origin, region, input_row_pitch,
 						 input_slice_pitch, ptr, num_events_in_wait_list,
@@ -8343,7 +8365,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 8347 "opencl_kern.c"
+#line 8369 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -8996,11 +9018,11 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 				  cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 464 "specs/opencl/opencl_enqueue.spec.inc"
+#line 470 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 9004 "opencl_kern.c"
+#line 9026 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -9084,11 +9106,11 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 			 cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 482 "specs/opencl/opencl_enqueue.spec.inc"
+#line 488 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 9092 "opencl_kern.c"
+#line 9114 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);

@@ -30,7 +30,8 @@
 
 /* A helper of the spec (no API function): kernel callers call it directly. */
 cl_int ava_ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
-				     size_t size, uint64_t token, cl_uint num_events_in_wait_list,
+				     size_t size, uint64_t token, uint64_t heap_offset,
+				     cl_uint num_events_in_wait_list,
 				     const cl_event *event_wait_list, cl_event *event);
 /* A helper of the spec (no API function): kernel callers call it directly. */
 cl_int ava_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer,
@@ -38,12 +39,12 @@ cl_int ava_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem
 					  const size_t *region, size_t buffer_row_pitch,
 					  size_t buffer_slice_pitch, size_t host_row_pitch,
 					  size_t host_slice_pitch, uint64_t token,
-					  cl_uint num_events_in_wait_list,
+					  uint64_t heap_offset, cl_uint num_events_in_wait_list,
 					  const cl_event *event_wait_list, cl_event *event);
 /* A helper of the spec (no API function): kernel callers call it directly. */
 cl_int ava_ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image,
 				    const size_t *origin, const size_t *region, size_t row_pitch,
-				    size_t slice_pitch, uint64_t token,
+				    size_t slice_pitch, uint64_t token, uint64_t heap_offset,
 				    cl_uint num_events_in_wait_list,
 				    const cl_event *event_wait_list, cl_event *event);
 /* A helper of the spec (no API function): kernel callers call it directly. */

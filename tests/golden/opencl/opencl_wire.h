@@ -10,7 +10,7 @@
 #include "ava/wire.h"
 
 /* FNV-1a of the layout below: guest and worker must agree. */
-#define AVA_OPENCL_SPEC_HASH 0x44bd66e2b3c64344ull
+#define AVA_OPENCL_SPEC_HASH 0xf6b27f758a60a311ull
 #define AVA_OPENCL_SPEC_NAME "opencl"
 #define AVA_OPENCL_SPEC_ID 2u
 #define AVA_OPENCL_NFUNCS 142u
@@ -188,11 +188,12 @@ struct ava_opencl_ava_cl_read_buffer_staged_call {
 	ava_u64 offset; /* size_t */
 	ava_u64 size; /* size_t */
 	ava_u64 token; /* uint64_t */
+	ava_u64 heap_offset; /* uint64_t */
 	ava_u64 num_events_in_wait_list; /* cl_uint */
 	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
 	struct ava_buf_desc event; /* cl_event *, out, handle elements */
 };
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_read_buffer_staged_call) == 96, "struct ava_opencl_ava_cl_read_buffer_staged_call");
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_read_buffer_staged_call) == 104, "struct ava_opencl_ava_cl_read_buffer_staged_call");
 
 struct ava_opencl_ava_cl_read_buffer_staged_reply {
 	ava_s64 ret; /* cl_int, return value */
@@ -212,11 +213,12 @@ struct ava_opencl_ava_cl_read_buffer_rect_staged_call {
 	ava_u64 host_row_pitch; /* size_t */
 	ava_u64 host_slice_pitch; /* size_t */
 	ava_u64 token; /* uint64_t */
+	ava_u64 heap_offset; /* uint64_t */
 	ava_u64 num_events_in_wait_list; /* cl_uint */
 	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
 	struct ava_buf_desc event; /* cl_event *, out, handle elements */
 };
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_read_buffer_rect_staged_call) == 184, "struct ava_opencl_ava_cl_read_buffer_rect_staged_call");
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_read_buffer_rect_staged_call) == 192, "struct ava_opencl_ava_cl_read_buffer_rect_staged_call");
 
 struct ava_opencl_ava_cl_read_buffer_rect_staged_reply {
 	ava_s64 ret; /* cl_int, return value */
@@ -233,11 +235,12 @@ struct ava_opencl_ava_cl_read_image_staged_call {
 	ava_u64 row_pitch; /* size_t */
 	ava_u64 slice_pitch; /* size_t */
 	ava_u64 token; /* uint64_t */
+	ava_u64 heap_offset; /* uint64_t */
 	ava_u64 num_events_in_wait_list; /* cl_uint */
 	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
 	struct ava_buf_desc event; /* cl_event *, out, handle elements */
 };
-AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_read_image_staged_call) == 144, "struct ava_opencl_ava_cl_read_image_staged_call");
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_read_image_staged_call) == 152, "struct ava_opencl_ava_cl_read_image_staged_call");
 
 struct ava_opencl_ava_cl_read_image_staged_reply {
 	ava_s64 ret; /* cl_int, return value */

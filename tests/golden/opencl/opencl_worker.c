@@ -616,27 +616,38 @@ static void ava_cl_guest_fini(void)
 #line 617 "opencl_worker.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
+#ifndef AVA_NO_HEAP
+#define AVA_NO_HEAP (~(uint64_t)0) /* as shim/ava_shim.h, for kernel builds */
+#endif
+/*
+ * A read's destination, registered before the call; *heap_offset: the block
+ * of the shared heap the worker reads into on channels that have one.
+ */
 #if ava_is_guest && !defined(__KERNEL__)
 #define ava_cl_expect(dst, capacity) ava_guest_transfer_expect(&ava_opencl_guest_spec, dst, capacity)
+#define ava_cl_expect_lent(dst, capacity, heap_offset)                                          \
+	ava_guest_transfer_expect_lent(&ava_opencl_guest_spec, dst, capacity, heap_offset)
 #define ava_cl_expect_cancel(token) ava_guest_transfer_cancel(&ava_opencl_guest_spec, token)
 #else
 #define ava_cl_expect(dst, capacity) ((void)(dst), (void)(capacity), (uint64_t)0)
+#define ava_cl_expect_lent(dst, capacity, heap_offset)                                          \
+	((void)(dst), (void)(capacity), *(heap_offset) = AVA_NO_HEAP, (uint64_t)0)
 #define ava_cl_expect_cancel(token) ((void)(token))
 #endif
 
 cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
-				 size_t size, uint64_t token, cl_uint num_events_in_wait_list,
+				 size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list,
 				 const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer,
 				      const size_t *buffer_origin, const size_t *host_origin,
 				      const size_t *region, size_t buffer_row_pitch,
 				      size_t buffer_slice_pitch, size_t host_row_pitch,
-				      size_t host_slice_pitch, uint64_t token,
+				      size_t host_slice_pitch, uint64_t token, uint64_t heap_offset,
 				      cl_uint num_events_in_wait_list,
 				      const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image,
 				const size_t *origin, const size_t *region, size_t row_pitch,
-				size_t slice_pitch, uint64_t token, cl_uint num_events_in_wait_list,
+				size_t slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list,
 				const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer,
 				cl_map_flags map_flags, size_t offset, size_t size, uint64_t token,
@@ -661,7 +672,8 @@ cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image,
 /* Worker code; declared for the guest's copy too, which never calls it (static inline). */
 #ifndef __KERNEL__
 struct ava_w_transfer;
-struct ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes);
+struct ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes,
+					    uint64_t heap_offset);
 void *ava_w_transfer_staging(struct ava_w_transfer *t);
 void ava_w_transfer_source(struct ava_w_transfer *t, void *src, uint64_t bytes);
 int ava_w_transfer_piece(struct ava_w_transfer *t, uint64_t dst_offset, uint64_t staging_offset,
@@ -895,7 +907,7 @@ static inline int ava_cl_rows(struct ava_w_transfer *t, const size_t *origin, co
 
 #endif
 
-#line 899 "opencl_worker.c"
+#line 911 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -909,7 +921,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 913 "opencl_worker.c"
+#line 925 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -950,7 +962,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 954 "opencl_worker.c"
+#line 966 "opencl_worker.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -973,7 +985,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 977 "opencl_worker.c"
+#line 989 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -984,7 +996,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 988 "opencl_worker.c"
+#line 1000 "opencl_worker.c"
 #line 168 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1004,7 +1016,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1008 "opencl_worker.c"
+#line 1020 "opencl_worker.c"
 #line 211 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1063,7 +1075,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1067 "opencl_worker.c"
+#line 1079 "opencl_worker.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1238,7 +1250,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1242 "opencl_worker.c"
+#line 1254 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1295,7 +1307,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1299 "opencl_worker.c"
+#line 1311 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1322,14 +1334,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1326 "opencl_worker.c"
+#line 1338 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 541 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 1333 "opencl_worker.c"
+#line 1345 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -1415,11 +1427,11 @@ static void ava_opencl_tramp_ava_cl_context_destructor(cl_context context, void 
 	ava_wcb_invoke(&ava_cb, &ava_a, sizeof(ava_a), 1);
 }
 
-static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 319 "specs/opencl/opencl_staged.spec.inc"
+#line 331 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
-	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span);
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
 	if (ava_t == NULL)
@@ -1430,7 +1442,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1434 "opencl_worker.c"
+#line 1446 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -1442,6 +1454,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
 	size_t offset;
 	size_t size;
 	uint64_t token;
+	uint64_t heap_offset;
 	cl_uint num_events_in_wait_list;
 	const cl_event *event_wait_list;
 	cl_event *event;
@@ -1469,6 +1482,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
 	offset = (size_t)ava_a->offset;
 	size = (size_t)ava_a->size;
 	token = (uint64_t)ava_a->token;
+	heap_offset = (uint64_t)ava_a->heap_offset;
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
@@ -1501,7 +1515,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
 	(void)ava_life_event;
 	(void)ava_coupled_event;
 
-	ava_ret = ava_opencl_impl_ava_cl_read_buffer_staged(command_queue, buffer, offset, size, token, num_events_in_wait_list, event_wait_list, event);
+	ava_ret = ava_opencl_impl_ava_cl_read_buffer_staged(command_queue, buffer, offset, size, token, heap_offset, num_events_in_wait_list, event_wait_list, event);
 
 	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
 		if (event != NULL)
@@ -1514,13 +1528,13 @@ static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
-static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 353 "specs/opencl/opencl_staged.spec.inc"
+#line 365 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
-	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span);
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
 	if (ava_t == NULL)
@@ -1538,7 +1552,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1542 "opencl_worker.c"
+#line 1556 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -1555,6 +1569,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava
 	size_t host_row_pitch;
 	size_t host_slice_pitch;
 	uint64_t token;
+	uint64_t heap_offset;
 	cl_uint num_events_in_wait_list;
 	const cl_event *event_wait_list;
 	cl_event *event;
@@ -1605,6 +1620,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava
 	host_row_pitch = (size_t)ava_a->host_row_pitch;
 	host_slice_pitch = (size_t)ava_a->host_slice_pitch;
 	token = (uint64_t)ava_a->token;
+	heap_offset = (uint64_t)ava_a->heap_offset;
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
@@ -1664,7 +1680,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava
 	(void)ava_life_event;
 	(void)ava_coupled_event;
 
-	ava_ret = ava_opencl_impl_ava_cl_read_buffer_rect_staged(command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, token, num_events_in_wait_list, event_wait_list, event);
+	ava_ret = ava_opencl_impl_ava_cl_read_buffer_rect_staged(command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, token, heap_offset, num_events_in_wait_list, event_wait_list, event);
 
 	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
 		if (event != NULL)
@@ -1677,12 +1693,12 @@ static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
-static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 391 "specs/opencl/opencl_staged.spec.inc"
+#line 403 "specs/opencl/opencl_staged.spec.inc"
 	static const size_t ava_zero[3] = {0, 0, 0};
 	uint64_t ava_span = ava_cl_image_span(image, origin, region, row_pitch, slice_pitch);
-	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span);
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
 	if (ava_t == NULL)
@@ -1699,7 +1715,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1703 "opencl_worker.c"
+#line 1719 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -1713,6 +1729,7 @@ static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
 	size_t row_pitch;
 	size_t slice_pitch;
 	uint64_t token;
+	uint64_t heap_offset;
 	cl_uint num_events_in_wait_list;
 	const cl_event *event_wait_list;
 	cl_event *event;
@@ -1754,6 +1771,7 @@ static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
 	row_pitch = (size_t)ava_a->row_pitch;
 	slice_pitch = (size_t)ava_a->slice_pitch;
 	token = (uint64_t)ava_a->token;
+	heap_offset = (uint64_t)ava_a->heap_offset;
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
@@ -1804,7 +1822,7 @@ static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
 	(void)ava_life_event;
 	(void)ava_coupled_event;
 
-	ava_ret = ava_opencl_impl_ava_cl_read_image_staged(command_queue, image, origin, region, row_pitch, slice_pitch, token, num_events_in_wait_list, event_wait_list, event);
+	ava_ret = ava_opencl_impl_ava_cl_read_image_staged(command_queue, image, origin, region, row_pitch, slice_pitch, token, heap_offset, num_events_in_wait_list, event_wait_list, event);
 
 	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
 		if (event != NULL)
@@ -1819,9 +1837,9 @@ static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 437 "specs/opencl/opencl_staged.spec.inc"
+#line 449 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
-	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span);
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
 	if (ava_t == NULL)
@@ -1832,7 +1850,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1836 "opencl_worker.c"
+#line 1854 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -1949,11 +1967,11 @@ static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 480 "specs/opencl/opencl_staged.spec.inc"
+#line 492 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
-	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span);
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
 	if (ava_t == NULL)
@@ -1966,7 +1984,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1970 "opencl_worker.c"
+#line 1988 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -2139,10 +2157,10 @@ static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *av
 
 static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 523 "specs/opencl/opencl_staged.spec.inc"
+#line 535 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span =
 		ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch);
-	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span);
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
 	if (ava_t == NULL)
@@ -2154,7 +2172,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2158 "opencl_worker.c"
+#line 2176 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -2305,8 +2323,8 @@ static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 557 "specs/opencl/opencl_staged.spec.inc"
-	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0);
+#line 569 "specs/opencl/opencl_staged.spec.inc"
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc = CL_SUCCESS;
 	void *ava_p;
@@ -2320,7 +2338,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, map_flags, ava_ev,
 				      event);
-#line 2324 "opencl_worker.c"
+#line 2342 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -2485,7 +2503,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2489 "opencl_worker.c"
+#line 2507 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2569,7 +2587,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2573 "opencl_worker.c"
+#line 2591 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2671,7 +2689,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 2675 "opencl_worker.c"
+#line 2693 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3024,7 +3042,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 3028 "opencl_worker.c"
+#line 3046 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3139,7 +3157,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3143 "opencl_worker.c"
+#line 3161 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3292,7 +3310,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3296 "opencl_worker.c"
+#line 3314 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3419,7 +3437,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 3423 "opencl_worker.c"
+#line 3441 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3485,7 +3503,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 3489 "opencl_worker.c"
+#line 3507 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3661,7 +3679,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 3665 "opencl_worker.c"
+#line 3683 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3807,7 +3825,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3811 "opencl_worker.c"
+#line 3829 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3893,7 +3911,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3897 "opencl_worker.c"
+#line 3915 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3997,7 +4015,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4001 "opencl_worker.c"
+#line 4019 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4077,7 +4095,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4081 "opencl_worker.c"
+#line 4099 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4116,7 +4134,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4120 "opencl_worker.c"
+#line 4138 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4183,7 +4201,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 4187 "opencl_worker.c"
+#line 4205 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4461,7 +4479,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4465 "opencl_worker.c"
+#line 4483 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4583,7 +4601,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4587 "opencl_worker.c"
+#line 4605 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4717,7 +4735,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 4721 "opencl_worker.c"
+#line 4739 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4830,7 +4848,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 4834 "opencl_worker.c"
+#line 4852 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5030,7 +5048,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5034 "opencl_worker.c"
+#line 5052 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5291,7 +5309,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5295 "opencl_worker.c"
+#line 5313 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5385,7 +5403,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 5389 "opencl_worker.c"
+#line 5407 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -5495,7 +5513,8 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 {
 #line 511 "specs/opencl/opencl_memory.spec.inc"
 	uint64_t ava_span = write && data != NULL ? ava_cl_span(buffer, offset, size) : 0;
-	struct ava_w_transfer *ava_t = ava_span != 0 ? ava_w_transfer_begin(0, ava_span) : NULL;
+	struct ava_w_transfer *ava_t =
+		ava_span != 0 ? ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP) : NULL;
 	cl_event ava_mapped = NULL, ava_gate;
 	cl_int ret = CL_SUCCESS;
 	void *ava_p;
@@ -5514,7 +5533,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 5518 "opencl_worker.c"
+#line 5537 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -5636,7 +5655,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 5640 "opencl_worker.c"
+#line 5659 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -5723,7 +5742,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 5727 "opencl_worker.c"
+#line 5746 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -6066,7 +6085,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6070 "opencl_worker.c"
+#line 6089 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6177,7 +6196,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 6181 "opencl_worker.c"
+#line 6200 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -6331,7 +6350,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6335 "opencl_worker.c"
+#line 6354 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6509,7 +6528,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6513 "opencl_worker.c"
+#line 6532 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6579,7 +6598,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6583 "opencl_worker.c"
+#line 6602 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -6679,7 +6698,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 6683 "opencl_worker.c"
+#line 6702 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -6759,7 +6778,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 6763 "opencl_worker.c"
+#line 6782 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6851,7 +6870,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 6855 "opencl_worker.c"
+#line 6874 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6940,7 +6959,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6944 "opencl_worker.c"
+#line 6963 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7155,7 +7174,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 7159 "opencl_worker.c"
+#line 7178 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -7226,7 +7245,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7230 "opencl_worker.c"
+#line 7249 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7311,7 +7330,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 7315 "opencl_worker.c"
+#line 7334 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7621,7 +7640,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7625 "opencl_worker.c"
+#line 7644 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7946,11 +7965,13 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
 #line 98 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
-		uint64_t ava_token = ava_cl_expect(ptr, ava_cl_span(buffer, offset, size));
+		uint64_t ava_heap;
+		uint64_t ava_token =
+			ava_cl_expect_lent(ptr, ava_cl_span(buffer, offset, size), &ava_heap);
 
 		if (ava_token != 0) {
 			cl_int ava_rc = ava_cl_read_buffer_staged(
-				command_queue, buffer, offset, size, ava_token,
+				command_queue, buffer, offset, size, ava_token, ava_heap,
 				num_events_in_wait_list, event_wait_list, event);
 
 			if (ava_rc != CL_SUCCESS)
@@ -7961,7 +7982,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7965 "opencl_worker.c"
+#line 7986 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8071,14 +8092,14 @@ static int ava_opencl_serve_clEnqueueReadBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 133 "specs/opencl/opencl_enqueue.spec.inc"
+#line 135 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr,
 						  num_events_in_wait_list, event_wait_list, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 8082 "opencl_worker.c"
+#line 8103 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8183,18 +8204,20 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 164 "specs/opencl/opencl_enqueue.spec.inc"
+#line 166 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
-		uint64_t ava_token = ava_cl_expect(
+		uint64_t ava_heap;
+		uint64_t ava_token = ava_cl_expect_lent(
 			ptr, ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					    buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
-					    host_slice_pitch));
+					    host_slice_pitch),
+			&ava_heap);
 
 		if (ava_token != 0) {
 			cl_int ava_rc = ava_cl_read_buffer_rect_staged(
 				command_queue, buffer, buffer_origin, host_origin, region,
 				buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch,
-				ava_token, num_events_in_wait_list, event_wait_list, event);
+				ava_token, ava_heap, num_events_in_wait_list, event_wait_list, event);
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
@@ -8204,7 +8227,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 8208 "opencl_worker.c"
+#line 8231 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8371,7 +8394,7 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 209 "specs/opencl/opencl_enqueue.spec.inc"
+#line 213 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_buffer_rect_staged(
 			command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch,
@@ -8380,7 +8403,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 8384 "opencl_worker.c"
+#line 8407 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8908,15 +8931,17 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 297 "specs/opencl/opencl_enqueue.spec.inc"
+#line 301 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
-		uint64_t ava_token = ava_cl_expect(ptr, ava_cl_image_span(image, origin, region, row_pitch,
-							    slice_pitch));
+		uint64_t ava_heap;
+		uint64_t ava_token = ava_cl_expect_lent(
+			ptr, ava_cl_image_span(image, origin, region, row_pitch, slice_pitch),
+			&ava_heap);
 
 		if (ava_token != 0) {
 			cl_int ava_rc = ava_cl_read_image_staged(
 				command_queue, image, origin, region, row_pitch, slice_pitch, ava_token,
-				num_events_in_wait_list, event_wait_list, event);
+				ava_heap, num_events_in_wait_list, event_wait_list, event);
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
@@ -8926,7 +8951,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 8930 "opencl_worker.c"
+#line 8955 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9073,7 +9098,7 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 336 "specs/opencl/opencl_enqueue.spec.inc"
+#line 342 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_image_staged(command_queue, image, origin, region, input_row_pitch,
 						 input_slice_pitch, ptr, num_events_in_wait_list,
@@ -9081,7 +9106,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 9085 "opencl_worker.c"
+#line 9110 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9878,11 +9903,11 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 464 "specs/opencl/opencl_enqueue.spec.inc"
+#line 470 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 9886 "opencl_worker.c"
+#line 9911 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10033,11 +10058,11 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 482 "specs/opencl/opencl_enqueue.spec.inc"
+#line 488 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 10041 "opencl_worker.c"
+#line 10066 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10407,11 +10432,11 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-#line 543 "specs/opencl/opencl_enqueue.spec.inc"
+#line 549 "specs/opencl/opencl_enqueue.spec.inc"
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 10415 "opencl_worker.c"
+#line 10440 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -10487,7 +10512,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 10491 "opencl_worker.c"
+#line 10516 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -10548,7 +10573,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 10552 "opencl_worker.c"
+#line 10577 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -10619,7 +10644,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 10623 "opencl_worker.c"
+#line 10648 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -10663,7 +10688,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 10667 "opencl_worker.c"
+#line 10692 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -10778,7 +10803,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	cl_int ava_rc;
 	if (ava_p == NULL)
 		return CL_INVALID_VALUE;
-	ava_t = ava_w_transfer_begin(token, 0);
+	ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	if (ava_t == NULL)
 		return CL_OUT_OF_HOST_MEMORY;
 	ava_rc = clEnqueueSVMMap(command_queue, CL_FALSE, map_flags, ava_p, size,
@@ -10789,7 +10814,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, map_flags, ava_ev,
 				      event);
-#line 10793 "opencl_worker.c"
+#line 10818 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -10885,7 +10910,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	if (ava_p == NULL)
 		return CL_INVALID_VALUE;
 	if (data != NULL) {
-		ava_t = ava_w_transfer_begin(0, size);
+		ava_t = ava_w_transfer_begin(0, size, AVA_NO_HEAP);
 		if (ava_t == NULL)
 			return CL_OUT_OF_HOST_MEMORY;
 		memcpy(ava_w_transfer_staging(ava_t), data, size);
@@ -10902,7 +10927,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 10906 "opencl_worker.c"
+#line 10931 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -11026,7 +11051,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 11030 "opencl_worker.c"
+#line 11055 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -11176,7 +11201,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 11180 "opencl_worker.c"
+#line 11205 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -11300,7 +11325,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 11304 "opencl_worker.c"
+#line 11329 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -11361,7 +11386,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 11365 "opencl_worker.c"
+#line 11390 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -11449,7 +11474,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 11453 "opencl_worker.c"
+#line 11478 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -11587,7 +11612,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 11591 "opencl_worker.c"
+#line 11616 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -11696,7 +11721,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 11700 "opencl_worker.c"
+#line 11725 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -11808,7 +11833,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 11812 "opencl_worker.c"
+#line 11837 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
