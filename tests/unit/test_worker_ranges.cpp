@@ -16,6 +16,8 @@
 #include "worker/server.hpp"
 #include "worker/wcall.hpp"
 
+#include "served_call.hpp"
+
 using ava::RangeTable;
 using Added = RangeTable::Added;
 
@@ -183,27 +185,7 @@ Test(worker_ranges, threads_share_one_table) {
 }
 
 namespace {
-
-// A guest connection and a call of it being served, as a shadow thread has.
-struct Guest {
-  std::unique_ptr<ava::Channel> peer;
-  std::shared_ptr<ava::GuestConnection> connection;
-  ava::AsyncErrorSlot slot;
-  ava_msg_hdr hdr{};
-  std::unique_ptr<ava_wcall> call;
-
-  Guest() {
-    std::unique_ptr<ava::Channel> ours;
-    cr_assert(ava::channel_pair(&ours, &peer).is_ok());
-    connection = std::make_shared<ava::GuestConnection>(std::move(ours), ava::WorkerOptions{});
-    hdr.magic = AVA_MSG_MAGIC;
-    hdr.kind = AVA_MSG_CALL;
-    hdr.flags = AVA_F_SYNC;
-    hdr.total_len = sizeof hdr;
-    call = std::make_unique<ava_wcall>(connection, &slot, reinterpret_cast<uint8_t *>(&hdr));
-  }
-};
-
+using Guest = ava::testing::ServedCall;
 } // namespace
 
 Test(worker_ranges, spec_code_reaches_the_calling_guests_table) {

@@ -24,29 +24,15 @@
 #include "worker/transfers.hpp"
 #include "worker/wcall.hpp"
 
+#include "served_call.hpp"
+
 namespace {
 
 constexpr uint64_t kChunk = ava::TransferBook::kChunkBytes;
 
-// A guest connection, a call of it being served, and the guest's end.
-struct Guest {
-  std::unique_ptr<ava::Channel> peer;
-  std::shared_ptr<ava::GuestConnection> connection;
-  ava::AsyncErrorSlot slot;
-  ava_msg_hdr hdr{};
-  std::unique_ptr<ava_wcall> call;
+// A call being served, and the guest's table at the other end.
+struct Guest : ava::testing::ServedCall {
   ava::guest::TransferTable table;
-
-  Guest() {
-    std::unique_ptr<ava::Channel> ours;
-    cr_assert(ava::channel_pair(&ours, &peer).is_ok());
-    connection = std::make_shared<ava::GuestConnection>(std::move(ours), ava::WorkerOptions{});
-    hdr.magic = AVA_MSG_MAGIC;
-    hdr.kind = AVA_MSG_CALL;
-    hdr.flags = AVA_F_SYNC;
-    hdr.total_len = sizeof hdr;
-    call = std::make_unique<ava_wcall>(connection, &slot, reinterpret_cast<uint8_t *>(&hdr));
-  }
 
   // Receives until a message of another kind than DATA arrives (or the
   // channel ends), delivering every DATA; returns that kind (0 if none).
