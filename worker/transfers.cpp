@@ -3,6 +3,7 @@
 
 #include <sys/uio.h>
 
+#include <array>
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -208,35 +209,27 @@ void TransferBook::finish_locked(GuestConnection &conn, uint64_t token, const Tr
 }
 
 void TransferBook::send_locked(GuestConnection &conn, const Transfer &t, bool ok) {
-  std::vector<ava_data_piece> pieces;
-  std::vector<struct iovec> iov;
-  try {
-    pieces.reserve(kMaxPieces);
-    iov.reserve(3 + kMaxPieces);
-  } catch (const std::bad_alloc &) {
-    ok = false; // the guest hears of a failed transfer rather than nothing
-  }
+  // Fixed arrays (8 KiB of stack): this runs on driver threads too, where
+  // nothing may throw, and a message must not be lost to an allocation.
+  std::array<ava_data_piece, kMaxPieces> pieces;
+  std::array<struct iovec, 3 + kMaxPieces> iov;
   const uint64_t chunk = std::min<uint64_t>(kChunkBytes, conn.max_message() / 2);
+  // Bytes in the lent heap block do not travel: only the pieces do.
+  const uint64_t room = t.lent() ? UINT64_MAX : chunk;
   size_t next = 0;     // piece of t
   uint64_t inside = 0; // bytes of that piece already sent
   for (;;) {
-    pieces.clear();
-    iov.clear();
     ava_msg_hdr hdr{};
     ava_data d{};
-    iov.push_back({&hdr, sizeof hdr});
-    iov.push_back({&d, sizeof d});
-    iov.push_back({nullptr, 0}); // the pieces, once known
+    size_t npieces = 0, niov = 3; // header, ava_data, pieces; then the bytes
     uint64_t bytes = 0;
-    // Bytes in the lent heap block do not travel: only the pieces do.
-    const uint64_t room = t.lent() ? UINT64_MAX : chunk;
-    while (ok && next < t.pieces.size() && pieces.size() < kMaxPieces && bytes < room) {
+    while (ok && next < t.pieces.size() && npieces < kMaxPieces && bytes < room) {
       const Transfer::Piece &p = t.pieces[next];
       const uint64_t len = std::min(p.len - inside, room - bytes);
       if (len > 0) {
-        pieces.push_back({p.dst + inside, len});
+        pieces[npieces++] = {p.dst + inside, len};
         if (!t.lent())
-          iov.push_back({t.source + p.src + inside, len});
+          iov[niov++] = {t.source + p.src + inside, len};
       }
       bytes += len;
       inside += len;
@@ -246,10 +239,12 @@ void TransferBook::send_locked(GuestConnection &conn, const Transfer &t, bool ok
       }
     }
     const bool last = !ok || next == t.pieces.size();
-    d.npieces = static_cast<uint32_t>(pieces.size());
+    d.npieces = static_cast<uint32_t>(npieces);
     d.flags = (last ? AVA_DATA_END : 0u) | (ok ? 0u : AVA_DATA_FAILED) |
               (ok && t.lent() ? AVA_DATA_HEAP : 0u);
-    iov[2] = {pieces.data(), pieces.size() * sizeof(ava_data_piece)};
+    iov[0] = {&hdr, sizeof hdr};
+    iov[1] = {&d, sizeof d};
+    iov[2] = {pieces.data(), npieces * sizeof(ava_data_piece)};
     hdr.magic = AVA_MSG_MAGIC;
     hdr.abi_version = AVA_ABI_VERSION;
     hdr.kind = AVA_MSG_DATA;
@@ -257,7 +252,7 @@ void TransferBook::send_locked(GuestConnection &conn, const Transfer &t, bool ok
     hdr.args_len = static_cast<uint32_t>(sizeof d + iov[2].iov_len);
     hdr.total_len = sizeof hdr + hdr.args_len + (t.lent() ? 0 : bytes);
     hdr.call_id = t.token;
-    if (!conn.send_data(iov.data(), static_cast<int>(iov.size())).is_ok() || last)
+    if (!conn.send_data(iov.data(), static_cast<int>(niov)).is_ok() || last)
       return;
   }
 }
