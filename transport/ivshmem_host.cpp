@@ -10,8 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 
 #include "transport/shm.hpp"
 #include "transport/shm_channel.hpp"
@@ -37,23 +41,54 @@ uint64_t round_up_pow2(uint64_t v) {
   return p;
 }
 
-// The worker's waits and wake-ups on one slot. Two threads may sleep on the
-// same eventfd (the reader waiting for commands, a sender waiting for space):
-// poll is level-triggered, so a kick wakes whoever polls then; a sleeper that
-// arrives after another drained the count had re-checked its ring after
-// announcing itself, so it missed nothing it needed, and its sleep is bounded.
+// The worker's waits and wake-ups on one slot. Several threads may sleep at
+// once (the reader waiting for commands, a sender waiting for room in the
+// reply ring), but the guest has one doorbell for all of them, and reading
+// the eventfd consumes a kick: a reader that drained it used to leave the
+// sender asleep until its slice ended, 50 ms per ring's worth of a large
+// reply (kmod reads of 16 MiB ran at 1/25 of 1 MiB's rate). So one sleeper
+// at a time polls the eventfd for all (the leader); the others wait on a
+// condition variable for its news, and one of them takes over the polling
+// when the leader's own sleep ends first. A guest that wakes a sleeper clears
+// its word before it kicks, so a sleeper whose word is 0 was woken even when
+// another thread read the kick before this one slept.
 class IvshmemHostSignals final : public RegionSignals {
 public:
   IvshmemHostSignals(UniqueFd wait_efd, UniqueFd irq_efd, ava_slot_entry *entry, uint32_t gen)
       : wait_efd_(std::move(wait_efd)), irq_efd_(std::move(irq_efd)), entry_(entry), gen_(gen) {}
 
-  bool sleep(uint32_t *, int ms) override {
-    pollfd p{wait_efd_.get(), POLLIN, 0};
-    if (::poll(&p, 1, ms) <= 0)
-      return false;
-    uint64_t count = 0;
-    [[maybe_unused]] ssize_t rc = ::read(wait_efd_.get(), &count, sizeof count);
-    return true;
+  bool sleep(uint32_t *word, int ms) override {
+    using Clock = std::chrono::steady_clock;
+    const bool forever = ms < 0;
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(forever ? 0 : ms);
+    std::unique_lock lock(mu_);
+    const uint64_t seen = kicks_;
+    for (;;) {
+      if (kicks_ != seen || (word != nullptr && __atomic_load_n(word, __ATOMIC_RELAXED) == 0))
+        return true;
+      if (!polling_) {
+        polling_ = true;
+        int left = -1;
+        if (!forever) {
+          const auto rest = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+          left = static_cast<int>(std::max<int64_t>(rest.count(), 0));
+        }
+        lock.unlock();
+        const bool kicked = poll_kick(left);
+        lock.lock();
+        polling_ = false;
+        if (kicked)
+          ++kicks_;
+        // The news, or the polling left to whoever still sleeps.
+        followers_.notify_all();
+        return kicks_ != seen;
+      }
+      if (forever) {
+        followers_.wait(lock);
+      } else if (followers_.wait_until(lock, deadline) == std::cv_status::timeout) {
+        return kicks_ != seen;
+      }
+    }
   }
   void wake_peer(uint32_t *) override { signal(irq_efd_.get()); }
   void wake_self(uint32_t *) override { signal(wait_efd_.get()); }
@@ -73,6 +108,15 @@ public:
   void note_error() override { __atomic_fetch_add(&entry_->errors, 1, __ATOMIC_RELAXED); }
 
 private:
+  // One poll of the eventfd; true when it was kicked (the count is consumed).
+  bool poll_kick(int ms) {
+    pollfd p{wait_efd_.get(), POLLIN, 0};
+    if (::poll(&p, 1, ms) <= 0)
+      return false;
+    uint64_t count = 0;
+    [[maybe_unused]] ssize_t rc = ::read(wait_efd_.get(), &count, sizeof count);
+    return true;
+  }
   static void signal(int fd) {
     const uint64_t one = 1;
     [[maybe_unused]] ssize_t rc = ::write(fd, &one, sizeof one);
@@ -82,9 +126,22 @@ private:
   UniqueFd irq_efd_;
   ava_slot_entry *entry_;
   uint32_t gen_;
+  std::mutex mu_;
+  std::condition_variable followers_; // mu_; kicks_ moved or polling_ freed
+  uint64_t kicks_ = 0;                // mu_; kicks the leaders have seen
+  bool polling_ = false;              // mu_; a leader polls the eventfd
 };
 
 } // namespace
+
+namespace detail {
+
+std::unique_ptr<RegionSignals> make_ivshmem_host_signals(UniqueFd wait_efd, UniqueFd irq_efd,
+                                                         ava_slot_entry *entry, uint32_t gen) {
+  return std::make_unique<IvshmemHostSignals>(std::move(wait_efd), std::move(irq_efd), entry, gen);
+}
+
+} // namespace detail
 
 Status check_ivshmem_geometry(const IvshmemGeometry &g) {
   if (g.nslots < 1 || g.nslots > AVA_DEV_MAX_SLOTS)
@@ -278,7 +335,7 @@ Status ivshmem_slot_channel(const IvshmemMemory &mem, uint32_t index, uint32_t g
     ring.cmd_tail = &entry->cmd_tail;
   }
   auto signals =
-      std::make_unique<IvshmemHostSignals>(std::move(wait_efd), std::move(irq_efd), entry, gen);
+      detail::make_ivshmem_host_signals(std::move(wait_efd), std::move(irq_efd), entry, gen);
   *out = std::make_unique<detail::ShmChannel>(
       std::move(map), layout, detail::ShmSide::Worker, std::move(signals),
       "ivshmem slot " + n(index) + " (claim " + n(gen) + (ring.cmd_head ? ", policed" : "") + ")",

@@ -17,6 +17,8 @@
 #include "transport/channel.hpp"
 #include "transport/fd_util.hpp"
 
+struct ava_slot_entry;
+
 namespace ava::detail {
 
 class RegionSignals {
@@ -60,5 +62,11 @@ public:
 // The local shm channel's signals: shared futexes, and the bootstrap unix
 // socket kept open as the liveness signal.
 std::unique_ptr<RegionSignals> make_futex_signals(UniqueFd bootstrap_socket);
+
+// The worker's signals on ivshmem slot entry (guest claim gen): sleeps on
+// wait_efd (kicked by the guest's doorbell, one for every sleeper of the
+// slot) and interrupts the guest through irq_efd.
+std::unique_ptr<RegionSignals> make_ivshmem_host_signals(UniqueFd wait_efd, UniqueFd irq_efd,
+                                                         ava_slot_entry *entry, uint32_t gen);
 
 } // namespace ava::detail
