@@ -213,6 +213,20 @@ void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
 const char *ava_w_setting(const char *name);
 
 /*
+ * Departure hooks: fn(arg) runs once, when the calling guest is gone, after
+ * its calls have stopped and before the objects it left are freed (so arg
+ * may be one of them), unless ava_w_at_departure_cancel took it back first.
+ * For what the API would otherwise keep waiting for on behalf of a guest
+ * that is no more: an OpenCL user event it never set holds every command
+ * behind it, their staging and, on shm, the guest's connection.
+ * Inside a call only: 0, AVA_E_NOMEM (nothing is registered), or
+ * AVA_E_PROTO outside a call.
+ */
+int ava_w_at_departure(void (*fn)(void *arg), void *arg);
+/* 1 when (fn, arg) was registered and now will not run, else 0. */
+int ava_w_at_departure_cancel(void (*fn)(void *arg), void *arg);
+
+/*
  * Generated code: reserves amount of resource (an index of the spec's
  * command table) for the call, where only the worker could compute the
  * amount from the call's arguments (an image's bytes). 0, or AVA_E_POLICY

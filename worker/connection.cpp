@@ -157,6 +157,34 @@ void GuestConnection::release_all_kept() {
     release(entry.second);
 }
 
+void GuestConnection::at_departure(void (*fn)(void *), void *arg) {
+  std::lock_guard lock(kept_mutex_);
+  departures_.emplace(arg, fn);
+}
+
+bool GuestConnection::cancel_departure(void (*fn)(void *), void *arg) {
+  std::lock_guard lock(kept_mutex_);
+  auto range = departures_.equal_range(arg);
+  for (auto it = range.first; it != range.second; ++it) {
+    if (it->second == fn) {
+      departures_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+void GuestConnection::run_departures() {
+  std::unordered_multimap<void *, void (*)(void *)> due;
+  {
+    std::lock_guard lock(kept_mutex_);
+    due.swap(departures_);
+  }
+  // A hook may end commands whose completion callbacks take this lock.
+  for (auto &[arg, fn] : due)
+    fn(arg);
+}
+
 void GuestConnection::release(const Kept &kept) {
   if (kept.ctx_key != 0)
     CallbackRegistry::instance().remove(kept.ctx_key);

@@ -92,6 +92,12 @@ public:
   void release_coupled(uint64_t handle);
   // Teardown: free everything kept.
   void release_all_kept();
+  // Departure hooks (ava_w_at_departure), run once by run_departures() at
+  // teardown, after the shadow threads stopped and before the guest's
+  // objects are destroyed. at_departure throws std::bad_alloc.
+  void at_departure(void (*fn)(void *), void *arg);
+  bool cancel_departure(void (*fn)(void *), void *arg);
+  void run_departures();
 
   // Callback waits, matched by the CALLBACK's seq.
   uint64_t next_callback_seq() { return callback_seq_.fetch_add(1, std::memory_order_relaxed); }
@@ -166,6 +172,7 @@ private:
 
   std::mutex kept_mutex_;
   std::unordered_multimap<uint64_t, Kept> kept_; // by coupled handle; 0 = until teardown
+  std::unordered_multimap<void *, void (*)(void *)> departures_; // kept_mutex_; by arg
 
   uint64_t async_received_ = 0; // the reader's, under the session's rx lock
   std::atomic<uint64_t> async_done_{0};

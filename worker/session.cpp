@@ -378,11 +378,17 @@ void GuestSession::teardown() {
   }
   for (auto &[id, shadow] : shadows_)
     shadow->stop();
+  // What the API still waits for on the guest's behalf ends now (its user
+  // events fail): a shadow thread waiting behind it (clWaitForEvents, a
+  // blocking read) returns, and the commands behind it end and free their
+  // staging. Once more after the join, for what a call still running made.
+  connection_->run_departures();
   for (auto &[id, shadow] : shadows_)
     shadow->join();
   shadows_.clear();
   // Nothing more goes to the guest; staging the API still writes stays its own.
   connection_->transfers().drop_all();
+  connection_->run_departures();
 
   const ava_worker_spec *spec = connection_->spec();
   uint64_t destroyed = 0;

@@ -61,6 +61,23 @@ AVA_W_EXPORT const char *ava_w_setting(const char *name) {
   return w->connection->setting(name);
 }
 
+AVA_W_EXPORT int ava_w_at_departure(void (*fn)(void *arg), void *arg) {
+  ava_wcall *w = ava::current_call();
+  if (w == nullptr || fn == nullptr)
+    return AVA_E_PROTO;
+  try {
+    w->connection->at_departure(fn, arg);
+  } catch (const std::bad_alloc &) {
+    return AVA_E_NOMEM;
+  }
+  return AVA_OK;
+}
+
+AVA_W_EXPORT int ava_w_at_departure_cancel(void (*fn)(void *arg), void *arg) {
+  ava_wcall *w = ava::current_call();
+  return w != nullptr && w->connection->cancel_departure(fn, arg) ? 1 : 0;
+}
+
 AVA_W_EXPORT int ava_w_reserve(struct ava_wcall *w, uint32_t resource, uint64_t amount) {
   const ava_cmd_table *t = w->spec != nullptr ? w->spec->cmds : nullptr;
   ava::ResourceLedger &ledger = w->connection->resources();

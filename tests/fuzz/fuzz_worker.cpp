@@ -39,65 +39,6 @@
 #endif
 
 #ifdef AVA_FUZZ_OPENCL
-// An OpenCL user event the input never sets would make every command that
-// waits for it (clFinish, clWaitForEvents, a blocking enqueue) wait forever,
-// and the session's teardown with it. The plugin's clCreateUserEvent,
-// clRetainEvent and clReleaseEvent resolve to these (the harness exports its
-// symbols, as `ava` does): they count the references the worker holds on each
-// user event, and when the guest goes away every user event still referenced
-// is set to an error status, which ends the commands waiting for it. Only
-// referenced events are touched: one the worker let go of may be gone.
-namespace {
-// Recursive: setting a status may run callbacks that release events.
-std::recursive_mutex g_user_events_mu;
-std::map<cl_event, uint64_t> g_user_events; // user event -> references the worker holds
-
-template <class Fn> Fn real_cl(const char *name) {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-}
-} // namespace
-
-extern "C" cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret) {
-  static const auto real = real_cl<cl_event (*)(cl_context, cl_int *)>("clCreateUserEvent");
-  cl_event event = real(context, errcode_ret);
-  if (event != nullptr) {
-    std::lock_guard lock(g_user_events_mu);
-    g_user_events[event] = 1;
-  }
-  return event;
-}
-
-extern "C" cl_int clRetainEvent(cl_event event) {
-  static const auto real = real_cl<cl_int (*)(cl_event)>("clRetainEvent");
-  std::lock_guard lock(g_user_events_mu);
-  const cl_int ret = real(event);
-  if (auto it = g_user_events.find(event); ret == CL_SUCCESS && it != g_user_events.end())
-    ++it->second;
-  return ret;
-}
-
-extern "C" cl_int clReleaseEvent(cl_event event) {
-  static const auto real = real_cl<cl_int (*)(cl_event)>("clReleaseEvent");
-  std::lock_guard lock(g_user_events_mu);
-  if (auto it = g_user_events.find(event); it != g_user_events.end() && --it->second == 0)
-    g_user_events.erase(it);
-  return real(event);
-}
-
-namespace {
-// Ends the waits of the calls still running (the guest is gone).
-void fail_user_events() {
-  std::lock_guard lock(g_user_events_mu);
-  for (const auto &[event, refs] : g_user_events)
-    clSetUserEventStatus(event, CL_INVALID_OPERATION); // refused if already set: fine
-}
-// After the session (teardown released what the worker held): forget the rest.
-void release_user_events() {
-  std::lock_guard lock(g_user_events_mu);
-  g_user_events.clear();
-}
-} // namespace
-
 // PoCL's program binary loader trusts the lengths inside a binary: a crafted
 // one makes it read gigabytes past the buffer (heap-buffer-overflow in
 // clCreateProgramWithBinary, found by this harness; a PoCL bug, reported in
@@ -155,11 +96,6 @@ extern "C" cl_program clCreateProgramWithBinary(cl_context context, cl_uint num_
   return real(context, num_devices, devices, lengths, binaries, binary_status, errcode_ret);
 }
 
-#else
-namespace {
-void fail_user_events() {}
-void release_user_events() {}
-} // namespace
 #endif
 
 namespace {
@@ -258,8 +194,9 @@ public:
       closed_ = true;
       cv_.notify_all();
     }
-    // The session tears down next and joins its shadow threads.
-    fail_user_events();
+    // The session tears down next: the worker fails the user events the
+    // input never set (ava_w_at_departure), which ends the commands and
+    // waits behind them, so that its shadow threads can be joined.
   }
 
   std::string describe() const override { return "fuzz"; }
@@ -365,6 +302,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       input.push_back(std::move(m));
   }
   ava::serve_guest(std::make_unique<FuzzChannel>(std::move(input)), *g_plugins, *g_options);
-  release_user_events();
   return 0;
 }

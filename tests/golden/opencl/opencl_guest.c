@@ -1207,6 +1207,27 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 }
 
 #line 1210 "opencl_guest.c"
+#line 44 "specs/opencl/opencl_enqueue.spec.inc"
+
+int ava_w_at_departure(void (*fn)(void *arg), void *arg);
+int ava_w_at_departure_cancel(void (*fn)(void *arg), void *arg);
+
+/* The status an abandoned user event ends with: any error will do. */
+#define AVA_CL_GUEST_GONE CL_DEVICE_NOT_AVAILABLE
+
+static inline void ava_cl_user_event_abandoned(void *arg)
+{
+	cl_event ev = (cl_event)arg;
+	cl_int status = CL_COMPLETE;
+
+	if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+			   NULL) == CL_SUCCESS &&
+	    status > CL_COMPLETE)
+		(void)clSetUserEventStatus(ev, AVA_CL_GUEST_GONE);
+	(void)clReleaseEvent(ev);
+}
+
+#line 1231 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1263,7 +1284,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1267 "opencl_guest.c"
+#line 1288 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1290,14 +1311,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1294 "opencl_guest.c"
+#line 1315 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 542 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1301 "opencl_guest.c"
+#line 1322 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1725,7 +1746,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1729 "opencl_guest.c"
+#line 1750 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -2045,7 +2066,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2049 "opencl_guest.c"
+#line 2070 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -2886,7 +2907,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2890 "opencl_guest.c"
+#line 2911 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2954,7 +2975,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2958 "opencl_guest.c"
+#line 2979 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3036,7 +3057,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3040 "opencl_guest.c"
+#line 3061 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3345,7 +3366,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 3349 "opencl_guest.c"
+#line 3370 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3419,7 +3440,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3423 "opencl_guest.c"
+#line 3444 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3557,7 +3578,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3561 "opencl_guest.c"
+#line 3582 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3647,7 +3668,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 3651 "opencl_guest.c"
+#line 3672 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3713,7 +3734,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 3717 "opencl_guest.c"
+#line 3738 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3885,7 +3906,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 3889 "opencl_guest.c"
+#line 3910 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4037,7 +4058,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4041 "opencl_guest.c"
+#line 4062 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4119,7 +4140,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4123 "opencl_guest.c"
+#line 4144 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4191,7 +4212,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4195 "opencl_guest.c"
+#line 4216 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4232,7 +4253,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4236 "opencl_guest.c"
+#line 4257 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4275,7 +4296,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4279 "opencl_guest.c"
+#line 4300 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4372,7 +4393,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 4376 "opencl_guest.c"
+#line 4397 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4609,7 +4630,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4613 "opencl_guest.c"
+#line 4634 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4712,7 +4733,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4716 "opencl_guest.c"
+#line 4737 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4795,7 +4816,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 4799 "opencl_guest.c"
+#line 4820 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4885,7 +4906,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 4889 "opencl_guest.c"
+#line 4910 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5016,7 +5037,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5020 "opencl_guest.c"
+#line 5041 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5244,7 +5265,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5248 "opencl_guest.c"
+#line 5269 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5795,7 +5816,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 5799 "opencl_guest.c"
+#line 5820 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5993,7 +6014,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 5997 "opencl_guest.c"
+#line 6018 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6075,7 +6096,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6079 "opencl_guest.c"
+#line 6100 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6293,7 +6314,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6297 "opencl_guest.c"
+#line 6318 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6360,7 +6381,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 6364 "opencl_guest.c"
+#line 6385 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6441,7 +6462,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6445 "opencl_guest.c"
+#line 6466 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6678,7 +6699,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6682 "opencl_guest.c"
+#line 6703 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6748,7 +6769,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 6752 "opencl_guest.c"
+#line 6773 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6994,11 +7015,11 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6998 "opencl_guest.c"
+#line 7019 "opencl_guest.c"
 #undef ava_execute
 }
 
-AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
+static cl_event ava_opencl_remote_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateUserEvent_call ava_a;
 	const struct ava_opencl_clCreateUserEvent_reply *ava_r = NULL;
@@ -7036,6 +7057,19 @@ ava_fail:
 			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_event)(NULL);
+}
+
+AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
+{
+#define ava_execute() ava_opencl_remote_clCreateUserEvent(context, errcode_ret)
+#line 68 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_event ret = ava_execute();
+	if (ava_is_worker && ret != NULL && clRetainEvent(ret) == CL_SUCCESS &&
+	    ava_w_at_departure(ava_cl_user_event_abandoned, ret) != 0)
+		(void)clReleaseEvent(ret);
+	return ret;
+#line 7072 "opencl_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT cl_int clRetainEvent(cl_event event)
@@ -7098,7 +7132,7 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
+static cl_int ava_opencl_remote_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
 	struct ava_opencl_clSetUserEventStatus_call ava_a;
 	const struct ava_opencl_clSetUserEventStatus_reply *ava_r = NULL;
@@ -7126,6 +7160,19 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
+{
+#define ava_execute() ava_opencl_remote_clSetUserEventStatus(event, execution_status)
+#line 88 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_int ret = ava_execute();
+	if (ava_is_worker && ret == CL_SUCCESS &&
+	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
+		(void)clReleaseEvent(event);
+	return ret;
+#line 7175 "opencl_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT cl_int clSetEventCallback(cl_event event, cl_int command_exec_callback_type, void (*pfn_notify)(cl_event, cl_int, void *), void *user_data)
@@ -7294,7 +7341,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 98 "specs/opencl/opencl_enqueue.spec.inc"
+#line 137 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token =
@@ -7313,7 +7360,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7317 "opencl_guest.c"
+#line 7364 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7389,14 +7436,14 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 135 "specs/opencl/opencl_enqueue.spec.inc"
+#line 174 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr,
 						  num_events_in_wait_list, event_wait_list, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7400 "opencl_guest.c"
+#line 7447 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7511,7 +7558,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 166 "specs/opencl/opencl_enqueue.spec.inc"
+#line 205 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -7534,7 +7581,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7538 "opencl_guest.c"
+#line 7585 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7646,7 +7693,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 213 "specs/opencl/opencl_enqueue.spec.inc"
+#line 252 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_buffer_rect_staged(
 			command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch,
@@ -7655,7 +7702,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7659 "opencl_guest.c"
+#line 7706 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8052,7 +8099,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 301 "specs/opencl/opencl_enqueue.spec.inc"
+#line 340 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -8072,7 +8119,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 8076 "opencl_guest.c"
+#line 8123 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8170,7 +8217,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 342 "specs/opencl/opencl_enqueue.spec.inc"
+#line 381 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_image_staged(command_queue, image, origin, region, input_row_pitch,
 						 input_slice_pitch, ptr, num_events_in_wait_list,
@@ -8178,7 +8225,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 8182 "opencl_guest.c"
+#line 8229 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8811,11 +8858,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 470 "specs/opencl/opencl_enqueue.spec.inc"
+#line 509 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8819 "opencl_guest.c"
+#line 8866 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8896,11 +8943,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 488 "specs/opencl/opencl_enqueue.spec.inc"
+#line 527 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8904 "opencl_guest.c"
+#line 8951 "opencl_guest.c"
 #undef ava_execute
 }
 

@@ -1326,6 +1326,27 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 }
 
 #line 1329 "opencl_kern.c"
+#line 44 "specs/opencl/opencl_enqueue.spec.inc"
+
+int ava_w_at_departure(void (*fn)(void *arg), void *arg);
+int ava_w_at_departure_cancel(void (*fn)(void *arg), void *arg);
+
+/* The status an abandoned user event ends with: any error will do. */
+#define AVA_CL_GUEST_GONE CL_DEVICE_NOT_AVAILABLE
+
+static inline void ava_cl_user_event_abandoned(void *arg)
+{
+	cl_event ev = (cl_event)arg;
+	cl_int status = CL_COMPLETE;
+
+	if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+			   NULL) == CL_SUCCESS &&
+	    status > CL_COMPLETE)
+		(void)clSetUserEventStatus(ev, AVA_CL_GUEST_GONE);
+	(void)clReleaseEvent(ev);
+}
+
+#line 1350 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1382,7 +1403,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1386 "opencl_kern.c"
+#line 1407 "opencl_kern.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1409,14 +1430,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1413 "opencl_kern.c"
+#line 1434 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
 #line 542 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1420 "opencl_kern.c"
+#line 1441 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -2353,7 +2374,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2357 "opencl_kern.c"
+#line 2378 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -2431,7 +2452,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2435 "opencl_kern.c"
+#line 2456 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -2524,7 +2545,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 2528 "opencl_kern.c"
+#line 2549 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -2882,7 +2903,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 2886 "opencl_kern.c"
+#line 2907 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -2968,7 +2989,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		return NULL;
 	}
 	return ava_execute();
-#line 2972 "opencl_kern.c"
+#line 2993 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -3125,7 +3146,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3129 "opencl_kern.c"
+#line 3150 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -3231,7 +3252,7 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 		return NULL;
 	}
 	return ava_execute();
-#line 3235 "opencl_kern.c"
+#line 3256 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -3308,7 +3329,7 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 		return NULL;
 	}
 	return ava_execute();
-#line 3312 "opencl_kern.c"
+#line 3333 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -3506,7 +3527,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 3510 "opencl_kern.c"
+#line 3531 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -3658,7 +3679,7 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3662 "opencl_kern.c"
+#line 3683 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -3752,7 +3773,7 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3756 "opencl_kern.c"
+#line 3777 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -3834,7 +3855,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 3838 "opencl_kern.c"
+#line 3859 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -3878,7 +3899,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 3882 "opencl_kern.c"
+#line 3903 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -3924,7 +3945,7 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 3928 "opencl_kern.c"
+#line 3949 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -4032,7 +4053,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 4036 "opencl_kern.c"
+#line 4057 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -4308,7 +4329,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4312 "opencl_kern.c"
+#line 4333 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -4429,7 +4450,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4433 "opencl_kern.c"
+#line 4454 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -4526,7 +4547,7 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 4530 "opencl_kern.c"
+#line 4551 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -4631,7 +4652,7 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 4635 "opencl_kern.c"
+#line 4656 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -4784,7 +4805,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 4788 "opencl_kern.c"
+#line 4809 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -5049,7 +5070,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5053 "opencl_kern.c"
+#line 5074 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -5669,7 +5690,7 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 5673 "opencl_kern.c"
+#line 5694 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -5898,7 +5919,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 5902 "opencl_kern.c"
+#line 5923 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
@@ -5989,7 +6010,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 5993 "opencl_kern.c"
+#line 6014 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -6241,7 +6262,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6245 "opencl_kern.c"
+#line 6266 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -6315,7 +6336,7 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 		return NULL;
 	}
 	return ret;
-#line 6319 "opencl_kern.c"
+#line 6340 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
@@ -6405,7 +6426,7 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6409 "opencl_kern.c"
+#line 6430 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernelsInProgram);
@@ -6664,7 +6685,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6668 "opencl_kern.c"
+#line 6689 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -6747,7 +6768,7 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 6751 "opencl_kern.c"
+#line 6772 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -7033,12 +7054,12 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7037 "opencl_kern.c"
+#line 7058 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
 
-cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
+static cl_event ava_kern_remote_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateUserEvent_call ava_a;
 	const struct ava_opencl_clCreateUserEvent_reply *ava_r = NULL;
@@ -7082,6 +7103,18 @@ ava_fail:
 	return (cl_event)(NULL);
 }
 
+cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
+{
+#define ava_execute() ava_kern_remote_clCreateUserEvent(context, errcode_ret)
+#line 68 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_event ret = ava_execute();
+	if (ava_is_worker && ret != NULL && clRetainEvent(ret) == CL_SUCCESS &&
+	    ava_w_at_departure(ava_cl_user_event_abandoned, ret) != 0)
+		(void)clReleaseEvent(ret);
+	return ret;
+#line 7116 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clCreateUserEvent);
 
 cl_int ava_clRetainEvent(cl_event event)
@@ -7152,7 +7185,7 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clReleaseEvent);
 
-cl_int ava_clSetUserEventStatus(cl_event event, cl_int execution_status)
+static cl_int ava_kern_remote_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
 	struct ava_opencl_clSetUserEventStatus_call ava_a;
 	const struct ava_opencl_clSetUserEventStatus_reply *ava_r = NULL;
@@ -7184,6 +7217,18 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_clSetUserEventStatus(cl_event event, cl_int execution_status)
+{
+#define ava_execute() ava_kern_remote_clSetUserEventStatus(event, execution_status)
+#line 88 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_int ret = ava_execute();
+	if (ava_is_worker && ret == CL_SUCCESS &&
+	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
+		(void)clReleaseEvent(event);
+	return ret;
+#line 7230 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clSetUserEventStatus);
 
 cl_int ava_clSetEventCallback(cl_event event, cl_int command_exec_callback_type,
@@ -7380,7 +7425,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 98 "specs/opencl/opencl_enqueue.spec.inc"
+#line 137 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token =
@@ -7399,7 +7444,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7403 "opencl_kern.c"
+#line 7448 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -7488,14 +7533,14 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 				cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 135 "specs/opencl/opencl_enqueue.spec.inc"
+#line 174 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr,
 						  num_events_in_wait_list, event_wait_list, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7499 "opencl_kern.c"
+#line 7544 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -7636,7 +7681,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 				   cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 166 "specs/opencl/opencl_enqueue.spec.inc"
+#line 205 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -7659,7 +7704,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7663 "opencl_kern.c"
+#line 7708 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -7798,7 +7843,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 				    const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 213 "specs/opencl/opencl_enqueue.spec.inc"
+#line 252 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_buffer_rect_staged(
 			command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch,
@@ -7807,7 +7852,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7811 "opencl_kern.c"
+#line 7856 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -8221,7 +8266,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 			      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 301 "specs/opencl/opencl_enqueue.spec.inc"
+#line 340 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -8241,7 +8286,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 8245 "opencl_kern.c"
+#line 8290 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -8357,7 +8402,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 342 "specs/opencl/opencl_enqueue.spec.inc"
+#line 381 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_image_staged(command_queue, image, origin, region, input_row_pitch,
 						 input_slice_pitch, ptr, num_events_in_wait_list,
@@ -8365,7 +8410,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 8369 "opencl_kern.c"
+#line 8414 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -9018,11 +9063,11 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 				  cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 470 "specs/opencl/opencl_enqueue.spec.inc"
+#line 509 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 9026 "opencl_kern.c"
+#line 9071 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -9106,11 +9151,11 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 			 cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 488 "specs/opencl/opencl_enqueue.spec.inc"
+#line 527 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 9114 "opencl_kern.c"
+#line 9159 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);

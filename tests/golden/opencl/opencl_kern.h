@@ -269,9 +269,11 @@ cl_int ava_clWaitForEvents(cl_uint num_events, const cl_event *event_list);
 /* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size,
 			  void *param_value, size_t *param_value_size_ret);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret);
 cl_int ava_clRetainEvent(cl_event event);
 cl_int ava_clReleaseEvent(cl_event event);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clSetUserEventStatus(cl_event event, cl_int execution_status);
 cl_int ava_clSetEventCallback(cl_event event, cl_int command_exec_callback_type,
 			      void (*pfn_notify)(cl_event, cl_int, void *), void *user_data);

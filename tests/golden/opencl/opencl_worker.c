@@ -1251,6 +1251,27 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 }
 
 #line 1254 "opencl_worker.c"
+#line 44 "specs/opencl/opencl_enqueue.spec.inc"
+
+int ava_w_at_departure(void (*fn)(void *arg), void *arg);
+int ava_w_at_departure_cancel(void (*fn)(void *arg), void *arg);
+
+/* The status an abandoned user event ends with: any error will do. */
+#define AVA_CL_GUEST_GONE CL_DEVICE_NOT_AVAILABLE
+
+static inline void ava_cl_user_event_abandoned(void *arg)
+{
+	cl_event ev = (cl_event)arg;
+	cl_int status = CL_COMPLETE;
+
+	if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+			   NULL) == CL_SUCCESS &&
+	    status > CL_COMPLETE)
+		(void)clSetUserEventStatus(ev, AVA_CL_GUEST_GONE);
+	(void)clReleaseEvent(ev);
+}
+
+#line 1275 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1307,7 +1328,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1311 "opencl_worker.c"
+#line 1332 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1334,14 +1355,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1338 "opencl_worker.c"
+#line 1359 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 541 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 1345 "opencl_worker.c"
+#line 1366 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -1442,7 +1463,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1446 "opencl_worker.c"
+#line 1467 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -1552,7 +1573,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1556 "opencl_worker.c"
+#line 1577 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -1715,7 +1736,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1719 "opencl_worker.c"
+#line 1740 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -1850,7 +1871,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1854 "opencl_worker.c"
+#line 1875 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -1984,7 +2005,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1988 "opencl_worker.c"
+#line 2009 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -2172,7 +2193,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2176 "opencl_worker.c"
+#line 2197 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -2338,7 +2359,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, map_flags, ava_ev,
 				      event);
-#line 2342 "opencl_worker.c"
+#line 2363 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -2503,7 +2524,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2507 "opencl_worker.c"
+#line 2528 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2587,7 +2608,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2591 "opencl_worker.c"
+#line 2612 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2689,7 +2710,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 2693 "opencl_worker.c"
+#line 2714 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3042,7 +3063,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 3046 "opencl_worker.c"
+#line 3067 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3157,7 +3178,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3161 "opencl_worker.c"
+#line 3182 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3310,7 +3331,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3314 "opencl_worker.c"
+#line 3335 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3437,7 +3458,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 3441 "opencl_worker.c"
+#line 3462 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3503,7 +3524,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 3507 "opencl_worker.c"
+#line 3528 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3679,7 +3700,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 3683 "opencl_worker.c"
+#line 3704 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3825,7 +3846,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3829 "opencl_worker.c"
+#line 3850 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3911,7 +3932,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3915 "opencl_worker.c"
+#line 3936 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4015,7 +4036,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4019 "opencl_worker.c"
+#line 4040 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4095,7 +4116,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4099 "opencl_worker.c"
+#line 4120 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4134,7 +4155,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4138 "opencl_worker.c"
+#line 4159 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4201,7 +4222,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 4205 "opencl_worker.c"
+#line 4226 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4479,7 +4500,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4483 "opencl_worker.c"
+#line 4504 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4601,7 +4622,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4605 "opencl_worker.c"
+#line 4626 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4735,7 +4756,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 4739 "opencl_worker.c"
+#line 4760 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4848,7 +4869,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 4852 "opencl_worker.c"
+#line 4873 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5048,7 +5069,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5052 "opencl_worker.c"
+#line 5073 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5309,7 +5330,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5313 "opencl_worker.c"
+#line 5334 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5403,7 +5424,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 5407 "opencl_worker.c"
+#line 5428 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -5533,7 +5554,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 5537 "opencl_worker.c"
+#line 5558 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -5655,7 +5676,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 5659 "opencl_worker.c"
+#line 5680 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -5742,7 +5763,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 5746 "opencl_worker.c"
+#line 5767 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -6085,7 +6106,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6089 "opencl_worker.c"
+#line 6110 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6196,7 +6217,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 6200 "opencl_worker.c"
+#line 6221 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -6350,7 +6371,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6354 "opencl_worker.c"
+#line 6375 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6528,7 +6549,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6532 "opencl_worker.c"
+#line 6553 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6598,7 +6619,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6602 "opencl_worker.c"
+#line 6623 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -6698,7 +6719,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 6702 "opencl_worker.c"
+#line 6723 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -6778,7 +6799,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 6782 "opencl_worker.c"
+#line 6803 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6870,7 +6891,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 6874 "opencl_worker.c"
+#line 6895 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6959,7 +6980,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6963 "opencl_worker.c"
+#line 6984 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7174,7 +7195,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 7178 "opencl_worker.c"
+#line 7199 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -7245,7 +7266,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7249 "opencl_worker.c"
+#line 7270 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7330,7 +7351,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 7334 "opencl_worker.c"
+#line 7355 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7640,7 +7661,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7644 "opencl_worker.c"
+#line 7665 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7717,6 +7738,19 @@ static int ava_opencl_serve_clGetEventInfo(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
+{
+#define ava_execute() clCreateUserEvent(context, errcode_ret)
+#line 68 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_event ret = ava_execute();
+	if (ava_is_worker && ret != NULL && clRetainEvent(ret) == CL_SUCCESS &&
+	    ava_w_at_departure(ava_cl_user_event_abandoned, ret) != 0)
+		(void)clReleaseEvent(ret);
+	return ret;
+#line 7751 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clCreateUserEvent(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clCreateUserEvent_call *ava_a;
@@ -7753,7 +7787,7 @@ static int ava_opencl_serve_clCreateUserEvent(struct ava_wcall *ava_w)
 	(void)ava_life_errcode_ret;
 	(void)ava_coupled_errcode_ret;
 
-	ava_ret = clCreateUserEvent(context, errcode_ret);
+	ava_ret = ava_opencl_impl_clCreateUserEvent(context, errcode_ret);
 
 	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -7818,6 +7852,19 @@ static int ava_opencl_serve_clReleaseEvent(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execution_status)
+{
+#define ava_execute() clSetUserEventStatus(event, execution_status)
+#line 88 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_int ret = ava_execute();
+	if (ava_is_worker && ret == CL_SUCCESS &&
+	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
+		(void)clReleaseEvent(event);
+	return ret;
+#line 7865 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clSetUserEventStatus(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clSetUserEventStatus_call *ava_a;
@@ -7839,7 +7886,7 @@ static int ava_opencl_serve_clSetUserEventStatus(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = clSetUserEventStatus(event, execution_status);
+	ava_ret = ava_opencl_impl_clSetUserEventStatus(event, execution_status);
 
 	ava_r.ret = (ava_s64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
@@ -7963,7 +8010,7 @@ static int ava_opencl_serve_clGetEventProfilingInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 98 "specs/opencl/opencl_enqueue.spec.inc"
+#line 137 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token =
@@ -7982,7 +8029,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7986 "opencl_worker.c"
+#line 8033 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8092,14 +8139,14 @@ static int ava_opencl_serve_clEnqueueReadBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 135 "specs/opencl/opencl_enqueue.spec.inc"
+#line 174 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr,
 						  num_events_in_wait_list, event_wait_list, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 8103 "opencl_worker.c"
+#line 8150 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8204,7 +8251,7 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 166 "specs/opencl/opencl_enqueue.spec.inc"
+#line 205 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -8227,7 +8274,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 8231 "opencl_worker.c"
+#line 8278 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8394,7 +8441,7 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 213 "specs/opencl/opencl_enqueue.spec.inc"
+#line 252 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_buffer_rect_staged(
 			command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch,
@@ -8403,7 +8450,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 8407 "opencl_worker.c"
+#line 8454 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8931,7 +8978,7 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 301 "specs/opencl/opencl_enqueue.spec.inc"
+#line 340 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -8951,7 +8998,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 8955 "opencl_worker.c"
+#line 9002 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9098,7 +9145,7 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 342 "specs/opencl/opencl_enqueue.spec.inc"
+#line 381 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_image_staged(command_queue, image, origin, region, input_row_pitch,
 						 input_slice_pitch, ptr, num_events_in_wait_list,
@@ -9106,7 +9153,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 9110 "opencl_worker.c"
+#line 9157 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9903,11 +9950,11 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 470 "specs/opencl/opencl_enqueue.spec.inc"
+#line 509 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 9911 "opencl_worker.c"
+#line 9958 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10058,11 +10105,11 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 488 "specs/opencl/opencl_enqueue.spec.inc"
+#line 527 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 10066 "opencl_worker.c"
+#line 10113 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10432,11 +10479,11 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-#line 549 "specs/opencl/opencl_enqueue.spec.inc"
+#line 588 "specs/opencl/opencl_enqueue.spec.inc"
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 10440 "opencl_worker.c"
+#line 10487 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -10512,7 +10559,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 10516 "opencl_worker.c"
+#line 10563 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -10573,7 +10620,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 10577 "opencl_worker.c"
+#line 10624 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -10644,7 +10691,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 10648 "opencl_worker.c"
+#line 10695 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -10688,7 +10735,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 10692 "opencl_worker.c"
+#line 10739 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -10814,7 +10861,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, map_flags, ava_ev,
 				      event);
-#line 10818 "opencl_worker.c"
+#line 10865 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -10927,7 +10974,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 10931 "opencl_worker.c"
+#line 10978 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -11051,7 +11098,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 11055 "opencl_worker.c"
+#line 11102 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -11201,7 +11248,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 11205 "opencl_worker.c"
+#line 11252 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -11325,7 +11372,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 11329 "opencl_worker.c"
+#line 11376 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -11386,7 +11433,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 11390 "opencl_worker.c"
+#line 11437 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -11474,7 +11521,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 11478 "opencl_worker.c"
+#line 11525 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -11612,7 +11659,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 11616 "opencl_worker.c"
+#line 11663 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -11721,7 +11768,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 11725 "opencl_worker.c"
+#line 11772 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -11833,7 +11880,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 11837 "opencl_worker.c"
+#line 11884 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+// A guest that goes while commands wait for user events it never set
+// (tests/opencl/abandoned_events.c). The API would wait for them as long
+// as the worker lives: a shadow thread blocked in clWaitForEvents or in a
+// blocking read never returned, so the guest's teardown never ended (its
+// session was never reported, and a shared worker kept its connection and
+// staging). The worker now fails a departed guest's unset user events
+// (ava_w_at_departure): each session ends and is reported, and the worker
+// goes on serving: a later guest's gated commands run as natively.
+#include <criterion/criterion.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "opencl_worker.hpp"
+
+namespace {
+
+const std::string kProgram = std::string(OCL_DIR) + "/ocl_abandoned_events";
+constexpr int kEndMs = 30000; // far beyond a teardown; a hang fails, bounded
+
+void require_spec() {
+  const std::string missing = ocl::missing_opencl_spec();
+  cr_assert(missing.empty(), "%s", missing.c_str());
+}
+
+// Waits (bounded) until the worker's report shows `sessions` sessions.
+remoted::WorkerReport wait_for_sessions(const OpenclWorker &w, size_t sessions) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kEndMs);
+  remoted::WorkerReport r = remoted::WorkerReport::read(w.report);
+  while (r.sessions.size() < sessions && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    r = remoted::WorkerReport::read(w.report);
+  }
+  return r;
+}
+
+std::vector<std::string> guest_env_of(const OpenclWorker &w) {
+  std::vector<std::string> env = ocl::child_env();
+  for (const std::string &e : guest_env(w.address))
+    env.push_back(e);
+  return env;
+}
+
+} // namespace
+
+Test(e2e_opencl_abandoned, a_departed_guests_user_events_fail_and_its_session_ends,
+     .timeout = 600) {
+  require_spec();
+  OpenclWorker w("");
+  cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());
+  size_t sessions = 0;
+
+  // Table: how the guest leaves its gated commands behind.
+  struct {
+    const char *mode;
+    bool killed; // blocked in a call, then killed; else it exits by itself
+  } cases[] = {{"exit", false}, {"wait", true}, {"read", true}};
+  for (const auto &c : cases) {
+    if (c.killed) {
+      BackgroundProc guest({kProgram, c.mode}, guest_env_of(w));
+      std::string seen;
+      cr_assert(guest.wait_for_line("waiting", kEndMs, &seen), "%s: the guest did not block:\n%s",
+                c.mode, seen.c_str());
+      // The guest's call is in the worker now (a sync call's thread blocks
+      // in the driver); its death must end the wait there.
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      guest.kill_now(SIGKILL);
+      cr_expect_eq(guest.wait_exit(kEndMs), 128 + SIGKILL, "%s", c.mode);
+    } else {
+      const ProcResult r = w.run({kProgram, c.mode});
+      cr_expect_eq(r.exit_code, 0, "%s: exit %d:\n%s", c.mode, r.exit_code, r.err.c_str());
+    }
+    ++sessions;
+    const remoted::WorkerReport report = wait_for_sessions(w, sessions);
+    cr_expect_eq(report.sessions.size(), sessions,
+                 "%s: the guest's session did not end (its teardown waits for its user "
+                 "events):\n%s",
+                 c.mode, report.text.c_str());
+  }
+
+  // The worker still serves, and gated commands run once their events are set.
+  const ProcResult r = w.run({kProgram, "set"});
+  cr_expect_eq(r.exit_code, 0, "set: exit %d:\n%s%s", r.exit_code, r.out.c_str(), r.err.c_str());
+  cr_expect(r.out.find("set: the gated commands ran") != std::string::npos, "%s", r.out.c_str());
+  const std::string why = remoted::not_remoted_reason(w.stop(), "opencl", sessions + 1);
+  cr_expect(why.empty(), "%s", why.c_str());
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/* A guest that leaves commands behind user events it never set (the worker
+ * fails them when the guest goes: ava_w_at_departure in
+ * specs/opencl/opencl_enqueue.spec.inc). Runs only under ava, by
+ * tests/e2e/test_e2e_opencl_abandoned.cpp:
+ *   exit   enqueues non-blocking reads and writes (and a marker) behind two
+ *          user events, one of them already released, and exits unset
+ *   wait   the same, then prints "waiting" and blocks in clWaitForEvents
+ *          on the user event (natively for ever; the test kills it)
+ *   read   the same, then prints "waiting" and blocks in a blocking read
+ *          behind the user event
+ *   set    the same, then sets the events and checks every read's bytes:
+ *          the worker still serves, and gated commands run as natively */
+#include "common.h"
+
+#include <unistd.h>
+
+#define N (1u << 20) /* bytes per transfer: staged, and on shm a lent heap block */
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s exit|wait|read|set\n", argv[0]);
+    return 2;
+  }
+  const char *mode = argv[1];
+  OclEnv env = ocl_env_open();
+  cl_command_queue q = ocl_queue(&env, 0);
+  unsigned char *src = malloc(N), *dst = malloc(N), *dst2 = malloc(N);
+  if (src == NULL || dst == NULL || dst2 == NULL)
+    return 2;
+  for (unsigned i = 0; i < N; ++i)
+    src[i] = (unsigned char)(i * 7 + 1);
+  memset(dst, 0, N);
+  memset(dst2, 0, N);
+  cl_mem buf = ocl_buffer(&env, CL_MEM_READ_WRITE, N, NULL);
+  cl_int err;
+  cl_event user = clCreateUserEvent(env.context, &err);
+  CHECK_ERR(err, "clCreateUserEvent");
+  cl_event released = clCreateUserEvent(env.context, &err);
+  CHECK_ERR(err, "clCreateUserEvent");
+  cl_event gates[2] = {user, released};
+  cl_event wrote, read, marker;
+  CHECK(clEnqueueWriteBuffer(q, buf, CL_FALSE, 0, N, src, 2, gates, &wrote));
+  CHECK(clEnqueueReadBuffer(q, buf, CL_FALSE, 0, N, dst, 1, &wrote, &read));
+  CHECK(clEnqueueMarkerWithWaitList(q, 1, &read, &marker));
+  /* Natively the program could still set it through a command's wait list
+   * only; here it lets go of its last reference. */
+  if (strcmp(mode, "set") != 0)
+    CHECK(clReleaseEvent(released));
+  CHECK(clFlush(q));
+  printf("enqueued\n");
+  fflush(stdout);
+
+  if (strcmp(mode, "exit") == 0) {
+    _exit(0); /* no clean-up at all: the commands stay queued */
+  } else if (strcmp(mode, "wait") == 0) {
+    printf("waiting\n");
+    fflush(stdout);
+    err = clWaitForEvents(1, &marker);
+    fprintf(stderr, "clWaitForEvents returned %s\n", cl_err_name(err));
+    return 3;
+  } else if (strcmp(mode, "read") == 0) {
+    printf("waiting\n");
+    fflush(stdout);
+    err = clEnqueueReadBuffer(q, buf, CL_TRUE, 0, N, dst2, 1, &marker, NULL);
+    fprintf(stderr, "the blocking read returned %s\n", cl_err_name(err));
+    return 3;
+  } else if (strcmp(mode, "set") == 0) {
+    CHECK(clSetUserEventStatus(user, CL_COMPLETE));
+    CHECK(clSetUserEventStatus(released, CL_COMPLETE));
+    CHECK(clWaitForEvents(1, &marker));
+    EXPECT(memcmp(dst, src, N) == 0, "the read behind the user events has other bytes");
+    CHECK(clEnqueueReadBuffer(q, buf, CL_TRUE, 0, N, dst2, 0, NULL, NULL));
+    EXPECT(memcmp(dst2, src, N) == 0, "the blocking read has other bytes");
+    printf("set: the gated commands ran\n");
+    CHECK(clReleaseEvent(user));
+    CHECK(clReleaseEvent(released));
+    CHECK(clReleaseEvent(wrote));
+    CHECK(clReleaseEvent(read));
+    CHECK(clReleaseEvent(marker));
+    CHECK(clReleaseMemObject(buf));
+    CHECK(clReleaseCommandQueue(q));
+    ocl_env_close(&env);
+    free(src);
+    free(dst);
+    free(dst2);
+    return ocl_finish();
+  }
+  fprintf(stderr, "unknown mode %s\n", mode);
+  return 2;
+}
