@@ -312,9 +312,12 @@ int run_command(std::span<const std::string> args) {
   }
 
   ChannelKind kind = options.channel;
-  if (!options.channel_set) {
+  bool kind_chosen = options.channel_set;
+  if (!kind_chosen) {
     const char *env = std::getenv("AVA_CHANNEL");
-    if (env != nullptr && *env != '\0' && !parse_channel_kind(env, &kind).is_ok())
+    if (env != nullptr && *env != '\0')
+      kind_chosen = parse_channel_kind(env, &kind).is_ok();
+    if (!kind_chosen)
       kind = ChannelKind::Unix;
   }
 
@@ -346,6 +349,10 @@ int run_command(std::span<const std::string> args) {
       return kExitFailure;
     }
     start_local = !configured;
+    // A private worker is on this machine: the fastest channel, unless the
+    // user chose one (a configured worker keeps its configuration's).
+    if (start_local && !kind_chosen)
+      kind = ChannelKind::Shm;
     if (!start_local && !options.report.empty()) {
       print_usage_error("--report is written by the private worker, and a worker is configured");
       return kExitUsage;

@@ -127,5 +127,22 @@ Test(ava_run, private_worker_lifecycle) {
   cr_expect_eq(r.status, 0);
   cr_expect(r.out.rfind("shm shm:/", 0) == 0 && r.out.find("/worker.sock\n") != std::string::npos,
             "got: %s", r.out.c_str());
+
+  // Table: what a private worker is reached by when the user names no channel
+  // on the command line: shm, the fastest on one machine, unless AVA_CHANNEL
+  // says otherwise.
+  struct {
+    const char *env;
+    const char *starts;
+  } defaults[] = {{"unset AVA_CHANNEL;", "shm shm:/"},
+                  {"export AVA_CHANNEL=;", "shm shm:/"},
+                  {"export AVA_CHANNEL=tcp;", "tcp tcp:127.0.0.1:"},
+                  {"export AVA_CHANNEL=unix;", "unix unix:/"}};
+  for (const auto &d : defaults) {
+    r = shell(std::string(d.env) + " " + prefix +
+              " run -- sh -c 'echo \"$AVA_CHANNEL $AVA_WORKER\"'");
+    cr_expect_eq(r.status, 0, "%s", d.env);
+    cr_expect(r.out.rfind(d.starts, 0) == 0, "%s got: %s", d.env, r.out.c_str());
+  }
   rmdir(plugins);
 }
