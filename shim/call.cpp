@@ -53,6 +53,7 @@ Call::~Call() {
     for (void *p : heap_temps_)
       heap->release(p);
   }
+  conn_->recycle(std::move(reply_));
   if (async_error_.valid && t_pending_async.owner == nullptr) {
     t_pending_async = {runtime_, async_error_.value, async_error_.ret_class, async_error_.func_id};
   }

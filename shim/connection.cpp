@@ -366,12 +366,40 @@ Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, 
   return Status::error(w->error_, "");
 }
 
+namespace {
+// Buffers below this are malloc's business; above the cap the memory is
+// not kept (a spare that large would outweigh its faults).
+constexpr uint64_t kSpareMin = uint64_t{1} << 20;
+constexpr uint64_t kSpareMax = uint64_t{1} << 30;
+} // namespace
+
+MsgBuf Connection::take_spare() {
+  std::lock_guard lock(spare_mu_);
+  return std::move(spare_);
+}
+
+void Connection::recycle(MsgBuf &&buf) {
+  if (buf.capacity() < kSpareMin || buf.capacity() > kSpareMax)
+    return;
+  MsgBuf old;
+  {
+    std::lock_guard lock(spare_mu_);
+    if (spare_.capacity() >= buf.capacity())
+      return;
+    buf.lend_pages();
+    old = std::move(spare_);
+    spare_ = std::move(buf);
+  }
+  // old is freed here, outside the lock.
+}
+
 bool Connection::read_one(int timeout_ms, uint16_t *kind) {
   std::string reason;
   try {
-    MsgBuf msg;
+    MsgBuf msg = take_spare();
     Status st = channel_->recv(msg, timeout_ms);
     if (st.code == AVA_E_TIMEOUT) {
+      recycle(std::move(msg));
       return true; // nothing arrived; a stalled message breaks the channel for the next recv
     }
     if (st.is_ok() && kind != nullptr && msg.size() >= kHeader)
@@ -380,6 +408,8 @@ bool Connection::read_one(int timeout_ms, uint16_t *kind) {
       reason = st.code == AVA_E_CLOSED && st.message.empty() ? "the worker closed the connection"
                                                              : reason_of(st);
     } else if (route(std::move(msg), &reason)) {
+      // A reply or callback took the buffer with it; DATA left it here.
+      recycle(std::move(msg));
       return true;
     }
   } catch (...) {

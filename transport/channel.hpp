@@ -56,6 +56,10 @@ public:
   }
   // Releases memory above keep_bytes so one huge message does not pin memory forever.
   void trim(uint64_t keep_bytes);
+  // For a buffer kept for a later message: the system may take its whole
+  // pages back when it runs short of memory (MADV_FREE); until then a write
+  // reuses them without a page fault. The contents are lost; size becomes 0.
+  void lend_pages();
 
 private:
   std::unique_ptr<uint64_t[]> storage_;

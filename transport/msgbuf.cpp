@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <new>
 
@@ -55,6 +59,20 @@ void MsgBuf::trim(uint64_t keep_bytes) {
   storage_ = std::move(fresh);
   capacity_ = words * 8;
   size_ = keep_size;
+}
+
+void MsgBuf::lend_pages() {
+  size_ = 0;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  if (capacity_ == 0 || page == 0 || page == static_cast<uintptr_t>(-1))
+    return;
+  const auto begin = reinterpret_cast<uintptr_t>(storage_.get());
+  const uintptr_t first = (begin + page - 1) / page * page;
+  const uintptr_t last = (begin + capacity_) / page * page;
+  if (last > first) {
+    // Only an advice: a kernel without MADV_FREE keeps the pages, as before.
+    static_cast<void>(::madvise(reinterpret_cast<void *>(first), last - first, MADV_FREE));
+  }
 }
 
 } // namespace ava
