@@ -279,7 +279,16 @@ void Connection::remember_abandoned_locked(uint64_t call_id) {
   abandoned_order_.push_back(call_id);
 }
 
+namespace {
+thread_local uint64_t t_abandoned_call = 0;
+} // namespace
+
+uint64_t Connection::abandoned_by_this_thread() {
+  return t_abandoned_call;
+}
+
 Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, MsgBuf *out) {
+  t_abandoned_call = 0;
   auto done = [w] { return w->state_.load(std::memory_order_acquire) != ReplyWaiter::kWaiting; };
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
@@ -355,6 +364,7 @@ Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, 
       } catch (...) {
         // Without the record a late reply breaks the connection: still safe.
       }
+      t_abandoned_call = call_id;
       return Status::error(AVA_E_TIMEOUT, "no reply within " + std::to_string(timeout_ms) + " ms");
     }
     // The reader finished the waiter under pending_mu_ meanwhile.
@@ -513,6 +523,8 @@ bool Connection::deliver_reply(MsgBuf &&msg, std::string *reason) {
     return true;
   }
   if (abandoned_.erase(call_id) != 0) {
+    if (transfers_ != nullptr)
+      transfers_->reply_arrived(call_id);
     return true;
   }
   *reason = "reply to call " + std::to_string(call_id) + ", which is not waiting for one";

@@ -82,6 +82,10 @@ public:
   // connection has reported it once already.
   Status wait_reply(ReplyWaiter *waiter, uint64_t call_id, int timeout_ms, MsgBuf *out);
 
+  // The call this thread waited for last, when it gave up waiting for its
+  // reply (call_timeout_ms); 0 when that call got its reply.
+  static uint64_t abandoned_by_this_thread();
+
   // Orderly close: GOODBYE, shut the channel, join the threads. Idempotent.
   void close();
 

@@ -271,7 +271,7 @@ uint64_t ava_guest_transfer_expect_lent(const struct ava_guest_spec *spec, void 
 void ava_guest_transfer_cancel(const struct ava_guest_spec *spec, uint64_t token) {
   Runtime *runtime = ava::guest::find_runtime(spec, false);
   if (runtime != nullptr && token != 0)
-    runtime->transfers().cancel(token);
+    runtime->transfers().cancel(token, ava::guest::Connection::abandoned_by_this_thread());
 }
 
 void ava_guest_unsupported(const struct ava_guest_spec *spec, const char *func_name) {

@@ -56,9 +56,28 @@ uint64_t TransferTable::expect_lent(void *dst, uint64_t capacity,
   return token;
 }
 
-void TransferTable::cancel(uint64_t token) {
+void TransferTable::cancel(uint64_t token, uint64_t abandoned_call) {
   std::lock_guard lock(mu_);
-  open_.erase(token);
+  auto it = open_.find(token);
+  if (it == open_.end())
+    return;
+  if (abandoned_call == 0) {
+    open_.erase(it);
+    return;
+  }
+  // A lent heap block stays lent too: the worker may still write into it.
+  it->second.ptr = nullptr;
+  it->second.abandoned_call = abandoned_call;
+}
+
+void TransferTable::reply_arrived(uint64_t call_id) {
+  std::lock_guard lock(mu_);
+  for (auto it = open_.begin(); it != open_.end();) {
+    if (it->second.ptr == nullptr && it->second.abandoned_call == call_id)
+      it = open_.erase(it);
+    else
+      ++it;
+  }
 }
 
 size_t TransferTable::open() const {
@@ -122,10 +141,13 @@ bool TransferTable::deliver(const MsgBuf &msg, std::string *reason) {
   for (uint32_t i = 0; i < d.npieces; ++i) {
     ava_data_piece p;
     std::memcpy(&p, pieces + i * sizeof p, sizeof p);
-    if (in_heap && p.length > 0 && dst.lent.get() != dst.ptr)
-      std::memcpy(dst.ptr + p.offset, dst.lent.get() + p.offset, p.length);
-    else if (!in_heap && p.length > 0)
-      std::memcpy(dst.ptr + p.offset, bytes + at, p.length);
+    // A tombstone's bytes go nowhere.
+    if (dst.ptr != nullptr && p.length > 0) {
+      if (!in_heap)
+        std::memcpy(dst.ptr + p.offset, bytes + at, p.length);
+      else if (dst.lent.get() != dst.ptr)
+        std::memcpy(dst.ptr + p.offset, dst.lent.get() + p.offset, p.length);
+    }
     at += in_heap ? 0 : p.length;
   }
   if ((d.flags & AVA_DATA_END) != 0)

@@ -29,8 +29,15 @@ public:
   // transfer is small). The block goes back when the transfer ends.
   uint64_t expect_lent(void *dst, uint64_t capacity, const std::shared_ptr<Connection> &conn,
                        uint64_t *heap_offset);
-  // The call failed: no DATA will come for token.
-  void cancel(uint64_t token);
+  // The call carrying token failed. abandoned_call 0: its reply said so, and
+  // any DATA for token came before it, so the token is forgotten. Otherwise
+  // the call was abandoned (no reply in call_timeout_ms) and the worker may
+  // still send DATA for it: the token stays as a tombstone whose DATA is
+  // checked and dropped (the program's destination is no longer the
+  // transfer's), until its END or the abandoned call's late reply.
+  void cancel(uint64_t token, uint64_t abandoned_call);
+  // The late reply of abandoned call_id came: its tokens' DATA came before.
+  void reply_arrived(uint64_t call_id);
   // Copies one DATA message into its destination. False, with *reason, when
   // the message breaks the protocol (a token nobody expects, a piece outside
   // the destination, lengths that do not add up).
@@ -40,9 +47,10 @@ public:
 
 private:
   struct Destination {
-    uint8_t *ptr;
+    uint8_t *ptr; // nullptr: a tombstone, whose bytes go nowhere
     uint64_t capacity;
     std::shared_ptr<uint8_t> lent; // a heap block, released with the last copy
+    uint64_t abandoned_call = 0;   // a tombstone's call
   };
   uint64_t add(Destination d);
   mutable std::mutex mu_;

@@ -346,5 +346,50 @@ Test(worker_transfers, the_guest_refuses_data_that_lies) {
   cr_expect_eq(table.open(), 1u, "without END the destination stays open");
   cr_expect(table.deliver(data_message({"end", token, AVA_DATA_END, {}, 0, 0}), &reason));
   cr_expect_eq(table.open(), 0u);
-  table.cancel(token); // harmless after the end
+  table.cancel(token, 0); // harmless after the end
+}
+
+// A call abandoned (no reply in call_timeout_ms) leaves its token as a
+// tombstone: the worker's late DATA is checked and dropped, never written
+// into the program's memory (the program saw the call fail and may reuse
+// it) and never taken for a protocol break; the tombstone goes with the
+// transfer's END or with the abandoned call's late reply. A call whose reply
+// said it failed forgets its token at once.
+Test(worker_transfers, late_data_of_an_abandoned_call_goes_nowhere) {
+  std::string reason;
+  {
+    ava::guest::TransferTable table;
+    std::vector<uint8_t> dst(64, 0x42);
+    const uint64_t token = table.expect(dst.data(), dst.size());
+    table.cancel(token, 77);
+    cr_expect_eq(table.open(), 1u, "the tombstone is gone before its DATA");
+    cr_expect(table.deliver(data_message({"late", token, 0, {{0, 8}}, 8, 0}), &reason), "%s",
+              reason.c_str());
+    cr_expect_eq(std::count(dst.begin(), dst.end(), 0x42), 64, "late DATA was written");
+    // Its lies are still lies.
+    cr_expect_not(table.deliver(data_message({"past", token, 0, {{65, 0}}, 0, 0}), &reason));
+    cr_expect(table.deliver(data_message({"end", token, AVA_DATA_END, {}, 0, 0}), &reason), "%s",
+              reason.c_str());
+    cr_expect_eq(table.open(), 0u);
+    cr_expect_not(table.deliver(data_message({"after end", token, 0, {{0, 8}}, 8, 0}), &reason));
+  }
+  {
+    ava::guest::TransferTable table;
+    std::vector<uint8_t> dst(64, 0x42);
+    const uint64_t mine = table.expect(dst.data(), dst.size());
+    const uint64_t other = table.expect(dst.data(), dst.size());
+    table.cancel(mine, 77);
+    table.cancel(other, 78);
+    table.reply_arrived(77); // DATA for call 77 would have come before it
+    cr_expect_eq(table.open(), 1u, "only call 77's tombstone goes");
+    cr_expect_not(table.deliver(data_message({"after reply", mine, 0, {{0, 8}}, 8, 0}), &reason));
+    cr_expect(table.deliver(data_message({"other", other, AVA_DATA_END, {}, 0, 0}), &reason));
+  }
+  {
+    ava::guest::TransferTable table;
+    std::vector<uint8_t> dst(64, 0x42);
+    const uint64_t token = table.expect(dst.data(), dst.size());
+    table.cancel(token, 0);
+    cr_expect_eq(table.open(), 0u, "a call that was answered keeps no tombstone");
+  }
 }
