@@ -27,6 +27,7 @@ GuestConnection::GuestConnection(std::unique_ptr<Channel> channel, const WorkerO
       settings_(options.plugin_settings) {
   channel_->set_max_message(options.max_message);
   channel_->set_send_timeout_ms(options.send_timeout_ms);
+  handles_.set_limit(options.max_guest_objects);
 }
 
 GuestConnection::~GuestConnection() {

@@ -30,6 +30,8 @@ uint64_t HandleTable::insert(void *object, uint32_t type, bool owned) {
     value.created = value.created || owned;
     return it->second;
   }
+  if (limit_ != 0 && by_id_.size() >= limit_)
+    return 0;
   uint64_t id = next_id_;
   by_id_.emplace(id, Value{object, type, owned ? 1u : 0u, owned});
   try {
@@ -46,7 +48,7 @@ bool HandleTable::insert_as(void *object, uint32_t type, uint64_t id) {
   if ((id & AVA_GUEST_ID_MASK) != AVA_GUEST_ID_BIT)
     return false;
   std::lock_guard lock(mutex_);
-  if (by_id_.count(id) != 0)
+  if (by_id_.count(id) != 0 || (limit_ != 0 && by_id_.size() >= limit_))
     return false;
   by_id_.emplace(id, Value{object, type, 1u, true});
   try {
@@ -109,6 +111,11 @@ void HandleTable::forget_object_locked(uint64_t id, const Value &value) {
 size_t HandleTable::size() const {
   std::lock_guard lock(mutex_);
   return by_id_.size();
+}
+
+void HandleTable::set_limit(size_t entries) {
+  std::lock_guard lock(mutex_);
+  limit_ = entries;
 }
 
 } // namespace ava

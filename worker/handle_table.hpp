@@ -28,9 +28,11 @@ public:
   // reused. With owned the guest gets one more reference to drop (a create
   // or retain), which teardown drops for it if it does not. Throws
   // std::bad_alloc.
+  // Returns 0, registering nothing, when the table holds its limit.
   uint64_t insert(void *object, uint32_t type, bool owned);
   // Registers a new object (one owned reference) under an id the guest chose
-  // (AVA_GUEST_ID_BIT space); false if id is outside that space or taken.
+  // (AVA_GUEST_ID_BIT space); false if id is outside that space or taken,
+  // or the table holds its limit.
   // Throws std::bad_alloc.
   bool insert_as(void *object, uint32_t type, uint64_t id);
   // The object behind id if it has the given type, else nullptr.
@@ -46,6 +48,8 @@ public:
   // so teardown can always run to the end.
   bool pop_newest(Entry *out);
   size_t size() const;
+  // At most this many entries (the guest's objects budget); 0: no limit.
+  void set_limit(size_t entries);
 
 private:
   struct Key {
@@ -70,6 +74,7 @@ private:
 
   mutable std::mutex mutex_;
   uint64_t next_id_;
+  size_t limit_ = 0;
   std::map<uint64_t, Value> by_id_; // ordered: teardown goes newest first
   std::unordered_map<Key, uint64_t, KeyHash> by_object_;
 };

@@ -32,6 +32,9 @@ struct WorkerOptions {
   std::string report_file;
   // Shadow threads one guest may have; a CALL from one more guest thread gets AVA_E_NOMEM.
   uint32_t max_guest_threads = 1024;
+  // Handles one guest may hold; a call that would register one more fails
+  // (AVA_E_POLICY: the API's out-of-resources error). 0: no limit.
+  uint32_t max_guest_objects = 262144;
   // A guest that reads nothing for this long while the worker sends to it is
   // dropped (its sends fail), so it cannot hold a worker or driver thread.
   int send_timeout_ms = 30000;

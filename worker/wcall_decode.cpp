@@ -240,18 +240,25 @@ AVA_W_EXPORT uint64_t ava_w_handle_out(struct ava_wcall *w, void *object, uint32
     set_pending(w, AVA_E_PROTO);
     return 0;
   }
+  int failed = AVA_E_NOMEM;
   try {
     const uint64_t id = w->connection->handles().insert(object, type, owned != 0);
-    if (owned != 0)
-      w->connection->resources().bind(id, &w->charge);
-    return id;
+    if (id != 0) {
+      if (owned != 0)
+        w->connection->resources().bind(id, &w->charge);
+      return id;
+    }
+    failed = AVA_E_POLICY;
+    w->connection->log_error("holds its budget of objects (guest.objects): a call that makes "
+                             "one more fails");
   } catch (const std::bad_alloc &) {
-    // The guest will see the call fail, so nobody could ever free an owned object.
-    if (owned != 0 && w->spec->destroy != nullptr)
-      w->spec->destroy(type, object);
-    set_pending(w, AVA_E_NOMEM);
-    return 0;
+    // failed stays AVA_E_NOMEM
   }
+  // The guest will see the call fail, so nobody could ever free an owned object.
+  if (owned != 0 && w->spec->destroy != nullptr)
+    w->spec->destroy(type, object);
+  set_pending(w, failed);
+  return 0;
 }
 
 AVA_W_EXPORT int ava_w_handles_out(struct ava_wcall *w, void *array, uint64_t n, uint32_t type,
@@ -272,6 +279,17 @@ AVA_W_EXPORT int ava_w_handles_out(struct ava_wcall *w, void *array, uint64_t n,
         id = w->connection->handles().insert(object, type, owned != 0);
       } catch (const std::bad_alloc &) {
         return AVA_E_NOMEM;
+      }
+      if (id == 0) {
+        // The objects budget. The call fails: the owned objects not yet
+        // registered could never be freed by the guest (those before them
+        // go at teardown).
+        for (uint64_t j = i; owned != 0 && w->spec->destroy != nullptr && j < n; ++j) {
+          std::memcpy(&object, slots + j * 8, sizeof object);
+          if (object != nullptr)
+            w->spec->destroy(type, object);
+        }
+        return AVA_E_POLICY;
       }
       if (owned != 0)
         w->connection->resources().bind(id, &w->charge);

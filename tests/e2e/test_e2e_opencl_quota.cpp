@@ -64,3 +64,22 @@ Test(e2e_opencl_quota, without_a_quota_the_device_is_as_native, .timeout = 600) 
   const std::string why = remoted::not_remoted_reason(w.stop(), "opencl");
   cr_expect(why.empty(), "%s", why.c_str());
 }
+
+// The objects budget ([guest] objects; finding 6): a guest that makes
+// objects without end gets CL_OUT_OF_RESOURCES once it holds its budget,
+// and room again when it releases; the worker goes on serving.
+Test(e2e_opencl_quota, a_guest_holds_at_most_its_budget_of_objects, .timeout = 600) {
+  require_spec();
+  const std::string program = std::string(OCL_DIR) + "/ocl_object_budget";
+  OpenclWorker w("[guest]\nobjects = 64\n");
+  cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());
+  const ProcResult r = w.run({program, "64"});
+  cr_expect_eq(r.exit_code, 0, "exit %d:\n%s%s", r.exit_code, r.out.c_str(), r.err.c_str());
+  cr_expect(r.out.find("refused: CL_OUT_OF_RESOURCES") != std::string::npos, "%s", r.out.c_str());
+  // A guest within the budget is served as before.
+  const ProcResult again = w.run({kProgram, "info"});
+  cr_expect_eq(again.exit_code, 0, "exit %d:\n%s", again.exit_code, again.err.c_str());
+  const remoted::WorkerReport report = w.stop();
+  const std::string why = remoted::not_remoted_reason(report, "opencl", 2);
+  cr_expect(why.empty(), "%s", why.c_str());
+}

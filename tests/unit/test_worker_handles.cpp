@@ -124,3 +124,23 @@ Test(worker_handles, concurrent_use) {
     thread.join();
   cr_expect_eq(table.size(), static_cast<size_t>(kThreads * kPerThread / 2));
 }
+
+// The guest's objects budget (guest.objects): a new entry beyond it is
+// refused, known objects still get their ids, and room comes back as the
+// guest releases.
+Test(worker_handles, the_table_holds_at_most_its_limit) {
+  ava::HandleTable t;
+  t.set_limit(3);
+  int objects[5];
+  const uint64_t a = t.insert(&objects[0], 1, true);
+  const uint64_t b = t.insert(&objects[1], 1, true);
+  cr_assert(a != 0 && b != 0 && t.insert(&objects[2], 2, false) != 0);
+  cr_expect_eq(t.insert(&objects[3], 1, true), 0u, "a fourth entry");
+  cr_expect_not(t.insert_as(&objects[3], 1, AVA_GUEST_ID_BIT | 5), "a fourth, chosen id");
+  cr_expect_eq(t.insert(&objects[0], 1, true), a, "a known object is no new entry");
+  cr_expect_eq(t.size(), 3u);
+  cr_expect(t.release(b));
+  cr_expect_neq(t.insert(&objects[4], 1, true), 0u, "released room is room again");
+  t.set_limit(0);
+  cr_expect_neq(t.insert(&objects[3], 1, true), 0u, "0: no limit");
+}

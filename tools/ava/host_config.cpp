@@ -132,7 +132,8 @@ Status parse_host_config(std::string_view text, std::string_view source, HostCon
        : key == "guest.bytes_per_sec" ? config.limits.bytes_per_sec
                                       : config.limits.device_memory) = v;
     } else if (key == "guest.threads" || key == "guest.send_timeout_ms" ||
-               key == "guest.connections" || key == "guest.connections_per_peer") {
+               key == "guest.connections" || key == "guest.connections_per_peer" ||
+               key == "guest.objects") {
       if (int_value == nullptr || *int_value <= 0 || *int_value > INT32_MAX)
         return error_at(source, line, key + " must be a positive number");
       const auto v = static_cast<uint32_t>(*int_value);
@@ -142,6 +143,8 @@ Status parse_host_config(std::string_view text, std::string_view source, HostCon
         config.limits.send_timeout_ms = static_cast<int>(v);
       else if (key == "guest.connections")
         config.limits.connections = v;
+      else if (key == "guest.objects")
+        config.limits.objects = v;
       else
         config.limits.connections_per_peer = v;
     } else if (key == "guest.memory_max") {
@@ -162,7 +165,7 @@ Status parse_host_config(std::string_view text, std::string_view source, HostCon
                           "' (known: guest.isolation, guest.user, guest.group, guest.cgroup, "
                           "guest.memory_max, guest.cmds_per_sec, guest.bytes_per_sec, "
                           "guest.device_memory, guest.threads, guest.send_timeout_ms, "
-                          "guest.connections, guest.connections_per_peer, "
+                          "guest.connections, guest.connections_per_peer, guest.objects, "
                           "opencl.kernels_without_arg_info)");
     }
   }

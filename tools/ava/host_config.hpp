@@ -54,6 +54,9 @@ struct GuestLimits {
   int send_timeout_ms = 30000;
   uint32_t connections = 1024;
   uint32_t connections_per_peer = 64;
+  // Handles one guest may hold (objects it made or was told of): a call that
+  // would make one more fails as out of resources.
+  uint32_t objects = 262144;
 };
 
 // The tighter of a host limit and a guest's own (0 = none on either side).

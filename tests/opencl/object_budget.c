@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* A guest that makes objects without end (issue 13, finding 6: budgets).
+ * Under a host's [guest] objects = LIMIT it creates user events until one is
+ * refused, which must happen before LIMIT of them (the guest's platform,
+ * device and context count too) with the API's out-of-resources error;
+ * after it releases half of them it may make objects again. Runs only
+ * under ava, by tests/e2e/test_e2e_opencl_quota.cpp. Exit 0 when each step
+ * went as the budget says. */
+#include "common.h"
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s LIMIT\n", argv[0]);
+    return 2;
+  }
+  const unsigned long limit = strtoul(argv[1], NULL, 0);
+  if (limit < 8 || limit > 100000) {
+    fprintf(stderr, "LIMIT must be between 8 and 100000\n");
+    return 2;
+  }
+  OclEnv env = ocl_env_open();
+  cl_event *events = calloc(limit + 1, sizeof *events);
+  if (events == NULL)
+    return 2;
+  unsigned long made = 0;
+  cl_int err = CL_SUCCESS;
+  while (made <= limit) {
+    events[made] = clCreateUserEvent(env.context, &err);
+    if (events[made] == NULL)
+      break;
+    ++made;
+  }
+  printf("user events until one was refused: %s\n", cl_err_name(err));
+  EXPECT(made < limit && made + 8 >= limit, "made %lu user events under a budget of %lu objects",
+         made, limit);
+  EXPECT(err == CL_OUT_OF_RESOURCES, "the refusal said %s", cl_err_name(err));
+  for (unsigned long i = made / 2; i < made; ++i)
+    CHECK(clReleaseEvent(events[i]));
+  made /= 2;
+  events[made] = clCreateUserEvent(env.context, &err);
+  printf("after releasing half: %s\n", cl_err_name(err));
+  EXPECT(events[made] != NULL && err == CL_SUCCESS, "no room after the releases");
+  if (events[made] != NULL)
+    ++made;
+  for (unsigned long i = 0; i < made; ++i)
+    CHECK(clReleaseEvent(events[i]));
+  free(events);
+  ocl_env_close(&env);
+  return ocl_finish();
+}
