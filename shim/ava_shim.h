@@ -177,6 +177,8 @@ void ava_guest_shutdown(const struct ava_guest_spec *spec);
 #define AVA_LIFETIME_COUPLED 1u
 #define AVA_LIFETIME_MANUAL 2u
 #define AVA_LIFETIME_STATIC 3u
+/* Until the callback has run once (or the guest goes). */
+#define AVA_LIFETIME_ONCE 4u
 
 #ifdef __cplusplus
 }

@@ -153,7 +153,7 @@ Status Call::add_callback(uint32_t decl_id, void (*fn)(void), void *userdata, ui
   if (fn == nullptr) {
     return Status::ok();
   }
-  if (lifetime > AVA_LIFETIME_STATIC) {
+  if (lifetime > AVA_LIFETIME_ONCE) {
     return Status::error(AVA_E_PROTO,
                          "internal error: invalid callback lifetime " + std::to_string(lifetime));
   }

@@ -610,6 +610,9 @@ void Connection::run_callback(const MsgBuf &msg) {
     const uint8_t *args = msg.data() + kHeader;
     const uint8_t *payload = args + hdr.args_len;
     uint64_t payload_len = hdr.total_len - kHeader - hdr.args_len;
+    // A once registration ends here: the worker asks for it once at most.
+    if (entry.lifetime == AVA_LIFETIME_ONCE)
+      callbacks_->remove(hdr.call_id);
     const int rc = spec_->callback_dispatch(hdr.func_id, entry.fn, entry.userdata, args,
                                             hdr.args_len, payload, payload_len);
     if (rc == AVA_E_LENGTH) {

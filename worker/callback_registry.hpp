@@ -19,6 +19,7 @@ class GuestConnection;
 struct CallbackCtx {
   std::weak_ptr<GuestConnection> connection;
   uint64_t callback_id; // the guest's registration id
+  bool once;            // AVA_LIFETIME_ONCE: retired by the call that claims it
 };
 
 class CallbackRegistry {
@@ -27,9 +28,12 @@ public:
   static CallbackRegistry &instance();
 
   // Returns a non-zero key. Throws std::bad_alloc.
-  uint64_t add(std::weak_ptr<GuestConnection> connection, uint64_t callback_id);
+  uint64_t add(std::weak_ptr<GuestConnection> connection, uint64_t callback_id, bool once = false);
   // The context behind key, or nullptr if it was retired.
   std::shared_ptr<const CallbackCtx> find(uint64_t key) const;
+  // The same for a trampoline about to run the callback: a once context is
+  // retired here, so that a second call of the API's finds nothing.
+  std::shared_ptr<const CallbackCtx> claim(uint64_t key);
   void remove(uint64_t key);
 
   static void *to_user_data(uint64_t key) { return reinterpret_cast<void *>(key); }

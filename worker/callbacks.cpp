@@ -81,10 +81,13 @@ AVA_W_EXPORT int ava_wcb_begin(struct ava_wcb *cb, void *ctx, uint32_t decl_id) 
   if (cb == nullptr)
     return AVA_E_PROTO;
   cb->impl = nullptr;
-  auto found = ava::CallbackRegistry::instance().find(ava::CallbackRegistry::from_user_data(ctx));
+  const uint64_t key = ava::CallbackRegistry::from_user_data(ctx);
+  auto found = ava::CallbackRegistry::instance().claim(key);
   if (found == nullptr)
     return AVA_E_CLOSED; // the registration's lifetime is over
   auto connection = found->connection.lock();
+  if (connection != nullptr && found->once)
+    connection->forget_once_ctx(key);
   if (connection == nullptr || !connection->alive() || connection->spec() == nullptr)
     return AVA_E_CLOSED;
   auto *m = new (std::nothrow) CallbackMessage(std::move(connection), found->callback_id, decl_id);

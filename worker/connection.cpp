@@ -133,9 +133,18 @@ void GuestConnection::keep_buffer(void *buffer, uint32_t lifetime, uint64_t coup
 
 void GuestConnection::keep_callback_ctx(uint64_t ctx_key, uint32_t lifetime,
                                         uint64_t coupled_handle) {
-  uint64_t key = lifetime == AVA_LIFETIME_COUPLED ? coupled_handle : 0;
   std::lock_guard lock(kept_mutex_);
+  if (lifetime == AVA_LIFETIME_ONCE) {
+    once_ctx_.insert(ctx_key);
+    return;
+  }
+  uint64_t key = lifetime == AVA_LIFETIME_COUPLED ? coupled_handle : 0;
   kept_.emplace(key, Kept{nullptr, ctx_key});
+}
+
+void GuestConnection::forget_once_ctx(uint64_t ctx_key) {
+  std::lock_guard lock(kept_mutex_);
+  once_ctx_.erase(ctx_key);
 }
 
 void GuestConnection::release_coupled(uint64_t handle) {
@@ -150,12 +159,16 @@ void GuestConnection::release_coupled(uint64_t handle) {
 
 void GuestConnection::release_all_kept() {
   std::unordered_multimap<uint64_t, Kept> released;
+  std::unordered_set<uint64_t> once;
   {
     std::lock_guard lock(kept_mutex_);
     released.swap(kept_);
+    once.swap(once_ctx_);
   }
   for (auto &entry : released)
     release(entry.second);
+  for (uint64_t key : once)
+    CallbackRegistry::instance().remove(key);
 }
 
 void GuestConnection::at_departure(void (*fn)(void *), void *arg) {

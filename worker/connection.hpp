@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "transport/channel.hpp"
 #include "worker/ava_worker_rt.h"
@@ -88,6 +89,8 @@ public:
   // Throw std::bad_alloc; on failure the caller still owns what it passed.
   void keep_buffer(void *buffer, uint32_t lifetime, uint64_t coupled_handle);
   void keep_callback_ctx(uint64_t key, uint32_t lifetime, uint64_t coupled_handle);
+  // A once context ran (CallbackRegistry::claim retired it): nothing to free at teardown.
+  void forget_once_ctx(uint64_t key);
   // The coupled handle was released: free what was kept for it.
   void release_coupled(uint64_t handle);
   // Teardown: free everything kept.
@@ -173,6 +176,7 @@ private:
   std::mutex kept_mutex_;
   std::unordered_multimap<uint64_t, Kept> kept_; // by coupled handle; 0 = until teardown
   std::unordered_multimap<void *, void (*)(void *)> departures_; // kept_mutex_; by arg
+  std::unordered_set<uint64_t> once_ctx_; // kept_mutex_; once contexts not yet run
 
   uint64_t async_received_ = 0; // the reader's, under the session's rx lock
   std::atomic<uint64_t> async_done_{0};

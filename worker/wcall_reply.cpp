@@ -209,7 +209,7 @@ AVA_W_EXPORT void *ava_w_callback_ctx(struct ava_wcall *w, uint64_t callback_id,
   ava::CallbackRegistry &registry = ava::CallbackRegistry::instance();
   uint64_t key = 0;
   try {
-    key = registry.add(w->connection, callback_id);
+    key = registry.add(w->connection, callback_id, lifetime == AVA_LIFETIME_ONCE);
     if (lifetime == AVA_LIFETIME_CALL)
       w->call_callback_keys.push_back(key);
     else

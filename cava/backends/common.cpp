@@ -177,6 +177,9 @@ void eval_block(Emitter &out, const Block &block, const Param &p, const std::str
       case Ann::LifetimeStatic:
         out.line(indent + "ava_life_" + n + " = AVA_LIFETIME_STATIC;");
         break;
+      case Ann::LifetimeOnce:
+        out.line(indent + "ava_life_" + n + " = AVA_LIFETIME_ONCE;");
+        break;
       case Ann::LifetimeCoupled:
         out.line(indent + "ava_life_" + n + " = AVA_LIFETIME_COUPLED;");
         out.line(indent + "ava_coupled_" + n + " = " +
@@ -207,7 +210,7 @@ bool has_lifetime(const Block &block) {
   for (const Stmt &s : block.stmts) {
     if (s.kind == Stmt::Kind::Annotation &&
         (s.ann.kind == Ann::LifetimeCoupled || s.ann.kind == Ann::LifetimeManual ||
-         s.ann.kind == Ann::LifetimeStatic))
+         s.ann.kind == Ann::LifetimeStatic || s.ann.kind == Ann::LifetimeOnce))
       return true;
     if (s.kind == Stmt::Kind::If && ((s.then_block && has_lifetime(*s.then_block)) ||
                                      (s.else_block && has_lifetime(*s.else_block))))

@@ -192,6 +192,7 @@ void KernelGen::preamble() {
   out_.line("#define AVA_LIFETIME_COUPLED 1u");
   out_.line("#define AVA_LIFETIME_MANUAL 2u");
   out_.line("#define AVA_LIFETIME_STATIC 3u");
+  out_.line("#define AVA_LIFETIME_ONCE 4u");
   out_.line();
   bool any_rename = false;
   for (const Function &fn : spec_.functions) {

@@ -25,6 +25,7 @@ constexpr AnnEntry kAnns[] = {
     {Ann::LifetimeCoupled, "ava_lifetime_coupled", false},
     {Ann::LifetimeManual, "ava_lifetime_manual", false},
     {Ann::LifetimeStatic, "ava_lifetime_static", false},
+    {Ann::LifetimeOnce, "ava_lifetime_once", false},
     {Ann::Allocates, "ava_allocates", false},
     {Ann::Deallocates, "ava_deallocates", false},
     {Ann::Retains, "ava_retains", false},

@@ -33,6 +33,7 @@ enum class Ann {
   LifetimeCoupled,
   LifetimeManual,
   LifetimeStatic,
+  LifetimeOnce, // a callback run at most once: its registration ends when it ran
   Allocates,
   Deallocates,
   Retains,

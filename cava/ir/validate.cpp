@@ -150,6 +150,7 @@ void Validator::check_implemented(const Annotation &a, bool function_scope) {
                                        Ann::LifetimeCoupled,
                                        Ann::LifetimeManual,
                                        Ann::LifetimeStatic,
+                                       Ann::LifetimeOnce,
                                        Ann::Allocates,
                                        Ann::Deallocates,
                                        Ann::Retains,
@@ -412,9 +413,12 @@ void Validator::resolve_param(Function &fn, Param &p) {
   if (has(Ann::Allocates))
     diag_.error(p.loc, "ava_allocates applies to return values and ava_element, not to " + where);
   const bool lifetime = has(Ann::LifetimeCoupled) || has(Ann::LifetimeManual) ||
-                        has(Ann::LifetimeStatic) || has(Ann::LifetimeCall);
+                        has(Ann::LifetimeStatic) || has(Ann::LifetimeCall) ||
+                        has(Ann::LifetimeOnce);
   if (lifetime && v.role != Role::Buffer && v.role != Role::Callback)
     diag_.error(p.loc, "ava_lifetime_* applies to buffers and callbacks; " + where + " is neither");
+  if (has(Ann::LifetimeOnce) && v.role != Role::Callback)
+    diag_.error(p.loc, "ava_lifetime_once applies to callbacks; " + where + " is not one");
 }
 
 void Validator::resolve_return(Function &fn) {

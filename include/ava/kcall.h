@@ -47,6 +47,7 @@ struct ava_kconn;
 #define AVA_LIFETIME_COUPLED 1u
 #define AVA_LIFETIME_MANUAL 2u
 #define AVA_LIFETIME_STATIC 3u
+#define AVA_LIFETIME_ONCE 4u
 #endif
 
 /*

@@ -115,6 +115,7 @@ void __ava_lifetime_call(void);
 void __ava_lifetime_coupled(const void *object);
 void __ava_lifetime_manual(void);
 void __ava_lifetime_static(void);
+void __ava_lifetime_once(void);
 void __ava_allocates(void);
 void __ava_deallocates(void);
 void __ava_retains(void);
@@ -138,6 +139,9 @@ void __ava_error(long double value);
 #define ava_lifetime_coupled(obj) __ava_lifetime_coupled((const void *)(obj))
 #define ava_lifetime_manual __ava_lifetime_manual()
 #define ava_lifetime_static __ava_lifetime_static()
+/* A callback the API calls at most once (an event's completion, a build's
+ * end): its registration ends when it has run, not with the guest. */
+#define ava_lifetime_once __ava_lifetime_once()
 #define ava_allocates __ava_allocates()
 /* The call drops one guest reference to this handle (a release); the id goes with the last one. */
 #define ava_deallocates __ava_deallocates()

@@ -90,6 +90,10 @@ const BadSpec kCases[] = {
      "int f(const char *s, int k) {\n  ava_argument(s) { ava_in; ava_buffer(k); "
      "ava_lifetime_coupled(0); }\n}\n",
      2, "ava_lifetime_coupled takes the name of a handle argument of f"},
+    {"once for a buffer", true,
+     "int f(const char *s, int k) {\n  ava_argument(s) { ava_in; ava_buffer(k); "
+     "ava_lifetime_once; }\n}\n",
+     1, "ava_lifetime_once applies to callbacks; argument 's' of f is not one"},
     {"handles allocated but never freed", true,
      "obj mk(void) {\n  ava_return_value { ava_allocates; }\n}\n", -1,
      "handles of type obj are allocated but no function deallocates them"},

@@ -125,6 +125,13 @@ uint64_t serve_set_global(FakeWorker &w) {
       w, AVA_WTEST_FN_WT_SET_GLOBAL_CALLBACK);
 }
 
+// wt_set_once_callback: the registration lives until it ran once (ONCE).
+uint64_t serve_set_once(FakeWorker &w) {
+  return serve_registration<ava_wtest_wt_set_once_callback_call,
+                            ava_wtest_wt_set_once_callback_reply>(
+      w, AVA_WTEST_FN_WT_SET_ONCE_CALLBACK);
+}
+
 // wt_notify: the registration lives for the call (CALL).
 uint64_t serve_notify(FakeWorker &w) {
   return serve_registration<ava_wtest_wt_notify_call, ava_wtest_wt_notify_reply>(
@@ -249,6 +256,7 @@ Test(guest_callbacks, lifetimes_end_registrations) {
     uint64_t coupled = serve_set_callback(fw);
     uint64_t per_call = serve_notify(fw);
     uint64_t forever = serve_set_global(fw);
+    uint64_t once = serve_set_once(fw);
     serve_call<ava_wtest_wt_obj_release_reply>(fw, AVA_WTEST_FN_WT_OBJ_RELEASE, WT_OK);
     // Inside the next call the guest has dropped the coupled registration.
     Seen call;
@@ -257,6 +265,8 @@ Test(guest_callbacks, lifetimes_end_registrations) {
     }
     fire(fw, coupled, 1, "coupled");
     fire(fw, per_call, 2, "per call");
+    fire(fw, once, 4, "once");
+    fire(fw, once, 5, "once more"); // a lying worker: the registration ended
     fire(fw, forever, 3, "static");
     ava_wtest_wt_get_tag_reply r{};
     fw.reply(call, &r, sizeof r);
@@ -267,6 +277,7 @@ Test(guest_callbacks, lifetimes_end_registrations) {
   cr_assert_eq(wt_set_callback(obj(7), on_event, &user), WT_OK);
   cr_assert_eq(wt_notify(obj(8), 0, on_event, &user), WT_OK);
   cr_assert_eq(wt_set_global_callback(on_event, &user), WT_OK);
+  cr_assert_eq(wt_set_once_callback(on_event, &user), WT_OK);
   cr_assert_eq(wt_obj_release(obj(7)), WT_OK);
   cr_assert_eq(wt_get_tag(), 0);
   ava_guest_shutdown(spec());
@@ -274,7 +285,7 @@ Test(guest_callbacks, lifetimes_end_registrations) {
   err.finish();
   cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
   std::lock_guard lock(g_seen.mu);
-  cr_expect_eq(g_seen.calls, 1, "only the STATIC registration is still live");
+  cr_expect_eq(g_seen.calls, 2, "the STATIC registration, and the ONCE one once");
   cr_expect_eq(g_seen.event, 3);
 }
 

@@ -9,6 +9,7 @@
 
 #include "tests/wtest/wtest.h"
 #include "tests/wtest/wtest_hooks.h"
+#include "worker/callback_registry.hpp"
 #include "worker/testing/fake_guest.hpp"
 
 using namespace ava;
@@ -257,4 +258,35 @@ Test(worker_callbacks, async_callbacks_from_library_threads, .timeout = 60) {
   s.done(cb, AVA_OK);
   library.join();
   cr_expect_eq(result.load(), 0);
+}
+
+// A once registration (ava_lifetime_once) ends when its callback has run: a
+// library that calls it again reaches nothing, and one that never ran goes
+// with the guest. (Static ones stay until the guest goes: an event callback
+// a program sets per command would keep a context per command.)
+Test(worker_callbacks, once_registrations_end_when_run, .timeout = 60) {
+  Session s;
+  ava_wtest_wt_set_once_callback_call a{.fn = kGlobalId, .user = 1};
+  Received reply;
+  cr_assert_eq(s.guest->call(AVA_WTEST_FN_WT_SET_ONCE_CALLBACK, a, &reply), AVA_OK);
+  void *ctx = wt_lib_global_user();
+  const uint64_t key = CallbackRegistry::from_user_data(ctx);
+  cr_assert_not_null(CallbackRegistry::instance().find(key));
+  std::atomic<int> result{-1};
+  std::thread library([&] { result = invoke(ctx, 4); });
+  Received cb;
+  s.expect_callback(&cb, kGlobalId);
+  s.done(cb, AVA_OK);
+  library.join();
+  cr_expect_eq(result.load(), AVA_OK);
+  cr_expect_null(CallbackRegistry::instance().find(key), "the context outlived its one run");
+  cr_expect_eq(invoke(ctx, 5), AVA_E_CLOSED, "a second call of a once callback");
+
+  a.fn = kGlobalId + 1;
+  cr_assert_eq(s.guest->call(AVA_WTEST_FN_WT_SET_ONCE_CALLBACK, a, &reply), AVA_OK);
+  const uint64_t never_run = CallbackRegistry::from_user_data(wt_lib_global_user());
+  cr_assert_not_null(CallbackRegistry::instance().find(never_run));
+  s.guest->goodbye();
+  cr_expect(s.harness.finish(0).is_ok());
+  cr_expect_null(CallbackRegistry::instance().find(never_run), "kept after the guest left");
 }

@@ -62,6 +62,8 @@ wt_status wt_fire(wt_obj obj, int32_t event);
 /* Calls fn once, before returning. */
 wt_status wt_notify(wt_obj obj, int32_t event, wt_event_fn fn, void *user);
 wt_status wt_set_global_callback(wt_event_fn fn, void *user);
+/* As wt_set_global_callback, for a callback the library calls once. */
+wt_status wt_set_once_callback(wt_event_fn fn, void *user);
 /* The library keeps the label pointer. */
 wt_status wt_set_label(wt_obj obj, const char *label);
 wt_status wt_get_label(wt_obj obj, char *label, uint64_t capacity);

@@ -201,6 +201,16 @@ wt_status wt_set_global_callback(wt_event_fn fn, void *user)
 	ava_argument(user) { ava_userdata; }
 }
 
+/* The same library-wide callback, which the library promises to call once. */
+wt_status wt_set_once_callback(wt_event_fn fn, void *user)
+{
+	ava_argument(fn) {
+		ava_callback(wt_event_callback);
+		ava_lifetime_once;
+	}
+	ava_argument(user) { ava_userdata; }
+}
+
 /* wtest keeps the label pointer: the worker's copy must live as long as obj. */
 wt_status wt_set_label(wt_obj obj, const char *label)
 {

@@ -35,6 +35,7 @@
 #define AVA_LIFETIME_COUPLED 1u
 #define AVA_LIFETIME_MANUAL 2u
 #define AVA_LIFETIME_STATIC 3u
+#define AVA_LIFETIME_ONCE 4u
 
 /* Spec code calling the API reaches these stubs, as in the guest library. */
 #define ava_cu_module_load ava_ava_cu_module_load
@@ -102,7 +103,7 @@ static const struct ava_kspec ava_kern_cuda_kspec;
 
 #include "fatbin.h"
 
-#line 106 "cuda_kern.c"
+#line 107 "cuda_kern.c"
 #line 9 "specs/cuda/cuda_ranges.spec.inc"
 
 int ava_w_ranges_add(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
@@ -188,7 +189,7 @@ static inline void ava_cu_forget_primary(CUdevice dev)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 }
 
-#line 192 "cuda_kern.c"
+#line 193 "cuda_kern.c"
 #line 5 "specs/cuda/cuda_modules.spec.inc"
 
 CUresult ava_cu_module_load(CUmodule *module, const void *image, size_t size);
@@ -238,7 +239,7 @@ static CUresult ava_cu_get_layout(CUfunction f, struct ava_cu_layout *l)
 	return CUDA_SUCCESS;
 }
 
-#line 242 "cuda_kern.c"
+#line 243 "cuda_kern.c"
 #pragma GCC diagnostic pop
 
 CUresult ava_ava_cu_module_load(CUmodule *module, const void *image, size_t size)
@@ -340,7 +341,7 @@ CUresult ava_cuModuleUnload(CUmodule hmod)
 	if (ava_is_worker && hmod != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)hmod);
 	return ava_execute();
-#line 344 "cuda_kern.c"
+#line 345 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuModuleUnload);
@@ -489,7 +490,7 @@ CUresult ava_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmo
 	    ava_w_ranges_replace(*dptr, ava_bytes, AVA_CU_RANGE_GLOBAL, (uintptr_t)hmod) != 0)
 		ret = CUDA_ERROR_OUT_OF_MEMORY;
 	return ret;
-#line 493 "cuda_kern.c"
+#line 494 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuModuleGetGlobal_v2);
@@ -1038,7 +1039,7 @@ CUresult ava_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	if (ava_is_worker && ret == CUDA_SUCCESS)
 		ava_cu_quota_clamp(NULL, bytes);
 	return ret;
-#line 1042 "cuda_kern.c"
+#line 1043 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuDeviceTotalMem_v2);
@@ -1144,7 +1145,7 @@ CUresult ava_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	if (ava_is_worker && ret == CUDA_SUCCESS && pctx != NULL)
 		ava_cu_note_primary(dev, *pctx);
 	return ret;
-#line 1148 "cuda_kern.c"
+#line 1149 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuDevicePrimaryCtxRetain);
@@ -1191,7 +1192,7 @@ CUresult ava_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	    cuDevicePrimaryCtxGetState(dev, &ava_flags, &ava_active) == CUDA_SUCCESS && !ava_active)
 		ava_cu_forget_primary(dev);
 	return ret;
-#line 1195 "cuda_kern.c"
+#line 1196 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuDevicePrimaryCtxRelease_v2);
@@ -1234,7 +1235,7 @@ CUresult ava_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	if (ava_is_worker)
 		ava_cu_forget_primary(dev);
 	return ava_execute();
-#line 1238 "cuda_kern.c"
+#line 1239 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuDevicePrimaryCtxReset_v2);
@@ -1393,7 +1394,7 @@ CUresult ava_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1397 "cuda_kern.c"
+#line 1398 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuCtxCreate_v4);
@@ -1438,7 +1439,7 @@ CUresult ava_cuCtxDestroy_v2(CUcontext ctx)
 	if (ava_is_worker && ctx != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 	return ava_execute();
-#line 1442 "cuda_kern.c"
+#line 1443 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuCtxDestroy_v2);
@@ -1786,7 +1787,7 @@ CUresult ava_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		*dptr = 0;
 	}
 	return ret;
-#line 1790 "cuda_kern.c"
+#line 1791 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemAlloc_v2);
@@ -1834,7 +1835,7 @@ CUresult ava_cuMemFree_v2(CUdeviceptr dptr)
 	if (ava_is_worker && ret != CUDA_SUCCESS && dptr != 0)
 		(void)ava_w_ranges_add(dptr, ava_size, AVA_CU_RANGE_ALLOC, ava_owner);
 	return ret;
-#line 1838 "cuda_kern.c"
+#line 1839 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemFree_v2);
@@ -1906,7 +1907,7 @@ CUresult ava_cuMemGetInfo_v2(size_t *free, size_t *total)
 	if (ava_is_worker && ret == CUDA_SUCCESS)
 		ava_cu_quota_clamp(free, total);
 	return ret;
-#line 1910 "cuda_kern.c"
+#line 1911 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemGetInfo_v2);
@@ -1964,7 +1965,7 @@ CUresult ava_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t 
 			      (ByteCount != 0 && srcHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 1968 "cuda_kern.c"
+#line 1969 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyHtoD_v2);
@@ -2024,7 +2025,7 @@ CUresult ava_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCo
 			      (ByteCount != 0 && dstHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2028 "cuda_kern.c"
+#line 2029 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoH_v2);
@@ -2070,7 +2071,7 @@ CUresult ava_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2074 "cuda_kern.c"
+#line 2075 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoD_v2);
@@ -2141,7 +2142,7 @@ CUresult ava_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, si
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2145 "cuda_kern.c"
+#line 2146 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyHtoDAsync_v2);
@@ -2206,7 +2207,7 @@ CUresult ava_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t B
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2210 "cuda_kern.c"
+#line 2211 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoHAsync_v2);
@@ -2262,7 +2263,7 @@ CUresult ava_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, 
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2266 "cuda_kern.c"
+#line 2267 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemcpyDtoDAsync_v2);
@@ -2306,7 +2307,7 @@ CUresult ava_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2310 "cuda_kern.c"
+#line 2311 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemsetD8_v2);
@@ -2351,7 +2352,7 @@ CUresult ava_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2355 "cuda_kern.c"
+#line 2356 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemsetD32_v2);
@@ -2406,7 +2407,7 @@ CUresult ava_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, 
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2410 "cuda_kern.c"
+#line 2411 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemsetD8Async);
@@ -2461,7 +2462,7 @@ CUresult ava_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, 
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2465 "cuda_kern.c"
+#line 2466 "cuda_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cuMemsetD32Async);

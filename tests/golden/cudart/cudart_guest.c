@@ -3264,7 +3264,7 @@ AVA_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCall
 	uint64_t ava_coupled_callback = 0;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	ava_life_callback = AVA_LIFETIME_STATIC;
+	ava_life_callback = AVA_LIFETIME_ONCE;
 	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDASTREAMADDCALLBACK, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;
@@ -3299,7 +3299,7 @@ AVA_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, 
 	uint64_t ava_coupled_fn = 0;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	ava_life_fn = AVA_LIFETIME_STATIC;
+	ava_life_fn = AVA_LIFETIME_ONCE;
 	if (ava_call_begin(&ava_c, &ava_cudart_guest_spec, AVA_CUDART_FN_CUDALAUNCHHOSTFUNC, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.stream = (ava_u64)(uintptr_t)stream;

@@ -35,6 +35,7 @@
 #define AVA_LIFETIME_COUPLED 1u
 #define AVA_LIFETIME_MANUAL 2u
 #define AVA_LIFETIME_STATIC 3u
+#define AVA_LIFETIME_ONCE 4u
 
 /* Spec code calling the API reaches these stubs, as in the guest library. */
 #define cudaGetDeviceCount ava_cudaGetDeviceCount
@@ -112,7 +113,7 @@ static const struct ava_kspec ava_kern_cudart_kspec;
 
 #include "fatbin.h"
 
-#line 116 "cudart_kern.c"
+#line 117 "cudart_kern.c"
 #line 13 "specs/cudart/cudart_ranges.spec.inc"
 
 int ava_w_ranges_add(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
@@ -221,7 +222,7 @@ static inline cudaError_t ava_cudart_track(const void *p, size_t size)
 		       : cudaErrorMemoryAllocation;
 }
 
-#line 225 "cudart_kern.c"
+#line 226 "cudart_kern.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -314,7 +315,7 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 318 "cudart_kern.c"
+#line 319 "cudart_kern.c"
 #line 6 "specs/cudart/cudart_memory.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
@@ -369,7 +370,7 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 373 "cudart_kern.c"
+#line 374 "cudart_kern.c"
 #line 154 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
@@ -387,7 +388,7 @@ cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_
 				size_t host_span);
 
 
-#line 391 "cudart_kern.c"
+#line 392 "cudart_kern.c"
 #pragma GCC diagnostic pop
 
 static int ava_kern_cudart_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -757,7 +758,7 @@ cudaError_t ava_cudaDeviceReset(void)
 	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
 		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
 	return ava_execute();
-#line 761 "cudart_kern.c"
+#line 762 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaDeviceReset);
@@ -1134,7 +1135,7 @@ cudaError_t ava_cudaMemGetInfo(size_t *free, size_t *total)
 	if (ava_is_worker && ret == cudaSuccess)
 		ava_cudart_quota_clamp(free, total);
 	return ret;
-#line 1138 "cudart_kern.c"
+#line 1139 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemGetInfo);
@@ -1262,7 +1263,7 @@ cudaError_t ava_cudaMalloc(void **devPtr, size_t size)
 		*devPtr = NULL;
 	}
 	return ret;
-#line 1266 "cudart_kern.c"
+#line 1267 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMalloc);
@@ -1346,7 +1347,7 @@ cudaError_t ava_cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size
 		ret = cudaErrorMemoryAllocation;
 	}
 	return ret;
-#line 1350 "cudart_kern.c"
+#line 1351 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocPitch);
@@ -1396,7 +1397,7 @@ cudaError_t ava_cudaFree(void *devPtr)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 1400 "cudart_kern.c"
+#line 1401 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFree);
@@ -1441,7 +1442,7 @@ cudaError_t ava_cudaMemset(void *devPtr, int value, size_t count)
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return ava_cudart_refused(devPtr);
 	return ava_execute();
-#line 1445 "cudart_kern.c"
+#line 1446 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemset);
@@ -1496,7 +1497,7 @@ cudaError_t ava_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStrea
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return ava_cudart_refused(devPtr);
 	return ava_execute();
-#line 1500 "cudart_kern.c"
+#line 1501 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemsetAsync);
@@ -1814,7 +1815,7 @@ cudaError_t ava_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width
 			return ava_rc;
 	}
 	return ava_execute();
-#line 1818 "cudart_kern.c"
+#line 1819 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemset2D);
@@ -1876,7 +1877,7 @@ cudaError_t ava_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t 
 			return ava_rc;
 	}
 	return ava_execute();
-#line 1880 "cudart_kern.c"
+#line 1881 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemset2DAsync);
@@ -2215,7 +2216,7 @@ cudaError_t ava_cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t 
 	ava_u64 ava_coupled_callback = 0;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	ava_life_callback = AVA_LIFETIME_STATIC;
+	ava_life_callback = AVA_LIFETIME_ONCE;
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDASTREAMADDCALLBACK,
 			    AVA_F_SYNC) != 0)
 		goto ava_fail;
@@ -2255,7 +2256,7 @@ cudaError_t ava_cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *u
 	ava_u64 ava_coupled_fn = 0;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	ava_life_fn = AVA_LIFETIME_STATIC;
+	ava_life_fn = AVA_LIFETIME_ONCE;
 	if (ava_kcall_begin(&ava_c, ava_kern_cudart_conn, AVA_CUDART_FN_CUDALAUNCHHOSTFUNC,
 			    AVA_F_SYNC) != 0)
 		goto ava_fail;
@@ -3147,7 +3148,7 @@ cudaError_t ava_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream
 		*devPtr = NULL;
 	}
 	return ret;
-#line 3151 "cudart_kern.c"
+#line 3152 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocAsync);
@@ -3208,7 +3209,7 @@ cudaError_t ava_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 3212 "cudart_kern.c"
+#line 3213 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFreeAsync);
@@ -3257,7 +3258,7 @@ cudaError_t ava_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int sr
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 3261 "cudart_kern.c"
+#line 3262 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemcpyPeer);
@@ -3316,7 +3317,7 @@ cudaError_t ava_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, i
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 3320 "cudart_kern.c"
+#line 3321 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemcpyPeerAsync);
@@ -3375,7 +3376,7 @@ cudaError_t ava_cudaPointerGetAttributes(struct cudaPointerAttributes *attribute
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3379 "cudart_kern.c"
+#line 3380 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaPointerGetAttributes);

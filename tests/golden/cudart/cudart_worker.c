@@ -2836,7 +2836,7 @@ static int ava_cudart_serve_cudaStreamAddCallback(struct ava_wcall *ava_w)
 	flags = (unsigned int)ava_a->flags;
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
-	ava_life_callback = AVA_LIFETIME_STATIC;
+	ava_life_callback = AVA_LIFETIME_ONCE;
 	if (ava_a->callback != 0) {
 		callback = (cudaStreamCallback_t)ava_cudart_tramp_ava_cudart_stream_callback;
 		userData = ava_w_callback_ctx(ava_w, ava_a->callback, ava_life_callback, ava_coupled_callback);
@@ -2878,7 +2878,7 @@ static int ava_cudart_serve_cudaLaunchHostFunc(struct ava_wcall *ava_w)
 	userData = ava_a->userData ? (void *)&ava_cudart_userdata_mark : NULL;
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
-	ava_life_fn = AVA_LIFETIME_STATIC;
+	ava_life_fn = AVA_LIFETIME_ONCE;
 	if (ava_a->fn != 0) {
 		fn = (cudaHostFn_t)ava_cudart_tramp_ava_cudart_host_fn;
 		userData = ava_w_callback_ctx(ava_w, ava_a->fn, ava_life_fn, ava_coupled_fn);

@@ -31,6 +31,7 @@
 #define AVA_LIFETIME_COUPLED 1u
 #define AVA_LIFETIME_MANUAL 2u
 #define AVA_LIFETIME_STATIC 3u
+#define AVA_LIFETIME_ONCE 4u
 
 /* Spec code calling the API reaches these stubs, as in the guest library. */
 #define demo_version ava_demo_version
@@ -87,14 +88,14 @@ static const char *demo_status_text(demo_status status)
 	}
 }
 
-#line 91 "demo_kern.c"
+#line 92 "demo_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_demo_guestlib_init_epilogue(void)
 {
 #line 42 "specs/demo/demo.spec.c"
 	demo_guest_connections++;
-#line 98 "demo_kern.c"
+#line 99 "demo_kern.c"
 }
 
 static int ava_kern_demo_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1022,7 +1023,7 @@ demo_status ava_demo_sleep_ms(uint32_t ms)
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 1026 "demo_kern.c"
+#line 1027 "demo_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_demo_sleep_ms);

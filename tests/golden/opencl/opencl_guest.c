@@ -3592,7 +3592,7 @@ AVA_EXPORT cl_int clSetContextDestructorCallback(cl_context context, void (*pfn_
 	uint64_t ava_coupled_pfn_notify = 0;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	ava_life_pfn_notify = AVA_LIFETIME_STATIC;
+	ava_life_pfn_notify = AVA_LIFETIME_ONCE;
 	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLSETCONTEXTDESTRUCTORCALLBACK, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.context = (ava_u64)(uintptr_t)context;
@@ -4407,7 +4407,7 @@ AVA_EXPORT cl_int clSetMemObjectDestructorCallback(cl_mem memobj, void (*pfn_not
 	uint64_t ava_coupled_pfn_notify = 0;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	ava_life_pfn_notify = AVA_LIFETIME_STATIC;
+	ava_life_pfn_notify = AVA_LIFETIME_ONCE;
 	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLSETMEMOBJECTDESTRUCTORCALLBACK, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.memobj = (ava_u64)(uintptr_t)memobj;
@@ -5780,7 +5780,7 @@ static cl_int ava_opencl_remote_clBuildProgram(cl_program program, cl_uint num_d
 		ava_dir_options |= AVA_BUF_IN;
 		ava_count_options = (uint64_t)(strlen(options) + 1);
 	}
-	ava_life_pfn_notify = AVA_LIFETIME_STATIC;
+	ava_life_pfn_notify = AVA_LIFETIME_ONCE;
 	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLBUILDPROGRAM, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.program = (ava_u64)(uintptr_t)program;
@@ -5870,7 +5870,7 @@ cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_
 		ava_dir_include_names |= AVA_BUF_IN;
 		ava_count_include_names = (uint64_t)(include_names_length);
 	}
-	ava_life_pfn_notify = AVA_LIFETIME_STATIC;
+	ava_life_pfn_notify = AVA_LIFETIME_ONCE;
 	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_COMPILE_PROGRAM, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.program = (ava_u64)(uintptr_t)program;
@@ -5947,7 +5947,7 @@ static cl_program ava_opencl_remote_clLinkProgram(cl_context context, cl_uint nu
 		ava_dir_input_programs |= AVA_BUF_IN;
 		ava_count_input_programs = (uint64_t)(num_input_programs);
 	}
-	ava_life_pfn_notify = AVA_LIFETIME_STATIC;
+	ava_life_pfn_notify = AVA_LIFETIME_ONCE;
 	if (errcode_ret != NULL) {
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
@@ -7185,7 +7185,7 @@ AVA_EXPORT cl_int clSetEventCallback(cl_event event, cl_int command_exec_callbac
 	uint64_t ava_coupled_pfn_notify = 0;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	ava_life_pfn_notify = AVA_LIFETIME_STATIC;
+	ava_life_pfn_notify = AVA_LIFETIME_ONCE;
 	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLSETEVENTCALLBACK, AVA_F_SYNC) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;

@@ -3432,7 +3432,7 @@ static int ava_opencl_serve_clSetContextDestructorCallback(struct ava_wcall *ava
 	user_data = ava_a->user_data ? (void *)&ava_opencl_userdata_mark : NULL;
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
-	ava_life_pfn_notify = AVA_LIFETIME_STATIC;
+	ava_life_pfn_notify = AVA_LIFETIME_ONCE;
 	if (ava_a->pfn_notify != 0) {
 		pfn_notify = (void (*)(cl_context, void *))ava_opencl_tramp_ava_cl_context_destructor;
 		user_data = ava_w_callback_ctx(ava_w, ava_a->pfn_notify, ava_life_pfn_notify, ava_coupled_pfn_notify);
@@ -4323,7 +4323,7 @@ static int ava_opencl_serve_clSetMemObjectDestructorCallback(struct ava_wcall *a
 	user_data = ava_a->user_data ? (void *)&ava_opencl_userdata_mark : NULL;
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
-	ava_life_pfn_notify = AVA_LIFETIME_STATIC;
+	ava_life_pfn_notify = AVA_LIFETIME_ONCE;
 	if (ava_a->pfn_notify != 0) {
 		pfn_notify = (void (*)(cl_mem, void *))ava_opencl_tramp_ava_cl_mem_notify;
 		user_data = ava_w_callback_ctx(ava_w, ava_a->pfn_notify, ava_life_pfn_notify, ava_coupled_pfn_notify);
@@ -6172,7 +6172,7 @@ static int ava_opencl_serve_clBuildProgram(struct ava_wcall *ava_w)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_options;
 	(void)ava_coupled_options;
-	ava_life_pfn_notify = AVA_LIFETIME_STATIC;
+	ava_life_pfn_notify = AVA_LIFETIME_ONCE;
 	if (ava_a->pfn_notify != 0) {
 		pfn_notify = (void (*)(cl_program, void *))ava_opencl_tramp_ava_cl_program_notify;
 		user_data = ava_w_callback_ctx(ava_w, ava_a->pfn_notify, ava_life_pfn_notify, ava_coupled_pfn_notify);
@@ -6322,7 +6322,7 @@ static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_include_names;
 	(void)ava_coupled_include_names;
-	ava_life_pfn_notify = AVA_LIFETIME_STATIC;
+	ava_life_pfn_notify = AVA_LIFETIME_ONCE;
 	if (ava_a->pfn_notify != 0) {
 		pfn_notify = (void (*)(cl_program, void *))ava_opencl_tramp_ava_cl_program_notify;
 		user_data = ava_w_callback_ctx(ava_w, ava_a->pfn_notify, ava_life_pfn_notify, ava_coupled_pfn_notify);
@@ -6466,7 +6466,7 @@ static int ava_opencl_serve_clLinkProgram(struct ava_wcall *ava_w)
 		(void)ava_w_handles_in(ava_w, (void *)input_programs, ava_count_input_programs, AVA_OPENCL_T_CL_PROGRAM);
 	(void)ava_life_input_programs;
 	(void)ava_coupled_input_programs;
-	ava_life_pfn_notify = AVA_LIFETIME_STATIC;
+	ava_life_pfn_notify = AVA_LIFETIME_ONCE;
 	if (ava_a->pfn_notify != 0) {
 		pfn_notify = (void (*)(cl_program, void *))ava_opencl_tramp_ava_cl_program_notify;
 		user_data = ava_w_callback_ctx(ava_w, ava_a->pfn_notify, ava_life_pfn_notify, ava_coupled_pfn_notify);
@@ -7918,7 +7918,7 @@ static int ava_opencl_serve_clSetEventCallback(struct ava_wcall *ava_w)
 	user_data = ava_a->user_data ? (void *)&ava_opencl_userdata_mark : NULL;
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
-	ava_life_pfn_notify = AVA_LIFETIME_STATIC;
+	ava_life_pfn_notify = AVA_LIFETIME_ONCE;
 	if (ava_a->pfn_notify != 0) {
 		pfn_notify = (void (*)(cl_event, cl_int, void *))ava_opencl_tramp_ava_cl_event_notify;
 		user_data = ava_w_callback_ctx(ava_w, ava_a->pfn_notify, ava_life_pfn_notify, ava_coupled_pfn_notify);
