@@ -396,7 +396,10 @@ void Connection::recycle(MsgBuf &&buf) {
     std::lock_guard lock(spare_mu_);
     if (spare_.capacity() >= buf.capacity())
       return;
-    buf.lend_pages();
+    // Only a large message dirtied enough of it to be worth lending (the
+    // advice walks every page, and each later write takes one back).
+    if (buf.size() >= kSpareMin)
+      buf.lend_pages();
     old = std::move(spare_);
     spare_ = std::move(buf);
   }
