@@ -154,6 +154,16 @@ uint64_t ava_guest_transfer_expect(const struct ava_guest_spec *spec, void *dst,
 uint64_t ava_guest_transfer_expect_lent(const struct ava_guest_spec *spec, void *dst,
 					uint64_t capacity, uint64_t *heap_offset);
 void ava_guest_transfer_cancel(const struct ava_guest_spec *spec, uint64_t token);
+/*
+ * For a non-blocking write: copies bytes at src into a block of the
+ * channel's shared heap (*heap_offset) that the worker hands to the API as
+ * the command's source, and returns the token under which the worker says
+ * the command is done (its DATA END), when the block goes back. 0 (and
+ * AVA_NO_HEAP) where the channel has no heap, the write is small or the heap
+ * is full: the caller then sends the bytes as before.
+ */
+uint64_t ava_guest_transfer_lend(const struct ava_guest_spec *spec, const void *src,
+				 uint64_t bytes, uint64_t *heap_offset);
 
 /* The guest deallocated a handle: drop callbacks coupled to it. */
 void ava_guest_handle_released(const struct ava_guest_spec *spec, uint64_t handle);

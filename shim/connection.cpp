@@ -381,6 +381,10 @@ namespace {
 // not kept (a spare that large would outweigh its faults).
 constexpr uint64_t kSpareMin = uint64_t{1} << 20;
 constexpr uint64_t kSpareMax = uint64_t{1} << 30;
+// Smaller spares stay as they are (glibc keeps freed blocks below 32 MiB
+// too): lending and taking back the pages after every message of a stream
+// of DATA messages would cost more than it saves.
+constexpr uint64_t kLendMin = uint64_t{32} << 20;
 } // namespace
 
 MsgBuf Connection::take_spare() {
@@ -398,7 +402,7 @@ void Connection::recycle(MsgBuf &&buf) {
       return;
     // Only a large message dirtied enough of it to be worth lending (the
     // advice walks every page, and each later write takes one back).
-    if (buf.size() >= kSpareMin)
+    if (buf.size() >= kLendMin)
       buf.lend_pages();
     old = std::move(spare_);
     spare_ = std::move(buf);

@@ -268,6 +268,20 @@ uint64_t ava_guest_transfer_expect_lent(const struct ava_guest_spec *spec, void 
   }
 }
 
+uint64_t ava_guest_transfer_lend(const struct ava_guest_spec *spec, const void *src, uint64_t bytes,
+                                 uint64_t *heap_offset) {
+  *heap_offset = AVA_NO_HEAP;
+  try {
+    Runtime *runtime = ava::guest::find_runtime(spec, true);
+    std::shared_ptr<ava::guest::Connection> conn;
+    if (runtime == nullptr || src == nullptr || !runtime->acquire(UINT32_MAX, &conn).is_ok())
+      return 0;
+    return runtime->transfers().lend(src, bytes, conn, heap_offset);
+  } catch (...) {
+    return 0;
+  }
+}
+
 void ava_guest_transfer_cancel(const struct ava_guest_spec *spec, uint64_t token) {
   Runtime *runtime = ava::guest::find_runtime(spec, false);
   if (runtime != nullptr && token != 0)

@@ -23,6 +23,55 @@ uint64_t TransferTable::expect(void *dst, uint64_t capacity) {
   return add({static_cast<uint8_t *>(dst), capacity, nullptr});
 }
 
+namespace {
+
+// A block of conn's heap, released (if conn still lives) with the last copy.
+std::shared_ptr<uint8_t> lend_block(const std::shared_ptr<Connection> &conn, uint64_t bytes) {
+  void *block = conn->heap()->allocate(bytes);
+  if (block == nullptr)
+    return nullptr;
+  // The connection holds the heap: a block outliving it has nothing to go back to.
+  std::weak_ptr<Connection> owner = conn;
+  try {
+    return std::shared_ptr<uint8_t>(static_cast<uint8_t *>(block), [owner](uint8_t *p) {
+      if (auto c = owner.lock())
+        c->heap()->release(p);
+    });
+  } catch (const std::bad_alloc &) {
+    conn->heap()->release(block);
+    return nullptr;
+  }
+}
+
+} // namespace
+
+uint64_t TransferTable::lend(const void *src, uint64_t bytes,
+                             const std::shared_ptr<Connection> &conn, uint64_t *heap_offset) {
+  *heap_offset = AVA_NO_HEAP;
+  HeapAllocator *heap = conn != nullptr ? conn->heap() : nullptr;
+  if (heap == nullptr || bytes == 0 || bytes < conn->zerocopy_min())
+    return 0;
+  uint64_t offset = 0;
+  std::shared_ptr<uint8_t> lent;
+  if (heap->contains(src, bytes, &offset)) {
+    // Already in the heap (ava_zerocopy_alloc): the program's bytes are the
+    // source, as natively, and stay the program's.
+    lent =
+        std::shared_ptr<uint8_t>(static_cast<uint8_t *>(const_cast<void *>(src)), [](uint8_t *) {});
+  } else {
+    lent = lend_block(conn, bytes);
+    if (lent == nullptr)
+      return 0;
+    std::memcpy(lent.get(), src, bytes);
+    heap->contains(lent.get(), bytes, &offset);
+  }
+  // No destination: the worker's END only says the API is done with the block.
+  const uint64_t token = add({nullptr, bytes, std::move(lent)});
+  if (token != 0)
+    *heap_offset = offset;
+  return token;
+}
+
 uint64_t TransferTable::expect_lent(void *dst, uint64_t capacity,
                                     const std::shared_ptr<Connection> &conn,
                                     uint64_t *heap_offset) {
@@ -34,19 +83,8 @@ uint64_t TransferTable::expect_lent(void *dst, uint64_t capacity,
   std::shared_ptr<uint8_t> lent;
   if (heap->contains(dst, capacity, &offset)) {
     lent = std::shared_ptr<uint8_t>(static_cast<uint8_t *>(dst), [](uint8_t *) {});
-  } else if (void *block = heap->allocate(capacity)) {
-    // The connection holds the heap: a block outliving it has nothing to go back to.
-    std::weak_ptr<Connection> owner = conn;
-    try {
-      lent = std::shared_ptr<uint8_t>(static_cast<uint8_t *>(block), [owner](uint8_t *p) {
-        if (auto c = owner.lock())
-          c->heap()->release(p);
-      });
-    } catch (const std::bad_alloc &) {
-      heap->release(block);
-      return expect(dst, capacity);
-    }
-    heap->contains(block, capacity, &offset);
+  } else if ((lent = lend_block(conn, capacity)) != nullptr) {
+    heap->contains(lent.get(), capacity, &offset);
   } else {
     return expect(dst, capacity); // heap full: the bytes travel in DATA messages
   }

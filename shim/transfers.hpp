@@ -29,6 +29,11 @@ public:
   // transfer is small). The block goes back when the transfer ends.
   uint64_t expect_lent(void *dst, uint64_t capacity, const std::shared_ptr<Connection> &conn,
                        uint64_t *heap_offset);
+  // A write's bytes at src copied into a block of conn's shared heap lent to
+  // the worker (*heap_offset), held until the worker's END for the token;
+  // 0 (and AVA_NO_HEAP) without a heap, for small writes or a full heap.
+  uint64_t lend(const void *src, uint64_t bytes, const std::shared_ptr<Connection> &conn,
+                uint64_t *heap_offset);
   // The call carrying token failed. abandoned_call 0: its reply said so, and
   // any DATA for token came before it, so the token is forgotten. Otherwise
   // the call was abandoned (no reply in call_timeout_ms) and the worker may

@@ -26,6 +26,7 @@ const std::string kProgram = std::string(OCL_DIR) + "/ocl_async_errors";
 const std::map<std::string, std::string> kApiOfHelper = {
     {"ava_cl_unmap_buffer", "clEnqueueUnmapMemObject"},
     {"ava_cl_write_buffer_staged", "clEnqueueWriteBuffer"},
+    {"ava_cl_write_buffer_lent", "clEnqueueWriteBuffer"},
     {"ava_cl_write_buffer_rect_staged", "clEnqueueWriteBufferRect"},
     {"ava_cl_write_image_staged", "clEnqueueWriteImage"},
     {"ava_cl_svm_unmap", "clEnqueueSVMUnmap"},

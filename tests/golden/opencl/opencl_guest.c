@@ -584,11 +584,15 @@ static void ava_cl_guest_fini(void)
 #define ava_cl_expect_lent(dst, capacity, heap_offset)                                          \
 	ava_guest_transfer_expect_lent(&ava_opencl_guest_spec, dst, capacity, heap_offset)
 #define ava_cl_expect_cancel(token) ava_guest_transfer_cancel(&ava_opencl_guest_spec, token)
+#define ava_cl_lend(src, bytes, heap_offset)                                                   \
+	ava_guest_transfer_lend(&ava_opencl_guest_spec, src, bytes, heap_offset)
 #else
 #define ava_cl_expect(dst, capacity) ((void)(dst), (void)(capacity), (uint64_t)0)
 #define ava_cl_expect_lent(dst, capacity, heap_offset)                                          \
 	((void)(dst), (void)(capacity), *(heap_offset) = AVA_NO_HEAP, (uint64_t)0)
 #define ava_cl_expect_cancel(token) ((void)(token))
+#define ava_cl_lend(src, bytes, heap_offset)                                                   \
+	((void)(src), (void)(bytes), *(heap_offset) = AVA_NO_HEAP, (uint64_t)0)
 #endif
 
 cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
@@ -619,6 +623,10 @@ cl_int ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem bu
 				       size_t host_slice_pitch, const void *ptr,
 				       cl_uint num_events_in_wait_list,
 				       const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_write_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				size_t size, uint64_t token, uint64_t heap_offset,
+				cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				cl_event *event);
 cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image,
 				 const size_t *origin, const size_t *region, size_t input_row_pitch,
 				 size_t input_slice_pitch, const void *ptr,
@@ -863,7 +871,7 @@ static inline int ava_cl_rows(struct ava_w_transfer *t, const size_t *origin, co
 
 #endif
 
-#line 867 "opencl_guest.c"
+#line 875 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -877,7 +885,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 881 "opencl_guest.c"
+#line 889 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -918,7 +926,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 922 "opencl_guest.c"
+#line 930 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -941,7 +949,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 945 "opencl_guest.c"
+#line 953 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -952,7 +960,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 956 "opencl_guest.c"
+#line 964 "opencl_guest.c"
 #line 168 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -972,7 +980,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 976 "opencl_guest.c"
+#line 984 "opencl_guest.c"
 #line 211 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1031,7 +1039,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1035 "opencl_guest.c"
+#line 1043 "opencl_guest.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1206,7 +1214,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1210 "opencl_guest.c"
+#line 1218 "opencl_guest.c"
 #line 44 "specs/opencl/opencl_enqueue.spec.inc"
 
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
@@ -1227,7 +1235,7 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)clReleaseEvent(ev);
 }
 
-#line 1231 "opencl_guest.c"
+#line 1239 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1284,7 +1292,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1288 "opencl_guest.c"
+#line 1296 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1311,14 +1319,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1315 "opencl_guest.c"
+#line 1323 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 542 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1322 "opencl_guest.c"
+#line 1330 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1326,6 +1334,7 @@ cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, 
 cl_int ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_write_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
@@ -1746,7 +1755,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1750 "opencl_guest.c"
+#line 1759 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -2066,7 +2075,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2070 "opencl_guest.c"
+#line 2079 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -2476,6 +2485,86 @@ cl_int ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer,
 	}
 	if (ava_ret == (CL_SUCCESS))
 		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_WRITE_BUFFER_STAGED, ava_shape, 6u);
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_write_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_write_buffer_lent_call ava_a;
+	const struct ava_opencl_ava_cl_write_buffer_lent_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	const uint64_t ava_shape[5] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(buffer),
+		(uint64_t)(uintptr_t)(offset),
+		(uint64_t)(uintptr_t)(size),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_WRITE_BUFFER_LENT, ava_shape, 5u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_WRITE_BUFFER_LENT, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.size = (ava_u64)size;
+	ava_a.token = (ava_u64)token;
+	ava_a.heap_offset = (ava_u64)heap_offset;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_WRITE_BUFFER_LENT, ava_shape, 5u);
 	ava_call_end(&ava_c);
 	return ava_ret;
 
@@ -2907,7 +2996,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2911 "opencl_guest.c"
+#line 3000 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -2975,7 +3064,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2979 "opencl_guest.c"
+#line 3068 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3057,7 +3146,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3061 "opencl_guest.c"
+#line 3150 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3366,7 +3455,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 3370 "opencl_guest.c"
+#line 3459 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3440,7 +3529,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3444 "opencl_guest.c"
+#line 3533 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3578,7 +3667,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3582 "opencl_guest.c"
+#line 3671 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3668,7 +3757,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 3672 "opencl_guest.c"
+#line 3761 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3734,7 +3823,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 3738 "opencl_guest.c"
+#line 3827 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3906,7 +3995,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 3910 "opencl_guest.c"
+#line 3999 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4058,7 +4147,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4062 "opencl_guest.c"
+#line 4151 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4140,7 +4229,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4144 "opencl_guest.c"
+#line 4233 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4212,7 +4301,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4216 "opencl_guest.c"
+#line 4305 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4253,7 +4342,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4257 "opencl_guest.c"
+#line 4346 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4296,7 +4385,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4300 "opencl_guest.c"
+#line 4389 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4393,7 +4482,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 4397 "opencl_guest.c"
+#line 4486 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4630,7 +4719,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4634 "opencl_guest.c"
+#line 4723 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4733,7 +4822,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4737 "opencl_guest.c"
+#line 4826 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4816,7 +4905,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 4820 "opencl_guest.c"
+#line 4909 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4906,7 +4995,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 4910 "opencl_guest.c"
+#line 4999 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5037,7 +5126,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5041 "opencl_guest.c"
+#line 5130 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5265,7 +5354,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5269 "opencl_guest.c"
+#line 5358 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5816,7 +5905,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 5820 "opencl_guest.c"
+#line 5909 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6014,7 +6103,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6018 "opencl_guest.c"
+#line 6107 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6096,7 +6185,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6100 "opencl_guest.c"
+#line 6189 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6314,7 +6403,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6318 "opencl_guest.c"
+#line 6407 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6381,7 +6470,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 6385 "opencl_guest.c"
+#line 6474 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6462,7 +6551,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6466 "opencl_guest.c"
+#line 6555 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6699,7 +6788,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6703 "opencl_guest.c"
+#line 6792 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6769,7 +6858,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 6773 "opencl_guest.c"
+#line 6862 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7015,7 +7104,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7019 "opencl_guest.c"
+#line 7108 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7068,7 +7157,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	    ava_w_at_departure(ava_cl_user_event_abandoned, ret) != 0)
 		(void)clReleaseEvent(ret);
 	return ret;
-#line 7072 "opencl_guest.c"
+#line 7161 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7171,7 +7260,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 7175 "opencl_guest.c"
+#line 7264 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7360,7 +7449,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7364 "opencl_guest.c"
+#line 7453 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7436,14 +7525,28 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 174 "specs/opencl/opencl_enqueue.spec.inc"
-	if (ava_is_guest && blocking_write == CL_FALSE)
+#line 177 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_write == CL_FALSE) {
+		uint64_t ava_heap;
+		uint64_t ava_token =
+			ptr != NULL ? ava_cl_lend(ptr, ava_cl_span(buffer, offset, size), &ava_heap) : 0;
+
+		if (ava_token != 0) {
+			cl_int ava_rc = ava_cl_write_buffer_lent(
+				command_queue, buffer, offset, size, ava_token, ava_heap,
+				num_events_in_wait_list, event_wait_list, event);
+
+			if (ava_rc != CL_SUCCESS)
+				ava_cl_expect_cancel(ava_token);
+			return ava_rc;
+		}
 		return ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr,
 						  num_events_in_wait_list, event_wait_list, event);
+	}
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7447 "opencl_guest.c"
+#line 7550 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7558,7 +7661,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 205 "specs/opencl/opencl_enqueue.spec.inc"
+#line 222 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -7581,7 +7684,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7585 "opencl_guest.c"
+#line 7688 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7693,7 +7796,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 252 "specs/opencl/opencl_enqueue.spec.inc"
+#line 269 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_buffer_rect_staged(
 			command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch,
@@ -7702,7 +7805,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7706 "opencl_guest.c"
+#line 7809 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8099,7 +8202,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 340 "specs/opencl/opencl_enqueue.spec.inc"
+#line 357 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -8119,7 +8222,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 8123 "opencl_guest.c"
+#line 8226 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8217,7 +8320,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 381 "specs/opencl/opencl_enqueue.spec.inc"
+#line 398 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_image_staged(command_queue, image, origin, region, input_row_pitch,
 						 input_slice_pitch, ptr, num_events_in_wait_list,
@@ -8225,7 +8328,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 8229 "opencl_guest.c"
+#line 8332 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8858,11 +8961,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 509 "specs/opencl/opencl_enqueue.spec.inc"
+#line 526 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8866 "opencl_guest.c"
+#line 8969 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8943,11 +9046,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 527 "specs/opencl/opencl_enqueue.spec.inc"
+#line 544 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 8951 "opencl_guest.c"
+#line 9054 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10373,6 +10476,7 @@ static const char *const ava_opencl_func_names[] = {
 	"ava_cl_read_buffer_rect_staged",
 	"ava_cl_read_image_staged",
 	"ava_cl_write_buffer_staged",
+	"ava_cl_write_buffer_lent",
 	"ava_cl_write_buffer_rect_staged",
 	"ava_cl_write_image_staged",
 	"ava_cl_map_buffer_staged",

@@ -42,6 +42,7 @@
 #define ava_cl_read_buffer_rect_staged ava_ava_cl_read_buffer_rect_staged
 #define ava_cl_read_image_staged ava_ava_cl_read_image_staged
 #define ava_cl_write_buffer_staged ava_ava_cl_write_buffer_staged
+#define ava_cl_write_buffer_lent ava_ava_cl_write_buffer_lent
 #define ava_cl_write_buffer_rect_staged ava_ava_cl_write_buffer_rect_staged
 #define ava_cl_write_image_staged ava_ava_cl_write_image_staged
 #define ava_cl_map_buffer_staged ava_ava_cl_map_buffer_staged
@@ -689,7 +690,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 693 "opencl_kern.c"
+#line 694 "opencl_kern.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -704,11 +705,15 @@ static void ava_cl_guest_fini(void)
 #define ava_cl_expect_lent(dst, capacity, heap_offset)                                          \
 	ava_guest_transfer_expect_lent(&ava_opencl_guest_spec, dst, capacity, heap_offset)
 #define ava_cl_expect_cancel(token) ava_guest_transfer_cancel(&ava_opencl_guest_spec, token)
+#define ava_cl_lend(src, bytes, heap_offset)                                                   \
+	ava_guest_transfer_lend(&ava_opencl_guest_spec, src, bytes, heap_offset)
 #else
 #define ava_cl_expect(dst, capacity) ((void)(dst), (void)(capacity), (uint64_t)0)
 #define ava_cl_expect_lent(dst, capacity, heap_offset)                                          \
 	((void)(dst), (void)(capacity), *(heap_offset) = AVA_NO_HEAP, (uint64_t)0)
 #define ava_cl_expect_cancel(token) ((void)(token))
+#define ava_cl_lend(src, bytes, heap_offset)                                                   \
+	((void)(src), (void)(bytes), *(heap_offset) = AVA_NO_HEAP, (uint64_t)0)
 #endif
 
 cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
@@ -739,6 +744,10 @@ cl_int ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem bu
 				       size_t host_slice_pitch, const void *ptr,
 				       cl_uint num_events_in_wait_list,
 				       const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_write_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				size_t size, uint64_t token, uint64_t heap_offset,
+				cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				cl_event *event);
 cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image,
 				 const size_t *origin, const size_t *region, size_t input_row_pitch,
 				 size_t input_slice_pitch, const void *ptr,
@@ -983,7 +992,7 @@ static inline int ava_cl_rows(struct ava_w_transfer *t, const size_t *origin, co
 
 #endif
 
-#line 987 "opencl_kern.c"
+#line 996 "opencl_kern.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -997,7 +1006,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1001 "opencl_kern.c"
+#line 1010 "opencl_kern.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1038,7 +1047,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1042 "opencl_kern.c"
+#line 1051 "opencl_kern.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1061,7 +1070,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1065 "opencl_kern.c"
+#line 1074 "opencl_kern.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1072,7 +1081,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1076 "opencl_kern.c"
+#line 1085 "opencl_kern.c"
 #line 168 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1092,7 +1101,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1096 "opencl_kern.c"
+#line 1105 "opencl_kern.c"
 #line 211 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1151,7 +1160,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1155 "opencl_kern.c"
+#line 1164 "opencl_kern.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1326,7 +1335,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1330 "opencl_kern.c"
+#line 1339 "opencl_kern.c"
 #line 44 "specs/opencl/opencl_enqueue.spec.inc"
 
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
@@ -1347,7 +1356,7 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)clReleaseEvent(ev);
 }
 
-#line 1351 "opencl_kern.c"
+#line 1360 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1404,7 +1413,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1408 "opencl_kern.c"
+#line 1417 "opencl_kern.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1431,14 +1440,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1435 "opencl_kern.c"
+#line 1444 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
 #line 542 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1442 "opencl_kern.c"
+#line 1451 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -1917,6 +1926,87 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_ava_cl_write_buffer_staged);
 
+cl_int ava_ava_cl_write_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				    size_t size, uint64_t token, uint64_t heap_offset,
+				    cl_uint num_events_in_wait_list,
+				    const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_write_buffer_lent_call ava_a;
+	const struct ava_opencl_ava_cl_write_buffer_lent_reply *ava_r = NULL;
+	struct ava_kcall ava_c;
+	cl_int ava_ret;
+	ava_u32 ava_dir_event_wait_list = 0;
+	ava_u64 ava_count_event_wait_list = 0;
+	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event_wait_list = 0;
+	ava_u32 ava_dir_event = 0;
+	ava_u64 ava_count_event = 0;
+	ava_u32 ava_life_event = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_kern_opencl_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_WRITE_BUFFER_LENT,
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.size = (ava_u64)size;
+	ava_a.token = (ava_u64)token;
+	ava_a.heap_offset = (ava_u64)heap_offset;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_kcall_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_kcall_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+EXPORT_SYMBOL_GPL(ava_ava_cl_write_buffer_lent);
+
 cl_int ava_ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer,
 					   const size_t *buffer_origin, const size_t *host_origin,
 					   const size_t *region, size_t buffer_row_pitch,
@@ -2375,7 +2465,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2379 "opencl_kern.c"
+#line 2469 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -2453,7 +2543,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2457 "opencl_kern.c"
+#line 2547 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -2546,7 +2636,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 2550 "opencl_kern.c"
+#line 2640 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -2904,7 +2994,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 2908 "opencl_kern.c"
+#line 2998 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -2990,7 +3080,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		return NULL;
 	}
 	return ava_execute();
-#line 2994 "opencl_kern.c"
+#line 3084 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -3147,7 +3237,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3151 "opencl_kern.c"
+#line 3241 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -3253,7 +3343,7 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 		return NULL;
 	}
 	return ava_execute();
-#line 3257 "opencl_kern.c"
+#line 3347 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -3330,7 +3420,7 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 		return NULL;
 	}
 	return ava_execute();
-#line 3334 "opencl_kern.c"
+#line 3424 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -3528,7 +3618,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 3532 "opencl_kern.c"
+#line 3622 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -3680,7 +3770,7 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3684 "opencl_kern.c"
+#line 3774 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -3774,7 +3864,7 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3778 "opencl_kern.c"
+#line 3868 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -3856,7 +3946,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 3860 "opencl_kern.c"
+#line 3950 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -3900,7 +3990,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 3904 "opencl_kern.c"
+#line 3994 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -3946,7 +4036,7 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 3950 "opencl_kern.c"
+#line 4040 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -4054,7 +4144,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 4058 "opencl_kern.c"
+#line 4148 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -4330,7 +4420,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4334 "opencl_kern.c"
+#line 4424 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -4451,7 +4541,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4455 "opencl_kern.c"
+#line 4545 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -4548,7 +4638,7 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 4552 "opencl_kern.c"
+#line 4642 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -4653,7 +4743,7 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 4657 "opencl_kern.c"
+#line 4747 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -4806,7 +4896,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 4810 "opencl_kern.c"
+#line 4900 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -5071,7 +5161,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5075 "opencl_kern.c"
+#line 5165 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -5691,7 +5781,7 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 5695 "opencl_kern.c"
+#line 5785 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -5920,7 +6010,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 5924 "opencl_kern.c"
+#line 6014 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
@@ -6011,7 +6101,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6015 "opencl_kern.c"
+#line 6105 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -6263,7 +6353,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6267 "opencl_kern.c"
+#line 6357 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -6337,7 +6427,7 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 		return NULL;
 	}
 	return ret;
-#line 6341 "opencl_kern.c"
+#line 6431 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
@@ -6427,7 +6517,7 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6431 "opencl_kern.c"
+#line 6521 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernelsInProgram);
@@ -6686,7 +6776,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6690 "opencl_kern.c"
+#line 6780 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -6769,7 +6859,7 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 6773 "opencl_kern.c"
+#line 6863 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -7055,7 +7145,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7059 "opencl_kern.c"
+#line 7149 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -7113,7 +7203,7 @@ cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	    ava_w_at_departure(ava_cl_user_event_abandoned, ret) != 0)
 		(void)clReleaseEvent(ret);
 	return ret;
-#line 7117 "opencl_kern.c"
+#line 7207 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateUserEvent);
@@ -7227,7 +7317,7 @@ cl_int ava_clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 7231 "opencl_kern.c"
+#line 7321 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clSetUserEventStatus);
@@ -7445,7 +7535,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7449 "opencl_kern.c"
+#line 7539 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -7534,14 +7624,28 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 				cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 174 "specs/opencl/opencl_enqueue.spec.inc"
-	if (ava_is_guest && blocking_write == CL_FALSE)
+#line 177 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest && blocking_write == CL_FALSE) {
+		uint64_t ava_heap;
+		uint64_t ava_token =
+			ptr != NULL ? ava_cl_lend(ptr, ava_cl_span(buffer, offset, size), &ava_heap) : 0;
+
+		if (ava_token != 0) {
+			cl_int ava_rc = ava_cl_write_buffer_lent(
+				command_queue, buffer, offset, size, ava_token, ava_heap,
+				num_events_in_wait_list, event_wait_list, event);
+
+			if (ava_rc != CL_SUCCESS)
+				ava_cl_expect_cancel(ava_token);
+			return ava_rc;
+		}
 		return ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr,
 						  num_events_in_wait_list, event_wait_list, event);
+	}
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7545 "opencl_kern.c"
+#line 7649 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -7682,7 +7786,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 				   cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 205 "specs/opencl/opencl_enqueue.spec.inc"
+#line 222 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -7705,7 +7809,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 7709 "opencl_kern.c"
+#line 7813 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -7844,7 +7948,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 				    const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 252 "specs/opencl/opencl_enqueue.spec.inc"
+#line 269 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_buffer_rect_staged(
 			command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch,
@@ -7853,7 +7957,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 7857 "opencl_kern.c"
+#line 7961 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -8267,7 +8371,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 			      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 340 "specs/opencl/opencl_enqueue.spec.inc"
+#line 357 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -8287,7 +8391,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_execute();
-#line 8291 "opencl_kern.c"
+#line 8395 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -8403,7 +8507,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 381 "specs/opencl/opencl_enqueue.spec.inc"
+#line 398 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_write_image_staged(command_queue, image, origin, region, input_row_pitch,
 						 input_slice_pitch, ptr, num_events_in_wait_list,
@@ -8411,7 +8515,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_execute();
-#line 8415 "opencl_kern.c"
+#line 8519 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -9064,11 +9168,11 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 				  cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 509 "specs/opencl/opencl_enqueue.spec.inc"
+#line 526 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 9072 "opencl_kern.c"
+#line 9176 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -9152,11 +9256,11 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 			 cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 527 "specs/opencl/opencl_enqueue.spec.inc"
+#line 544 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_execute();
-#line 9160 "opencl_kern.c"
+#line 9264 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);
@@ -9707,6 +9811,7 @@ static const char *const ava_kern_opencl_func_names[] = {
 	"ava_cl_read_buffer_rect_staged",
 	"ava_cl_read_image_staged",
 	"ava_cl_write_buffer_staged",
+	"ava_cl_write_buffer_lent",
 	"ava_cl_write_buffer_rect_staged",
 	"ava_cl_write_image_staged",
 	"ava_cl_map_buffer_staged",

@@ -52,6 +52,11 @@ cl_int ava_ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buf
 				      size_t size, const void *ptr, cl_uint num_events_in_wait_list,
 				      const cl_event *event_wait_list, cl_event *event);
 /* A helper of the spec (no API function): kernel callers call it directly. */
+cl_int ava_ava_cl_write_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				    size_t size, uint64_t token, uint64_t heap_offset,
+				    cl_uint num_events_in_wait_list,
+				    const cl_event *event_wait_list, cl_event *event);
+/* A helper of the spec (no API function): kernel callers call it directly. */
 cl_int ava_ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer,
 					   const size_t *buffer_origin, const size_t *host_origin,
 					   const size_t *region, size_t buffer_row_pitch,
