@@ -388,7 +388,11 @@ constexpr uint64_t kLendMin = uint64_t{32} << 20;
 } // namespace
 
 MsgBuf Connection::take_spare() {
+  // Every message asks: without a spare, no lock on the call path.
+  if (!have_spare_.load(std::memory_order_relaxed))
+    return MsgBuf();
   std::lock_guard lock(spare_mu_);
+  have_spare_.store(false, std::memory_order_relaxed);
   return std::move(spare_);
 }
 
@@ -406,6 +410,7 @@ void Connection::recycle(MsgBuf &&buf) {
       buf.lend_pages();
     old = std::move(spare_);
     spare_ = std::move(buf);
+    have_spare_.store(true, std::memory_order_relaxed);
   }
   // old is freed here, outside the lock.
 }

@@ -168,7 +168,8 @@ private:
   // over kmod ran at 40 % of a 16 MiB one's rate. While it waits its pages
   // are lent to the system (MsgBuf::lend_pages).
   std::mutex spare_mu_;
-  MsgBuf spare_; // spare_mu_
+  MsgBuf spare_;                        // spare_mu_
+  std::atomic<bool> have_spare_{false}; // spare_ holds a buffer: the lock is taken only then
 
   std::mutex cb_mu_;
   std::condition_variable cb_cv_;
