@@ -274,26 +274,32 @@ AVA_W_EXPORT int ava_w_handles_out(struct ava_wcall *w, void *array, uint64_t n,
     void *object;
     std::memcpy(&object, slots + i * 8, sizeof object);
     uint64_t id = 0;
+    int failed = AVA_OK;
     if (object != nullptr) {
       try {
         id = w->connection->handles().insert(object, type, owned != 0);
+        failed = id != 0 ? AVA_OK : AVA_E_POLICY; // 0: the objects budget
       } catch (const std::bad_alloc &) {
-        return AVA_E_NOMEM;
+        failed = AVA_E_NOMEM;
       }
-      if (id == 0) {
-        // The objects budget. The call fails: the owned objects not yet
-        // registered could never be freed by the guest (those before them
-        // go at teardown).
-        for (uint64_t j = i; owned != 0 && w->spec->destroy != nullptr && j < n; ++j) {
-          std::memcpy(&object, slots + j * 8, sizeof object);
-          if (object != nullptr)
-            w->spec->destroy(type, object);
-        }
-        return AVA_E_POLICY;
-      }
-      if (owned != 0)
-        w->connection->resources().bind(id, &w->charge);
     }
+    if (failed != AVA_OK) {
+      // The call fails (generated code goes on to the reply, which then
+      // carries the failure): the owned objects not yet registered could
+      // never be freed by the guest (those before them go at teardown), and
+      // no worker pointer may stay in the array the guest would see.
+      for (uint64_t j = i; j < n; ++j) {
+        std::memcpy(&object, slots + j * 8, sizeof object);
+        if (owned != 0 && object != nullptr && w->spec->destroy != nullptr)
+          w->spec->destroy(type, object);
+        const uint64_t none = 0;
+        std::memcpy(slots + j * 8, &none, sizeof none);
+      }
+      set_pending(w, failed);
+      return failed;
+    }
+    if (id != 0 && owned != 0)
+      w->connection->resources().bind(id, &w->charge);
     std::memcpy(slots + i * 8, &id, sizeof id);
   }
   return AVA_OK;

@@ -19,6 +19,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   OclEnv env = ocl_env_open();
+  cl_command_queue q = ocl_queue(&env, 0);
   cl_event *events = calloc(limit + 1, sizeof *events);
   if (events == NULL)
     return 2;
@@ -34,6 +35,12 @@ int main(int argc, char **argv) {
   EXPECT(made < limit && made + 8 >= limit, "made %lu user events under a budget of %lu objects",
          made, limit);
   EXPECT(err == CL_OUT_OF_RESOURCES, "the refusal said %s", cl_err_name(err));
+  /* An enqueue's event is one more object too: refused, and no id comes back. */
+  cl_event marker = NULL;
+  err = clEnqueueMarkerWithWaitList(q, 0, NULL, &marker);
+  printf("a marker's event at the budget: %s\n", cl_err_name(err));
+  EXPECT(err == CL_OUT_OF_RESOURCES, "the marker said %s", cl_err_name(err));
+  CHECK(clFinish(q));
   for (unsigned long i = made / 2; i < made; ++i)
     CHECK(clReleaseEvent(events[i]));
   made /= 2;
@@ -45,6 +52,7 @@ int main(int argc, char **argv) {
   for (unsigned long i = 0; i < made; ++i)
     CHECK(clReleaseEvent(events[i]));
   free(events);
+  CHECK(clReleaseCommandQueue(q));
   ocl_env_close(&env);
   return ocl_finish();
 }
