@@ -86,6 +86,13 @@ Core::Core(Options options) : epoch_(std::chrono::steady_clock::now()) {
       trace_->thread_name(Trace::kWorkers, static_cast<int>(w),
                           sequential_ ? "spawning thread" : "worker " + std::to_string(w));
   }
+  retired_space_ = std::make_shared<SpaceState>();
+  retired_space_->name = "(a retired task)";
+  retired_task_ = std::make_shared<TaskState>();
+  retired_task_->core = this;
+  retired_task_->space = retired_space_.get();
+  retired_task_->phase = Phase::done;
+  retired_task_->done.store(true, std::memory_order_relaxed);
   if (!sequential_)
     for (unsigned w = 0; w < threads; ++w)
       workers_.emplace_back([this, w] { worker_main(static_cast<int>(w)); });
@@ -100,6 +107,8 @@ Core::~Core() {
   work_cv_.notify_all();
   for (auto &w : workers_)
     w.join();
+  graveyard_.clear();
+  pool_.clear();
   // Arrays may outlive the devices: what only a device holds goes to the host.
   for (DeviceState &s : device_states_)
     for (auto &weak : s.arrays)
@@ -116,6 +125,7 @@ Core::~Core() {
     s->tasks.clear();
     s->core = nullptr;
     s->unfinished = 0;
+    s->retired = 0;
     s->spawned = 0;
   }
   if (error_ && !error_observed_) {
@@ -137,18 +147,81 @@ SpaceState &Core::bind(const std::shared_ptr<SpaceState> &space) {
     throw Error("parla: task space " + space->name + " is in use by another runtime");
   space->core = this;
   space->self = space;
+  if (spaces_.size() >= spaces_pruned_at_)
+    drop_unused_spaces();
   spaces_.push_back(space);
   return *space;
+}
+
+void Core::drop_unused_spaces() {
+  // A space only the runtime holds can never be named again; once all its
+  // tasks retired nothing points into it (a cancelled task may still sit in
+  // a queue, so a space with one stays).
+  if (!trace_)
+    for (size_t i = 0; i < spaces_.size();) {
+      SpaceState &s = *spaces_[i];
+      if (spaces_[i].use_count() == 1 && s.unfinished == 0 && s.retired == s.tasks.size()) {
+        dropped_spaces_.push_back(std::move(spaces_[i]));
+        spaces_[i] = std::move(spaces_.back());
+        spaces_.pop_back();
+      } else {
+        ++i;
+      }
+    }
+  // Amortised: the next pass once as many spaces again are bound.
+  spaces_pruned_at_ = std::max<size_t>(8, 2 * spaces_.size());
+}
+
+void Core::retire(TaskState *t) {
+  if (t->slot == nullptr || t->slot->get() != t)
+    return;
+  SpaceState *space = t->space;
+  std::shared_ptr<TaskState> *slot = t->slot;
+  t->slot = nullptr;
+  graveyard_.push_back(std::move(*slot));
+  *slot = retired_task_;
+  ++space->retired;
+}
+
+void Core::free_graveyard(Lock &lock) {
+  std::vector<std::shared_ptr<TaskState>> dead;
+  std::vector<std::shared_ptr<SpaceState>> spaces;
+  dead.swap(graveyard_);
+  spaces.swap(dropped_spaces_);
+  const size_t room = kPoolMax - std::min(kPoolMax, pool_.size());
+  lock.unlock();
+  spaces.clear();
+  size_t kept = 0;
+  for (auto &state : dead) {
+    // Only this vector holds it (a handle would also count): nothing can
+    // reach it, so it may be made anew for another task.
+    if (kept < room && state.use_count() == 1) {
+      std::destroy_at(state.get());
+      std::construct_at(state.get());
+      dead[kept++] = std::move(state);
+    } else {
+      state.reset();
+    }
+  }
+  lock.lock();
+  for (size_t i = 0; i < kept; ++i)
+    pool_.push_back(std::move(dead[i]));
 }
 
 const std::shared_ptr<TaskState> &Core::lookup(const TaskRef &ref) {
   SpaceState &space = bind(ref.space());
   auto [it, added] = space.tasks.try_emplace(ref.index());
   if (added) {
-    it->second = std::make_shared<TaskState>();
+    if (pool_.empty()) {
+      it->second = std::make_shared<TaskState>();
+    } else {
+      it->second = std::move(pool_.back());
+      pool_.pop_back();
+    }
     it->second->core = this;
     it->second->space = &space;
     it->second->index = ref.index();
+    it->second->slot = &it->second;
   }
   return it->second;
 }
@@ -182,8 +255,9 @@ std::shared_ptr<TaskState> Core::spawn(const TaskRef &id, SpawnOptions options,
   lock_briefly_spinning(lock);
   std::shared_ptr<TaskState> self = lookup(id);
   TaskState *t = self.get();
-  if (t->phase != Phase::placeholder || t->never_spawned)
-    throw Error("parla: duplicate task id " + t->name() + " (spawned before)");
+  if (t->phase != Phase::placeholder || t->never_spawned) // a retired one has no name of its own
+    throw Error("parla: duplicate task id " + id.space()->describe(id.index()) +
+                " (spawned before)");
   t->placement = std::move(options.placement);
   t->default_resources = options.resources;
   t->accesses.clear();
@@ -250,6 +324,8 @@ std::shared_ptr<TaskState> Core::spawn(const TaskRef &id, SpawnOptions options,
   }
   if (sequential_ && !draining_)
     drain_sequential(lock);
+  if (sequential_ && graveyard_.size() >= kGraveyardBatch) // no worker frees them
+    free_graveyard(lock);
   return self;
 }
 
@@ -321,6 +397,8 @@ void Core::finish_one(TaskState *t, std::exception_ptr error, Outcome outcome) {
   t->body.reset();
   release_dependents(t);
   resume_awaiters(t);
+  if (outcome == Outcome::completed && !trace_ && !t->error && !t->result.has_value())
+    retire(t);
 }
 
 void Core::release_dependents(TaskState *t) {
@@ -337,6 +415,14 @@ void Core::release_dependents(TaskState *t) {
     } else if (--d->pending_deps == 0 && d->phase == Phase::waiting_deps) {
       map(d);
     }
+    // Graph-error reports follow only unfinished dependencies, and t may
+    // retire: the trace alone needs the finished ones (their flows).
+    if (!trace_)
+      if (auto w = std::find(d->waiting_on.begin(), d->waiting_on.end(), t);
+          w != d->waiting_on.end()) {
+        *w = d->waiting_on.back();
+        d->waiting_on.pop_back();
+      }
   }
   t->dependents.clear();
   t->dependents.shrink_to_fit();
@@ -453,6 +539,8 @@ void Core::wait_until(Lock &lock, const std::function<bool()> &done) {
       }
       report_stuck();
     }
+    if (graveyard_.size() >= kGraveyardBatch) // no worker frees them
+      free_graveyard(lock);
     return;
   }
   const bool helping = tl.core == this && tl.worker >= 0;
@@ -595,7 +683,11 @@ void Core::rethrow_if_failed(const TaskRefs &refs) {
 
 Stats Core::stats() const {
   Lock lock(mu_);
-  return stats_;
+  Stats s = stats_;
+  for (const auto &space : spaces_)
+    s.task_states += space->tasks.size() - space->retired;
+  s.spaces = spaces_.size();
+  return s;
 }
 
 void Core::write_trace(const std::string &path) const {

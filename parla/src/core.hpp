@@ -79,6 +79,7 @@ struct SpaceState {
   Core *core = nullptr;       // the runtime it is bound to (set by its first spawn)
   std::unordered_map<Index, std::shared_ptr<TaskState>, IndexHash> tasks;
   size_t unfinished = 0;
+  size_t retired = 0; // entries that are Core::retired_task_
   std::atomic<size_t> spawned{0};
   std::weak_ptr<SpaceState> self; // for TaskRefs made from inside the runtime
   std::string describe(const Index &index) const { return name + "[" + index.to_string() + "]"; }
@@ -106,6 +107,9 @@ struct TaskState {
   Core *core = nullptr;
   SpaceState *space = nullptr;
   Index index;
+  // Its entry in space->tasks (an unordered_map's elements stay where
+  // they are when it rehashes), for retirement without a lookup.
+  std::shared_ptr<TaskState> *slot = nullptr;
   uint64_t seq = 0; // spawn order
   Phase phase = Phase::placeholder;
   std::atomic<bool> done{false}; // phase == done, readable without the lock (acquire)
@@ -219,6 +223,16 @@ private:
   void wake_waiters();
   void link_live(TaskState *task);
   void unlink_live(TaskState *task);
+  // A completed task nobody can ask more of than "done" (no value, no
+  // error, no trace) gives its state up: its space keeps retired_task_ in
+  // its place, so a later dependency on it still finds it done. The state
+  // goes to graveyard_ (a space nobody holds, all of whose tasks retired,
+  // to dropped_spaces_), freed by free_graveyard() outside mu_: an Array's
+  // last reference releases device memory, which may be a remote call.
+  void retire(TaskState *task);
+  void drop_unused_spaces();
+  void free_graveyard(Lock &lock);
+  static constexpr size_t kGraveyardBatch = 256;
 
   // scheduler.cpp: placement, reservations, the ready queue, workers.
   void check_placeable(const TaskState &task) const;
@@ -252,6 +266,15 @@ private:
   std::vector<Device *> device_list_;
   std::vector<DeviceState> device_states_;
   std::vector<std::shared_ptr<SpaceState>> spaces_;
+  size_t spaces_pruned_at_ = 8;               // drop_unused_spaces() when spaces_ grows to this
+  std::shared_ptr<SpaceState> retired_space_; // retired_task_'s, for its name
+  std::shared_ptr<TaskState> retired_task_;
+  std::vector<std::shared_ptr<TaskState>> graveyard_;
+  std::vector<std::shared_ptr<SpaceState>> dropped_spaces_;
+  // Retired states nothing else held, made anew in place: lookup() takes
+  // one instead of an allocation (the spawning thread is the bottleneck).
+  std::vector<std::shared_ptr<TaskState>> pool_;
+  static constexpr size_t kPoolMax = 4096;
 
   std::deque<TaskState *> ready_;
   std::atomic<size_t> ready_count_{0}; // what spinning workers watch

@@ -386,6 +386,13 @@ void Core::worker_main(int worker) {
   while (true) {
     if (TaskState *t = pop_ready()) {
       run(lock, t, worker);
+      // In batches: each one costs a release and a retake of the lock.
+      if (graveyard_.size() >= kGraveyardBatch)
+        free_graveyard(lock);
+      continue;
+    }
+    if (!graveyard_.empty() || !dropped_spaces_.empty()) { // idle: nothing else to do
+      free_graveyard(lock);
       continue;
     }
     if (stop_)

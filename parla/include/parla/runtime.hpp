@@ -68,6 +68,12 @@ struct Stats {
   uint64_t completed = 0; // ran to the end without an error
   uint64_t failed = 0;    // threw
   uint64_t cancelled = 0; // never ran (fail-fast, failed dependency, graph error)
+  // What the runtime still holds: tasks with a state of their own (not yet
+  // done, or done with a value, an error or a trace to keep; a completed
+  // task without one retires to a few bytes), and task spaces (one that
+  // only the runtime holds, all of whose tasks retired, is dropped).
+  uint64_t task_states = 0;
+  uint64_t spaces = 0;
 };
 
 class Runtime {
