@@ -28,8 +28,11 @@ struct SweepRow {
 struct Report {
   unsigned cores = 0;
   bool quick = false;
-  int rounds = 1; // each figure is the best of this many runs
-  double peak_flops = 0;
+  int rounds = 1;        // each figure is the best of this many runs
+  double peak_flops = 0; // the host's cores
+  // Systems whose tasks run elsewhere (OpenCL devices): their own peak,
+  // which their efficiency is measured against.
+  std::map<std::string, double> device_peaks;
   double elapsed_s = 0;
   double load_before = 0, load_after = 0;     // /proc/loadavg, 1 minute
   std::map<std::string, std::string> configs; // system -> how it was set up
@@ -39,14 +42,22 @@ struct Report {
   // Average task duration × cores (µs) and achieved/peak FLOP/s of a point.
   double granularity_us(const SweepRow &row) const;
   double efficiency(const SweepRow &row) const;
+  double peak_of(const std::string &system) const;
   // METG(50%) in µs: the granularity of the smallest task size with
   // efficiency >= 50%, interpolated linearly towards the size before it;
   // NaN if never reached.
   double metg_us(const std::string &system, const std::string &pattern) const;
+  // Where metg_us is NaN though the system was measured: the largest
+  // granularity of its sweep (the METG lies beyond); NaN otherwise.
+  double largest_granularity_us(const std::string &system, const std::string &pattern) const;
 
   void print() const;
   // tasks.csv and tasks.json in dir.
   void write(const std::string &dir) const;
+  // Adds the systems of another run's tasks.json (a run under `ava run`,
+  // whose OpenCL library is remoted, cannot share a process with the
+  // native one); throws std::runtime_error naming what is wrong in it.
+  void merge(const std::string &tasks_json);
 };
 
 } // namespace taskbench

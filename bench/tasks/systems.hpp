@@ -21,6 +21,13 @@ public:
   // How the system is configured ("1 device x 2 threads"), for the report.
   virtual std::string config() const = 0;
   virtual void run(const Graph &graph, uint64_t *values) = 0;
+  // The FLOP/s of compute_bound tasks of `iterations` run without any
+  // runtime on what this system runs its tasks on, best of `reps`; 0: the
+  // host's cores (measured by task_bench itself).
+  virtual double peak_flops(int64_t iterations, int reps) {
+    (void)iterations, (void)reps;
+    return 0;
+  }
   // When the last run() had handed every task to the system: the time to
   // submit apart from the time to run (as StarPU's tasks_overhead reports).
   std::chrono::steady_clock::time_point submitted_at() const { return submitted_at_; }
@@ -37,5 +44,8 @@ std::unique_ptr<System> make_parla(unsigned cores, unsigned devices);
 std::unique_ptr<System> make_tbb(unsigned cores);
 std::unique_ptr<System> make_openmp(unsigned cores);
 std::unique_ptr<System> make_starpu(unsigned cores);
+// parla over every OpenCL device the OpenCL library shows (through ava when
+// the program runs under `ava run`), named `name`.
+std::unique_ptr<System> make_parla_opencl(const std::string &name);
 
 } // namespace taskbench

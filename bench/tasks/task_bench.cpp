@@ -5,9 +5,12 @@
 // sequential reference; a wrong graph is an error (exit status 1).
 //
 //   task_bench [--verify] [--quick] [--out DIR] [--systems a,b] [--patterns a,b]
-//              [--cores N] [--reps N]
+//              [--cores N] [--reps N] [--label L] [--merge TASKS.json]
 // --verify runs a few hundred tasks of every pattern on every system and
-// only checks them (the ctest). AVA_BENCH_QUICK=1 is --quick.
+// only checks them (the ctest). AVA_BENCH_QUICK=1 is --quick. --label
+// appends L to every system's name (parla-opencl@ava-shm, for a run under
+// `ava run`); --merge adds another run's systems to this run's report, so
+// that the targets compare them.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -36,6 +39,8 @@ struct Config {
   std::vector<std::string> patterns{"stencil_1d", "nearest", "trivial", "fft", "tree"};
   unsigned cores = 0;
   int reps = 5; // rounds: a figure is the best of them
+  std::string label;
+  std::vector<std::string> merge;
 };
 
 std::vector<std::string> split(const std::string &s) {
@@ -51,8 +56,9 @@ std::vector<std::string> split(const std::string &s) {
 }
 
 [[noreturn]] void usage() {
-  std::fprintf(stderr, "usage: task_bench [--verify] [--quick] [--out DIR] [--systems a,b] "
-                       "[--patterns a,b] [--cores N] [--reps N]\n");
+  std::fprintf(stderr,
+               "usage: task_bench [--verify] [--quick] [--out DIR] [--systems a,b] "
+               "[--patterns a,b] [--cores N] [--reps N] [--label L] [--merge TASKS.json]\n");
   std::exit(2);
 }
 
@@ -82,6 +88,10 @@ Config parse(int argc, char **argv) {
       c.cores = static_cast<unsigned>(std::stoul(value()));
     else if (a == "--reps")
       c.reps = std::max(1, std::stoi(value())), reps_given = true;
+    else if (a == "--label")
+      c.label = value();
+    else if (a == "--merge")
+      c.merge.push_back(value());
     else
       usage();
   }
@@ -111,7 +121,12 @@ public:
   }
 };
 
-std::unique_ptr<System> make_system(const std::string &name, unsigned cores) {
+std::unique_ptr<System> make_system(const std::string &name, unsigned cores,
+                                    const std::string &label) {
+  if (name == "parla-opencl")
+    return make_parla_opencl(name + label);
+  if (!label.empty())
+    throw std::runtime_error("--label is for parla-opencl (the one system ava remotes)");
   if (name == "reversed")
     return std::make_unique<ReversedSystem>();
   if (name == "parla")
@@ -217,10 +232,11 @@ int verify(const Config &c) {
                     .kernel = Kernel::busy_wait,
                     .spin_ns = 2000});
   for (const auto &name : c.systems) {
-    auto system = make_system(name, c.cores);
+    auto system = make_system(name, c.cores, c.label);
     for (const auto &g : graphs)
       best_of(*system, g, 2);
-    std::printf("%-14s %zu graphs identical to the sequential run\n", name.c_str(), graphs.size());
+    std::printf("%-14s %zu graphs identical to the sequential run\n", system->name().c_str(),
+                graphs.size());
   }
   return 0;
 }
@@ -278,8 +294,10 @@ int bench(const Config &c) {
     for (const auto &name : c.systems) {
       // Also between systems: the best moment of the run is the peak.
       report.peak_flops = std::max(report.peak_flops, measure_peak(c.cores, peak_iterations, 1));
-      auto system = make_system(name, c.cores);
-      report.configs[name] = system->config();
+      auto system = make_system(name, c.cores, c.label);
+      report.configs[system->name()] = system->config();
+      if (const double peak = system->peak_flops(peak_iterations, 2); peak > 0)
+        report.device_peaks[system->name()] = std::max(report.device_peaks[system->name()], peak);
       auto keep = [&](size_t key, Timing t) {
         Timing &kept = best[{name, key}];
         if (t.wall_s < kept.wall_s)
@@ -293,19 +311,22 @@ int bench(const Config &c) {
                    system->config().c_str());
     }
   }
-  for (const auto &name : c.systems) {
+  for (const auto &system : c.systems) {
+    const std::string name = system + c.label;
     for (size_t i = 0; i < overhead.size(); ++i)
       report.overhead.push_back({name, i == 0 ? "chain" : "independent", overhead[i].tasks(),
-                                 best.at({name, sweep.size() + i}).wall_s,
-                                 best.at({name, sweep.size() + i}).submit_s});
+                                 best.at({system, sweep.size() + i}).wall_s,
+                                 best.at({system, sweep.size() + i}).submit_s});
     for (size_t i = 0; i < sweep.size(); ++i) {
       const Graph &g = sweep[i];
       report.sweep.push_back({name, std::string(taskbench::name(g.pattern)), g.iterations, g.width,
-                              g.steps, best.at({name, i}).wall_s, g.flops_per_task()});
+                              g.steps, best.at({system, i}).wall_s, g.flops_per_task()});
     }
   }
   report.elapsed_s = now_s() - started;
   report.load_after = load_average();
+  for (const auto &file : c.merge)
+    report.merge(file);
   report.print();
   if (!c.out_dir.empty())
     report.write(c.out_dir);
