@@ -17,6 +17,8 @@ uint64_t CallbackRegistry::add(const CallbackEntry &entry) {
       throw;
     }
   }
+  if (entry.lifetime == AVA_LIFETIME_ONCE)
+    once_.fetch_add(1, std::memory_order_relaxed);
   ++next_id_;
   return id;
 }
@@ -32,6 +34,9 @@ bool CallbackRegistry::find(uint64_t id, CallbackEntry *out) const {
 }
 
 void CallbackRegistry::unindex_locked(uint64_t id, const CallbackEntry &entry) {
+  if (entry.lifetime == AVA_LIFETIME_ONCE) {
+    once_.fetch_sub(1, std::memory_order_relaxed);
+  }
   if (entry.lifetime != AVA_LIFETIME_COUPLED || entry.coupled_handle == 0) {
     return;
   }
@@ -61,7 +66,7 @@ void CallbackRegistry::release_handle(uint64_t handle) {
   std::lock_guard lock(mu_);
   auto [begin, end] = coupled_.equal_range(handle);
   for (auto it = begin; it != end; ++it) {
-    entries_.erase(it->second);
+    entries_.erase(it->second); // coupled, so never a once registration
   }
   coupled_.erase(begin, end);
 }
@@ -70,6 +75,7 @@ void CallbackRegistry::clear() {
   std::lock_guard lock(mu_);
   entries_.clear();
   coupled_.clear();
+  once_.store(0, std::memory_order_relaxed);
 }
 
 size_t CallbackRegistry::size() const {

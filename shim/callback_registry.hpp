@@ -4,6 +4,7 @@
 // can only miss, never reach a different callback.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -29,16 +30,21 @@ public:
   void release_handle(uint64_t handle);
   void clear();
   size_t size() const;
+  // Registrations of AVA_LIFETIME_ONCE not yet run: callbacks the worker
+  // will send, which the guest should read as soon as they come.
+  size_t once_pending() const { return once_.load(std::memory_order_relaxed); }
 
   // fork(): the child must not inherit a mutex held by a thread it lacks.
   void lock_for_fork() { mu_.lock(); }
   void unlock_after_fork() { mu_.unlock(); }
 
 private:
+  // Drops an entry's indexes (the coupled handle, the once count).
   void unindex_locked(uint64_t id, const CallbackEntry &entry);
 
   mutable std::mutex mu_;
   uint64_t next_id_ = 1;
+  std::atomic<size_t> once_{0}; // written under mu_
   std::unordered_map<uint64_t, CallbackEntry> entries_;
   std::unordered_multimap<uint64_t, uint64_t> coupled_; // handle -> id
 };

@@ -287,6 +287,15 @@ uint64_t Connection::abandoned_by_this_thread() {
   return t_abandoned_call;
 }
 
+void Connection::let_go(ReadBaton::Member &member) {
+  // A callback the worker will send (an event's completion) would otherwise
+  // wait for the next call or the grace (2 ms): nobody reads meanwhile.
+  if (callbacks_->once_pending() > 0)
+    baton_.pass_to_reader(member);
+  else
+    baton_.pass(member);
+}
+
 Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, MsgBuf *out) {
   t_abandoned_call = 0;
   auto done = [w] { return w->state_.load(std::memory_order_acquire) != ReplyWaiter::kWaiting; };
@@ -315,7 +324,7 @@ Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, 
         if (!read_one(slice))
           break; // broken: mark_broken has failed the waiter
       }
-      baton_.pass(member);
+      let_go(member);
       break;
     }
     // Another thread reads; it routes our reply to us, or hands us the baton
@@ -336,7 +345,7 @@ Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, 
         w->cv_.wait_until(lock, deadline, ready);
     }
     if (baton_.withdraw(member) && done()) {
-      baton_.pass(member); // handed to us with our reply already routed
+      let_go(member); // handed to us with our reply already routed
       break;
     }
     if (!member.holds() && !done() && timeout_ms >= 0 &&
@@ -349,7 +358,7 @@ Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, 
   // after the last holder had routed our reply. Kept, nobody would read again.
   // We are not enlisted here, so holds() is ours to read.
   if (member.holds())
-    baton_.pass(member);
+    let_go(member);
   {
     // Taking the waiter's mutex also waits for the reader to let go of it.
     std::lock_guard lock(w->mu_);
@@ -489,9 +498,10 @@ void Connection::reader_main() {
         if (!read_one(-1, &kind))
           return;
       }
-      if (kind == AVA_MSG_REPLY) {
+      if (kind == AVA_MSG_REPLY && callbacks_->once_pending() == 0) {
         // A caller is active: it reads its own replies from its next call on
-        // (or the baton comes back here after the grace).
+        // (or the baton comes back here after the grace). With a callback
+        // to come, this thread keeps reading instead (let_go).
         baton_.fallback_leave();
         break;
       }

@@ -105,6 +105,9 @@ public:
   void recycle(MsgBuf &&buf);
 
 private:
+  // A caller done reading lets go of the baton (to the background reader
+  // at once while a callback is to come).
+  void let_go(ReadBaton::Member &member);
   MsgBuf take_spare();
   void reader_main();
   // Receives and routes one message (rx_mu_ held); false once the connection broke.

@@ -87,6 +87,18 @@ void ReadBaton::pass_to_fallback(Member &m) {
   fallback_cv_.notify_one();
 }
 
+void ReadBaton::pass_to_reader(Member &m) {
+  std::lock_guard lock(mu_);
+  if (holder_ != Holder::Member || member_ != &m)
+    return;
+  if (hand_on_locked())
+    return;
+  set_holder_locked(nullptr);
+  holder_ = Holder::Fallback;
+  // In its grace wait or its untimed one: either predicate now holds.
+  fallback_cv_.notify_one();
+}
+
 bool ReadBaton::fallback_take() {
   std::unique_lock lock(mu_);
   for (;;) {

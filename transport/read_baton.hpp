@@ -72,6 +72,10 @@ public:
   void pass(Member &m);
   // The holder m gives it to the fallback directly (it must not read now).
   void pass_to_fallback(Member &m);
+  // As pass, but with nobody enlisted the fallback reads at once instead of
+  // after the grace: for when a message nobody waits for is expected (a
+  // callback), which nobody would read meanwhile.
+  void pass_to_reader(Member &m);
 
   // The fallback. Blocks until the baton is the fallback's: handed to it, or
   // free for the grace period. False once closed.

@@ -112,6 +112,29 @@ Test(read_baton, the_fallback_waits_while_a_member_holds_it) {
   cr_expect(!m.holds());
 }
 
+Test(read_baton, passed_to_the_reader_it_goes_to_the_fallback_at_once_or_to_a_waiter) {
+  // A grace far longer than the test: a fallback that got the baton only
+  // after the grace would time the test out instead of passing.
+  ReadBaton baton(std::chrono::hours(1));
+  TestMember m, waiter;
+  cr_assert(!baton.enlist(m.member));
+  cr_assert(baton.fallback_offer());
+  std::atomic<bool> taken{false};
+  std::thread fallback([&] {
+    if (baton.fallback_take())
+      taken = true;
+  });
+  cr_assert(!baton.enlist(waiter.member));
+  baton.pass_to_reader(m.member);
+  cr_expect(waiter.holds() && !m.holds(), "an enlisted member comes first");
+  baton.pass_to_reader(waiter.member);
+  fallback.join();
+  cr_expect(taken.load(), "nobody enlisted: the fallback reads now, not after the grace");
+  cr_expect(!waiter.holds());
+  baton.pass_to_reader(m.member); // not the holder: nothing happens
+  cr_expect(!baton.try_take(m.member), "still the fallback's");
+}
+
 Test(read_baton, close_wakes_the_fallback) {
   ReadBaton baton(1ms);
   TestMember m;
