@@ -68,13 +68,14 @@ merge=()
 ava=$build/bin/ava
 if [[ -x $ava ]] && [[ -n $(ls /etc/OpenCL/vendors/*.icd 2>/dev/null) ]]; then
   opencl_patterns=stencil_1d,nearest
+  opencl_systems=parla-opencl,parla-opencl-runahead
   ((quick)) || opencl_patterns=stencil_1d,nearest,trivial
   export POCL_DEVICES="pthread pthread"
   mkdir -p "$out/opencl-native" "$out/opencl-ava-shm"
-  run_bench "$out/logs/tasks-opencl-native.log" "$task_bench" --systems parla-opencl \
+  run_bench "$out/logs/tasks-opencl-native.log" "$task_bench" --systems "$opencl_systems" \
     --patterns "$opencl_patterns" --out "$out/opencl-native" >/dev/null
   run_bench "$out/logs/tasks-opencl-ava-shm.log" "$ava" run --channel shm \
-    --report "$out/logs/tasks-ava-worker.report" -- "$task_bench" --systems parla-opencl \
+    --report "$out/logs/tasks-ava-worker.report" -- "$task_bench" --systems "$opencl_systems" \
     --label @ava-shm --patterns "$opencl_patterns" --out "$out/opencl-ava-shm" >/dev/null
   unset POCL_DEVICES
   calls=$(grep -o 'spec=opencl .*calls=[0-9]*' "$out/logs/tasks-ava-worker.report" 2>/dev/null |

@@ -7,6 +7,10 @@
 // device's queue has finished (one clFinish per task), so a dependent starts
 // after its inputs' kernels ran. Every device takes one task at a time
 // (vcus = 1), as one in-order queue runs one kernel at a time anyway.
+// parla-opencl-runahead: the same with Options::runahead, where a task
+// completes in its marker's callback and a dependent's body queues its
+// kernel behind its inputs' on the devices (a barrier on their markers)
+// as soon as their bodies returned.
 //
 // Its efficiency is against the devices' own peak (peak_flops: the kernel
 // alone, queued back to back on every device at once), not the host's.
@@ -52,8 +56,9 @@ std::vector<std::unique_ptr<parla::Device>> devices_or_throw() {
 
 class OpenclSystem final : public System {
 public:
-  explicit OpenclSystem(std::string name)
-      : name_(std::move(name)), runtime_(parla::Options{.devices = devices_or_throw()}),
+  OpenclSystem(std::string name, bool runahead)
+      : name_(std::move(name)), runahead_(runahead),
+        runtime_(parla::Options{.devices = devices_or_throw(), .runahead = runahead}),
         kernels_(kSource, "task_kernel") {
     for (parla::Device *d : runtime_.devices()) {
       auto &cl = dynamic_cast<parla::OpenclDevice &>(*d);
@@ -72,7 +77,8 @@ public:
 
   std::string name() const override { return name_; }
   std::string config() const override {
-    std::string s = std::to_string(outputs_.size()) + " OpenCL device(s), vcus=1:";
+    std::string s = std::to_string(outputs_.size()) + " OpenCL device(s), vcus=1" +
+                    (runahead_ ? ", runahead:" : ":");
     for (auto &[device, out] : outputs_)
       s += " [" + device->description() + "]";
     return s;
@@ -147,6 +153,7 @@ private:
   }
 
   std::string name_;
+  bool runahead_;
   parla::Runtime runtime_;
   parla::KernelCache kernels_;
   std::vector<std::pair<parla::OpenclDevice *, cl_mem>> outputs_;
@@ -154,8 +161,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<System> make_parla_opencl(const std::string &name) {
-  return std::make_unique<OpenclSystem>(name);
+std::unique_ptr<System> make_parla_opencl(const std::string &name, bool runahead) {
+  return std::make_unique<OpenclSystem>(name, runahead);
 }
 
 } // namespace taskbench

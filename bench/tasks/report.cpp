@@ -88,16 +88,19 @@ std::vector<Target> targets(const Report &r) {
     for (const char *anchor : {"starpu", "openmp"})
       out.push_back({std::string("METG(50%) ") + pattern, "parla", anchor, 1.0,
                      r.metg_us("parla", pattern), r.metg_us(anchor, pattern)});
-  // Tasks on PoCL through ava (shm) against PoCL directly, when both ran.
-  const std::string direct = "parla-opencl", remoted = "parla-opencl@ava-shm";
-  std::vector<SweepRow> direct_rows;
-  std::copy_if(r.sweep.begin(), r.sweep.end(), std::back_inserter(direct_rows),
-               [&](const SweepRow &row) { return row.system == direct; });
-  if (r.configs.count(remoted))
-    for (const auto &pattern : ordered(direct_rows, true))
-      out.push_back({"METG(50%) " + pattern + " on PoCL", remoted, direct, 2.0,
-                     r.metg_us(remoted, pattern), r.metg_us(direct, pattern),
-                     r.largest_granularity_us(remoted, pattern)});
+  // Tasks on PoCL through ava (shm) against PoCL directly, when both ran
+  // (with and without runahead).
+  for (const std::string direct : {"parla-opencl", "parla-opencl-runahead"}) {
+    const std::string remoted = direct + "@ava-shm";
+    std::vector<SweepRow> direct_rows;
+    std::copy_if(r.sweep.begin(), r.sweep.end(), std::back_inserter(direct_rows),
+                 [&](const SweepRow &row) { return row.system == direct; });
+    if (r.configs.count(remoted))
+      for (const auto &pattern : ordered(direct_rows, true))
+        out.push_back({"METG(50%) " + pattern + " on PoCL", remoted, direct, 2.0,
+                       r.metg_us(remoted, pattern), r.metg_us(direct, pattern),
+                       r.largest_granularity_us(remoted, pattern)});
+  }
   return out;
 }
 

@@ -46,6 +46,6 @@ std::unique_ptr<System> make_openmp(unsigned cores);
 std::unique_ptr<System> make_starpu(unsigned cores);
 // parla over every OpenCL device the OpenCL library shows (through ava when
 // the program runs under `ava run`), named `name`.
-std::unique_ptr<System> make_parla_opencl(const std::string &name);
+std::unique_ptr<System> make_parla_opencl(const std::string &name, bool runahead);
 
 } // namespace taskbench

@@ -123,10 +123,10 @@ public:
 
 std::unique_ptr<System> make_system(const std::string &name, unsigned cores,
                                     const std::string &label) {
-  if (name == "parla-opencl")
-    return make_parla_opencl(name + label);
+  if (name == "parla-opencl" || name == "parla-opencl-runahead")
+    return make_parla_opencl(name + label, name == "parla-opencl-runahead");
   if (!label.empty())
-    throw std::runtime_error("--label is for parla-opencl (the one system ava remotes)");
+    throw std::runtime_error("--label is for parla-opencl(-runahead) (the systems ava remotes)");
   if (name == "reversed")
     return std::make_unique<ReversedSystem>();
   if (name == "parla")

@@ -46,6 +46,7 @@ bool env_flag(const char *name) {
 
 Core::Core(Options options) : epoch_(std::chrono::steady_clock::now()) {
   sequential_ = options.sequential || env_flag("PARLA_SEQUENTIAL");
+  runahead_ = options.runahead || env_flag("PARLA_RUNAHEAD");
   trace_path_ = options.trace_path;
   if (trace_path_.empty() && std::getenv("PARLA_TRACE") != nullptr)
     trace_path_ = std::getenv("PARLA_TRACE");
@@ -108,6 +109,7 @@ Core::~Core() {
   for (auto &w : workers_)
     w.join();
   graveyard_.clear();
+  dead_events_.clear();
   pool_.clear();
   // Arrays may outlive the devices: what only a device holds goes to the host.
   for (DeviceState &s : device_states_)
@@ -186,11 +188,14 @@ void Core::retire(TaskState *t) {
 void Core::free_graveyard(Lock &lock) {
   std::vector<std::shared_ptr<TaskState>> dead;
   std::vector<std::shared_ptr<SpaceState>> spaces;
+  std::vector<std::shared_ptr<DeviceEvent>> events;
   dead.swap(graveyard_);
   spaces.swap(dropped_spaces_);
+  events.swap(dead_events_);
   const size_t room = kPoolMax - std::min(kPoolMax, pool_.size());
   lock.unlock();
   spaces.clear();
+  events.clear(); // through ava, a call each
   size_t kept = 0;
   for (auto &state : dead) {
     // Only this vector holds it (a handle would also count): nothing can
@@ -402,10 +407,32 @@ void Core::finish_one(TaskState *t, std::exception_ptr error, Outcome outcome) {
 }
 
 void Core::release_dependents(TaskState *t) {
+  if (!t->events.empty()) {
+    for (auto &e : t->events)
+      dead_events_.push_back(std::move(e)); // released outside mu_
+    t->events.clear();
+  }
   for (TaskState *d : t->dependents) {
     if (d->is_done())
       continue;
-    if (t->error) {
+    if (auto early = std::find(d->device_deps.begin(), d->device_deps.end(), t);
+        early != d->device_deps.end()) {
+      // Met already (runahead): d counted it when t's body returned.
+      *early = d->device_deps.back();
+      d->device_deps.pop_back();
+      if (t->error && !d->started)
+        completing_.push_back(
+            {d,
+             std::make_exception_ptr(
+                 Cancelled(d->name() + " was cancelled: its dependency " + t->name() + " failed",
+                           root_of(t->error))),
+             Outcome::cancelled});
+      else if (d->device_deps.empty() && d->completion_deferred) {
+        d->completion_deferred = false;
+        --device_pending_;
+        after_run(d, std::move(d->device_error));
+      }
+    } else if (t->error) {
       completing_.push_back(
           {d,
            std::make_exception_ptr(
@@ -458,7 +485,7 @@ void Core::fail_fast(TaskState *failed, std::exception_ptr error) {
 // that is not over (one that is over has only not woken yet), and no task
 // is ready.
 bool Core::stuck() const {
-  if (sequential_ || running_ != blocked_in_wait_ || !ready_.empty())
+  if (sequential_ || running_ != blocked_in_wait_ || !ready_.empty() || device_pending_ > 0)
     return false;
   for (const std::function<bool()> *done : blocked_waits_)
     if ((*done)())

@@ -7,9 +7,17 @@
 //
 // A task goes:  placeholder (named, not spawned) -> waiting_deps ->
 //   [mapped once its dependencies are done] waiting_memory ->
-//   waiting_compute -> ready -> running -> done
+//   waiting_compute -> ready -> running -> [device_pending] -> done
 // and a coroutine that awaits goes running -> suspended -> waiting_compute
 // (same devices) -> ready -> running ... -> done.
+//
+// device_pending (Options::runahead, on devices with events such as
+// OpenCL's): the body returned and the task gave its compute back, so that
+// the next task's body queues its work behind this one's while the device
+// runs it; it holds its memory and completes in the device's callback. A
+// dependent placed only on devices with events counts such a dependency
+// as met at once: its body starts when its devices' queues wait for the
+// dependency's events (device_deps), and it completes only after them.
 #pragma once
 
 #include <any>
@@ -95,6 +103,7 @@ enum class Phase : uint8_t {
   ready,
   running,
   suspended,
+  device_pending, // the body returned; its device work has not finished yet
   done,
 };
 
@@ -123,7 +132,17 @@ struct TaskState {
   std::vector<TaskState *> dependents;
   std::vector<TaskState *> awaiters;
   uint32_t pending_awaits = 0;
-  TaskRefs requested_awaits; // set by a coroutine's await_suspend, read after it returns
+  // device_pending: callbacks still to come (+1 while run() arms them),
+  // the first device error, and the events its devices' queues got.
+  uint32_t device_waits = 0;
+  std::exception_ptr device_error;
+  std::vector<std::shared_ptr<DeviceEvent>> events;
+  // Dependencies met early (device_pending when this task was released):
+  // its queues wait for their events, and it completes after them.
+  std::vector<TaskState *> device_deps;
+  bool completion_deferred = false; // finished while device_deps remained
+  int8_t event_devices_only = -1;   // cache of Core::on_event_devices_only (-1: not known)
+  TaskRefs requested_awaits;        // set by a coroutine's await_suspend, read after it returns
 
   Placement placement;
   Resources default_resources;
@@ -167,10 +186,14 @@ struct DeviceState {
   // Mapped and not done: what the placement policy weighs.
   uint32_t mapped_tasks = 0;
   uint64_t mapped_memory = 0; // of mapped tasks not yet holding it
-  // Tasks queued for this device's memory or compute: a newcomer queues
-  // behind them instead of overtaking.
+  // Tasks queued for this device's memory or compute, first come first
+  // served: a newcomer queues behind them instead of overtaking. The queues
+  // may hold tasks that finished meanwhile (dropped when met); the counts
+  // are of those still waiting.
   uint32_t memory_waiters = 0;
   uint32_t compute_waiters = 0;
+  std::deque<TaskState *> memory_queue;
+  std::deque<TaskState *> compute_queue;
   std::vector<bool> lanes_busy; // trace tracks of concurrent tasks
   // Arrays with a replica here, evicted (to the host) before the device goes.
   std::vector<std::weak_ptr<ArrayState>> arrays;
@@ -245,6 +268,9 @@ private:
   bool compute_fits(const TaskState *task) const;
   void take_compute(TaskState *task); // accounts only
   void retry_waiting();
+  // retry_waiting's step: the task at the front of q if it is also at the
+  // front of its other devices' queues and fits now, reserved.
+  bool reserve_front(std::deque<TaskState *> &q, bool memory);
   void release_compute(TaskState *task);
   void release_memory(TaskState *task);
   void push_ready(TaskState *task);
@@ -254,6 +280,16 @@ private:
   void run_sequential(Lock &lock, TaskState *task);
   void drain_sequential(Lock &lock);
   void after_run(TaskState *task, std::exception_ptr error);
+  // Outside mu_: records an event on each device of the task (true if any
+  // will call back); `unarmed` counts devices waited for here instead.
+  bool record_device_events(TaskState *task, uint32_t *unarmed, std::exception_ptr *error);
+  void device_done(TaskState *task, std::exception_ptr error);
+  void end_device_wait(TaskState *task, uint32_t count);
+  // Runahead: dependents placed only on devices with events go on now.
+  void release_dependents_early(TaskState *task);
+  bool on_event_devices_only(TaskState *task);
+  // Outside mu_: the task's queues wait for its device_deps' events.
+  void queue_after_device_deps(Lock &lock, TaskState *task);
   // Outside mu_: the task's accesses made valid on its device.
   void prepare_accesses(Lock &lock, TaskState *task);
 
@@ -270,6 +306,7 @@ private:
   std::shared_ptr<SpaceState> retired_space_; // retired_task_'s, for its name
   std::shared_ptr<TaskState> retired_task_;
   std::vector<std::shared_ptr<TaskState>> graveyard_;
+  std::vector<std::shared_ptr<DeviceEvent>> dead_events_; // released outside mu_ too
   std::vector<std::shared_ptr<SpaceState>> dropped_spaces_;
   // Retired states nothing else held, made anew in place: lookup() takes
   // one instead of an allocation (the spawning thread is the bottleneck).
@@ -277,15 +314,14 @@ private:
   static constexpr size_t kPoolMax = 4096;
 
   std::deque<TaskState *> ready_;
-  std::atomic<size_t> ready_count_{0}; // what spinning workers watch
-  std::deque<TaskState *> memory_waiting_;
-  std::deque<TaskState *> compute_waiting_;
+  std::atomic<size_t> ready_count_{0};                        // what spinning workers watch
   unsigned sleepers_ = 0;                                     // workers in work_cv_
   unsigned waiters_ = 0;                                      // threads in done_cv_
   std::vector<const std::function<bool()> *> sleeping_waits_; // what each of those waits for
   unsigned helpers_ = 0;         // of those, workers that also take ready tasks
   unsigned running_ = 0;         // bodies running now
   unsigned blocked_in_wait_ = 0; // running bodies stuck in a wait
+  unsigned device_pending_ = 0;  // tasks whose device work has not finished
   std::vector<const std::function<bool()> *> blocked_waits_; // what each of those waits for
   uint64_t unfinished_ = 0;
   uint64_t next_seq_ = 0;
@@ -304,6 +340,7 @@ private:
   bool error_observed_ = false;
 
   bool sequential_ = false;
+  bool runahead_ = false; // Options::runahead
   bool draining_ = false;
   std::priority_queue<std::pair<uint64_t, TaskState *>,
                       std::vector<std::pair<uint64_t, TaskState *>>, std::greater<>>

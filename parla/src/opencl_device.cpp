@@ -101,7 +101,7 @@ cl_kernel KernelCache::get(OpenclDevice &d) {
   return k;
 }
 
-OpenclDevice::OpenclDevice(cl_device_id device) : device_(device) {
+OpenclDevice::OpenclDevice(cl_device_id device, cl_context context) : device_(device) {
   const cl_device_type type = info<cl_device_type>(device, CL_DEVICE_TYPE);
   arch_ = type & CL_DEVICE_TYPE_GPU   ? Arch::gpu
           : type & CL_DEVICE_TYPE_CPU ? Arch::cl_cpu
@@ -111,8 +111,13 @@ OpenclDevice::OpenclDevice(cl_device_id device) : device_(device) {
   description_ =
       info_string(device, CL_DEVICE_NAME) + " (" + std::to_string(memory_ >> 20) + " MiB)";
   cl_int e = CL_SUCCESS;
-  context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &e);
-  check(e, "clCreateContext");
+  if (context != nullptr) {
+    check(clRetainContext(context), "clRetainContext");
+    context_ = context;
+  } else {
+    context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &e);
+    check(e, "clCreateContext");
+  }
   queue_ = clCreateCommandQueueWithProperties(context_, device_, nullptr, &e);
   check(e, "clCreateCommandQueueWithProperties");
   copy_queue_ = clCreateCommandQueueWithProperties(context_, device_, nullptr, &e);
@@ -120,6 +125,13 @@ OpenclDevice::OpenclDevice(cl_device_id device) : device_(device) {
 }
 
 OpenclDevice::~OpenclDevice() {
+  {
+    std::lock_guard lock(watch_mu_);
+    watch_stop_ = true;
+  }
+  watch_cv_.notify_one();
+  if (watcher_.joinable())
+    watcher_.join(); // after it told every marker queued (normally none: the runtime waited)
   if (copy_queue_)
     clReleaseCommandQueue(copy_queue_);
   if (queue_)
@@ -169,6 +181,113 @@ void OpenclDevice::synchronize() {
   check(clFinish(queue_), "clFinish");
 }
 
+namespace {
+
+using DoneFn = std::function<void(std::exception_ptr)>;
+
+std::exception_ptr failure_of(cl_int status) {
+  // A negative status: a command before the marker failed.
+  return std::make_exception_ptr(
+      Error("parla: the device work of the task failed: " + cl_error_text(status)));
+}
+
+class OpenclEvent final : public DeviceEvent {
+public:
+  OpenclEvent(cl_event event, cl_context context, cl_command_queue queue)
+      : event_(event), context_(context), queue_(queue) {}
+  ~OpenclEvent() override { clReleaseEvent(event_); }
+  OpenclEvent(const OpenclEvent &) = delete;
+  OpenclEvent &operator=(const OpenclEvent &) = delete;
+  void wait() const override {
+    const cl_int e = clWaitForEvents(1, &event_);
+    if (e == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) {
+      cl_int status = CL_SUCCESS;
+      check(clGetEventInfo(event_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                           nullptr),
+            "clGetEventInfo");
+      std::rethrow_exception(failure_of(status));
+    }
+    check(e, "clWaitForEvents");
+  }
+  cl_event event() const { return event_; }
+  cl_context context() const { return context_; }
+  cl_command_queue queue() const { return queue_; }
+
+private:
+  cl_event event_;
+  cl_context context_;
+  cl_command_queue queue_;
+};
+
+} // namespace
+
+struct OpenclDevice::Watched {
+  std::shared_ptr<OpenclEvent> event;
+  DoneFn done;
+};
+
+std::shared_ptr<DeviceEvent> OpenclDevice::record(DoneFn done) {
+  cl_event marker = nullptr;
+  check(clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &marker), "clEnqueueMarkerWithWaitList");
+  auto event = std::make_shared<OpenclEvent>(marker, context_, queue_);
+  // Without a flush a driver may hold the work back until someone waits
+  // (through ava, an asynchronous call).
+  check(clFlush(queue_), "clFlush");
+  {
+    std::lock_guard lock(watch_mu_);
+    if (!watcher_.joinable())
+      watcher_ = std::thread([this] { watch(); });
+    watched_.push_back({event, std::move(done)});
+  }
+  watch_cv_.notify_one();
+  return event;
+}
+
+void OpenclDevice::watch() {
+  std::vector<Watched> batch;
+  std::unique_lock lock(watch_mu_);
+  for (;;) {
+    watch_cv_.wait(lock, [&] { return watch_stop_ || !watched_.empty(); });
+    if (watched_.empty())
+      return; // stopped, and nothing is left to tell
+    batch.swap(watched_);
+    lock.unlock();
+    // Through ava one round trip for the whole batch, not one per task.
+    cl_event last = batch.back().event->event();
+    const bool all_ok = clWaitForEvents(1, &last) == CL_SUCCESS;
+    for (Watched &w : batch) {
+      std::exception_ptr error;
+      if (!all_ok) {
+        // The last one failed: so did this one, or it completed before.
+        cl_int status = CL_SUCCESS;
+        const cl_int q = clGetEventInfo(w.event->event(), CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                        sizeof status, &status, nullptr);
+        if (q != CL_SUCCESS || status < 0)
+          error = failure_of(q != CL_SUCCESS ? q : status);
+      }
+      try {
+        w.done(std::move(error));
+      } catch (...) {
+        // done must not throw (the runtime's only takes a lock and updates
+        // its graph); nothing may end this thread.
+      }
+    }
+    batch.clear(); // the events go: through ava, a call each, outside the lock
+    lock.lock();
+  }
+}
+
+bool OpenclDevice::queue_after(const DeviceEvent &event) {
+  const auto *e = dynamic_cast<const OpenclEvent *>(&event);
+  if (e == nullptr || e->context() != context_)
+    return false;
+  if (e->queue() == queue_)
+    return true; // in order behind it already
+  cl_event ev = e->event();
+  check(clEnqueueBarrierWithWaitList(queue_, 1, &ev, nullptr), "clEnqueueBarrierWithWaitList");
+  return true;
+}
+
 std::vector<std::unique_ptr<Device>> opencl_devices() {
   std::vector<std::unique_ptr<Device>> out;
   cl_uint n = 0;
@@ -186,8 +305,20 @@ std::vector<std::unique_ptr<Device>> opencl_devices() {
     check(e, "clGetDeviceIDs");
     std::vector<cl_device_id> ids(count);
     check(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, count, ids.data(), nullptr), "clGetDeviceIDs");
-    for (cl_device_id d : ids)
-      out.push_back(std::make_unique<OpenclDevice>(d));
+    // One context for the platform's devices: a task on one device can
+    // then wait for a dependency's work on another on the device.
+    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                           reinterpret_cast<cl_context_properties>(p), 0};
+    cl_context context = clCreateContext(props, count, ids.data(), nullptr, nullptr, &e);
+    check(e, "clCreateContext");
+    try {
+      for (cl_device_id d : ids)
+        out.push_back(std::make_unique<OpenclDevice>(d, context));
+    } catch (...) {
+      clReleaseContext(context);
+      throw;
+    }
+    clReleaseContext(context); // the devices hold it
   }
   return out;
 }

@@ -216,9 +216,11 @@ void Core::try_reserve_memory(TaskState *t) {
   }
   if (!fits) {
     t->phase = Phase::waiting_memory;
-    memory_waiting_.push_back(t);
-    for (Device *d : t->devices)
-      ++device_states_[static_cast<size_t>(d->id())].memory_waiters;
+    for (Device *d : t->devices) {
+      DeviceState &s = device_states_[static_cast<size_t>(d->id())];
+      ++s.memory_waiters;
+      s.memory_queue.push_back(t);
+    }
     return;
   }
   reserve_memory(t);
@@ -248,9 +250,11 @@ void Core::try_reserve_compute(TaskState *t) {
   }
   if (!fits) {
     t->phase = Phase::waiting_compute;
-    compute_waiting_.push_back(t);
-    for (Device *d : t->devices)
-      ++device_states_[static_cast<size_t>(d->id())].compute_waiters;
+    for (Device *d : t->devices) {
+      DeviceState &s = device_states_[static_cast<size_t>(d->id())];
+      ++s.compute_waiters;
+      s.compute_queue.push_back(t);
+    }
     return;
   }
   reserve_compute(t);
@@ -303,51 +307,52 @@ void Core::release_memory(TaskState *t) {
   t->holds_memory = false;
 }
 
-// Waiting tasks are served first come, first served per device: once one
-// does not fit, later ones on its devices wait behind it.
+// Waiting tasks are served first come, first served per device: a task
+// goes once it is at the front of every one of its devices' queues and
+// fits on each. Each step looks only at queue fronts, so a long queue for
+// one device costs nothing when another frees up.
 void Core::retry_waiting() {
-  if (memory_waiting_.empty() && compute_waiting_.empty())
-    return;
-  for (int pass = 0; pass < 2; ++pass) {
-    const bool memory = pass == 0;
-    std::deque<TaskState *> &queue = memory ? memory_waiting_ : compute_waiting_;
-    const Phase phase = memory ? Phase::waiting_memory : Phase::waiting_compute;
-    std::vector<bool> blocked(device_states_.size(), false);
-    size_t blocked_count = 0;
-    for (auto it = queue.begin(); it != queue.end() && blocked_count < blocked.size();) {
-      TaskState *t = *it;
-      if (t->phase != phase || t->is_done()) {
-        it = queue.erase(it);
-        continue;
-      }
-      bool fits = true;
-      for (Device *d : t->devices) {
-        const DeviceState &s = device_states_[static_cast<size_t>(d->id())];
-        fits = fits && !blocked[static_cast<size_t>(d->id())] &&
-               (memory ? s.memory_reserved + t->memory <= s.memory_capacity
-                       : s.milli_vcus_reserved + t->milli_vcus <= s.milli_vcus_capacity);
-      }
-      if (!fits) {
-        for (Device *d : t->devices)
-          if (!blocked[static_cast<size_t>(d->id())]) {
-            blocked[static_cast<size_t>(d->id())] = true;
-            ++blocked_count;
-          }
-        ++it;
-        continue;
-      }
-      it = queue.erase(it);
-      for (Device *d : t->devices) {
-        DeviceState &s = device_states_[static_cast<size_t>(d->id())];
-        (memory ? s.memory_waiters : s.compute_waiters)--;
-      }
-      // Reserving memory may queue the task for compute: the other queue.
-      if (memory)
-        reserve_memory(t);
-      else
-        reserve_compute(t);
-    }
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (DeviceState &s : device_states_)
+      while (reserve_front(s.memory_queue, true))
+        progress = true;
+    for (DeviceState &s : device_states_)
+      while (reserve_front(s.compute_queue, false))
+        progress = true;
   }
+}
+
+bool Core::reserve_front(std::deque<TaskState *> &q, bool memory) {
+  const Phase phase = memory ? Phase::waiting_memory : Phase::waiting_compute;
+  const auto drop_finished = [phase](std::deque<TaskState *> &queue) {
+    while (!queue.empty() && (queue.front()->phase != phase || queue.front()->is_done()))
+      queue.pop_front();
+  };
+  drop_finished(q);
+  if (q.empty())
+    return false;
+  TaskState *t = q.front();
+  for (Device *d : t->devices) {
+    DeviceState &s = device_states_[static_cast<size_t>(d->id())];
+    std::deque<TaskState *> &other = memory ? s.memory_queue : s.compute_queue;
+    drop_finished(other);
+    if (other.empty() || other.front() != t ||
+        !(memory ? s.memory_reserved + t->memory <= s.memory_capacity
+                 : s.milli_vcus_reserved + t->milli_vcus <= s.milli_vcus_capacity))
+      return false;
+  }
+  for (Device *d : t->devices) {
+    DeviceState &s = device_states_[static_cast<size_t>(d->id())];
+    (memory ? s.memory_queue : s.compute_queue).pop_front();
+    (memory ? s.memory_waiters : s.compute_waiters)--;
+  }
+  // Reserving memory may queue the task for compute: the other queue.
+  if (memory)
+    reserve_memory(t);
+  else
+    reserve_compute(t);
+  return true;
 }
 
 void Core::push_ready(TaskState *t) {
@@ -445,7 +450,11 @@ void Core::run(Lock &lock, TaskState *t, int worker) {
   tl.task = t;
   tl.scope = nullptr; // spawns in a body belong to no finish() of this thread
   std::exception_ptr error;
+  bool armed = false;   // the task ends in its devices' callbacks
+  uint32_t unarmed = 0; // devices that will not call back
   try {
+    if (!t->device_deps.empty() && !t->coro)
+      queue_after_device_deps(lock, t);
     if (!t->coro && !t->accesses.empty())
       prepare_accesses(lock, t);
     lock.unlock();
@@ -453,8 +462,15 @@ void Core::run(Lock &lock, TaskState *t, int worker) {
       t->body->start(*t);
     if (t->coro)
       t->coro.resume();
-    for (Device *d : t->devices)
-      d->synchronize();
+    // A task that ends now (not a coroutine that awaits, nor one whose
+    // promise kept an error) need not hold its worker while its devices
+    // work; sequential mode keeps every step on the spawning thread.
+    const bool ends = (!t->coro || t->coro.done()) && !t->error;
+    if (ends && runahead_ && !sequential_)
+      armed = record_device_events(t, &unarmed, &error);
+    else
+      for (Device *d : t->devices)
+        d->synchronize();
   } catch (...) {
     error = std::current_exception();
   }
@@ -479,12 +495,117 @@ void Core::run(Lock &lock, TaskState *t, int worker) {
     }
   }
   tl.will_pop = tl.core == this && tl.worker >= 0;
-  after_run(t, error);
+  if (armed) {
+    // Its compute goes to the next task for the device, whose work queues
+    // behind this one's; the last callback (or this) completes it.
+    t->phase = Phase::device_pending;
+    release_compute(t);
+    ++device_pending_;
+    if (error && !t->device_error)
+      t->device_error = error;
+    release_dependents_early(t);
+    end_device_wait(t, unarmed + 1);
+    retry_waiting();
+  } else {
+    after_run(t, error);
+  }
   tl.will_pop = false;
   // A waiter judges a graph error only when nothing runs: tell it when that
   // happened without a completion (the last body suspended).
   if (waiters_ > 0 && stuck())
     done_cv_.notify_all();
+}
+
+bool Core::record_device_events(TaskState *t, uint32_t *unarmed, std::exception_ptr *error) {
+  // One more than the devices: the callbacks cannot complete the task
+  // before run() has put it in device_pending (end_device_wait).
+  t->device_waits = static_cast<uint32_t>(t->devices.size()) + 1;
+  t->events.clear();
+  for (Device *d : t->devices) {
+    try {
+      if (auto e = d->record([this, t](std::exception_ptr e) { device_done(t, std::move(e)); })) {
+        t->events.push_back(std::move(e));
+        continue;
+      }
+      d->synchronize();
+    } catch (...) {
+      if (!*error)
+        *error = std::current_exception();
+    }
+    ++*unarmed;
+  }
+  if (t->events.empty())
+    t->device_waits = 0; // every device was waited for here
+  return !t->events.empty();
+}
+
+void Core::device_done(TaskState *t, std::exception_ptr error) {
+  Lock lock(mu_, std::defer_lock);
+  lock_briefly_spinning(lock);
+  if (error && !t->device_error)
+    t->device_error = std::move(error);
+  end_device_wait(t, 1);
+}
+
+void Core::end_device_wait(TaskState *t, uint32_t count) {
+  t->device_waits -= count;
+  if (t->device_waits != 0)
+    return;
+  --device_pending_;
+  after_run(t, std::move(t->device_error));
+}
+
+bool Core::on_event_devices_only(TaskState *t) {
+  if (t->event_devices_only >= 0)
+    return t->event_devices_only != 0;
+  bool only = true;
+  for (const Placement::Option &o : options_of(*t)) {
+    const size_t parts = o.parts.empty() ? 1 : o.parts.size();
+    for (size_t p = 0; p < parts && only; ++p) {
+      const Placement::Part *part = o.parts.empty() ? nullptr : &o.parts[p];
+      for (const DeviceState &s : device_states_) {
+        const bool matches = part == nullptr || (std::holds_alternative<Arch>(*part)
+                                                     ? std::get<Arch>(*part) == s.device->arch()
+                                                     : std::get<Device *>(*part) == s.device);
+        only = only && (!matches || s.device->has_events());
+      }
+    }
+  }
+  t->event_devices_only = only ? 1 : 0;
+  return only;
+}
+
+void Core::release_dependents_early(TaskState *t) {
+  for (TaskState *d : t->dependents) {
+    // A coroutine's body may await, on the host: it keeps the plain rule.
+    if (d->is_done() || d->phase != Phase::waiting_deps || (d->body && d->body->coroutine()) ||
+        !on_event_devices_only(d))
+      continue;
+    d->device_deps.push_back(t);
+    if (--d->pending_deps == 0)
+      map(d);
+  }
+}
+
+void Core::queue_after_device_deps(Lock &lock, TaskState *t) {
+  std::vector<std::shared_ptr<DeviceEvent>> events;
+  for (TaskState *dep : t->device_deps)
+    if (!dep->is_done())
+      events.insert(events.end(), dep->events.begin(), dep->events.end());
+  if (events.empty())
+    return;
+  lock.unlock();
+  // An event no queue of the task can wait for (another context) is waited
+  // for here: slower, never wrong.
+  std::vector<bool> waited(events.size(), false);
+  for (Device *d : t->devices)
+    for (size_t i = 0; i < events.size(); ++i)
+      if (!waited[i] && !d->queue_after(*events[i])) {
+        events[i]->wait();
+        waited[i] = true;
+      }
+  events.clear();
+  lock.lock();
 }
 
 void Core::after_run(TaskState *t, std::exception_ptr error) {
@@ -510,6 +631,18 @@ void Core::after_run(TaskState *t, std::exception_ptr error) {
   }
   if (!error)
     error = t->error; // a coroutine's exception, kept by its promise
+  if (!t->device_deps.empty()) {
+    // Its work ran after theirs, but they complete first: a dependency's
+    // dependents list must never name a task that completed (and retired).
+    t->completion_deferred = true;
+    t->device_error = std::move(error);
+    ++device_pending_;
+    if (t->holds_compute) { // its own work is done (synchronize())
+      release_compute(t);
+      retry_waiting();
+    }
+    return;
+  }
   if (error) {
     complete(t, error, Outcome::failed);
     fail_fast(t, error);

@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -23,6 +25,17 @@ class Core;
 // threads run the runtime's workers, and a GPU behind ava is a `gpu`.
 enum class Arch : uint8_t { cpu, gpu, cl_cpu, accelerator };
 std::string_view to_string(Arch arch);
+
+// A point in a device's queue (see Device::record): what a task on a
+// device waits for, on its own device, when its dependency's body has
+// returned but the work it queued has not finished.
+class DeviceEvent {
+public:
+  virtual ~DeviceEvent() = default;
+  // Blocks until the work before the event has finished; throws
+  // parla::Error when it failed.
+  virtual void wait() const = 0;
+};
 
 class Device {
 public:
@@ -52,6 +65,26 @@ public:
   // Waits for the device work a task's body queued (the runtime calls it
   // after the body returns, so that a task is done when its work is).
   virtual void synchronize() {}
+  // Without blocking: a point in the device's queue after the work queued
+  // so far, whose `done` is called once that work has finished (with an
+  // error if it failed), on whichever thread the device tells it on; done
+  // must not block. nullptr where the device cannot tell that way (the
+  // runtime then calls synchronize()).
+  virtual std::shared_ptr<DeviceEvent> record(std::function<void(std::exception_ptr)> done) {
+    (void)done;
+    return nullptr;
+  }
+  // Makes the work queued on this device from now on wait, on the device,
+  // for `event` (of this device or another one); false where it cannot
+  // (another context, another kind of device): the runtime then waits for
+  // the event on the host before the dependent's body runs.
+  virtual bool queue_after(const DeviceEvent &event) {
+    (void)event;
+    return false;
+  }
+  // Whether record() gives events: tasks placed only on such devices may
+  // start while their dependencies' device work still runs (runahead).
+  virtual bool has_events() const { return false; }
   // Devices of one space share memory (and an array's replica): the host
   // CPU devices all have space 0, every other device one of its own.
   virtual uintptr_t memory_space() const { return reinterpret_cast<uintptr_t>(this); }

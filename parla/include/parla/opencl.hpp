@@ -10,10 +10,12 @@
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "parla/device.hpp"
@@ -22,8 +24,11 @@ namespace parla {
 
 class OpenclDevice : public Device {
 public:
-  // Takes a context and two in-order queues (compute, copy) of its own.
-  explicit OpenclDevice(cl_device_id device);
+  // Takes two in-order queues (compute, copy) of its own, in `context`
+  // (retained; a context of the device's platform shared with its other
+  // devices, so that their queues can wait for each other's events), or
+  // in a context of its own when none is given.
+  explicit OpenclDevice(cl_device_id device, cl_context context = nullptr);
   ~OpenclDevice() override;
 
   Arch arch() const override { return arch_; }
@@ -37,6 +42,14 @@ public:
   void write(void *memory, size_t offset, const void *from, size_t bytes) override;
   void read(const void *memory, size_t offset, void *to, size_t bytes) override;
   void synchronize() override;
+  // A marker on the compute queue; the device's watcher thread calls done
+  // once it completed (one clWaitForEvents for every marker queued
+  // meanwhile: the queue is in order, so the last one covers the others).
+  std::shared_ptr<DeviceEvent> record(std::function<void(std::exception_ptr)> done) override;
+  // The compute queue waits for an event of this context (nothing to do
+  // for its own: the queue is in order).
+  bool queue_after(const DeviceEvent &event) override;
+  bool has_events() const override { return true; }
 
   cl_device_id id() const { return device_; }
   cl_context context() const { return context_; }
@@ -45,6 +58,9 @@ public:
   uint64_t max_allocation() const override { return max_alloc_; }
 
 private:
+  struct Watched;
+  void watch();
+
   cl_device_id device_;
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
@@ -53,9 +69,18 @@ private:
   uint64_t memory_ = 0;
   uint64_t max_alloc_ = 0;
   std::string description_;
+  // Markers record() queued and the done calls that wait for them; the
+  // watcher thread starts with the first and blocks (no polling) in a
+  // condition variable or clWaitForEvents.
+  std::mutex watch_mu_;
+  std::condition_variable watch_cv_;
+  std::vector<Watched> watched_;
+  bool watch_stop_ = false;
+  std::thread watcher_;
 };
 
-// Every OpenCL device there is (empty when there is no platform); throws
+// Every OpenCL device there is, the devices of one platform sharing one
+// context (empty when there is no platform); throws
 // parla::Error naming the call when the OpenCL library fails otherwise.
 std::vector<std::unique_ptr<Device>> opencl_devices();
 

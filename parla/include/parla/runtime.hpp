@@ -50,6 +50,16 @@ struct Options {
   std::string trace_path{};
   // How long an idle worker spins before it sleeps (µs); also PARLA_SPIN_US.
   int spin_us = -1;
+  // Runahead: a task whose body queued device work ends in the device's
+  // completion callback (an OpenCL marker's) instead of a wait on its
+  // worker, so the worker and the device's compute go to the next task at
+  // once; and a dependent placed only on devices with events (OpenCL) starts
+  // as soon as its dependencies' bodies returned, its queues waiting on the
+  // device for their work (a barrier on their events; the devices of one
+  // platform share a context). Such a body must not read, on the host,
+  // what its dependencies' kernels write, except through arrays and waits
+  // (get(), wait, finish), which see the finished work. Also PARLA_RUNAHEAD=1.
+  bool runahead = false;
 };
 
 struct SpawnOptions {

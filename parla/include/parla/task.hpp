@@ -25,6 +25,8 @@ struct TaskState;
 struct Body {
   virtual ~Body() = default;
   virtual void start(TaskState &task) = 0;
+  // Whether start() makes a coroutine (which may await).
+  virtual bool coroutine() const = 0;
 };
 
 // Implemented by the runtime (parla/src/core.cpp).
@@ -159,6 +161,7 @@ template <class F> struct CallableBody final : Body {
     else
       set_result(task, std::any(fn()));
   }
+  bool coroutine() const override { return BodyResult<std::invoke_result_t<F &>>::coroutine; }
   F fn;
 };
 } // namespace detail
