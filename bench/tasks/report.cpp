@@ -92,9 +92,15 @@ std::vector<Target> targets(const Report &r) {
   // (with and without runahead).
   for (const std::string direct : {"parla-opencl", "parla-opencl-runahead"}) {
     const std::string remoted = direct + "@ava-shm";
+    // The patterns both measured.
     std::vector<SweepRow> direct_rows;
     std::copy_if(r.sweep.begin(), r.sweep.end(), std::back_inserter(direct_rows),
-                 [&](const SweepRow &row) { return row.system == direct; });
+                 [&](const SweepRow &row) {
+                   return row.system == direct &&
+                          std::any_of(r.sweep.begin(), r.sweep.end(), [&](const SweepRow &o) {
+                            return o.system == remoted && o.pattern == row.pattern;
+                          });
+                 });
     if (r.configs.count(remoted))
       for (const auto &pattern : ordered(direct_rows, true))
         out.push_back({"METG(50%) " + pattern + " on PoCL", remoted, direct, 2.0,

@@ -13,6 +13,24 @@ void check(cudaError_t e, const char *call) {
                 cudaGetErrorString(e) + ")");
 }
 
+class CudaEvent final : public DeviceEvent {
+public:
+  explicit CudaEvent(cudaEvent_t event) : event_(event) {}
+  ~CudaEvent() override { cudaEventDestroy(event_); }
+  CudaEvent(const CudaEvent &) = delete;
+  CudaEvent &operator=(const CudaEvent &) = delete;
+  void wait() const override {
+    const cudaError_t e = cudaEventSynchronize(event_);
+    if (e != cudaSuccess)
+      throw Error(std::string("parla: the device work of the task failed: ") + cudaGetErrorName(e) +
+                  " (" + cudaGetErrorString(e) + ")");
+  }
+  cudaEvent_t event() const { return event_; }
+
+private:
+  cudaEvent_t event_;
+};
+
 } // namespace
 
 CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
@@ -27,6 +45,7 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
 }
 
 CudaDevice::~CudaDevice() {
+  watcher_.reset(); // after it told every event recorded (normally none: the runtime waited)
   if (stream_ != nullptr) {
     cudaSetDevice(ordinal_);
     cudaStreamDestroy(stream_);
@@ -75,6 +94,25 @@ void CudaDevice::read(const void *memory, size_t offset, void *to, size_t bytes)
 void CudaDevice::synchronize() {
   make_current();
   check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+}
+
+std::shared_ptr<DeviceEvent> CudaDevice::record(std::function<void(std::exception_ptr)> done) {
+  make_current();
+  cudaEvent_t e = nullptr;
+  check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  auto event = std::make_shared<CudaEvent>(e);
+  check(cudaEventRecord(e, stream_), "cudaEventRecord");
+  watcher_->add(event, std::move(done));
+  return event;
+}
+
+bool CudaDevice::queue_after(const DeviceEvent &event) {
+  const auto *e = dynamic_cast<const CudaEvent *>(&event);
+  if (e == nullptr)
+    return false;
+  make_current();
+  check(cudaStreamWaitEvent(stream_, e->event(), 0), "cudaStreamWaitEvent");
+  return true;
 }
 
 std::vector<std::unique_ptr<Device>> cuda_devices(std::string *why) {

@@ -23,6 +23,61 @@ std::string_view to_string(Arch arch) {
   return "?";
 }
 
+EventWatcher::~EventWatcher() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_one();
+  if (thread_.joinable())
+    thread_.join();
+}
+
+void EventWatcher::add(std::shared_ptr<DeviceEvent> event, Done done) {
+  {
+    std::lock_guard lock(mu_);
+    if (!thread_.joinable())
+      thread_ = std::thread([this] { run(); });
+    entries_.push_back({std::move(event), std::move(done)});
+  }
+  cv_.notify_one();
+}
+
+void EventWatcher::run() {
+  std::vector<Entry> batch;
+  std::unique_lock lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stop_ || !entries_.empty(); });
+    if (entries_.empty())
+      return; // stopped, and every done was called
+    batch.swap(entries_);
+    lock.unlock();
+    bool all_ok = true;
+    try {
+      batch.back().event->wait();
+    } catch (...) {
+      all_ok = false;
+    }
+    for (Entry &e : batch) {
+      std::exception_ptr error;
+      if (!all_ok) // which ones: those before the failure completed
+        try {
+          e.event->wait();
+        } catch (...) {
+          error = std::current_exception();
+        }
+      try {
+        e.done(std::move(error));
+      } catch (...) {
+        // done must not throw (the runtime's takes a lock and updates its
+        // graph); nothing may end this thread.
+      }
+    }
+    batch.clear(); // the events go outside the lock (through ava, a call each)
+    lock.lock();
+  }
+}
+
 std::string HostCpuDevice::description() const {
   return "host CPUs (" + std::to_string(threads_) + " threads, " + std::to_string(memory_ >> 20) +
          " MiB)";

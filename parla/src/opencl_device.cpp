@@ -125,13 +125,7 @@ OpenclDevice::OpenclDevice(cl_device_id device, cl_context context) : device_(de
 }
 
 OpenclDevice::~OpenclDevice() {
-  {
-    std::lock_guard lock(watch_mu_);
-    watch_stop_ = true;
-  }
-  watch_cv_.notify_one();
-  if (watcher_.joinable())
-    watcher_.join(); // after it told every marker queued (normally none: the runtime waited)
+  watcher_.reset(); // after it told every marker queued (normally none: the runtime waited)
   if (copy_queue_)
     clReleaseCommandQueue(copy_queue_);
   if (queue_)
@@ -221,11 +215,6 @@ private:
 
 } // namespace
 
-struct OpenclDevice::Watched {
-  std::shared_ptr<OpenclEvent> event;
-  DoneFn done;
-};
-
 std::shared_ptr<DeviceEvent> OpenclDevice::record(DoneFn done) {
   cl_event marker = nullptr;
   check(clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &marker), "clEnqueueMarkerWithWaitList");
@@ -233,48 +222,8 @@ std::shared_ptr<DeviceEvent> OpenclDevice::record(DoneFn done) {
   // Without a flush a driver may hold the work back until someone waits
   // (through ava, an asynchronous call).
   check(clFlush(queue_), "clFlush");
-  {
-    std::lock_guard lock(watch_mu_);
-    if (!watcher_.joinable())
-      watcher_ = std::thread([this] { watch(); });
-    watched_.push_back({event, std::move(done)});
-  }
-  watch_cv_.notify_one();
+  watcher_->add(event, std::move(done));
   return event;
-}
-
-void OpenclDevice::watch() {
-  std::vector<Watched> batch;
-  std::unique_lock lock(watch_mu_);
-  for (;;) {
-    watch_cv_.wait(lock, [&] { return watch_stop_ || !watched_.empty(); });
-    if (watched_.empty())
-      return; // stopped, and nothing is left to tell
-    batch.swap(watched_);
-    lock.unlock();
-    // Through ava one round trip for the whole batch, not one per task.
-    cl_event last = batch.back().event->event();
-    const bool all_ok = clWaitForEvents(1, &last) == CL_SUCCESS;
-    for (Watched &w : batch) {
-      std::exception_ptr error;
-      if (!all_ok) {
-        // The last one failed: so did this one, or it completed before.
-        cl_int status = CL_SUCCESS;
-        const cl_int q = clGetEventInfo(w.event->event(), CL_EVENT_COMMAND_EXECUTION_STATUS,
-                                        sizeof status, &status, nullptr);
-        if (q != CL_SUCCESS || status < 0)
-          error = failure_of(q != CL_SUCCESS ? q : status);
-      }
-      try {
-        w.done(std::move(error));
-      } catch (...) {
-        // done must not throw (the runtime's only takes a lock and updates
-        // its graph); nothing may end this thread.
-      }
-    }
-    batch.clear(); // the events go: through ava, a call each, outside the lock
-    lock.lock();
-  }
 }
 
 bool OpenclDevice::queue_after(const DeviceEvent &event) {

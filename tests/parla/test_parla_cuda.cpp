@@ -3,6 +3,7 @@
 // the runtime reports, and arrays moved to and from them. Skipped, saying
 // why, where the CUDA runtime shows no device (no GPU here: it runs on a
 // lent GPU machine).
+#include <atomic>
 #include <numeric>
 
 #include "parla/cuda.hpp"
@@ -52,4 +53,68 @@ Test(cuda, arrays_move_to_and_from_the_gpu) {
   a.sync_host();
   for (size_t i = 0; i < host.size(); ++i)
     cr_assert_eq(host[i], -static_cast<double>(i));
+}
+
+namespace {
+void ok(cudaError_t e, const char *what) {
+  if (e != cudaSuccess)
+    throw Error(std::string(what) + ": " + cudaGetErrorName(e));
+}
+
+// A host function on the stream that holds the stream's later work back
+// until the test opens it (CUDA's counterpart of an OpenCL user event).
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false;
+  static void CUDART_CB hold(void *self) {
+    auto *g = static_cast<Gate *>(self);
+    std::unique_lock lock(g->mu);
+    g->cv.wait(lock, [g] { return g->open; });
+  }
+  void release() {
+    std::lock_guard lock(mu);
+    open = true;
+    cv.notify_all();
+  }
+};
+} // namespace
+
+// Runahead on a GPU: B's body queues its copy while A's work is held back
+// on the stream, and the copy still sees what A wrote (stream order, or
+// cudaStreamWaitEvent on another GPU).
+Test(cuda, runahead_queues_a_dependent_behind_its_dependency) {
+  auto d = gpus();
+  Runtime rt({.devices = std::move(d), .runahead = true});
+  TaskSpace T("T");
+  std::vector<Device *> g = rt.devices(Arch::gpu);
+  auto &a_dev = dynamic_cast<CudaDevice &>(*g.front());
+  auto &b_dev = dynamic_cast<CudaDevice &>(*g.back());
+  a_dev.make_current();
+  void *buf = nullptr;
+  cr_assert_eq(cudaMalloc(&buf, sizeof(uint32_t)), cudaSuccess);
+  uint32_t seen = 0;
+  Gate gate;
+  std::atomic<bool> a_done_when_b_ran{true};
+  auto a = rt.spawn(T[0], {.placement = a_dev}, [&a_dev, &gate, buf] {
+    a_dev.make_current();
+    ok(cudaLaunchHostFunc(a_dev.stream(), Gate::hold, &gate), "cudaLaunchHostFunc");
+    ok(cudaMemsetAsync(buf, 7, sizeof(uint32_t), a_dev.stream()), "cudaMemsetAsync");
+  });
+  parla_test::Rendezvous b_ran(2);
+  rt.spawn(T[1], {.after = {T[0]}, .placement = b_dev},
+           [&b_dev, buf, &seen, &a_done_when_b_ran, &b_ran, a] {
+             b_dev.make_current();
+             ok(cudaMemcpyAsync(&seen, buf, sizeof seen, cudaMemcpyDeviceToHost, b_dev.stream()),
+                "cudaMemcpyAsync");
+             a_done_when_b_ran = a.done();
+             b_ran.arrive_and_wait();
+           });
+  cr_expect(b_ran.arrive_and_wait(), "B's body ran while A's work was held back");
+  cr_expect(!a_done_when_b_ran.load(), "A was not done when B's body ran");
+  gate.release();
+  rt.wait();
+  cr_expect_eq(seen, 0x07070707u, "B's copy ran after A's memset (got %#x)", seen);
+  a_dev.make_current();
+  cudaFree(buf);
 }

@@ -32,6 +32,12 @@ public:
   void write(void *memory, size_t offset, const void *from, size_t bytes) override;
   void read(const void *memory, size_t offset, void *to, size_t bytes) override;
   void synchronize() override;
+  // An event recorded on the stream; a watcher thread calls done once it
+  // completed (one cudaEventSynchronize for every event recorded meanwhile).
+  std::shared_ptr<DeviceEvent> record(std::function<void(std::exception_ptr)> done) override;
+  // The stream waits for a CUDA event of any device (cudaStreamWaitEvent).
+  bool queue_after(const DeviceEvent &event) override;
+  bool has_events() const override { return true; }
 
   int ordinal() const { return ordinal_; }
   // Makes this device the calling thread's current one (before kernels).
@@ -43,6 +49,8 @@ private:
   cudaStream_t stream_ = nullptr;
   uint64_t memory_ = 0;
   std::string description_;
+  // Tells record()'s done calls; stopped first in the destructor.
+  std::unique_ptr<EventWatcher> watcher_ = std::make_unique<EventWatcher>();
 };
 
 // Every CUDA device; empty when the runtime finds none (no driver, no

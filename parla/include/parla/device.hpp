@@ -5,13 +5,16 @@
 // compute capacity, and how to hold and move bytes.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace parla {
@@ -35,6 +38,37 @@ public:
   // Blocks until the work before the event has finished; throws
   // parla::Error when it failed.
   virtual void wait() const = 0;
+};
+
+// What a device's record() uses to call `done` once an event completed,
+// for devices whose events are waited for, not called back: a thread
+// (started with the first event, blocked in a condition variable or in the
+// wait, never polling) waits for the newest event of everything added
+// meanwhile. The events of one in-order queue complete in order, so that
+// one wait covers them all (through ava: one round trip for the batch).
+// When it fails, each event is waited for to tell which failed.
+class EventWatcher {
+public:
+  using Done = std::function<void(std::exception_ptr)>;
+  EventWatcher() = default;
+  // Waits until every done added was called.
+  ~EventWatcher();
+  EventWatcher(const EventWatcher &) = delete;
+  EventWatcher &operator=(const EventWatcher &) = delete;
+  // Events of one in-order queue, in the order they were queued.
+  void add(std::shared_ptr<DeviceEvent> event, Done done);
+
+private:
+  void run();
+  struct Entry {
+    std::shared_ptr<DeviceEvent> event;
+    Done done;
+  };
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Entry> entries_;
+  bool stop_ = false;
+  std::thread thread_;
 };
 
 class Device {

@@ -10,12 +10,10 @@
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
-#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "parla/device.hpp"
@@ -58,9 +56,6 @@ public:
   uint64_t max_allocation() const override { return max_alloc_; }
 
 private:
-  struct Watched;
-  void watch();
-
   cl_device_id device_;
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
@@ -69,14 +64,8 @@ private:
   uint64_t memory_ = 0;
   uint64_t max_alloc_ = 0;
   std::string description_;
-  // Markers record() queued and the done calls that wait for them; the
-  // watcher thread starts with the first and blocks (no polling) in a
-  // condition variable or clWaitForEvents.
-  std::mutex watch_mu_;
-  std::condition_variable watch_cv_;
-  std::vector<Watched> watched_;
-  bool watch_stop_ = false;
-  std::thread watcher_;
+  // Tells record()'s done calls; stopped first in the destructor.
+  std::unique_ptr<EventWatcher> watcher_ = std::make_unique<EventWatcher>();
 };
 
 // Every OpenCL device there is, the devices of one platform sharing one
