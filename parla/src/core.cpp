@@ -415,31 +415,27 @@ void Core::release_dependents(TaskState *t) {
   for (TaskState *d : t->dependents) {
     if (d->is_done())
       continue;
-    if (auto early = std::find(d->device_deps.begin(), d->device_deps.end(), t);
-        early != d->device_deps.end()) {
-      // Met already (runahead): d counted it when t's body returned.
+    // Met already (runahead): d counted it when t's body returned.
+    const auto early = std::find(d->device_deps.begin(), d->device_deps.end(), t);
+    const bool met_early = early != d->device_deps.end();
+    if (met_early) {
       *early = d->device_deps.back();
       d->device_deps.pop_back();
-      if (t->error && !d->started)
-        completing_.push_back(
-            {d,
-             std::make_exception_ptr(
-                 Cancelled(d->name() + " was cancelled: its dependency " + t->name() + " failed",
-                           root_of(t->error))),
-             Outcome::cancelled});
-      else if (d->device_deps.empty() && d->completion_deferred) {
-        d->completion_deferred = false;
-        --device_pending_;
-        after_run(d, std::move(d->device_error));
-      }
-    } else if (t->error) {
+    }
+    if (t->error && !d->started) {
       completing_.push_back(
           {d,
            std::make_exception_ptr(
                Cancelled(d->name() + " was cancelled: its dependency " + t->name() + " failed",
                          root_of(t->error))),
            Outcome::cancelled});
-    } else if (--d->pending_deps == 0 && d->phase == Phase::waiting_deps) {
+    } else if (met_early) {
+      if (d->device_deps.empty() && d->completion_deferred) {
+        d->completion_deferred = false;
+        --device_pending_;
+        after_run(d, std::move(d->device_error));
+      }
+    } else if (!t->error && --d->pending_deps == 0 && d->phase == Phase::waiting_deps) {
       map(d);
     }
     // Graph-error reports follow only unfinished dependencies, and t may

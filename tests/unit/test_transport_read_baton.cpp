@@ -32,6 +32,14 @@ struct TestMember {
   }
 };
 
+// The fallback, taking the baton on a thread of its own; taken tells.
+std::thread fallback_in_background(ReadBaton &baton, std::atomic<bool> &taken) {
+  return std::thread([&baton, &taken] {
+    if (baton.fallback_take())
+      taken = true;
+  });
+}
+
 } // namespace
 
 Test(read_baton, starts_with_the_fallback) {
@@ -99,10 +107,7 @@ Test(read_baton, the_fallback_waits_while_a_member_holds_it) {
   cr_assert(!baton.enlist(m.member));
   cr_assert(baton.fallback_offer());
   std::atomic<bool> taken{false};
-  std::thread fallback([&] {
-    if (baton.fallback_take())
-      taken = true;
-  });
+  std::thread fallback = fallback_in_background(baton, taken);
   // Long past the grace: a fallback that took a held baton would show here.
   std::this_thread::sleep_for(50ms);
   cr_expect(!taken.load(), "the fallback took a baton a member holds");
@@ -120,10 +125,7 @@ Test(read_baton, passed_to_the_reader_it_goes_to_the_fallback_at_once_or_to_a_wa
   cr_assert(!baton.enlist(m.member));
   cr_assert(baton.fallback_offer());
   std::atomic<bool> taken{false};
-  std::thread fallback([&] {
-    if (baton.fallback_take())
-      taken = true;
-  });
+  std::thread fallback = fallback_in_background(baton, taken);
   cr_assert(!baton.enlist(waiter.member));
   baton.pass_to_reader(m.member);
   cr_expect(waiter.holds() && !m.holds(), "an enlisted member comes first");
