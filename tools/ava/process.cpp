@@ -272,31 +272,38 @@ int shell_status(int wait_status) {
   return 1;
 }
 
-int stop_process(pid_t pid, int grace_ms, bool *forced) {
-  int status = 0;
-  *forced = false;
+bool wait_exit(pid_t pid, int timeout_ms, int *status) {
   // A pidfd becomes readable when the process exits: no polling loop.
   Fd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
-  kill(pid, SIGTERM);
   using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(grace_ms);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
-    pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid || (done < 0 && errno != EINTR))
-      return status;
+    const pid_t done = waitpid(pid, status, WNOHANG);
+    if (done == pid)
+      return true;
+    if (done < 0 && errno != EINTR)
+      return false;
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0)
-      break;
+      return false;
     if (pidfd.get() >= 0) {
       struct pollfd p = {pidfd.get(), POLLIN, 0};
       if (poll(&p, 1, static_cast<int>(left)) < 0 && errno != EINTR)
-        break;
+        return false;
     } else {
       // No pidfd_open (Linux < 5.3): look again in a moment.
       sleep_ms(static_cast<int>(std::min<long long>(left, 10)));
     }
   }
+}
+
+int stop_process(pid_t pid, int grace_ms, bool *forced) {
+  int status = 0;
+  *forced = false;
+  kill(pid, SIGTERM);
+  if (wait_exit(pid, grace_ms, &status))
+    return status;
   *forced = true;
   kill(pid, SIGKILL);
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -114,6 +114,11 @@ std::vector<std::string> environment_with(const std::map<std::string, std::strin
 // What a shell reports for a wait status: the exit code, or 128 + signal.
 int shell_status(int wait_status);
 
+// Waits at most timeout_ms for the child pid to exit (on its pidfd: no
+// polling loop) and reaps it: true with its wait status in *status, false
+// when it still runs (or is not our child).
+bool wait_exit(pid_t pid, int timeout_ms, int *status);
+
 // SIGTERM, then at most grace_ms later SIGKILL (*forced then set); always
 // reaps pid. Returns the wait status.
 int stop_process(pid_t pid, int grace_ms, bool *forced);

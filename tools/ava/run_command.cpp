@@ -210,16 +210,11 @@ Status LocalWorker::wait_ready(SignalWatch &signals, int ready_fd, std::string *
 
 Status LocalWorker::closed_early() {
   // The worker is usually on its way out; its exit status says more than the EOF.
-  constexpr int kPollMs = 10;
-  for (int waited = 0; waited < kExitReportWaitMs; waited += kPollMs) {
-    int wait_status = 0;
-    if (waitpid(pid_, &wait_status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return Status::error(AVA_E_CLOSED, "the local worker " + describe_wait_status(wait_status) +
-                                             " before it was ready");
-    }
-    struct timespec pause = {0, kPollMs * 1000000L};
-    nanosleep(&pause, nullptr);
+  int wait_status = 0;
+  if (wait_exit(pid_, kExitReportWaitMs, &wait_status)) {
+    pid_ = -1;
+    return Status::error(AVA_E_CLOSED, "the local worker " + describe_wait_status(wait_status) +
+                                           " before it was ready");
   }
   return Status::error(AVA_E_CLOSED, "the local worker closed its ready pipe without an address");
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -522,18 +523,29 @@ void Vmhost::shutdown_all() {
     ::kill(slots_[i].worker, SIGTERM);
   }
   const int64_t deadline = now_ms() + kWorkerGraceMs;
+  bool killed = false;
   for (;;) {
+    reap();
     bool left = false;
     for (const Slot &s : slots_)
       left |= s.worker > 0;
     if (!left)
       return;
-    if (now_ms() >= deadline)
+    const int64_t now = now_ms();
+    if (!killed && now >= deadline) {
       for (const Slot &s : slots_)
         if (s.worker > 0)
           ::kill(s.worker, SIGKILL);
-    reap();
-    ::usleep(10000);
+      killed = true;
+    }
+    // SIGCHLD comes through signal_fd_ (blocked since setup): sleep until a
+    // worker exits or the grace ends, not in naps.
+    pollfd p{signal_fd_.get(), POLLIN, 0};
+    if (::poll(&p, 1, killed ? 1000 : static_cast<int>(deadline - now)) > 0) {
+      signalfd_siginfo si{};
+      while (::read(signal_fd_.get(), &si, sizeof si) == sizeof si) {
+      }
+    }
   }
 }
 
