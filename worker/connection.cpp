@@ -24,7 +24,7 @@ constexpr uint32_t kMaxLoggedErrors = 64;
 GuestConnection::GuestConnection(std::unique_ptr<Channel> channel, const WorkerOptions &options)
     : channel_(std::move(channel)), callback_timeout_ms_(options.callback_timeout_ms),
       resources_(options.resource_quota), on_refused_(options.on_refused),
-      settings_(options.plugin_settings) {
+      settings_(options.plugin_settings), callback_limit_(options.max_guest_callbacks) {
   channel_->set_max_message(options.max_message);
   channel_->set_send_timeout_ms(options.send_timeout_ms);
   handles_.set_limit(options.max_guest_objects);
@@ -131,20 +131,24 @@ void GuestConnection::keep_buffer(void *buffer, uint32_t lifetime, uint64_t coup
   kept_.emplace(key, Kept{buffer, 0});
 }
 
-void GuestConnection::keep_callback_ctx(uint64_t ctx_key, uint32_t lifetime,
+bool GuestConnection::keep_callback_ctx(uint64_t ctx_key, uint32_t lifetime,
                                         uint64_t coupled_handle) {
   std::lock_guard lock(kept_mutex_);
+  if (callback_limit_ != 0 && callback_ctxs_ >= callback_limit_)
+    return false;
   if (lifetime == AVA_LIFETIME_ONCE) {
     once_ctx_.insert(ctx_key);
-    return;
+  } else {
+    uint64_t key = lifetime == AVA_LIFETIME_COUPLED ? coupled_handle : 0;
+    kept_.emplace(key, Kept{nullptr, ctx_key});
   }
-  uint64_t key = lifetime == AVA_LIFETIME_COUPLED ? coupled_handle : 0;
-  kept_.emplace(key, Kept{nullptr, ctx_key});
+  ++callback_ctxs_;
+  return true;
 }
 
 void GuestConnection::forget_once_ctx(uint64_t ctx_key) {
   std::lock_guard lock(kept_mutex_);
-  once_ctx_.erase(ctx_key);
+  callback_ctxs_ -= static_cast<uint32_t>(once_ctx_.erase(ctx_key));
 }
 
 void GuestConnection::release_coupled(uint64_t handle) {
@@ -152,8 +156,11 @@ void GuestConnection::release_coupled(uint64_t handle) {
     return;
   std::lock_guard lock(kept_mutex_);
   auto range = kept_.equal_range(handle);
-  for (auto it = range.first; it != range.second; ++it)
+  for (auto it = range.first; it != range.second; ++it) {
+    if (it->second.ctx_key != 0)
+      --callback_ctxs_;
     release(it->second);
+  }
   kept_.erase(range.first, range.second);
 }
 
@@ -164,6 +171,7 @@ void GuestConnection::release_all_kept() {
     std::lock_guard lock(kept_mutex_);
     released.swap(kept_);
     once.swap(once_ctx_);
+    callback_ctxs_ = 0;
   }
   for (auto &entry : released)
     release(entry.second);

@@ -88,7 +88,9 @@ public:
   // Worker-owned copies and callback contexts that outlive their call.
   // Throw std::bad_alloc; on failure the caller still owns what it passed.
   void keep_buffer(void *buffer, uint32_t lifetime, uint64_t coupled_handle);
-  void keep_callback_ctx(uint64_t key, uint32_t lifetime, uint64_t coupled_handle);
+  // False, keeping nothing, when the guest holds its budget of callback
+  // registrations (WorkerOptions::max_guest_callbacks).
+  bool keep_callback_ctx(uint64_t key, uint32_t lifetime, uint64_t coupled_handle);
   // A once context ran (CallbackRegistry::claim retired it): nothing to free at teardown.
   void forget_once_ctx(uint64_t key);
   // The coupled handle was released: free what was kept for it.
@@ -177,6 +179,8 @@ private:
   std::unordered_multimap<uint64_t, Kept> kept_; // by coupled handle; 0 = until teardown
   std::unordered_multimap<void *, void (*)(void *)> departures_; // kept_mutex_; by arg
   std::unordered_set<uint64_t> once_ctx_; // kept_mutex_; once contexts not yet run
+  uint32_t callback_ctxs_ = 0;            // kept_mutex_; in kept_ and once_ctx_
+  const uint32_t callback_limit_;         // 0: none
 
   uint64_t async_received_ = 0; // the reader's, under the session's rx lock
   std::atomic<uint64_t> async_done_{0};

@@ -35,6 +35,10 @@ struct WorkerOptions {
   // Handles one guest may hold; a call that would register one more fails
   // (AVA_E_POLICY: the API's out-of-resources error). 0: no limit.
   uint32_t max_guest_objects = 262144;
+  // Callback registrations one guest may hold (those that outlive their
+  // call: until their handle goes, until they ran, or until the guest
+  // leaves); one more fails as out of resources (AVA_E_POLICY). 0: no limit.
+  uint32_t max_guest_callbacks = 65536;
   // A guest that reads nothing for this long while the worker sends to it is
   // dropped (its sends fail), so it cannot hold a worker or driver thread.
   int send_timeout_ms = 30000;

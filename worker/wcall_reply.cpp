@@ -210,10 +210,15 @@ AVA_W_EXPORT void *ava_w_callback_ctx(struct ava_wcall *w, uint64_t callback_id,
   uint64_t key = 0;
   try {
     key = registry.add(w->connection, callback_id, lifetime == AVA_LIFETIME_ONCE);
-    if (lifetime == AVA_LIFETIME_CALL)
+    if (lifetime == AVA_LIFETIME_CALL) {
       w->call_callback_keys.push_back(key);
-    else
-      w->connection->keep_callback_ctx(key, lifetime, coupled_handle);
+    } else if (!w->connection->keep_callback_ctx(key, lifetime, coupled_handle)) {
+      registry.remove(key);
+      w->connection->log_error("holds its budget of callbacks (guest.callbacks): a call that "
+                               "registers one more fails");
+      set_pending(w, AVA_E_POLICY);
+      return nullptr;
+    }
   } catch (const std::bad_alloc &) {
     if (key != 0)
       registry.remove(key);
@@ -249,6 +254,8 @@ AVA_W_EXPORT int ava_w_reply(struct ava_wcall *w, const void *reply, uint32_t le
 
 AVA_W_EXPORT int ava_w_fail(struct ava_wcall *w, int status, uint32_t ret_class,
                             int64_t error_value) {
+  if (w->pending_status != AVA_OK)
+    status = w->pending_status; // the first failure says most (a budget, not "no memory")
   if (status == AVA_OK)
     status = AVA_E_PROTO; // a failure must never read as success
   if (w->finished)

@@ -83,3 +83,21 @@ Test(e2e_opencl_quota, a_guest_holds_at_most_its_budget_of_objects, .timeout = 6
   const std::string why = remoted::not_remoted_reason(report, "opencl", 2);
   cr_expect(why.empty(), "%s", why.c_str());
 }
+
+// The callbacks budget ([guest] callbacks; finding 6): a guest that sets
+// event callbacks without end gets CL_OUT_OF_RESOURCES at its budget, and
+// room again once they ran; the worker goes on serving.
+Test(e2e_opencl_quota, a_guest_holds_at_most_its_budget_of_callbacks, .timeout = 600) {
+  require_spec();
+  const std::string program = std::string(OCL_DIR) + "/ocl_callback_budget";
+  OpenclWorker w("[guest]\ncallbacks = 32\n");
+  cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());
+  const ProcResult r = w.run({program, "32"});
+  cr_expect_eq(r.exit_code, 0, "exit %d:\n%s%s", r.exit_code, r.out.c_str(), r.err.c_str());
+  cr_expect(r.out.find("refused: CL_OUT_OF_RESOURCES") != std::string::npos, "%s", r.out.c_str());
+  const ProcResult again = w.run({kProgram, "info"});
+  cr_expect_eq(again.exit_code, 0, "exit %d:\n%s", again.exit_code, again.err.c_str());
+  const remoted::WorkerReport report = w.stop();
+  const std::string why = remoted::not_remoted_reason(report, "opencl", 2);
+  cr_expect(why.empty(), "%s", why.c_str());
+}

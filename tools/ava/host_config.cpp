@@ -133,7 +133,7 @@ Status parse_host_config(std::string_view text, std::string_view source, HostCon
                                       : config.limits.device_memory) = v;
     } else if (key == "guest.threads" || key == "guest.send_timeout_ms" ||
                key == "guest.connections" || key == "guest.connections_per_peer" ||
-               key == "guest.objects") {
+               key == "guest.objects" || key == "guest.callbacks") {
       if (int_value == nullptr || *int_value <= 0 || *int_value > INT32_MAX)
         return error_at(source, line, key + " must be a positive number");
       const auto v = static_cast<uint32_t>(*int_value);
@@ -145,6 +145,8 @@ Status parse_host_config(std::string_view text, std::string_view source, HostCon
         config.limits.connections = v;
       else if (key == "guest.objects")
         config.limits.objects = v;
+      else if (key == "guest.callbacks")
+        config.limits.callbacks = v;
       else
         config.limits.connections_per_peer = v;
     } else if (key == "guest.memory_max") {
@@ -166,6 +168,7 @@ Status parse_host_config(std::string_view text, std::string_view source, HostCon
                           "guest.memory_max, guest.cmds_per_sec, guest.bytes_per_sec, "
                           "guest.device_memory, guest.threads, guest.send_timeout_ms, "
                           "guest.connections, guest.connections_per_peer, guest.objects, "
+                          "guest.callbacks, "
                           "opencl.kernels_without_arg_info)");
     }
   }

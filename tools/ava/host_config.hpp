@@ -57,6 +57,9 @@ struct GuestLimits {
   // Handles one guest may hold (objects it made or was told of): a call that
   // would make one more fails as out of resources.
   uint32_t objects = 262144;
+  // Callback registrations one guest may hold (event callbacks not yet
+  // run, notifications of objects it holds): one more fails likewise.
+  uint32_t callbacks = 65536;
 };
 
 // The tighter of a host limit and a guest's own (0 = none on either side).
