@@ -40,15 +40,7 @@ static unsigned long wait_for_runs(unsigned long want) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s LIMIT\n", argv[0]);
-    return 2;
-  }
-  const unsigned long limit = strtoul(argv[1], NULL, 0);
-  if (limit < 4 || limit > 100000) {
-    fprintf(stderr, "LIMIT must be between 4 and 100000\n");
-    return 2;
-  }
+  const unsigned long limit = ocl_limit_arg(argc, argv, 4, 100000);
   OclEnv env = ocl_env_open();
   cl_int err = CL_SUCCESS;
   cl_event gate = clCreateUserEvent(env.context, &err);

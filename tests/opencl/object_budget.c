@@ -9,15 +9,7 @@
 #include "common.h"
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s LIMIT\n", argv[0]);
-    return 2;
-  }
-  const unsigned long limit = strtoul(argv[1], NULL, 0);
-  if (limit < 8 || limit > 100000) {
-    fprintf(stderr, "LIMIT must be between 8 and 100000\n");
-    return 2;
-  }
+  const unsigned long limit = ocl_limit_arg(argc, argv, 8, 100000);
   OclEnv env = ocl_env_open();
   cl_command_queue q = ocl_queue(&env, 0);
   cl_event *events = calloc(limit + 1, sizeof *events);

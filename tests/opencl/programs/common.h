@@ -141,6 +141,22 @@ static inline void ocl_fail(const char *file, int line, const char *fmt, ...) {
       ocl_fail(__FILE__, __LINE__, __VA_ARGS__);                                                   \
   } while (0)
 
+/* The budget a program under ava's host configuration was given: its one
+ * argument, between lo and hi; exits 2 on a usage error. */
+static inline unsigned long ocl_limit_arg(int argc, char **argv, unsigned long lo,
+                                          unsigned long hi) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s LIMIT\n", argv[0]);
+    exit(2);
+  }
+  const unsigned long limit = strtoul(argv[1], NULL, 0);
+  if (limit < lo || limit > hi) {
+    fprintf(stderr, "LIMIT must be between %lu and %lu\n", lo, hi);
+    exit(2);
+  }
+  return limit;
+}
+
 static inline int ocl_finish(void) {
   fflush(stdout);
   if (ocl_failures != 0) {
