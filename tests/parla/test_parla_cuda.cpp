@@ -82,7 +82,8 @@ struct Gate {
 
 // Runahead on a GPU: B's body queues its copy while A's work is held back
 // on the stream, and the copy still sees what A wrote (stream order, or
-// cudaStreamWaitEvent on another GPU).
+// cudaStreamWaitEvent on another GPU). Device-to-device, so that no copy
+// can wait on the host.
 Test(cuda, runahead_queues_a_dependent_behind_its_dependency) {
   auto d = gpus();
   Runtime rt({.devices = std::move(d), .runahead = true});
@@ -91,9 +92,9 @@ Test(cuda, runahead_queues_a_dependent_behind_its_dependency) {
   auto &a_dev = dynamic_cast<CudaDevice &>(*g.front());
   auto &b_dev = dynamic_cast<CudaDevice &>(*g.back());
   a_dev.make_current();
-  void *buf = nullptr;
-  cr_assert_eq(cudaMalloc(&buf, sizeof(uint32_t)), cudaSuccess);
-  uint32_t seen = 0;
+  uint32_t *buf = nullptr; // [0]: A's, [1]: B's copy of it
+  ok(cudaMalloc(reinterpret_cast<void **>(&buf), 2 * sizeof(uint32_t)), "cudaMalloc");
+  ok(cudaMemset(buf, 0, 2 * sizeof(uint32_t)), "cudaMemset");
   Gate gate;
   std::atomic<bool> a_done_when_b_ran{true};
   auto a = rt.spawn(T[0], {.placement = a_dev}, [&a_dev, &gate, buf] {
@@ -103,9 +104,10 @@ Test(cuda, runahead_queues_a_dependent_behind_its_dependency) {
   });
   parla_test::Rendezvous b_ran(2);
   rt.spawn(T[1], {.after = {T[0]}, .placement = b_dev},
-           [&b_dev, buf, &seen, &a_done_when_b_ran, &b_ran, a] {
+           [&b_dev, buf, &a_done_when_b_ran, &b_ran, a] {
              b_dev.make_current();
-             ok(cudaMemcpyAsync(&seen, buf, sizeof seen, cudaMemcpyDeviceToHost, b_dev.stream()),
+             ok(cudaMemcpyAsync(buf + 1, buf, sizeof(uint32_t), cudaMemcpyDeviceToDevice,
+                                b_dev.stream()),
                 "cudaMemcpyAsync");
              a_done_when_b_ran = a.done();
              b_ran.arrive_and_wait();
@@ -114,7 +116,9 @@ Test(cuda, runahead_queues_a_dependent_behind_its_dependency) {
   cr_expect(!a_done_when_b_ran.load(), "A was not done when B's body ran");
   gate.release();
   rt.wait();
-  cr_expect_eq(seen, 0x07070707u, "B's copy ran after A's memset (got %#x)", seen);
+  uint32_t seen = 0;
   a_dev.make_current();
+  ok(cudaMemcpy(&seen, buf + 1, sizeof seen, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  cr_expect_eq(seen, 0x07070707u, "B's copy ran after A's memset (got %#x)", seen);
   cudaFree(buf);
 }
