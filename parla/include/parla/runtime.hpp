@@ -58,7 +58,8 @@ struct Options {
   // device for their work (a barrier on their events; the devices of one
   // platform share a context). Such a body must not read, on the host,
   // what its dependencies' kernels write, except through arrays and waits
-  // (get(), wait, finish), which see the finished work. Also PARLA_RUNAHEAD=1.
+  // (get(), wait, finish), which see the finished work. Sequential mode
+  // ignores it. Also PARLA_RUNAHEAD=1.
   bool runahead = false;
 };
 
