@@ -47,6 +47,9 @@ void ShapeCache::learn(uint32_t func_id, const uint64_t *values, uint32_t count)
     if (v == h) // another thread learned it meanwhile
       return;
   }
+  // The window is full: one of its shapes goes. Racing learners may each
+  // overwrite a slot; every outcome is a set of valid hashes.
+  slots_[(h + (h >> 40) % kProbe) & (kSlots - 1)].store(h, std::memory_order_relaxed);
 }
 
 void ShapeCache::forget_all() {

@@ -6,9 +6,13 @@
 // the API's exact error at the call.
 //
 // Shapes are kept as 64-bit hashes in a fixed table of atomics, looked up and
-// added without a lock (the async fast path). A full probe window leaves the
-// shape unlearned: its calls stay sync, which is only slower. An error that an
-// async call reports later, or a new connection, forgets every shape.
+// added without a lock (the async fast path). A full probe window evicts one
+// shape of it (chosen by the new shape's hash): programs make shapes that
+// never recur (a wait list names new events every time), and a table that
+// only filled would leave every shape a long-running program makes later
+// sync. A forgotten shape only makes its next call sync again, which is only
+// slower. An error that an async call reports later, or a new connection,
+// forgets every shape.
 #pragma once
 
 #include <atomic>
