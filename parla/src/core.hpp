@@ -284,6 +284,8 @@ private:
   // will call back); `unarmed` counts devices waited for here instead.
   bool record_device_events(TaskState *task, uint32_t *unarmed, std::exception_ptr *error);
   void device_done(TaskState *task, std::exception_ptr error);
+  // Trace: the task's slices on its devices' lanes, up to end; frees the lanes.
+  void end_device_slices(TaskState *task, double end);
   void end_device_wait(TaskState *task, uint32_t count);
   // Runahead: dependents placed only on devices with events go on now.
   void release_dependents_early(TaskState *task);

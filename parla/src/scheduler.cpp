@@ -486,13 +486,9 @@ void Core::run(Lock &lock, TaskState *t, int worker) {
     const std::string args = "{\"devices\":" + json_string(devices) + "}";
     trace_->slice(Trace::kWorkers, worker, t->name(), "task", t->start_us, t->end_us - t->start_us,
                   args);
-    for (size_t i = 0; i < t->devices.size(); ++i) {
-      Device *d = t->devices[i];
-      trace_->slice(Trace::kDevices, d->id() * 1000 + t->lanes[i], t->name(), "device", t->start_us,
-                    t->end_us - t->start_us);
-      device_states_[static_cast<size_t>(d->id())].lanes_busy[static_cast<size_t>(t->lanes[i])] =
-          false;
-    }
+    // A task that runs ahead holds its lanes until its device work is done.
+    if (!armed)
+      end_device_slices(t, t->end_us);
   }
   tl.will_pop = tl.core == this && tl.worker >= 0;
   if (armed) {
@@ -547,10 +543,22 @@ void Core::device_done(TaskState *t, std::exception_ptr error) {
   end_device_wait(t, 1);
 }
 
+void Core::end_device_slices(TaskState *t, double end) {
+  for (size_t i = 0; i < t->devices.size(); ++i) {
+    Device *d = t->devices[i];
+    trace_->slice(Trace::kDevices, d->id() * 1000 + t->lanes[i], t->name(), "device", t->start_us,
+                  end - t->start_us);
+    device_states_[static_cast<size_t>(d->id())].lanes_busy[static_cast<size_t>(t->lanes[i])] =
+        false;
+  }
+}
+
 void Core::end_device_wait(TaskState *t, uint32_t count) {
   t->device_waits -= count;
   if (t->device_waits != 0)
     return;
+  if (trace_)
+    end_device_slices(t, now_us());
   --device_pending_;
   after_run(t, std::move(t->device_error));
 }
