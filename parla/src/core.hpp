@@ -327,7 +327,8 @@ private:
   std::vector<const std::function<bool()> *> blocked_waits_; // what each of those waits for
   uint64_t unfinished_ = 0;
   uint64_t next_seq_ = 0;
-  uint64_t rr_ = 0; // placement tie-break rotation
+  uint64_t rr_ = 0;                             // placement tie-break rotation
+  std::vector<Device *> map_chosen_, map_best_; // map()'s scratch (under mu_)
   TaskState *live_head_ = nullptr;
   Stats stats_;
   struct Pending {

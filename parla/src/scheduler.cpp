@@ -56,6 +56,27 @@ double locality(const TaskState &t, const Device &d) {
   return static_cast<double>(local) / static_cast<double>(t.access_bytes);
 }
 
+// Devices a placement option has taken, without an allocation per spawn
+// for the usual few devices.
+class DeviceMask {
+public:
+  explicit DeviceMask(size_t devices) {
+    if (devices > 64)
+      many_.resize(devices);
+  }
+  bool test(size_t i) const { return many_.empty() ? (few_ >> i) & 1 : many_[i]; }
+  void set(size_t i) {
+    if (many_.empty())
+      few_ |= uint64_t{1} << i;
+    else
+      many_[i] = true;
+  }
+
+private:
+  uint64_t few_ = 0;
+  std::vector<bool> many_;
+};
+
 std::string bytes_text(uint64_t b) {
   char buf[32];
   if (b >= (1ull << 30))
@@ -96,7 +117,7 @@ void Core::check_placeable(const TaskState &t) const {
     if (!(r.vcus > 0) || !std::isfinite(r.vcus))
       throw Error("parla: task " + t.name() + " asks for " + std::to_string(r.vcus) +
                   " vcus; vcus must be a positive number");
-    std::vector<bool> used(device_states_.size(), false);
+    DeviceMask used(device_states_.size());
     bool ok = true;
     const size_t parts = o.parts.empty() ? 1 : o.parts.size();
     for (size_t p = 0; p < parts && ok; ++p) {
@@ -112,9 +133,9 @@ void Core::check_placeable(const TaskState &t) const {
         const bool matches = part == nullptr || (std::holds_alternative<Arch>(*part)
                                                      ? std::get<Arch>(*part) == s.device->arch()
                                                      : std::get<Device *>(*part) == s.device);
-        if (matches && !used[i] && need.memory <= s.memory_capacity &&
+        if (matches && !used.test(i) && need.memory <= s.memory_capacity &&
             need.milli_vcus <= s.milli_vcus_capacity) {
-          used[i] = true;
+          used.set(i);
           ok = true;
         }
       }
@@ -140,12 +161,14 @@ void Core::map(TaskState *t) {
     total_mapped += s.mapped_tasks;
   const size_t n = device_states_.size();
   double best_score = -1e300;
-  std::vector<Device *> best;
+  std::vector<Device *> &best = map_best_; // reused: no allocation per spawn
+  best.clear();
   const Placement::Option *best_option = nullptr;
   for (const Placement::Option &o : options) {
     const Need need = need_of(*t, &o);
-    std::vector<bool> used(n, false);
-    std::vector<Device *> chosen;
+    DeviceMask used(n);
+    std::vector<Device *> &chosen = map_chosen_; // reused: no allocation per spawn
+    chosen.clear();
     double sum = 0;
     const size_t parts = o.parts.empty() ? 1 : o.parts.size();
     for (size_t p = 0; p < parts; ++p) {
@@ -158,7 +181,7 @@ void Core::map(TaskState *t) {
         const bool matches = part == nullptr || (std::holds_alternative<Arch>(*part)
                                                      ? std::get<Arch>(*part) == s.device->arch()
                                                      : std::get<Device *>(*part) == s.device);
-        if (!matches || used[i] || need.memory > s.memory_capacity ||
+        if (!matches || used.test(i) || need.memory > s.memory_capacity ||
             need.milli_vcus > s.milli_vcus_capacity)
           continue;
         const double load = static_cast<double>(s.mapped_tasks) / (1.0 + total_mapped);
@@ -179,7 +202,7 @@ void Core::map(TaskState *t) {
         chosen.clear();
         break;
       }
-      used[pick] = true;
+      used.set(pick);
       chosen.push_back(device_states_[pick].device);
       sum += part_best;
     }
@@ -188,14 +211,14 @@ void Core::map(TaskState *t) {
     const double score = sum / static_cast<double>(chosen.size());
     if (score > best_score) {
       best_score = score;
-      best = std::move(chosen);
+      best.assign(chosen.begin(), chosen.end());
       best_option = &o;
     }
   }
   ++rr_;
   // check_placeable made sure some option fits.
   const Need need = need_of(*t, best_option);
-  t->devices = std::move(best);
+  t->devices.assign(best.begin(), best.end());
   t->memory = need.memory;
   t->milli_vcus = need.milli_vcus;
   for (Device *d : t->devices) {
