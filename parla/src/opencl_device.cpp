@@ -259,7 +259,13 @@ std::vector<std::unique_ptr<Device>> opencl_devices() {
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
                                            reinterpret_cast<cl_context_properties>(p), 0};
     cl_context context = clCreateContext(props, count, ids.data(), nullptr, nullptr, &e);
-    check(e, "clCreateContext");
+    if (context == nullptr) {
+      // A platform that will not put its devices in one context: each gets
+      // its own (dependencies across them are then waited for on the host).
+      for (cl_device_id d : ids)
+        out.push_back(std::make_unique<OpenclDevice>(d));
+      continue;
+    }
     try {
       for (cl_device_id d : ids)
         out.push_back(std::make_unique<OpenclDevice>(d, context));
