@@ -80,9 +80,15 @@ public:
     if (on_refused_)
       on_refused_(status);
   }
-  // Counts a call handed to the spec's dispatch (the session report).
-  void note_served() { served_.fetch_add(1, std::memory_order_relaxed); }
+  // Counts a call handed to the spec's dispatch (the session report), and
+  // whether the guest waited for it.
+  void note_served(bool sync) {
+    served_.fetch_add(1, std::memory_order_relaxed);
+    if (sync)
+      served_sync_.fetch_add(1, std::memory_order_relaxed);
+  }
   uint64_t calls_served() const { return served_.load(std::memory_order_relaxed); }
+  uint64_t sync_calls_served() const { return served_sync_.load(std::memory_order_relaxed); }
   uint64_t calls_refused() const { return refused_.load(std::memory_order_relaxed); }
 
   // Worker-owned copies and callback contexts that outlive their call.
@@ -165,6 +171,7 @@ private:
   std::atomic<uint64_t> callback_seq_{1};
   std::atomic<uint32_t> errors_logged_{0};
   std::atomic<uint64_t> served_{0};
+  std::atomic<uint64_t> served_sync_{0};
   std::atomic<uint64_t> refused_{0};
 
   std::mutex send_mutex_;

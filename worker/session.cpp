@@ -428,6 +428,7 @@ void GuestSession::report() {
     r.guest_pid = connection_->pid();
     r.worker_pid = static_cast<uint64_t>(::getpid());
     r.calls = connection_->calls_served();
+    r.sync = connection_->sync_calls_served();
     r.refused = connection_->calls_refused();
     Status written = append_session_report(report_file_, r);
     if (!written.is_ok())

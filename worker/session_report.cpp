@@ -13,7 +13,8 @@ std::string format_session_report(const SessionReport &report) {
   return "session spec=" + (report.spec.empty() ? std::string("-") : report.spec) +
          " pid=" + std::to_string(report.guest_pid) +
          " worker=" + std::to_string(report.worker_pid) + " calls=" + std::to_string(report.calls) +
-         " refused=" + std::to_string(report.refused) + "\n";
+         " sync=" + std::to_string(report.sync) + " refused=" + std::to_string(report.refused) +
+         "\n";
 }
 
 Status append_session_report(const std::string &path, const SessionReport &report) {

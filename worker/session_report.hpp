@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 // What a worker tells about each guest it served, one line per session
 // appended to a report file (`ava worker --report FILE`, `ava run --report`,
-// `ava vmhost --report`): the spec, the guest's pid, the calls it ran and
-// the calls it refused. Tests read it to prove a program was really remoted
-// (a program that loaded the real library leaves no line); operators read it
-// as an accounting log. worker is the pid of the process that served the
-// guest: one per guest under the supervisor, one for all with --shared.
+// `ava vmhost --report`): the spec, the guest's pid, the calls it ran (and
+// how many of them the guest waited for) and the calls it refused. Tests
+// read it to prove a program was really remoted (a program that loaded the
+// real library leaves no line) and which of its calls went without waiting;
+// operators read it as an accounting log. worker is the pid of the process
+// that served the guest: one per guest under the supervisor, one for all
+// with --shared.
 //
-//   session spec=opencl pid=4242 worker=4250 calls=1375 refused=0
+//   session spec=opencl pid=4242 worker=4250 calls=1375 sync=412 refused=0
 //
 // Each line goes out in one O_APPEND write, so the worker processes of one
 // `ava vmhost` (one per slot) may share a file without interleaving.
@@ -25,6 +27,7 @@ struct SessionReport {
   uint64_t guest_pid = 0;
   uint64_t worker_pid = 0;
   uint64_t calls = 0;   // calls handed to the spec's dispatch
+  uint64_t sync = 0;    // of those, calls the guest waited for (the rest came async)
   uint64_t refused = 0; // calls refused before they ran (malformed, policed, over a policy)
 };
 

@@ -208,7 +208,7 @@ void ShadowThread::serve(MsgBuf &message) {
   int rc;
   try {
     CurrentCall current(&w);
-    connection_->note_served();
+    connection_->note_served(w.sync);
     rc = spec->dispatch(&w, w.hdr.func_id);
   } catch (...) {
     // A C++ plugin let an exception escape; the guest must still get an answer.

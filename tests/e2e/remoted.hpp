@@ -23,6 +23,7 @@ struct WorkerReport {
   struct Totals {
     uint64_t sessions = 0; // sessions that ran at least one call
     uint64_t calls = 0;
+    uint64_t sync = 0; // calls the program waited for
     uint64_t refused = 0;
   };
   std::map<std::string, Totals> specs;
@@ -31,6 +32,7 @@ struct WorkerReport {
     uint64_t guest_pid = 0;
     uint64_t worker_pid = 0;
     uint64_t calls = 0;
+    uint64_t sync = 0;
     uint64_t refused = 0;
   };
   std::vector<Session> sessions; // one per line, in order

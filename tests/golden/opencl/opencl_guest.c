@@ -310,61 +310,121 @@ static uint64_t ava_cl_rect_io(cl_mem buffer, const size_t *buffer_origin,
 	return ava_cl_rect_span(host_origin, region, 1, host_row_pitch, host_slice_pitch);
 }
 
-/* What the guest knows of each memory object it created. */
-struct ava_cl_mem_info {
+/*
+ * What the guest knows of the objects it holds, by id: memory objects (their
+ * sizes, for what transfers carry and for argument shapes) and events (where
+ * they come from, for wait-list shapes). Open addressing; a released
+ * object's slot stays a tombstone for the probe chains until the table is
+ * rebuilt, which drops tombstones (programs make and release an event per
+ * command, millions of them).
+ */
+enum { AVA_CL_OBJ_MEM = 1, AVA_CL_OBJ_EVENT = 2 };
+/* Where an event comes from: the queue of its command, or a user event's context. */
+enum { AVA_CL_FROM_QUEUE = 1, AVA_CL_FROM_CONTEXT = 2 };
+struct ava_cl_obj {
 	uint64_t id;
-	size_t size; /* buffers; 0 for images */
-	void *host_ptr; /* CL_MEM_USE_HOST_PTR */
+	uint32_t kind; /* AVA_CL_OBJ_* */
 	uint32_t refs; /* the program's references, as the worker counts them */
 	uint32_t gone; /* released for good: a tombstone for the probe chain */
+	uint32_t from; /* events: AVA_CL_FROM_* */
+	uint64_t origin; /* events: the queue's or the context's id */
+	size_t size; /* buffers; 0 for images */
+	void *host_ptr; /* CL_MEM_USE_HOST_PTR */
 	size_t image_limits[3]; /* images: how far origin + region may reach */
 };
-static pthread_mutex_t ava_cl_mem_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ava_cl_mem_info *ava_cl_mems; /* open addressing, never shrinks */
-static size_t ava_cl_mem_cap, ava_cl_mem_count;
+static pthread_mutex_t ava_cl_obj_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ava_cl_obj *ava_cl_objs;
+static size_t ava_cl_obj_cap, ava_cl_obj_used; /* used: live slots and tombstones */
 
-static struct ava_cl_mem_info *ava_cl_mem_slot(uint64_t id)
+static struct ava_cl_obj *ava_cl_obj_slot(uint64_t id)
 {
-	size_t i = (size_t)(id * 0x9e3779b97f4a7c15ull) & (ava_cl_mem_cap - 1);
+	size_t i = (size_t)(id * 0x9e3779b97f4a7c15ull) & (ava_cl_obj_cap - 1);
 
-	while (ava_cl_mems[i].id != 0 && ava_cl_mems[i].id != id)
-		i = (i + 1) & (ava_cl_mem_cap - 1);
-	/* Ids are never reused, so a released id's slot stays its tombstone. */
-	return &ava_cl_mems[i];
+	while (ava_cl_objs[i].id != 0 && ava_cl_objs[i].id != id)
+		i = (i + 1) & (ava_cl_obj_cap - 1);
+	return &ava_cl_objs[i];
+}
+
+/* Room for one more slot: the table is rebuilt without tombstones, larger if need be. */
+static int ava_cl_obj_room(void)
+{
+	size_t live = 0, cap, old_cap = ava_cl_obj_cap;
+	struct ava_cl_obj *old = ava_cl_objs, *fresh;
+
+	if ((ava_cl_obj_used + 1) * 2 <= ava_cl_obj_cap)
+		return 1;
+	for (size_t i = 0; i < old_cap; ++i)
+		live += old[i].id != 0 && !old[i].gone;
+	cap = old_cap ? old_cap : 64;
+	while ((live + 1) * 4 > cap)
+		cap *= 2;
+	fresh = calloc(cap, sizeof(*fresh));
+	if (fresh == NULL)
+		return 0;
+	ava_cl_objs = fresh;
+	ava_cl_obj_cap = cap;
+	ava_cl_obj_used = live;
+	for (size_t i = 0; i < old_cap; ++i)
+		if (old[i].id != 0 && !old[i].gone)
+			*ava_cl_obj_slot(old[i].id) = old[i];
+	free(old);
+	return 1;
+}
+
+/* A new object of the program's (obj->id: its handle, 0 when the call made none). */
+static void ava_cl_remember(const struct ava_cl_obj *obj)
+{
+	struct ava_cl_obj *slot;
+
+	if (obj->id == 0)
+		return;
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	/* Without room (out of memory) the guest knows less: transfers carry no data, calls go sync. */
+	if (ava_cl_obj_room()) {
+		slot = ava_cl_obj_slot(obj->id);
+		if (slot->id == 0)
+			ava_cl_obj_used++;
+		*slot = *obj;
+		slot->refs = 1;
+		slot->gone = 0;
+	}
+	pthread_mutex_unlock(&ava_cl_obj_lock);
+}
+
+/* clRetain* (+1) / clRelease* (-1) of one of the program's objects succeeded. */
+static void ava_cl_obj_ref(uint64_t id, int delta)
+{
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	if (ava_cl_obj_cap != 0 && id != 0) {
+		struct ava_cl_obj *slot = ava_cl_obj_slot(id);
+
+		if (slot->id != 0 && !slot->gone) {
+			slot->refs += delta;
+			if (slot->refs == 0)
+				slot->gone = 1;
+		}
+	}
+	pthread_mutex_unlock(&ava_cl_obj_lock);
+}
+
+/* Called with the lock held: a live object of this kind, or NULL. */
+static const struct ava_cl_obj *ava_cl_obj_find_locked(uint64_t id, uint32_t kind)
+{
+	const struct ava_cl_obj *slot;
+
+	if (ava_cl_obj_cap == 0 || id == 0)
+		return NULL;
+	slot = ava_cl_obj_slot(id);
+	return slot->id != 0 && !slot->gone && slot->kind == kind ? slot : NULL;
 }
 
 static void ava_cl_remember_mem(cl_mem mem, size_t size, void *host_ptr)
 {
-	uint64_t id = (uint64_t)(uintptr_t)mem;
-	struct ava_cl_mem_info *slot;
+	struct ava_cl_obj obj = { .id = (uint64_t)(uintptr_t)mem, .kind = AVA_CL_OBJ_MEM };
 
-	if (id == 0)
-		return;
-	pthread_mutex_lock(&ava_cl_mem_lock);
-	if ((ava_cl_mem_count + 1) * 2 > ava_cl_mem_cap) {
-		size_t old_cap = ava_cl_mem_cap, cap = old_cap ? old_cap * 2 : 64;
-		struct ava_cl_mem_info *old = ava_cl_mems, *grown = calloc(cap, sizeof(*grown));
-
-		if (grown == NULL) {
-			pthread_mutex_unlock(&ava_cl_mem_lock);
-			return; /* transfers to it will then carry no data and fail */
-		}
-		ava_cl_mems = grown;
-		ava_cl_mem_cap = cap;
-		for (size_t i = 0; i < old_cap; ++i)
-			if (old[i].id != 0 && !old[i].gone)
-				*ava_cl_mem_slot(old[i].id) = old[i];
-		free(old);
-	}
-	slot = ava_cl_mem_slot(id);
-	if (slot->id == 0)
-		ava_cl_mem_count++;
-	slot->id = id;
-	slot->size = size;
-	slot->host_ptr = host_ptr;
-	slot->refs = 1;
-	slot->gone = 0;
-	pthread_mutex_unlock(&ava_cl_mem_lock);
+	obj.size = size;
+	obj.host_ptr = host_ptr;
+	ava_cl_remember(&obj);
 }
 
 /* Region limits per dimension of an image of this type and size. */
@@ -397,55 +457,32 @@ static void ava_cl_image_limits(cl_mem_object_type type, size_t width, size_t he
 static void ava_cl_remember_image(cl_mem image, cl_mem_object_type type, size_t width,
 				  size_t height, size_t depth, size_t array_size)
 {
-	struct ava_cl_mem_info *slot;
+	struct ava_cl_obj obj = { .id = (uint64_t)(uintptr_t)image, .kind = AVA_CL_OBJ_MEM };
 
-	ava_cl_remember_mem(image, 0, NULL);
-	pthread_mutex_lock(&ava_cl_mem_lock);
-	if (ava_cl_mem_cap != 0) {
-		slot = ava_cl_mem_slot((uint64_t)(uintptr_t)image);
-		if (slot->id != 0)
-			ava_cl_image_limits(type, width, height, depth, array_size,
-					    slot->image_limits);
-	}
-	pthread_mutex_unlock(&ava_cl_mem_lock);
+	ava_cl_image_limits(type, width, height, depth, array_size, obj.image_limits);
+	ava_cl_remember(&obj);
 }
 
-/* clRetainMemObject (+1) / clReleaseMemObject (-1) succeeded. */
 static void ava_cl_mem_ref(cl_mem mem, int delta)
 {
-	pthread_mutex_lock(&ava_cl_mem_lock);
-	if (ava_cl_mem_cap != 0 && mem != NULL) {
-		struct ava_cl_mem_info *slot = ava_cl_mem_slot((uint64_t)(uintptr_t)mem);
-
-		if (slot->id != 0 && !slot->gone) {
-			slot->refs += delta;
-			if (slot->refs == 0)
-				slot->gone = 1;
-		}
-	}
-	pthread_mutex_unlock(&ava_cl_mem_lock);
+	ava_cl_obj_ref((uint64_t)(uintptr_t)mem, delta);
 }
 
-static int ava_cl_guest_mem(cl_mem mem, struct ava_cl_mem_info *out)
+static int ava_cl_guest_mem(cl_mem mem, struct ava_cl_obj *out)
 {
-	int found = 0;
+	const struct ava_cl_obj *found;
 
-	pthread_mutex_lock(&ava_cl_mem_lock);
-	if (ava_cl_mem_cap != 0 && mem != NULL) {
-		struct ava_cl_mem_info *slot = ava_cl_mem_slot((uint64_t)(uintptr_t)mem);
-
-		if (slot->id != 0 && !slot->gone) {
-			*out = *slot;
-			found = 1;
-		}
-	}
-	pthread_mutex_unlock(&ava_cl_mem_lock);
-	return found;
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	found = ava_cl_obj_find_locked((uint64_t)(uintptr_t)mem, AVA_CL_OBJ_MEM);
+	if (found != NULL)
+		*out = *found;
+	pthread_mutex_unlock(&ava_cl_obj_lock);
+	return found != NULL;
 }
 
 static int ava_cl_guest_image_limits(cl_mem image, size_t limits[3])
 {
-	struct ava_cl_mem_info info;
+	struct ava_cl_obj info;
 
 	if (!ava_cl_guest_mem(image, &info) || info.image_limits[0] == 0)
 		return 0;
@@ -455,12 +492,38 @@ static int ava_cl_guest_image_limits(cl_mem image, size_t limits[3])
 
 static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 {
-	struct ava_cl_mem_info info;
+	struct ava_cl_obj info;
 
 	if (!ava_cl_guest_mem(mem, &info))
 		return 0;
 	*size = info.size;
 	return 1;
+}
+
+/*
+ * The guest: an event a call made (ret: the call's status; event: where the
+ * program asked for it) is known by the queue whose command it is. Returns ret.
+ */
+static cl_int ava_cl_made_event(cl_int ret, cl_command_queue queue, const cl_event *event)
+{
+	struct ava_cl_obj obj = { .kind = AVA_CL_OBJ_EVENT, .from = AVA_CL_FROM_QUEUE };
+
+	if (!ava_is_guest || ret != CL_SUCCESS || event == NULL || queue == NULL)
+		return ret;
+	obj.id = (uint64_t)(uintptr_t)*event;
+	obj.origin = (uint64_t)(uintptr_t)queue;
+	ava_cl_remember(&obj);
+	return ret;
+}
+
+static void ava_cl_made_user_event(cl_event event, cl_context context)
+{
+	struct ava_cl_obj obj = { .id = (uint64_t)(uintptr_t)event, .kind = AVA_CL_OBJ_EVENT };
+
+	obj.from = AVA_CL_FROM_CONTEXT;
+	obj.origin = (uint64_t)(uintptr_t)context;
+	if (context != NULL)
+		ava_cl_remember(&obj);
 }
 
 /*
@@ -505,11 +568,38 @@ static uint64_t ava_cl_shape_bytes(const void *array, uint64_t count, uint64_t e
 	return h & ~(1ull << 63);
 }
 
-/* A wait list: how many events it says, and which. */
+/*
+ * A wait list: how many events it says, and where each comes from. Which
+ * events they are does not change the call's errors, only whether each is
+ * a valid event (the guest knows its live events) and its context (that of
+ * its queue, or its own for a user event); so a list naming this queue's
+ * latest marker has the shape the last one had. An event the guest does not
+ * know (released, or made by a call that records none) counts by its id, as
+ * one no other list names.
+ */
 static uint64_t ava_cl_waits_shape(cl_uint num_events, const cl_event *events)
 {
-	return ava_cl_shape_bytes(events, num_events, sizeof(cl_event)) ^
-	       ((uint64_t)num_events << 32);
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over (from, origin) or (0, id) */
+
+	if (events == NULL || num_events > 64)
+		return ava_cl_shape_bytes(events, num_events, sizeof(cl_event)) ^
+		       ((uint64_t)num_events << 32);
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	for (cl_uint i = 0; i < num_events; ++i) {
+		const struct ava_cl_obj *ev =
+			ava_cl_obj_find_locked((uint64_t)(uintptr_t)events[i], AVA_CL_OBJ_EVENT);
+		uint64_t word[2] = { 0, (uint64_t)(uintptr_t)events[i] };
+		const unsigned char *b = (const unsigned char *)word;
+
+		if (ev != NULL) {
+			word[0] = ev->from;
+			word[1] = ev->origin;
+		}
+		for (size_t k = 0; k < sizeof(word); k++)
+			h = (h ^ b[k]) * 0x100000001b3ull;
+	}
+	pthread_mutex_unlock(&ava_cl_obj_lock);
+	return (h & ~(1ull << 63)) ^ ((uint64_t)num_events << 32);
 }
 
 /* An origin or region: three sizes. */
@@ -526,7 +616,7 @@ static uint64_t ava_cl_shape3(const size_t *values)
  */
 static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
 {
-	struct ava_cl_mem_info info;
+	struct ava_cl_obj info;
 	uint64_t v;
 
 	if (arg_value == NULL || arg_size != sizeof(cl_mem))
@@ -544,12 +634,12 @@ static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
 static void ava_cl_guest_fini(void)
 {
 #ifdef __KERNEL__
-	pthread_mutex_lock(&ava_cl_mem_lock);
-	free(ava_cl_mems);
-	ava_cl_mems = NULL;
-	ava_cl_mem_cap = 0;
-	ava_cl_mem_count = 0;
-	pthread_mutex_unlock(&ava_cl_mem_lock);
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	free(ava_cl_objs);
+	ava_cl_objs = NULL;
+	ava_cl_obj_cap = 0;
+	ava_cl_obj_used = 0;
+	pthread_mutex_unlock(&ava_cl_obj_lock);
 #endif
 }
 
@@ -569,7 +659,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 573 "opencl_guest.c"
+#line 663 "opencl_guest.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -871,7 +961,7 @@ static inline int ava_cl_rows(struct ava_w_transfer *t, const size_t *origin, co
 
 #endif
 
-#line 875 "opencl_guest.c"
+#line 965 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -885,7 +975,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 889 "opencl_guest.c"
+#line 979 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -926,7 +1016,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 930 "opencl_guest.c"
+#line 1020 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -949,7 +1039,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 953 "opencl_guest.c"
+#line 1043 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -960,7 +1050,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 964 "opencl_guest.c"
+#line 1054 "opencl_guest.c"
 #line 168 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -980,7 +1070,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 984 "opencl_guest.c"
+#line 1074 "opencl_guest.c"
 #line 211 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1039,7 +1129,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1043 "opencl_guest.c"
+#line 1133 "opencl_guest.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1214,7 +1304,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1218 "opencl_guest.c"
+#line 1308 "opencl_guest.c"
 #line 44 "specs/opencl/opencl_enqueue.spec.inc"
 
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
@@ -1235,7 +1325,7 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)clReleaseEvent(ev);
 }
 
-#line 1239 "opencl_guest.c"
+#line 1329 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1292,7 +1382,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1296 "opencl_guest.c"
+#line 1386 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1319,14 +1409,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1323 "opencl_guest.c"
+#line 1413 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
-#line 542 "specs/opencl/opencl_util.spec.inc"
+#line 632 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1330 "opencl_guest.c"
+#line 1420 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1407,7 +1497,7 @@ static struct ava_cl_mapping *ava_cl_take_mapping(cl_mem mem, void *ptr)
 
 static void *ava_cl_map_memory(cl_mem mem, size_t offset, size_t size, int *owned)
 {
-	struct ava_cl_mem_info info;
+	struct ava_cl_obj info;
 
 	if (ava_cl_guest_mem(mem, &info) && info.host_ptr != NULL) {
 		*owned = 0;
@@ -1469,6 +1559,7 @@ void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool 
 	m->offset = offset;
 	m->size = size;
 	ava_cl_add_mapping(m);
+	ava_cl_made_event(CL_SUCCESS, command_queue, event);
 	if (errcode_ret)
 		*errcode_ret = CL_SUCCESS;
 	return m->ptr;
@@ -1586,7 +1677,7 @@ cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, vo
 	if (m->owned)
 		free(m->ptr);
 	free(m);
-	return CL_SUCCESS;
+	return ava_cl_made_event(CL_SUCCESS, command_queue, event);
 }
 
 cl_program clCreateProgramWithSource(cl_context context, cl_uint count, const char **strings,
@@ -1755,7 +1846,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1759 "opencl_guest.c"
+#line 1850 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -1910,9 +2001,11 @@ cl_int clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy,
 	ssvm = ava_cl_svm_find(src_ptr, &s, &soff);
 	if ((dsvm && size > d.size - doff) || (ssvm && size > s.size - soff))
 		return CL_INVALID_VALUE;
-	return ava_cl_svm_memcpy(command_queue, dsvm ? d.svm : NULL, doff, ssvm ? s.svm : NULL, soff,
-				 size, ssvm ? NULL : src_ptr, dsvm ? NULL : dst_ptr,
-				 num_events_in_wait_list, event_wait_list, event);
+	return ava_cl_made_event(
+		ava_cl_svm_memcpy(command_queue, dsvm ? d.svm : NULL, doff, ssvm ? s.svm : NULL, soff,
+				  size, ssvm ? NULL : src_ptr, dsvm ? NULL : dst_ptr,
+				  num_events_in_wait_list, event_wait_list, event),
+		command_queue, event);
 }
 
 cl_int clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const void *pattern,
@@ -1924,8 +2017,10 @@ cl_int clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const 
 
 	if (svm_ptr == NULL || !ava_cl_svm_find(svm_ptr, &b, &off))
 		return CL_INVALID_VALUE;
-	return ava_cl_svm_fill(command_queue, b.svm, off, pattern, pattern_size, size,
-			       num_events_in_wait_list, event_wait_list, event);
+	return ava_cl_made_event(ava_cl_svm_fill(command_queue, b.svm, off, pattern, pattern_size,
+						 size, num_events_in_wait_list, event_wait_list,
+						 event),
+				 command_queue, event);
 }
 
 cl_int clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags,
@@ -1965,7 +2060,7 @@ cl_int clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_
 	m->next = ava_cl_svm_maps;
 	ava_cl_svm_maps = m;
 	pthread_mutex_unlock(&ava_cl_svm_lock);
-	return CL_SUCCESS;
+	return ava_cl_made_event(CL_SUCCESS, command_queue, event);
 }
 
 cl_int clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr,
@@ -1995,7 +2090,7 @@ cl_int clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr,
 				      : NULL,
 			      num_events_in_wait_list, event_wait_list, event);
 	free(m);
-	return rc;
+	return ava_cl_made_event(rc, command_queue, event);
 }
 
 cl_int clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_pointers,
@@ -2008,8 +2103,11 @@ cl_int clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_po
 	cl_int rc = CL_SUCCESS;
 
 	if (num_svm_pointers == 0 || svm_pointers == NULL)
-		return ava_cl_svm_migrate(command_queue, num_svm_pointers, NULL, NULL, sizes, flags,
-					  num_events_in_wait_list, event_wait_list, event);
+		return ava_cl_made_event(ava_cl_svm_migrate(command_queue, num_svm_pointers, NULL,
+							    NULL, sizes, flags,
+							    num_events_in_wait_list,
+							    event_wait_list, event),
+					 command_queue, event);
 	svms = calloc(num_svm_pointers, sizeof(*svms));
 	offsets = calloc(num_svm_pointers, sizeof(*offsets));
 	if (svms == NULL || offsets == NULL)
@@ -2027,7 +2125,7 @@ cl_int clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_po
 					num_events_in_wait_list, event_wait_list, event);
 	free(svms);
 	free(offsets);
-	return rc;
+	return ava_cl_made_event(rc, command_queue, event);
 }
 
 cl_int clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
@@ -2075,7 +2173,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2079 "opencl_guest.c"
+#line 2177 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -2996,7 +3094,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3000 "opencl_guest.c"
+#line 3098 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3064,7 +3162,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3068 "opencl_guest.c"
+#line 3166 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3146,7 +3244,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3150 "opencl_guest.c"
+#line 3248 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3455,7 +3553,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 3459 "opencl_guest.c"
+#line 3557 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3529,7 +3627,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3533 "opencl_guest.c"
+#line 3631 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3667,7 +3765,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3671 "opencl_guest.c"
+#line 3769 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3757,7 +3855,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 3761 "opencl_guest.c"
+#line 3859 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3823,7 +3921,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 3827 "opencl_guest.c"
+#line 3925 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3995,7 +4093,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 3999 "opencl_guest.c"
+#line 4097 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4147,7 +4245,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4151 "opencl_guest.c"
+#line 4249 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4229,7 +4327,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4233 "opencl_guest.c"
+#line 4331 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4293,7 +4391,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
-		struct ava_cl_mem_info parent;
+		struct ava_cl_obj parent;
 		void *host = NULL;
 
 		if (ava_cl_guest_mem(buffer, &parent) && parent.host_ptr != NULL)
@@ -4301,7 +4399,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4305 "opencl_guest.c"
+#line 4403 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4342,7 +4440,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4346 "opencl_guest.c"
+#line 4444 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4385,7 +4483,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4389 "opencl_guest.c"
+#line 4487 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4464,14 +4562,14 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 			       *param_value_size_ret);
 	else if (param_name == CL_MEM_HOST_PTR && param_value_size >= sizeof(void *)) {
 		/* The program's own pointer, never the worker's. */
-		struct ava_cl_mem_info info;
+		struct ava_cl_obj info;
 
 		memset(param_value, 0, sizeof(void *));
 		if (ava_is_guest && ava_cl_guest_mem(memobj, &info))
 			memcpy(param_value, &info.host_ptr, sizeof(void *));
 	} else if (param_name == CL_MEM_FLAGS && param_value_size >= sizeof(cl_mem_flags) &&
 		   ava_is_guest) {
-		struct ava_cl_mem_info info;
+		struct ava_cl_obj info;
 		cl_mem_flags f;
 
 		memcpy(&f, param_value, sizeof(f));
@@ -4482,7 +4580,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 4486 "opencl_guest.c"
+#line 4584 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4719,7 +4817,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4723 "opencl_guest.c"
+#line 4821 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4822,7 +4920,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4826 "opencl_guest.c"
+#line 4924 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4905,7 +5003,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 4909 "opencl_guest.c"
+#line 5007 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4995,7 +5093,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 4999 "opencl_guest.c"
+#line 5097 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5126,7 +5224,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5130 "opencl_guest.c"
+#line 5228 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5354,7 +5452,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5358 "opencl_guest.c"
+#line 5456 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5905,7 +6003,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 5909 "opencl_guest.c"
+#line 6007 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6103,7 +6201,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6107 "opencl_guest.c"
+#line 6205 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6185,7 +6283,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6189 "opencl_guest.c"
+#line 6287 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6403,7 +6501,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6407 "opencl_guest.c"
+#line 6505 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6470,7 +6568,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 6474 "opencl_guest.c"
+#line 6572 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6551,7 +6649,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6555 "opencl_guest.c"
+#line 6653 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6788,7 +6886,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6792 "opencl_guest.c"
+#line 6890 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6858,7 +6956,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 6862 "opencl_guest.c"
+#line 6960 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7104,7 +7202,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7108 "opencl_guest.c"
+#line 7206 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7156,12 +7254,14 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_worker && ret != NULL && clRetainEvent(ret) == CL_SUCCESS &&
 	    ava_w_at_departure(ava_cl_user_event_abandoned, ret) != 0)
 		(void)clReleaseEvent(ret);
+	if (ava_is_guest && ret != NULL)
+		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 7161 "opencl_guest.c"
+#line 7261 "opencl_guest.c"
 #undef ava_execute
 }
 
-AVA_EXPORT cl_int clRetainEvent(cl_event event)
+static cl_int ava_opencl_remote_clRetainEvent(cl_event event)
 {
 	struct ava_opencl_clRetainEvent_call ava_a;
 	const struct ava_opencl_clRetainEvent_reply *ava_r = NULL;
@@ -7190,7 +7290,19 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clReleaseEvent(cl_event event)
+AVA_EXPORT cl_int clRetainEvent(cl_event event)
+{
+#define ava_execute() ava_opencl_remote_clRetainEvent(event)
+#line 81 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_int ret = ava_execute();
+	if (ava_is_guest && ret == CL_SUCCESS)
+		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
+	return ret;
+#line 7302 "opencl_guest.c"
+#undef ava_execute
+}
+
+static cl_int ava_opencl_remote_clReleaseEvent(cl_event event)
 {
 	struct ava_opencl_clReleaseEvent_call ava_a;
 	const struct ava_opencl_clReleaseEvent_reply *ava_r = NULL;
@@ -7219,6 +7331,18 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clReleaseEvent(cl_event event)
+{
+#define ava_execute() ava_opencl_remote_clReleaseEvent(event)
+#line 90 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_int ret = ava_execute();
+	if (ava_is_guest && ret == CL_SUCCESS)
+		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
+	return ret;
+#line 7345 "opencl_guest.c"
+#undef ava_execute
 }
 
 static cl_int ava_opencl_remote_clSetUserEventStatus(cl_event event, cl_int execution_status)
@@ -7254,13 +7378,13 @@ ava_fail:
 AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
 #define ava_execute() ava_opencl_remote_clSetUserEventStatus(event, execution_status)
-#line 88 "specs/opencl/opencl_enqueue.spec.inc"
+#line 98 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS &&
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 7264 "opencl_guest.c"
+#line 7388 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7430,7 +7554,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 137 "specs/opencl/opencl_enqueue.spec.inc"
+#line 147 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token =
@@ -7443,13 +7567,13 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
-			return ava_rc;
+			return ava_cl_made_event(ava_rc, command_queue, event);
 		}
 	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
-	return ava_execute();
-#line 7453 "opencl_guest.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 7577 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7525,7 +7649,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 177 "specs/opencl/opencl_enqueue.spec.inc"
+#line 187 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE) {
 		uint64_t ava_heap;
 		uint64_t ava_token =
@@ -7538,15 +7662,18 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
-			return ava_rc;
+			return ava_cl_made_event(ava_rc, command_queue, event);
 		}
-		return ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr,
-						  num_events_in_wait_list, event_wait_list, event);
+		return ava_cl_made_event(
+			ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr,
+						   num_events_in_wait_list, event_wait_list,
+						   event),
+			command_queue, event);
 	}
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
-	return ava_execute();
-#line 7550 "opencl_guest.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 7677 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7661,7 +7788,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 222 "specs/opencl/opencl_enqueue.spec.inc"
+#line 235 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -7678,13 +7805,13 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
-			return ava_rc;
+			return ava_cl_made_event(ava_rc, command_queue, event);
 		}
 	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
-	return ava_execute();
-#line 7688 "opencl_guest.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 7815 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7796,20 +7923,23 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 269 "specs/opencl/opencl_enqueue.spec.inc"
+#line 282 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
-		return ava_cl_write_buffer_rect_staged(
-			command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch,
-			buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
-			num_events_in_wait_list, event_wait_list, event);
+		return ava_cl_made_event(
+			ava_cl_write_buffer_rect_staged(
+				command_queue, buffer, buffer_origin, host_origin, region,
+				buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+				host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list,
+				event),
+			command_queue, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
-	return ava_execute();
-#line 7809 "opencl_guest.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 7939 "opencl_guest.c"
 #undef ava_execute
 }
 
-AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_opencl_remote_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBuffer_call ava_a;
 	const struct ava_opencl_clEnqueueCopyBuffer_reply *ava_r = NULL;
@@ -7891,7 +8021,16 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
+#line 309 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8030 "opencl_guest.c"
+#undef ava_execute
+}
+
+static cl_int ava_opencl_remote_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBufferRect_call ava_a;
 	const struct ava_opencl_clEnqueueCopyBufferRect_reply *ava_r = NULL;
@@ -8011,7 +8150,16 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
+#line 333 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8159 "opencl_guest.c"
+#undef ava_execute
+}
+
+static cl_int ava_opencl_remote_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueFillBuffer_call ava_a;
 	const struct ava_opencl_clEnqueueFillBuffer_reply *ava_r = NULL;
@@ -8101,6 +8249,15 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
+#line 351 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8260 "opencl_guest.c"
+#undef ava_execute
 }
 
 static cl_int ava_opencl_remote_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
@@ -8202,7 +8359,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 357 "specs/opencl/opencl_enqueue.spec.inc"
+#line 376 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -8216,13 +8373,13 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
-			return ava_rc;
+			return ava_cl_made_event(ava_rc, command_queue, event);
 		}
 	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
-	return ava_execute();
-#line 8226 "opencl_guest.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8383 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8320,19 +8477,21 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 398 "specs/opencl/opencl_enqueue.spec.inc"
+#line 417 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
-		return ava_cl_write_image_staged(command_queue, image, origin, region, input_row_pitch,
-						 input_slice_pitch, ptr, num_events_in_wait_list,
-						 event_wait_list, event);
+		return ava_cl_made_event(
+			ava_cl_write_image_staged(command_queue, image, origin, region,
+						  input_row_pitch, input_slice_pitch, ptr,
+						  num_events_in_wait_list, event_wait_list, event),
+			command_queue, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
-	return ava_execute();
-#line 8332 "opencl_guest.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8491 "opencl_guest.c"
 #undef ava_execute
 }
 
-AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_opencl_remote_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueFillImage_call ava_a;
 	const struct ava_opencl_clEnqueueFillImage_reply *ava_r = NULL;
@@ -8442,7 +8601,16 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
+#line 447 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8610 "opencl_guest.c"
+#undef ava_execute
+}
+
+static cl_int ava_opencl_remote_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyImage_call ava_a;
 	const struct ava_opencl_clEnqueueCopyImage_reply *ava_r = NULL;
@@ -8554,7 +8722,16 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
+#line 468 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8731 "opencl_guest.c"
+#undef ava_execute
+}
+
+static cl_int ava_opencl_remote_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyImageToBuffer_call ava_a;
 	const struct ava_opencl_clEnqueueCopyImageToBuffer_reply *ava_r = NULL;
@@ -8656,7 +8833,16 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
+#line 488 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8842 "opencl_guest.c"
+#undef ava_execute
+}
+
+static cl_int ava_opencl_remote_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBufferToImage_call ava_a;
 	const struct ava_opencl_clEnqueueCopyBufferToImage_reply *ava_r = NULL;
@@ -8758,7 +8944,16 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
+#line 508 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8953 "opencl_guest.c"
+#undef ava_execute
+}
+
+static cl_int ava_opencl_remote_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueMigrateMemObjects_call ava_a;
 	const struct ava_opencl_clEnqueueMigrateMemObjects_reply *ava_r = NULL;
@@ -8844,6 +9039,15 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
+#line 527 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9050 "opencl_guest.c"
+#undef ava_execute
 }
 
 static cl_int ava_opencl_remote_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
@@ -8961,11 +9165,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 526 "specs/opencl/opencl_enqueue.spec.inc"
+#line 552 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
-	return ava_execute();
-#line 8969 "opencl_guest.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9173 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9046,15 +9250,15 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 544 "specs/opencl/opencl_enqueue.spec.inc"
+#line 570 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
-	return ava_execute();
-#line 9054 "opencl_guest.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9258 "opencl_guest.c"
 #undef ava_execute
 }
 
-AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_opencl_remote_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueMarkerWithWaitList_call ava_a;
 	const struct ava_opencl_clEnqueueMarkerWithWaitList_reply *ava_r = NULL;
@@ -9126,7 +9330,16 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
+#line 587 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9339 "opencl_guest.c"
+#undef ava_execute
+}
+
+static cl_int ava_opencl_remote_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueBarrierWithWaitList_call ava_a;
 	const struct ava_opencl_clEnqueueBarrierWithWaitList_reply *ava_r = NULL;
@@ -9198,7 +9411,16 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
+AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
+#line 603 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9420 "opencl_guest.c"
+#undef ava_execute
+}
+
+static cl_int ava_opencl_remote_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 	struct ava_opencl_clEnqueueMarker_call ava_a;
 	const struct ava_opencl_clEnqueueMarker_reply *ava_r = NULL;
@@ -9256,6 +9478,15 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
+{
+#define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
+#line 615 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9489 "opencl_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT cl_int clEnqueueBarrier(cl_command_queue command_queue)

@@ -431,61 +431,121 @@ static uint64_t ava_cl_rect_io(cl_mem buffer, const size_t *buffer_origin,
 	return ava_cl_rect_span(host_origin, region, 1, host_row_pitch, host_slice_pitch);
 }
 
-/* What the guest knows of each memory object it created. */
-struct ava_cl_mem_info {
+/*
+ * What the guest knows of the objects it holds, by id: memory objects (their
+ * sizes, for what transfers carry and for argument shapes) and events (where
+ * they come from, for wait-list shapes). Open addressing; a released
+ * object's slot stays a tombstone for the probe chains until the table is
+ * rebuilt, which drops tombstones (programs make and release an event per
+ * command, millions of them).
+ */
+enum { AVA_CL_OBJ_MEM = 1, AVA_CL_OBJ_EVENT = 2 };
+/* Where an event comes from: the queue of its command, or a user event's context. */
+enum { AVA_CL_FROM_QUEUE = 1, AVA_CL_FROM_CONTEXT = 2 };
+struct ava_cl_obj {
 	uint64_t id;
-	size_t size; /* buffers; 0 for images */
-	void *host_ptr; /* CL_MEM_USE_HOST_PTR */
+	uint32_t kind; /* AVA_CL_OBJ_* */
 	uint32_t refs; /* the program's references, as the worker counts them */
 	uint32_t gone; /* released for good: a tombstone for the probe chain */
+	uint32_t from; /* events: AVA_CL_FROM_* */
+	uint64_t origin; /* events: the queue's or the context's id */
+	size_t size; /* buffers; 0 for images */
+	void *host_ptr; /* CL_MEM_USE_HOST_PTR */
 	size_t image_limits[3]; /* images: how far origin + region may reach */
 };
-static pthread_mutex_t ava_cl_mem_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ava_cl_mem_info *ava_cl_mems; /* open addressing, never shrinks */
-static size_t ava_cl_mem_cap, ava_cl_mem_count;
+static pthread_mutex_t ava_cl_obj_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ava_cl_obj *ava_cl_objs;
+static size_t ava_cl_obj_cap, ava_cl_obj_used; /* used: live slots and tombstones */
 
-static struct ava_cl_mem_info *ava_cl_mem_slot(uint64_t id)
+static struct ava_cl_obj *ava_cl_obj_slot(uint64_t id)
 {
-	size_t i = (size_t)(id * 0x9e3779b97f4a7c15ull) & (ava_cl_mem_cap - 1);
+	size_t i = (size_t)(id * 0x9e3779b97f4a7c15ull) & (ava_cl_obj_cap - 1);
 
-	while (ava_cl_mems[i].id != 0 && ava_cl_mems[i].id != id)
-		i = (i + 1) & (ava_cl_mem_cap - 1);
-	/* Ids are never reused, so a released id's slot stays its tombstone. */
-	return &ava_cl_mems[i];
+	while (ava_cl_objs[i].id != 0 && ava_cl_objs[i].id != id)
+		i = (i + 1) & (ava_cl_obj_cap - 1);
+	return &ava_cl_objs[i];
+}
+
+/* Room for one more slot: the table is rebuilt without tombstones, larger if need be. */
+static int ava_cl_obj_room(void)
+{
+	size_t live = 0, cap, old_cap = ava_cl_obj_cap;
+	struct ava_cl_obj *old = ava_cl_objs, *fresh;
+
+	if ((ava_cl_obj_used + 1) * 2 <= ava_cl_obj_cap)
+		return 1;
+	for (size_t i = 0; i < old_cap; ++i)
+		live += old[i].id != 0 && !old[i].gone;
+	cap = old_cap ? old_cap : 64;
+	while ((live + 1) * 4 > cap)
+		cap *= 2;
+	fresh = calloc(cap, sizeof(*fresh));
+	if (fresh == NULL)
+		return 0;
+	ava_cl_objs = fresh;
+	ava_cl_obj_cap = cap;
+	ava_cl_obj_used = live;
+	for (size_t i = 0; i < old_cap; ++i)
+		if (old[i].id != 0 && !old[i].gone)
+			*ava_cl_obj_slot(old[i].id) = old[i];
+	free(old);
+	return 1;
+}
+
+/* A new object of the program's (obj->id: its handle, 0 when the call made none). */
+static void ava_cl_remember(const struct ava_cl_obj *obj)
+{
+	struct ava_cl_obj *slot;
+
+	if (obj->id == 0)
+		return;
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	/* Without room (out of memory) the guest knows less: transfers carry no data, calls go sync. */
+	if (ava_cl_obj_room()) {
+		slot = ava_cl_obj_slot(obj->id);
+		if (slot->id == 0)
+			ava_cl_obj_used++;
+		*slot = *obj;
+		slot->refs = 1;
+		slot->gone = 0;
+	}
+	pthread_mutex_unlock(&ava_cl_obj_lock);
+}
+
+/* clRetain* (+1) / clRelease* (-1) of one of the program's objects succeeded. */
+static void ava_cl_obj_ref(uint64_t id, int delta)
+{
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	if (ava_cl_obj_cap != 0 && id != 0) {
+		struct ava_cl_obj *slot = ava_cl_obj_slot(id);
+
+		if (slot->id != 0 && !slot->gone) {
+			slot->refs += delta;
+			if (slot->refs == 0)
+				slot->gone = 1;
+		}
+	}
+	pthread_mutex_unlock(&ava_cl_obj_lock);
+}
+
+/* Called with the lock held: a live object of this kind, or NULL. */
+static const struct ava_cl_obj *ava_cl_obj_find_locked(uint64_t id, uint32_t kind)
+{
+	const struct ava_cl_obj *slot;
+
+	if (ava_cl_obj_cap == 0 || id == 0)
+		return NULL;
+	slot = ava_cl_obj_slot(id);
+	return slot->id != 0 && !slot->gone && slot->kind == kind ? slot : NULL;
 }
 
 static void ava_cl_remember_mem(cl_mem mem, size_t size, void *host_ptr)
 {
-	uint64_t id = (uint64_t)(uintptr_t)mem;
-	struct ava_cl_mem_info *slot;
+	struct ava_cl_obj obj = { .id = (uint64_t)(uintptr_t)mem, .kind = AVA_CL_OBJ_MEM };
 
-	if (id == 0)
-		return;
-	pthread_mutex_lock(&ava_cl_mem_lock);
-	if ((ava_cl_mem_count + 1) * 2 > ava_cl_mem_cap) {
-		size_t old_cap = ava_cl_mem_cap, cap = old_cap ? old_cap * 2 : 64;
-		struct ava_cl_mem_info *old = ava_cl_mems, *grown = calloc(cap, sizeof(*grown));
-
-		if (grown == NULL) {
-			pthread_mutex_unlock(&ava_cl_mem_lock);
-			return; /* transfers to it will then carry no data and fail */
-		}
-		ava_cl_mems = grown;
-		ava_cl_mem_cap = cap;
-		for (size_t i = 0; i < old_cap; ++i)
-			if (old[i].id != 0 && !old[i].gone)
-				*ava_cl_mem_slot(old[i].id) = old[i];
-		free(old);
-	}
-	slot = ava_cl_mem_slot(id);
-	if (slot->id == 0)
-		ava_cl_mem_count++;
-	slot->id = id;
-	slot->size = size;
-	slot->host_ptr = host_ptr;
-	slot->refs = 1;
-	slot->gone = 0;
-	pthread_mutex_unlock(&ava_cl_mem_lock);
+	obj.size = size;
+	obj.host_ptr = host_ptr;
+	ava_cl_remember(&obj);
 }
 
 /* Region limits per dimension of an image of this type and size. */
@@ -518,55 +578,32 @@ static void ava_cl_image_limits(cl_mem_object_type type, size_t width, size_t he
 static void ava_cl_remember_image(cl_mem image, cl_mem_object_type type, size_t width,
 				  size_t height, size_t depth, size_t array_size)
 {
-	struct ava_cl_mem_info *slot;
+	struct ava_cl_obj obj = { .id = (uint64_t)(uintptr_t)image, .kind = AVA_CL_OBJ_MEM };
 
-	ava_cl_remember_mem(image, 0, NULL);
-	pthread_mutex_lock(&ava_cl_mem_lock);
-	if (ava_cl_mem_cap != 0) {
-		slot = ava_cl_mem_slot((uint64_t)(uintptr_t)image);
-		if (slot->id != 0)
-			ava_cl_image_limits(type, width, height, depth, array_size,
-					    slot->image_limits);
-	}
-	pthread_mutex_unlock(&ava_cl_mem_lock);
+	ava_cl_image_limits(type, width, height, depth, array_size, obj.image_limits);
+	ava_cl_remember(&obj);
 }
 
-/* clRetainMemObject (+1) / clReleaseMemObject (-1) succeeded. */
 static void ava_cl_mem_ref(cl_mem mem, int delta)
 {
-	pthread_mutex_lock(&ava_cl_mem_lock);
-	if (ava_cl_mem_cap != 0 && mem != NULL) {
-		struct ava_cl_mem_info *slot = ava_cl_mem_slot((uint64_t)(uintptr_t)mem);
-
-		if (slot->id != 0 && !slot->gone) {
-			slot->refs += delta;
-			if (slot->refs == 0)
-				slot->gone = 1;
-		}
-	}
-	pthread_mutex_unlock(&ava_cl_mem_lock);
+	ava_cl_obj_ref((uint64_t)(uintptr_t)mem, delta);
 }
 
-static int ava_cl_guest_mem(cl_mem mem, struct ava_cl_mem_info *out)
+static int ava_cl_guest_mem(cl_mem mem, struct ava_cl_obj *out)
 {
-	int found = 0;
+	const struct ava_cl_obj *found;
 
-	pthread_mutex_lock(&ava_cl_mem_lock);
-	if (ava_cl_mem_cap != 0 && mem != NULL) {
-		struct ava_cl_mem_info *slot = ava_cl_mem_slot((uint64_t)(uintptr_t)mem);
-
-		if (slot->id != 0 && !slot->gone) {
-			*out = *slot;
-			found = 1;
-		}
-	}
-	pthread_mutex_unlock(&ava_cl_mem_lock);
-	return found;
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	found = ava_cl_obj_find_locked((uint64_t)(uintptr_t)mem, AVA_CL_OBJ_MEM);
+	if (found != NULL)
+		*out = *found;
+	pthread_mutex_unlock(&ava_cl_obj_lock);
+	return found != NULL;
 }
 
 static int ava_cl_guest_image_limits(cl_mem image, size_t limits[3])
 {
-	struct ava_cl_mem_info info;
+	struct ava_cl_obj info;
 
 	if (!ava_cl_guest_mem(image, &info) || info.image_limits[0] == 0)
 		return 0;
@@ -576,12 +613,38 @@ static int ava_cl_guest_image_limits(cl_mem image, size_t limits[3])
 
 static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 {
-	struct ava_cl_mem_info info;
+	struct ava_cl_obj info;
 
 	if (!ava_cl_guest_mem(mem, &info))
 		return 0;
 	*size = info.size;
 	return 1;
+}
+
+/*
+ * The guest: an event a call made (ret: the call's status; event: where the
+ * program asked for it) is known by the queue whose command it is. Returns ret.
+ */
+static cl_int ava_cl_made_event(cl_int ret, cl_command_queue queue, const cl_event *event)
+{
+	struct ava_cl_obj obj = { .kind = AVA_CL_OBJ_EVENT, .from = AVA_CL_FROM_QUEUE };
+
+	if (!ava_is_guest || ret != CL_SUCCESS || event == NULL || queue == NULL)
+		return ret;
+	obj.id = (uint64_t)(uintptr_t)*event;
+	obj.origin = (uint64_t)(uintptr_t)queue;
+	ava_cl_remember(&obj);
+	return ret;
+}
+
+static void ava_cl_made_user_event(cl_event event, cl_context context)
+{
+	struct ava_cl_obj obj = { .id = (uint64_t)(uintptr_t)event, .kind = AVA_CL_OBJ_EVENT };
+
+	obj.from = AVA_CL_FROM_CONTEXT;
+	obj.origin = (uint64_t)(uintptr_t)context;
+	if (context != NULL)
+		ava_cl_remember(&obj);
 }
 
 /*
@@ -626,11 +689,38 @@ static uint64_t ava_cl_shape_bytes(const void *array, uint64_t count, uint64_t e
 	return h & ~(1ull << 63);
 }
 
-/* A wait list: how many events it says, and which. */
+/*
+ * A wait list: how many events it says, and where each comes from. Which
+ * events they are does not change the call's errors, only whether each is
+ * a valid event (the guest knows its live events) and its context (that of
+ * its queue, or its own for a user event); so a list naming this queue's
+ * latest marker has the shape the last one had. An event the guest does not
+ * know (released, or made by a call that records none) counts by its id, as
+ * one no other list names.
+ */
 static uint64_t ava_cl_waits_shape(cl_uint num_events, const cl_event *events)
 {
-	return ava_cl_shape_bytes(events, num_events, sizeof(cl_event)) ^
-	       ((uint64_t)num_events << 32);
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over (from, origin) or (0, id) */
+
+	if (events == NULL || num_events > 64)
+		return ava_cl_shape_bytes(events, num_events, sizeof(cl_event)) ^
+		       ((uint64_t)num_events << 32);
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	for (cl_uint i = 0; i < num_events; ++i) {
+		const struct ava_cl_obj *ev =
+			ava_cl_obj_find_locked((uint64_t)(uintptr_t)events[i], AVA_CL_OBJ_EVENT);
+		uint64_t word[2] = { 0, (uint64_t)(uintptr_t)events[i] };
+		const unsigned char *b = (const unsigned char *)word;
+
+		if (ev != NULL) {
+			word[0] = ev->from;
+			word[1] = ev->origin;
+		}
+		for (size_t k = 0; k < sizeof(word); k++)
+			h = (h ^ b[k]) * 0x100000001b3ull;
+	}
+	pthread_mutex_unlock(&ava_cl_obj_lock);
+	return (h & ~(1ull << 63)) ^ ((uint64_t)num_events << 32);
 }
 
 /* An origin or region: three sizes. */
@@ -647,7 +737,7 @@ static uint64_t ava_cl_shape3(const size_t *values)
  */
 static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
 {
-	struct ava_cl_mem_info info;
+	struct ava_cl_obj info;
 	uint64_t v;
 
 	if (arg_value == NULL || arg_size != sizeof(cl_mem))
@@ -665,12 +755,12 @@ static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
 static void ava_cl_guest_fini(void)
 {
 #ifdef __KERNEL__
-	pthread_mutex_lock(&ava_cl_mem_lock);
-	free(ava_cl_mems);
-	ava_cl_mems = NULL;
-	ava_cl_mem_cap = 0;
-	ava_cl_mem_count = 0;
-	pthread_mutex_unlock(&ava_cl_mem_lock);
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	free(ava_cl_objs);
+	ava_cl_objs = NULL;
+	ava_cl_obj_cap = 0;
+	ava_cl_obj_used = 0;
+	pthread_mutex_unlock(&ava_cl_obj_lock);
 #endif
 }
 
@@ -690,7 +780,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 694 "opencl_kern.c"
+#line 784 "opencl_kern.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -992,7 +1082,7 @@ static inline int ava_cl_rows(struct ava_w_transfer *t, const size_t *origin, co
 
 #endif
 
-#line 996 "opencl_kern.c"
+#line 1086 "opencl_kern.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1006,7 +1096,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1010 "opencl_kern.c"
+#line 1100 "opencl_kern.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1047,7 +1137,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1051 "opencl_kern.c"
+#line 1141 "opencl_kern.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1070,7 +1160,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1074 "opencl_kern.c"
+#line 1164 "opencl_kern.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1081,7 +1171,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1085 "opencl_kern.c"
+#line 1175 "opencl_kern.c"
 #line 168 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1101,7 +1191,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1105 "opencl_kern.c"
+#line 1195 "opencl_kern.c"
 #line 211 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1160,7 +1250,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1164 "opencl_kern.c"
+#line 1254 "opencl_kern.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1335,7 +1425,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1339 "opencl_kern.c"
+#line 1429 "opencl_kern.c"
 #line 44 "specs/opencl/opencl_enqueue.spec.inc"
 
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
@@ -1356,7 +1446,7 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)clReleaseEvent(ev);
 }
 
-#line 1360 "opencl_kern.c"
+#line 1450 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1413,7 +1503,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1417 "opencl_kern.c"
+#line 1507 "opencl_kern.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1440,14 +1530,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1444 "opencl_kern.c"
+#line 1534 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
-#line 542 "specs/opencl/opencl_util.spec.inc"
+#line 632 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1451 "opencl_kern.c"
+#line 1541 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -2465,7 +2555,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2469 "opencl_kern.c"
+#line 2559 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -2543,7 +2633,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2547 "opencl_kern.c"
+#line 2637 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -2636,7 +2726,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 2640 "opencl_kern.c"
+#line 2730 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -2994,7 +3084,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 2998 "opencl_kern.c"
+#line 3088 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -3080,7 +3170,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		return NULL;
 	}
 	return ava_execute();
-#line 3084 "opencl_kern.c"
+#line 3174 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -3237,7 +3327,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3241 "opencl_kern.c"
+#line 3331 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -3343,7 +3433,7 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 		return NULL;
 	}
 	return ava_execute();
-#line 3347 "opencl_kern.c"
+#line 3437 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -3420,7 +3510,7 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 		return NULL;
 	}
 	return ava_execute();
-#line 3424 "opencl_kern.c"
+#line 3514 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -3618,7 +3708,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 3622 "opencl_kern.c"
+#line 3712 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -3770,7 +3860,7 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3774 "opencl_kern.c"
+#line 3864 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -3864,7 +3954,7 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3868 "opencl_kern.c"
+#line 3958 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -3938,7 +4028,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
-		struct ava_cl_mem_info parent;
+		struct ava_cl_obj parent;
 		void *host = NULL;
 
 		if (ava_cl_guest_mem(buffer, &parent) && parent.host_ptr != NULL)
@@ -3946,7 +4036,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 3950 "opencl_kern.c"
+#line 4040 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -3990,7 +4080,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 3994 "opencl_kern.c"
+#line 4084 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -4036,7 +4126,7 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4040 "opencl_kern.c"
+#line 4130 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -4126,14 +4216,14 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 			       *param_value_size_ret);
 	else if (param_name == CL_MEM_HOST_PTR && param_value_size >= sizeof(void *)) {
 		/* The program's own pointer, never the worker's. */
-		struct ava_cl_mem_info info;
+		struct ava_cl_obj info;
 
 		memset(param_value, 0, sizeof(void *));
 		if (ava_is_guest && ava_cl_guest_mem(memobj, &info))
 			memcpy(param_value, &info.host_ptr, sizeof(void *));
 	} else if (param_name == CL_MEM_FLAGS && param_value_size >= sizeof(cl_mem_flags) &&
 		   ava_is_guest) {
-		struct ava_cl_mem_info info;
+		struct ava_cl_obj info;
 		cl_mem_flags f;
 
 		memcpy(&f, param_value, sizeof(f));
@@ -4144,7 +4234,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 4148 "opencl_kern.c"
+#line 4238 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -4420,7 +4510,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4424 "opencl_kern.c"
+#line 4514 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -4541,7 +4631,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4545 "opencl_kern.c"
+#line 4635 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -4638,7 +4728,7 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 4642 "opencl_kern.c"
+#line 4732 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -4743,7 +4833,7 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 4747 "opencl_kern.c"
+#line 4837 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -4896,7 +4986,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 4900 "opencl_kern.c"
+#line 4990 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -5161,7 +5251,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5165 "opencl_kern.c"
+#line 5255 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -5781,7 +5871,7 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 5785 "opencl_kern.c"
+#line 5875 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -6010,7 +6100,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6014 "opencl_kern.c"
+#line 6104 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
@@ -6101,7 +6191,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6105 "opencl_kern.c"
+#line 6195 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -6353,7 +6443,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6357 "opencl_kern.c"
+#line 6447 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -6427,7 +6517,7 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 		return NULL;
 	}
 	return ret;
-#line 6431 "opencl_kern.c"
+#line 6521 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
@@ -6517,7 +6607,7 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6521 "opencl_kern.c"
+#line 6611 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernelsInProgram);
@@ -6776,7 +6866,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6780 "opencl_kern.c"
+#line 6870 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -6859,7 +6949,7 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 6863 "opencl_kern.c"
+#line 6953 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -7145,7 +7235,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7149 "opencl_kern.c"
+#line 7239 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -7202,13 +7292,15 @@ cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_worker && ret != NULL && clRetainEvent(ret) == CL_SUCCESS &&
 	    ava_w_at_departure(ava_cl_user_event_abandoned, ret) != 0)
 		(void)clReleaseEvent(ret);
+	if (ava_is_guest && ret != NULL)
+		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 7207 "opencl_kern.c"
+#line 7299 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateUserEvent);
 
-cl_int ava_clRetainEvent(cl_event event)
+static cl_int ava_kern_remote_clRetainEvent(cl_event event)
 {
 	struct ava_opencl_clRetainEvent_call ava_a;
 	const struct ava_opencl_clRetainEvent_reply *ava_r = NULL;
@@ -7239,9 +7331,20 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_clRetainEvent(cl_event event)
+{
+#define ava_execute() ava_kern_remote_clRetainEvent(event)
+#line 81 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_int ret = ava_execute();
+	if (ava_is_guest && ret == CL_SUCCESS)
+		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
+	return ret;
+#line 7343 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clRetainEvent);
 
-cl_int ava_clReleaseEvent(cl_event event)
+static cl_int ava_kern_remote_clReleaseEvent(cl_event event)
 {
 	struct ava_opencl_clReleaseEvent_call ava_a;
 	const struct ava_opencl_clReleaseEvent_reply *ava_r = NULL;
@@ -7274,6 +7377,17 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_clReleaseEvent(cl_event event)
+{
+#define ava_execute() ava_kern_remote_clReleaseEvent(event)
+#line 90 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_int ret = ava_execute();
+	if (ava_is_guest && ret == CL_SUCCESS)
+		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
+	return ret;
+#line 7389 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clReleaseEvent);
 
 static cl_int ava_kern_remote_clSetUserEventStatus(cl_event event, cl_int execution_status)
@@ -7311,13 +7425,13 @@ ava_fail:
 cl_int ava_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
 #define ava_execute() ava_kern_remote_clSetUserEventStatus(event, execution_status)
-#line 88 "specs/opencl/opencl_enqueue.spec.inc"
+#line 98 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS &&
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 7321 "opencl_kern.c"
+#line 7435 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clSetUserEventStatus);
@@ -7516,7 +7630,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 137 "specs/opencl/opencl_enqueue.spec.inc"
+#line 147 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token =
@@ -7529,13 +7643,13 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
-			return ava_rc;
+			return ava_cl_made_event(ava_rc, command_queue, event);
 		}
 	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
-	return ava_execute();
-#line 7539 "opencl_kern.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 7653 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -7624,7 +7738,7 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 				cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 177 "specs/opencl/opencl_enqueue.spec.inc"
+#line 187 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE) {
 		uint64_t ava_heap;
 		uint64_t ava_token =
@@ -7637,15 +7751,18 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
-			return ava_rc;
+			return ava_cl_made_event(ava_rc, command_queue, event);
 		}
-		return ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr,
-						  num_events_in_wait_list, event_wait_list, event);
+		return ava_cl_made_event(
+			ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr,
+						   num_events_in_wait_list, event_wait_list,
+						   event),
+			command_queue, event);
 	}
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
-	return ava_execute();
-#line 7649 "opencl_kern.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 7766 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -7786,7 +7903,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 				   cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 222 "specs/opencl/opencl_enqueue.spec.inc"
+#line 235 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -7803,13 +7920,13 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
-			return ava_rc;
+			return ava_cl_made_event(ava_rc, command_queue, event);
 		}
 	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
-	return ava_execute();
-#line 7813 "opencl_kern.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 7930 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -7948,24 +8065,28 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 				    const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 269 "specs/opencl/opencl_enqueue.spec.inc"
+#line 282 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
-		return ava_cl_write_buffer_rect_staged(
-			command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch,
-			buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
-			num_events_in_wait_list, event_wait_list, event);
+		return ava_cl_made_event(
+			ava_cl_write_buffer_rect_staged(
+				command_queue, buffer, buffer_origin, host_origin, region,
+				buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+				host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list,
+				event),
+			command_queue, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
-	return ava_execute();
-#line 7961 "opencl_kern.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8081 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
 
-cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer,
-			       size_t src_offset, size_t dst_offset, size_t size,
-			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
-			       cl_event *event)
+static cl_int ava_kern_remote_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer,
+						  cl_mem dst_buffer, size_t src_offset,
+						  size_t dst_offset, size_t size,
+						  cl_uint num_events_in_wait_list,
+						  const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBuffer_call ava_a;
 	const struct ava_opencl_clEnqueueCopyBuffer_reply *ava_r = NULL;
@@ -8041,15 +8162,29 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer,
+			       size_t src_offset, size_t dst_offset, size_t size,
+			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			       cl_event *event)
+{
+#define ava_execute() ava_kern_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
+#line 309 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8174 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBuffer);
 
-cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer,
-				   cl_mem dst_buffer, const size_t *src_origin,
-				   const size_t *dst_origin, const size_t *region,
-				   size_t src_row_pitch, size_t src_slice_pitch,
-				   size_t dst_row_pitch, size_t dst_slice_pitch,
-				   cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
-				   cl_event *event)
+static cl_int ava_kern_remote_clEnqueueCopyBufferRect(cl_command_queue command_queue,
+						      cl_mem src_buffer, cl_mem dst_buffer,
+						      const size_t *src_origin,
+						      const size_t *dst_origin,
+						      const size_t *region, size_t src_row_pitch,
+						      size_t src_slice_pitch, size_t dst_row_pitch,
+						      size_t dst_slice_pitch,
+						      cl_uint num_events_in_wait_list,
+						      const cl_event *event_wait_list,
+						      cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBufferRect_call ava_a;
 	const struct ava_opencl_clEnqueueCopyBufferRect_reply *ava_r = NULL;
@@ -8162,12 +8297,27 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer,
+				   cl_mem dst_buffer, const size_t *src_origin,
+				   const size_t *dst_origin, const size_t *region,
+				   size_t src_row_pitch, size_t src_slice_pitch,
+				   size_t dst_row_pitch, size_t dst_slice_pitch,
+				   cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				   cl_event *event)
+{
+#define ava_execute() ava_kern_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
+#line 333 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8312 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferRect);
 
-cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern,
-			       size_t pattern_size, size_t offset, size_t size,
-			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
-			       cl_event *event)
+static cl_int ava_kern_remote_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer,
+						  const void *pattern, size_t pattern_size,
+						  size_t offset, size_t size,
+						  cl_uint num_events_in_wait_list,
+						  const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueFillBuffer_call ava_a;
 	const struct ava_opencl_clEnqueueFillBuffer_reply *ava_r = NULL;
@@ -8254,6 +8404,17 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern,
+			       size_t pattern_size, size_t offset, size_t size,
+			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			       cl_event *event)
+{
+#define ava_execute() ava_kern_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
+#line 351 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8416 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillBuffer);
 
 static cl_int ava_kern_remote_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image,
@@ -8371,7 +8532,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 			      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 357 "specs/opencl/opencl_enqueue.spec.inc"
+#line 376 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -8385,13 +8546,13 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
-			return ava_rc;
+			return ava_cl_made_event(ava_rc, command_queue, event);
 		}
 	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
-	return ava_execute();
-#line 8395 "opencl_kern.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8556 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -8507,23 +8668,26 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 398 "specs/opencl/opencl_enqueue.spec.inc"
+#line 417 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
-		return ava_cl_write_image_staged(command_queue, image, origin, region, input_row_pitch,
-						 input_slice_pitch, ptr, num_events_in_wait_list,
-						 event_wait_list, event);
+		return ava_cl_made_event(
+			ava_cl_write_image_staged(command_queue, image, origin, region,
+						  input_row_pitch, input_slice_pitch, ptr,
+						  num_events_in_wait_list, event_wait_list, event),
+			command_queue, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
-	return ava_execute();
-#line 8519 "opencl_kern.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8682 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
 
-cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color,
-			      const size_t *origin, const size_t *region,
-			      cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
-			      cl_event *event)
+static cl_int ava_kern_remote_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image,
+						 const void *fill_color, const size_t *origin,
+						 const size_t *region,
+						 cl_uint num_events_in_wait_list,
+						 const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueFillImage_call ava_a;
 	const struct ava_opencl_clEnqueueFillImage_reply *ava_r = NULL;
@@ -8631,12 +8795,24 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color,
+			      const size_t *origin, const size_t *region,
+			      cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			      cl_event *event)
+{
+#define ava_execute() ava_kern_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
+#line 447 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8807 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillImage);
 
-cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image,
-			      const size_t *src_origin, const size_t *dst_origin,
-			      const size_t *region, cl_uint num_events_in_wait_list,
-			      const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_kern_remote_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image,
+						 cl_mem dst_image, const size_t *src_origin,
+						 const size_t *dst_origin, const size_t *region,
+						 cl_uint num_events_in_wait_list,
+						 const cl_event *event_wait_list, cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyImage_call ava_a;
 	const struct ava_opencl_clEnqueueCopyImage_reply *ava_r = NULL;
@@ -8745,13 +8921,26 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image,
+			      const size_t *src_origin, const size_t *dst_origin,
+			      const size_t *region, cl_uint num_events_in_wait_list,
+			      const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_kern_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
+#line 468 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8933 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImage);
 
-cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image,
-				      cl_mem dst_buffer, const size_t *src_origin,
-				      const size_t *region, size_t dst_offset,
-				      cl_uint num_events_in_wait_list,
-				      const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_kern_remote_clEnqueueCopyImageToBuffer(cl_command_queue command_queue,
+							 cl_mem src_image, cl_mem dst_buffer,
+							 const size_t *src_origin,
+							 const size_t *region, size_t dst_offset,
+							 cl_uint num_events_in_wait_list,
+							 const cl_event *event_wait_list,
+							 cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyImageToBuffer_call ava_a;
 	const struct ava_opencl_clEnqueueCopyImageToBuffer_reply *ava_r = NULL;
@@ -8849,12 +9038,28 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image,
+				      cl_mem dst_buffer, const size_t *src_origin,
+				      const size_t *region, size_t dst_offset,
+				      cl_uint num_events_in_wait_list,
+				      const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_kern_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
+#line 488 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9051 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImageToBuffer);
 
-cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer,
-				      cl_mem dst_image, size_t src_offset, const size_t *dst_origin,
-				      const size_t *region, cl_uint num_events_in_wait_list,
-				      const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_kern_remote_clEnqueueCopyBufferToImage(cl_command_queue command_queue,
+							 cl_mem src_buffer, cl_mem dst_image,
+							 size_t src_offset,
+							 const size_t *dst_origin,
+							 const size_t *region,
+							 cl_uint num_events_in_wait_list,
+							 const cl_event *event_wait_list,
+							 cl_event *event)
 {
 	struct ava_opencl_clEnqueueCopyBufferToImage_call ava_a;
 	const struct ava_opencl_clEnqueueCopyBufferToImage_reply *ava_r = NULL;
@@ -8952,12 +9157,26 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer,
+				      cl_mem dst_image, size_t src_offset, const size_t *dst_origin,
+				      const size_t *region, cl_uint num_events_in_wait_list,
+				      const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_kern_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
+#line 508 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9169 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferToImage);
 
-cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects,
-				      const cl_mem *mem_objects, cl_mem_migration_flags flags,
-				      cl_uint num_events_in_wait_list,
-				      const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_kern_remote_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
+							 cl_uint num_mem_objects,
+							 const cl_mem *mem_objects,
+							 cl_mem_migration_flags flags,
+							 cl_uint num_events_in_wait_list,
+							 const cl_event *event_wait_list,
+							 cl_event *event)
 {
 	struct ava_opencl_clEnqueueMigrateMemObjects_call ava_a;
 	const struct ava_opencl_clEnqueueMigrateMemObjects_reply *ava_r = NULL;
@@ -9042,6 +9261,17 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects,
+				      const cl_mem *mem_objects, cl_mem_migration_flags flags,
+				      cl_uint num_events_in_wait_list,
+				      const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_kern_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
+#line 527 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9273 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clEnqueueMigrateMemObjects);
 
 static cl_int ava_kern_remote_clEnqueueNDRangeKernel(cl_command_queue command_queue,
@@ -9168,11 +9398,11 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 				  cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 526 "specs/opencl/opencl_enqueue.spec.inc"
+#line 552 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
-	return ava_execute();
-#line 9176 "opencl_kern.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9406 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -9256,18 +9486,19 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 			 cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 544 "specs/opencl/opencl_enqueue.spec.inc"
+#line 570 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
-	return ava_execute();
-#line 9264 "opencl_kern.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9494 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);
 
-cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
-				       cl_uint num_events_in_wait_list,
-				       const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_kern_remote_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
+							  cl_uint num_events_in_wait_list,
+							  const cl_event *event_wait_list,
+							  cl_event *event)
 {
 	struct ava_opencl_clEnqueueMarkerWithWaitList_call ava_a;
 	const struct ava_opencl_clEnqueueMarkerWithWaitList_reply *ava_r = NULL;
@@ -9338,11 +9569,22 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
+				       cl_uint num_events_in_wait_list,
+				       const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_kern_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
+#line 587 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9580 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clEnqueueMarkerWithWaitList);
 
-cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
-					cl_uint num_events_in_wait_list,
-					const cl_event *event_wait_list, cl_event *event)
+static cl_int ava_kern_remote_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
+							   cl_uint num_events_in_wait_list,
+							   const cl_event *event_wait_list,
+							   cl_event *event)
 {
 	struct ava_opencl_clEnqueueBarrierWithWaitList_call ava_a;
 	const struct ava_opencl_clEnqueueBarrierWithWaitList_reply *ava_r = NULL;
@@ -9414,9 +9656,19 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
+					cl_uint num_events_in_wait_list,
+					const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() ava_kern_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
+#line 603 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9667 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clEnqueueBarrierWithWaitList);
 
-cl_int ava_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
+static cl_int ava_kern_remote_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 	struct ava_opencl_clEnqueueMarker_call ava_a;
 	const struct ava_opencl_clEnqueueMarker_reply *ava_r = NULL;
@@ -9474,6 +9726,14 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
+{
+#define ava_execute() ava_kern_remote_clEnqueueMarker(command_queue, event)
+#line 615 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9735 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clEnqueueMarker);
 
 cl_int ava_clEnqueueBarrier(cl_command_queue command_queue)

@@ -276,7 +276,9 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 			  void *param_value, size_t *param_value_size_ret);
 /* Runs the spec's guest-side code around the call, as in user space. */
 cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clRetainEvent(cl_event event);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clReleaseEvent(cl_event event);
 /* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clSetUserEventStatus(cl_event event, cl_int execution_status);
@@ -311,10 +313,12 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 				    size_t host_row_pitch, size_t host_slice_pitch, const void *ptr,
 				    cl_uint num_events_in_wait_list,
 				    const cl_event *event_wait_list, cl_event *event);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer,
 			       size_t src_offset, size_t dst_offset, size_t size,
 			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 			       cl_event *event);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer,
 				   cl_mem dst_buffer, const size_t *src_origin,
 				   const size_t *dst_origin, const size_t *region,
@@ -322,6 +326,7 @@ cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_bu
 				   size_t dst_row_pitch, size_t dst_slice_pitch,
 				   cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 				   cl_event *event);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern,
 			       size_t pattern_size, size_t offset, size_t size,
 			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
@@ -337,23 +342,28 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 			       size_t input_slice_pitch, const void *ptr,
 			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 			       cl_event *event);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color,
 			      const size_t *origin, const size_t *region,
 			      cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 			      cl_event *event);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image,
 			      const size_t *src_origin, const size_t *dst_origin,
 			      const size_t *region, cl_uint num_events_in_wait_list,
 			      const cl_event *event_wait_list, cl_event *event);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image,
 				      cl_mem dst_buffer, const size_t *src_origin,
 				      const size_t *region, size_t dst_offset,
 				      cl_uint num_events_in_wait_list,
 				      const cl_event *event_wait_list, cl_event *event);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer,
 				      cl_mem dst_image, size_t src_offset, const size_t *dst_origin,
 				      const size_t *region, cl_uint num_events_in_wait_list,
 				      const cl_event *event_wait_list, cl_event *event);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects,
 				      const cl_mem *mem_objects, cl_mem_migration_flags flags,
 				      cl_uint num_events_in_wait_list,
@@ -368,12 +378,15 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 			 cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 			 cl_event *event);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
 				       cl_uint num_events_in_wait_list,
 				       const cl_event *event_wait_list, cl_event *event);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
 					cl_uint num_events_in_wait_list,
 					const cl_event *event_wait_list, cl_event *event);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clEnqueueMarker(cl_command_queue command_queue, cl_event *event);
 cl_int ava_clEnqueueBarrier(cl_command_queue command_queue);
 cl_int ava_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events,

@@ -354,61 +354,121 @@ static uint64_t ava_cl_rect_io(cl_mem buffer, const size_t *buffer_origin,
 	return ava_cl_rect_span(host_origin, region, 1, host_row_pitch, host_slice_pitch);
 }
 
-/* What the guest knows of each memory object it created. */
-struct ava_cl_mem_info {
+/*
+ * What the guest knows of the objects it holds, by id: memory objects (their
+ * sizes, for what transfers carry and for argument shapes) and events (where
+ * they come from, for wait-list shapes). Open addressing; a released
+ * object's slot stays a tombstone for the probe chains until the table is
+ * rebuilt, which drops tombstones (programs make and release an event per
+ * command, millions of them).
+ */
+enum { AVA_CL_OBJ_MEM = 1, AVA_CL_OBJ_EVENT = 2 };
+/* Where an event comes from: the queue of its command, or a user event's context. */
+enum { AVA_CL_FROM_QUEUE = 1, AVA_CL_FROM_CONTEXT = 2 };
+struct ava_cl_obj {
 	uint64_t id;
-	size_t size; /* buffers; 0 for images */
-	void *host_ptr; /* CL_MEM_USE_HOST_PTR */
+	uint32_t kind; /* AVA_CL_OBJ_* */
 	uint32_t refs; /* the program's references, as the worker counts them */
 	uint32_t gone; /* released for good: a tombstone for the probe chain */
+	uint32_t from; /* events: AVA_CL_FROM_* */
+	uint64_t origin; /* events: the queue's or the context's id */
+	size_t size; /* buffers; 0 for images */
+	void *host_ptr; /* CL_MEM_USE_HOST_PTR */
 	size_t image_limits[3]; /* images: how far origin + region may reach */
 };
-static pthread_mutex_t ava_cl_mem_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ava_cl_mem_info *ava_cl_mems; /* open addressing, never shrinks */
-static size_t ava_cl_mem_cap, ava_cl_mem_count;
+static pthread_mutex_t ava_cl_obj_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ava_cl_obj *ava_cl_objs;
+static size_t ava_cl_obj_cap, ava_cl_obj_used; /* used: live slots and tombstones */
 
-static struct ava_cl_mem_info *ava_cl_mem_slot(uint64_t id)
+static struct ava_cl_obj *ava_cl_obj_slot(uint64_t id)
 {
-	size_t i = (size_t)(id * 0x9e3779b97f4a7c15ull) & (ava_cl_mem_cap - 1);
+	size_t i = (size_t)(id * 0x9e3779b97f4a7c15ull) & (ava_cl_obj_cap - 1);
 
-	while (ava_cl_mems[i].id != 0 && ava_cl_mems[i].id != id)
-		i = (i + 1) & (ava_cl_mem_cap - 1);
-	/* Ids are never reused, so a released id's slot stays its tombstone. */
-	return &ava_cl_mems[i];
+	while (ava_cl_objs[i].id != 0 && ava_cl_objs[i].id != id)
+		i = (i + 1) & (ava_cl_obj_cap - 1);
+	return &ava_cl_objs[i];
+}
+
+/* Room for one more slot: the table is rebuilt without tombstones, larger if need be. */
+static int ava_cl_obj_room(void)
+{
+	size_t live = 0, cap, old_cap = ava_cl_obj_cap;
+	struct ava_cl_obj *old = ava_cl_objs, *fresh;
+
+	if ((ava_cl_obj_used + 1) * 2 <= ava_cl_obj_cap)
+		return 1;
+	for (size_t i = 0; i < old_cap; ++i)
+		live += old[i].id != 0 && !old[i].gone;
+	cap = old_cap ? old_cap : 64;
+	while ((live + 1) * 4 > cap)
+		cap *= 2;
+	fresh = calloc(cap, sizeof(*fresh));
+	if (fresh == NULL)
+		return 0;
+	ava_cl_objs = fresh;
+	ava_cl_obj_cap = cap;
+	ava_cl_obj_used = live;
+	for (size_t i = 0; i < old_cap; ++i)
+		if (old[i].id != 0 && !old[i].gone)
+			*ava_cl_obj_slot(old[i].id) = old[i];
+	free(old);
+	return 1;
+}
+
+/* A new object of the program's (obj->id: its handle, 0 when the call made none). */
+static void ava_cl_remember(const struct ava_cl_obj *obj)
+{
+	struct ava_cl_obj *slot;
+
+	if (obj->id == 0)
+		return;
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	/* Without room (out of memory) the guest knows less: transfers carry no data, calls go sync. */
+	if (ava_cl_obj_room()) {
+		slot = ava_cl_obj_slot(obj->id);
+		if (slot->id == 0)
+			ava_cl_obj_used++;
+		*slot = *obj;
+		slot->refs = 1;
+		slot->gone = 0;
+	}
+	pthread_mutex_unlock(&ava_cl_obj_lock);
+}
+
+/* clRetain* (+1) / clRelease* (-1) of one of the program's objects succeeded. */
+static void ava_cl_obj_ref(uint64_t id, int delta)
+{
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	if (ava_cl_obj_cap != 0 && id != 0) {
+		struct ava_cl_obj *slot = ava_cl_obj_slot(id);
+
+		if (slot->id != 0 && !slot->gone) {
+			slot->refs += delta;
+			if (slot->refs == 0)
+				slot->gone = 1;
+		}
+	}
+	pthread_mutex_unlock(&ava_cl_obj_lock);
+}
+
+/* Called with the lock held: a live object of this kind, or NULL. */
+static const struct ava_cl_obj *ava_cl_obj_find_locked(uint64_t id, uint32_t kind)
+{
+	const struct ava_cl_obj *slot;
+
+	if (ava_cl_obj_cap == 0 || id == 0)
+		return NULL;
+	slot = ava_cl_obj_slot(id);
+	return slot->id != 0 && !slot->gone && slot->kind == kind ? slot : NULL;
 }
 
 static void ava_cl_remember_mem(cl_mem mem, size_t size, void *host_ptr)
 {
-	uint64_t id = (uint64_t)(uintptr_t)mem;
-	struct ava_cl_mem_info *slot;
+	struct ava_cl_obj obj = { .id = (uint64_t)(uintptr_t)mem, .kind = AVA_CL_OBJ_MEM };
 
-	if (id == 0)
-		return;
-	pthread_mutex_lock(&ava_cl_mem_lock);
-	if ((ava_cl_mem_count + 1) * 2 > ava_cl_mem_cap) {
-		size_t old_cap = ava_cl_mem_cap, cap = old_cap ? old_cap * 2 : 64;
-		struct ava_cl_mem_info *old = ava_cl_mems, *grown = calloc(cap, sizeof(*grown));
-
-		if (grown == NULL) {
-			pthread_mutex_unlock(&ava_cl_mem_lock);
-			return; /* transfers to it will then carry no data and fail */
-		}
-		ava_cl_mems = grown;
-		ava_cl_mem_cap = cap;
-		for (size_t i = 0; i < old_cap; ++i)
-			if (old[i].id != 0 && !old[i].gone)
-				*ava_cl_mem_slot(old[i].id) = old[i];
-		free(old);
-	}
-	slot = ava_cl_mem_slot(id);
-	if (slot->id == 0)
-		ava_cl_mem_count++;
-	slot->id = id;
-	slot->size = size;
-	slot->host_ptr = host_ptr;
-	slot->refs = 1;
-	slot->gone = 0;
-	pthread_mutex_unlock(&ava_cl_mem_lock);
+	obj.size = size;
+	obj.host_ptr = host_ptr;
+	ava_cl_remember(&obj);
 }
 
 /* Region limits per dimension of an image of this type and size. */
@@ -441,55 +501,32 @@ static void ava_cl_image_limits(cl_mem_object_type type, size_t width, size_t he
 static void ava_cl_remember_image(cl_mem image, cl_mem_object_type type, size_t width,
 				  size_t height, size_t depth, size_t array_size)
 {
-	struct ava_cl_mem_info *slot;
+	struct ava_cl_obj obj = { .id = (uint64_t)(uintptr_t)image, .kind = AVA_CL_OBJ_MEM };
 
-	ava_cl_remember_mem(image, 0, NULL);
-	pthread_mutex_lock(&ava_cl_mem_lock);
-	if (ava_cl_mem_cap != 0) {
-		slot = ava_cl_mem_slot((uint64_t)(uintptr_t)image);
-		if (slot->id != 0)
-			ava_cl_image_limits(type, width, height, depth, array_size,
-					    slot->image_limits);
-	}
-	pthread_mutex_unlock(&ava_cl_mem_lock);
+	ava_cl_image_limits(type, width, height, depth, array_size, obj.image_limits);
+	ava_cl_remember(&obj);
 }
 
-/* clRetainMemObject (+1) / clReleaseMemObject (-1) succeeded. */
 static void ava_cl_mem_ref(cl_mem mem, int delta)
 {
-	pthread_mutex_lock(&ava_cl_mem_lock);
-	if (ava_cl_mem_cap != 0 && mem != NULL) {
-		struct ava_cl_mem_info *slot = ava_cl_mem_slot((uint64_t)(uintptr_t)mem);
-
-		if (slot->id != 0 && !slot->gone) {
-			slot->refs += delta;
-			if (slot->refs == 0)
-				slot->gone = 1;
-		}
-	}
-	pthread_mutex_unlock(&ava_cl_mem_lock);
+	ava_cl_obj_ref((uint64_t)(uintptr_t)mem, delta);
 }
 
-static int ava_cl_guest_mem(cl_mem mem, struct ava_cl_mem_info *out)
+static int ava_cl_guest_mem(cl_mem mem, struct ava_cl_obj *out)
 {
-	int found = 0;
+	const struct ava_cl_obj *found;
 
-	pthread_mutex_lock(&ava_cl_mem_lock);
-	if (ava_cl_mem_cap != 0 && mem != NULL) {
-		struct ava_cl_mem_info *slot = ava_cl_mem_slot((uint64_t)(uintptr_t)mem);
-
-		if (slot->id != 0 && !slot->gone) {
-			*out = *slot;
-			found = 1;
-		}
-	}
-	pthread_mutex_unlock(&ava_cl_mem_lock);
-	return found;
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	found = ava_cl_obj_find_locked((uint64_t)(uintptr_t)mem, AVA_CL_OBJ_MEM);
+	if (found != NULL)
+		*out = *found;
+	pthread_mutex_unlock(&ava_cl_obj_lock);
+	return found != NULL;
 }
 
 static int ava_cl_guest_image_limits(cl_mem image, size_t limits[3])
 {
-	struct ava_cl_mem_info info;
+	struct ava_cl_obj info;
 
 	if (!ava_cl_guest_mem(image, &info) || info.image_limits[0] == 0)
 		return 0;
@@ -499,12 +536,38 @@ static int ava_cl_guest_image_limits(cl_mem image, size_t limits[3])
 
 static int ava_cl_guest_mem_size(cl_mem mem, size_t *size)
 {
-	struct ava_cl_mem_info info;
+	struct ava_cl_obj info;
 
 	if (!ava_cl_guest_mem(mem, &info))
 		return 0;
 	*size = info.size;
 	return 1;
+}
+
+/*
+ * The guest: an event a call made (ret: the call's status; event: where the
+ * program asked for it) is known by the queue whose command it is. Returns ret.
+ */
+static cl_int ava_cl_made_event(cl_int ret, cl_command_queue queue, const cl_event *event)
+{
+	struct ava_cl_obj obj = { .kind = AVA_CL_OBJ_EVENT, .from = AVA_CL_FROM_QUEUE };
+
+	if (!ava_is_guest || ret != CL_SUCCESS || event == NULL || queue == NULL)
+		return ret;
+	obj.id = (uint64_t)(uintptr_t)*event;
+	obj.origin = (uint64_t)(uintptr_t)queue;
+	ava_cl_remember(&obj);
+	return ret;
+}
+
+static void ava_cl_made_user_event(cl_event event, cl_context context)
+{
+	struct ava_cl_obj obj = { .id = (uint64_t)(uintptr_t)event, .kind = AVA_CL_OBJ_EVENT };
+
+	obj.from = AVA_CL_FROM_CONTEXT;
+	obj.origin = (uint64_t)(uintptr_t)context;
+	if (context != NULL)
+		ava_cl_remember(&obj);
 }
 
 /*
@@ -549,11 +612,38 @@ static uint64_t ava_cl_shape_bytes(const void *array, uint64_t count, uint64_t e
 	return h & ~(1ull << 63);
 }
 
-/* A wait list: how many events it says, and which. */
+/*
+ * A wait list: how many events it says, and where each comes from. Which
+ * events they are does not change the call's errors, only whether each is
+ * a valid event (the guest knows its live events) and its context (that of
+ * its queue, or its own for a user event); so a list naming this queue's
+ * latest marker has the shape the last one had. An event the guest does not
+ * know (released, or made by a call that records none) counts by its id, as
+ * one no other list names.
+ */
 static uint64_t ava_cl_waits_shape(cl_uint num_events, const cl_event *events)
 {
-	return ava_cl_shape_bytes(events, num_events, sizeof(cl_event)) ^
-	       ((uint64_t)num_events << 32);
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over (from, origin) or (0, id) */
+
+	if (events == NULL || num_events > 64)
+		return ava_cl_shape_bytes(events, num_events, sizeof(cl_event)) ^
+		       ((uint64_t)num_events << 32);
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	for (cl_uint i = 0; i < num_events; ++i) {
+		const struct ava_cl_obj *ev =
+			ava_cl_obj_find_locked((uint64_t)(uintptr_t)events[i], AVA_CL_OBJ_EVENT);
+		uint64_t word[2] = { 0, (uint64_t)(uintptr_t)events[i] };
+		const unsigned char *b = (const unsigned char *)word;
+
+		if (ev != NULL) {
+			word[0] = ev->from;
+			word[1] = ev->origin;
+		}
+		for (size_t k = 0; k < sizeof(word); k++)
+			h = (h ^ b[k]) * 0x100000001b3ull;
+	}
+	pthread_mutex_unlock(&ava_cl_obj_lock);
+	return (h & ~(1ull << 63)) ^ ((uint64_t)num_events << 32);
 }
 
 /* An origin or region: three sizes. */
@@ -570,7 +660,7 @@ static uint64_t ava_cl_shape3(const size_t *values)
  */
 static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
 {
-	struct ava_cl_mem_info info;
+	struct ava_cl_obj info;
 	uint64_t v;
 
 	if (arg_value == NULL || arg_size != sizeof(cl_mem))
@@ -588,12 +678,12 @@ static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
 static void ava_cl_guest_fini(void)
 {
 #ifdef __KERNEL__
-	pthread_mutex_lock(&ava_cl_mem_lock);
-	free(ava_cl_mems);
-	ava_cl_mems = NULL;
-	ava_cl_mem_cap = 0;
-	ava_cl_mem_count = 0;
-	pthread_mutex_unlock(&ava_cl_mem_lock);
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	free(ava_cl_objs);
+	ava_cl_objs = NULL;
+	ava_cl_obj_cap = 0;
+	ava_cl_obj_used = 0;
+	pthread_mutex_unlock(&ava_cl_obj_lock);
 #endif
 }
 
@@ -613,7 +703,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 617 "opencl_worker.c"
+#line 707 "opencl_worker.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -915,7 +1005,7 @@ static inline int ava_cl_rows(struct ava_w_transfer *t, const size_t *origin, co
 
 #endif
 
-#line 919 "opencl_worker.c"
+#line 1009 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -929,7 +1019,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 933 "opencl_worker.c"
+#line 1023 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -970,7 +1060,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 974 "opencl_worker.c"
+#line 1064 "opencl_worker.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -993,7 +1083,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 997 "opencl_worker.c"
+#line 1087 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1004,7 +1094,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1008 "opencl_worker.c"
+#line 1098 "opencl_worker.c"
 #line 168 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1024,7 +1114,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1028 "opencl_worker.c"
+#line 1118 "opencl_worker.c"
 #line 211 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1083,7 +1173,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1087 "opencl_worker.c"
+#line 1177 "opencl_worker.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1258,7 +1348,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1262 "opencl_worker.c"
+#line 1352 "opencl_worker.c"
 #line 44 "specs/opencl/opencl_enqueue.spec.inc"
 
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
@@ -1279,7 +1369,7 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)clReleaseEvent(ev);
 }
 
-#line 1283 "opencl_worker.c"
+#line 1373 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1336,7 +1426,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1340 "opencl_worker.c"
+#line 1430 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1363,14 +1453,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1367 "opencl_worker.c"
+#line 1457 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
-#line 541 "specs/opencl/opencl_util.spec.inc"
+#line 631 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 1374 "opencl_worker.c"
+#line 1464 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -1471,7 +1561,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1475 "opencl_worker.c"
+#line 1565 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -1581,7 +1671,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1585 "opencl_worker.c"
+#line 1675 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -1744,7 +1834,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1748 "opencl_worker.c"
+#line 1838 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -1879,7 +1969,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1883 "opencl_worker.c"
+#line 1973 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -2012,7 +2102,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_
 		return ava_rc;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2016 "opencl_worker.c"
+#line 2106 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
@@ -2133,7 +2223,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2137 "opencl_worker.c"
+#line 2227 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -2321,7 +2411,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2325 "opencl_worker.c"
+#line 2415 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -2487,7 +2577,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, map_flags, ava_ev,
 				      event);
-#line 2491 "opencl_worker.c"
+#line 2581 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -2652,7 +2742,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2656 "opencl_worker.c"
+#line 2746 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2736,7 +2826,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2740 "opencl_worker.c"
+#line 2830 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2838,7 +2928,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 2842 "opencl_worker.c"
+#line 2932 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3191,7 +3281,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 3195 "opencl_worker.c"
+#line 3285 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3306,7 +3396,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3310 "opencl_worker.c"
+#line 3400 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3459,7 +3549,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3463 "opencl_worker.c"
+#line 3553 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3586,7 +3676,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 3590 "opencl_worker.c"
+#line 3680 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3652,7 +3742,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 3656 "opencl_worker.c"
+#line 3746 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3828,7 +3918,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 3832 "opencl_worker.c"
+#line 3922 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3974,7 +4064,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 3978 "opencl_worker.c"
+#line 4068 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4060,7 +4150,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4064 "opencl_worker.c"
+#line 4154 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4156,7 +4246,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
-		struct ava_cl_mem_info parent;
+		struct ava_cl_obj parent;
 		void *host = NULL;
 
 		if (ava_cl_guest_mem(buffer, &parent) && parent.host_ptr != NULL)
@@ -4164,7 +4254,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4168 "opencl_worker.c"
+#line 4258 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4244,7 +4334,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4248 "opencl_worker.c"
+#line 4338 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4283,7 +4373,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4287 "opencl_worker.c"
+#line 4377 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4332,14 +4422,14 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 			       *param_value_size_ret);
 	else if (param_name == CL_MEM_HOST_PTR && param_value_size >= sizeof(void *)) {
 		/* The program's own pointer, never the worker's. */
-		struct ava_cl_mem_info info;
+		struct ava_cl_obj info;
 
 		memset(param_value, 0, sizeof(void *));
 		if (ava_is_guest && ava_cl_guest_mem(memobj, &info))
 			memcpy(param_value, &info.host_ptr, sizeof(void *));
 	} else if (param_name == CL_MEM_FLAGS && param_value_size >= sizeof(cl_mem_flags) &&
 		   ava_is_guest) {
-		struct ava_cl_mem_info info;
+		struct ava_cl_obj info;
 		cl_mem_flags f;
 
 		memcpy(&f, param_value, sizeof(f));
@@ -4350,7 +4440,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 4354 "opencl_worker.c"
+#line 4444 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4628,7 +4718,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4632 "opencl_worker.c"
+#line 4722 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4750,7 +4840,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4754 "opencl_worker.c"
+#line 4844 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4884,7 +4974,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 4888 "opencl_worker.c"
+#line 4978 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4997,7 +5087,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 5001 "opencl_worker.c"
+#line 5091 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5197,7 +5287,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5201 "opencl_worker.c"
+#line 5291 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5458,7 +5548,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5462 "opencl_worker.c"
+#line 5552 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5552,7 +5642,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 5556 "opencl_worker.c"
+#line 5646 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -5682,7 +5772,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 5686 "opencl_worker.c"
+#line 5776 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -5804,7 +5894,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 5808 "opencl_worker.c"
+#line 5898 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -5891,7 +5981,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 5895 "opencl_worker.c"
+#line 5985 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -6234,7 +6324,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6238 "opencl_worker.c"
+#line 6328 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6345,7 +6435,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 6349 "opencl_worker.c"
+#line 6439 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -6499,7 +6589,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6503 "opencl_worker.c"
+#line 6593 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6677,7 +6767,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6681 "opencl_worker.c"
+#line 6771 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6747,7 +6837,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6751 "opencl_worker.c"
+#line 6841 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -6847,7 +6937,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 6851 "opencl_worker.c"
+#line 6941 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -6927,7 +7017,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 6931 "opencl_worker.c"
+#line 7021 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7019,7 +7109,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 7023 "opencl_worker.c"
+#line 7113 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7108,7 +7198,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 7112 "opencl_worker.c"
+#line 7202 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7323,7 +7413,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 7327 "opencl_worker.c"
+#line 7417 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -7394,7 +7484,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7398 "opencl_worker.c"
+#line 7488 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7479,7 +7569,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 7483 "opencl_worker.c"
+#line 7573 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7789,7 +7879,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7793 "opencl_worker.c"
+#line 7883 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7874,8 +7964,10 @@ static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *er
 	if (ava_is_worker && ret != NULL && clRetainEvent(ret) == CL_SUCCESS &&
 	    ava_w_at_departure(ava_cl_user_event_abandoned, ret) != 0)
 		(void)clReleaseEvent(ret);
+	if (ava_is_guest && ret != NULL)
+		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 7879 "opencl_worker.c"
+#line 7971 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7926,6 +8018,18 @@ static int ava_opencl_serve_clCreateUserEvent(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
+{
+#define ava_execute() clRetainEvent(event)
+#line 81 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_int ret = ava_execute();
+	if (ava_is_guest && ret == CL_SUCCESS)
+		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
+	return ret;
+#line 8030 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clRetainEvent(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clRetainEvent_call *ava_a;
@@ -7945,12 +8049,24 @@ static int ava_opencl_serve_clRetainEvent(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = clRetainEvent(event);
+	ava_ret = ava_opencl_impl_clRetainEvent(event);
 
 	ava_r.ret = (ava_s64)ava_ret;
 	if (ava_ret == (CL_SUCCESS))
 		ava_w_handle_retain(ava_w, ava_a->event);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
+{
+#define ava_execute() clReleaseEvent(event)
+#line 90 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_int ret = ava_execute();
+	if (ava_is_guest && ret == CL_SUCCESS)
+		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
+	return ret;
+#line 8069 "opencl_worker.c"
+#undef ava_execute
 }
 
 static int ava_opencl_serve_clReleaseEvent(struct ava_wcall *ava_w)
@@ -7972,7 +8088,7 @@ static int ava_opencl_serve_clReleaseEvent(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = clReleaseEvent(event);
+	ava_ret = ava_opencl_impl_clReleaseEvent(event);
 
 	ava_r.ret = (ava_s64)ava_ret;
 	if (ava_ret == (CL_SUCCESS))
@@ -7983,13 +8099,13 @@ static int ava_opencl_serve_clReleaseEvent(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
 #define ava_execute() clSetUserEventStatus(event, execution_status)
-#line 88 "specs/opencl/opencl_enqueue.spec.inc"
+#line 98 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS &&
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 7993 "opencl_worker.c"
+#line 8109 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8138,7 +8254,7 @@ static int ava_opencl_serve_clGetEventProfilingInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 137 "specs/opencl/opencl_enqueue.spec.inc"
+#line 147 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token =
@@ -8151,13 +8267,13 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
-			return ava_rc;
+			return ava_cl_made_event(ava_rc, command_queue, event);
 		}
 	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
-	return ava_execute();
-#line 8161 "opencl_worker.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8277 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8267,7 +8383,7 @@ static int ava_opencl_serve_clEnqueueReadBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 177 "specs/opencl/opencl_enqueue.spec.inc"
+#line 187 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE) {
 		uint64_t ava_heap;
 		uint64_t ava_token =
@@ -8280,15 +8396,18 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
-			return ava_rc;
+			return ava_cl_made_event(ava_rc, command_queue, event);
 		}
-		return ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr,
-						  num_events_in_wait_list, event_wait_list, event);
+		return ava_cl_made_event(
+			ava_cl_write_buffer_staged(command_queue, buffer, offset, size, ptr,
+						   num_events_in_wait_list, event_wait_list,
+						   event),
+			command_queue, event);
 	}
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
-	return ava_execute();
-#line 8292 "opencl_worker.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8411 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8393,7 +8512,7 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 222 "specs/opencl/opencl_enqueue.spec.inc"
+#line 235 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -8410,13 +8529,13 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
-			return ava_rc;
+			return ava_cl_made_event(ava_rc, command_queue, event);
 		}
 	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
-	return ava_execute();
-#line 8420 "opencl_worker.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8539 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8583,16 +8702,19 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 269 "specs/opencl/opencl_enqueue.spec.inc"
+#line 282 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
-		return ava_cl_write_buffer_rect_staged(
-			command_queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch,
-			buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
-			num_events_in_wait_list, event_wait_list, event);
+		return ava_cl_made_event(
+			ava_cl_write_buffer_rect_staged(
+				command_queue, buffer, buffer_origin, host_origin, region,
+				buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+				host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list,
+				event),
+			command_queue, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
-	return ava_execute();
-#line 8596 "opencl_worker.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8718 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8750,6 +8872,15 @@ static int ava_opencl_serve_clEnqueueWriteBufferRect(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
+#line 309 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8881 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clEnqueueCopyBuffer(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueCopyBuffer_call *ava_a;
@@ -8830,7 +8961,7 @@ static int ava_opencl_serve_clEnqueueCopyBuffer(struct ava_wcall *ava_w)
 	(void)ava_life_event;
 	(void)ava_coupled_event;
 
-	ava_ret = clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
+	ava_ret = ava_opencl_impl_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
 
 	if (ava_w_is_async(ava_w)) {
 		if (ava_ids_event != NULL)
@@ -8848,6 +8979,15 @@ static int ava_opencl_serve_clEnqueueCopyBuffer(struct ava_wcall *ava_w)
 	}
 	ava_r.ret = (ava_s64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
+#line 333 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 8990 "opencl_worker.c"
+#undef ava_execute
 }
 
 static int ava_opencl_serve_clEnqueueCopyBufferRect(struct ava_wcall *ava_w)
@@ -8983,7 +9123,7 @@ static int ava_opencl_serve_clEnqueueCopyBufferRect(struct ava_wcall *ava_w)
 	(void)ava_life_event;
 	(void)ava_coupled_event;
 
-	ava_ret = clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
+	ava_ret = ava_opencl_impl_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
 
 	if (ava_w_is_async(ava_w)) {
 		if (ava_ids_event != NULL)
@@ -9001,6 +9141,15 @@ static int ava_opencl_serve_clEnqueueCopyBufferRect(struct ava_wcall *ava_w)
 	}
 	ava_r.ret = (ava_s64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
+#line 351 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9152 "opencl_worker.c"
+#undef ava_execute
 }
 
 static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
@@ -9097,7 +9246,7 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 	(void)ava_life_event;
 	(void)ava_coupled_event;
 
-	ava_ret = clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
+	ava_ret = ava_opencl_impl_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
 
 	if (ava_w_is_async(ava_w)) {
 		if (ava_ids_event != NULL)
@@ -9120,7 +9269,7 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 357 "specs/opencl/opencl_enqueue.spec.inc"
+#line 376 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -9134,13 +9283,13 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
-			return ava_rc;
+			return ava_cl_made_event(ava_rc, command_queue, event);
 		}
 	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
-	return ava_execute();
-#line 9144 "opencl_worker.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9293 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9287,15 +9436,17 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 398 "specs/opencl/opencl_enqueue.spec.inc"
+#line 417 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
-		return ava_cl_write_image_staged(command_queue, image, origin, region, input_row_pitch,
-						 input_slice_pitch, ptr, num_events_in_wait_list,
-						 event_wait_list, event);
+		return ava_cl_made_event(
+			ava_cl_write_image_staged(command_queue, image, origin, region,
+						  input_row_pitch, input_slice_pitch, ptr,
+						  num_events_in_wait_list, event_wait_list, event),
+			command_queue, event);
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
-	return ava_execute();
-#line 9299 "opencl_worker.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9450 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9431,6 +9582,15 @@ static int ava_opencl_serve_clEnqueueWriteImage(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
+#line 447 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9591 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clEnqueueFillImage(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueFillImage_call *ava_a;
@@ -9553,7 +9713,7 @@ static int ava_opencl_serve_clEnqueueFillImage(struct ava_wcall *ava_w)
 	(void)ava_life_event;
 	(void)ava_coupled_event;
 
-	ava_ret = clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
+	ava_ret = ava_opencl_impl_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
 
 	if (ava_w_is_async(ava_w)) {
 		if (ava_ids_event != NULL)
@@ -9571,6 +9731,15 @@ static int ava_opencl_serve_clEnqueueFillImage(struct ava_wcall *ava_w)
 	}
 	ava_r.ret = (ava_s64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
+#line 468 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9742 "opencl_worker.c"
+#undef ava_execute
 }
 
 static int ava_opencl_serve_clEnqueueCopyImage(struct ava_wcall *ava_w)
@@ -9698,7 +9867,7 @@ static int ava_opencl_serve_clEnqueueCopyImage(struct ava_wcall *ava_w)
 	(void)ava_life_event;
 	(void)ava_coupled_event;
 
-	ava_ret = clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+	ava_ret = ava_opencl_impl_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
 
 	if (ava_w_is_async(ava_w)) {
 		if (ava_ids_event != NULL)
@@ -9716,6 +9885,15 @@ static int ava_opencl_serve_clEnqueueCopyImage(struct ava_wcall *ava_w)
 	}
 	ava_r.ret = (ava_s64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
+#line 488 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 9896 "opencl_worker.c"
+#undef ava_execute
 }
 
 static int ava_opencl_serve_clEnqueueCopyImageToBuffer(struct ava_wcall *ava_w)
@@ -9828,7 +10006,7 @@ static int ava_opencl_serve_clEnqueueCopyImageToBuffer(struct ava_wcall *ava_w)
 	(void)ava_life_event;
 	(void)ava_coupled_event;
 
-	ava_ret = clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
+	ava_ret = ava_opencl_impl_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
 
 	if (ava_w_is_async(ava_w)) {
 		if (ava_ids_event != NULL)
@@ -9846,6 +10024,15 @@ static int ava_opencl_serve_clEnqueueCopyImageToBuffer(struct ava_wcall *ava_w)
 	}
 	ava_r.ret = (ava_s64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
+#line 508 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 10035 "opencl_worker.c"
+#undef ava_execute
 }
 
 static int ava_opencl_serve_clEnqueueCopyBufferToImage(struct ava_wcall *ava_w)
@@ -9958,7 +10145,7 @@ static int ava_opencl_serve_clEnqueueCopyBufferToImage(struct ava_wcall *ava_w)
 	(void)ava_life_event;
 	(void)ava_coupled_event;
 
-	ava_ret = clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+	ava_ret = ava_opencl_impl_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
 
 	if (ava_w_is_async(ava_w)) {
 		if (ava_ids_event != NULL)
@@ -9976,6 +10163,15 @@ static int ava_opencl_serve_clEnqueueCopyBufferToImage(struct ava_wcall *ava_w)
 	}
 	ava_r.ret = (ava_s64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
+#line 527 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 10174 "opencl_worker.c"
+#undef ava_execute
 }
 
 static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
@@ -10069,7 +10265,7 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 	(void)ava_life_event;
 	(void)ava_coupled_event;
 
-	ava_ret = clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
+	ava_ret = ava_opencl_impl_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
 
 	if (ava_w_is_async(ava_w)) {
 		if (ava_ids_event != NULL)
@@ -10092,11 +10288,11 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 526 "specs/opencl/opencl_enqueue.spec.inc"
+#line 552 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
-	return ava_execute();
-#line 10100 "opencl_worker.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 10296 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10247,11 +10443,11 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 544 "specs/opencl/opencl_enqueue.spec.inc"
+#line 570 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
-	return ava_execute();
-#line 10255 "opencl_worker.c"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 10451 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10346,6 +10542,15 @@ static int ava_opencl_serve_clEnqueueTask(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
+#line 587 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 10551 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clEnqueueMarkerWithWaitList(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clEnqueueMarkerWithWaitList_call *ava_a;
@@ -10414,7 +10619,7 @@ static int ava_opencl_serve_clEnqueueMarkerWithWaitList(struct ava_wcall *ava_w)
 	(void)ava_life_event;
 	(void)ava_coupled_event;
 
-	ava_ret = clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+	ava_ret = ava_opencl_impl_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
 
 	if (ava_w_is_async(ava_w)) {
 		if (ava_ids_event != NULL)
@@ -10432,6 +10637,15 @@ static int ava_opencl_serve_clEnqueueMarkerWithWaitList(struct ava_wcall *ava_w)
 	}
 	ava_r.ret = (ava_s64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
+#line 603 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 10648 "opencl_worker.c"
+#undef ava_execute
 }
 
 static int ava_opencl_serve_clEnqueueBarrierWithWaitList(struct ava_wcall *ava_w)
@@ -10502,7 +10716,7 @@ static int ava_opencl_serve_clEnqueueBarrierWithWaitList(struct ava_wcall *ava_w
 	(void)ava_life_event;
 	(void)ava_coupled_event;
 
-	ava_ret = clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+	ava_ret = ava_opencl_impl_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
 
 	if (ava_w_is_async(ava_w)) {
 		if (ava_ids_event != NULL)
@@ -10520,6 +10734,15 @@ static int ava_opencl_serve_clEnqueueBarrierWithWaitList(struct ava_wcall *ava_w
 	}
 	ava_r.ret = (ava_s64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
+{
+#define ava_execute() clEnqueueMarker(command_queue, event)
+#line 615 "specs/opencl/opencl_enqueue.spec.inc"
+	return ava_cl_made_event(ava_execute(), command_queue, event);
+#line 10745 "opencl_worker.c"
+#undef ava_execute
 }
 
 static int ava_opencl_serve_clEnqueueMarker(struct ava_wcall *ava_w)
@@ -10569,7 +10792,7 @@ static int ava_opencl_serve_clEnqueueMarker(struct ava_wcall *ava_w)
 	(void)ava_life_event;
 	(void)ava_coupled_event;
 
-	ava_ret = clEnqueueMarker(command_queue, event);
+	ava_ret = ava_opencl_impl_clEnqueueMarker(command_queue, event);
 
 	if (ava_w_is_async(ava_w)) {
 		if (ava_ids_event != NULL)
@@ -10621,11 +10844,11 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-#line 605 "specs/opencl/opencl_enqueue.spec.inc"
+#line 634 "specs/opencl/opencl_enqueue.spec.inc"
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 10629 "opencl_worker.c"
+#line 10852 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -10701,7 +10924,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 10705 "opencl_worker.c"
+#line 10928 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -10762,7 +10985,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 10766 "opencl_worker.c"
+#line 10989 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -10833,7 +11056,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 10837 "opencl_worker.c"
+#line 11060 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -10877,7 +11100,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 10881 "opencl_worker.c"
+#line 11104 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -11003,7 +11226,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, map_flags, ava_ev,
 				      event);
-#line 11007 "opencl_worker.c"
+#line 11230 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -11116,7 +11339,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 11120 "opencl_worker.c"
+#line 11343 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -11240,7 +11463,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 11244 "opencl_worker.c"
+#line 11467 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -11390,7 +11613,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 11394 "opencl_worker.c"
+#line 11617 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -11514,7 +11737,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 11518 "opencl_worker.c"
+#line 11741 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -11575,7 +11798,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 11579 "opencl_worker.c"
+#line 11802 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -11663,7 +11886,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 11667 "opencl_worker.c"
+#line 11890 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -11801,7 +12024,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 11805 "opencl_worker.c"
+#line 12028 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -11910,7 +12133,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 11914 "opencl_worker.c"
+#line 12137 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -12022,7 +12245,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 12026 "opencl_worker.c"
+#line 12249 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
@@ -12315,7 +12538,7 @@ static void ava_opencl_destroy(uint32_t ava_type, void *ava_object)
 		(void)clReleaseProgram((cl_program)ava_object);
 		break;
 	case AVA_OPENCL_T_CL_EVENT:
-		(void)clReleaseEvent((cl_event)ava_object);
+		(void)ava_opencl_impl_clReleaseEvent((cl_event)ava_object);
 		break;
 	case AVA_OPENCL_T_CL_MEM:
 		(void)ava_opencl_impl_clReleaseMemObject((cl_mem)ava_object);
