@@ -129,10 +129,28 @@ void emit_remote_body(Emitter &out, const Spec &spec_, const Function &fn, const
       break;
     }
   }
+  // A handle the call deallocates is gone for the guest once the call
+  // succeeded (cond), or once it was sent without waiting (no cond): ends
+  // what the guest coupled to it.
+  auto emit_released = [&](const std::string &indent, const std::string &cond) {
+    for (const Param &p : fn.params) {
+      if (p.info.role != Role::Handle || !p.info.deallocates)
+        continue;
+      const std::string call =
+          d.handle_released + "(" + d.context + ", (" + d.u64 + ")(uintptr_t)" + p.name + ");";
+      if (cond.empty()) {
+        out.line(indent + call);
+      } else {
+        out.line(indent + "if (" + cond + ")");
+        out.line(indent + "\t" + call);
+      }
+    }
+  };
   if (fn.async_if) {
     out.line("\tif (ava_async) {");
     out.line("\t\tif (" + d.fn("invoke") + "(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)");
     out.line("\t\t\tgoto ava_fail;");
+    emit_released("\t\t", "");
     out.line("\t\t" + d.fn("end") + "(&ava_c);");
     out.line(has_ret ? "\t\treturn (" + fn.ret.spelling + ")(" + *fn.success + ");"
                      : std::string("\t\treturn;"));
@@ -141,6 +159,7 @@ void emit_remote_body(Emitter &out, const Spec &spec_, const Function &fn, const
   if (!sync) {
     out.line("\tif (" + d.fn("invoke") + "(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)");
     out.line("\t\tgoto ava_fail;");
+    emit_released("\t", "");
     out.line("\t" + d.fn("end") + "(&ava_c);");
     if (has_ret)
       out.line("\treturn (" + fn.ret.spelling + ")(" + *fn.success + ");");
@@ -189,15 +208,8 @@ void emit_remote_body(Emitter &out, const Spec &spec_, const Function &fn, const
                                      : std::string("\tif (1)"));
       out.line("\t\t" + d.shape_learn + "(" + d.context + ", " + shape_args + ");");
     }
-    for (const Param &p : fn.params) {
-      if (p.info.role == Role::Handle && p.info.deallocates) {
-        const std::string cond =
-            fn.success && has_ret ? "ava_ret == (" + *fn.success + ")" : std::string("1");
-        out.line("\tif (" + cond + ")");
-        out.line("\t\t" + d.handle_released + "(" + d.context + ", (" + d.u64 + ")(uintptr_t)" +
-                 p.name + ");");
-      }
-    }
+    emit_released("\t",
+                  fn.success && has_ret ? "ava_ret == (" + *fn.success + ")" : std::string("1"));
     out.line("\t" + d.fn("end") + "(&ava_c);");
     out.line(has_ret ? "\treturn ava_ret;" : "\treturn;");
   }

@@ -343,8 +343,23 @@ void WorkerGen::handler(const Function &fn) {
                 ");");
     }
   };
+  // The guest's references to the handles the call retains or releases, once
+  // it succeeded: sent async or sync, the table must count what the API
+  // counts (a release it missed would be done again when the guest leaves).
+  auto references = [&](const std::string &indent) {
+    for (const Param &p : fn.params) {
+      if (p.info.role != Role::Handle || !(p.info.deallocates || p.info.retains))
+        continue;
+      const std::string cond =
+          fn.success && has_ret ? "ava_ret == (" + *fn.success + ")" : std::string("1");
+      out_.line(indent + "if (" + cond + ")");
+      out_.line(indent + "\tava_w_handle_" + (p.info.retains ? "retain" : "release") +
+                "(ava_w, ava_a->" + p.name + ");");
+    }
+  };
   if (fn.async) {
     adopt("\t");
+    references("\t");
     if (fn.success && has_ret) {
       out_.line("\tif (!(ava_ret == (" + *fn.success + ")))");
       out_.line("\t\tava_w_async_error(ava_w, " + std::to_string(fn.ret_class) +
@@ -359,6 +374,7 @@ void WorkerGen::handler(const Function &fn) {
     // Sent async (the guest's condition held): no reply, errors come later.
     out_.line("\tif (ava_w_is_async(ava_w)) {");
     adopt("\t\t");
+    references("\t\t");
     if (fn.success && has_ret) {
       out_.line("\t\tif (!(ava_ret == (" + *fn.success + ")))");
       out_.line("\t\t\tava_w_async_error(ava_w, " + std::to_string(fn.ret_class) +
@@ -406,15 +422,7 @@ void WorkerGen::handler(const Function &fn) {
   default:
     break;
   }
-  for (const Param &p : fn.params) {
-    if (p.info.role == Role::Handle && (p.info.deallocates || p.info.retains)) {
-      const std::string cond =
-          fn.success && has_ret ? "ava_ret == (" + *fn.success + ")" : std::string("1");
-      out_.line("\tif (" + cond + ")");
-      out_.line(std::string("\t\tava_w_handle_") + (p.info.retains ? "retain" : "release") +
-                "(ava_w, ava_a->" + p.name + ");");
-    }
-  }
+  references("\t");
   out_.line("\treturn ava_w_reply(ava_w, &ava_r, sizeof(ava_r));");
   out_.line("}");
   out_.line();

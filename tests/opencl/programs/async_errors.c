@@ -36,6 +36,8 @@
  *    that is not NULL but not an object (garbage handles crash PoCL); an
  *    object of another context (PoCL 3.1 takes it; the 3.0 pages list no
  *    code, and a launch with it is undefined).
+ *  - clRetainEvent, clReleaseEvent: an event released for good (natively a
+ *    use after free).
  *  - Out-of-memory and resource errors, events with a negative status. */
 /* common.h uses nanosleep, which strict -std=c11 hides. */
 #define _POSIX_C_SOURCE 200809L
@@ -74,7 +76,9 @@ static const char *const kFunctions[] = {"clEnqueueWriteBuffer",
                                          "clEnqueueSVMUnmap",
                                          "clEnqueueSVMMemcpy",
                                          "clEnqueueSVMMemFill",
-                                         "clSetKernelArgSVMPointer"};
+                                         "clSetKernelArgSVMPointer",
+                                         "clRetainEvent",
+                                         "clReleaseEvent"};
 enum { N_FUNCTIONS = sizeof kFunctions / sizeof kFunctions[0] };
 
 static OclEnv g_env;
@@ -893,6 +897,32 @@ static cl_int flush(const void *p) {
   return clFlush(*((const QOnly *)p)->q);
 }
 
+/* ---- event references ---- */
+
+typedef struct {
+  Head h;
+  cl_event *ev;
+} EvOnly;
+
+static cl_int retain_event(const void *p) {
+  return clRetainEvent(*((const EvOnly *)p)->ev);
+}
+
+static cl_int release_event(const void *p) {
+  return clReleaseEvent(*((const EvOnly *)p)->ev);
+}
+
+static void test_event_refs(void) {
+  static const EvOnly warm = C("warm-up", 0, &g_ev);
+  static const EvOnly cases[] = {C("NULL event", CL_INVALID_EVENT, &g_null_ev)};
+  RUN("clRetainEvent", retain_event, &warm, NULL, cases);
+  /* Gives back the references the warm-ups above took. */
+  RUN("clReleaseEvent", release_event, &warm, NULL, cases);
+  cl_command_type type = 0;
+  report("clReleaseEvent", "the event is still held",
+         clGetEventInfo(g_ev, CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL), CL_SUCCESS);
+}
+
 static void test_sync(void) {
   static const QWait warm = C("warm-up", 0, &g_q, W_NONE);
   static const QWait cases[] = {
@@ -1205,6 +1235,7 @@ int main(int argc, char **argv) {
   test_ndrange();
   test_task();
   test_sync();
+  test_event_refs();
   test_unmap();
   if (svm & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) {
     g_svm_a = clSVMAlloc(g_env.context, CL_MEM_READ_WRITE, BUF, 0);
