@@ -75,6 +75,15 @@ int ava_w_handle(struct ava_wcall *w, uint64_t id, uint32_t type, void **object)
 int ava_w_buffer_in(struct ava_wcall *w, const struct ava_buf_desc *d, void **ptr);
 
 /*
+ * Phase 1 of a buffer the worker keeps private (AVA_W_PRIVATE): as
+ * ava_w_buffer_in, but an IN buffer in the shared heap is first copied into
+ * worker memory, with a zero byte after it, so that the annotations (a
+ * string's strlen) read neither past the bytes the guest sent nor what the
+ * guest changes meanwhile.
+ */
+int ava_w_buffer_in_private(struct ava_wcall *w, const struct ava_buf_desc *d, void **ptr);
+
+/*
  * Phase 2: checks d against count * elem_size bytes (overflow-checked) and
  * the direction dir computed from the annotations. An OUT-only buffer is
  * allocated here (zeroed, freed after the reply) and *ptr set to it.

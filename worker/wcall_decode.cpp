@@ -143,6 +143,23 @@ AVA_W_EXPORT int ava_w_buffer_in(struct ava_wcall *w, const struct ava_buf_desc 
   return locate_in(w, desc, ptr);
 }
 
+AVA_W_EXPORT int ava_w_buffer_in_private(struct ava_wcall *w, const struct ava_buf_desc *d,
+                                         void **ptr) {
+  int rc = ava_w_buffer_in(w, d, ptr);
+  const ava_buf_desc desc = read_desc(d);
+  if (rc != AVA_OK || *ptr == nullptr || (desc.flags & AVA_BUF_HEAP) == 0)
+    return rc;
+  auto *mem = static_cast<uint8_t *>(arena_alloc(w, desc.length + 1, false));
+  if (mem == nullptr) {
+    *ptr = nullptr;
+    return AVA_E_NOMEM;
+  }
+  std::memcpy(mem, *ptr, desc.length);
+  mem[desc.length] = 0;
+  *ptr = mem;
+  return AVA_OK;
+}
+
 AVA_W_EXPORT int ava_w_buffer_check(struct ava_wcall *w, const struct ava_buf_desc *d,
                                     uint64_t count, uint64_t elem_size, uint32_t dir, void **ptr) {
   *ptr = nullptr;

@@ -237,7 +237,11 @@ void WorkerGen::handler(const Function &fn) {
       out_.line("\t" + p.name + " = (" + p.type.spelling + ")(uintptr_t)" + f + ";");
       break;
     case Role::Buffer:
-      out_.line("\tava_st = ava_w_buffer_in(ava_w, &" + f + ", (void **)&" + p.name + ");");
+      // The annotations may read a private buffer (a string's strlen, a
+      // property list's end): never in guest-writable memory.
+      out_.line("\tava_st = ava_w_buffer_in" +
+                std::string(p.info.worker_private ? "_private" : "") + "(ava_w, &" + f +
+                ", (void **)&" + p.name + ");");
       out_.line("\tif (ava_st != 0)");
       out_.line("\t\t" + fail_return(fn));
       break;

@@ -571,8 +571,12 @@ void Validator::resolve_function(Function &fn) {
     diag_.error(fn.loc, fn.name + " is variadic and cannot be remoted: mark it ava_unsupported");
   for (Param &p : fn.params) {
     resolve_param(fn, p);
-    p.info.worker_private =
-        p.info.role == Role::Buffer && (p.info.elem_handle_type != 0 || code_touches(fn, p));
+    // A char buffer the API reads is a string, which it reads to its NUL,
+    // wherever that is: in the heap the guest could leave it out (or take it
+    // away meanwhile), and the API would read past the buffer.
+    const bool string_in = p.info.elem_type == "char" && (p.info.may_in || p.info.default_in);
+    p.info.worker_private = p.info.role == Role::Buffer &&
+                            (p.info.elem_handle_type != 0 || string_in || code_touches(fn, p));
   }
   resolve_return(fn);
   for (size_t i = 0; i < fn.params.size(); ++i) {

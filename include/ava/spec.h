@@ -217,7 +217,9 @@ long long __ava_execute(void);
  * functions of the API headers, writing into it with memcpy/memmove/memset,
  * one copy out of it in an ava_disable_native_call body that gives it to
  * nothing else, and comparing it with NULL. Arrays of handles are always
- * private. The generated worker shows the decision as AVA_W_PRIVATE.
+ * private, and so are buffers of char the API reads (strings: the API reads
+ * to the NUL, which the private copy always has after the bytes sent). The
+ * generated worker shows the decision as AVA_W_PRIVATE.
  */
 #define ava_execute() __ava_execute()
 

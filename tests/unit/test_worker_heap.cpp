@@ -2,11 +2,17 @@
 // Zero-copy buffers on the worker side: over a real shm channel, descriptors
 // with AVA_BUF_HEAP point the API at the shared heap; ones that lie about
 // their range are refused with a status, and the worker keeps serving;
-// buffers the spec's code touches are never used in the heap in place.
+// buffers the spec's code touches, and strings, are never used in the heap
+// in place.
 #include <criterion/criterion.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "test_transport_shm_support.hpp"
 #include "tests/wtest/wtest.h"
@@ -158,4 +164,43 @@ Test(worker_heap, buffers_spec_code_touches_are_worker_private, .timeout = 60) {
   cr_expect_eq(reply.reply<ava_wtest_wt_get_value_reply>().ret, WT_ERR_INVALID);
   cr_expect_eq(s.guest->add(2, 3), 5, "the worker stopped serving");
   cr_expect_eq(wt_obj_release(victim), WT_OK);
+}
+
+// A string in the heap is read to its NUL by the spec's annotations
+// (wt_set_label: ava_buffer(strlen(label) + 1)) and by the library. A guest
+// leaves the NUL out and puts the string's last byte right before a page
+// the worker cannot read: the worker reads neither past the bytes sent
+// (before, strlen ran on into that page: SIGSEGV) nor anything the guest
+// changes later. The call is refused, the worker serves on, and a string
+// sent with its NUL there works.
+Test(worker_heap, strings_in_the_heap_end_where_the_guest_said, .timeout = 60) {
+  HeapSession s;
+  const uint64_t obj = s.guest->create_obj(16);
+  cr_assert_neq(obj, 0u);
+  const long page = sysconf(_SC_PAGESIZE);
+  const uint64_t guard = (s.heap.size - static_cast<uint64_t>(page)) & ~(page - 1ul);
+  cr_assert_eq(mprotect(s.worker_heap.base + guard, static_cast<size_t>(page), PROT_NONE), 0);
+
+  std::memcpy(s.heap.base + guard - 3, "abc", 3);
+  ava_wtest_wt_set_label_call c{.obj = obj, .label = heap_desc(guard - 3, 3, AVA_BUF_IN)};
+  Received reply;
+  cr_expect_eq(s.guest->call(AVA_WTEST_FN_WT_SET_LABEL, c, &reply), AVA_E_LENGTH,
+               "a string without its NUL was taken");
+  cr_expect_eq(s.guest->add(2, 3), 5, "the worker stopped serving");
+
+  std::memcpy(s.heap.base + guard - 4, "abc", 4);
+  c.label = heap_desc(guard - 4, 4, AVA_BUF_IN);
+  cr_assert_eq(s.guest->call(AVA_WTEST_FN_WT_SET_LABEL, c, &reply), AVA_OK);
+  cr_expect_eq(reply.reply<ava_wtest_wt_set_label_reply>().ret, WT_OK);
+  std::memcpy(s.heap.base + guard - 4, "xyz", 4); // the guest's later change reaches nobody
+  ava_wtest_wt_get_label_call g{.obj = obj, .label = Payload::out(8), .capacity = 8};
+  cr_assert_eq(s.guest->call(AVA_WTEST_FN_WT_GET_LABEL, g, &reply), AVA_OK);
+  const auto r = reply.reply<ava_wtest_wt_get_label_reply>();
+  cr_expect_eq(r.ret, WT_OK);
+  char label[8] = {};
+  const std::vector<uint8_t> bytes = reply.bytes(r.label);
+  std::memcpy(label, bytes.data(), std::min<size_t>(bytes.size(), sizeof label - 1));
+  cr_expect_str_eq(label, "abc");
+  cr_assert_eq(
+      mprotect(s.worker_heap.base + guard, static_cast<size_t>(page), PROT_READ | PROT_WRITE), 0);
 }

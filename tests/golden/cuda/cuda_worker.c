@@ -248,10 +248,10 @@ static int ava_cuda_serve_ava_cu_module_load(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->module, (void **)&module);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->module, (void **)&module);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->image, (void **)&image);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->image, (void **)&image);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	size = (size_t)ava_a->size;
@@ -353,12 +353,12 @@ static int ava_cuda_serve_cuModuleGetFunction(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->hfunc, (void **)&hfunc);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->hfunc, (void **)&hfunc);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->hmod, AVA_CUDA_T_CUMODULE, (void **)&hmod);
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->name, (void **)&name);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->name, (void **)&name);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 
@@ -378,7 +378,7 @@ static int ava_cuda_serve_cuModuleGetFunction(struct ava_wcall *ava_w)
 		ava_dir_name |= AVA_BUF_IN;
 		ava_count_name = (uint64_t)(strlen(name) + 1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->name, ava_count_name, sizeof(char), ava_dir_name, (void **)&name);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->name, ava_count_name, sizeof(char), ava_dir_name | AVA_W_PRIVATE, (void **)&name);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	(void)ava_life_name;
@@ -442,7 +442,7 @@ static int ava_cuda_serve_cuModuleGetGlobal_v2(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->dptr, (void **)&dptr);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->dptr, (void **)&dptr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->bytes, (void **)&bytes);
@@ -450,7 +450,7 @@ static int ava_cuda_serve_cuModuleGetGlobal_v2(struct ava_wcall *ava_w)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->hmod, AVA_CUDA_T_CUMODULE, (void **)&hmod);
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->name, (void **)&name);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->name, (void **)&name);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 
@@ -477,7 +477,7 @@ static int ava_cuda_serve_cuModuleGetGlobal_v2(struct ava_wcall *ava_w)
 		ava_dir_name |= AVA_BUF_IN;
 		ava_count_name = (uint64_t)(strlen(name) + 1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->name, ava_count_name, sizeof(char), ava_dir_name, (void **)&name);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->name, ava_count_name, sizeof(char), ava_dir_name | AVA_W_PRIVATE, (void **)&name);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	(void)ava_life_name;
@@ -687,7 +687,7 @@ static int ava_cuda_serve_ava_cu_launch(struct ava_wcall *ava_w)
 		hStream = (CUstream)(uintptr_t)ava_a->hStream;
 	else
 		(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->params, (void **)&params);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->params, (void **)&params);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	params_len = (size_t)ava_a->params_len;
@@ -748,7 +748,7 @@ static int ava_cuda_serve_ava_cu_error_string(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	error = (CUresult)ava_a->error;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->text, (void **)&text);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->text, (void **)&text);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	capacity = (size_t)ava_a->capacity;
@@ -1058,7 +1058,7 @@ static int ava_cuda_serve_cuDeviceTotalMem_v2(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->bytes, (void **)&bytes);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->bytes, (void **)&bytes);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	dev = (CUdevice)ava_a->dev;
@@ -1164,7 +1164,7 @@ static int ava_cuda_serve_cuDevicePrimaryCtxRetain(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->pctx, (void **)&pctx);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->pctx, (void **)&pctx);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	dev = (CUdevice)ava_a->dev;
@@ -1395,7 +1395,7 @@ static int ava_cuda_serve_cuCtxCreate_v4(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->pctx, (void **)&pctx);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->pctx, (void **)&pctx);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	ctxCreateParams = (CUctxCreateParams *)(uintptr_t)ava_a->ctxCreateParams;
@@ -1484,7 +1484,7 @@ static int ava_cuda_serve_cuCtxGetCurrent(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->pctx, (void **)&pctx);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->pctx, (void **)&pctx);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 
@@ -1582,7 +1582,7 @@ static int ava_cuda_serve_cuCtxPopCurrent_v2(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->pctx, (void **)&pctx);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->pctx, (void **)&pctx);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 
@@ -1759,7 +1759,7 @@ static int ava_cuda_serve_cuMemAlloc_v2(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->dptr, (void **)&dptr);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->dptr, (void **)&dptr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_OUT_OF_MEMORY));
 	bytesize = (size_t)ava_a->bytesize;
@@ -1862,10 +1862,10 @@ static int ava_cuda_serve_cuMemGetInfo_v2(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->free, (void **)&free);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->free, (void **)&free);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->total, (void **)&total);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->total, (void **)&total);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 
@@ -2439,7 +2439,7 @@ static int ava_cuda_serve_cuStreamCreate(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->phStream, (void **)&phStream);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->phStream, (void **)&phStream);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	Flags = (unsigned int)ava_a->Flags;
@@ -2609,7 +2609,7 @@ static int ava_cuda_serve_cuEventCreate(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->phEvent, (void **)&phEvent);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->phEvent, (void **)&phEvent);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CUDA_ERROR_UNKNOWN));
 	Flags = (unsigned int)ava_a->Flags;

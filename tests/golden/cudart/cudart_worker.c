@@ -494,23 +494,23 @@ static int ava_cudart_serve_ava_cudart_register_module(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->fatbin, (void **)&fatbin);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->fatbin, (void **)&fatbin);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	len = (size_t)ava_a->len;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->names, (void **)&names);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->names, (void **)&names);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	names_len = (size_t)ava_a->names_len;
 	count = (unsigned int)ava_a->count;
 	nvars = (unsigned int)ava_a->nvars;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->var_info, (void **)&var_info);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->var_info, (void **)&var_info);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->module, (void **)&module);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->module, (void **)&module);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->functions, (void **)&functions);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->functions, (void **)&functions);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 
@@ -528,7 +528,7 @@ static int ava_cudart_serve_ava_cudart_register_module(struct ava_wcall *ava_w)
 		ava_dir_names |= AVA_BUF_IN;
 		ava_count_names = (uint64_t)(names_len);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->names, ava_count_names, sizeof(char), ava_dir_names, (void **)&names);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->names, ava_count_names, sizeof(char), ava_dir_names | AVA_W_PRIVATE, (void **)&names);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	(void)ava_life_names;
@@ -644,7 +644,7 @@ static int ava_cudart_serve_ava_cudart_symbol_copy(struct ava_wcall *ava_w)
 	count = (size_t)ava_a->count;
 	to_symbol = (int)ava_a->to_symbol;
 	device = (void *)(uintptr_t)ava_a->device;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->host, (void **)&host);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->host, (void **)&host);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	host_len = (size_t)ava_a->host_len;
@@ -737,7 +737,7 @@ static int ava_cudart_serve_ava_cudart_symbol_info(struct ava_wcall *ava_w)
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->module, AVA_CUDART_T_AVA_CUDART_MOD, (void **)&module);
 	var = (unsigned int)ava_a->var;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->address, (void **)&address);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->address, (void **)&address);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->size, (void **)&size);
@@ -918,7 +918,7 @@ static int ava_cudart_serve_ava_cudart_launch(struct ava_wcall *ava_w)
 		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
 	else
 		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->params, (void **)&params);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->params, (void **)&params);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	params_len = (size_t)ava_a->params_len;
@@ -1664,10 +1664,10 @@ static int ava_cudart_serve_cudaMemGetInfo(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->free, (void **)&free);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->free, (void **)&free);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->total, (void **)&total);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->total, (void **)&total);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 
@@ -1787,7 +1787,7 @@ static int ava_cudart_serve_cudaMalloc(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->devPtr, (void **)&devPtr);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->devPtr, (void **)&devPtr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	size = (size_t)ava_a->size;
@@ -1859,10 +1859,10 @@ static int ava_cudart_serve_cudaMallocPitch(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->devPtr, (void **)&devPtr);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->devPtr, (void **)&devPtr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->pitch, (void **)&pitch);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->pitch, (void **)&pitch);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	width = (size_t)ava_a->width;
@@ -2369,7 +2369,7 @@ static int ava_cudart_serve_ava_cudart_memcpy2d(struct ava_wcall *ava_w)
 		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 	dst_host = (int)ava_a->dst_host;
 	src_host = (int)ava_a->src_host;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->host, (void **)&host);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->host, (void **)&host);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	host_span = (size_t)ava_a->host_span;
@@ -2556,7 +2556,7 @@ static int ava_cudart_serve_cudaStreamCreate(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->pStream, (void **)&pStream);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->pStream, (void **)&pStream);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 
@@ -2605,7 +2605,7 @@ static int ava_cudart_serve_cudaStreamCreateWithFlags(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->pStream, (void **)&pStream);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->pStream, (void **)&pStream);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	flags = (unsigned int)ava_a->flags;
@@ -2656,7 +2656,7 @@ static int ava_cudart_serve_cudaStreamCreateWithPriority(struct ava_wcall *ava_w
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->pStream, (void **)&pStream);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->pStream, (void **)&pStream);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	flags = (unsigned int)ava_a->flags;
@@ -2912,7 +2912,7 @@ static int ava_cudart_serve_cudaEventCreate(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 
@@ -2961,7 +2961,7 @@ static int ava_cudart_serve_cudaEventCreateWithFlags(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	flags = (unsigned int)ava_a->flags;
@@ -3351,7 +3351,7 @@ static int ava_cudart_serve_cudaDeviceGetByPCIBusId(struct ava_wcall *ava_w)
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->device, (void **)&device);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->pciBusId, (void **)&pciBusId);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->pciBusId, (void **)&pciBusId);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 
@@ -3369,7 +3369,7 @@ static int ava_cudart_serve_cudaDeviceGetByPCIBusId(struct ava_wcall *ava_w)
 		ava_dir_pciBusId |= AVA_BUF_IN;
 		ava_count_pciBusId = (uint64_t)(strlen(pciBusId) + 1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->pciBusId, ava_count_pciBusId, sizeof(char), ava_dir_pciBusId, (void **)&pciBusId);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->pciBusId, ava_count_pciBusId, sizeof(char), ava_dir_pciBusId | AVA_W_PRIVATE, (void **)&pciBusId);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorUnknown));
 	(void)ava_life_pciBusId;
@@ -3730,7 +3730,7 @@ static int ava_cudart_serve_cudaMallocAsync(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->devPtr, (void **)&devPtr);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->devPtr, (void **)&devPtr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(cudaErrorMemoryAllocation));
 	size = (size_t)ava_a->size;

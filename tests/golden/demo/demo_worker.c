@@ -174,11 +174,11 @@ static int ava_demo_serve_demo_obj_create(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->name, (void **)&name);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->name, (void **)&name);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
 	size = (uint64_t)ava_a->size;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->out, (void **)&out);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->out, (void **)&out);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
 
@@ -187,7 +187,7 @@ static int ava_demo_serve_demo_obj_create(struct ava_wcall *ava_w)
 		ava_dir_name |= AVA_BUF_IN;
 		ava_count_name = (uint64_t)(strlen(name) + 1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->name, ava_count_name, sizeof(char), ava_dir_name, (void **)&name);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->name, ava_count_name, sizeof(char), ava_dir_name | AVA_W_PRIVATE, (void **)&name);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
 	(void)ava_life_name;
@@ -613,7 +613,7 @@ static int ava_demo_serve_demo_obj_set_label(struct ava_wcall *ava_w)
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->obj, AVA_DEMO_T_DEMO_OBJ, (void **)&obj);
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->label, (void **)&label);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->label, (void **)&label);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
 
@@ -624,7 +624,7 @@ static int ava_demo_serve_demo_obj_set_label(struct ava_wcall *ava_w)
 		ava_life_label = AVA_LIFETIME_COUPLED;
 		ava_coupled_label = ava_a->obj;
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->label, ava_count_label, sizeof(char), ava_dir_label, (void **)&label);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->label, ava_count_label, sizeof(char), ava_dir_label | AVA_W_PRIVATE, (void **)&label);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
 	if (label != NULL && ava_life_label != AVA_LIFETIME_CALL) {
@@ -772,7 +772,7 @@ static int ava_demo_serve_demo_sum_sizes(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->objs, (void **)&objs);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->objs, (void **)&objs);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
 	count = (uint32_t)ava_a->count;
@@ -837,7 +837,7 @@ static int ava_demo_serve_demo_list_objects(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->objs, (void **)&objs);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->objs, (void **)&objs);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(DEMO_ERR_TRANSPORT));
 	capacity = (uint32_t)ava_a->capacity;

@@ -1614,10 +1614,10 @@ static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
 	token = (uint64_t)ava_a->token;
 	heap_offset = (uint64_t)ava_a->heap_offset;
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -1736,13 +1736,13 @@ static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava
 	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->buffer, AVA_OPENCL_T_CL_MEM, (void **)&buffer);
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->buffer_origin, (void **)&buffer_origin);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->buffer_origin, (void **)&buffer_origin);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->host_origin, (void **)&host_origin);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->host_origin, (void **)&host_origin);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->region, (void **)&region);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->region, (void **)&region);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	buffer_row_pitch = (size_t)ava_a->buffer_row_pitch;
@@ -1752,10 +1752,10 @@ static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava
 	token = (uint64_t)ava_a->token;
 	heap_offset = (uint64_t)ava_a->heap_offset;
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -1892,10 +1892,10 @@ static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
 	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->image, AVA_OPENCL_T_CL_MEM, (void **)&image);
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->origin, (void **)&origin);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->origin, (void **)&origin);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->region, (void **)&region);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->region, (void **)&region);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	row_pitch = (size_t)ava_a->row_pitch;
@@ -1903,10 +1903,10 @@ static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
 	token = (uint64_t)ava_a->token;
 	heap_offset = (uint64_t)ava_a->heap_offset;
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -2027,10 +2027,10 @@ static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -2156,10 +2156,10 @@ static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
 	token = (uint64_t)ava_a->token;
 	heap_offset = (uint64_t)ava_a->heap_offset;
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -2292,13 +2292,13 @@ static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *av
 	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->buffer, AVA_OPENCL_T_CL_MEM, (void **)&buffer);
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->buffer_origin, (void **)&buffer_origin);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->buffer_origin, (void **)&buffer_origin);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->host_origin, (void **)&host_origin);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->host_origin, (void **)&host_origin);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->region, (void **)&region);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->region, (void **)&region);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	buffer_row_pitch = (size_t)ava_a->buffer_row_pitch;
@@ -2309,10 +2309,10 @@ static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *av
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -2473,10 +2473,10 @@ static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
 	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->image, AVA_OPENCL_T_CL_MEM, (void **)&image);
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->origin, (void **)&origin);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->origin, (void **)&origin);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->region, (void **)&region);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->region, (void **)&region);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	input_row_pitch = (size_t)ava_a->input_row_pitch;
@@ -2485,10 +2485,10 @@ static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -2630,10 +2630,10 @@ static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
 	size = (size_t)ava_a->size;
 	token = (uint64_t)ava_a->token;
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -2699,7 +2699,7 @@ static int ava_opencl_serve_clGetPlatformIDs(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	num_entries = (cl_uint)ava_a->num_entries;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->platforms, (void **)&platforms);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->platforms, (void **)&platforms);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->num_platforms, (void **)&num_platforms);
@@ -2871,7 +2871,7 @@ static int ava_opencl_serve_clGetDeviceIDs(struct ava_wcall *ava_w)
 	(void)ava_w_handle(ava_w, ava_a->platform, AVA_OPENCL_T_CL_PLATFORM_ID, (void **)&platform);
 	device_type = (cl_device_type)ava_a->device_type;
 	num_entries = (cl_uint)ava_a->num_entries;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->devices, (void **)&devices);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->devices, (void **)&devices);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->num_devices, (void **)&num_devices);
@@ -2973,10 +2973,10 @@ static int ava_opencl_serve_clGetDeviceInfo(struct ava_wcall *ava_w)
 	(void)ava_w_handle(ava_w, ava_a->device, AVA_OPENCL_T_CL_DEVICE_ID, (void **)&device);
 	param_name = (cl_device_info)ava_a->param_name;
 	param_value_size = (size_t)ava_a->param_value_size;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -3052,7 +3052,7 @@ static int ava_opencl_serve_clCreateSubDevices(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_devices = (cl_uint)ava_a->num_devices;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->out_devices, (void **)&out_devices);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->out_devices, (void **)&out_devices);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->num_devices_ret, (void **)&num_devices_ret);
@@ -3329,16 +3329,16 @@ static int ava_opencl_serve_clCreateContext(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->properties, (void **)&properties);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->properties, (void **)&properties);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	num_devices = (cl_uint)ava_a->num_devices;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->devices, (void **)&devices);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->devices, (void **)&devices);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	pfn_notify = NULL;
 	user_data = ava_a->user_data ? (void *)&ava_opencl_userdata_mark : NULL;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 
@@ -3439,13 +3439,13 @@ static int ava_opencl_serve_clCreateContextFromType(struct ava_wcall *ava_w)
 	memset(&ava_r, 0, sizeof(ava_r));
 
 	/* Phase 1: values as sent by the guest. */
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->properties, (void **)&properties);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->properties, (void **)&properties);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	device_type = (cl_device_type)ava_a->device_type;
 	pfn_notify = NULL;
 	user_data = ava_a->user_data ? (void *)&ava_opencl_userdata_mark : NULL;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 
@@ -3594,10 +3594,10 @@ static int ava_opencl_serve_clGetContextInfo(struct ava_wcall *ava_w)
 	(void)ava_w_handle(ava_w, ava_a->context, AVA_OPENCL_T_CL_CONTEXT, (void **)&context);
 	param_name = (cl_context_info)ava_a->param_name;
 	param_value_size = (size_t)ava_a->param_value_size;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -3717,7 +3717,7 @@ static int ava_opencl_serve_clCreateCommandQueue(struct ava_wcall *ava_w)
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->device, AVA_OPENCL_T_CL_DEVICE_ID, (void **)&device);
 	properties = (cl_command_queue_properties)ava_a->properties;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 
@@ -3786,10 +3786,10 @@ static int ava_opencl_serve_clCreateCommandQueueWithProperties(struct ava_wcall 
 	(void)ava_w_handle(ava_w, ava_a->context, AVA_OPENCL_T_CL_CONTEXT, (void **)&context);
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->device, AVA_OPENCL_T_CL_DEVICE_ID, (void **)&device);
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->properties, (void **)&properties);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->properties, (void **)&properties);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 
@@ -3963,10 +3963,10 @@ static int ava_opencl_serve_clGetCommandQueueInfo(struct ava_wcall *ava_w)
 	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
 	param_name = (cl_command_queue_info)ava_a->param_name;
 	param_value_size = (size_t)ava_a->param_value_size;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -4485,10 +4485,10 @@ static int ava_opencl_serve_clGetMemObjectInfo(struct ava_wcall *ava_w)
 	(void)ava_w_handle(ava_w, ava_a->memobj, AVA_OPENCL_T_CL_MEM, (void **)&memobj);
 	param_name = (cl_mem_info)ava_a->param_name;
 	param_value_size = (size_t)ava_a->param_value_size;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -4774,7 +4774,7 @@ static int ava_opencl_serve_clCreateImage(struct ava_wcall *ava_w)
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->image_format, (void **)&image_format);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->image_desc, (void **)&image_desc);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->image_desc, (void **)&image_desc);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->host_ptr, (void **)&host_ptr);
@@ -4904,7 +4904,7 @@ static int ava_opencl_serve_clCreateImageWithProperties(struct ava_wcall *ava_w)
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->image_format, (void **)&image_format);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->image_desc, (void **)&image_desc);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->image_desc, (void **)&image_desc);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->host_ptr, (void **)&host_ptr);
@@ -5332,10 +5332,10 @@ static int ava_opencl_serve_clGetImageInfo(struct ava_wcall *ava_w)
 	(void)ava_w_handle(ava_w, ava_a->image, AVA_OPENCL_T_CL_MEM, (void **)&image);
 	param_name = (cl_image_info)ava_a->param_name;
 	param_value_size = (size_t)ava_a->param_value_size;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -5593,10 +5593,10 @@ static int ava_opencl_serve_clGetSamplerInfo(struct ava_wcall *ava_w)
 	(void)ava_w_handle(ava_w, ava_a->sampler, AVA_OPENCL_T_CL_SAMPLER, (void **)&sampler);
 	param_name = (cl_sampler_info)ava_a->param_name;
 	param_value_size = (size_t)ava_a->param_value_size;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -5701,10 +5701,10 @@ static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -5832,10 +5832,10 @@ static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -5935,7 +5935,7 @@ static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->context, AVA_OPENCL_T_CL_CONTEXT, (void **)&context);
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->source, (void **)&source);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->source, (void **)&source);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	length = (size_t)ava_a->length;
@@ -6039,13 +6039,13 @@ static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->context, AVA_OPENCL_T_CL_CONTEXT, (void **)&context);
 	num_devices = (cl_uint)ava_a->num_devices;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->device_list, (void **)&device_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->device_list, (void **)&device_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->lengths, (void **)&lengths);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->lengths, (void **)&lengths);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->binaries, (void **)&binaries);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->binaries, (void **)&binaries);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	binaries_length = (size_t)ava_a->binaries_length;
@@ -6220,10 +6220,10 @@ static int ava_opencl_serve_clCreateProgramWithBuiltInKernels(struct ava_wcall *
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->context, AVA_OPENCL_T_CL_CONTEXT, (void **)&context);
 	num_devices = (cl_uint)ava_a->num_devices;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->device_list, (void **)&device_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->device_list, (void **)&device_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->kernel_names, (void **)&kernel_names);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->kernel_names, (void **)&kernel_names);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
@@ -6246,7 +6246,7 @@ static int ava_opencl_serve_clCreateProgramWithBuiltInKernels(struct ava_wcall *
 		ava_dir_kernel_names |= AVA_BUF_IN;
 		ava_count_kernel_names = (uint64_t)(strlen(kernel_names) + 1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->kernel_names, ava_count_kernel_names, sizeof(char), ava_dir_kernel_names, (void **)&kernel_names);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->kernel_names, ava_count_kernel_names, sizeof(char), ava_dir_kernel_names | AVA_W_PRIVATE, (void **)&kernel_names);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_kernel_names;
@@ -6371,10 +6371,10 @@ static int ava_opencl_serve_clBuildProgram(struct ava_wcall *ava_w)
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->program, AVA_OPENCL_T_CL_PROGRAM, (void **)&program);
 	num_devices = (cl_uint)ava_a->num_devices;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->device_list, (void **)&device_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->device_list, (void **)&device_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->options, (void **)&options);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->options, (void **)&options);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	pfn_notify = NULL;
@@ -6493,17 +6493,17 @@ static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->program, AVA_OPENCL_T_CL_PROGRAM, (void **)&program);
 	num_devices = (cl_uint)ava_a->num_devices;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->device_list, (void **)&device_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->device_list, (void **)&device_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->options, (void **)&options);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->options, (void **)&options);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_input_headers = (cl_uint)ava_a->num_input_headers;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->input_headers, (void **)&input_headers);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->input_headers, (void **)&input_headers);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->include_names, (void **)&include_names);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->include_names, (void **)&include_names);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	include_names_length = (size_t)ava_a->include_names_length;
@@ -6647,19 +6647,19 @@ static int ava_opencl_serve_clLinkProgram(struct ava_wcall *ava_w)
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->context, AVA_OPENCL_T_CL_CONTEXT, (void **)&context);
 	num_devices = (cl_uint)ava_a->num_devices;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->device_list, (void **)&device_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->device_list, (void **)&device_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->options, (void **)&options);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->options, (void **)&options);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	num_input_programs = (cl_uint)ava_a->num_input_programs;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->input_programs, (void **)&input_programs);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->input_programs, (void **)&input_programs);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	pfn_notify = NULL;
 	user_data = ava_a->user_data ? (void *)&ava_opencl_userdata_mark : NULL;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 
@@ -6881,10 +6881,10 @@ static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
 	(void)ava_w_handle(ava_w, ava_a->program, AVA_OPENCL_T_CL_PROGRAM, (void **)&program);
 	param_name = (cl_program_info)ava_a->param_name;
 	param_value_size = (size_t)ava_a->param_value_size;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -6974,7 +6974,7 @@ static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->program, AVA_OPENCL_T_CL_PROGRAM, (void **)&program);
 	total = (size_t)ava_a->total;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->binaries, (void **)&binaries);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->binaries, (void **)&binaries);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -7068,7 +7068,7 @@ static int ava_opencl_serve_clGetProgramBuildInfo(struct ava_wcall *ava_w)
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -7150,10 +7150,10 @@ static int ava_opencl_serve_clCreateKernel(struct ava_wcall *ava_w)
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->program, AVA_OPENCL_T_CL_PROGRAM, (void **)&program);
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->kernel_name, (void **)&kernel_name);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->kernel_name, (void **)&kernel_name);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 
@@ -7162,7 +7162,7 @@ static int ava_opencl_serve_clCreateKernel(struct ava_wcall *ava_w)
 		ava_dir_kernel_name |= AVA_BUF_IN;
 		ava_count_kernel_name = (uint64_t)(strlen(kernel_name) + 1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->kernel_name, ava_count_kernel_name, sizeof(char), ava_dir_kernel_name, (void **)&kernel_name);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->kernel_name, ava_count_kernel_name, sizeof(char), ava_dir_kernel_name | AVA_W_PRIVATE, (void **)&kernel_name);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_kernel_name;
@@ -7241,10 +7241,10 @@ static int ava_opencl_serve_clCreateKernelsInProgram(struct ava_wcall *ava_w)
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->program, AVA_OPENCL_T_CL_PROGRAM, (void **)&program);
 	num_kernels = (cl_uint)ava_a->num_kernels;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->kernels, (void **)&kernels);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->kernels, (void **)&kernels);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->num_kernels_ret, (void **)&num_kernels_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->num_kernels_ret, (void **)&num_kernels_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -7452,7 +7452,7 @@ static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
 	(void)ava_w_handle(ava_w, ava_a->kernel, AVA_OPENCL_T_CL_KERNEL, (void **)&kernel);
 	arg_index = (cl_uint)ava_a->arg_index;
 	arg_size = (size_t)ava_a->arg_size;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->arg_value, (void **)&arg_value);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->arg_value, (void **)&arg_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -7529,10 +7529,10 @@ static int ava_opencl_serve_clGetKernelInfo(struct ava_wcall *ava_w)
 	(void)ava_w_handle(ava_w, ava_a->kernel, AVA_OPENCL_T_CL_KERNEL, (void **)&kernel);
 	param_name = (cl_kernel_info)ava_a->param_name;
 	param_value_size = (size_t)ava_a->param_value_size;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -7850,7 +7850,7 @@ static int ava_opencl_serve_clWaitForEvents(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	num_events = (cl_uint)ava_a->num_events;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_list, (void **)&event_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_list, (void **)&event_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -7924,10 +7924,10 @@ static int ava_opencl_serve_clGetEventInfo(struct ava_wcall *ava_w)
 	(void)ava_w_handle(ava_w, ava_a->event, AVA_OPENCL_T_CL_EVENT, (void **)&event);
 	param_name = (cl_event_info)ava_a->param_name;
 	param_value_size = (size_t)ava_a->param_value_size;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value, (void **)&param_value);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value, (void **)&param_value);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->param_value_size_ret, (void **)&param_value_size_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -8347,10 +8347,10 @@ static int ava_opencl_serve_clEnqueueReadBuffer(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -8481,10 +8481,10 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -8637,10 +8637,10 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -8816,10 +8816,10 @@ static int ava_opencl_serve_clEnqueueWriteBufferRect(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -8947,10 +8947,10 @@ static int ava_opencl_serve_clEnqueueCopyBuffer(struct ava_wcall *ava_w)
 	dst_offset = (size_t)ava_a->dst_offset;
 	size = (size_t)ava_a->size;
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -9082,10 +9082,10 @@ static int ava_opencl_serve_clEnqueueCopyBufferRect(struct ava_wcall *ava_w)
 	dst_row_pitch = (size_t)ava_a->dst_row_pitch;
 	dst_slice_pitch = (size_t)ava_a->dst_slice_pitch;
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -9223,10 +9223,10 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 	offset = (size_t)ava_a->offset;
 	size = (size_t)ava_a->size;
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -9379,10 +9379,10 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -9536,10 +9536,10 @@ static int ava_opencl_serve_clEnqueueWriteImage(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -9672,10 +9672,10 @@ static int ava_opencl_serve_clEnqueueFillImage(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -9826,10 +9826,10 @@ static int ava_opencl_serve_clEnqueueCopyImage(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -9974,10 +9974,10 @@ static int ava_opencl_serve_clEnqueueCopyImageToBuffer(struct ava_wcall *ava_w)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	dst_offset = (size_t)ava_a->dst_offset;
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -10113,10 +10113,10 @@ static int ava_opencl_serve_clEnqueueCopyBufferToImage(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -10235,15 +10235,15 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
 	num_mem_objects = (cl_uint)ava_a->num_mem_objects;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->mem_objects, (void **)&mem_objects);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->mem_objects, (void **)&mem_objects);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	flags = (cl_mem_migration_flags)ava_a->flags;
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -10379,10 +10379,10 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -10508,10 +10508,10 @@ static int ava_opencl_serve_clEnqueueTask(struct ava_wcall *ava_w)
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->kernel, AVA_OPENCL_T_CL_KERNEL, (void **)&kernel);
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -10605,10 +10605,10 @@ static int ava_opencl_serve_clEnqueueMarkerWithWaitList(struct ava_wcall *ava_w)
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -10702,10 +10702,10 @@ static int ava_opencl_serve_clEnqueueBarrierWithWaitList(struct ava_wcall *ava_w
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -10792,7 +10792,7 @@ static int ava_opencl_serve_clEnqueueMarker(struct ava_wcall *ava_w)
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -10899,7 +10899,7 @@ static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
 	num_events = (cl_uint)ava_a->num_events;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_list, (void **)&event_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_list, (void **)&event_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -11043,7 +11043,7 @@ static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->svm, AVA_OPENCL_T_AVA_CL_SVM, (void **)&svm);
 	offset = (size_t)ava_a->offset;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 
@@ -11173,10 +11173,10 @@ static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -11293,10 +11293,10 @@ static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
 	map_flags = (cl_map_flags)ava_a->map_flags;
 	token = (uint64_t)ava_a->token;
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -11411,10 +11411,10 @@ static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -11541,17 +11541,17 @@ static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
 	(void)ava_w_handle(ava_w, ava_a->src_svm, AVA_OPENCL_T_AVA_CL_SVM, (void **)&src_svm);
 	src_offset = (size_t)ava_a->src_offset;
 	size = (size_t)ava_a->size;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->src_host, (void **)&src_host);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->src_host, (void **)&src_host);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->dst_host, (void **)&dst_host);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->dst_host, (void **)&dst_host);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -11687,10 +11687,10 @@ static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
 	pattern_size = (size_t)ava_a->pattern_size;
 	size = (size_t)ava_a->size;
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -11854,10 +11854,10 @@ static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->kernel, AVA_OPENCL_T_CL_KERNEL, (void **)&kernel);
 	count = (cl_uint)ava_a->count;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->svms, (void **)&svms);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->svms, (void **)&svms);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->offsets, (void **)&offsets);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->offsets, (void **)&offsets);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
@@ -11959,21 +11959,21 @@ static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
 	count = (cl_uint)ava_a->count;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->svms, (void **)&svms);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->svms, (void **)&svms);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->offsets, (void **)&offsets);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->offsets, (void **)&offsets);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->sizes, (void **)&sizes);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->sizes, (void **)&sizes);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	flags = (cl_mem_migration_flags)ava_a->flags;
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->event, (void **)&event);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 
