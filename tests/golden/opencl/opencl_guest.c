@@ -516,13 +516,17 @@ static cl_int ava_cl_made_event(cl_int ret, cl_command_queue queue, const cl_eve
 	return ret;
 }
 
-/* The guest: whether the program holds this event (made, and not released for good). */
-static int ava_cl_holds_event(cl_event event)
+/*
+ * The guest: whether the program holds this object of this kind (made, and
+ * not released for good). Retaining or releasing such an object cannot fail
+ * (but for running out of memory), so those calls go without waiting.
+ */
+static int ava_cl_holds(const void *object, uint32_t kind)
 {
 	int held;
 
 	pthread_mutex_lock(&ava_cl_obj_lock);
-	held = ava_cl_obj_find_locked((uint64_t)(uintptr_t)event, AVA_CL_OBJ_EVENT) != NULL;
+	held = ava_cl_obj_find_locked((uint64_t)(uintptr_t)object, kind) != NULL;
 	pthread_mutex_unlock(&ava_cl_obj_lock);
 	return held;
 }
@@ -670,7 +674,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 674 "opencl_guest.c"
+#line 678 "opencl_guest.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -972,7 +976,7 @@ static inline int ava_cl_rows(struct ava_w_transfer *t, const size_t *origin, co
 
 #endif
 
-#line 976 "opencl_guest.c"
+#line 980 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -986,7 +990,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 990 "opencl_guest.c"
+#line 994 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1027,7 +1031,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1031 "opencl_guest.c"
+#line 1035 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1050,7 +1054,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1054 "opencl_guest.c"
+#line 1058 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1061,8 +1065,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1065 "opencl_guest.c"
-#line 168 "specs/opencl/opencl_memory.spec.inc"
+#line 1069 "opencl_guest.c"
+#line 175 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
 {
@@ -1081,8 +1085,8 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1085 "opencl_guest.c"
-#line 211 "specs/opencl/opencl_memory.spec.inc"
+#line 1089 "opencl_guest.c"
+#line 218 "specs/opencl/opencl_memory.spec.inc"
 
 /*
  * Device memory an image takes, for the guest's quota: its element size
@@ -1140,7 +1144,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1144 "opencl_guest.c"
+#line 1148 "opencl_guest.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1315,7 +1319,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1319 "opencl_guest.c"
+#line 1323 "opencl_guest.c"
 #line 44 "specs/opencl/opencl_enqueue.spec.inc"
 
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
@@ -1336,7 +1340,7 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)clReleaseEvent(ev);
 }
 
-#line 1340 "opencl_guest.c"
+#line 1344 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1393,7 +1397,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1397 "opencl_guest.c"
+#line 1401 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1420,14 +1424,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1424 "opencl_guest.c"
+#line 1428 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
-#line 643 "specs/opencl/opencl_util.spec.inc"
+#line 647 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1431 "opencl_guest.c"
+#line 1435 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1857,7 +1861,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1861 "opencl_guest.c"
+#line 1865 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -2184,7 +2188,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2188 "opencl_guest.c"
+#line 2192 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -3105,7 +3109,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3109 "opencl_guest.c"
+#line 3113 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3173,7 +3177,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3177 "opencl_guest.c"
+#line 3181 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3255,7 +3259,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3259 "opencl_guest.c"
+#line 3263 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3564,7 +3568,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 3568 "opencl_guest.c"
+#line 3572 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3638,7 +3642,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3642 "opencl_guest.c"
+#line 3646 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3776,7 +3780,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3780 "opencl_guest.c"
+#line 3784 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3866,7 +3870,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 3870 "opencl_guest.c"
+#line 3874 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3932,7 +3936,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 3936 "opencl_guest.c"
+#line 3940 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4104,7 +4108,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4108 "opencl_guest.c"
+#line 4112 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4256,7 +4260,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4260 "opencl_guest.c"
+#line 4264 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4338,7 +4342,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4342 "opencl_guest.c"
+#line 4346 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4410,7 +4414,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4414 "opencl_guest.c"
+#line 4418 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4422,9 +4426,17 @@ static cl_int ava_opencl_remote_clRetainMemObject(cl_mem memobj)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLRETAINMEMOBJECT, AVA_F_SYNC) != 0)
+	/* Sent without waiting only when the spec's condition holds. */
+	const int ava_async = (ava_cl_holds(memobj, AVA_CL_OBJ_MEM)) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLRETAINMEMOBJECT, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.memobj = (ava_u64)(uintptr_t)memobj;
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
@@ -4446,12 +4458,12 @@ ava_fail:
 AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_opencl_remote_clRetainMemObject(memobj)
-#line 94 "specs/opencl/opencl_memory.spec.inc"
+#line 98 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4455 "opencl_guest.c"
+#line 4467 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4463,9 +4475,18 @@ static cl_int ava_opencl_remote_clReleaseMemObject(cl_mem memobj)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLRELEASEMEMOBJECT, AVA_F_SYNC) != 0)
+	/* Sent without waiting only when the spec's condition holds. */
+	const int ava_async = (ava_cl_holds(memobj, AVA_CL_OBJ_MEM)) ? 1 : 0;
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLRELEASEMEMOBJECT, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.memobj = (ava_u64)(uintptr_t)memobj;
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_guest_handle_released(&ava_opencl_guest_spec, (uint64_t)(uintptr_t)memobj);
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
 		goto ava_fail;
 	if (ava_c.failed)
@@ -4489,12 +4510,12 @@ ava_fail:
 AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_opencl_remote_clReleaseMemObject(memobj)
-#line 103 "specs/opencl/opencl_memory.spec.inc"
+#line 110 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4498 "opencl_guest.c"
+#line 4519 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4558,7 +4579,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 114 "specs/opencl/opencl_memory.spec.inc"
+#line 121 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -4591,7 +4612,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 4595 "opencl_guest.c"
+#line 4616 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4817,7 +4838,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 283 "specs/opencl/opencl_memory.spec.inc"
+#line 290 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -4828,7 +4849,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4832 "opencl_guest.c"
+#line 4853 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4920,7 +4941,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 312 "specs/opencl/opencl_memory.spec.inc"
+#line 319 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -4931,7 +4952,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4935 "opencl_guest.c"
+#line 4956 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5008,13 +5029,13 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 344 "specs/opencl/opencl_memory.spec.inc"
+#line 351 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 5018 "opencl_guest.c"
+#line 5039 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5097,14 +5118,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 377 "specs/opencl/opencl_memory.spec.inc"
+#line 384 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 5108 "opencl_guest.c"
+#line 5129 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5226,7 +5247,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 398 "specs/opencl/opencl_memory.spec.inc"
+#line 405 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5235,7 +5256,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5239 "opencl_guest.c"
+#line 5260 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5453,7 +5474,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 445 "specs/opencl/opencl_memory.spec.inc"
+#line 452 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5463,7 +5484,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5467 "opencl_guest.c"
+#line 5488 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6014,7 +6035,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6018 "opencl_guest.c"
+#line 6039 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6212,7 +6233,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6216 "opencl_guest.c"
+#line 6237 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6294,7 +6315,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6298 "opencl_guest.c"
+#line 6319 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6512,7 +6533,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6516 "opencl_guest.c"
+#line 6537 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6579,7 +6600,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 6583 "opencl_guest.c"
+#line 6604 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6660,7 +6681,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6664 "opencl_guest.c"
+#line 6685 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6897,7 +6918,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6901 "opencl_guest.c"
+#line 6922 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6967,7 +6988,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 6971 "opencl_guest.c"
+#line 6992 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7213,7 +7234,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7217 "opencl_guest.c"
+#line 7238 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7268,7 +7289,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 7272 "opencl_guest.c"
+#line 7293 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7281,7 +7302,7 @@ static cl_int ava_opencl_remote_clRetainEvent(cl_event event)
 
 	memset(&ava_a, 0, sizeof(ava_a));
 	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (ava_cl_holds_event(event)) ? 1 : 0;
+	const int ava_async = (ava_cl_holds(event, AVA_CL_OBJ_EVENT)) ? 1 : 0;
 	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLRETAINEVENT, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
@@ -7312,12 +7333,12 @@ ava_fail:
 AVA_EXPORT cl_int clRetainEvent(cl_event event)
 {
 #define ava_execute() ava_opencl_remote_clRetainEvent(event)
-#line 88 "specs/opencl/opencl_enqueue.spec.inc"
+#line 85 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 7321 "opencl_guest.c"
+#line 7342 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7330,7 +7351,7 @@ static cl_int ava_opencl_remote_clReleaseEvent(cl_event event)
 
 	memset(&ava_a, 0, sizeof(ava_a));
 	/* Sent without waiting only when the spec's condition holds. */
-	const int ava_async = (ava_cl_holds_event(event)) ? 1 : 0;
+	const int ava_async = (ava_cl_holds(event, AVA_CL_OBJ_EVENT)) ? 1 : 0;
 	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLRELEASEEVENT, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
 		goto ava_fail;
 	ava_a.event = (ava_u64)(uintptr_t)event;
@@ -7364,12 +7385,12 @@ ava_fail:
 AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 {
 #define ava_execute() ava_opencl_remote_clReleaseEvent(event)
-#line 100 "specs/opencl/opencl_enqueue.spec.inc"
+#line 97 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 7373 "opencl_guest.c"
+#line 7394 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7406,13 +7427,13 @@ ava_fail:
 AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
 #define ava_execute() ava_opencl_remote_clSetUserEventStatus(event, execution_status)
-#line 108 "specs/opencl/opencl_enqueue.spec.inc"
+#line 105 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS &&
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 7416 "opencl_guest.c"
+#line 7437 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7582,7 +7603,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 157 "specs/opencl/opencl_enqueue.spec.inc"
+#line 154 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token =
@@ -7601,7 +7622,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7605 "opencl_guest.c"
+#line 7626 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7677,7 +7698,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 197 "specs/opencl/opencl_enqueue.spec.inc"
+#line 194 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE) {
 		uint64_t ava_heap;
 		uint64_t ava_token =
@@ -7701,7 +7722,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7705 "opencl_guest.c"
+#line 7726 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7816,7 +7837,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 245 "specs/opencl/opencl_enqueue.spec.inc"
+#line 242 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -7839,7 +7860,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7843 "opencl_guest.c"
+#line 7864 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7951,7 +7972,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 292 "specs/opencl/opencl_enqueue.spec.inc"
+#line 289 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -7963,7 +7984,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7967 "opencl_guest.c"
+#line 7988 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8052,9 +8073,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 319 "specs/opencl/opencl_enqueue.spec.inc"
+#line 316 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8058 "opencl_guest.c"
+#line 8079 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8181,9 +8202,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 343 "specs/opencl/opencl_enqueue.spec.inc"
+#line 340 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8187 "opencl_guest.c"
+#line 8208 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8282,9 +8303,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 361 "specs/opencl/opencl_enqueue.spec.inc"
+#line 358 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8288 "opencl_guest.c"
+#line 8309 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8387,7 +8408,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 386 "specs/opencl/opencl_enqueue.spec.inc"
+#line 383 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -8407,7 +8428,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8411 "opencl_guest.c"
+#line 8432 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8505,7 +8526,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 427 "specs/opencl/opencl_enqueue.spec.inc"
+#line 424 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -8515,7 +8536,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8519 "opencl_guest.c"
+#line 8540 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8632,9 +8653,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 457 "specs/opencl/opencl_enqueue.spec.inc"
+#line 454 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8638 "opencl_guest.c"
+#line 8659 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8753,9 +8774,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 478 "specs/opencl/opencl_enqueue.spec.inc"
+#line 475 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8759 "opencl_guest.c"
+#line 8780 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8864,9 +8885,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 498 "specs/opencl/opencl_enqueue.spec.inc"
+#line 495 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8870 "opencl_guest.c"
+#line 8891 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8975,9 +8996,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 518 "specs/opencl/opencl_enqueue.spec.inc"
+#line 515 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8981 "opencl_guest.c"
+#line 9002 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9072,9 +9093,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 537 "specs/opencl/opencl_enqueue.spec.inc"
+#line 534 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9078 "opencl_guest.c"
+#line 9099 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9193,11 +9214,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 562 "specs/opencl/opencl_enqueue.spec.inc"
+#line 559 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9201 "opencl_guest.c"
+#line 9222 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9278,11 +9299,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 580 "specs/opencl/opencl_enqueue.spec.inc"
+#line 577 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9286 "opencl_guest.c"
+#line 9307 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9361,9 +9382,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 597 "specs/opencl/opencl_enqueue.spec.inc"
+#line 594 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9367 "opencl_guest.c"
+#line 9388 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9442,9 +9463,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 613 "specs/opencl/opencl_enqueue.spec.inc"
+#line 610 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9448 "opencl_guest.c"
+#line 9469 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9511,9 +9532,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
-#line 625 "specs/opencl/opencl_enqueue.spec.inc"
+#line 622 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9517 "opencl_guest.c"
+#line 9538 "opencl_guest.c"
 #undef ava_execute
 }
 

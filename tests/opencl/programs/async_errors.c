@@ -36,8 +36,8 @@
  *    that is not NULL but not an object (garbage handles crash PoCL); an
  *    object of another context (PoCL 3.1 takes it; the 3.0 pages list no
  *    code, and a launch with it is undefined).
- *  - clRetainEvent, clReleaseEvent: an event released for good (natively a
- *    use after free).
+ *  - clRetainEvent, clReleaseEvent, clRetainMemObject, clReleaseMemObject:
+ *    an object released for good (natively a use after free).
  *  - Out-of-memory and resource errors, events with a negative status. */
 /* common.h uses nanosleep, which strict -std=c11 hides. */
 #define _POSIX_C_SOURCE 200809L
@@ -78,7 +78,9 @@ static const char *const kFunctions[] = {"clEnqueueWriteBuffer",
                                          "clEnqueueSVMMemFill",
                                          "clSetKernelArgSVMPointer",
                                          "clRetainEvent",
-                                         "clReleaseEvent"};
+                                         "clReleaseEvent",
+                                         "clRetainMemObject",
+                                         "clReleaseMemObject"};
 enum { N_FUNCTIONS = sizeof kFunctions / sizeof kFunctions[0] };
 
 static OclEnv g_env;
@@ -897,7 +899,7 @@ static cl_int flush(const void *p) {
   return clFlush(*((const QOnly *)p)->q);
 }
 
-/* ---- event references ---- */
+/* ---- references to events and memory objects ---- */
 
 typedef struct {
   Head h;
@@ -921,6 +923,30 @@ static void test_event_refs(void) {
   cl_command_type type = 0;
   report("clReleaseEvent", "the event is still held",
          clGetEventInfo(g_ev, CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL), CL_SUCCESS);
+}
+
+typedef struct {
+  Head h;
+  cl_mem *mem;
+} MemOnly;
+
+static cl_int retain_mem(const void *p) {
+  return clRetainMemObject(*((const MemOnly *)p)->mem);
+}
+
+static cl_int release_mem(const void *p) {
+  return clReleaseMemObject(*((const MemOnly *)p)->mem);
+}
+
+static void test_mem_refs(void) {
+  static const MemOnly warm = C("warm-up", 0, &g_buf);
+  static const MemOnly cases[] = {C("NULL memory object", CL_INVALID_MEM_OBJECT, &g_null_mem)};
+  RUN("clRetainMemObject", retain_mem, &warm, NULL, cases);
+  /* Gives back the references the warm-ups above took. */
+  RUN("clReleaseMemObject", release_mem, &warm, NULL, cases);
+  size_t size = 0;
+  report("clReleaseMemObject", "the buffer is still held",
+         clGetMemObjectInfo(g_buf, CL_MEM_SIZE, sizeof size, &size, NULL), CL_SUCCESS);
 }
 
 static void test_sync(void) {
@@ -1236,6 +1262,7 @@ int main(int argc, char **argv) {
   test_task();
   test_sync();
   test_event_refs();
+  test_mem_refs();
   test_unmap();
   if (svm & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) {
     g_svm_a = clSVMAlloc(g_env.context, CL_MEM_READ_WRITE, BUF, 0);

@@ -2,7 +2,8 @@
 /* Wait lists that name new events every time, as a program that chains
  * commands across queues makes them: ROUNDS rounds of a kernel on q1, a
  * kernel on q2 behind it and a barrier on q1 behind that, which must give
- * the values of that order; then the errors a wait list can cause, made
+ * the values of that order (each round also releases its events and takes
+ * and drops a reference to the buffer); then the errors a wait list can cause, made
  * after many lists of the same origins succeeded: an event of another
  * context (a command's or a user event's, first or second in the list)
  * gets CL_INVALID_CONTEXT, a NULL event or an inconsistent count
@@ -51,6 +52,8 @@ int main(int argc, char **argv) {
     CHECK(clEnqueueBarrierWithWaitList(q1, 1, &e2, NULL));
     CHECK(clReleaseEvent(e1));
     CHECK(clReleaseEvent(e2));
+    CHECK(clRetainMemObject(buf));
+    CHECK(clReleaseMemObject(buf));
     want = (want + 1u) * 2u;
   }
   CHECK(clEnqueueReadBuffer(q1, buf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL));
