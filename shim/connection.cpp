@@ -169,6 +169,7 @@ Status Connection::send_batched(const struct iovec *iov, int iovcnt, uint64_t to
   {
     std::unique_lock lock(send_mu_);
     *order = async_sent_++;
+    const bool was_empty = batch_.empty();
     if (!batch_.append(iov, iovcnt, total)) {
       st = send_with_batch_locked(iov, iovcnt);
     } else if (batch_.full()) {
@@ -182,7 +183,11 @@ Status Connection::send_batched(const struct iovec *iov, int iovcnt, uint64_t to
           st = send_with_batch_locked(nullptr, 0);
         }
       }
-      flush_cv_.notify_one();
+      // The flusher sleeps without a deadline only while the batch is
+      // empty; later calls leave the batch's deadline (its oldest call's)
+      // as it was, so waking it again would be a system call for nothing.
+      if (was_empty)
+        flush_cv_.notify_one();
     }
   }
   if (!st.is_ok()) {
