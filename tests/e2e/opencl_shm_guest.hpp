@@ -175,10 +175,24 @@ inline OpenclContext open_context(ShmGuest &g) {
   return o;
 }
 
+// Started by the constructor, which returns once it listens.
 struct Worker {
   std::string dir = make_temp_dir();
   std::string address = "shm:" + dir + "/worker.sock";
   BackgroundProc proc{argv(address), env()};
+  Worker() {
+    std::string seen;
+    cr_assert(proc.wait_for_line("worker.sock", 20000, &seen), "the worker did not start:\n%s",
+              seen.c_str());
+  }
+  Worker(const Worker &) = delete;
+  Worker &operator=(const Worker &) = delete;
+  // After an attack: the worker is alive and serves another guest.
+  void expect_serves_another() {
+    ShmGuest other(address);
+    first_platform(other);
+    cr_expect_eq(proc.wait_exit(0), -1, "the worker died");
+  }
   static std::vector<std::string> argv(const std::string &address) {
     std::vector<std::string> a = {AVA_BIN,    "worker", "--spec",     "opencl",
                                   "--listen", address,  "--ready-fd", "1"};

@@ -55,9 +55,6 @@ Made builtin_program(ShmGuest &g, const OpenclContext &o, uint64_t at, uint64_t 
 
 Test(e2e_opencl_heap_strings, a_string_ends_where_the_guest_said, .timeout = 300) {
   Worker w;
-  std::string seen;
-  cr_assert(w.proc.wait_for_line("worker.sock", 20000, &seen), "the worker did not start:\n%s",
-            seen.c_str());
   {
     ShmGuest g(w.address);
     const OpenclContext o = open_context(g);
@@ -81,7 +78,5 @@ Test(e2e_opencl_heap_strings, a_string_ends_where_the_guest_said, .timeout = 300
     cr_expect_eq(m.status, AVA_OK);
     cr_expect_eq(m.err, CL_SUCCESS, "\"%s\" with its NUL: error %d", kName, m.err);
   }
-  ShmGuest other(w.address);
-  first_platform(other);
-  cr_expect_eq(w.proc.wait_exit(0), -1, "the worker died");
+  w.expect_serves_another();
 }
