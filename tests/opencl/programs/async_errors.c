@@ -904,47 +904,40 @@ static cl_int flush(const void *p) {
 typedef struct {
   Head h;
   cl_event *ev;
-} EvOnly;
+  cl_mem *mem; /* when ev is NULL */
+} RefOnly;
 
-static cl_int retain_event(const void *p) {
-  return clRetainEvent(*((const EvOnly *)p)->ev);
+static cl_int retain_ref(const void *p) {
+  const RefOnly *c = p;
+  return c->ev ? clRetainEvent(*c->ev) : clRetainMemObject(*c->mem);
 }
 
-static cl_int release_event(const void *p) {
-  return clReleaseEvent(*((const EvOnly *)p)->ev);
+static cl_int release_ref(const void *p) {
+  const RefOnly *c = p;
+  return c->ev ? clReleaseEvent(*c->ev) : clReleaseMemObject(*c->mem);
 }
 
-static void test_event_refs(void) {
-  static const EvOnly warm = C("warm-up", 0, &g_ev);
-  static const EvOnly cases[] = {C("NULL event", CL_INVALID_EVENT, &g_null_ev)};
-  RUN("clRetainEvent", retain_event, &warm, NULL, cases);
-  /* Gives back the references the warm-ups above took. */
-  RUN("clReleaseEvent", release_event, &warm, NULL, cases);
+/* The release's warm-ups give back the references the retain's took; the
+ * object must then still be there. */
+static void test_refs(void) {
+  static const struct {
+    const char *retain, *release;
+    RefOnly warm, null_case;
+  } kinds[] = {
+      {"clRetainEvent", "clReleaseEvent", C("warm-up", 0, &g_ev, NULL),
+       C("NULL event", CL_INVALID_EVENT, &g_null_ev, NULL)},
+      {"clRetainMemObject", "clReleaseMemObject", C("warm-up", 0, NULL, &g_buf),
+       C("NULL memory object", CL_INVALID_MEM_OBJECT, NULL, &g_null_mem)},
+  };
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; ++i) {
+    const RefOnly *cases = &kinds[i].null_case;
+    run_cases(kinds[i].retain, retain_ref, &kinds[i].warm, NULL, cases, 1, sizeof *cases);
+    run_cases(kinds[i].release, release_ref, &kinds[i].warm, NULL, cases, 1, sizeof *cases);
+  }
   cl_command_type type = 0;
+  size_t size = 0;
   report("clReleaseEvent", "the event is still held",
          clGetEventInfo(g_ev, CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL), CL_SUCCESS);
-}
-
-typedef struct {
-  Head h;
-  cl_mem *mem;
-} MemOnly;
-
-static cl_int retain_mem(const void *p) {
-  return clRetainMemObject(*((const MemOnly *)p)->mem);
-}
-
-static cl_int release_mem(const void *p) {
-  return clReleaseMemObject(*((const MemOnly *)p)->mem);
-}
-
-static void test_mem_refs(void) {
-  static const MemOnly warm = C("warm-up", 0, &g_buf);
-  static const MemOnly cases[] = {C("NULL memory object", CL_INVALID_MEM_OBJECT, &g_null_mem)};
-  RUN("clRetainMemObject", retain_mem, &warm, NULL, cases);
-  /* Gives back the references the warm-ups above took. */
-  RUN("clReleaseMemObject", release_mem, &warm, NULL, cases);
-  size_t size = 0;
   report("clReleaseMemObject", "the buffer is still held",
          clGetMemObjectInfo(g_buf, CL_MEM_SIZE, sizeof size, &size, NULL), CL_SUCCESS);
 }
@@ -1261,8 +1254,7 @@ int main(int argc, char **argv) {
   test_ndrange();
   test_task();
   test_sync();
-  test_event_refs();
-  test_mem_refs();
+  test_refs();
   test_unmap();
   if (svm & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) {
     g_svm_a = clSVMAlloc(g_env.context, CL_MEM_READ_WRITE, BUF, 0);
