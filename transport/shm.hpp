@@ -22,7 +22,11 @@ uint64_t default_shm_spin_ns();
 
 struct ShmOptions {
   // Each ring (command and reply); a power of two within ring.h's bounds.
-  uint64_t ring_bytes = uint64_t{64} << 20;
+  // Messages larger than a ring go in pieces, so the size trades only cache
+  // footprint against how far a producer may run ahead: 2 MiB (both rings fit
+  // a 2 MiB L2) gave the most async calls/s on 2 vCPUs, ~1.9x 64 MiB rings,
+  // with transfer bandwidth unchanged.
+  uint64_t ring_bytes = uint64_t{2} << 20;
   // The zero-copy heap; a multiple of 4096, may be 0. memfd pages cost
   // nothing until touched, so a large heap is cheap.
   uint64_t heap_bytes = uint64_t{256} << 20;

@@ -66,6 +66,21 @@ Status map_fd(int fd, uint64_t size, ShmMapping *map, uint64_t offset = 0) {
 
 } // namespace
 
+void populate_rings(const ShmMapping &map, const RegionLayout &layout) {
+#ifdef MADV_POPULATE_WRITE
+  // Without this the first lap around each ring takes a page fault per page
+  // on both sides (the guest's allocates and zeroes the page): measured at
+  // ~15 % of async call time with 64 MiB rings. An optimisation only: a
+  // kernel without MADV_POPULATE_WRITE (before 5.14) faults as before.
+  if (layout.heap_off > layout.cmd_off && layout.heap_off <= map.size())
+    (void)::madvise(map.base() + layout.cmd_off, layout.heap_off - layout.cmd_off,
+                    MADV_POPULATE_WRITE);
+#else
+  (void)map;
+  (void)layout;
+#endif
+}
+
 Status map_region_fd(int fd, uint64_t offset, uint64_t size, ShmMapping *map) {
   return map_fd(fd, size, map, offset);
 }
@@ -168,6 +183,7 @@ Status create_region(const ShmOptions &options, UniqueFd *fd, ShmMapping *map,
   // copy is read after the fd arrives): a side that sees READY sees the
   // fields above.
   __atomic_store_n(&hdr->state, AVA_REGION_READY, __ATOMIC_RELEASE);
+  populate_rings(mapping, l);
 
   *fd = std::move(memfd);
   *map = std::move(mapping);
@@ -275,6 +291,7 @@ Status attach_region(int fd, ShmMapping *map, RegionLayout *layout) {
   // Pairs with the acquire loads of state on the guest side: whoever sees
   // ATTACHED sees worker_pid.
   __atomic_fetch_or(&hdr->state, AVA_REGION_ATTACHED, __ATOMIC_RELEASE);
+  populate_rings(mapping, l);
   *map = std::move(mapping);
   *layout = l;
   return Status::ok();

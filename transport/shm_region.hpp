@@ -64,6 +64,10 @@ Status map_region_fd(int fd, uint64_t offset, uint64_t size, ShmMapping *map);
 Status map_region_fd_except(int fd, uint64_t size, uint64_t hole_off, uint64_t hole_size,
                             ShmMapping *map);
 
+// Maps in both rings of a mapped region at once (the guest's call allocates
+// their pages), so that no side faults on its first lap.
+void populate_rings(const ShmMapping &map, const RegionLayout &layout);
+
 // Guest side: a memfd of the options' sizes (sealed against shrinking and
 // growing), mapped, with its header filled in and marked READY.
 Status create_region(const ShmOptions &options, UniqueFd *fd, ShmMapping *map,

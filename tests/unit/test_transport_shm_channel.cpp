@@ -3,6 +3,7 @@
 // (MSG and MSG_PART records), ring wrap-around, batched sends, shutdown,
 // timeouts, peer death, concurrent use, the heap and the hand-over itself.
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -434,9 +435,9 @@ Test(shm_channel, options_from_environment) {
     uint64_t spin_ns;
   };
   const Case cases[] = {
-      {nullptr, nullptr, nullptr, AVA_OK, 64 * kMiB, 256 * kMiB, kDefaultSpin},
+      {nullptr, nullptr, nullptr, AVA_OK, 2 * kMiB, 256 * kMiB, kDefaultSpin},
       {"1", "0", "0", AVA_OK, kMiB, 0, 0},
-      {"", "", "", AVA_OK, 64 * kMiB, 256 * kMiB, kDefaultSpin},
+      {"", "", "", AVA_OK, 2 * kMiB, 256 * kMiB, kDefaultSpin},
       {"1024", "4096", "1000000", AVA_OK, 1024 * kMiB, 4096 * kMiB, 1000000},
       {"3", nullptr, nullptr, AVA_E_PROTO, 0, 0, 0},
       {"2048", nullptr, nullptr, AVA_E_PROTO, 0, 0, 0},
@@ -467,6 +468,33 @@ Test(shm_channel, options_from_environment) {
     cr_expect_eq(options.heap_bytes, c.heap_bytes);
     cr_expect_eq(options.spin_ns, c.spin_ns);
   }
+}
+
+// How many of the pages in [off, off + len) of a region are in memory.
+static uint64_t resident_pages(const ava::detail::ShmChannel &ch, uint64_t off, uint64_t len) {
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> vec((len + page - 1) / page);
+  cr_assert_eq(::mincore(ch.region_base() + off, len, vec.data()), 0, "mincore: %s",
+               std::strerror(errno));
+  uint64_t n = 0;
+  for (unsigned char v : vec)
+    n += v & 1;
+  return n;
+}
+
+// Both rings are faulted in when the channel is set up, so neither side takes
+// a page fault per page on its first lap; the heap stays untouched.
+Test(shm_channel, rings_are_populated_at_connect) {
+#ifndef MADV_POPULATE_WRITE
+  cr_skip_test("this libc has no MADV_POPULATE_WRITE");
+#endif
+  Pair pair(small_options(kMiB, kMiB));
+  const auto &worker = as_shm(*pair.worker);
+  const auto &l = worker.layout();
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  cr_expect_eq(resident_pages(worker, l.cmd_off, l.cmd_size), l.cmd_size / page);
+  cr_expect_eq(resident_pages(worker, l.reply_off, l.reply_size), l.reply_size / page);
+  cr_expect_eq(resident_pages(worker, l.heap_off, l.heap_size), 0u);
 }
 
 Test(shm_channel, connect_channel_uses_the_environment) {
