@@ -28,6 +28,14 @@ struct Status {
   bool is_ok() const { return code == AVA_OK; }
 };
 
+namespace detail {
+// Frees what big_block_alloc gave (transport/big_block.hpp).
+struct MsgBlockFree {
+  uint64_t bytes = 0;
+  void operator()(uint64_t *words) const;
+};
+} // namespace detail
+
 // An owned, 8-byte aligned, uninitialised byte buffer holding one message.
 class MsgBuf {
 public:
@@ -62,7 +70,11 @@ public:
   void lend_pages();
 
 private:
-  std::unique_ptr<uint64_t[]> storage_;
+  using Storage = std::unique_ptr<uint64_t[], detail::MsgBlockFree>;
+  // A block of words 64-bit words, or an empty Storage.
+  static Storage allocate(uint64_t words);
+
+  Storage storage_;
   uint64_t size_ = 0;
   uint64_t capacity_ = 0;
 };

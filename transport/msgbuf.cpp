@@ -7,6 +7,7 @@
 #include <cstring>
 #include <new>
 
+#include "transport/big_block.hpp"
 #include "transport/channel.hpp"
 
 namespace ava {
@@ -24,14 +25,23 @@ uint64_t words_for(uint64_t bytes) {
 
 } // namespace
 
+void detail::MsgBlockFree::operator()(uint64_t *words) const {
+  big_block_free(words, bytes);
+}
+
+MsgBuf::Storage MsgBuf::allocate(uint64_t words) {
+  // Uninitialised: no zero fill, so a large message costs no extra pass.
+  auto *block = static_cast<uint64_t *>(big_block_alloc(words * 8, false));
+  return Storage(block, detail::MsgBlockFree{block != nullptr ? words * 8 : 0});
+}
+
 bool MsgBuf::reserve(uint64_t bytes) {
   if (bytes <= capacity_)
     return true;
   const uint64_t words = words_for(bytes);
   if (words == 0)
     return false;
-  // Default-initialised uint64_t[]: no zero fill, so a large message costs no extra pass.
-  std::unique_ptr<uint64_t[]> fresh(new (std::nothrow) uint64_t[words]);
+  Storage fresh = allocate(words);
   if (!fresh)
     return false;
   storage_ = std::move(fresh);
@@ -50,7 +60,7 @@ void MsgBuf::trim(uint64_t keep_bytes) {
     size_ = 0;
     return;
   }
-  std::unique_ptr<uint64_t[]> fresh(new (std::nothrow) uint64_t[words]);
+  Storage fresh = allocate(words);
   if (!fresh)
     return; // Trimming is an optimisation; keeping the big buffer is still correct.
   const uint64_t keep_size = std::min(size_, words * 8);

@@ -10,6 +10,7 @@
 
 #include "ava/wire.h"
 #include "shim/ava_shim.h" /* AVA_NO_HEAP */
+#include "transport/big_block.hpp"
 #include "worker/connection.hpp"
 #include "worker/wcall.hpp"
 
@@ -17,7 +18,7 @@ namespace ava {
 
 StagingPool::~StagingPool() {
   for (const Block &b : cached_)
-    std::free(b.ptr);
+    big_block_free(b.ptr, b.capacity);
 }
 
 bool StagingPool::reuse_locked(uint64_t bytes, Block *out) {
@@ -59,10 +60,10 @@ void *StagingPool::take(uint64_t bytes, uint64_t *capacity) {
     }
   }
   for (const Block &b : dropped)
-    std::free(b.ptr);
+    big_block_free(b.ptr, b.capacity);
   if (got.ptr == nullptr) {
     got.capacity = bytes != 0 ? bytes : 1;
-    got.ptr = std::malloc(got.capacity);
+    got.ptr = big_block_alloc(got.capacity, false);
     if (got.ptr == nullptr) {
       {
         std::lock_guard lock(mu_);
@@ -94,7 +95,7 @@ void StagingPool::give(void *block, uint64_t capacity) {
     }
   }
   if (!keep)
-    std::free(block);
+    big_block_free(block, capacity);
   freed_.notify_all();
 }
 

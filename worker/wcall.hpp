@@ -52,9 +52,14 @@ struct ava_wcall {
   bool finished = false;  // the reply was sent, or the failure reported
   int pending_status = 0; // failure of a helper that cannot return one (e.g. ava_w_handle_out)
   uint64_t out_alloc = 0; // bytes of OUT buffers allocated for this call
-  uint64_t bad_handle_types = 0;            // bit t: a non-zero id of handle type t was unknown
-  uint64_t out_payload = 0;                 // reply payload bytes so far, padding included
-  std::vector<void *> arena;                // malloc'ed, freed after the call
+  uint64_t bad_handle_types = 0; // bit t: a non-zero id of handle type t was unknown
+  uint64_t out_payload = 0;      // reply payload bytes so far, padding included
+  // Freed after the call with big_block_free (bytes 0: malloc'ed).
+  struct ArenaBlock {
+    void *ptr;
+    uint64_t bytes;
+  };
+  std::vector<ArenaBlock> arena;
   std::vector<struct iovec> out_items;      // reply payload items, referenced until the reply
   std::vector<uint64_t> call_callback_keys; // lifetime CALL callback contexts
   // AVA_W_PRIVATE copies of heap ranges: the reply copies them back there.

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 
+#include "transport/big_block.hpp"
 #include "worker/callback_registry.hpp"
 #include "worker/connection.hpp"
 #include "worker/wcall.hpp"
@@ -28,8 +29,8 @@ ava_wcall::ava_wcall(const std::shared_ptr<GuestConnection> &conn, ava::AsyncErr
 }
 
 ava_wcall::~ava_wcall() {
-  for (void *p : arena)
-    std::free(p);
+  for (const ArenaBlock &b : arena)
+    ava::big_block_free(b.ptr, b.bytes);
   for (uint64_t key : call_callback_keys)
     ava::CallbackRegistry::instance().remove(key);
 }
@@ -40,13 +41,13 @@ constexpr uint32_t kDirMask = AVA_BUF_IN | AVA_BUF_OUT;
 
 // Memory that lives until the call is done (freed with the ava_wcall).
 void *arena_alloc(ava_wcall *w, uint64_t bytes, bool zeroed) {
-  void *mem = zeroed ? std::calloc(1, bytes > 0 ? bytes : 1) : std::malloc(bytes > 0 ? bytes : 1);
+  void *mem = ava::big_block_alloc(bytes, zeroed);
   if (mem == nullptr)
     return nullptr;
   try {
-    w->arena.push_back(mem);
+    w->arena.push_back({mem, bytes});
   } catch (const std::bad_alloc &) {
-    std::free(mem);
+    ava::big_block_free(mem, bytes);
     return nullptr;
   }
   return mem;

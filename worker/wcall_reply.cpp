@@ -147,7 +147,7 @@ AVA_W_EXPORT void *ava_w_buffer_keep(struct ava_wcall *w, const void *ptr, uint6
   copy[len] = 0;
   try {
     if (lifetime == AVA_LIFETIME_CALL)
-      w->arena.push_back(copy);
+      w->arena.push_back({copy, 0}); // malloc'ed
     else
       w->connection->keep_buffer(copy, lifetime, coupled_handle);
   } catch (const std::bad_alloc &) {
