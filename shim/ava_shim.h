@@ -179,6 +179,15 @@ void ava_guest_unsupported(const struct ava_guest_spec *spec, const char *func_n
 void *ava_guest_zerocopy_alloc(const struct ava_guest_spec *spec, uint64_t size);
 void ava_guest_zerocopy_free(const struct ava_guest_spec *spec, void *ptr);
 
+/*
+ * Host memory for spec code that stands in for the driver's (mapped regions):
+ * 128-byte aligned, from 2 MiB up in huge pages, so that a large map does not
+ * pay a page fault per 4 KiB (transport/big_block.hpp). Freed with the size
+ * it was allocated with; NULL when out of memory.
+ */
+void *ava_guest_host_alloc(uint64_t bytes);
+void ava_guest_host_free(void *ptr, uint64_t bytes);
+
 /* Closes the channel in an orderly way (library destructor). */
 void ava_guest_shutdown(const struct ava_guest_spec *spec);
 

@@ -3,6 +3,7 @@
 // threads, so nothing may escape: every C++ exception stops here and becomes
 // a failed call with one "ava: ..." line.
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -11,6 +12,7 @@
 #include "shim/log.hpp"
 #include "shim/reply.hpp"
 #include "shim/runtime_registry.hpp"
+#include "transport/big_block.hpp"
 
 using ava::Status;
 using ava::guest::Call;
@@ -298,6 +300,20 @@ void ava_guest_unsupported(const struct ava_guest_spec *spec, const char *func_n
   } catch (...) {
     log_line("%s is not supported by this spec", func_name != nullptr ? func_name : "a function");
   }
+}
+
+void *ava_guest_host_alloc(uint64_t bytes) {
+  constexpr uint64_t kAlign = 128;
+  if (bytes >= ava::kBigBlockMin)
+    return ava::big_block_alloc(bytes, false); // 2 MiB aligned
+  return std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign + kAlign);
+}
+
+void ava_guest_host_free(void *ptr, uint64_t bytes) {
+  if (bytes >= ava::kBigBlockMin)
+    ava::big_block_free(ptr, bytes);
+  else
+    std::free(ptr);
 }
 
 void ava_guest_shutdown(const struct ava_guest_spec *spec) {

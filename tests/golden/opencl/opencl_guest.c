@@ -1519,8 +1519,8 @@ static void *ava_cl_map_memory(cl_mem mem, size_t offset, size_t size, int *owne
 		return (char *)info.host_ptr + offset;
 	}
 	*owned = 1;
-	/* OpenCL data types go up to 128 bytes (long16, double16). */
-	return aligned_alloc(128, (size + 127) / 128 * 128 + 128);
+	/* 128-byte aligned: OpenCL data types go up to 128 bytes (long16, double16). */
+	return ava_guest_host_alloc(size);
 }
 
 void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
@@ -1563,7 +1563,7 @@ void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool 
 		map_flags = CL_MAP_READ | CL_MAP_WRITE;
 	if (rc != CL_SUCCESS) {
 		if (m->owned)
-			free(m->ptr);
+			ava_guest_host_free(m->ptr, size);
 		free(m);
 		if (errcode_ret)
 			*errcode_ret = rc;
@@ -1614,7 +1614,7 @@ void *clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool bl
 	m->size = ava_cl_rect_span((const size_t[3]){0, 0, 0}, region, elem, m->row_pitch,
 				   m->slice_pitch);
 	m->owned = 1;
-	m->ptr = aligned_alloc(128, (m->size + 127) / 128 * 128 + 128);
+	m->ptr = ava_guest_host_alloc(m->size);
 	if (m->ptr == NULL) {
 		free(m);
 		if (errcode_ret)
@@ -1626,7 +1626,7 @@ void *clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool bl
 				m->slice_pitch, m->ptr, num_events_in_wait_list, event_wait_list,
 				event);
 	if (rc != CL_SUCCESS) {
-		free(m->ptr);
+		ava_guest_host_free(m->ptr, m->size);
 		free(m);
 		if (errcode_ret)
 			*errcode_ret = rc;
@@ -1690,7 +1690,7 @@ cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, vo
 		return rc;
 	}
 	if (m->owned)
-		free(m->ptr);
+		ava_guest_host_free(m->ptr, m->size);
 	free(m);
 	return ava_cl_made_event(CL_SUCCESS, command_queue, event);
 }
