@@ -69,7 +69,7 @@ Status map_fd(int fd, uint64_t size, ShmMapping *map, uint64_t offset = 0) {
 void populate_rings(const ShmMapping &map, const RegionLayout &layout) {
 #ifdef MADV_POPULATE_WRITE
   // Without this the first lap around each ring takes a page fault per page
-  // on both sides (the guest's allocates and zeroes the page): measured at
+  // on both sides (the first one to touch a page also zeroes it): measured at
   // ~15 % of async call time with 64 MiB rings. An optimisation only: a
   // kernel without MADV_POPULATE_WRITE (before 5.14) faults as before.
   if (layout.heap_off > layout.cmd_off && layout.heap_off <= map.size())
