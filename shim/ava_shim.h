@@ -165,6 +165,16 @@ void ava_guest_transfer_cancel(const struct ava_guest_spec *spec, uint64_t token
 uint64_t ava_guest_transfer_lend(const struct ava_guest_spec *spec, const void *src,
 				 uint64_t bytes, uint64_t *heap_offset);
 
+/*
+ * For a blocking transfer of bytes at ptr: the piece size when it should go
+ * as a run of non-blocking pieces, each through its own block of the shared
+ * heap, so that copying one piece overlaps the worker's API call on the one
+ * before; 0 when it should go whole (no heap, small, ptr in the heap, or
+ * AVA_PIPELINE_CHUNK=0). *window: pieces in flight at once.
+ */
+uint64_t ava_guest_pipeline_chunk(const struct ava_guest_spec *spec, const void *ptr,
+				  uint64_t bytes, uint32_t *window);
+
 /* The guest deallocated a handle: drop callbacks coupled to it. */
 void ava_guest_handle_released(const struct ava_guest_spec *spec, uint64_t handle);
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "shim/env.hpp"
 #include "shim/log.hpp"
 #include "shim/thread_util.hpp"
 
@@ -20,14 +21,7 @@ constexpr uint64_t kHeader = sizeof(ava_msg_hdr);
 // a core that the reader may need.
 // AVA_SPIN_US overrides it (0: no spinning, e.g. on a machine with one core).
 std::chrono::microseconds spin_budget() {
-  static const std::chrono::microseconds budget = [] {
-    const char *v = std::getenv("AVA_SPIN_US");
-    if (v == nullptr || *v == '\0')
-      return std::chrono::microseconds(20);
-    char *end = nullptr;
-    const unsigned long n = std::strtoul(v, &end, 10);
-    return std::chrono::microseconds(end != nullptr && *end == '\0' && n <= 100000 ? n : 20);
-  }();
+  static const std::chrono::microseconds budget(env_u64("AVA_SPIN_US", 20, 0, 100000));
   return budget;
 }
 // The background reader leaves the channel to callers until it has lain free
@@ -111,12 +105,10 @@ Status Connection::start() {
       heap_.reset(); // zero copy is an optimisation; calls still work without it
     }
   }
-  if (const char *v = std::getenv("AVA_ZEROCOPY_MIN"); v != nullptr && *v != '\0') {
-    char *end = nullptr;
-    const unsigned long long n = std::strtoull(v, &end, 10);
-    if (end != nullptr && *end == '\0')
-      zerocopy_min_ = n;
-  }
+  zerocopy_min_ = env_u64("AVA_ZEROCOPY_MIN", zerocopy_min_, 0, UINT64_MAX);
+  pipeline_chunk_ = env_u64("AVA_PIPELINE_CHUNK", pipeline_chunk_, 0, 1ull << 30);
+  pipeline_window_ = static_cast<uint32_t>(
+      env_u64("AVA_PIPELINE_WINDOW", pipeline_window_, 1, kMaxPipelineWindow));
   try {
     reader_ = start_quiet_thread([this] { reader_main(); });
   } catch (const std::exception &e) {
@@ -408,6 +400,19 @@ MsgBuf Connection::take_spare() {
   std::lock_guard lock(spare_mu_);
   have_spare_.store(false, std::memory_order_relaxed);
   return std::move(spare_);
+}
+
+uint64_t Connection::pipeline_chunk(const void *ptr, uint64_t bytes) const {
+  const uint64_t chunk = pipeline_chunk_;
+  uint64_t offset = 0;
+  // Two pieces at least, each lent (zerocopy_min), and the window's blocks
+  // plus one fit the heap several times over, so maps and other transfers
+  // keep room.
+  if (heap_ == nullptr || chunk == 0 || ptr == nullptr || chunk < zerocopy_min_ ||
+      bytes / 2 < chunk || chunk > heap_->size() / (4 * (pipeline_window_ + 1)) ||
+      heap_->contains(ptr, bytes, &offset))
+    return 0;
+  return chunk;
 }
 
 void Connection::recycle(MsgBuf &&buf) {

@@ -98,6 +98,14 @@ public:
   HeapAllocator *heap() const { return heap_.get(); }
   // Buffers of at least this many bytes go through the heap (AVA_ZEROCOPY_MIN).
   uint64_t zerocopy_min() const { return zerocopy_min_; }
+  // The piece size of a transfer of bytes at ptr that goes in pieces, each
+  // through a block of the heap, so that the guest's copy of one piece runs
+  // while the worker hands the one before to the API; 0 when it goes whole
+  // (no heap, ptr already in it, small, AVA_PIPELINE_CHUNK=0).
+  uint64_t pipeline_chunk(const void *ptr, uint64_t bytes) const;
+  // Pieces of a blocking transfer in flight at once (AVA_PIPELINE_WINDOW).
+  uint32_t pipeline_window() const { return pipeline_window_; }
+  static constexpr uint32_t kMaxPipelineWindow = 64;
   uint64_t max_message() const { return max_message_; }
   int call_timeout_ms() const { return call_timeout_ms_; }
   // A receive buffer done with (a call's reply): kept for the next message
@@ -136,6 +144,8 @@ private:
   std::unique_ptr<Channel> channel_;
   std::unique_ptr<HeapAllocator> heap_;
   uint64_t zerocopy_min_ = 64 * 1024;
+  uint64_t pipeline_chunk_ = 8ull << 20;
+  uint32_t pipeline_window_ = 2;
   std::string address_;
   uint64_t max_message_;
   int call_timeout_ms_;

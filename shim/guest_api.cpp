@@ -284,6 +284,21 @@ uint64_t ava_guest_transfer_lend(const struct ava_guest_spec *spec, const void *
   }
 }
 
+uint64_t ava_guest_pipeline_chunk(const struct ava_guest_spec *spec, const void *ptr,
+                                  uint64_t bytes, uint32_t *window) {
+  *window = 1;
+  try {
+    Runtime *runtime = ava::guest::find_runtime(spec, true);
+    std::shared_ptr<ava::guest::Connection> conn;
+    if (runtime == nullptr || !runtime->acquire(UINT32_MAX, &conn).is_ok())
+      return 0;
+    *window = conn->pipeline_window();
+    return conn->pipeline_chunk(ptr, bytes);
+  } catch (...) {
+    return 0;
+  }
+}
+
 void ava_guest_transfer_cancel(const struct ava_guest_spec *spec, uint64_t token) {
   Runtime *runtime = ava::guest::find_runtime(spec, false);
   if (runtime != nullptr && token != 0)

@@ -976,7 +976,128 @@ static inline int ava_cl_rows(struct ava_w_transfer *t, const size_t *origin, co
 
 #endif
 
-#line 980 "opencl_guest.c"
+/*
+ * Pipelined transfers: a large read or write of a buffer on a channel with
+ * a shared heap goes as a run of pieces, each a non-blocking transfer
+ * through its own block of the heap (the lent paths above), so the guest
+ * copies piece k while the worker's driver copies piece k-1 and the whole
+ * costs about one copy, not two in series. Natively the call is one command;
+ * here:
+ *
+ * - every piece waits for the program's wait list, and the last one also
+ *   for every piece not yet known done, so on any queue (in order or not)
+ *   the last piece's event, the one the program gets, completes after all
+ *   of the transfer (its profiling times cover only that piece);
+ * - a blocking call keeps at most `window` pieces in flight (it waits, as
+ *   natively, for what the command waits for), and its last piece is
+ *   blocking; a non-blocking call never waits;
+ * - the range is checked before (ava_cl_span), so the pieces fail only as
+ *   the whole would (the first piece reports invalid objects, flags and
+ *   wait lists, with nothing enqueued); a later piece can fail only for
+ *   want of memory. A blocking call then waits for the pieces before it (a
+ *   read's bytes land in ptr until they are done); a non-blocking one
+ *   cannot, as they may wait for user events the program has yet to set.
+ */
+#if ava_is_guest && !defined(__KERNEL__)
+/* The piece size for a transfer of size at offset of buffer, or 0: whole. */
+static uint64_t ava_cl_pipeline_plan(cl_mem buffer, size_t offset, size_t size, const void *ptr,
+				     cl_uint num_events_in_wait_list,
+				     const cl_event *event_wait_list, uint32_t *window)
+{
+	*window = 1;
+	if ((num_events_in_wait_list == 0) != (event_wait_list == NULL))
+		return 0; /* the API's error, from the whole call */
+	return ava_guest_pipeline_chunk(&ava_opencl_guest_spec, ptr,
+					ava_cl_span(buffer, offset, size), window);
+}
+
+static cl_int ava_cl_piece(cl_command_queue queue, cl_mem buffer, int is_read, cl_bool blocking,
+			   size_t offset, size_t size, uint8_t *ptr, cl_uint num_events,
+			   const cl_event *events, cl_event *event)
+{
+	if (is_read)
+		return clEnqueueReadBuffer(queue, buffer, blocking, offset, size, ptr, num_events,
+					   events, event);
+	return clEnqueueWriteBuffer(queue, buffer, blocking, offset, size, ptr, num_events, events,
+				    event);
+}
+
+/* Releases the events of pieces in flight (NULL: a free slot), after they are done if wait. */
+static void ava_cl_drain(cl_event *events, size_t count, int wait)
+{
+	for (size_t i = 0; i < count; ++i) {
+		if (events[i] == NULL)
+			continue;
+		if (wait)
+			(void)clWaitForEvents(1, &events[i]);
+		clReleaseEvent(events[i]);
+	}
+}
+
+static cl_int ava_cl_pipelined(cl_command_queue queue, cl_mem buffer, int is_read,
+			       cl_bool blocking, size_t offset, size_t size, void *ptr,
+			       uint64_t chunk, uint32_t window, cl_uint num_events_in_wait_list,
+			       const cl_event *event_wait_list, cl_event *event)
+{
+	const size_t pieces = (size_t)((size + chunk - 1) / chunk);
+	/* The program's wait list, then the events of pieces in flight (a ring). */
+	const size_t ring = blocking ? (window < pieces - 1 ? window : pieces - 1) : pieces - 1;
+	cl_event *list;
+	cl_event *flying;
+	uint8_t *bytes = (uint8_t *)ptr;
+	size_t live = 0, k;
+	cl_int rc = CL_SUCCESS;
+
+	list = (cl_event *)malloc((num_events_in_wait_list + ring) * sizeof(cl_event));
+	if (list == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	if (num_events_in_wait_list != 0)
+		memcpy(list, event_wait_list, num_events_in_wait_list * sizeof(cl_event));
+	flying = list + num_events_in_wait_list;
+	for (k = 0; k < ring; ++k)
+		flying[k] = NULL;
+	for (k = 0; k + 1 < pieces; ++k) {
+		cl_event *slot = &flying[k % ring];
+
+		if (*slot != NULL) {
+			/* A blocking call: the oldest piece must be done first. */
+			rc = clWaitForEvents(1, slot);
+			clReleaseEvent(*slot);
+			*slot = NULL;
+			--live;
+			if (rc != CL_SUCCESS)
+				break;
+		}
+		rc = ava_cl_piece(queue, buffer, is_read, CL_FALSE, offset + k * chunk, chunk,
+				  bytes + k * chunk, num_events_in_wait_list, event_wait_list, slot);
+		if (rc != CL_SUCCESS) {
+			*slot = NULL;
+			break;
+		}
+		++live;
+	}
+	if (rc != CL_SUCCESS) {
+		ava_cl_drain(flying, ring, blocking);
+		free(list);
+		return rc;
+	}
+	/* No slot is free here: the live pieces fill slots 0 .. live-1. */
+	rc = ava_cl_piece(queue, buffer, is_read, blocking, offset + k * chunk,
+			  size - k * chunk, bytes + k * chunk,
+			  (cl_uint)(num_events_in_wait_list + live), list, event);
+	ava_cl_drain(flying, live, blocking && rc != CL_SUCCESS);
+	free(list);
+	return rc;
+}
+#else
+#define ava_cl_pipeline_plan(buffer, offset, size, ptr, n, list, window)                        \
+	((void)(buffer), (void)(ptr), (void)(list), *(window) = 1, (uint64_t)0)
+#define ava_cl_pipelined(queue, buffer, is_read, blocking, offset, size, ptr, chunk, window, n, \
+			 list, event)                                                             \
+	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), CL_INVALID_OPERATION)
+#endif
+
+#line 1101 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -990,7 +1111,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 994 "opencl_guest.c"
+#line 1115 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1031,7 +1152,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1035 "opencl_guest.c"
+#line 1156 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1054,7 +1175,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1058 "opencl_guest.c"
+#line 1179 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1065,7 +1186,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1069 "opencl_guest.c"
+#line 1190 "opencl_guest.c"
 #line 175 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1085,7 +1206,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1089 "opencl_guest.c"
+#line 1210 "opencl_guest.c"
 #line 218 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1144,7 +1265,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1148 "opencl_guest.c"
+#line 1269 "opencl_guest.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1319,7 +1440,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1323 "opencl_guest.c"
+#line 1444 "opencl_guest.c"
 #line 44 "specs/opencl/opencl_enqueue.spec.inc"
 
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
@@ -1340,7 +1461,7 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)clReleaseEvent(ev);
 }
 
-#line 1344 "opencl_guest.c"
+#line 1465 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1397,7 +1518,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1401 "opencl_guest.c"
+#line 1522 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1424,14 +1545,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1428 "opencl_guest.c"
+#line 1549 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 647 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1435 "opencl_guest.c"
+#line 1556 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1861,7 +1982,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1865 "opencl_guest.c"
+#line 1986 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -2188,7 +2309,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2192 "opencl_guest.c"
+#line 2313 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -3109,7 +3230,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3113 "opencl_guest.c"
+#line 3234 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3177,7 +3298,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3181 "opencl_guest.c"
+#line 3302 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3259,7 +3380,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3263 "opencl_guest.c"
+#line 3384 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3568,7 +3689,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 3572 "opencl_guest.c"
+#line 3693 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3642,7 +3763,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3646 "opencl_guest.c"
+#line 3767 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3780,7 +3901,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3784 "opencl_guest.c"
+#line 3905 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3870,7 +3991,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 3874 "opencl_guest.c"
+#line 3995 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3936,7 +4057,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 3940 "opencl_guest.c"
+#line 4061 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4108,7 +4229,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4112 "opencl_guest.c"
+#line 4233 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4260,7 +4381,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4264 "opencl_guest.c"
+#line 4385 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4342,7 +4463,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4346 "opencl_guest.c"
+#line 4467 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4414,7 +4535,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4418 "opencl_guest.c"
+#line 4539 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4463,7 +4584,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4467 "opencl_guest.c"
+#line 4588 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4515,7 +4636,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4519 "opencl_guest.c"
+#line 4640 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4612,7 +4733,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 4616 "opencl_guest.c"
+#line 4737 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4849,7 +4970,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4853 "opencl_guest.c"
+#line 4974 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4952,7 +5073,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4956 "opencl_guest.c"
+#line 5077 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5035,7 +5156,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 5039 "opencl_guest.c"
+#line 5160 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5125,7 +5246,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 5129 "opencl_guest.c"
+#line 5250 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5256,7 +5377,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5260 "opencl_guest.c"
+#line 5381 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5484,7 +5605,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5488 "opencl_guest.c"
+#line 5609 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6035,7 +6156,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6039 "opencl_guest.c"
+#line 6160 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6233,7 +6354,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6237 "opencl_guest.c"
+#line 6358 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6315,7 +6436,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6319 "opencl_guest.c"
+#line 6440 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6533,7 +6654,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6537 "opencl_guest.c"
+#line 6658 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6600,7 +6721,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 6604 "opencl_guest.c"
+#line 6725 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6681,7 +6802,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6685 "opencl_guest.c"
+#line 6806 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6918,7 +7039,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 6922 "opencl_guest.c"
+#line 7043 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6988,7 +7109,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 6992 "opencl_guest.c"
+#line 7113 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7234,7 +7355,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7238 "opencl_guest.c"
+#line 7359 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7289,7 +7410,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 7293 "opencl_guest.c"
+#line 7414 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7338,7 +7459,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 7342 "opencl_guest.c"
+#line 7463 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7390,7 +7511,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 7394 "opencl_guest.c"
+#line 7515 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7433,7 +7554,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 7437 "opencl_guest.c"
+#line 7558 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7604,6 +7725,17 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
 #line 154 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest) {
+		uint32_t ava_window;
+		uint64_t ava_chunk = ava_cl_pipeline_plan(buffer, offset, size, ptr,
+							  num_events_in_wait_list, event_wait_list,
+							  &ava_window);
+
+		if (ava_chunk != 0)
+			return ava_cl_pipelined(command_queue, buffer, 1, blocking_read, offset, size,
+						ptr, ava_chunk, ava_window, num_events_in_wait_list,
+						event_wait_list, event);
+	}
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token =
@@ -7622,7 +7754,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7626 "opencl_guest.c"
+#line 7758 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7698,7 +7830,18 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 194 "specs/opencl/opencl_enqueue.spec.inc"
+#line 202 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_is_guest) {
+		uint32_t ava_window;
+		uint64_t ava_chunk = ava_cl_pipeline_plan(buffer, offset, size, ptr,
+							  num_events_in_wait_list, event_wait_list,
+							  &ava_window);
+
+		if (ava_chunk != 0)
+			return ava_cl_pipelined(command_queue, buffer, 0, blocking_write, offset, size,
+						(void *)ptr, ava_chunk, ava_window,
+						num_events_in_wait_list, event_wait_list, event);
+	}
 	if (ava_is_guest && blocking_write == CL_FALSE) {
 		uint64_t ava_heap;
 		uint64_t ava_token =
@@ -7722,7 +7865,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7726 "opencl_guest.c"
+#line 7869 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7837,7 +7980,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 242 "specs/opencl/opencl_enqueue.spec.inc"
+#line 265 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -7860,7 +8003,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7864 "opencl_guest.c"
+#line 8007 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7972,7 +8115,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 289 "specs/opencl/opencl_enqueue.spec.inc"
+#line 312 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -7984,7 +8127,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7988 "opencl_guest.c"
+#line 8131 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8073,9 +8216,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 316 "specs/opencl/opencl_enqueue.spec.inc"
+#line 339 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8079 "opencl_guest.c"
+#line 8222 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8202,9 +8345,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 340 "specs/opencl/opencl_enqueue.spec.inc"
+#line 363 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8208 "opencl_guest.c"
+#line 8351 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8303,9 +8446,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 358 "specs/opencl/opencl_enqueue.spec.inc"
+#line 381 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8309 "opencl_guest.c"
+#line 8452 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8408,7 +8551,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 383 "specs/opencl/opencl_enqueue.spec.inc"
+#line 406 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -8428,7 +8571,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8432 "opencl_guest.c"
+#line 8575 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8526,7 +8669,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 424 "specs/opencl/opencl_enqueue.spec.inc"
+#line 447 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -8536,7 +8679,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8540 "opencl_guest.c"
+#line 8683 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8653,9 +8796,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 454 "specs/opencl/opencl_enqueue.spec.inc"
+#line 477 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8659 "opencl_guest.c"
+#line 8802 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8774,9 +8917,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 475 "specs/opencl/opencl_enqueue.spec.inc"
+#line 498 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8780 "opencl_guest.c"
+#line 8923 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8885,9 +9028,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 495 "specs/opencl/opencl_enqueue.spec.inc"
+#line 518 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8891 "opencl_guest.c"
+#line 9034 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8996,9 +9139,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 515 "specs/opencl/opencl_enqueue.spec.inc"
+#line 538 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9002 "opencl_guest.c"
+#line 9145 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9093,9 +9236,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 534 "specs/opencl/opencl_enqueue.spec.inc"
+#line 557 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9099 "opencl_guest.c"
+#line 9242 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9214,11 +9357,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 559 "specs/opencl/opencl_enqueue.spec.inc"
+#line 582 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9222 "opencl_guest.c"
+#line 9365 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9299,11 +9442,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 577 "specs/opencl/opencl_enqueue.spec.inc"
+#line 600 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9307 "opencl_guest.c"
+#line 9450 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9382,9 +9525,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 594 "specs/opencl/opencl_enqueue.spec.inc"
+#line 617 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9388 "opencl_guest.c"
+#line 9531 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9463,9 +9606,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 610 "specs/opencl/opencl_enqueue.spec.inc"
+#line 633 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9469 "opencl_guest.c"
+#line 9612 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9532,9 +9675,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
-#line 622 "specs/opencl/opencl_enqueue.spec.inc"
+#line 645 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9538 "opencl_guest.c"
+#line 9681 "opencl_guest.c"
 #undef ava_execute
 }
 
