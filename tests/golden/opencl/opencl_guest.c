@@ -999,18 +999,6 @@ static inline int ava_cl_rows(struct ava_w_transfer *t, const size_t *origin, co
  *   cannot, as they may wait for user events the program has yet to set.
  */
 #if ava_is_guest && !defined(__KERNEL__)
-/* The piece size for a transfer of size at offset of buffer, or 0: whole. */
-static uint64_t ava_cl_pipeline_plan(cl_mem buffer, size_t offset, size_t size, const void *ptr,
-				     cl_uint num_events_in_wait_list,
-				     const cl_event *event_wait_list, uint32_t *window)
-{
-	*window = 1;
-	if ((num_events_in_wait_list == 0) != (event_wait_list == NULL))
-		return 0; /* the API's error, from the whole call */
-	return ava_guest_pipeline_chunk(&ava_opencl_guest_spec, ptr,
-					ava_cl_span(buffer, offset, size), window);
-}
-
 static cl_int ava_cl_piece(cl_command_queue queue, cl_mem buffer, int is_read, cl_bool blocking,
 			   size_t offset, size_t size, uint8_t *ptr, cl_uint num_events,
 			   const cl_event *events, cl_event *event)
@@ -1089,15 +1077,35 @@ static cl_int ava_cl_pipelined(cl_command_queue queue, cl_mem buffer, int is_rea
 	free(list);
 	return rc;
 }
+/*
+ * A transfer of size bytes at offset of buffer in pieces, when that pays:
+ * true, with the call's status in *rc; false when it goes whole.
+ */
+static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, cl_bool blocking,
+			    size_t offset, size_t size, const void *ptr,
+			    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			    cl_event *event, cl_int *rc)
+{
+	uint32_t window = 1;
+	uint64_t chunk;
+
+	if ((num_events_in_wait_list == 0) != (event_wait_list == NULL))
+		return 0; /* the API's error, from the whole call */
+	chunk = ava_guest_pipeline_chunk(&ava_opencl_guest_spec, ptr,
+					 ava_cl_span(buffer, offset, size), &window);
+	if (chunk == 0)
+		return 0;
+	*rc = ava_cl_pipelined(queue, buffer, is_read, blocking, offset, size, (void *)ptr, chunk,
+			       window, num_events_in_wait_list, event_wait_list, event);
+	return 1;
+}
 #else
-#define ava_cl_pipeline_plan(buffer, offset, size, ptr, n, list, window)                        \
-	((void)(buffer), (void)(ptr), (void)(list), *(window) = 1, (uint64_t)0)
-#define ava_cl_pipelined(queue, buffer, is_read, blocking, offset, size, ptr, chunk, window, n, \
-			 list, event)                                                             \
-	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), CL_INVALID_OPERATION)
+#define ava_cl_in_pieces(queue, buffer, is_read, blocking, offset, size, ptr, n, list, event, \
+			 rc)                                                                       \
+	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1101 "opencl_guest.c"
+#line 1109 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1111,7 +1119,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1115 "opencl_guest.c"
+#line 1123 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1152,7 +1160,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1156 "opencl_guest.c"
+#line 1164 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1175,7 +1183,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1179 "opencl_guest.c"
+#line 1187 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1186,7 +1194,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1190 "opencl_guest.c"
+#line 1198 "opencl_guest.c"
 #line 175 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1206,7 +1214,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1210 "opencl_guest.c"
+#line 1218 "opencl_guest.c"
 #line 218 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1265,7 +1273,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1269 "opencl_guest.c"
+#line 1277 "opencl_guest.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1440,7 +1448,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1444 "opencl_guest.c"
+#line 1452 "opencl_guest.c"
 #line 44 "specs/opencl/opencl_enqueue.spec.inc"
 
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
@@ -1461,7 +1469,7 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)clReleaseEvent(ev);
 }
 
-#line 1465 "opencl_guest.c"
+#line 1473 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1518,7 +1526,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1522 "opencl_guest.c"
+#line 1530 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1545,14 +1553,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1549 "opencl_guest.c"
+#line 1557 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 647 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1556 "opencl_guest.c"
+#line 1564 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1982,7 +1990,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1986 "opencl_guest.c"
+#line 1994 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -2309,7 +2317,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2313 "opencl_guest.c"
+#line 2321 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -3230,7 +3238,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3234 "opencl_guest.c"
+#line 3242 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3298,7 +3306,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3302 "opencl_guest.c"
+#line 3310 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3380,7 +3388,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3384 "opencl_guest.c"
+#line 3392 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3689,7 +3697,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 3693 "opencl_guest.c"
+#line 3701 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3763,7 +3771,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3767 "opencl_guest.c"
+#line 3775 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3901,7 +3909,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3905 "opencl_guest.c"
+#line 3913 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3991,7 +3999,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 3995 "opencl_guest.c"
+#line 4003 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4057,7 +4065,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 4061 "opencl_guest.c"
+#line 4069 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4229,7 +4237,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4233 "opencl_guest.c"
+#line 4241 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4381,7 +4389,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4385 "opencl_guest.c"
+#line 4393 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4463,7 +4471,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4467 "opencl_guest.c"
+#line 4475 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4535,7 +4543,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4539 "opencl_guest.c"
+#line 4547 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4584,7 +4592,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4588 "opencl_guest.c"
+#line 4596 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4636,7 +4644,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4640 "opencl_guest.c"
+#line 4648 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4733,7 +4741,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 4737 "opencl_guest.c"
+#line 4745 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4970,7 +4978,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4974 "opencl_guest.c"
+#line 4982 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5073,7 +5081,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5077 "opencl_guest.c"
+#line 5085 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5156,7 +5164,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 5160 "opencl_guest.c"
+#line 5168 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5246,7 +5254,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 5250 "opencl_guest.c"
+#line 5258 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5377,7 +5385,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5381 "opencl_guest.c"
+#line 5389 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5605,7 +5613,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5609 "opencl_guest.c"
+#line 5617 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6156,7 +6164,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6160 "opencl_guest.c"
+#line 6168 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6354,7 +6362,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6358 "opencl_guest.c"
+#line 6366 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6436,7 +6444,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6440 "opencl_guest.c"
+#line 6448 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6654,7 +6662,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6658 "opencl_guest.c"
+#line 6666 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6721,7 +6729,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 6725 "opencl_guest.c"
+#line 6733 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6802,7 +6810,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6806 "opencl_guest.c"
+#line 6814 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7039,7 +7047,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7043 "opencl_guest.c"
+#line 7051 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7109,7 +7117,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 7113 "opencl_guest.c"
+#line 7121 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7355,7 +7363,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7359 "opencl_guest.c"
+#line 7367 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7410,7 +7418,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 7414 "opencl_guest.c"
+#line 7422 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7459,7 +7467,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 7463 "opencl_guest.c"
+#line 7471 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7511,7 +7519,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 7515 "opencl_guest.c"
+#line 7523 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7554,7 +7562,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 7558 "opencl_guest.c"
+#line 7566 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7726,15 +7734,11 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
 #line 154 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
-		uint32_t ava_window;
-		uint64_t ava_chunk = ava_cl_pipeline_plan(buffer, offset, size, ptr,
-							  num_events_in_wait_list, event_wait_list,
-							  &ava_window);
+		cl_int ava_rc;
 
-		if (ava_chunk != 0)
-			return ava_cl_pipelined(command_queue, buffer, 1, blocking_read, offset, size,
-						ptr, ava_chunk, ava_window, num_events_in_wait_list,
-						event_wait_list, event);
+		if (ava_cl_in_pieces(command_queue, buffer, 1, blocking_read, offset, size, ptr,
+				     num_events_in_wait_list, event_wait_list, event, &ava_rc))
+			return ava_rc;
 	}
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
@@ -7754,7 +7758,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7758 "opencl_guest.c"
+#line 7762 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7830,17 +7834,13 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 202 "specs/opencl/opencl_enqueue.spec.inc"
+#line 198 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
-		uint32_t ava_window;
-		uint64_t ava_chunk = ava_cl_pipeline_plan(buffer, offset, size, ptr,
-							  num_events_in_wait_list, event_wait_list,
-							  &ava_window);
+		cl_int ava_rc;
 
-		if (ava_chunk != 0)
-			return ava_cl_pipelined(command_queue, buffer, 0, blocking_write, offset, size,
-						(void *)ptr, ava_chunk, ava_window,
-						num_events_in_wait_list, event_wait_list, event);
+		if (ava_cl_in_pieces(command_queue, buffer, 0, blocking_write, offset, size, ptr,
+				     num_events_in_wait_list, event_wait_list, event, &ava_rc))
+			return ava_rc;
 	}
 	if (ava_is_guest && blocking_write == CL_FALSE) {
 		uint64_t ava_heap;
@@ -7980,7 +7980,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 265 "specs/opencl/opencl_enqueue.spec.inc"
+#line 257 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -8115,7 +8115,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 312 "specs/opencl/opencl_enqueue.spec.inc"
+#line 304 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -8216,7 +8216,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 339 "specs/opencl/opencl_enqueue.spec.inc"
+#line 331 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 8222 "opencl_guest.c"
 #undef ava_execute
@@ -8345,7 +8345,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 363 "specs/opencl/opencl_enqueue.spec.inc"
+#line 355 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 8351 "opencl_guest.c"
 #undef ava_execute
@@ -8446,7 +8446,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 381 "specs/opencl/opencl_enqueue.spec.inc"
+#line 373 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 8452 "opencl_guest.c"
 #undef ava_execute
@@ -8551,7 +8551,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 406 "specs/opencl/opencl_enqueue.spec.inc"
+#line 398 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -8669,7 +8669,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 447 "specs/opencl/opencl_enqueue.spec.inc"
+#line 439 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -8796,7 +8796,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 477 "specs/opencl/opencl_enqueue.spec.inc"
+#line 469 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 8802 "opencl_guest.c"
 #undef ava_execute
@@ -8917,7 +8917,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 498 "specs/opencl/opencl_enqueue.spec.inc"
+#line 490 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 8923 "opencl_guest.c"
 #undef ava_execute
@@ -9028,7 +9028,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 518 "specs/opencl/opencl_enqueue.spec.inc"
+#line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 9034 "opencl_guest.c"
 #undef ava_execute
@@ -9139,7 +9139,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 538 "specs/opencl/opencl_enqueue.spec.inc"
+#line 530 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 9145 "opencl_guest.c"
 #undef ava_execute
@@ -9236,7 +9236,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 557 "specs/opencl/opencl_enqueue.spec.inc"
+#line 549 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 9242 "opencl_guest.c"
 #undef ava_execute
@@ -9357,7 +9357,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 582 "specs/opencl/opencl_enqueue.spec.inc"
+#line 574 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
@@ -9442,7 +9442,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 600 "specs/opencl/opencl_enqueue.spec.inc"
+#line 592 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
@@ -9525,7 +9525,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 617 "specs/opencl/opencl_enqueue.spec.inc"
+#line 609 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 9531 "opencl_guest.c"
 #undef ava_execute
@@ -9606,7 +9606,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 633 "specs/opencl/opencl_enqueue.spec.inc"
+#line 625 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 9612 "opencl_guest.c"
 #undef ava_execute
@@ -9675,7 +9675,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
-#line 645 "specs/opencl/opencl_enqueue.spec.inc"
+#line 637 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 9681 "opencl_guest.c"
 #undef ava_execute
