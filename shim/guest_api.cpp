@@ -318,17 +318,11 @@ void ava_guest_unsupported(const struct ava_guest_spec *spec, const char *func_n
 }
 
 void *ava_guest_host_alloc(uint64_t bytes) {
-  constexpr uint64_t kAlign = 128;
-  if (bytes >= ava::kBigBlockMin)
-    return ava::big_block_alloc(bytes, false); // 2 MiB aligned
-  return std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign + kAlign);
+  return ava::big_block_alloc(bytes, false, 128);
 }
 
 void ava_guest_host_free(void *ptr, uint64_t bytes) {
-  if (bytes >= ava::kBigBlockMin)
-    ava::big_block_free(ptr, bytes);
-  else
-    std::free(ptr);
+  ava::big_block_free(ptr, bytes);
 }
 
 void ava_guest_shutdown(const struct ava_guest_spec *spec) {

@@ -3,7 +3,9 @@
 
 #include <sys/mman.h>
 
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
 
 namespace ava {
 namespace {
@@ -19,10 +21,18 @@ uint64_t mapped_length(uint64_t bytes) {
 
 } // namespace
 
-void *big_block_alloc(uint64_t bytes, bool zeroed) {
+void *big_block_alloc(uint64_t bytes, bool zeroed, uint64_t align) {
   if (bytes < kBigBlockMin) {
-    const size_t n = bytes > 0 ? static_cast<size_t>(bytes) : 1;
-    return zeroed ? std::calloc(1, n) : std::malloc(n);
+    size_t n = bytes > 0 ? static_cast<size_t>(bytes) : 1;
+    if (align <= alignof(std::max_align_t))
+      return zeroed ? std::calloc(1, n) : std::malloc(n);
+    if ((align & (align - 1)) != 0 || align > kHuge)
+      return nullptr;
+    n = (n + align - 1) / align * align; // aligned_alloc wants a multiple
+    void *block = std::aligned_alloc(static_cast<size_t>(align), n);
+    if (block != nullptr && zeroed)
+      std::memset(block, 0, n);
+    return block;
   }
   const uint64_t length = mapped_length(bytes);
   if (length == 0 || length + kHuge > SIZE_MAX)

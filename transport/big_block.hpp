@@ -14,9 +14,11 @@ namespace ava {
 
 inline constexpr uint64_t kBigBlockMin = uint64_t{2} << 20;
 
-// At least bytes (8-byte aligned, or better), or nullptr. zeroed: all zero
-// (a fresh mapping is, so large blocks cost no extra pass).
-void *big_block_alloc(uint64_t bytes, bool zeroed);
+// At least bytes, aligned to align (a power of two; 0: malloc's alignment,
+// 8 or better) or nullptr. Large blocks are 2 MiB aligned whatever align
+// says. zeroed: all zero (a fresh mapping is, so large blocks cost no extra
+// pass).
+void *big_block_alloc(uint64_t bytes, bool zeroed, uint64_t align = 0);
 // Frees a block from big_block_alloc of the same bytes; nullptr is a no-op.
 void big_block_free(void *block, uint64_t bytes);
 

@@ -17,28 +17,37 @@ constexpr uint64_t kMiB = uint64_t{1} << 20;
 struct Case {
   uint64_t bytes;
   bool zeroed;
+  uint64_t align; // 0: malloc's
 };
 
 constexpr Case kCases[] = {
-    {0, false},
-    {1, true},
-    {4096, false},
-    {ava::kBigBlockMin - 1, true},
-    {ava::kBigBlockMin, true},
-    {ava::kBigBlockMin, false},
-    {ava::kBigBlockMin + 1, true},
-    {3 * kMiB + 5, false},
-    {64 * kMiB + 3, true},
+    {0, false, 0},
+    {1, true, 0},
+    {4096, false, 0},
+    {ava::kBigBlockMin - 1, true, 0},
+    {ava::kBigBlockMin, true, 0},
+    {ava::kBigBlockMin, false, 0},
+    {ava::kBigBlockMin + 1, true, 0},
+    {3 * kMiB + 5, false, 0},
+    {64 * kMiB + 3, true, 0},
+    // ava_guest_host_alloc's: 128-byte aligned, any size.
+    {0, false, 128},
+    {1, true, 128},
+    {4097, true, 128},
+    {ava::kBigBlockMin - 1, false, 4096},
+    {ava::kBigBlockMin + 7, true, 128},
 };
 
 } // namespace
 
 Test(big_block, sizes_around_the_threshold) {
   for (const Case &c : kCases) {
-    auto *p = static_cast<uint8_t *>(ava::big_block_alloc(c.bytes, c.zeroed));
+    auto *p = static_cast<uint8_t *>(ava::big_block_alloc(c.bytes, c.zeroed, c.align));
     cr_assert_not_null(p, "%llu bytes", static_cast<unsigned long long>(c.bytes));
     const auto addr = reinterpret_cast<uintptr_t>(p);
-    cr_expect_eq(addr % 8, 0u);
+    cr_expect_eq(addr % (c.align > 8 ? c.align : 8), 0u, "%llu bytes aligned to %llu",
+                 static_cast<unsigned long long>(c.bytes),
+                 static_cast<unsigned long long>(c.align));
     if (c.bytes >= ava::kBigBlockMin)
       cr_expect_eq(addr % (2 * kMiB), 0u, "a large block starts on a 2 MiB boundary");
     if (c.zeroed) {
@@ -60,6 +69,7 @@ Test(big_block, sizes_around_the_threshold) {
 Test(big_block, impossible_sizes_fail_cleanly) {
   cr_expect_null(ava::big_block_alloc(UINT64_MAX, false));
   cr_expect_null(ava::big_block_alloc(UINT64_MAX - kMiB, true));
+  cr_expect_null(ava::big_block_alloc(64, false, 96), "an alignment that is no power of two");
   ava::MsgBuf buf;
   cr_expect_not(buf.reserve(UINT64_MAX));
   cr_expect_eq(buf.capacity(), 0u);
