@@ -227,17 +227,16 @@ static int ava_kconn_callbacks(void *data)
 
 /* ---- open and close ---- */
 
-static int ava_kconn_check_ack(struct ava_kconn *conn, void *msg);
+static int ava_kconn_check_ack(struct ava_kconn *conn, void *msg, u64 len);
 
 /* The caller checked the spec name's length. */
 static void ava_kconn_fill_hello(struct ava_kconn *conn, struct ava_msg_hdr *hdr,
 				 struct ava_hello *hello)
 {
 	memset(hello, 0, sizeof(*hello));
-	hello->spec_hash = conn->spec->hash;
-	hello->pid = current->pid;
-	hello->spec_id = conn->spec->id;
-	memcpy(hello->spec_name, conn->spec->name, strlen(conn->spec->name));
+	ava_hello_fill(hello, conn->spec->id, conn->spec->hash, conn->spec->name, current->pid,
+		       "ava.ko");
+	hello->flags = AVA_HELLO_KERNEL;
 	ava_kconn_fill_hdr(conn, hdr, AVA_MSG_HELLO);
 	hdr->total_len = sizeof(*hdr) + sizeof(*hello);
 	hdr->args_len = sizeof(*hello);
@@ -262,7 +261,7 @@ static int ava_kconn_hello(struct ava_kconn *conn)
 	up_read(&conn->dev->io);
 	if (ret)
 		return ret;
-	return ava_kconn_check_ack(conn, msg);
+	return ava_kconn_check_ack(conn, msg, len);
 }
 
 /* On the netlink carrier: the HELLO_ACK arrives in a handler, for call id 0. */
@@ -298,21 +297,45 @@ static int ava_kconn_hello_nl(struct ava_kconn *conn)
 		kvfree(w.msg);
 		return -EPROTO;
 	}
-	return ava_kconn_check_ack(conn, w.msg);
+	return ava_kconn_check_ack(conn, w.msg, w.len);
 }
 
-/* Consumes msg. */
-static int ava_kconn_check_ack(struct ava_kconn *conn, void *msg)
+/*
+ * Consumes msg (len bytes, at least a header). A worker of protocol 2 on
+ * answers with struct ava_hello_ack; a bare status is a protocol-1 worker.
+ */
+static int ava_kconn_check_ack(struct ava_kconn *conn, void *msg, u64 len)
 {
 	const struct ava_msg_hdr *ack = msg;
+	struct ava_hello_ack block;
+	bool has_block;
 	int ret = 0;
 
-	if (ack->kind != AVA_MSG_HELLO_ACK)
+	has_block = ack->args_len >= sizeof(block) && ack->args_len <= len - sizeof(*ack);
+	if (has_block)
+		memcpy(&block, (const u8 *)msg + sizeof(*ack), sizeof(block));
+	if (ack->kind != AVA_MSG_HELLO_ACK) {
 		ret = -EPROTO;
-	else if (ack->status == AVA_E_SPEC || ack->status == AVA_E_UNSUPPORTED)
+	} else if (!has_block || ack->status == AVA_E_VERSION) {
+		ret = -EPROTONOSUPPORT;
+		if (has_block)
+			pr_warn("ava: no protocol version in common with the worker for %s: ava.ko speaks %u..%u, the worker %u..%u\n",
+				conn->spec->name, AVA_PROTO_MIN, AVA_PROTO_MAX, block.proto_min,
+				block.proto_max);
+		else
+			pr_warn("ava: the worker for %s speaks protocol 1; ava.ko speaks %u..%u\n",
+				conn->spec->name, AVA_PROTO_MIN, AVA_PROTO_MAX);
+		kvfree(msg);
+		return ret;
+	} else if (ack->status == AVA_E_SPEC || ack->status == AVA_E_UNSUPPORTED) {
 		ret = -EREMOTEIO;
-	else if (ack->status)
+	} else if (ack->status == AVA_E_ACCESS) {
+		ret = -EACCES;
+	} else if (ack->status) {
 		ret = -EPROTO;
+	} else if (block.proto < AVA_PROTO_MIN || block.proto > AVA_PROTO_MAX) {
+		ret = -EPROTO;
+	}
 	if (ret)
 		pr_warn("ava: the worker refused kernel connection for %s (kind %u, status %d)\n",
 			conn->spec->name, ack->kind, ack->status);

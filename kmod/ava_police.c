@@ -130,9 +130,16 @@ static int ava_police_hello(struct ava_file *af, struct ava_police_msg *m, struc
 {
 	struct ava_hello *hello = &m->hello;
 
+	if (m->hdr.args_len == AVA_HELLO_V1_SIZE)
+		return ava_police_refuse(af, m, iter, AVA_E_VERSION,
+					 "a HELLO of protocol 1 (a guest library older than ava.ko)");
 	if (m->hdr.args_len != sizeof(*hello))
 		return ava_police_refuse(af, m, iter, AVA_E_PROTO,
 					 "a HELLO whose argument block is not struct ava_hello");
+	/* the items are the payload: the worker reads them, ava.ko bounds them */
+	if (m->hdr.total_len - sizeof(m->hdr) - m->hdr.args_len > AVA_HELLO_ITEMS_MAX)
+		return ava_police_refuse(af, m, iter, AVA_E_TOO_BIG,
+					 "a HELLO whose items are above AVA_HELLO_ITEMS_MAX");
 	if (copy_from_iter(hello, sizeof(*hello), iter) != sizeof(*hello))
 		return -EFAULT;
 	m->taken += sizeof(*hello);

@@ -21,7 +21,14 @@ constexpr const char *kDefaultPath = "/etc/ava/guest.toml";
 // A configuration file is a few lines; anything this big is a mistake.
 constexpr off_t kMaxFileBytes = 1 << 20;
 constexpr std::string_view kKeyList =
-    "channel, worker, connect_timeout_ms, call_timeout_ms, callback_timeout_ms, max_message";
+    "channel, worker, connect_timeout_ms, call_timeout_ms, callback_timeout_ms, max_message, "
+    "credential_file";
+// Tuning variables the guest library reads (shim/env.cpp callers and the
+// channels); those set go with the configuration a HELLO carries.
+constexpr const char *kTuningVariables[] = {
+    "AVA_SPIN_US",     "AVA_ZEROCOPY_MIN", "AVA_PIPELINE_CHUNK", "AVA_PIPELINE_WINDOW",
+    "AVA_BATCH",       "AVA_BATCH_BYTES",  "AVA_BATCH_CALLS",    "AVA_BATCH_US",
+    "AVA_SHM_HEAP_MB", "AVA_SHM_RING_MB",  "AVA_SHM_SPIN_NS",    "AVA_SOCKET_SPIN_NS"};
 constexpr std::string_view kSpecPrefix = "spec.";
 
 Status config_error(std::string_view where, std::string_view message) {
@@ -38,6 +45,7 @@ std::string errno_string(int err) {
 struct Origins {
   std::string channel;
   std::string worker;
+  std::string credential_file;
 };
 
 Status set_timeout(std::string_view key, const toml::Entry &entry, const std::string &where,
@@ -82,6 +90,14 @@ Status apply_key(std::string_view key, const toml::Entry &entry, const std::stri
                                      std::string(toml::type_name(entry.value)));
     cfg->worker = *v;
     origins->worker = where;
+    return Status::ok();
+  }
+  if (key == "credential_file") {
+    const auto *v = std::get_if<std::string>(&entry.value);
+    if (v == nullptr || v->empty())
+      return config_error(where, "'credential_file' must be a path");
+    cfg->credential_file = *v;
+    origins->credential_file = where;
     return Status::ok();
   }
   if (key == "connect_timeout_ms")
@@ -219,6 +235,14 @@ public:
       origins_.channel = "AVA_CHANNEL";
       used_env_.emplace_back("AVA_CHANNEL");
     }
+    if (const char *v = lookup(getenv_fn, "AVA_CREDENTIAL_FILE")) {
+      cfg_.credential_file = v;
+      origins_.credential_file = "AVA_CREDENTIAL_FILE";
+      used_env_.emplace_back("AVA_CREDENTIAL_FILE");
+    }
+    for (const char *name : kTuningVariables)
+      if (const char *v = lookup(getenv_fn, name))
+        cfg_.tuning.emplace_back(name, v);
     const std::string specific = worker_env_name(spec_name_);
     for (const std::string &name : {std::string("AVA_WORKER"), specific}) {
       if (const char *v = lookup(getenv_fn, name.c_str())) {
@@ -275,11 +299,13 @@ private:
 };
 
 // Reads a whole configuration file. Sets *missing (and returns ok) when it does not exist.
-Status read_file(const char *path, std::string *text, bool *missing) {
-  *missing = false;
+// With secret, a file others may read is refused.
+Status read_file(const char *path, std::string *text, bool *missing, bool secret = false) {
+  if (missing != nullptr)
+    *missing = false;
   const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) {
+    if (errno == ENOENT && missing != nullptr) {
       *missing = true;
       return Status::ok();
     }
@@ -291,6 +317,11 @@ Status read_file(const char *path, std::string *text, bool *missing) {
     result = Status::error(AVA_E_PROTO, std::string(path) + ": error: " + errno_string(errno));
   } else if (!S_ISREG(st.st_mode)) {
     result = Status::error(AVA_E_PROTO, std::string(path) + ": error: not a regular file");
+  } else if (secret && (st.st_mode & S_IRWXO) != 0) {
+    result = Status::error(AVA_E_PROTO, std::string(path) +
+                                            ": error: holds a secret but others may read or "
+                                            "write it (chmod o= " +
+                                            path + ")");
   } else if (st.st_size > kMaxFileBytes) {
     result = Status::error(AVA_E_PROTO, std::string(path) + ": error: file larger than " +
                                             std::to_string(kMaxFileBytes) + " bytes");
@@ -348,6 +379,50 @@ Status parse_guest_config(std::string_view text, std::string_view source,
   } catch (const std::bad_alloc &) {
     return Status::error(AVA_E_NOMEM, "guest configuration: out of memory");
   }
+}
+
+std::string describe_guest_config(const GuestConfig &config) {
+  std::string text;
+  auto quoted = [](std::string_view v) {
+    std::string q = "\"";
+    for (char c : v) {
+      if (c == '"' || c == '\\')
+        q.push_back('\\');
+      q.push_back(c >= 0x20 && c < 0x7f ? c : '?');
+    }
+    return q + "\"";
+  };
+  text += "channel = " + quoted(kind_name(config.channel)) + "\n";
+  text += "worker = " + quoted(config.worker) + "\n";
+  text += "connect_timeout_ms = " + std::to_string(config.connect_timeout_ms) + "\n";
+  text += "call_timeout_ms = " + std::to_string(config.call_timeout_ms) + "\n";
+  text += "callback_timeout_ms = " + std::to_string(config.callback_timeout_ms) + "\n";
+  text += "max_message = " + std::to_string(config.max_message) + "\n";
+  if (!config.credential_file.empty())
+    text += "credential_file = " + quoted(config.credential_file) + "\n";
+  text += "source = " + quoted(config.source) + "\n";
+  for (const auto &[name, value] : config.tuning)
+    text += "env." + name + " = " + quoted(value) + "\n";
+  return text;
+}
+
+Status read_credential(const GuestConfig &config, std::string *token) {
+  token->clear();
+  if (config.credential_file.empty())
+    return Status::ok();
+  try {
+    Status st = read_file(config.credential_file.c_str(), token, nullptr, true);
+    if (!st.is_ok())
+      return st;
+  } catch (const std::bad_alloc &) {
+    return Status::error(AVA_E_NOMEM, "credential: out of memory");
+  }
+  while (!token->empty() && (token->back() == '\n' || token->back() == '\r'))
+    token->pop_back();
+  if (token->empty() || token->size() > AVA_CREDENTIAL_MAX)
+    return Status::error(AVA_E_PROTO, config.credential_file + ": error: a credential has 1 to " +
+                                          std::to_string(AVA_CREDENTIAL_MAX) + " bytes");
+  return Status::ok();
 }
 
 Status load_guest_config(std::string_view spec_name, GuestConfig *out) {

@@ -95,7 +95,8 @@ Status Runtime::connect_locked(bool *run_epilogue) {
   }
   std::unique_ptr<Channel> channel;
   std::string address;
-  st = connect_worker(spec_, config, &channel, &address);
+  HelloAnswer answer;
+  st = connect_worker(spec_, config, &channel, &address, &answer);
   if (!st.is_ok()) {
     std::string source = config.source.empty() ? "" : " (configured by " + config.source + ")";
     return fail_connect_locked("cannot connect to the " + std::string(spec_->name) + " worker at " +
@@ -108,6 +109,7 @@ Status Runtime::connect_locked(bool *run_epilogue) {
     return fail_connect_locked(st.message);
   }
   conn_ = std::move(conn);
+  session_ = std::move(answer);
   // A new worker knows none of the objects the shapes were learned with.
   shapes_.forget_all();
   state_ = State::Connected;

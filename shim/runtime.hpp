@@ -14,6 +14,7 @@
 
 #include "shim/ava_shim.h"
 #include "shim/callback_registry.hpp"
+#include "shim/connect.hpp"
 #include "shim/connection.hpp"
 #include "shim/shape_cache.hpp"
 
@@ -69,6 +70,9 @@ private:
   std::string last_failure_;
   bool prologue_done_ = false;
   bool connected_once_ = false;
+  // The current connection's session (mu_), kept so that a reconnection can
+  // one day resume it rather than start over.
+  HelloAnswer session_;
   bool shutting_down_ = false;
   bool shutdown_reported_ = false;
   std::atomic<uint64_t> connecting_tid_{0};

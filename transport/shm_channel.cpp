@@ -533,14 +533,19 @@ bool ShmChannel::take_inbox(MsgBuf &buf) {
 
 Status ShmChannel::on_refused(const ava_msg_hdr &hdr, int status) {
   signals_->note_error();
-  if (hdr.kind == AVA_MSG_HELLO)
-    return Status::error(status == AVA_E_UNSUPPORTED ? AVA_E_UNSUPPORTED : AVA_E_SPEC,
-                         description_ + ": ava.ko polices this slot and refused the HELLO (" +
-                             std::string(status == AVA_E_UNSUPPORTED
-                                             ? "no command table is registered for the spec: "
-                                               "load its module ava_<spec>.ko"
-                                             : "status " + n(static_cast<uint64_t>(-status))) +
-                             ")");
+  if (hdr.kind == AVA_MSG_HELLO) {
+    const char *why = status == AVA_E_UNSUPPORTED
+                          ? "no command table is registered for the spec: load its module "
+                            "ava_<spec>.ko"
+                      : status == AVA_E_VERSION
+                          ? "the guest library speaks another protocol version than ava.ko"
+                          : nullptr;
+    return Status::error(
+        status == AVA_E_UNSUPPORTED || status == AVA_E_VERSION ? status : AVA_E_SPEC,
+        description_ + ": ava.ko polices this slot and refused the HELLO (" +
+            (why != nullptr ? std::string(why) : "status " + n(static_cast<uint64_t>(-status))) +
+            ")");
+  }
   // As the host does: an async call is dropped, a sync one answered.
   if (hdr.kind != AVA_MSG_CALL || (hdr.flags & AVA_F_SYNC) == 0)
     return Status::ok();

@@ -61,7 +61,8 @@ Status GuestConnection::send_data(const struct iovec *iov, int iovcnt) {
   return st;
 }
 
-Status GuestConnection::send_status(const ava_msg_hdr &request, uint16_t kind, int status) {
+Status GuestConnection::send_status(const ava_msg_hdr &request, uint16_t kind, int status,
+                                    std::span<const uint8_t> block) {
   struct {
     ava_msg_hdr hdr;
     ava_reply_common common;
@@ -72,15 +73,21 @@ Status GuestConnection::send_status(const ava_msg_hdr &request, uint16_t kind, i
   msg.hdr.kind = kind;
   msg.hdr.spec_id = spec_ != nullptr ? spec_->id : request.spec_id;
   msg.hdr.func_id = request.func_id;
-  msg.hdr.total_len = sizeof(ava_msg_hdr) + args_len;
   msg.hdr.thread_id = request.thread_id;
   msg.hdr.seq = request.seq;
   msg.hdr.call_id = request.call_id;
-  msg.hdr.args_len = args_len;
   msg.hdr.flags = kind == AVA_MSG_REPLY ? AVA_F_SYNC : 0;
   msg.hdr.status = status;
-  struct iovec iov = {&msg, static_cast<size_t>(msg.hdr.total_len)};
-  return send(&iov, 1);
+  struct iovec iov[2] = {{&msg, sizeof(ava_msg_hdr) + args_len}, {}};
+  int iovcnt = 1;
+  if (kind != AVA_MSG_REPLY && !block.empty()) {
+    args_len = static_cast<uint32_t>(block.size());
+    iov[1] = {const_cast<uint8_t *>(block.data()), block.size()};
+    iovcnt = 2;
+  }
+  msg.hdr.args_len = args_len;
+  msg.hdr.total_len = sizeof(ava_msg_hdr) + args_len;
+  return send(iov, iovcnt);
 }
 
 void GuestConnection::shutdown() {

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -57,7 +58,9 @@ public:
   Status send_data(const struct iovec *iov, int iovcnt);
   // Sends a message that carries only a status (HELLO_ACK, GOODBYE, or a
   // REPLY with a zeroed ava_reply_common), echoing the ids of request.
-  Status send_status(const ava_msg_hdr &request, uint16_t kind, int status);
+  // block: an argument block to send with it (HELLO_ACK's).
+  Status send_status(const ava_msg_hdr &request, uint16_t kind, int status,
+                     std::span<const uint8_t> block = {});
 
   // Marks the guest gone: sends fail, blocked receives and callback waits wake.
   void shutdown();

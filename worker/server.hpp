@@ -14,6 +14,7 @@
 
 #include "ava/wire.h"
 #include "transport/channel.hpp"
+#include "worker/credentials.hpp"
 #include "worker/plugin_set.hpp"
 
 namespace ava {
@@ -57,6 +58,9 @@ struct WorkerOptions {
   // Settings of the host configuration for plugins, by "<spec>.<key>"
   // (spec code reads them with ava_w_setting); checked where they are read.
   std::map<std::string, std::string, std::less<>> plugin_settings;
+  // Credentials a guest's HELLO must show one of (worker/credentials.hpp);
+  // null: none required (a credential sent anyway is ignored).
+  std::shared_ptr<const CredentialTable> credentials;
 };
 
 // Serves guests until SIGINT/SIGTERM (or, with exit_when_idle, until the last

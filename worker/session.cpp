@@ -13,6 +13,7 @@
 
 #include "worker/cmd_policy.hpp"
 #include "worker/connection.hpp"
+#include "worker/handshake.hpp"
 #include "worker/log.hpp"
 #include "worker/server.hpp"
 #include "worker/session_report.hpp"
@@ -88,7 +89,8 @@ GuestSession::GuestSession(std::unique_ptr<Channel> channel, PluginSet &plugins,
                            const WorkerOptions &options)
     : connection_(std::make_shared<GuestConnection>(std::move(channel), options)),
       plugins_(plugins), max_guest_threads_(options.max_guest_threads),
-      admit_call_(options.admit_call), report_file_(options.report_file), baton_(kShadowGrace),
+      admit_call_(options.admit_call), report_file_(options.report_file),
+      credentials_(options.credentials.get()), baton_(kShadowGrace),
       record_(std::make_unique<Record>()) {}
 
 GuestSession::~GuestSession() {
@@ -130,43 +132,57 @@ Status GuestSession::hello() {
     connection_->log_error("message of kind " + std::to_string(hdr.kind) + " before HELLO");
     return Status::error(AVA_E_STATE, "message before HELLO");
   }
-  if (hdr.args_len < sizeof(ava_hello) || hdr.args_len > hdr.total_len - sizeof hdr) {
-    connection_->send_status(hdr, AVA_MSG_HELLO_ACK, AVA_E_PROTO);
-    connection_->log_error("malformed HELLO");
-    return Status::error(AVA_E_PROTO, "malformed HELLO");
-  }
-  ava_hello hello;
-  std::memcpy(&hello, buf.data() + sizeof hdr, sizeof hello);
-  connection_->set_guest(nullptr, hello.pid);
-
-  auto refuse = [&](const std::string &why, int status = AVA_E_SPEC) {
-    connection_->send_status(hdr, AVA_MSG_HELLO_ACK, status);
+  HelloOffer offer = check_hello(std::span<const uint8_t>(buf.data(), buf.size()), credentials_);
+  connection_->set_guest(nullptr, offer.hello.pid);
+  auto refuse = [&](int status, const std::string &why) {
+    offer.status = status;
+    ava_hello_ack ack = make_hello_ack(offer, SessionKeys{});
+    std::span<const uint8_t> block;
+    if (!offer.protocol1)
+      block = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(&ack), sizeof ack);
+    connection_->send_status(hdr, AVA_MSG_HELLO_ACK, status, block);
     connection_->log_error(why);
     return Status::error(status, why);
   };
+  if (offer.status != AVA_OK)
+    return refuse(offer.status, offer.why);
+  const ava_hello &hello = offer.hello;
   if (std::memchr(hello.spec_name, 0, sizeof hello.spec_name) == nullptr)
-    return refuse("HELLO with an unterminated spec name");
+    return refuse(AVA_E_SPEC, "HELLO with an unterminated spec name");
   std::string name = hello.spec_name;
   const ava_worker_spec *spec = nullptr;
   Status found = plugins_.find(name, &spec);
   // Not a mismatch: this worker has no usable plugin for the name (none
   // installed, not allowed, or its library would not load, e.g. no driver).
   if (!found.is_ok())
-    return refuse("cannot serve spec '" + name + "': " + found.message, AVA_E_UNSUPPORTED);
+    return refuse(AVA_E_UNSUPPORTED, "cannot serve spec '" + name + "': " + found.message);
   if (hello.spec_id != spec->id || hello.spec_hash != spec->hash)
-    return refuse("spec '" + name + "' mismatch: guest has id " + std::to_string(hello.spec_id) +
-                  " hash " + hex(hello.spec_hash) + ", worker has id " + std::to_string(spec->id) +
-                  " hash " + hex(spec->hash) +
-                  " (worker and guest library were generated from different specs)");
+    return refuse(AVA_E_SPEC, "spec '" + name + "' mismatch: guest has id " +
+                                  std::to_string(hello.spec_id) + " hash " + hex(hello.spec_hash) +
+                                  ", worker has id " + std::to_string(spec->id) + " hash " +
+                                  hex(spec->hash) +
+                                  " (worker and guest library were generated from different "
+                                  "specs)");
+  const SessionKeys keys = new_session_keys();
+  const ava_hello_ack ack = make_hello_ack(offer, keys);
   connection_->set_guest(spec, hello.pid);
   record_->open(spec->name, hello.pid);
-  Status acked = connection_->send_status(hdr, AVA_MSG_HELLO_ACK, AVA_OK);
+  session_id_ = keys.id;
+  peer_ = offer.peer;
+  guest_config_ = std::move(offer.config);
+  Status acked = connection_->send_status(
+      hdr, AVA_MSG_HELLO_ACK, AVA_OK,
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(&ack), sizeof ack));
   if (!acked.is_ok()) {
     connection_->set_guest(nullptr, hello.pid);
     return Status::ok(); // gone already
   }
-  connection_->log_debug("connected (spec " + name + ", " + connection_->channel().describe() +
-                         ")");
+  if (!guest_config_.empty())
+    connection_->log_debug("guest configuration:\n" + guest_config_);
+  connection_->log_debug("connected (spec " + name + ", session " + hex(session_id_) +
+                         ", protocol " + std::to_string(offer.proto) +
+                         (peer_.empty() ? std::string() : ", peer " + peer_) + ", " +
+                         offer.guest_build + ", " + connection_->channel().describe() + ")");
   return Status::ok();
 }
 
@@ -430,6 +446,8 @@ void GuestSession::report() {
     r.calls = connection_->calls_served();
     r.sync = connection_->sync_calls_served();
     r.refused = connection_->calls_refused();
+    r.session_id = session_id_;
+    r.peer = peer_;
     Status written = append_session_report(report_file_, r);
     if (!written.is_ok())
       worker_log("session report: " + written.message);

@@ -18,6 +18,7 @@
 namespace ava {
 
 struct WorkerOptions;
+class CredentialTable;
 class GuestConnection;
 class ShadowThread;
 
@@ -71,6 +72,12 @@ private:
   uint32_t max_guest_threads_;
   std::function<int(const ava_msg_hdr &, uint64_t, std::string *)> admit_call_;
   std::string report_file_;
+  const CredentialTable *credentials_; // null: none required
+  // From the handshake: the session's id, the credential's name, and the
+  // guest's configuration as it sent it (kept for the day a session moves).
+  uint64_t session_id_ = 0;
+  std::string peer_;
+  std::string guest_config_;
   bool torn_down_ = false;
   // Whoever holds rx_mu_ may call recv and route (including on_call, which
   // creates shadow threads): the session thread or one idle shadow thread.

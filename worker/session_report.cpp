@@ -5,16 +5,27 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace ava {
+namespace {
+
+std::string session_text(uint64_t id) {
+  char text[24];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(id));
+  return text;
+}
+
+} // namespace
 
 std::string format_session_report(const SessionReport &report) {
   return "session spec=" + (report.spec.empty() ? std::string("-") : report.spec) +
          " pid=" + std::to_string(report.guest_pid) +
          " worker=" + std::to_string(report.worker_pid) + " calls=" + std::to_string(report.calls) +
          " sync=" + std::to_string(report.sync) + " refused=" + std::to_string(report.refused) +
-         "\n";
+         " id=" + session_text(report.session_id) +
+         " peer=" + (report.peer.empty() ? std::string("-") : report.peer) + "\n";
 }
 
 Status append_session_report(const std::string &path, const SessionReport &report) {

@@ -9,7 +9,10 @@
 // that served the guest: one per guest under the supervisor, one for all
 // with --shared.
 //
-//   session spec=opencl pid=4242 worker=4250 calls=1375 sync=412 refused=0
+//   session spec=opencl pid=4242 worker=4250 calls=1375 sync=412 refused=0 id=0x9f3c... peer=-
+//
+// id is the session id of the handshake (0 when it never completed), peer
+// the name of the guest's credential (worker/credentials.hpp) or -.
 //
 // Each line goes out in one O_APPEND write, so the worker processes of one
 // `ava vmhost` (one per slot) may share a file without interleaving.
@@ -29,6 +32,8 @@ struct SessionReport {
   uint64_t calls = 0;   // calls handed to the spec's dispatch
   uint64_t sync = 0;    // of those, calls the guest waited for (the rest came async)
   uint64_t refused = 0; // calls refused before they ran (malformed, policed, over a policy)
+  uint64_t session_id = 0;
+  std::string peer; // empty: no credential table
 };
 
 std::string format_session_report(const SessionReport &report);

@@ -94,7 +94,9 @@ typedef int64_t ava_s64;
 #define AVA_E_TIMEOUT (-10)     /* no answer within the configured time */
 #define AVA_E_STATE (-11)       /* call out of order (e.g. before HELLO) */
 #define AVA_E_POLICY (-12)      /* refused by the guest's sharing policy (a rate or quota) */
-#define AVA_E_MIN AVA_E_POLICY  /* the lowest status defined */
+#define AVA_E_VERSION (-13)     /* HELLO_ACK: no protocol version both sides speak */
+#define AVA_E_ACCESS (-14)      /* HELLO_ACK: the guest's credential is missing or not accepted */
+#define AVA_E_MIN AVA_E_ACCESS  /* the lowest status defined */
 
 /*
  * Handle ids. The worker picks the ids of objects that sync calls return;
@@ -175,16 +177,125 @@ struct ava_reply_common {
 AVA_STATIC_ASSERT(sizeof(struct ava_reply_common) == 16, "ava_reply_common size");
 
 #define AVA_SPEC_NAME_MAX 32
+#define AVA_BUILD_NAME_MAX 32
+
+/*
+ * The handshake. A connection's first message is HELLO; the worker answers
+ * HELLO_ACK, and nothing else crosses before that answer.
+ *
+ * Two numbers are versioned apart. ava_msg_hdr.abi_version (AVA_ABI_VERSION)
+ * is the framing of every message and stays 1: magic, abi_version and kind
+ * keep their offsets for good, so any two peers can at least exchange
+ * HELLO and HELLO_ACK. What HELLO and everything after it mean is the
+ * protocol version, which HELLO negotiates: the guest offers a range, the
+ * worker picks the highest version in both ranges, and when there is none
+ * the ACK says so (AVA_E_VERSION) and names the worker's range and build, so
+ * the guest's error can name both sides.
+ *
+ *   protocol 1  HELLO's block is the first 56 bytes below alone; HELLO_ACK
+ *               is a bare status (ava 0.1, before negotiation)
+ *   protocol 2  this layout
+ *
+ * HELLO (protocol 2):
+ *
+ *   0            64                      184                      total_len
+ *   +------------+-----------------------+------------------------+
+ *   | ava_msg_hdr| struct ava_hello (120)| items (payload)        |
+ *   +------------+-----------------------+------------------------+
+ *
+ *   items: a run of  ava_hello_item{kind,len} | len bytes | 0-7 zero bytes
+ *   (each item padded to 8), at most AVA_HELLO_ITEMS_MAX bytes in all; a
+ *   receiver skips kinds it does not know, so later versions can add some
+ *   without a new protocol number.
+ *
+ * HELLO_ACK (protocol 2): ava_msg_hdr (status) | struct ava_hello_ack (88),
+ * for refusals too, except to a protocol-1 HELLO (a bare status, which is
+ * all such a guest reads).
+ *
+ * A session is the worker's state for one guest connection; its id names it
+ * in logs and reports, and the resume token (known only to the two sides) is
+ * what a later HELLO with AVA_HELLO_RESUME must show to take it over, e.g.
+ * after a migration. A worker that cannot resume says so by leaving
+ * AVA_ACK_RESUMABLE out of its ACK and refuses such a HELLO with
+ * AVA_E_UNSUPPORTED.
+ */
+#define AVA_PROTO_MIN 2u /* the protocol versions this build speaks */
+#define AVA_PROTO_MAX 2u
+#define AVA_HELLO_V1_SIZE 56u /* sizeof the protocol-1 block, to recognise one */
+
+/* struct ava_hello.flags */
+#define AVA_HELLO_RESUME 0x1u /* take over session_id, proving it with resume_token */
+#define AVA_HELLO_KERNEL 0x2u /* a kernel-owned connection (ava.ko's own calls) */
+#define AVA_HELLO_FLAGS_ALL (AVA_HELLO_RESUME | AVA_HELLO_KERNEL)
 
 /* Argument block of HELLO. */
 struct ava_hello {
 	ava_u64 spec_hash; /* cava's hash of the spec's wire layout */
 	ava_u64 pid;       /* guest process id, for logs */
 	ava_u32 spec_id;
-	ava_u32 reserved;
+	ava_u32 flags;                     /* AVA_HELLO_*; zero in protocol 1 */
 	char spec_name[AVA_SPEC_NAME_MAX]; /* NUL-padded */
+	/* protocol 2 on */
+	ava_u16 proto_min; /* the versions the guest speaks */
+	ava_u16 proto_max;
+	ava_u32 reserved;               /* must be zero */
+	ava_u64 session_id;             /* AVA_HELLO_RESUME: the session to resume, else 0 */
+	ava_u8 resume_token[16];        /* AVA_HELLO_RESUME: its token, else zero */
+	char build[AVA_BUILD_NAME_MAX]; /* the guest library's version text, NUL-padded */
 };
-AVA_STATIC_ASSERT(sizeof(struct ava_hello) == 56, "ava_hello size");
+AVA_STATIC_ASSERT(sizeof(struct ava_hello) == 120, "ava_hello size");
+AVA_STATIC_ASSERT(offsetof(struct ava_hello, proto_min) == AVA_HELLO_V1_SIZE, "ava_hello v1 part");
+
+/* struct ava_hello_item.kind; an item of another kind is skipped */
+#define AVA_HELLO_ITEM_CREDENTIAL 1u /* a token the host's configuration may require */
+#define AVA_HELLO_ITEM_CONFIG 2u     /* the guest's effective configuration, "key = value" lines */
+#define AVA_HELLO_ITEMS_MAX 65536u   /* all items of one HELLO */
+#define AVA_CREDENTIAL_MAX 4096u     /* one credential item */
+
+struct ava_hello_item {
+	ava_u32 kind;
+	ava_u32 len; /* bytes that follow, before the padding */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_hello_item) == 8, "ava_hello_item size");
+
+/* struct ava_hello_ack.flags: what this worker can do */
+#define AVA_ACK_RESUMABLE 0x1u /* the session can be taken over by a later HELLO */
+
+/* Argument block of HELLO_ACK (protocol 2). */
+struct ava_hello_ack {
+	ava_u16 proto;      /* the version chosen; 0 when refused */
+	ava_u16 proto_min;  /* the versions the worker speaks */
+	ava_u16 proto_max;
+	ava_u16 reserved0;  /* zero */
+	ava_u32 flags;      /* AVA_ACK_* */
+	ava_u32 reserved1;  /* zero */
+	ava_u64 session_id; /* 0 when refused */
+	ava_u8 resume_token[16];
+	char build[AVA_BUILD_NAME_MAX]; /* the worker's version text, NUL-padded */
+	char peer[16];                  /* the name the credential was accepted as, or "" */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_hello_ack) == 88, "ava_hello_ack size");
+
+/*
+ * Fills a protocol-2 HELLO block (the caller zeroed it): the one place that
+ * knows which fields a HELLO must carry. Text longer than its field (less
+ * its NUL) is cut.
+ */
+static inline void ava_hello_fill(struct ava_hello *h, ava_u32 spec_id, ava_u64 spec_hash,
+				  const char *name, ava_u64 pid, const char *build)
+{
+	ava_u32 i;
+
+	h->spec_hash = spec_hash;
+	h->pid = pid;
+	h->spec_id = spec_id;
+	for (i = 0; i + 1 < AVA_SPEC_NAME_MAX && name[i]; i++)
+		h->spec_name[i] = name[i];
+	h->proto_min = AVA_PROTO_MIN;
+	h->proto_max = AVA_PROTO_MAX;
+	for (i = 0; i + 1 < AVA_BUILD_NAME_MAX && build[i]; i++)
+		h->build[i] = build[i];
+}
 
 /*
  * A staged transfer: the data a non-blocking read (or map) produces on the

@@ -55,10 +55,8 @@ public:
     heap_ = channel_->heap();
     cr_assert(heap_.base != nullptr && heap_.size >= 1 << 20, "the shm channel has no heap");
     ava_hello h{};
-    h.spec_hash = AVA_OPENCL_SPEC_HASH;
-    h.pid = static_cast<uint64_t>(getpid());
-    h.spec_id = AVA_OPENCL_SPEC_ID;
-    std::strncpy(h.spec_name, AVA_OPENCL_SPEC_NAME, sizeof(h.spec_name) - 1);
+    ava_hello_fill(&h, AVA_OPENCL_SPEC_ID, AVA_OPENCL_SPEC_HASH, AVA_OPENCL_SPEC_NAME,
+                   static_cast<uint64_t>(getpid()), "test");
     wire_test::MsgHeader m;
     m.kind = AVA_MSG_HELLO;
     m.spec_id = AVA_OPENCL_SPEC_ID;

@@ -37,10 +37,8 @@ public:
     if (fd_ < 0 || connect(fd_, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0)
       return false;
     ava_hello h{};
-    h.spec_hash = spec_hash_;
-    h.pid = static_cast<uint64_t>(getpid());
-    h.spec_id = spec_id_;
-    std::strncpy(h.spec_name, spec_name_.c_str(), sizeof(h.spec_name) - 1);
+    ava_hello_fill(&h, spec_id_, spec_hash_, spec_name_.c_str(), static_cast<uint64_t>(getpid()),
+                   "test");
     Bytes msg = message(AVA_MSG_HELLO, 0, 0, &h, sizeof h, {});
     if (!send_all(msg))
       return false;

@@ -34,6 +34,8 @@ struct WorkerReport {
     uint64_t calls = 0;
     uint64_t sync = 0;
     uint64_t refused = 0;
+    uint64_t session_id = 0; // the handshake's; 0 when it never completed
+    std::string peer;        // the credential's name, or "-"
   };
   std::vector<Session> sessions; // one per line, in order
   std::string text;              // the file as read, for messages

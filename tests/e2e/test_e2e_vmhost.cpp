@@ -263,10 +263,8 @@ ava::Status send(ava::Channel &ch, const std::vector<uint8_t> &m) {
 // HELLO for the demo spec, then demo_version(): the worker really serves.
 void hello_and_call(ava::Channel &ch, const std::function<std::string()> &log) {
   ava_hello h{};
-  h.spec_hash = AVA_DEMO_SPEC_HASH;
-  h.pid = static_cast<uint64_t>(getpid());
-  h.spec_id = AVA_DEMO_SPEC_ID;
-  std::strncpy(h.spec_name, AVA_DEMO_SPEC_NAME, sizeof h.spec_name - 1);
+  ava_hello_fill(&h, AVA_DEMO_SPEC_ID, AVA_DEMO_SPEC_HASH, AVA_DEMO_SPEC_NAME,
+                 static_cast<uint64_t>(getpid()), "test");
   cr_assert(send(ch, message(AVA_MSG_HELLO, 0, &h, sizeof h)).is_ok());
   ava::MsgBuf reply;
   ava::Status st = ch.recv(reply, kBoundMs);

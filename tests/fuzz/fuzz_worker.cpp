@@ -236,10 +236,7 @@ Message hello_message() {
   h.args_len = sizeof(ava_hello);
   h.call_id = FuzzChannel::kHelloCallId;
   ava_hello hello{};
-  hello.spec_hash = g_spec->hash;
-  hello.pid = 1;
-  hello.spec_id = g_spec->id;
-  std::snprintf(hello.spec_name, sizeof hello.spec_name, "%s", g_spec->name);
+  ava_hello_fill(&hello, g_spec->id, g_spec->hash, g_spec->name, 1, "fuzz");
   std::memcpy(m.data() + sizeof(ava_msg_hdr), &hello, sizeof hello);
   return m;
 }

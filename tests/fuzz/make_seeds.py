@@ -127,6 +127,43 @@ def guest_reply_seeds(spec_id, nfuncs):
         write("guest_reply", name, data)
 
 
+def hello_seeds():
+    """The handshake (fuzz_hello.cpp): byte 0 picks the side, then one message."""
+    def fixed(text, n):
+        return text.encode() + b"\0" * (n - len(text))
+
+    def item(kind, data):
+        pad = (8 - len(data) % 8) % 8
+        return struct.pack("<II", kind, len(data)) + data + b"\0" * pad
+
+    def hello(pmin=2, pmax=2, flags=0, items=b"", v1=False):
+        block = struct.pack("<QQII", 0x1234, 1, 7, flags) + fixed("wtest", 32)
+        if not v1:
+            block += struct.pack("<HHIQ", pmin, pmax, 0, 0) + b"\0" * 16 + fixed("ava seed", 32)
+        return header(KIND["HELLO"], 7, args_len=len(block), payload_len=len(items)) + block + items
+
+    config = item(2, b'channel = "unix"\nworker = "unix:/run/ava.sock"\n')
+    token = item(1, b"alice-0123456789abcdef")
+    write("hello", "hello-plain", b"\x00" + hello())
+    write("hello", "hello-items", b"\x00" + hello(items=config + item(77, b"later")))
+    write("hello", "hello-credential", b"\x02" + hello(items=token + config))
+    write("hello", "hello-v1", b"\x00" + hello(v1=True))
+    write("hello", "hello-later", b"\x00" + hello(3, 5))
+    write("hello", "hello-resume", b"\x00" + hello(flags=1))
+
+    def ack(status, proto, pmin=2, pmax=2, session=0x42, bare=False):
+        block = (struct.pack("<HHHHIIQ", proto, pmin, pmax, 0, 0, 0, session) + b"\0" * 16 +
+                 fixed("ava seed", 32) + fixed("alice", 16))
+        if bare:
+            block = b""
+        return header(KIND["HELLO_ACK"], 7, args_len=len(block), status=status) + block
+
+    write("hello", "ack-ok", b"\x01" + ack(0, 2))
+    write("hello", "ack-bare", b"\x01" + ack(0, 0, bare=True))
+    write("hello", "ack-version", b"\x01" + ack(-13, 0, 3, 4, 0))
+    write("hello", "ack-access", b"\x03" + ack(-14, 0, session=0))
+
+
 def cava_seeds():
     for sub in ("demo", "opencl", "cudart", "cuda"):
         d = os.path.join(ROOT, "specs", sub)
@@ -158,6 +195,7 @@ def fatbin_seeds(build):
 
 
 def main():
+    hello_seeds()
     os.makedirs(os.path.join(CORPUS, "cava"), exist_ok=True)
     os.makedirs(os.path.join(CORPUS, "fatbin"), exist_ok=True)
     shm_ring_seeds()

@@ -180,6 +180,13 @@ public:
     return true;
   }
 
+  // How handshake() answers: a protocol-2 block (accepting with session
+  // kSessionId, or refusing) unless a test changes it, or a bare status as a
+  // protocol-1 worker sends.
+  static constexpr uint64_t kSessionId = 0x5e55'0000'0000'0042ull;
+  bool bare_ack = false;
+  std::function<void(ava_hello_ack *)> shape_ack;
+
   bool handshake(int32_t hello_status) {
     Seen hello;
     if (!recv(&hello) || hello.hdr.kind != AVA_MSG_HELLO) {
@@ -188,7 +195,22 @@ public:
     }
     ava_msg_hdr ack = make_header(AVA_MSG_HELLO_ACK, hello.hdr.spec_id, kHdr);
     ack.status = hello_status;
-    send(ack, nullptr, 0, nullptr, 0);
+    ava_hello_ack block{};
+    block.proto_min = AVA_PROTO_MIN;
+    block.proto_max = AVA_PROTO_MAX;
+    std::strcpy(block.build, "ava fake");
+    if (hello_status == AVA_OK) {
+      block.proto = AVA_PROTO_MAX;
+      block.session_id = kSessionId;
+    }
+    if (shape_ack) {
+      shape_ack(&block);
+    }
+    if (bare_ack) {
+      send(ack, nullptr, 0, nullptr, 0);
+    } else {
+      send(ack, &block, sizeof block, nullptr, 0);
+    }
     return hello_status == AVA_OK;
   }
 

@@ -182,7 +182,8 @@ ParameterizedTest(BatchCase *c, policed, refused_calls_are_answered_or_dropped_a
 
 Test(policed, a_refused_hello_fails_the_send_and_names_the_missing_module) {
   Guest g(64);
-  ava::Status st = send_all(*g.channel, {message(AVA_MSG_HELLO, kUnknownSpec, 0, 0, 0, 56)});
+  ava::Status st =
+      send_all(*g.channel, {message(AVA_MSG_HELLO, kUnknownSpec, 0, 0, 0, sizeof(ava_hello))});
   cr_expect(st.code == AVA_E_UNSUPPORTED, "status %d: %s", st.code, st.message.c_str());
   cr_expect(st.message.find("ava_<spec>.ko") != std::string::npos, "%s", st.message.c_str());
 }

@@ -383,9 +383,7 @@ struct HelloCase {
 
 RawMessage hello_message(const char *name, uint32_t id, uint64_t hash) {
   ava_hello h{};
-  h.spec_hash = hash;
-  h.pid = 1;
-  h.spec_id = id;
+  ava_hello_fill(&h, id, hash, "", 1, "test");
   std::memcpy(h.spec_name, name, std::min(std::strlen(name), sizeof h.spec_name));
   return RawMessage(AVA_MSG_HELLO, 0, &h, sizeof h);
 }
@@ -555,9 +553,7 @@ Test(worker_protocol, garbage_bytes_close_the_connection, .timeout = 60) {
     cr_assert_geq(fd, 0);
     if (c.hello_first) {
       ava_hello h{};
-      h.spec_hash = AVA_WTEST_SPEC_HASH;
-      h.spec_id = AVA_WTEST_SPEC_ID;
-      std::strcpy(h.spec_name, AVA_WTEST_SPEC_NAME);
+      ava_hello_fill(&h, AVA_WTEST_SPEC_ID, AVA_WTEST_SPEC_HASH, AVA_WTEST_SPEC_NAME, 0, "test");
       RawMessage m(AVA_MSG_HELLO, 0, &h, sizeof h);
       cr_assert(write_all(fd, m.data(), m.size()));
     }

@@ -149,6 +149,14 @@ Status parse_host_config(std::string_view text, std::string_view source, HostCon
         config.limits.callbacks = v;
       else
         config.limits.connections_per_peer = v;
+    } else if (key == "guest.credentials") {
+      if (text_value == nullptr)
+        return want("a string");
+      auto table = std::make_shared<CredentialTable>();
+      Status loaded = CredentialTable::load(*text_value, table.get());
+      if (!loaded.is_ok())
+        return error_at(source, line, "guest.credentials: " + loaded.message);
+      config.credentials = std::move(table);
     } else if (key == "guest.memory_max") {
       if (int_value == nullptr || *int_value <= 0)
         return error_at(source, line, "guest.memory_max must be a positive number of bytes");
@@ -168,7 +176,7 @@ Status parse_host_config(std::string_view text, std::string_view source, HostCon
                           "guest.memory_max, guest.cmds_per_sec, guest.bytes_per_sec, "
                           "guest.device_memory, guest.threads, guest.send_timeout_ms, "
                           "guest.connections, guest.connections_per_peer, guest.objects, "
-                          "guest.callbacks, "
+                          "guest.callbacks, guest.credentials, "
                           "opencl.kernels_without_arg_info)");
     }
   }

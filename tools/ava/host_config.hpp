@@ -16,6 +16,8 @@
 //   send_timeout_ms = 30000            # a guest that reads nothing this long is dropped
 //   connections = 1024                 # guest connections one `ava worker` serves at once
 //   connections_per_peer = 64          #   and per peer (unix: uid; tcp: address)
+//   credentials = "/etc/ava/credentials" # guests must show a token listed there
+//                                      #   (worker/credentials.hpp; not readable by others)
 //
 //   [opencl]                           # settings of a spec's worker plugin
 //   kernels_without_arg_info = "refuse" # or "allow": kernels whose argument kinds the
@@ -28,11 +30,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "transport/channel.hpp"
+#include "worker/credentials.hpp"
 
 namespace ava::tool {
 
@@ -76,7 +80,8 @@ struct HostConfig {
   // Settings for worker plugins by "<spec>.<key>", as the plugin's spec code
   // reads them (ava_w_setting); only known keys and values get here.
   std::map<std::string, std::string, std::less<>> plugin_settings;
-  std::string source; // the file read, or empty
+  std::shared_ptr<const CredentialTable> credentials; // null: no credential required
+  std::string source;                                 // the file read, or empty
 };
 
 inline constexpr const char *kDefaultHostConfig = "/etc/ava/host.toml";

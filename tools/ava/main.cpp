@@ -12,10 +12,6 @@
 
 #include "tools/ava/commands.hpp"
 
-#ifndef AVA_VERSION_STRING
-#define AVA_VERSION_STRING "0.1"
-#endif
-
 namespace ava::tool {
 
 void print_help() {

@@ -51,7 +51,7 @@ bool path_exists(const std::string &path) {
 Test(ava_run, version_and_help) {
   Result version = shell(kAva + " version");
   cr_expect_eq(version.status, 0);
-  cr_expect_eq(version.out, "ava 0.1\n");
+  cr_expect_eq(version.out, "ava 0.2\n");
   Result help = shell(kAva + " --help");
   cr_expect_eq(help.status, 0);
   cr_expect(help.out.find("ava run") != std::string::npos);

@@ -638,6 +638,7 @@ int vmhost_command(std::span<const std::string> args) {
   options.worker.max_guest_callbacks = host_config.limits.callbacks;
   options.worker.send_timeout_ms = host_config.limits.send_timeout_ms;
   options.worker.plugin_settings = host_config.plugin_settings;
+  options.worker.credentials = host_config.credentials;
   Vmhost host(std::move(options));
   return host.run();
 }

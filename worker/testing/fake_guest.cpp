@@ -55,10 +55,9 @@ std::vector<uint8_t> Received::bytes(const ava_buf_desc &d) const {
 
 int FakeGuest::hello(const char *name, uint32_t spec_id, uint64_t hash) {
   ava_hello h{};
-  h.spec_hash = hash != 0 ? hash : AVA_WTEST_SPEC_HASH;
-  h.pid = static_cast<uint64_t>(::getpid());
-  h.spec_id = spec_id != 0 ? spec_id : AVA_WTEST_SPEC_ID;
-  std::strncpy(h.spec_name, name != nullptr ? name : AVA_WTEST_SPEC_NAME, sizeof h.spec_name);
+  ava_hello_fill(
+      &h, spec_id != 0 ? spec_id : AVA_WTEST_SPEC_ID, hash != 0 ? hash : AVA_WTEST_SPEC_HASH,
+      name != nullptr ? name : AVA_WTEST_SPEC_NAME, static_cast<uint64_t>(::getpid()), "test");
   RawMessage message(AVA_MSG_HELLO, 0, &h, sizeof h);
   message.hdr().spec_id = h.spec_id;
   Status s = send(message);

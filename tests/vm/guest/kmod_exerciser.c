@@ -389,10 +389,8 @@ static void valid_msg(struct rng *r, struct msgbuf *m, unsigned kind)
 
 		msg_hdr(m, AVA_MSG_HELLO, 0, 0, sizeof(*a), 0);
 		a = (struct ava_hello *)(m->b + sizeof(struct ava_msg_hdr));
-		a->spec_hash = AVA_DEMO_SPEC_HASH;
-		a->spec_id = AVA_DEMO_SPEC_ID;
-		a->pid = getpid();
-		strcpy(a->spec_name, AVA_DEMO_SPEC_NAME);
+		ava_hello_fill(a, AVA_DEMO_SPEC_ID, AVA_DEMO_SPEC_HASH, AVA_DEMO_SPEC_NAME, getpid(),
+			       "test");
 		break;
 	}
 	case 1:

@@ -72,9 +72,7 @@ int unknown_spec() {
   if (!ch)
     return 2;
   ava_hello h{};
-  h.spec_hash = 1;
-  h.spec_id = 999;
-  std::strncpy(h.spec_name, "nosuchspec", sizeof h.spec_name - 1);
+  ava_hello_fill(&h, 999, 1, "nosuchspec", 0, "test");
   std::vector<uint8_t> m = message(AVA_MSG_HELLO, 0, &h, sizeof h, 0);
   iovec iov{m.data(), m.size()};
   const ava::Status st = ch->send(&iov, 1);
@@ -92,10 +90,8 @@ int main(int argc, char **argv) {
   if (!ch)
     return 2;
   ava_hello h{};
-  h.spec_hash = AVA_DEMO_SPEC_HASH;
-  h.pid = static_cast<uint64_t>(getpid());
-  h.spec_id = AVA_DEMO_SPEC_ID;
-  std::strncpy(h.spec_name, AVA_DEMO_SPEC_NAME, sizeof h.spec_name - 1);
+  ava_hello_fill(&h, AVA_DEMO_SPEC_ID, AVA_DEMO_SPEC_HASH, AVA_DEMO_SPEC_NAME,
+                 static_cast<uint64_t>(getpid()), "test");
   if (round_trip(*ch, message(AVA_MSG_HELLO, 0, &h, sizeof h, 0)) != AVA_OK)
     return 2;
 

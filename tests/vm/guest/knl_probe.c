@@ -180,6 +180,10 @@ int main(int argc, char **argv)
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	struct nlmsghdr *h = NULL;
 	struct ava_msg_hdr hdr, ack;
+	struct {
+		struct ava_msg_hdr h;
+		struct ava_hello_ack b;
+	} hello_ack;
 	struct nlattr *a;
 	uint64_t half = 0, big;
 	uint32_t conn;
@@ -233,7 +237,16 @@ int main(int argc, char **argv)
 	ack.kind = AVA_MSG_HELLO_ACK;
 	ack.spec_id = hdr.spec_id;
 	ack.total_len = sizeof(ack);
-	expect("hello_ack", send_msg(conn, &ack, sizeof(ack), NULL), 0);
+	/* a protocol-2 answer: the header and its block */
+	memset(&hello_ack, 0, sizeof(hello_ack));
+	hello_ack.h = ack;
+	hello_ack.h.args_len = sizeof(hello_ack.b);
+	hello_ack.h.total_len = sizeof(hello_ack);
+	hello_ack.b.proto = AVA_PROTO_MAX;
+	hello_ack.b.proto_min = AVA_PROTO_MIN;
+	hello_ack.b.proto_max = AVA_PROTO_MAX;
+	hello_ack.b.session_id = 1;
+	expect("hello_ack", send_msg(conn, &hello_ack, sizeof(hello_ack), NULL), 0);
 	/* refused without harm to the connection */
 	expect("msg.unknown_conn", send_msg(conn + 7, &ack, sizeof(ack), NULL), -ENOENT);
 	start(&r, family, AVA_KNL_CMD_RELEASE);

@@ -66,10 +66,7 @@ static void make_hello(struct hello_msg *m, const char *name, unsigned id, unsig
 {
 	fill_hdr(&m->h, AVA_MSG_HELLO, sizeof(m->a), 0);
 	memset(&m->a, 0, sizeof(m->a));
-	m->a.spec_hash = hash;
-	m->a.spec_id = id;
-	m->a.pid = getpid();
-	strncpy(m->a.spec_name, name, sizeof(m->a.spec_name) - 1);
+	ava_hello_fill(&m->a, id, hash, name, getpid(), "test");
 }
 
 static void make_version(struct version_msg *m, unsigned flags)

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+#include "worker/credentials.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace ava {
+namespace {
+
+bool name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-' || c == '.';
+}
+
+bool token_char(char c) {
+  return c > 0x20 && c < 0x7f;
+}
+
+// Equal contents, in time that depends only on the lengths.
+bool same_bytes(std::string_view a, std::string_view b) {
+  if (a.empty() || b.empty())
+    return a.size() == b.size();
+  unsigned diff = a.size() != b.size();
+  for (size_t i = 0; i < b.size(); i++)
+    diff |= static_cast<unsigned char>(a[i % a.size()]) ^ static_cast<unsigned char>(b[i]);
+  return diff == 0;
+}
+
+} // namespace
+
+Status CredentialTable::parse(std::string_view text, std::string_view source,
+                              CredentialTable *out) {
+  CredentialTable table;
+  int line_no = 0;
+  while (!text.empty()) {
+    const size_t eol = text.find('\n');
+    std::string_view line = text.substr(0, eol);
+    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
+    line_no++;
+    auto bad = [&](const std::string &why) {
+      return Status::error(AVA_E_PROTO,
+                           std::string(source) + ":" + std::to_string(line_no) + ": " + why);
+    };
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+      line.remove_suffix(1);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t'))
+      line.remove_prefix(1);
+    if (line.empty() || line.front() == '#')
+      continue;
+    const size_t gap = line.find_first_of(" \t");
+    if (gap == std::string_view::npos)
+      return bad("expected 'name token'");
+    std::string_view name = line.substr(0, gap);
+    std::string_view token = line.substr(line.find_first_not_of(" \t", gap));
+    if (name.size() > kMaxName)
+      return bad("the name '" + std::string(name) + "' is longer than " + std::to_string(kMaxName) +
+                 " characters");
+    for (char c : name)
+      if (!name_char(c))
+        return bad("a name takes letters, digits, '_', '-' and '.' only");
+    if (token.size() < kMinToken || token.size() > AVA_CREDENTIAL_MAX)
+      return bad("a token has " + std::to_string(kMinToken) + " to " +
+                 std::to_string(AVA_CREDENTIAL_MAX) + " characters (this one " +
+                 std::to_string(token.size()) + ")");
+    for (char c : token)
+      if (!token_char(c))
+        return bad("a token is printable ASCII without spaces");
+    for (const Entry &e : table.entries_) {
+      if (e.name == name)
+        return bad("the name '" + std::string(name) + "' is listed twice");
+      if (e.token == token)
+        return bad("the token of '" + std::string(name) + "' is also that of '" + e.name + "'");
+    }
+    table.entries_.push_back(Entry{std::string(name), std::string(token)});
+  }
+  if (table.entries_.empty())
+    return Status::error(AVA_E_PROTO, std::string(source) + ": lists no credential");
+  *out = std::move(table);
+  return Status::ok();
+}
+
+Status CredentialTable::load(const std::string &path, CredentialTable *out) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return Status::error(AVA_E_PROTO, "cannot open " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  std::string text;
+  Status result = Status::ok();
+  if (::fstat(fd, &st) != 0) {
+    result = Status::error(AVA_E_PROTO, "cannot stat " + path + ": " + std::strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    result = Status::error(AVA_E_PROTO, path + " is not a regular file");
+  } else if ((st.st_mode & S_IRWXO) != 0) {
+    result = Status::error(AVA_E_PROTO, path +
+                                            " holds secrets but others may read or write it "
+                                            "(chmod o= " +
+                                            path + ")");
+  } else if (st.st_size > (1 << 20)) {
+    result = Status::error(AVA_E_PROTO, path + " is larger than 1 MiB");
+  } else {
+    text.resize(static_cast<size_t>(st.st_size));
+    size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      got += static_cast<size_t>(n);
+    }
+    text.resize(got);
+  }
+  ::close(fd);
+  if (!result.is_ok())
+    return result;
+  return parse(text, path, out);
+}
+
+const std::string *CredentialTable::match(std::string_view token) const {
+  const std::string *found = nullptr;
+  for (const Entry &e : entries_)
+    if (same_bytes(e.token, token) && found == nullptr)
+      found = &e.name;
+  return found;
+}
+
+} // namespace ava
