@@ -13,13 +13,12 @@
 #include <vector>
 
 #include "shim/toml.hpp"
+#include "transport/text_file.hpp"
 
 namespace ava {
 namespace {
 
 constexpr const char *kDefaultPath = "/etc/ava/guest.toml";
-// A configuration file is a few lines; anything this big is a mistake.
-constexpr off_t kMaxFileBytes = 1 << 20;
 constexpr std::string_view kKeyList =
     "channel, worker, connect_timeout_ms, call_timeout_ms, callback_timeout_ms, max_message, "
     "credential_file";
@@ -33,12 +32,6 @@ constexpr std::string_view kSpecPrefix = "spec.";
 
 Status config_error(std::string_view where, std::string_view message) {
   return Status::error(AVA_E_PROTO, std::string(where) + ": error: " + std::string(message));
-}
-
-std::string errno_string(int err) {
-  char buf[128];
-  const char *text = strerror_r(err, buf, sizeof buf);
-  return text ? text : "unknown error";
 }
 
 // Where each resolved setting came from, for messages.
@@ -298,54 +291,6 @@ private:
   std::vector<std::string> used_env_;
 };
 
-// Reads a whole configuration file. Sets *missing (and returns ok) when it does not exist.
-// With secret, a file others may read is refused.
-Status read_file(const char *path, std::string *text, bool *missing, bool secret = false) {
-  if (missing != nullptr)
-    *missing = false;
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT && missing != nullptr) {
-      *missing = true;
-      return Status::ok();
-    }
-    return Status::error(AVA_E_PROTO, std::string(path) + ": error: " + errno_string(errno));
-  }
-  struct stat st {};
-  Status result = Status::ok();
-  if (::fstat(fd, &st) != 0) {
-    result = Status::error(AVA_E_PROTO, std::string(path) + ": error: " + errno_string(errno));
-  } else if (!S_ISREG(st.st_mode)) {
-    result = Status::error(AVA_E_PROTO, std::string(path) + ": error: not a regular file");
-  } else if (secret && (st.st_mode & S_IRWXO) != 0) {
-    result = Status::error(AVA_E_PROTO, std::string(path) +
-                                            ": error: holds a secret but others may read or "
-                                            "write it (chmod o= " +
-                                            path + ")");
-  } else if (st.st_size > kMaxFileBytes) {
-    result = Status::error(AVA_E_PROTO, std::string(path) + ": error: file larger than " +
-                                            std::to_string(kMaxFileBytes) + " bytes");
-  } else {
-    text->resize(static_cast<size_t>(st.st_size));
-    size_t done = 0;
-    while (done < text->size()) {
-      const ssize_t n = ::read(fd, text->data() + done, text->size() - done);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0) {
-        result = Status::error(AVA_E_PROTO, std::string(path) + ": error: " + errno_string(errno));
-        break;
-      }
-      if (n == 0)
-        break; // Shrunk while reading: use what is there.
-      done += static_cast<size_t>(n);
-    }
-    text->resize(done);
-  }
-  ::close(fd);
-  return result;
-}
-
 } // namespace
 
 std::string worker_env_name(std::string_view spec_name) {
@@ -411,7 +356,7 @@ Status read_credential(const GuestConfig &config, std::string *token) {
   if (config.credential_file.empty())
     return Status::ok();
   try {
-    Status st = read_file(config.credential_file.c_str(), token, nullptr, true);
+    Status st = read_text_file(config.credential_file.c_str(), token, nullptr, true);
     if (!st.is_ok())
       return st;
   } catch (const std::bad_alloc &) {
@@ -436,7 +381,7 @@ Status load_guest_config(std::string_view spec_name, GuestConfig *out) {
     bool missing = false;
     const char *explicit_path = env("AVA_CONFIG");
     if (explicit_path != nullptr && explicit_path[0] != '\0') {
-      Status st = read_file(explicit_path, &text, &missing);
+      Status st = read_text_file(explicit_path, &text, &missing);
       if (!st.is_ok())
         return st;
       if (missing)
@@ -444,7 +389,7 @@ Status load_guest_config(std::string_view spec_name, GuestConfig *out) {
                                               ": error: no such file (named by AVA_CONFIG)");
       source = explicit_path;
     } else {
-      Status st = read_file(kDefaultPath, &text, &missing);
+      Status st = read_text_file(kDefaultPath, &text, &missing);
       if (!st.is_ok())
         return st;
       if (!missing)

@@ -1,12 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "worker/credentials.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
+#include "transport/text_file.hpp"
 
 namespace ava {
 namespace {
@@ -84,39 +79,10 @@ Status CredentialTable::parse(std::string_view text, std::string_view source,
 }
 
 Status CredentialTable::load(const std::string &path, CredentialTable *out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0)
-    return Status::error(AVA_E_PROTO, "cannot open " + path + ": " + std::strerror(errno));
-  struct stat st {};
   std::string text;
-  Status result = Status::ok();
-  if (::fstat(fd, &st) != 0) {
-    result = Status::error(AVA_E_PROTO, "cannot stat " + path + ": " + std::strerror(errno));
-  } else if (!S_ISREG(st.st_mode)) {
-    result = Status::error(AVA_E_PROTO, path + " is not a regular file");
-  } else if ((st.st_mode & S_IRWXO) != 0) {
-    result = Status::error(AVA_E_PROTO, path +
-                                            " holds secrets but others may read or write it "
-                                            "(chmod o= " +
-                                            path + ")");
-  } else if (st.st_size > (1 << 20)) {
-    result = Status::error(AVA_E_PROTO, path + " is larger than 1 MiB");
-  } else {
-    text.resize(static_cast<size_t>(st.st_size));
-    size_t got = 0;
-    while (got < text.size()) {
-      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      got += static_cast<size_t>(n);
-    }
-    text.resize(got);
-  }
-  ::close(fd);
-  if (!result.is_ok())
-    return result;
+  Status read = read_text_file(path.c_str(), &text, nullptr, true);
+  if (!read.is_ok())
+    return read;
   return parse(text, path, out);
 }
 

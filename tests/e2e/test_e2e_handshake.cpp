@@ -106,6 +106,7 @@ Test(e2e_handshake, a_credentials_file_others_may_read_stops_the_worker, .timeou
                                 clean_env(), kTimeoutMs);
   cr_expect_neq(r.exit_code, 0);
   cr_expect(r.err.find("guest.credentials: " + secrets.table +
-                       " holds secrets but others may read or write it") != std::string::npos,
+                       ": error: holds a secret but others may read or write it") !=
+                std::string::npos,
             "%s", r.err.c_str());
 }
