@@ -19,14 +19,16 @@
 
 struct OpenclWorker {
   std::string dir = make_temp_dir();
-  std::string address = "unix:" + dir + "/worker.sock";
+  std::string address;
   std::string report = dir + "/sessions.report";
   std::string config = dir + "/host.toml";
   BackgroundProc proc;
   bool ready = false;
   std::string output; // what it printed until it listened
 
-  explicit OpenclWorker(const std::string &host_toml) : proc(argv(host_toml), ocl::child_env()) {
+  // scheme: the channel its guests use ("unix", or "shm" for a shared heap).
+  explicit OpenclWorker(const std::string &host_toml, const std::string &scheme = "unix")
+      : address(scheme + ":" + dir + "/worker.sock"), proc(argv(host_toml), ocl::child_env()) {
     ready = proc.wait_for_line("worker.sock", 20000, &output);
   }
   ~OpenclWorker() {

@@ -7,12 +7,18 @@
 // must be the native one on every channel (unix and tcp have no heap and
 // send the transfers whole). On shm the pieces must really have gone: the
 // worker ran thousands more calls than with pipelining off
-// (AVA_PIPELINE_CHUNK=0), one per piece.
+// (AVA_PIPELINE_CHUNK=0), one per piece. A guest whose worker is killed in
+// the middle of such transfers gets an error, not a hang, and a guest of the
+// same worker beside it goes on with whole data.
 #include <criterion/criterion.h>
+
+#include <signal.h>
 
 #include <string>
 
 #include "ocl_run.hpp"
+#include "opencl_worker.hpp"
+#include "worker_mode.hpp"
 
 namespace {
 
@@ -53,4 +59,48 @@ Test(e2e_opencl_pipelined, pieces_at_every_boundary_match_native, .timeout = 900
                 "with 64 KiB pieces the worker ran %lu calls, whole %lu: the transfers did not "
                 "go in pieces",
                 (unsigned long)piece_calls, (unsigned long)whole_calls);
+}
+
+// tests/opencl/pipeline_victim.c over shm with 1 MiB pieces: the victim's
+// worker process is killed (SIGKILL) while the victim moves 24 MiB
+// transfers in pieces; its call fails with an OpenCL error and the program
+// ends. A bystander of the same `ava worker` (a process of its own, a heap
+// of its own) completes its rounds with every byte checked. With a shared
+// worker (--shared) there is one process for both: the victim alone runs,
+// and the killing must still end it cleanly.
+Test(e2e_opencl_pipelined, a_worker_killed_mid_transfer_fails_its_guest_alone, .timeout = 600) {
+  const std::string missing = ocl::missing_opencl_spec();
+  cr_assert(missing.empty(), "%s", missing.c_str());
+  OpenclWorker w("", "shm");
+  cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());
+  std::vector<std::string> env = ocl::child_env();
+  for (const std::string &e : guest_env(w.address))
+    env.push_back(e);
+  env.push_back("AVA_PIPELINE_CHUNK=1048576");
+  const std::string program = std::string(OCL_DIR) + "/ocl_pipeline_victim";
+
+  BackgroundProc victim({program, "victim"}, env);
+  std::string seen;
+  cr_assert(victim.wait_for_line("ready", ocl::kTimeoutMs, &seen), "the victim: %s", seen.c_str());
+  const std::vector<pid_t> before = child_pids(w.proc.pid());
+  const pid_t target = shared_worker_mode() ? w.proc.pid() : (before.size() == 1 ? before[0] : -1);
+  cr_assert_gt(target, 0, "%zu worker processes for one guest", before.size());
+  std::unique_ptr<BackgroundProc> bystander;
+  if (!shared_worker_mode()) {
+    bystander = std::make_unique<BackgroundProc>(std::vector<std::string>{program, "12"}, env);
+    cr_assert(bystander->wait_for_line("ready", ocl::kTimeoutMs, &seen), "the bystander: %s",
+              seen.c_str());
+  }
+  cr_assert_eq(kill(target, SIGKILL), 0);
+
+  cr_expect_eq(victim.wait_exit(ocl::kTimeoutMs), 0, "the victim did not end cleanly");
+  victim.wait_for_line("\x01(end)", 5000, &seen);
+  cr_expect(seen.find("after ") != std::string::npos &&
+                seen.find(": CL_SUCCESS") == std::string::npos,
+            "the victim: %s", seen.c_str());
+  if (bystander) {
+    cr_expect_eq(bystander->wait_exit(ocl::kTimeoutMs), 0, "the bystander failed");
+    bystander->wait_for_line("\x01(end)", 5000, &seen);
+    cr_expect(seen.find("rounds: 12") != std::string::npos, "the bystander: %s", seen.c_str());
+  }
 }

@@ -2,7 +2,7 @@
 /* Large buffer reads and writes, which ava sends in pieces through the
  * shared heap (the e2e test runs this with small pieces, AVA_PIPELINE_CHUNK):
  * sizes and offsets around piece multiples, blocking and non-blocking, on an
- * in-order and an out-of-order queue, gated by a user event set only after
+ * in-order and an out-of-order queue, one transfer of 1 GiB, gated by a user event set only after
  * the calls returned, from several threads at once, and the errors of bad
  * arguments and of a failed event in the wait list. Every byte that lands is
  * checked, and so are the bytes around it that must keep their sentinel. */
@@ -77,6 +77,8 @@ static void round_trip(cl_command_queue q, cl_mem buf, size_t offset, size_t siz
   cl_event wev = NULL, rev = NULL;
   cl_command_type type = 0;
 
+  /* The watchdog catches a hang of this case, not a slow machine's total. */
+  alarm(size > 256 * MiB ? 4 * WATCHDOG_S : WATCHDOG_S);
   fill(src, size, seed);
   memset(dst, SENTINEL, size + 2 * GUARD);
   CHECK(clEnqueueWriteBuffer(q, buf, blocking, offset, size, src, 0, NULL, &wev));
@@ -124,6 +126,27 @@ static void sizes_and_offsets(cl_command_queue q, const char *queue_name) {
   CHECK(clReleaseMemObject(buf));
   printf("%s queue: %zu sizes x %zu offsets, blocking and not: ok\n", queue_name,
          sizeof kSizes / sizeof kSizes[0], sizeof kOffsets / sizeof kOffsets[0]);
+}
+
+/* One blocking round trip of 1 GiB and 5 bytes at an odd offset: with 64
+ * KiB pieces some 16000 of them each way, and a transfer four times the
+ * shm heap. */
+static void one_gib(cl_command_queue q) {
+  const size_t size = (size_t)1 << 30 | 5, offset = 4093;
+  cl_ulong max_alloc = 0;
+  CHECK(clGetDeviceInfo(g_env.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc,
+                        NULL));
+  if (max_alloc < offset + size) {
+    printf("1 GiB: the device allocates at most %llu bytes at once\n",
+           (unsigned long long)max_alloc);
+    return;
+  }
+  cl_mem buf = ocl_buffer(&g_env, CL_MEM_READ_WRITE, offset + size, NULL);
+  g_case = "1 GiB + 5 bytes at 4093, blocking";
+  round_trip(q, buf, offset, size, CL_TRUE, 4242, g_case);
+  CHECK(clReleaseMemObject(buf));
+  alarm(WATCHDOG_S);
+  printf("1 GiB + 5 bytes at 4093, blocking: ok\n");
 }
 
 /* Non-blocking transfers behind a user event the program sets only after
@@ -263,6 +286,7 @@ int main(void) {
   } else {
     printf("out-of-order queue: not supported\n");
   }
+  one_gib(in_order);
   gated_by_user_event(in_order);
   threads(0);
   threads(1);
