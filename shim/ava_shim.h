@@ -112,6 +112,13 @@ int ava_call_take_async_error(struct ava_call *c, uint32_t ret_class, int64_t *v
 void ava_call_end(struct ava_call *c);
 
 /*
+ * The API refused the call (its return value is not the spec's success):
+ * the callbacks it registered will never run, so ava_call_end ends their
+ * registrations whatever their lifetime, as the worker drops its contexts.
+ */
+void ava_call_callbacks_unused(struct ava_call *c);
+
+/*
  * Used by generated callback decoders: points *ptr at an IN buffer of a
  * CALLBACK payload after checking its descriptor (flags, bounds, zero guard
  * byte); an absent buffer gives NULL. Returns 0 or -1.

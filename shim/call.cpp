@@ -42,7 +42,7 @@ Call::~Call() {
   try {
     for (const Registration &reg : registrations_) {
       // The worker never saw registrations of a call it did not accept.
-      if (reg.lifetime == AVA_LIFETIME_CALL || !delivered_) {
+      if (reg.lifetime == AVA_LIFETIME_CALL || !delivered_ || callbacks_unused_) {
         runtime_->callbacks().remove(reg.id);
       }
     }

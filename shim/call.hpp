@@ -30,6 +30,8 @@ public:
   Status add_callback(uint32_t decl_id, void (*fn)(void), void *userdata, uint32_t lifetime,
                       uint64_t coupled_handle, uint64_t *id);
   Status invoke(const void *args, uint32_t args_len, const void **reply, uint32_t reply_len);
+  // The API refused the call: every registration of it ends with the call.
+  void callbacks_unused() { callbacks_unused_ = true; }
   Status get_buffer(const ava_buf_desc *desc, void *dst, uint64_t capacity);
   bool take_async_error(uint32_t ret_class, int64_t *value);
 
@@ -54,6 +56,8 @@ private:
   bool invoked_ = false;
   // The worker accepted the call, so registrations it was given are live.
   bool delivered_ = false;
+  // The API refused it, so none of them will ever run.
+  bool callbacks_unused_ = false;
 
   Status put_heap_buffer(ava_buf_desc *desc, const void *ptr, uint64_t bytes, uint32_t dir,
                          bool hint, bool *placed);

@@ -143,6 +143,12 @@ uint64_t ava_call_callback(struct ava_call *c, uint32_t decl_id, void (*fn)(void
   return 0;
 }
 
+void ava_call_callbacks_unused(struct ava_call *c) {
+  if (c != nullptr && c->impl != nullptr) {
+    impl_of(c)->callbacks_unused();
+  }
+}
+
 int ava_call_invoke(struct ava_call *c, const void *args, uint32_t args_len, const void **reply,
                     uint32_t reply_len) {
   if (!usable(c)) {

@@ -267,6 +267,13 @@ int ava_w_buffer_out(struct ava_wcall *w, struct ava_buf_desc *rd, const void *p
 void *ava_w_callback_ctx(struct ava_wcall *w, uint64_t callback_id, uint32_t lifetime,
 			 uint64_t coupled_handle);
 
+/*
+ * The API refused the call: the callbacks it was given will never run, so
+ * the contexts this call registered to outlive it go now, and stop counting
+ * against the guest's callbacks budget.
+ */
+void ava_w_callbacks_unused(struct ava_wcall *w);
+
 /* An async call failed: report it with the next sync reply of this thread. */
 void ava_w_async_error(struct ava_wcall *w, uint32_t ret_class, int64_t value);
 

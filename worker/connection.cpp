@@ -153,6 +153,26 @@ bool GuestConnection::keep_callback_ctx(uint64_t ctx_key, uint32_t lifetime,
   return true;
 }
 
+void GuestConnection::drop_callback_ctx(uint64_t ctx_key, uint32_t lifetime,
+                                        uint64_t coupled_handle) {
+  {
+    std::lock_guard lock(kept_mutex_);
+    if (lifetime == AVA_LIFETIME_ONCE) {
+      callback_ctxs_ -= static_cast<uint32_t>(once_ctx_.erase(ctx_key));
+    } else {
+      auto range = kept_.equal_range(lifetime == AVA_LIFETIME_COUPLED ? coupled_handle : 0);
+      for (auto it = range.first; it != range.second; ++it) {
+        if (it->second.ctx_key == ctx_key) {
+          kept_.erase(it);
+          --callback_ctxs_;
+          break;
+        }
+      }
+    }
+  }
+  CallbackRegistry::instance().remove(ctx_key);
+}
+
 void GuestConnection::forget_once_ctx(uint64_t ctx_key) {
   std::lock_guard lock(kept_mutex_);
   callback_ctxs_ -= static_cast<uint32_t>(once_ctx_.erase(ctx_key));

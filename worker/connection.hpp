@@ -100,6 +100,9 @@ public:
   // False, keeping nothing, when the guest holds its budget of callback
   // registrations (WorkerOptions::max_guest_callbacks).
   bool keep_callback_ctx(uint64_t key, uint32_t lifetime, uint64_t coupled_handle);
+  // Undoes keep_callback_ctx (the registering call failed) and removes the
+  // context from the registry.
+  void drop_callback_ctx(uint64_t key, uint32_t lifetime, uint64_t coupled_handle);
   // A once context ran (CallbackRegistry::claim retired it): nothing to free at teardown.
   void forget_once_ctx(uint64_t key);
   // The coupled handle was released: free what was kept for it.

@@ -62,6 +62,13 @@ struct ava_wcall {
   std::vector<ArenaBlock> arena;
   std::vector<struct iovec> out_items;      // reply payload items, referenced until the reply
   std::vector<uint64_t> call_callback_keys; // lifetime CALL callback contexts
+  // Contexts this call registered to outlive it: key, lifetime, coupled handle.
+  struct KeptCallback {
+    uint64_t key;
+    uint32_t lifetime;
+    uint64_t coupled;
+  };
+  std::vector<KeptCallback> kept_callbacks;
   // AVA_W_PRIVATE copies of heap ranges: the reply copies them back there.
   struct PrivateCopy {
     const void *mem;

@@ -212,12 +212,17 @@ AVA_W_EXPORT void *ava_w_callback_ctx(struct ava_wcall *w, uint64_t callback_id,
     key = registry.add(w->connection, callback_id, lifetime == AVA_LIFETIME_ONCE);
     if (lifetime == AVA_LIFETIME_CALL) {
       w->call_callback_keys.push_back(key);
-    } else if (!w->connection->keep_callback_ctx(key, lifetime, coupled_handle)) {
-      registry.remove(key);
-      w->connection->log_error("holds its budget of callbacks (guest.callbacks): a call that "
-                               "registers one more fails");
-      set_pending(w, AVA_E_POLICY);
-      return nullptr;
+    } else {
+      // Reserved first, so that recording the key cannot fail once it is kept.
+      w->kept_callbacks.reserve(w->kept_callbacks.size() + 1);
+      if (!w->connection->keep_callback_ctx(key, lifetime, coupled_handle)) {
+        registry.remove(key);
+        w->connection->log_error("holds its budget of callbacks (guest.callbacks): a call that "
+                                 "registers one more fails");
+        set_pending(w, AVA_E_POLICY);
+        return nullptr;
+      }
+      w->kept_callbacks.push_back({key, lifetime, coupled_handle});
     }
   } catch (const std::bad_alloc &) {
     if (key != 0)
@@ -226,6 +231,12 @@ AVA_W_EXPORT void *ava_w_callback_ctx(struct ava_wcall *w, uint64_t callback_id,
     return nullptr;
   }
   return ava::CallbackRegistry::to_user_data(key);
+}
+
+AVA_W_EXPORT void ava_w_callbacks_unused(struct ava_wcall *w) {
+  for (const ava_wcall::KeptCallback &k : w->kept_callbacks)
+    w->connection->drop_callback_ctx(k.key, k.lifetime, k.coupled);
+  w->kept_callbacks.clear();
 }
 
 AVA_W_EXPORT void ava_w_async_error(struct ava_wcall *w, uint32_t ret_class, int64_t value) {

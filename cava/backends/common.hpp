@@ -88,12 +88,15 @@ void emit_callback_size_check(Emitter &out, const Param &p, const std::string &i
 // What differs between the runtimes remoted stubs are written against:
 // shim/ava_shim.h (guest libraries) and include/ava/kcall.h (kernel modules).
 struct StubDialect {
-  std::string call_type;        // "struct ava_call"
-  std::string u32, u64, s64;    // "uint32_t", "uint64_t", "int64_t"
-  std::string call_prefix;      // "ava_call": ava_call_begin, ava_call_invoke, ...
-  std::string context;          // first argument of begin and handle_released
-  std::string new_handle_ids;   // fills guest-chosen ids for async creations
-  std::string handle_released;  // drops callbacks coupled to a released handle
+  std::string call_type;       // "struct ava_call"
+  std::string u32, u64, s64;   // "uint32_t", "uint64_t", "int64_t"
+  std::string call_prefix;     // "ava_call": ava_call_begin, ava_call_invoke, ...
+  std::string context;         // first argument of begin and handle_released
+  std::string new_handle_ids;  // fills guest-chosen ids for async creations
+  std::string handle_released; // drops callbacks coupled to a released handle
+  // Ends the registrations of a call the API refused (its callbacks never
+  // run); empty: the runtime keeps them until the guest goes.
+  std::string callbacks_unused;
   std::string async_error_test; // appended to the take_async_error call ("" or " > 0")
   // ava_async_shape: the runtime's "seen this shape succeed" test and its
   // record of a success; empty: the runtime learns no shapes (always sync).

@@ -113,6 +113,7 @@ void GuestGen::remote_body(const Function &fn) {
   // Sent without waiting, the call cannot return ids: the guest picks them.
   d.new_handle_ids = "ava_guest_new_handle_ids";
   d.handle_released = "ava_guest_handle_released";
+  d.callbacks_unused = "ava_call_callbacks_unused";
   d.shape_known = "ava_guest_shape_known";
   d.shape_learn = "ava_guest_shape_learn";
   d.zerocopy = true;

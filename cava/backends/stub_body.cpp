@@ -5,6 +5,8 @@
 // (StubDialect), so a stub marshals the same way in both.
 #include "cava/backends/common.hpp"
 
+#include <algorithm>
+
 namespace cava {
 
 void emit_remote_body(Emitter &out, const Spec &spec_, const Function &fn, const StubDialect &d) {
@@ -193,6 +195,14 @@ void emit_remote_body(Emitter &out, const Spec &spec_, const Function &fn, const
       break;
     default:
       break;
+    }
+    const bool registers = std::any_of(fn.params.begin(), fn.params.end(), [](const Param &p) {
+      return p.info.role == Role::Callback;
+    });
+    if (registers && fn.success && has_ret && !d.callbacks_unused.empty()) {
+      // Refused by the API: its callbacks will never run.
+      out.line("\tif (!(ava_ret == (" + *fn.success + ")))");
+      out.line("\t\t" + d.callbacks_unused + "(&ava_c);");
     }
     if (fn.success && has_ret) {
       out.line("\tif (ava_ret == (" + *fn.success + ")) {");

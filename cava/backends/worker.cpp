@@ -5,6 +5,8 @@
 #include "cava/backends/backends.hpp"
 #include "cava/backends/common.hpp"
 
+#include <algorithm>
+
 namespace cava {
 namespace {
 
@@ -336,6 +338,13 @@ void WorkerGen::handler(const Function &fn) {
   }
   const std::string target = has_impl(fn) ? p_ + "_impl_" + fn.name : fn.name;
   out_.line("\t" + std::string(has_ret ? "ava_ret = " : "") + target + "(" + arg_list(fn) + ");");
+  // Callbacks of a refused call never run: their contexts must not be kept.
+  const bool registers = std::any_of(fn.params.begin(), fn.params.end(),
+                                     [](const Param &p) { return p.info.role == Role::Callback; });
+  if (registers && fn.success && has_ret) {
+    out_.line("\tif (!(ava_ret == (" + *fn.success + ")))");
+    out_.line("\t\tava_w_callbacks_unused(ava_w);");
+  }
   out_.line();
   auto adopt = [&](const std::string &indent) {
     for (const Param &p : fn.params) {

@@ -94,7 +94,8 @@ bool fire(FakeWorker &w, uint64_t id, int32_t event, const char *message, uint64
 
 // Serves a call of func (argument block Call, reply Reply) that registers a
 // callback, and returns the registration id it carried.
-template <class Call, class Reply> uint64_t serve_registration(FakeWorker &w, uint32_t func) {
+template <class Call, class Reply>
+uint64_t serve_registration(FakeWorker &w, uint32_t func, int32_t ret = WT_OK) {
   Seen call;
   if (!w.expect(AVA_MSG_CALL, &call) || call.hdr.func_id != func ||
       call.hdr.args_len != sizeof(Call)) {
@@ -107,7 +108,7 @@ template <class Call, class Reply> uint64_t serve_registration(FakeWorker &w, ui
     w.fail("the guest sent no sign of its user data");
   }
   Reply r{};
-  r.ret = WT_OK;
+  r.ret = ret;
   w.reply(call, &r, sizeof r);
   return a.fn;
 }
@@ -119,17 +120,17 @@ uint64_t serve_set_callback(FakeWorker &w) {
 }
 
 // wt_set_global_callback: the registration lives as long as the library (STATIC).
-uint64_t serve_set_global(FakeWorker &w) {
+uint64_t serve_set_global(FakeWorker &w, int32_t ret = WT_OK) {
   return serve_registration<ava_wtest_wt_set_global_callback_call,
                             ava_wtest_wt_set_global_callback_reply>(
-      w, AVA_WTEST_FN_WT_SET_GLOBAL_CALLBACK);
+      w, AVA_WTEST_FN_WT_SET_GLOBAL_CALLBACK, ret);
 }
 
 // wt_set_once_callback: the registration lives until it ran once (ONCE).
-uint64_t serve_set_once(FakeWorker &w) {
+uint64_t serve_set_once(FakeWorker &w, int32_t ret = WT_OK) {
   return serve_registration<ava_wtest_wt_set_once_callback_call,
                             ava_wtest_wt_set_once_callback_reply>(
-      w, AVA_WTEST_FN_WT_SET_ONCE_CALLBACK);
+      w, AVA_WTEST_FN_WT_SET_ONCE_CALLBACK, ret);
 }
 
 // wt_notify: the registration lives for the call (CALL).
@@ -286,6 +287,42 @@ Test(guest_callbacks, lifetimes_end_registrations) {
   cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
   std::lock_guard lock(g_seen.mu);
   cr_expect_eq(g_seen.calls, 2, "the STATIC registration, and the ONCE one once");
+  cr_expect_eq(g_seen.event, 3);
+}
+
+// Registrations of calls the API refused end with the call (their callbacks
+// never run): a CALLBACK naming one later reaches nothing, while a
+// registration that succeeded runs.
+Test(guest_callbacks, refused_registrations_end_with_their_call) {
+  FakeWorker w;
+  w.configure_guest();
+  w.start([](FakeWorker &fw) {
+    uint64_t refused_static = serve_set_global(fw, WT_ERR_INVALID);
+    uint64_t refused_once = serve_set_once(fw, WT_ERR_NOMEM);
+    uint64_t kept = serve_set_global(fw);
+    Seen call;
+    if (!fw.expect(AVA_MSG_CALL, &call)) {
+      return;
+    }
+    fire(fw, refused_static, 1, "refused static");
+    fire(fw, refused_once, 2, "refused once");
+    fire(fw, kept, 3, "kept");
+    ava_wtest_wt_get_tag_reply r{};
+    fw.reply(call, &r, sizeof r);
+    fw.wait_goodbye();
+  });
+  StderrCapture err;
+  int user = 0;
+  cr_assert_eq(wt_set_global_callback(on_event, &user), WT_ERR_INVALID);
+  cr_assert_eq(wt_set_once_callback(on_event, &user), WT_ERR_NOMEM);
+  cr_assert_eq(wt_set_global_callback(on_event, &user), WT_OK);
+  cr_assert_eq(wt_get_tag(), 0);
+  ava_guest_shutdown(spec());
+  w.join();
+  err.finish();
+  cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
+  std::lock_guard lock(g_seen.mu);
+  cr_expect_eq(g_seen.calls, 1, "only the registration that succeeded ran");
   cr_expect_eq(g_seen.event, 3);
 }
 

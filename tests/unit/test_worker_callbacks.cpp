@@ -290,3 +290,31 @@ Test(worker_callbacks, once_registrations_end_when_run, .timeout = 60) {
   cr_expect(s.harness.finish(0).is_ok());
   cr_expect_null(CallbackRegistry::instance().find(never_run), "kept after the guest left");
 }
+
+// A registration the library refused never runs: its context goes with the
+// call and stops counting against the guest's callbacks budget. Under a
+// budget of 2 (the session's coupled callback and one more), refused
+// registrations of every kept lifetime may be tried again and again, and a
+// real one still fits.
+Test(worker_callbacks, a_refused_registration_keeps_no_context, .timeout = 60) {
+  const uint32_t funcs[] = {AVA_WTEST_FN_WT_SET_GLOBAL_CALLBACK, AVA_WTEST_FN_WT_SET_ONCE_CALLBACK};
+  for (uint32_t func : funcs) {
+    WorkerOptions options;
+    options.max_guest_callbacks = 2;
+    Session s(options);
+    ava_wtest_wt_set_global_callback_call a{.fn = kGlobalId, .user = 1};
+    static_assert(sizeof a == sizeof(ava_wtest_wt_set_once_callback_call));
+    Received reply;
+    for (int i = 0; i < 3; i++) {
+      wt_lib_refuse_global(WT_ERR_INVALID);
+      cr_assert_eq(s.guest->call(func, a, &reply), AVA_OK, "func %u, try %d", func, i);
+      cr_expect_eq(reply.reply<ava_wtest_wt_set_global_callback_reply>().ret, WT_ERR_INVALID,
+                   "func %u, try %d", func, i);
+    }
+    cr_assert_eq(s.guest->call(func, a, &reply), AVA_OK,
+                 "func %u: a real registration after refused ones (the budget held them)", func);
+    cr_expect_eq(reply.reply<ava_wtest_wt_set_global_callback_reply>().ret, WT_OK);
+    s.guest->goodbye();
+    cr_expect(s.harness.finish(0).is_ok());
+  }
+}

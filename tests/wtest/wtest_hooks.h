@@ -33,6 +33,8 @@ void wt_lib_unblock(void);
 /* Fires the wt_set_global_callback callback as a library thread would: 0
  * once it returned, 1 if none is set. */
 int wt_lib_fire_global(int32_t event);
+/* The next wt_set_global_callback (or _once) registers nothing and returns status. */
+void wt_lib_refuse_global(int32_t status);
 /* The user data registered with that callback (the worker's context for it). */
 void *wt_lib_global_user(void);
 /* The value buffer the last wt_get_info wrote to (where the worker put it). */

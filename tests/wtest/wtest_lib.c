@@ -351,9 +351,26 @@ wt_status wt_notify(wt_obj obj, int32_t event, wt_event_fn fn, void *user)
 	return WT_OK;
 }
 
+/* wt_lib_refuse_global: the status the next registration gets instead. */
+static wt_status refuse_global = WT_OK;
+
+void wt_lib_refuse_global(int32_t status)
+{
+	pthread_mutex_lock(&lib_mutex);
+	refuse_global = status;
+	pthread_mutex_unlock(&lib_mutex);
+}
+
 wt_status wt_set_global_callback(wt_event_fn fn, void *user)
 {
 	pthread_mutex_lock(&lib_mutex);
+	if (refuse_global != WT_OK) {
+		wt_status refused = refuse_global;
+
+		refuse_global = WT_OK;
+		pthread_mutex_unlock(&lib_mutex);
+		return refused;
+	}
 	global_fn = fn;
 	global_user = user;
 	pthread_mutex_unlock(&lib_mutex);

@@ -3276,6 +3276,8 @@ AVA_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCall
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
+	if (!(ava_ret == (cudaSuccess)))
+		ava_call_callbacks_unused(&ava_c);
 	if (ava_ret == (cudaSuccess)) {
 		int64_t ava_async_value;
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
@@ -3310,6 +3312,8 @@ AVA_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, 
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cudaError_t)ava_r->ret;
+	if (!(ava_ret == (cudaSuccess)))
+		ava_call_callbacks_unused(&ava_c);
 	if (ava_ret == (cudaSuccess)) {
 		int64_t ava_async_value;
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
@@ -4142,7 +4146,7 @@ AVA_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t 
 		*devPtr = NULL;
 	}
 	return ret;
-#line 4146 "cudart_guest.c"
+#line 4150 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4206,7 +4210,7 @@ AVA_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 4210 "cudart_guest.c"
+#line 4214 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4250,7 +4254,7 @@ AVA_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 4254 "cudart_guest.c"
+#line 4258 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4313,7 +4317,7 @@ AVA_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void 
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 4317 "cudart_guest.c"
+#line 4321 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4366,7 +4370,7 @@ AVA_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *at
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 4370 "cudart_guest.c"
+#line 4374 "cudart_guest.c"
 #undef ava_execute
 }
 

@@ -2847,6 +2847,8 @@ static int ava_cudart_serve_cudaStreamAddCallback(struct ava_wcall *ava_w)
 	}
 
 	ava_ret = cudaStreamAddCallback(stream, callback, userData, flags);
+	if (!(ava_ret == (cudaSuccess)))
+		ava_w_callbacks_unused(ava_w);
 
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
@@ -2889,6 +2891,8 @@ static int ava_cudart_serve_cudaLaunchHostFunc(struct ava_wcall *ava_w)
 	}
 
 	ava_ret = cudaLaunchHostFunc(stream, fn, userData);
+	if (!(ava_ret == (cudaSuccess)))
+		ava_w_callbacks_unused(ava_w);
 
 	ava_r.ret = (ava_u64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
@@ -3706,7 +3710,7 @@ static cudaError_t ava_cudart_impl_cudaMallocAsync(void **devPtr, size_t size, c
 		*devPtr = NULL;
 	}
 	return ret;
-#line 3710 "cudart_worker.c"
+#line 3714 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3777,7 +3781,7 @@ static cudaError_t ava_cudart_impl_cudaFreeAsync(void *devPtr, cudaStream_t hStr
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 3781 "cudart_worker.c"
+#line 3785 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3822,7 +3826,7 @@ static cudaError_t ava_cudart_impl_cudaMemcpyPeer(void *dst, int dstDevice, cons
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 3826 "cudart_worker.c"
+#line 3830 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3865,7 +3869,7 @@ static cudaError_t ava_cudart_impl_cudaMemcpyPeerAsync(void *dst, int dstDevice,
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 3869 "cudart_worker.c"
+#line 3873 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3918,7 +3922,7 @@ static cudaError_t ava_cudart_impl_cudaPointerGetAttributes(struct cudaPointerAt
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3922 "cudart_worker.c"
+#line 3926 "cudart_worker.c"
 #undef ava_execute
 }
 

@@ -799,6 +799,8 @@ AVA_EXPORT demo_status demo_obj_set_callback(demo_obj obj, demo_event_fn fn, voi
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (demo_status)ava_r->ret;
+	if (!(ava_ret == (DEMO_OK)))
+		ava_call_callbacks_unused(&ava_c);
 	if (ava_ret == (DEMO_OK)) {
 		int64_t ava_async_value;
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
@@ -930,7 +932,7 @@ AVA_EXPORT demo_status demo_sleep_ms(uint32_t ms)
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 934 "demo_guest.c"
+#line 936 "demo_guest.c"
 #undef ava_execute
 }
 

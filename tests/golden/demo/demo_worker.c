@@ -921,6 +921,8 @@ static int ava_demo_serve_demo_obj_set_callback(struct ava_wcall *ava_w)
 	}
 
 	ava_ret = demo_obj_set_callback(obj, fn, user_data);
+	if (!(ava_ret == (DEMO_OK)))
+		ava_w_callbacks_unused(ava_w);
 
 	ava_r.ret = (ava_s64)ava_ret;
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
@@ -1006,7 +1008,7 @@ static demo_status ava_demo_impl_demo_sleep_ms(uint32_t ms)
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 1010 "demo_worker.c"
+#line 1012 "demo_worker.c"
 #undef ava_execute
 }
 

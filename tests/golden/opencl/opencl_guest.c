@@ -3934,6 +3934,8 @@ AVA_EXPORT cl_int clSetContextDestructorCallback(cl_context context, void (*pfn_
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_call_callbacks_unused(&ava_c);
 	if (ava_ret == (CL_SUCCESS)) {
 		int64_t ava_async_value;
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
@@ -3999,7 +4001,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 4003 "opencl_guest.c"
+#line 4005 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4065,7 +4067,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 4069 "opencl_guest.c"
+#line 4071 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4237,7 +4239,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4241 "opencl_guest.c"
+#line 4243 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4389,7 +4391,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4393 "opencl_guest.c"
+#line 4395 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4471,7 +4473,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4475 "opencl_guest.c"
+#line 4477 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4543,7 +4545,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4547 "opencl_guest.c"
+#line 4549 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4592,7 +4594,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4596 "opencl_guest.c"
+#line 4598 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4644,7 +4646,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4648 "opencl_guest.c"
+#line 4650 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4741,7 +4743,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 4745 "opencl_guest.c"
+#line 4747 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4766,6 +4768,8 @@ AVA_EXPORT cl_int clSetMemObjectDestructorCallback(cl_mem memobj, void (*pfn_not
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_call_callbacks_unused(&ava_c);
 	if (ava_ret == (CL_SUCCESS)) {
 		int64_t ava_async_value;
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
@@ -4978,7 +4982,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4982 "opencl_guest.c"
+#line 4986 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5081,7 +5085,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5085 "opencl_guest.c"
+#line 5089 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5164,7 +5168,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 5168 "opencl_guest.c"
+#line 5172 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5254,7 +5258,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 5258 "opencl_guest.c"
+#line 5262 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5385,7 +5389,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5389 "opencl_guest.c"
+#line 5393 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5613,7 +5617,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5617 "opencl_guest.c"
+#line 5621 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6142,6 +6146,8 @@ static cl_int ava_opencl_remote_clBuildProgram(cl_program program, cl_uint num_d
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_call_callbacks_unused(&ava_c);
 	if (ava_ret == (CL_SUCCESS)) {
 		int64_t ava_async_value;
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
@@ -6164,7 +6170,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6168 "opencl_guest.c"
+#line 6174 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6236,6 +6242,8 @@ cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_call_callbacks_unused(&ava_c);
 	if (ava_ret == (CL_SUCCESS)) {
 		int64_t ava_async_value;
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
@@ -6362,7 +6370,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6366 "opencl_guest.c"
+#line 6374 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6444,7 +6452,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6448 "opencl_guest.c"
+#line 6456 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6662,7 +6670,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6666 "opencl_guest.c"
+#line 6674 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6729,7 +6737,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 6733 "opencl_guest.c"
+#line 6741 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6810,7 +6818,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6814 "opencl_guest.c"
+#line 6822 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7047,7 +7055,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7051 "opencl_guest.c"
+#line 7059 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7117,7 +7125,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 7121 "opencl_guest.c"
+#line 7129 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7363,7 +7371,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7367 "opencl_guest.c"
+#line 7375 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7418,7 +7426,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 7422 "opencl_guest.c"
+#line 7430 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7467,7 +7475,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 7471 "opencl_guest.c"
+#line 7479 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7519,7 +7527,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 7523 "opencl_guest.c"
+#line 7531 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7562,7 +7570,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 7566 "opencl_guest.c"
+#line 7574 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7588,6 +7596,8 @@ AVA_EXPORT cl_int clSetEventCallback(cl_event event, cl_int command_exec_callbac
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_int)ava_r->ret;
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_call_callbacks_unused(&ava_c);
 	if (ava_ret == (CL_SUCCESS)) {
 		int64_t ava_async_value;
 		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
@@ -7758,7 +7768,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7762 "opencl_guest.c"
+#line 7772 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7865,7 +7875,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7869 "opencl_guest.c"
+#line 7879 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8003,7 +8013,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8007 "opencl_guest.c"
+#line 8017 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8127,7 +8137,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8131 "opencl_guest.c"
+#line 8141 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8218,7 +8228,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 331 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8222 "opencl_guest.c"
+#line 8232 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8347,7 +8357,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 355 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8351 "opencl_guest.c"
+#line 8361 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8448,7 +8458,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 373 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8452 "opencl_guest.c"
+#line 8462 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8571,7 +8581,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8575 "opencl_guest.c"
+#line 8585 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8679,7 +8689,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8683 "opencl_guest.c"
+#line 8693 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8798,7 +8808,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 469 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8802 "opencl_guest.c"
+#line 8812 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8919,7 +8929,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 490 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8923 "opencl_guest.c"
+#line 8933 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9030,7 +9040,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9034 "opencl_guest.c"
+#line 9044 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9141,7 +9151,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 530 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9145 "opencl_guest.c"
+#line 9155 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9238,7 +9248,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 549 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9242 "opencl_guest.c"
+#line 9252 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9361,7 +9371,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9365 "opencl_guest.c"
+#line 9375 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9446,7 +9456,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9450 "opencl_guest.c"
+#line 9460 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9527,7 +9537,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 609 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9531 "opencl_guest.c"
+#line 9541 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9608,7 +9618,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 625 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9612 "opencl_guest.c"
+#line 9622 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9677,7 +9687,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 637 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9681 "opencl_guest.c"
+#line 9691 "opencl_guest.c"
 #undef ava_execute
 }
 
