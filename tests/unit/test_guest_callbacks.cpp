@@ -133,6 +133,15 @@ uint64_t serve_set_once(FakeWorker &w, int32_t ret = WT_OK) {
       w, AVA_WTEST_FN_WT_SET_ONCE_CALLBACK, ret);
 }
 
+// Shuts the guest library down, waits for the fake worker's script and
+// checks that it saw nothing wrong.
+void end_session(FakeWorker &w, StderrCapture &err) {
+  ava_guest_shutdown(spec());
+  w.join();
+  err.finish();
+  cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
+}
+
 // wt_notify: the registration lives for the call (CALL).
 uint64_t serve_notify(FakeWorker &w) {
   return serve_registration<ava_wtest_wt_notify_call, ava_wtest_wt_notify_reply>(
@@ -281,10 +290,7 @@ Test(guest_callbacks, lifetimes_end_registrations) {
   cr_assert_eq(wt_set_once_callback(on_event, &user), WT_OK);
   cr_assert_eq(wt_obj_release(obj(7)), WT_OK);
   cr_assert_eq(wt_get_tag(), 0);
-  ava_guest_shutdown(spec());
-  w.join();
-  err.finish();
-  cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
+  end_session(w, err);
   std::lock_guard lock(g_seen.mu);
   cr_expect_eq(g_seen.calls, 2, "the STATIC registration, and the ONCE one once");
   cr_expect_eq(g_seen.event, 3);
@@ -317,10 +323,7 @@ Test(guest_callbacks, refused_registrations_end_with_their_call) {
   cr_assert_eq(wt_set_once_callback(on_event, &user), WT_ERR_NOMEM);
   cr_assert_eq(wt_set_global_callback(on_event, &user), WT_OK);
   cr_assert_eq(wt_get_tag(), 0);
-  ava_guest_shutdown(spec());
-  w.join();
-  err.finish();
-  cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
+  end_session(w, err);
   std::lock_guard lock(g_seen.mu);
   cr_expect_eq(g_seen.calls, 1, "only the registration that succeeded ran");
   cr_expect_eq(g_seen.event, 3);
