@@ -173,6 +173,22 @@ uint64_t ava_guest_transfer_lend(const struct ava_guest_spec *spec, const void *
 				 uint64_t bytes, uint64_t *heap_offset);
 
 /*
+ * For a mapping of bytes: a block of the channel's shared heap, which the
+ * worker fills in place and reads the program's writes from at the unmap
+ * (lent with ava_guest_transfer_lend, then adopted); NULL where the channel
+ * has no heap, the mapping is small or would crowd out transfers (the caller
+ * then uses ava_guest_host_alloc). Freed with ava_guest_zerocopy_free.
+ */
+void *ava_guest_map_alloc(const struct ava_guest_spec *spec, uint64_t bytes);
+/*
+ * block, a block of the heap from ava_guest_map_alloc whose bytes the token's
+ * lend names, goes back to the heap with the worker's END for token (at
+ * once when that came already). Called after the call carrying token was
+ * accepted: until then the block stays its mapping's.
+ */
+void ava_guest_transfer_adopt(const struct ava_guest_spec *spec, uint64_t token, void *block);
+
+/*
  * For a blocking transfer of bytes at ptr: the piece size when it should go
  * as a run of non-blocking pieces, each through its own block of the shared
  * heap, so that copying one piece overlaps the worker's API call on the one

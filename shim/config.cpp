@@ -27,7 +27,8 @@ constexpr std::string_view kKeyList =
 constexpr const char *kTuningVariables[] = {
     "AVA_SPIN_US",     "AVA_ZEROCOPY_MIN", "AVA_PIPELINE_CHUNK", "AVA_PIPELINE_WINDOW",
     "AVA_BATCH",       "AVA_BATCH_BYTES",  "AVA_BATCH_CALLS",    "AVA_BATCH_US",
-    "AVA_SHM_HEAP_MB", "AVA_SHM_RING_MB",  "AVA_SHM_SPIN_NS",    "AVA_SOCKET_SPIN_NS"};
+    "AVA_SHM_HEAP_MB", "AVA_SHM_RING_MB",  "AVA_SHM_SPIN_NS",    "AVA_SOCKET_SPIN_NS",
+    "AVA_MAP_IN_HEAP"};
 constexpr std::string_view kSpecPrefix = "spec.";
 
 Status config_error(std::string_view where, std::string_view message) {

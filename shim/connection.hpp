@@ -103,6 +103,12 @@ public:
   // while the worker hands the one before to the API; 0 when it goes whole
   // (no heap, ptr already in it, small, AVA_PIPELINE_CHUNK=0).
   uint64_t pipeline_chunk(const void *ptr, uint64_t bytes) const;
+  // A block of the heap for a mapping of bytes, which the worker fills and
+  // reads the program's writes from (no copy on the guest's side); nullptr
+  // without a heap, for small mappings, with AVA_MAP_IN_HEAP=0, or when it
+  // would leave less than a quarter of the heap to transfers (pieces, lent
+  // blocks), which fall back to slower paths but never fail for want of it.
+  void *map_block(uint64_t bytes) const;
   // Pieces of a blocking transfer in flight at once (AVA_PIPELINE_WINDOW).
   uint32_t pipeline_window() const { return pipeline_window_; }
   static constexpr uint32_t kMaxPipelineWindow = 64;
@@ -146,6 +152,7 @@ private:
   uint64_t zerocopy_min_ = 64 * 1024;
   uint64_t pipeline_chunk_ = 8ull << 20;
   uint32_t pipeline_window_ = 2;
+  bool map_in_heap_ = true;
   std::string address_;
   uint64_t max_message_;
   int call_timeout_ms_;

@@ -305,6 +305,30 @@ uint64_t ava_guest_pipeline_chunk(const struct ava_guest_spec *spec, const void 
   }
 }
 
+void *ava_guest_map_alloc(const struct ava_guest_spec *spec, uint64_t bytes) {
+  try {
+    Runtime *runtime = ava::guest::find_runtime(spec, true);
+    std::shared_ptr<ava::guest::Connection> conn;
+    if (runtime == nullptr || !runtime->acquire(UINT32_MAX, &conn).is_ok())
+      return nullptr;
+    return conn->map_block(bytes);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+void ava_guest_transfer_adopt(const struct ava_guest_spec *spec, uint64_t token, void *block) {
+  try {
+    Runtime *runtime = ava::guest::find_runtime(spec, false);
+    std::shared_ptr<ava::guest::Connection> conn;
+    // A broken connection keeps its heap, and the block, until the program ends.
+    if (runtime != nullptr && token != 0 && runtime->acquire(UINT32_MAX, &conn).is_ok())
+      runtime->transfers().adopt(token, block, conn);
+  } catch (...) {
+    // The block leaks: it may still be the worker's.
+  }
+}
+
 void ava_guest_transfer_cancel(const struct ava_guest_spec *spec, uint64_t token) {
   Runtime *runtime = ava::guest::find_runtime(spec, false);
   if (runtime != nullptr && token != 0)

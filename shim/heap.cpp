@@ -14,11 +14,13 @@ HeapAllocator::HeapAllocator(uint8_t *base, uint64_t size) : base_(base), size_(
     free_.emplace(0, size_ & ~(kAlign - 1));
 }
 
-void *HeapAllocator::allocate(uint64_t bytes) {
+void *HeapAllocator::allocate(uint64_t bytes, uint64_t keep_free) {
   if (bytes == 0 || bytes > size_)
     return nullptr;
   const uint64_t need = (bytes + kAlign - 1) & ~(kAlign - 1);
   std::lock_guard lock(mu_);
+  if (keep_free > size_ - used_bytes_ || need > size_ - used_bytes_ - keep_free)
+    return nullptr;
   try {
     for (auto it = free_.begin(); it != free_.end(); ++it) {
       if (it->second < need)
@@ -29,6 +31,7 @@ void *HeapAllocator::allocate(uint64_t bytes) {
       if (left > 0)
         free_.emplace(off + need, left);
       used_.emplace(off, need);
+      used_bytes_ += need;
       return base_ + off;
     }
   } catch (const std::bad_alloc &) {
@@ -48,6 +51,7 @@ bool HeapAllocator::release(void *ptr) {
   uint64_t start = off;
   uint64_t len = it->second;
   used_.erase(it);
+  used_bytes_ -= len;
   try {
     // Merge with the free neighbours so large buffers keep fitting.
     auto next = free_.lower_bound(start);

@@ -17,8 +17,10 @@ public:
   HeapAllocator(const HeapAllocator &) = delete;
   HeapAllocator &operator=(const HeapAllocator &) = delete;
 
-  // 64-byte aligned; nullptr when nothing large enough is free.
-  void *allocate(uint64_t bytes);
+  // 64-byte aligned; nullptr when nothing large enough is free, or when
+  // fewer than keep_free bytes would stay free after it (a share kept for
+  // other users of the heap).
+  void *allocate(uint64_t bytes, uint64_t keep_free = 0);
   // Frees what allocate returned; false for a pointer it did not return.
   bool release(void *ptr);
   // Whether [ptr, ptr + bytes) lies inside the heap; *offset gets its offset.
@@ -32,6 +34,7 @@ private:
   std::mutex mu_;
   std::map<uint64_t, uint64_t> free_; // offset -> length, coalesced
   std::map<uint64_t, uint64_t> used_; // offset -> length
+  uint64_t used_bytes_ = 0;
 };
 
 } // namespace ava::guest

@@ -26,10 +26,10 @@ uint64_t TransferTable::expect(void *dst, uint64_t capacity) {
 namespace {
 
 // A block of conn's heap, released (if conn still lives) with the last copy.
-std::shared_ptr<uint8_t> lend_block(const std::shared_ptr<Connection> &conn, uint64_t bytes) {
-  void *block = conn->heap()->allocate(bytes);
-  if (block == nullptr)
-    return nullptr;
+// Out of memory, it goes back at once when nobody can be using it yet
+// (in_use false), else it leaks: better than a block reused under the worker.
+std::shared_ptr<uint8_t> heap_owned(const std::shared_ptr<Connection> &conn, void *block,
+                                    bool in_use) {
   // The connection holds the heap: a block outliving it has nothing to go back to.
   std::weak_ptr<Connection> owner = conn;
   try {
@@ -38,9 +38,16 @@ std::shared_ptr<uint8_t> lend_block(const std::shared_ptr<Connection> &conn, uin
         c->heap()->release(p);
     });
   } catch (const std::bad_alloc &) {
-    conn->heap()->release(block);
+    if (!in_use)
+      conn->heap()->release(block);
     return nullptr;
   }
+}
+
+// A new block of conn's heap, owned as above.
+std::shared_ptr<uint8_t> lend_block(const std::shared_ptr<Connection> &conn, uint64_t bytes) {
+  void *block = conn->heap()->allocate(bytes);
+  return block != nullptr ? heap_owned(conn, block, false) : nullptr;
 }
 
 } // namespace
@@ -92,6 +99,20 @@ uint64_t TransferTable::expect_lent(void *dst, uint64_t capacity,
   if (token != 0)
     *heap_offset = offset;
   return token;
+}
+
+void TransferTable::adopt(uint64_t token, void *block, const std::shared_ptr<Connection> &conn) {
+  if (block == nullptr || conn == nullptr || conn->heap() == nullptr)
+    return;
+  std::shared_ptr<uint8_t> owned = heap_owned(conn, block, true);
+  if (owned == nullptr)
+    return;
+  std::lock_guard lock(mu_);
+  auto it = open_.find(token);
+  if (it != open_.end() && it->second.lent != nullptr && it->second.lent.get() == owned.get())
+    it->second.lent = std::move(owned); // goes with the END
+  // else: the END came (or the token is unknown), so the worker is done with
+  // the block, and it goes back now, with owned.
 }
 
 void TransferTable::cancel(uint64_t token, uint64_t abandoned_call) {

@@ -34,6 +34,12 @@ public:
   // 0 (and AVA_NO_HEAP) without a heap, for small writes or a full heap.
   uint64_t lend(const void *src, uint64_t bytes, const std::shared_ptr<Connection> &conn,
                 uint64_t *heap_offset);
+  // block (a block of conn's heap that a lend of its own bytes named, for
+  // token) now belongs to the transfer: it goes back to the heap with the
+  // worker's END, or at once when that came already. Called once the call
+  // that carries token was accepted, so that a refused call leaves the
+  // block to its owner.
+  void adopt(uint64_t token, void *block, const std::shared_ptr<Connection> &conn);
   // The call carrying token failed. abandoned_call 0: its reply said so, and
   // any DATA for token came before it, so the token is forgotten. Otherwise
   // the call was abandoned (no reply in call_timeout_ms) and the worker may

@@ -28,8 +28,9 @@ struct ShmOptions {
   // with transfer bandwidth unchanged.
   uint64_t ring_bytes = uint64_t{2} << 20;
   // The zero-copy heap; a multiple of 4096, may be 0. memfd pages cost
-  // nothing until touched, so a large heap is cheap.
-  uint64_t heap_bytes = uint64_t{256} << 20;
+  // nothing until touched, so a large heap is cheap. Mappings live in it and
+  // may take three quarters (clpeak maps 512 MiB at a time).
+  uint64_t heap_bytes = uint64_t{1} << 30;
   // How long a waiting side polls before it sleeps on a futex: the first
   // 2 us with pause instructions, the rest yielding the CPU between checks.
   uint64_t spin_ns = default_shm_spin_ns();

@@ -435,9 +435,9 @@ Test(shm_channel, options_from_environment) {
     uint64_t spin_ns;
   };
   const Case cases[] = {
-      {nullptr, nullptr, nullptr, AVA_OK, 2 * kMiB, 256 * kMiB, kDefaultSpin},
+      {nullptr, nullptr, nullptr, AVA_OK, 2 * kMiB, 1024 * kMiB, kDefaultSpin},
       {"1", "0", "0", AVA_OK, kMiB, 0, 0},
-      {"", "", "", AVA_OK, 2 * kMiB, 256 * kMiB, kDefaultSpin},
+      {"", "", "", AVA_OK, 2 * kMiB, 1024 * kMiB, kDefaultSpin},
       {"1024", "4096", "1000000", AVA_OK, 1024 * kMiB, 4096 * kMiB, 1000000},
       {"3", nullptr, nullptr, AVA_E_PROTO, 0, 0, 0},
       {"2048", nullptr, nullptr, AVA_E_PROTO, 0, 0, 0},

@@ -58,6 +58,10 @@ cl_int ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t
 			   size_t size, cl_int write, const void *data,
 			   cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 			   cl_event *event);
+cl_int ava_cl_unmap_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				size_t size, uint64_t token, uint64_t heap_offset,
+				cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				cl_event *event);
 cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices,
 			      const cl_device_id *device_list, const char *options,
 			      cl_uint num_input_headers, const cl_program *input_headers,
@@ -674,7 +678,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 678 "opencl_guest.c"
+#line 682 "opencl_guest.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -691,6 +695,9 @@ static void ava_cl_guest_fini(void)
 #define ava_cl_expect_cancel(token) ava_guest_transfer_cancel(&ava_opencl_guest_spec, token)
 #define ava_cl_lend(src, bytes, heap_offset)                                                   \
 	ava_guest_transfer_lend(&ava_opencl_guest_spec, src, bytes, heap_offset)
+#define ava_cl_adopt(token, block) ava_guest_transfer_adopt(&ava_opencl_guest_spec, token, block)
+#define ava_cl_map_alloc(bytes) ava_guest_map_alloc(&ava_opencl_guest_spec, bytes)
+#define ava_cl_map_release(block) ava_guest_zerocopy_free(&ava_opencl_guest_spec, block)
 #else
 #define ava_cl_expect(dst, capacity) ((void)(dst), (void)(capacity), (uint64_t)0)
 #define ava_cl_expect_lent(dst, capacity, heap_offset)                                          \
@@ -698,6 +705,9 @@ static void ava_cl_guest_fini(void)
 #define ava_cl_expect_cancel(token) ((void)(token))
 #define ava_cl_lend(src, bytes, heap_offset)                                                   \
 	((void)(src), (void)(bytes), *(heap_offset) = AVA_NO_HEAP, (uint64_t)0)
+#define ava_cl_adopt(token, block) ((void)(token), (void)(block))
+#define ava_cl_map_alloc(bytes) ((void)(bytes), (void *)0)
+#define ava_cl_map_release(block) ((void)(block))
 #endif
 
 cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
@@ -1105,7 +1115,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1109 "opencl_guest.c"
+#line 1119 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1119,7 +1129,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1123 "opencl_guest.c"
+#line 1133 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1160,7 +1170,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1164 "opencl_guest.c"
+#line 1174 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1183,7 +1193,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1187 "opencl_guest.c"
+#line 1197 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1194,7 +1204,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1198 "opencl_guest.c"
+#line 1208 "opencl_guest.c"
 #line 175 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1214,7 +1224,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1218 "opencl_guest.c"
+#line 1228 "opencl_guest.c"
 #line 218 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1273,7 +1283,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1277 "opencl_guest.c"
+#line 1287 "opencl_guest.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1448,7 +1458,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1452 "opencl_guest.c"
+#line 1462 "opencl_guest.c"
 #line 44 "specs/opencl/opencl_enqueue.spec.inc"
 
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
@@ -1469,7 +1479,7 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)clReleaseEvent(ev);
 }
 
-#line 1473 "opencl_guest.c"
+#line 1483 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1526,7 +1536,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1530 "opencl_guest.c"
+#line 1540 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1553,14 +1563,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1557 "opencl_guest.c"
+#line 1567 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
-#line 647 "specs/opencl/opencl_util.spec.inc"
+#line 651 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1564 "opencl_guest.c"
+#line 1574 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1574,6 +1584,7 @@ cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, c
 cl_int ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_unmap_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_program ava_cl_create_program_with_source(cl_context context, const char *source, size_t length, cl_int *errcode_ret);
 cl_program ava_cl_create_program_with_binary(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const size_t *lengths, const unsigned char *binaries, size_t binaries_length, cl_int *binary_status, cl_int *errcode_ret);
 cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char *include_names, size_t include_names_length, void (*pfn_notify)(cl_program, void *), void *user_data);
@@ -1600,13 +1611,17 @@ cl_int ava_cl_set_content_size_buffer(cl_mem buffer, cl_mem content_size_buffer)
 /*
  * A mapping is guest memory: filled by a read at map time, written back at
  * unmap when it was mapped for writing. Buffers created with
- * CL_MEM_USE_HOST_PTR map onto the program's own memory, as natively.
+ * CL_MEM_USE_HOST_PTR map onto the program's own memory, as natively. On
+ * channels with a shared heap a blocking map's memory is a block of it, so
+ * the worker fills it and reads it back in place: one copy each way, by the
+ * worker, and none by the guest.
  */
+enum { AVA_CL_MAP_PROGRAMS = 0, AVA_CL_MAP_OWNED = 1, AVA_CL_MAP_HEAP = 2 };
 struct ava_cl_mapping {
 	struct ava_cl_mapping *next;
 	cl_mem mem;
 	void *ptr;
-	int owned;
+	int owned; /* AVA_CL_MAP_* */
 	int image;
 	cl_map_flags flags;
 	size_t offset, size;
@@ -1639,17 +1654,37 @@ static struct ava_cl_mapping *ava_cl_take_mapping(cl_mem mem, void *ptr)
 	return m;
 }
 
-static void *ava_cl_map_memory(cl_mem mem, size_t offset, size_t size, int *owned)
+static void *ava_cl_map_memory(cl_mem mem, size_t offset, size_t size, cl_bool blocking,
+				int *owned)
 {
 	struct ava_cl_obj info;
+	void *block;
 
 	if (ava_cl_guest_mem(mem, &info) && info.host_ptr != NULL) {
-		*owned = 0;
+		*owned = AVA_CL_MAP_PROGRAMS;
 		return (char *)info.host_ptr + offset;
 	}
-	*owned = 1;
+	/*
+	 * Not for a non-blocking map: its bytes arrive after the call, and a
+	 * program may unmap before they do.
+	 */
+	block = blocking != CL_FALSE ? ava_cl_map_alloc(size) : NULL;
+	if (block != NULL) {
+		*owned = AVA_CL_MAP_HEAP;
+		return block;
+	}
+	*owned = AVA_CL_MAP_OWNED;
 	/* 128-byte aligned: OpenCL data types go up to 128 bytes (long16, double16). */
 	return ava_guest_host_alloc(size);
+}
+
+static void ava_cl_map_free(struct ava_cl_mapping *m)
+{
+	if (m->owned == AVA_CL_MAP_HEAP)
+		ava_cl_map_release(m->ptr);
+	else if (m->owned == AVA_CL_MAP_OWNED)
+		ava_guest_host_free(m->ptr, m->size);
+	free(m);
 }
 
 void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
@@ -1666,7 +1701,8 @@ void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool 
 			*errcode_ret = CL_OUT_OF_HOST_MEMORY;
 		return NULL;
 	}
-	m->ptr = ava_cl_map_memory(buffer, offset, size, &m->owned);
+	m->size = size;
+	m->ptr = ava_cl_map_memory(buffer, offset, size, blocking_map, &m->owned);
 	if (m->ptr == NULL) {
 		free(m);
 		if (errcode_ret)
@@ -1691,9 +1727,7 @@ void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool 
 	if (rc == CL_SUCCESS && map_flags == 0)
 		map_flags = CL_MAP_READ | CL_MAP_WRITE;
 	if (rc != CL_SUCCESS) {
-		if (m->owned)
-			ava_guest_host_free(m->ptr, size);
-		free(m);
+		ava_cl_map_free(m);
 		if (errcode_ret)
 			*errcode_ret = rc;
 		return NULL;
@@ -1701,7 +1735,6 @@ void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool 
 	m->mem = buffer;
 	m->flags = map_flags;
 	m->offset = offset;
-	m->size = size;
 	ava_cl_add_mapping(m);
 	ava_cl_made_event(CL_SUCCESS, command_queue, event);
 	if (errcode_ret)
@@ -1742,7 +1775,7 @@ void *clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool bl
 							       : 0;
 	m->size = ava_cl_rect_span((const size_t[3]){0, 0, 0}, region, elem, m->row_pitch,
 				   m->slice_pitch);
-	m->owned = 1;
+	m->owned = AVA_CL_MAP_OWNED;
 	m->ptr = ava_guest_host_alloc(m->size);
 	if (m->ptr == NULL) {
 		free(m);
@@ -1755,8 +1788,7 @@ void *clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool bl
 				m->slice_pitch, m->ptr, num_events_in_wait_list, event_wait_list,
 				event);
 	if (rc != CL_SUCCESS) {
-		ava_guest_host_free(m->ptr, m->size);
-		free(m);
+		ava_cl_map_free(m);
 		if (errcode_ret)
 			*errcode_ret = rc;
 		return NULL;
@@ -1789,11 +1821,47 @@ static cl_int ava_cl_unmap_error(cl_command_queue queue, cl_mem memobj)
 	return queue_context != mem_context ? CL_INVALID_CONTEXT : CL_INVALID_VALUE;
 }
 
+/*
+ * The write-back of a mapping in the shared heap: the worker reads the
+ * mapping itself, lent until the worker's END (*token), when it goes back to
+ * the heap. Not lent (out of memory), the bytes travel with the call from a
+ * copy, as the block goes back once the call returns (*token 0).
+ */
+static cl_int ava_cl_unmap_from_heap(cl_command_queue queue, struct ava_cl_mapping *m,
+				     cl_uint num_events_in_wait_list,
+				     const cl_event *event_wait_list, cl_event *event,
+				     uint64_t *token)
+{
+	uint64_t heap;
+	void *copy;
+	cl_int rc;
+
+	*token = ava_cl_lend(m->ptr, m->size, &heap);
+	if (*token != 0) {
+		rc = ava_cl_unmap_buffer_lent(queue, m->mem, m->offset, m->size, *token, heap,
+					      num_events_in_wait_list, event_wait_list, event);
+		if (rc != CL_SUCCESS) {
+			ava_cl_expect_cancel(*token);
+			*token = 0;
+		}
+		return rc;
+	}
+	copy = ava_guest_host_alloc(m->size);
+	if (copy == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	memcpy(copy, m->ptr, m->size);
+	rc = ava_cl_unmap_buffer(queue, m->mem, m->offset, m->size, 1, copy,
+				 num_events_in_wait_list, event_wait_list, event);
+	ava_guest_host_free(copy, m->size);
+	return rc;
+}
+
 cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr,
 			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 			       cl_event *event)
 {
 	struct ava_cl_mapping *m = ava_cl_take_mapping(memobj, mapped_ptr);
+	uint64_t lent = 0;
 	cl_int rc;
 
 	if (m == NULL)
@@ -1804,6 +1872,9 @@ cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, vo
 			rc = clEnqueueWriteImage(command_queue, memobj, CL_FALSE, m->origin, m->region,
 						 m->row_pitch, m->slice_pitch, m->ptr,
 						 num_events_in_wait_list, event_wait_list, event);
+		else if (m->owned == AVA_CL_MAP_HEAP)
+			rc = ava_cl_unmap_from_heap(command_queue, m, num_events_in_wait_list,
+						    event_wait_list, event, &lent);
 		else
 			rc = ava_cl_unmap_buffer(command_queue, memobj, m->offset, m->size, 1, m->ptr,
 						 num_events_in_wait_list, event_wait_list, event);
@@ -1818,9 +1889,12 @@ cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, vo
 		ava_cl_add_mapping(m); /* still mapped, as natively */
 		return rc;
 	}
-	if (m->owned)
-		ava_guest_host_free(m->ptr, m->size);
-	free(m);
+	if (lent != 0) {
+		/* The worker's now: the block goes with its END. */
+		ava_cl_adopt(lent, m->ptr);
+		m->owned = AVA_CL_MAP_PROGRAMS;
+	}
+	ava_cl_map_free(m);
 	return ava_cl_made_event(CL_SUCCESS, command_queue, event);
 }
 
@@ -1990,7 +2064,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 1994 "opencl_guest.c"
+#line 2068 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -2317,7 +2391,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2321 "opencl_guest.c"
+#line 2395 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -3238,7 +3312,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3242 "opencl_guest.c"
+#line 3316 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3306,7 +3380,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3310 "opencl_guest.c"
+#line 3384 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3388,7 +3462,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3392 "opencl_guest.c"
+#line 3466 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3697,7 +3771,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 3701 "opencl_guest.c"
+#line 3775 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3771,7 +3845,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3775 "opencl_guest.c"
+#line 3849 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3909,7 +3983,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3913 "opencl_guest.c"
+#line 3987 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4001,7 +4075,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 4005 "opencl_guest.c"
+#line 4079 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4067,7 +4141,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 4071 "opencl_guest.c"
+#line 4145 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4239,7 +4313,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4243 "opencl_guest.c"
+#line 4317 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4391,7 +4465,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4395 "opencl_guest.c"
+#line 4469 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4473,7 +4547,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4477 "opencl_guest.c"
+#line 4551 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4545,7 +4619,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4549 "opencl_guest.c"
+#line 4623 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4594,7 +4668,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4598 "opencl_guest.c"
+#line 4672 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4646,7 +4720,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4650 "opencl_guest.c"
+#line 4724 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4743,7 +4817,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 4747 "opencl_guest.c"
+#line 4821 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4982,7 +5056,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4986 "opencl_guest.c"
+#line 5060 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5085,7 +5159,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5089 "opencl_guest.c"
+#line 5163 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5168,7 +5242,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 5172 "opencl_guest.c"
+#line 5246 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5258,7 +5332,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 5262 "opencl_guest.c"
+#line 5336 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5389,7 +5463,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5393 "opencl_guest.c"
+#line 5467 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5617,7 +5691,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5621 "opencl_guest.c"
+#line 5695 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5776,6 +5850,86 @@ cl_int ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t
 	}
 	if (ava_ret == (CL_SUCCESS))
 		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER, ava_shape, 7u);
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_unmap_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_unmap_buffer_lent_call ava_a;
+	const struct ava_opencl_ava_cl_unmap_buffer_lent_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	const uint64_t ava_shape[5] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(buffer),
+		(uint64_t)(uintptr_t)(offset),
+		(uint64_t)(uintptr_t)(size),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER_LENT, ava_shape, 5u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER_LENT, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.size = (ava_u64)size;
+	ava_a.token = (ava_u64)token;
+	ava_a.heap_offset = (ava_u64)heap_offset;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER_LENT, ava_shape, 5u);
 	ava_call_end(&ava_c);
 	return ava_ret;
 
@@ -6170,7 +6324,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6174 "opencl_guest.c"
+#line 6328 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6370,7 +6524,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6374 "opencl_guest.c"
+#line 6528 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6452,7 +6606,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6456 "opencl_guest.c"
+#line 6610 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6670,7 +6824,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6674 "opencl_guest.c"
+#line 6828 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6737,7 +6891,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 6741 "opencl_guest.c"
+#line 6895 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6818,7 +6972,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6822 "opencl_guest.c"
+#line 6976 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7055,7 +7209,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7059 "opencl_guest.c"
+#line 7213 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7125,7 +7279,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 7129 "opencl_guest.c"
+#line 7283 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7371,7 +7525,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7375 "opencl_guest.c"
+#line 7529 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7426,7 +7580,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 7430 "opencl_guest.c"
+#line 7584 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7475,7 +7629,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 7479 "opencl_guest.c"
+#line 7633 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7527,7 +7681,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 7531 "opencl_guest.c"
+#line 7685 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7570,7 +7724,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 7574 "opencl_guest.c"
+#line 7728 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7768,7 +7922,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7772 "opencl_guest.c"
+#line 7926 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7875,7 +8029,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7879 "opencl_guest.c"
+#line 8033 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8013,7 +8167,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8017 "opencl_guest.c"
+#line 8171 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8137,7 +8291,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8141 "opencl_guest.c"
+#line 8295 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8228,7 +8382,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 331 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8232 "opencl_guest.c"
+#line 8386 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8357,7 +8511,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 355 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8361 "opencl_guest.c"
+#line 8515 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8458,7 +8612,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 373 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8462 "opencl_guest.c"
+#line 8616 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8581,7 +8735,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8585 "opencl_guest.c"
+#line 8739 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8689,7 +8843,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8693 "opencl_guest.c"
+#line 8847 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8808,7 +8962,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 469 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8812 "opencl_guest.c"
+#line 8966 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8929,7 +9083,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 490 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8933 "opencl_guest.c"
+#line 9087 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9040,7 +9194,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9044 "opencl_guest.c"
+#line 9198 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9151,7 +9305,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 530 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9155 "opencl_guest.c"
+#line 9309 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9248,7 +9402,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 549 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9252 "opencl_guest.c"
+#line 9406 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9371,7 +9525,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9375 "opencl_guest.c"
+#line 9529 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9456,7 +9610,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9460 "opencl_guest.c"
+#line 9614 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9537,7 +9691,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 609 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9541 "opencl_guest.c"
+#line 9695 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9618,7 +9772,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 625 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9622 "opencl_guest.c"
+#line 9776 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9687,7 +9841,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 637 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9691 "opencl_guest.c"
+#line 9845 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10959,6 +11113,7 @@ static const char *const ava_opencl_func_names[] = {
 	"clGetSamplerInfo",
 	"ava_cl_map_buffer",
 	"ava_cl_unmap_buffer",
+	"ava_cl_unmap_buffer_lent",
 	"ava_cl_create_program_with_source",
 	"ava_cl_create_program_with_binary",
 	"clCreateProgramWithIL",

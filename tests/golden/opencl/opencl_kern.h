@@ -199,6 +199,11 @@ cl_int ava_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, si
 			       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 			       cl_event *event);
 /* A helper of the spec (no API function): kernel callers call it directly. */
+cl_int ava_ava_cl_unmap_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				    size_t size, uint64_t token, uint64_t heap_offset,
+				    cl_uint num_events_in_wait_list,
+				    const cl_event *event_wait_list, cl_event *event);
+/* A helper of the spec (no API function): kernel callers call it directly. */
 cl_program ava_ava_cl_create_program_with_source(cl_context context, const char *source,
 						 size_t length, cl_int *errcode_ret);
 /* A helper of the spec (no API function): kernel callers call it directly. */

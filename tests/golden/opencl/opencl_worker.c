@@ -102,6 +102,10 @@ cl_int ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t
 			   size_t size, cl_int write, const void *data,
 			   cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 			   cl_event *event);
+cl_int ava_cl_unmap_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				size_t size, uint64_t token, uint64_t heap_offset,
+				cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				cl_event *event);
 cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices,
 			      const cl_device_id *device_list, const char *options,
 			      cl_uint num_input_headers, const cl_program *input_headers,
@@ -718,7 +722,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 722 "opencl_worker.c"
+#line 726 "opencl_worker.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -735,6 +739,9 @@ static void ava_cl_guest_fini(void)
 #define ava_cl_expect_cancel(token) ava_guest_transfer_cancel(&ava_opencl_guest_spec, token)
 #define ava_cl_lend(src, bytes, heap_offset)                                                   \
 	ava_guest_transfer_lend(&ava_opencl_guest_spec, src, bytes, heap_offset)
+#define ava_cl_adopt(token, block) ava_guest_transfer_adopt(&ava_opencl_guest_spec, token, block)
+#define ava_cl_map_alloc(bytes) ava_guest_map_alloc(&ava_opencl_guest_spec, bytes)
+#define ava_cl_map_release(block) ava_guest_zerocopy_free(&ava_opencl_guest_spec, block)
 #else
 #define ava_cl_expect(dst, capacity) ((void)(dst), (void)(capacity), (uint64_t)0)
 #define ava_cl_expect_lent(dst, capacity, heap_offset)                                          \
@@ -742,6 +749,9 @@ static void ava_cl_guest_fini(void)
 #define ava_cl_expect_cancel(token) ((void)(token))
 #define ava_cl_lend(src, bytes, heap_offset)                                                   \
 	((void)(src), (void)(bytes), *(heap_offset) = AVA_NO_HEAP, (uint64_t)0)
+#define ava_cl_adopt(token, block) ((void)(token), (void)(block))
+#define ava_cl_map_alloc(bytes) ((void)(bytes), (void *)0)
+#define ava_cl_map_release(block) ((void)(block))
 #endif
 
 cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
@@ -1149,7 +1159,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1153 "opencl_worker.c"
+#line 1163 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1163,7 +1173,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1167 "opencl_worker.c"
+#line 1177 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1204,7 +1214,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1208 "opencl_worker.c"
+#line 1218 "opencl_worker.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1227,7 +1237,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1231 "opencl_worker.c"
+#line 1241 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1238,7 +1248,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1242 "opencl_worker.c"
+#line 1252 "opencl_worker.c"
 #line 175 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1258,7 +1268,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1262 "opencl_worker.c"
+#line 1272 "opencl_worker.c"
 #line 218 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1317,7 +1327,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1321 "opencl_worker.c"
+#line 1331 "opencl_worker.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1492,7 +1502,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1496 "opencl_worker.c"
+#line 1506 "opencl_worker.c"
 #line 44 "specs/opencl/opencl_enqueue.spec.inc"
 
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
@@ -1513,7 +1523,7 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)clReleaseEvent(ev);
 }
 
-#line 1517 "opencl_worker.c"
+#line 1527 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1570,7 +1580,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1574 "opencl_worker.c"
+#line 1584 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1597,14 +1607,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1601 "opencl_worker.c"
+#line 1611 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
-#line 646 "specs/opencl/opencl_util.spec.inc"
+#line 650 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 1608 "opencl_worker.c"
+#line 1618 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -1692,7 +1702,7 @@ static void ava_opencl_tramp_ava_cl_context_destructor(cl_context context, void 
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 468 "specs/opencl/opencl_staged.spec.inc"
+#line 474 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
 	cl_event ava_ev = NULL;
@@ -1705,7 +1715,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1709 "opencl_worker.c"
+#line 1719 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -1793,7 +1803,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 502 "specs/opencl/opencl_staged.spec.inc"
+#line 508 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
@@ -1815,7 +1825,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1819 "opencl_worker.c"
+#line 1829 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -1958,7 +1968,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava
 
 static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 540 "specs/opencl/opencl_staged.spec.inc"
+#line 546 "specs/opencl/opencl_staged.spec.inc"
 	static const size_t ava_zero[3] = {0, 0, 0};
 	uint64_t ava_span = ava_cl_image_span(image, origin, region, row_pitch, slice_pitch);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
@@ -1978,7 +1988,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1982 "opencl_worker.c"
+#line 1992 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -2100,7 +2110,7 @@ static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 586 "specs/opencl/opencl_staged.spec.inc"
+#line 592 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
@@ -2113,7 +2123,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2117 "opencl_worker.c"
+#line 2127 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -2230,7 +2240,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 623 "specs/opencl/opencl_staged.spec.inc"
+#line 629 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, size, heap_offset);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
@@ -2246,7 +2256,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_
 		return ava_rc;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2250 "opencl_worker.c"
+#line 2260 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
@@ -2350,7 +2360,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 669 "specs/opencl/opencl_staged.spec.inc"
+#line 675 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
@@ -2367,7 +2377,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2371 "opencl_worker.c"
+#line 2381 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -2540,7 +2550,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *av
 
 static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 712 "specs/opencl/opencl_staged.spec.inc"
+#line 718 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span =
 		ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
@@ -2555,7 +2565,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2559 "opencl_worker.c"
+#line 2569 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -2706,7 +2716,7 @@ static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 746 "specs/opencl/opencl_staged.spec.inc"
+#line 752 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc = CL_SUCCESS;
@@ -2721,7 +2731,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, map_flags, ava_ev,
 				      event);
-#line 2725 "opencl_worker.c"
+#line 2735 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -2886,7 +2896,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2890 "opencl_worker.c"
+#line 2900 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2970,7 +2980,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2974 "opencl_worker.c"
+#line 2984 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3072,7 +3082,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3076 "opencl_worker.c"
+#line 3086 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3425,7 +3435,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 3429 "opencl_worker.c"
+#line 3439 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3540,7 +3550,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3544 "opencl_worker.c"
+#line 3554 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3693,7 +3703,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3697 "opencl_worker.c"
+#line 3707 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3822,7 +3832,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 3826 "opencl_worker.c"
+#line 3836 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3888,7 +3898,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 3892 "opencl_worker.c"
+#line 3902 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4064,7 +4074,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4068 "opencl_worker.c"
+#line 4078 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4210,7 +4220,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4214 "opencl_worker.c"
+#line 4224 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4296,7 +4306,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4300 "opencl_worker.c"
+#line 4310 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4400,7 +4410,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4404 "opencl_worker.c"
+#line 4414 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4480,7 +4490,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4484 "opencl_worker.c"
+#line 4494 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4526,7 +4536,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4530 "opencl_worker.c"
+#line 4540 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4600,7 +4610,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 4604 "opencl_worker.c"
+#line 4614 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4880,7 +4890,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4884 "opencl_worker.c"
+#line 4894 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5002,7 +5012,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5006 "opencl_worker.c"
+#line 5016 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5136,7 +5146,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 5140 "opencl_worker.c"
+#line 5150 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5249,7 +5259,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 5253 "opencl_worker.c"
+#line 5263 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5449,7 +5459,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5453 "opencl_worker.c"
+#line 5463 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5710,7 +5720,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5714 "opencl_worker.c"
+#line 5724 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5804,7 +5814,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 5808 "opencl_worker.c"
+#line 5818 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -5934,7 +5944,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 5938 "opencl_worker.c"
+#line 5948 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -6051,12 +6061,136 @@ static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 564 "specs/opencl/opencl_memory.spec.inc"
+	uint64_t ava_span = ava_cl_span(buffer, offset, size);
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
+	cl_event ava_mapped = NULL, ava_gate;
+	cl_int ret = CL_SUCCESS;
+	void *ava_p;
+	if (ava_t == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_FALSE, CL_MAP_WRITE_INVALIDATE_REGION,
+				   offset, size, num_events_in_wait_list, event_wait_list,
+				   &ava_mapped, &ret);
+	if (ava_p == NULL) {
+		ava_w_transfer_start(ava_t, NULL, NULL, NULL);
+		ava_w_transfer_finished(ava_t, 0);
+		return ret != CL_SUCCESS ? ret : CL_OUT_OF_HOST_MEMORY;
+	}
+	ava_gate = ava_cl_unmap_gate(command_queue, ava_mapped, ava_t, ava_p, ava_span);
+	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
+	clReleaseEvent(ava_gate);
+	return ret;
+#line 6087 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_unmap_buffer_lent_call *ava_a;
+	struct ava_opencl_ava_cl_unmap_buffer_lent_reply ava_r;
+	cl_command_queue command_queue;
+	cl_mem buffer;
+	size_t offset;
+	size_t size;
+	uint64_t token;
+	uint64_t heap_offset;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->buffer, AVA_OPENCL_T_CL_MEM, (void **)&buffer);
+	offset = (size_t)ava_a->offset;
+	size = (size_t)ava_a->size;
+	token = (uint64_t)ava_a->token;
+	heap_offset = (uint64_t)ava_a->heap_offset;
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_unmap_buffer_lent(command_queue, buffer, offset, size, token, heap_offset, num_events_in_wait_list, event_wait_list, event);
+
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
 static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context context, const char *source, size_t length, cl_int *errcode_ret)
 {
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 6060 "opencl_worker.c"
+#line 6194 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -6143,7 +6277,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 6147 "opencl_worker.c"
+#line 6281 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -6486,7 +6620,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6490 "opencl_worker.c"
+#line 6624 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6599,7 +6733,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 6603 "opencl_worker.c"
+#line 6737 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -6755,7 +6889,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6759 "opencl_worker.c"
+#line 6893 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6933,7 +7067,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6937 "opencl_worker.c"
+#line 7071 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7003,7 +7137,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7007 "opencl_worker.c"
+#line 7141 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -7103,7 +7237,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 7107 "opencl_worker.c"
+#line 7241 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -7183,7 +7317,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 7187 "opencl_worker.c"
+#line 7321 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7275,7 +7409,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 7279 "opencl_worker.c"
+#line 7413 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7364,7 +7498,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 7368 "opencl_worker.c"
+#line 7502 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7579,7 +7713,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 7583 "opencl_worker.c"
+#line 7717 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -7650,7 +7784,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7654 "opencl_worker.c"
+#line 7788 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7735,7 +7869,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 7739 "opencl_worker.c"
+#line 7873 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8045,7 +8179,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8049 "opencl_worker.c"
+#line 8183 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8133,7 +8267,7 @@ static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *er
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8137 "opencl_worker.c"
+#line 8271 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8192,7 +8326,7 @@ static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8196 "opencl_worker.c"
+#line 8330 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8238,7 +8372,7 @@ static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 8242 "opencl_worker.c"
+#line 8376 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8285,7 +8419,7 @@ static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execut
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 8289 "opencl_worker.c"
+#line 8423 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8462,7 +8596,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8466 "opencl_worker.c"
+#line 8600 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8603,7 +8737,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8607 "opencl_worker.c"
+#line 8741 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8731,7 +8865,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8735 "opencl_worker.c"
+#line 8869 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8910,7 +9044,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8914 "opencl_worker.c"
+#line 9048 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9073,7 +9207,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 331 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9077 "opencl_worker.c"
+#line 9211 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9182,7 +9316,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_q
 #define ava_execute() clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 355 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9186 "opencl_worker.c"
+#line 9320 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9344,7 +9478,7 @@ static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 373 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9348 "opencl_worker.c"
+#line 9482 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9485,7 +9619,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9489 "opencl_worker.c"
+#line 9623 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9642,7 +9776,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9646 "opencl_worker.c"
+#line 9780 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9783,7 +9917,7 @@ static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 469 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9787 "opencl_worker.c"
+#line 9921 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9934,7 +10068,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 490 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9938 "opencl_worker.c"
+#line 10072 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10088,7 +10222,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue comman
 #define ava_execute() clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10092 "opencl_worker.c"
+#line 10226 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10227,7 +10361,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue comman
 #define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 530 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10231 "opencl_worker.c"
+#line 10365 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10366,7 +10500,7 @@ static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue comman
 #define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 549 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10370 "opencl_worker.c"
+#line 10504 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10488,7 +10622,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10492 "opencl_worker.c"
+#line 10626 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10643,7 +10777,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10647 "opencl_worker.c"
+#line 10781 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10743,7 +10877,7 @@ static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue comma
 #define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 609 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10747 "opencl_worker.c"
+#line 10881 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10840,7 +10974,7 @@ static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue comm
 #define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 625 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10844 "opencl_worker.c"
+#line 10978 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10937,7 +11071,7 @@ static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl
 #define ava_execute() clEnqueueMarker(command_queue, event)
 #line 637 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10941 "opencl_worker.c"
+#line 11075 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11044,7 +11178,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 11048 "opencl_worker.c"
+#line 11182 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -11120,7 +11254,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 11124 "opencl_worker.c"
+#line 11258 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -11181,7 +11315,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 11185 "opencl_worker.c"
+#line 11319 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -11252,7 +11386,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 11256 "opencl_worker.c"
+#line 11390 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -11296,7 +11430,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 11300 "opencl_worker.c"
+#line 11434 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -11422,7 +11556,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, map_flags, ava_ev,
 				      event);
-#line 11426 "opencl_worker.c"
+#line 11560 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -11535,7 +11669,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 11539 "opencl_worker.c"
+#line 11673 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -11659,7 +11793,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 11663 "opencl_worker.c"
+#line 11797 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -11809,7 +11943,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 11813 "opencl_worker.c"
+#line 11947 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -11933,7 +12067,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 11937 "opencl_worker.c"
+#line 12071 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -11994,7 +12128,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 11998 "opencl_worker.c"
+#line 12132 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -12082,7 +12216,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 12086 "opencl_worker.c"
+#line 12220 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -12220,7 +12354,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 12224 "opencl_worker.c"
+#line 12358 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -12329,7 +12463,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 12333 "opencl_worker.c"
+#line 12467 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -12441,7 +12575,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 12445 "opencl_worker.c"
+#line 12579 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
@@ -12581,6 +12715,8 @@ static int ava_opencl_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
 		return ava_opencl_serve_ava_cl_map_buffer(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER:
 		return ava_opencl_serve_ava_cl_unmap_buffer(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER_LENT:
+		return ava_opencl_serve_ava_cl_unmap_buffer_lent(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_CREATE_PROGRAM_WITH_SOURCE:
 		return ava_opencl_serve_ava_cl_create_program_with_source(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_CREATE_PROGRAM_WITH_BINARY:
@@ -12819,6 +12955,7 @@ static const char *const ava_opencl_func_names[] = {
 	"clGetSamplerInfo",
 	"ava_cl_map_buffer",
 	"ava_cl_unmap_buffer",
+	"ava_cl_unmap_buffer_lent",
 	"ava_cl_create_program_with_source",
 	"ava_cl_create_program_with_binary",
 	"clCreateProgramWithIL",
@@ -12966,6 +13103,7 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC, /* clGetSamplerInfo */
 	AVA_F_SYNC, /* ava_cl_map_buffer */
 	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_unmap_buffer */
+	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_unmap_buffer_lent */
 	AVA_F_SYNC, /* ava_cl_create_program_with_source */
 	AVA_F_SYNC, /* ava_cl_create_program_with_binary */
 	AVA_F_SYNC, /* clCreateProgramWithIL */

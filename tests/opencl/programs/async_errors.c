@@ -44,6 +44,9 @@
 #include "common.h"
 
 enum { BUF = 1024, IMG = 8, LOCAL_BYTES = 256 };
+/* The unmap cases' buffer and mapping: large enough that under ava the
+ * mapping lies in the shared heap and its unmap lends it (shm). */
+enum { MAP_BUF = 256 * 1024, MAP_KEPT = 128 * 1024 };
 
 typedef struct {
   const char *name;
@@ -994,14 +997,16 @@ typedef struct {
   Wait w;
 } Unmap;
 
-/* P_FRESH maps a region of its own right before (the warm-up); P_KEPT is
- * the mapping the cases refer to, unmapped by the last case. */
+/* P_FRESH maps for writing, right before, the region P_KEPT maps (the
+ * warm-up, whose unmap has the cases' shape); P_KEPT is the mapping the
+ * cases refer to, unmapped by the last case. */
 static cl_int unmap(const void *p) {
   const Unmap *c = p;
   void *ptr = c->ptr == P_KEPT ? g_map_kept : c->ptr == P_HOST ? (void *)g_host : NULL;
   if (c->ptr == P_FRESH) {
     cl_int err;
-    ptr = clEnqueueMapBuffer(g_q, g_buf_map, CL_TRUE, CL_MAP_READ, 512, 64, 0, NULL, NULL, &err);
+    ptr =
+        clEnqueueMapBuffer(g_q, g_buf_map, CL_TRUE, CL_MAP_WRITE, 0, MAP_KEPT, 0, NULL, NULL, &err);
     CHECK_ERR(err, "clEnqueueMapBuffer");
   }
   return clEnqueueUnmapMemObject(*c->q, *c->mem, ptr, wn(c->w), wl(c->w), NULL);
@@ -1010,7 +1015,7 @@ static cl_int unmap(const void *p) {
 static void test_unmap(void) {
   cl_int err;
   g_map_kept =
-      clEnqueueMapBuffer(g_q, g_buf_map, CL_TRUE, CL_MAP_WRITE, 0, 64, 0, NULL, NULL, &err);
+      clEnqueueMapBuffer(g_q, g_buf_map, CL_TRUE, CL_MAP_WRITE, 0, MAP_KEPT, 0, NULL, NULL, &err);
   CHECK_ERR(err, "clEnqueueMapBuffer");
   memcpy(g_map_kept, g_src, 64);
   static const Unmap warm = C("warm-up", 0, &g_q, &g_buf_map, P_FRESH, W_NONE);
@@ -1206,7 +1211,7 @@ int main(int argc, char **argv) {
   g_buf_b = ocl_buffer(&g_env, rw, BUF, g_init);
   g_buf_hro = ocl_buffer(&g_env, rw | CL_MEM_HOST_READ_ONLY, BUF, g_init);
   g_buf_hna = ocl_buffer(&g_env, rw | CL_MEM_HOST_NO_ACCESS, BUF, g_init);
-  g_buf_map = ocl_buffer(&g_env, rw, BUF, g_init);
+  g_buf_map = ocl_buffer(&g_env, CL_MEM_READ_WRITE, MAP_BUF, NULL);
   g_buf2 = ocl_buffer(&env2, rw, BUF, g_init);
   g_list_buf[0] = g_list_null[0] = g_buf;
   g_list_other[0] = g_buf2;

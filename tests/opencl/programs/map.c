@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Mapping: buffers (read, write, write-invalidate; blocking and not; with
- * offsets; host-pointer buffers) and images (row pitch). */
+ * offsets; host-pointer buffers), large mappings (several at once, many
+ * rounds, a buffer released while mapped) and images (row pitch).
+ *
+ * MAP_EXPECT_SHARED_HEAP=yes|no (set by test_e2e_opencl_maps, never
+ * natively): whether large blocking mappings must lie in ava's shared heap,
+ * a memfd named "ava-shm" in /proc/self/maps; it changes no output. */
 #include "common.h"
 
 enum { N = 2048 };
@@ -13,8 +18,12 @@ static void fill_pattern(cl_uint *p, size_t n, cl_uint seed) {
     p[i] = seed * 0x9e3779b9u ^ (cl_uint)i * 2246822519u;
 }
 
+static void read_back_n(cl_mem m, cl_uint *out, size_t n) {
+  CHECK(clEnqueueReadBuffer(g_q, m, CL_TRUE, 0, n * sizeof(cl_uint), out, 0, NULL, NULL));
+}
+
 static void read_back(cl_mem m, cl_uint *out) {
-  CHECK(clEnqueueReadBuffer(g_q, m, CL_TRUE, 0, N * sizeof(cl_uint), out, 0, NULL, NULL));
+  read_back_n(m, out, N);
 }
 
 static cl_uint *map(cl_mem m, cl_bool blocking, cl_map_flags flags, size_t offset, size_t size,
@@ -107,6 +116,115 @@ static void buffers(void) {
   CHECK(clReleaseMemObject(m));
 }
 
+/* Whether p lies in a mapping of /proc/self/maps whose name contains what. */
+static int in_mapping_named(const void *p, const char *what) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  char line[512];
+  int found = 0;
+  if (f == NULL)
+    return 0;
+  while (!found && fgets(line, sizeof line, f) != NULL) {
+    unsigned long lo, hi;
+    if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && (uintptr_t)p >= lo && (uintptr_t)p < hi)
+      found = strstr(line, what) != NULL;
+  }
+  fclose(f);
+  return found;
+}
+
+static void expect_placement(const void *p, const char *what) {
+  const char *expect = getenv("MAP_EXPECT_SHARED_HEAP");
+  if (expect == NULL || *expect == '\0')
+    return;
+  const int in_heap = in_mapping_named(p, "ava-shm");
+  if (in_heap != (strcmp(expect, "yes") == 0))
+    fprintf(stderr, "FAIL: %s: mapping %s ava's shared heap (MAP_EXPECT_SHARED_HEAP=%s)\n", what,
+            in_heap ? "in" : "not in", expect);
+  EXPECT(in_heap == (strcmp(expect, "yes") == 0), "mapping placement");
+}
+
+enum { BIG = 1 << 20, PARTS = 8, ROUNDS = 24 }; /* elements: 4 MiB */
+
+/* Large mappings: beyond the size that goes through the heap (64 KiB). */
+static void large_buffers(void) {
+  cl_uint *src = malloc(BIG * sizeof(cl_uint)), *out = malloc(BIG * sizeof(cl_uint));
+  EXPECT(src != NULL && out != NULL, "memory");
+  fill_pattern(src, BIG, 3);
+  const size_t bytes = BIG * sizeof(cl_uint);
+  cl_mem m = ocl_buffer(&g_env, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, src);
+
+  cl_uint *p = map(m, CL_TRUE, CL_MAP_READ, 0, bytes, NULL);
+  expect_placement(p, "4 MiB READ map");
+  printf("large map READ 4 MiB: contents %s\n", memcmp(p, src, bytes) == 0 ? "match" : "DIFFER");
+  EXPECT(memcmp(p, src, bytes) == 0, "large map READ contents");
+
+  /* A WRITE map over a range the READ map also covers, at an odd offset. */
+  const size_t off = BIG / 4 + 1, len = BIG / 2 + 3;
+  cl_uint *w = map(m, CL_TRUE, CL_MAP_WRITE, off * sizeof(cl_uint), len * sizeof(cl_uint), NULL);
+  expect_placement(w, "2 MiB WRITE map");
+  int same = memcmp(w, src + off, len * sizeof(cl_uint)) == 0;
+  for (size_t i = 0; i < len; i += 3)
+    w[i] = 0xa0000000u + (cl_uint)i;
+  unmap(m, w);
+  unmap(m, p);
+  read_back_n(m, out, BIG);
+  int ok = 1;
+  for (size_t i = 0; i < BIG; ++i) {
+    const int written = i >= off && i < off + len && (i - off) % 3 == 0;
+    ok &= out[i] == (written ? 0xa0000000u + (cl_uint)(i - off) : src[i]);
+  }
+  printf("large map WRITE (every third of 2 MiB at an odd offset): filled %s, after unmap %s\n",
+         yes_no(same), ok ? "every element right" : "WRONG");
+  EXPECT(same && ok, "large map WRITE");
+
+  /* WRITE_INVALIDATE_REGION: only what the program writes counts. */
+  cl_uint *inv =
+      map(m, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, BIG / 8 * sizeof(cl_uint), NULL);
+  for (size_t i = 0; i < BIG / 8; ++i)
+    inv[i] = (cl_uint)(7 * i);
+  unmap(m, inv);
+  read_back_n(m, out, BIG);
+  ok = 1;
+  for (size_t i = 0; i < BIG / 8; ++i)
+    ok &= out[i] == (cl_uint)(7 * i);
+  printf("large map WRITE_INVALIDATE_REGION 512 KiB: %s, next kept %s\n", ok ? "right" : "WRONG",
+         yes_no(out[BIG / 8] == src[BIG / 8]));
+  EXPECT(ok && out[BIG / 8] == src[BIG / 8], "large invalidate map");
+
+  /* PARTS mappings at once, unmapped in another order, round after round:
+   * each round's blocks come back for the next. */
+  const size_t part = BIG / PARTS;
+  ok = 1;
+  for (int r = 0; r < ROUNDS; ++r) {
+    cl_uint *parts[PARTS];
+    for (int k = 0; k < PARTS; ++k) {
+      parts[k] = map(m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, k * part * sizeof(cl_uint),
+                     part * sizeof(cl_uint), NULL);
+      const cl_uint want = r == 0 ? out[k * part + 5] : (cl_uint)(r - 1) * 1000u + (cl_uint)k;
+      ok &= parts[k][5] == want;
+    }
+    for (int k = 0; k < PARTS; ++k)
+      for (size_t i = 0; i < part; i += 1024)
+        parts[k][i + 5] = (cl_uint)r * 1000u + (cl_uint)k;
+    for (int k = PARTS - 1; k >= 0; k -= 2)
+      unmap(m, parts[k]);
+    for (int k = 0; k < PARTS; k += 2)
+      unmap(m, parts[k]);
+  }
+  read_back_n(m, out, BIG);
+  for (size_t i = 5; i < BIG; i += 1024)
+    ok &= out[i] == (cl_uint)(ROUNDS - 1) * 1000u + (cl_uint)(i / part);
+  printf("%d rounds of %d large maps at once: %s\n", ROUNDS, PARTS, ok ? "right" : "WRONG");
+  EXPECT(ok, "rounds of large maps");
+
+  /* Released while mapped: the mapping stays readable. */
+  p = map(m, CL_TRUE, CL_MAP_READ, 0, bytes, NULL);
+  CHECK(clReleaseMemObject(m));
+  printf("released while mapped: checksum %08x\n", checksum(p, bytes));
+  free(src);
+  free(out);
+}
+
 static void host_ptr_buffers(void) {
   static cl_uint host[N], out[N];
   fill_pattern(host, N, 2);
@@ -196,6 +314,7 @@ int main(void) {
   g_env = ocl_env_open();
   g_q = ocl_queue(&g_env, 0);
   buffers();
+  large_buffers();
   host_ptr_buffers();
   images();
   CHECK(clReleaseCommandQueue(g_q));
