@@ -162,6 +162,11 @@ uint64_t ava_guest_transfer_expect_lent(const struct ava_guest_spec *spec, void 
 					uint64_t capacity, uint64_t *heap_offset);
 void ava_guest_transfer_cancel(const struct ava_guest_spec *spec, uint64_t token);
 /*
+ * The destination of token, whose call succeeded, is gone before the
+ * transfer ended (unmapped before its map was done): its bytes go nowhere.
+ */
+void ava_guest_transfer_forget(const struct ava_guest_spec *spec, uint64_t token);
+/*
  * For a non-blocking write: copies bytes at src into a block of the
  * channel's shared heap (*heap_offset) that the worker hands to the API as
  * the command's source, and returns the token under which the worker says

@@ -329,6 +329,12 @@ void ava_guest_transfer_adopt(const struct ava_guest_spec *spec, uint64_t token,
   }
 }
 
+void ava_guest_transfer_forget(const struct ava_guest_spec *spec, uint64_t token) {
+  Runtime *runtime = ava::guest::find_runtime(spec, false);
+  if (runtime != nullptr && token != 0)
+    runtime->transfers().forget(token);
+}
+
 void ava_guest_transfer_cancel(const struct ava_guest_spec *spec, uint64_t token) {
   Runtime *runtime = ava::guest::find_runtime(spec, false);
   if (runtime != nullptr && token != 0)

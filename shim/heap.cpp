@@ -15,10 +15,31 @@ HeapAllocator::HeapAllocator(uint8_t *base, uint64_t size) : base_(base), size_(
 }
 
 void *HeapAllocator::allocate(uint64_t bytes, uint64_t keep_free) {
+  std::lock_guard lock(mu_);
+  return allocate_locked(bytes, keep_free);
+}
+
+void *HeapAllocator::allocate_patiently(uint64_t bytes, std::chrono::milliseconds patience) {
+  std::unique_lock lock(mu_);
+  void *p = allocate_locked(bytes, 0);
+  if (p != nullptr || stalled_ || bytes > size_ || used_bytes_ == 0)
+    return p;
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  while (p == nullptr) {
+    const uint64_t seen = releases_;
+    if (!released_.wait_until(lock, deadline, [&] { return releases_ != seen; })) {
+      stalled_ = true;
+      return nullptr;
+    }
+    p = allocate_locked(bytes, 0);
+  }
+  return p;
+}
+
+void *HeapAllocator::allocate_locked(uint64_t bytes, uint64_t keep_free) {
   if (bytes == 0 || bytes > size_)
     return nullptr;
   const uint64_t need = (bytes + kAlign - 1) & ~(kAlign - 1);
-  std::lock_guard lock(mu_);
   if (keep_free > size_ - used_bytes_ || need > size_ - used_bytes_ - keep_free)
     return nullptr;
   try {
@@ -52,6 +73,10 @@ bool HeapAllocator::release(void *ptr) {
   uint64_t len = it->second;
   used_.erase(it);
   used_bytes_ -= len;
+  ++releases_;
+  stalled_ = false;
+  // Pairs with the wait in allocate_patiently (under mu_, so none is missed).
+  released_.notify_all();
   try {
     // Merge with the free neighbours so large buffers keep fitting.
     auto next = free_.lower_bound(start);

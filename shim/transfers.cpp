@@ -44,9 +44,15 @@ std::shared_ptr<uint8_t> heap_owned(const std::shared_ptr<Connection> &conn, voi
   }
 }
 
+// How long a transfer waits for lent blocks to come back when the heap is
+// full (a run of non-blocking transfers larger than the heap) before it
+// takes the slower path that needs none: blocks come back as the worker's
+// commands finish, every few milliseconds while the device is busy.
+constexpr std::chrono::milliseconds kHeapPatience{100};
+
 // A new block of conn's heap, owned as above.
 std::shared_ptr<uint8_t> lend_block(const std::shared_ptr<Connection> &conn, uint64_t bytes) {
-  void *block = conn->heap()->allocate(bytes);
+  void *block = conn->heap()->allocate_patiently(bytes, kHeapPatience);
   return block != nullptr ? heap_owned(conn, block, false) : nullptr;
 }
 
@@ -127,6 +133,13 @@ void TransferTable::cancel(uint64_t token, uint64_t abandoned_call) {
   // A lent heap block stays lent too: the worker may still write into it.
   it->second.ptr = nullptr;
   it->second.abandoned_call = abandoned_call;
+}
+
+void TransferTable::forget(uint64_t token) {
+  std::lock_guard lock(mu_);
+  auto it = open_.find(token);
+  if (it != open_.end())
+    it->second.ptr = nullptr; // a tombstone until the END (abandoned_call 0: no reply ends it)
 }
 
 void TransferTable::reply_arrived(uint64_t call_id) {

@@ -47,6 +47,11 @@ public:
   // checked and dropped (the program's destination is no longer the
   // transfer's), until its END or the abandoned call's late reply.
   void cancel(uint64_t token, uint64_t abandoned_call);
+  // The destination of a transfer whose call succeeded is gone before the
+  // transfer ended (a mapping unmapped before its non-blocking map was
+  // done): the token stays as a tombstone whose DATA is checked and
+  // dropped, until its END.
+  void forget(uint64_t token);
   // The late reply of abandoned call_id came: its tokens' DATA came before.
   void reply_arrived(uint64_t call_id);
   // Copies one DATA message into its destination. False, with *reason, when

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 // The guest's allocator for the shared heap (shim/heap.hpp): blocks are
 // 64-byte aligned and inside the heap, freed blocks merge with their
-// neighbours, and an allocation that asks to keep a share free (a mapping,
+// neighbours, an allocation that asks to keep a share free (a mapping,
 // Connection::map_block) is refused when it would eat into that share,
-// while ordinary allocations may still use it.
+// while ordinary allocations may still use it, and a patient one (a lent
+// transfer) waits for blocks to come back, within bounds.
 #include <criterion/criterion.h>
 
+#include <chrono>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "shim/heap.hpp"
@@ -76,4 +79,34 @@ Test(guest_heap, freed_blocks_merge_and_count_as_free_again) {
   cr_expect(heap.release(all));
   int stack_value = 0;
   cr_expect_not(heap.release(&stack_value), "a pointer outside the heap");
+}
+
+// A full heap: a patient allocation gets the block another thread gives
+// back; one whose wait runs out fails, and after that none waits (a test
+// timeout would catch a 60 s wait) until a block comes back.
+Test(guest_heap, a_patient_allocation_waits_for_a_block_to_come_back, .timeout = 30) {
+  std::vector<uint8_t> memory(kHeap);
+  ava::guest::HeapAllocator heap(memory.data(), memory.size());
+  void *all = heap.allocate(kHeap);
+  cr_assert_not_null(all);
+  std::thread giver([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    heap.release(all);
+  });
+  void *p = heap.allocate_patiently(kHeap / 2, std::chrono::seconds(20));
+  giver.join();
+  cr_expect_not_null(p, "the block given back was not taken");
+  void *q = heap.allocate(kHeap / 2);
+  cr_assert_not_null(q);
+  cr_expect_null(heap.allocate_patiently(kHeap / 2, std::chrono::milliseconds(20)),
+                 "a full heap gave a block");
+  cr_expect_null(heap.allocate_patiently(kHeap / 2, std::chrono::seconds(60)),
+                 "a full heap gave a block");
+  heap.release(q);
+  void *again = heap.allocate_patiently(kHeap / 2, std::chrono::seconds(60));
+  cr_expect_not_null(again, "after a block came back the heap should give one");
+  // Nothing in use to wait for: a block larger than the free space is refused at once.
+  heap.release(p);
+  heap.release(again);
+  cr_expect_null(heap.allocate_patiently(kHeap + 64, std::chrono::seconds(60)));
 }

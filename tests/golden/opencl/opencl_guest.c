@@ -693,6 +693,7 @@ static void ava_cl_guest_fini(void)
 #define ava_cl_expect_lent(dst, capacity, heap_offset)                                          \
 	ava_guest_transfer_expect_lent(&ava_opencl_guest_spec, dst, capacity, heap_offset)
 #define ava_cl_expect_cancel(token) ava_guest_transfer_cancel(&ava_opencl_guest_spec, token)
+#define ava_cl_expect_forget(token) ava_guest_transfer_forget(&ava_opencl_guest_spec, token)
 #define ava_cl_lend(src, bytes, heap_offset)                                                   \
 	ava_guest_transfer_lend(&ava_opencl_guest_spec, src, bytes, heap_offset)
 #define ava_cl_adopt(token, block) ava_guest_transfer_adopt(&ava_opencl_guest_spec, token, block)
@@ -703,6 +704,7 @@ static void ava_cl_guest_fini(void)
 #define ava_cl_expect_lent(dst, capacity, heap_offset)                                          \
 	((void)(dst), (void)(capacity), *(heap_offset) = AVA_NO_HEAP, (uint64_t)0)
 #define ava_cl_expect_cancel(token) ((void)(token))
+#define ava_cl_expect_forget(token) ((void)(token))
 #define ava_cl_lend(src, bytes, heap_offset)                                                   \
 	((void)(src), (void)(bytes), *(heap_offset) = AVA_NO_HEAP, (uint64_t)0)
 #define ava_cl_adopt(token, block) ((void)(token), (void)(block))
@@ -1115,7 +1117,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1119 "opencl_guest.c"
+#line 1121 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1129,7 +1131,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1133 "opencl_guest.c"
+#line 1135 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1170,7 +1172,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1174 "opencl_guest.c"
+#line 1176 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1193,7 +1195,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1197 "opencl_guest.c"
+#line 1199 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1204,7 +1206,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1208 "opencl_guest.c"
+#line 1210 "opencl_guest.c"
 #line 175 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1224,7 +1226,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1228 "opencl_guest.c"
+#line 1230 "opencl_guest.c"
 #line 218 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1283,7 +1285,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1287 "opencl_guest.c"
+#line 1289 "opencl_guest.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1458,7 +1460,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1462 "opencl_guest.c"
+#line 1464 "opencl_guest.c"
 #line 44 "specs/opencl/opencl_enqueue.spec.inc"
 
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
@@ -1479,7 +1481,7 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)clReleaseEvent(ev);
 }
 
-#line 1483 "opencl_guest.c"
+#line 1485 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1536,7 +1538,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1540 "opencl_guest.c"
+#line 1542 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1563,14 +1565,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1567 "opencl_guest.c"
+#line 1569 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 651 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1574 "opencl_guest.c"
+#line 1576 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1622,6 +1624,7 @@ struct ava_cl_mapping {
 	cl_mem mem;
 	void *ptr;
 	int owned; /* AVA_CL_MAP_* */
+	uint64_t token; /* a non-blocking map's bytes, perhaps still to come */
 	int image;
 	cl_map_flags flags;
 	size_t offset, size;
@@ -1733,6 +1736,7 @@ void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool 
 		return NULL;
 	}
 	m->mem = buffer;
+	m->token = token;
 	m->flags = map_flags;
 	m->offset = offset;
 	ava_cl_add_mapping(m);
@@ -1889,6 +1893,9 @@ cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, vo
 		ava_cl_add_mapping(m); /* still mapped, as natively */
 		return rc;
 	}
+	/* Unmapped before the map was done: its bytes must not land in freed memory. */
+	if (m->token != 0)
+		ava_cl_expect_forget(m->token);
 	if (lent != 0) {
 		/* The worker's now: the block goes with its END. */
 		ava_cl_adopt(lent, m->ptr);
@@ -2064,7 +2071,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 2068 "opencl_guest.c"
+#line 2075 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -2391,7 +2398,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2395 "opencl_guest.c"
+#line 2402 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -3312,7 +3319,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3316 "opencl_guest.c"
+#line 3323 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3380,7 +3387,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3384 "opencl_guest.c"
+#line 3391 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3462,7 +3469,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3466 "opencl_guest.c"
+#line 3473 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3771,7 +3778,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 3775 "opencl_guest.c"
+#line 3782 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3845,7 +3852,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3849 "opencl_guest.c"
+#line 3856 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3983,7 +3990,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3987 "opencl_guest.c"
+#line 3994 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4075,7 +4082,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 4079 "opencl_guest.c"
+#line 4086 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4141,7 +4148,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 4145 "opencl_guest.c"
+#line 4152 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4313,7 +4320,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4317 "opencl_guest.c"
+#line 4324 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4465,7 +4472,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4469 "opencl_guest.c"
+#line 4476 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4547,7 +4554,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4551 "opencl_guest.c"
+#line 4558 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4619,7 +4626,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4623 "opencl_guest.c"
+#line 4630 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4668,7 +4675,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4672 "opencl_guest.c"
+#line 4679 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4720,7 +4727,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4724 "opencl_guest.c"
+#line 4731 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4817,7 +4824,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 4821 "opencl_guest.c"
+#line 4828 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5056,7 +5063,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5060 "opencl_guest.c"
+#line 5067 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5159,7 +5166,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5163 "opencl_guest.c"
+#line 5170 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5242,7 +5249,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 5246 "opencl_guest.c"
+#line 5253 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5332,7 +5339,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 5336 "opencl_guest.c"
+#line 5343 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5463,7 +5470,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5467 "opencl_guest.c"
+#line 5474 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5691,7 +5698,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5695 "opencl_guest.c"
+#line 5702 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6324,7 +6331,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6328 "opencl_guest.c"
+#line 6335 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6524,7 +6531,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6528 "opencl_guest.c"
+#line 6535 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6606,7 +6613,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6610 "opencl_guest.c"
+#line 6617 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6824,7 +6831,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6828 "opencl_guest.c"
+#line 6835 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6891,7 +6898,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 6895 "opencl_guest.c"
+#line 6902 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6972,7 +6979,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6976 "opencl_guest.c"
+#line 6983 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7209,7 +7216,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7213 "opencl_guest.c"
+#line 7220 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7279,7 +7286,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 7283 "opencl_guest.c"
+#line 7290 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7525,7 +7532,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7529 "opencl_guest.c"
+#line 7536 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7580,7 +7587,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 7584 "opencl_guest.c"
+#line 7591 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7629,7 +7636,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 7633 "opencl_guest.c"
+#line 7640 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7681,7 +7688,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 7685 "opencl_guest.c"
+#line 7692 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7724,7 +7731,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 7728 "opencl_guest.c"
+#line 7735 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7922,7 +7929,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7926 "opencl_guest.c"
+#line 7933 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8029,7 +8036,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8033 "opencl_guest.c"
+#line 8040 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8167,7 +8174,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8171 "opencl_guest.c"
+#line 8178 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8291,7 +8298,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8295 "opencl_guest.c"
+#line 8302 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8382,7 +8389,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 331 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8386 "opencl_guest.c"
+#line 8393 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8511,7 +8518,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 355 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8515 "opencl_guest.c"
+#line 8522 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8612,7 +8619,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 373 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8616 "opencl_guest.c"
+#line 8623 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8735,7 +8742,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8739 "opencl_guest.c"
+#line 8746 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8843,7 +8850,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8847 "opencl_guest.c"
+#line 8854 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8962,7 +8969,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 469 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8966 "opencl_guest.c"
+#line 8973 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9083,7 +9090,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 490 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9087 "opencl_guest.c"
+#line 9094 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9194,7 +9201,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9198 "opencl_guest.c"
+#line 9205 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9305,7 +9312,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 530 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9309 "opencl_guest.c"
+#line 9316 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9402,7 +9409,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 549 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9406 "opencl_guest.c"
+#line 9413 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9525,7 +9532,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9529 "opencl_guest.c"
+#line 9536 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9610,7 +9617,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9614 "opencl_guest.c"
+#line 9621 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9691,7 +9698,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 609 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9695 "opencl_guest.c"
+#line 9702 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9772,7 +9779,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 625 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9776 "opencl_guest.c"
+#line 9783 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9841,7 +9848,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 637 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9845 "opencl_guest.c"
+#line 9852 "opencl_guest.c"
 #undef ava_execute
 }
 

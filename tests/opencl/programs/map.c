@@ -217,6 +217,39 @@ static void large_buffers(void) {
   printf("%d rounds of %d large maps at once: %s\n", ROUNDS, PARTS, ok ? "right" : "WRONG");
   EXPECT(ok, "rounds of large maps");
 
+  /* A non-blocking map unmapped before it is done (it waits for a user
+   * event set only after both calls): the unmapped memory must not receive
+   * the map's bytes later. */
+  cl_int err;
+  cl_event gate = clCreateUserEvent(g_env.context, &err);
+  CHECK_ERR(err, "clCreateUserEvent");
+  cl_event unmapped;
+  p = clEnqueueMapBuffer(g_q, m, CL_FALSE, CL_MAP_READ, 0, bytes, 1, &gate, NULL, &err);
+  CHECK_ERR(err, "clEnqueueMapBuffer(non-blocking, gated)");
+  CHECK(clEnqueueUnmapMemObject(g_q, m, p, 0, NULL, &unmapped));
+  cl_int status = 0;
+  CHECK(clGetEventInfo(unmapped, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL));
+  CHECK(clSetUserEventStatus(gate, CL_COMPLETE));
+  CHECK(clWaitForEvents(1, &unmapped));
+  CHECK(clReleaseEvent(unmapped));
+  CHECK(clReleaseEvent(gate));
+  void *scratch[16];
+  for (int i = 0; i < 16; ++i) {
+    scratch[i] = malloc(bytes);
+    EXPECT(scratch[i] != NULL, "memory");
+    memset(scratch[i], 0x5a, bytes);
+  }
+  CHECK(clFinish(g_q));
+  ok = 1;
+  for (int i = 0; i < 16; ++i) {
+    for (size_t b = 0; b < bytes; b += 4096)
+      ok &= ((unsigned char *)scratch[i])[b] == 0x5a;
+    free(scratch[i]);
+  }
+  printf("non-blocking map unmapped before done: unmap waited %s, memory left alone %s\n",
+         yes_no(status != CL_COMPLETE), yes_no(ok));
+  EXPECT(ok && status != CL_COMPLETE, "an unmapped mapping was written");
+
   /* Released while mapped: the mapping stays readable. */
   p = map(m, CL_TRUE, CL_MAP_READ, 0, bytes, NULL);
   CHECK(clReleaseMemObject(m));
