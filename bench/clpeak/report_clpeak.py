@@ -79,6 +79,66 @@ def metric_rows(runs):
     return rows
 
 
+# Issue 15's goals for the shm channel: (what, op, goal, value(runs, rows)).
+# Native maps move nothing, so a map or unmap is held against the native
+# run's memcpy of the same size (clpeak's "memcpy from/to mapped ptr").
+def _figure(rows, metric, run):
+    row = next((r for r in rows if r["metric"] == metric), None)
+    return row["values"].get(run) if row else None
+
+
+def _over(a, b):
+    return None if a is None or b is None or b == 0 else a / b
+
+
+def _wall(runs, name):
+    run = next((r for r in runs if r["name"] == name), None)
+    return run["wall_s"] if run and run["status"] == "ok" else None
+
+
+GOALS = [
+    (f"shm / native {label}", ">=", 0.9,
+     lambda runs, rows, m=metric: _over(_figure(rows, m, "shm"), _figure(rows, m, NATIVE)))
+    for metric, label in (("enqueuewritebuffer", "enqueueWriteBuffer"),
+                          ("enqueuereadbuffer", "enqueueReadBuffer"),
+                          ("enqueuewritebuffer_nonblocking", "enqueueWriteBuffer non-blocking"),
+                          ("enqueuereadbuffer_nonblocking", "enqueueReadBuffer non-blocking"))
+] + [
+    ("shm enqueueMapBuffer / native memcpy from mapped ptr", ">=", 0.5,
+     lambda runs, rows: _over(_figure(rows, "enqueuemapbuffer", "shm"),
+                              _figure(rows, "memcpy_from_mapped_ptr", NATIVE))),
+    ("shm enqueueUnmap / native memcpy to mapped ptr", ">=", 0.5,
+     lambda runs, rows: _over(_figure(rows, "enqueueunmap", "shm"),
+                              _figure(rows, "memcpy_to_mapped_ptr", NATIVE))),
+    ("shm / native kernel launch latency", "<=", 1.2,
+     lambda runs, rows: _over(_figure(rows, "kernel_launch_latency", "shm"),
+                              _figure(rows, "kernel_launch_latency", NATIVE))),
+    ("shm / native clpeak run wall time", "<=", 1.5,
+     lambda runs, rows: _over(_wall(runs, "shm"), _wall(runs, NATIVE))),
+]
+
+
+def goal_rows(runs, rows):
+    out = []
+    for name, op, goal, value in GOALS:
+        got = value(runs, rows)
+        if got is None:
+            status = "not measured"
+        else:
+            status = "met" if (got <= goal if op == "<=" else got >= goal) else "missed"
+        out.append({"name": name, "value": got, "op": op, "target": goal, "status": status})
+    return out
+
+
+def print_goals(goals, quick):
+    width = max(len(g["name"]) for g in goals)
+    print("\nclpeak goals (issue 15; a quick run caps PoCL's memory, so only a full run counts)"
+          if quick else "\nclpeak goals (issue 15)")
+    for g in goals:
+        print(f"  {g['name'].ljust(width)}  {fmt_ratio(g['value']):>6}  {g['op']} {g['target']:<4}"
+              f"  {g['status']}")
+
+
 def fmt_value(value):
     if value is None:
         return "-"
@@ -146,7 +206,7 @@ def write_csv(path, runs, rows):
                                  "" if r is None else f"{r:.4g}"])
 
 
-def write_json(path, runs, rows, quick, load_before, clpeak_version):
+def write_json(path, runs, rows, goals, quick, load_before, clpeak_version):
     document = {
         "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "quick": quick,
@@ -156,6 +216,7 @@ def write_json(path, runs, rows, quick, load_before, clpeak_version):
         "runs": [{k: run[k] for k in ("name", "status", "exit_status", "wall_s", "reason",
                                       "missing", "clpeak_errors", "log")} for run in runs],
         "metrics": rows,
+        "goals": goals,
     }
     with open(path, "w", encoding="utf-8") as f:
         json.dump(document, f, indent=1)
@@ -180,14 +241,16 @@ def main():
         return 2
     load_figures(runs, args.log_dir)
     rows = metric_rows(runs)
+    goals = goal_rows(runs, rows)
     try:
         write_csv(os.path.join(args.out_dir, "clpeak.csv"), runs, rows)
-        write_json(os.path.join(args.out_dir, "clpeak.json"), runs, rows, args.quick,
+        write_json(os.path.join(args.out_dir, "clpeak.json"), runs, rows, goals, args.quick,
                    args.load_before, args.clpeak_version)
     except OSError as error:
         print(f"report_clpeak.py: {error}", file=sys.stderr)
         return 2
     print_table(runs, rows, args.quick, args.load_before)
+    print_goals(goals, args.quick)
     return 0
 
 

@@ -2,6 +2,7 @@
 clpeak 1.1.2 output (testdata/pocl_native.* is a real run on PoCL 3.1)."""
 
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -120,6 +121,32 @@ class Report(unittest.TestCase):
             self.assertEqual(rows[("native", "kernel_launch_latency")]["ratio"], "1")
             self.assertNotIn(("unix", "enqueuereadbuffer"), rows)
             self.assertFalse(any(run == "tcp" for run, _ in rows))
+
+    def test_goals_met_missed_and_not_measured(self):
+        with tempfile.TemporaryDirectory() as out:
+            for name in ("native", "shm"):
+                self.write(os.path.join(out, name + ".log"), data("pocl_native.log"))
+                self.write(os.path.join(out, name + ".xml"), data("pocl_native.xml"))
+            self.write(os.path.join(out, "runs.tsv"),
+                       "native\tok\t0\t6.50\t\nshm\tok\t0\t10.00\t\n")
+            result = subprocess.run(
+                [sys.executable, os.path.join(HERE, "report_clpeak.py"), "--runs",
+                 os.path.join(out, "runs.tsv"), "--log-dir", out, "--out-dir", out],
+                capture_output=True, text=True, timeout=60)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn("clpeak goals (issue 15)", result.stdout)
+            with open(os.path.join(out, "clpeak.json"), encoding="utf-8") as f:
+                goals = {g["name"]: g for g in json.load(f)["goals"]}
+            # The same figures on both sides: every ratio is 1, the wall time 10 / 6.5.
+            self.assertEqual(goals["shm / native enqueueWriteBuffer"]["status"], "met")
+            self.assertEqual(goals["shm / native kernel launch latency"]["status"], "met")
+            wall = goals["shm / native clpeak run wall time"]
+            self.assertAlmostEqual(wall["value"], 10.0 / 6.5)
+            self.assertEqual(wall["status"], "missed")
+        runs = [{"name": "native", "status": "ok", "wall_s": 6.5, "figures": {}}]
+        rows = report_clpeak.metric_rows(runs)
+        for goal in report_clpeak.goal_rows(runs, rows):
+            self.assertEqual(goal["status"], "not measured", goal["name"])
 
     def test_malformed_runs_file(self):
         with tempfile.TemporaryDirectory() as out:
