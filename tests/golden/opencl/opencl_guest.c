@@ -1755,7 +1755,7 @@ void *clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool bl
 	struct ava_cl_mapping *m;
 	cl_mem_object_type type = 0;
 	size_t elem = ava_cl_image_elem(image);
-	cl_int rc;
+	cl_int rc = CL_SUCCESS;
 
 	if (elem == 0 || origin == NULL || region == NULL || image_row_pitch == NULL) {
 		if (errcode_ret)
@@ -1787,10 +1787,31 @@ void *clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool bl
 			*errcode_ret = CL_OUT_OF_HOST_MEMORY;
 		return NULL;
 	}
-	/* A non-blocking read stays so: staged (opencl_staged.spec.inc). */
-	rc = clEnqueueReadImage(command_queue, image, blocking_map, origin, region, m->row_pitch,
-				m->slice_pitch, m->ptr, num_events_in_wait_list, event_wait_list,
-				event);
+	/*
+	 * A non-blocking read stays so: staged (opencl_staged.spec.inc), under a
+	 * token the mapping keeps, so that an unmap before the bytes came leaves
+	 * them nowhere to land.
+	 */
+	if (blocking_map == CL_FALSE) {
+		uint64_t heap;
+
+		m->token = ava_cl_expect_lent(m->ptr,
+					      ava_cl_image_span(image, origin, region, m->row_pitch,
+								m->slice_pitch),
+					      &heap);
+		if (m->token != 0) {
+			rc = ava_cl_read_image_staged(command_queue, image, origin, region,
+						      m->row_pitch, m->slice_pitch, m->token, heap,
+						      num_events_in_wait_list, event_wait_list, event);
+			if (rc != CL_SUCCESS)
+				ava_cl_expect_cancel(m->token);
+			rc = ava_cl_made_event(rc, command_queue, event);
+		}
+	}
+	if (m->token == 0)
+		rc = clEnqueueReadImage(command_queue, image, blocking_map, origin, region,
+					m->row_pitch, m->slice_pitch, m->ptr,
+					num_events_in_wait_list, event_wait_list, event);
 	if (rc != CL_SUCCESS) {
 		ava_cl_map_free(m);
 		if (errcode_ret)
@@ -2071,7 +2092,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 2075 "opencl_guest.c"
+#line 2096 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -2398,7 +2419,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2402 "opencl_guest.c"
+#line 2423 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -3319,7 +3340,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3323 "opencl_guest.c"
+#line 3344 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3387,7 +3408,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3391 "opencl_guest.c"
+#line 3412 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3469,7 +3490,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3473 "opencl_guest.c"
+#line 3494 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3778,7 +3799,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 3782 "opencl_guest.c"
+#line 3803 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3852,7 +3873,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3856 "opencl_guest.c"
+#line 3877 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3990,7 +4011,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3994 "opencl_guest.c"
+#line 4015 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4082,7 +4103,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 4086 "opencl_guest.c"
+#line 4107 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4148,7 +4169,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 4152 "opencl_guest.c"
+#line 4173 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4320,7 +4341,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4324 "opencl_guest.c"
+#line 4345 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4472,7 +4493,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4476 "opencl_guest.c"
+#line 4497 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4554,7 +4575,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4558 "opencl_guest.c"
+#line 4579 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4626,7 +4647,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4630 "opencl_guest.c"
+#line 4651 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4675,7 +4696,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4679 "opencl_guest.c"
+#line 4700 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4727,7 +4748,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4731 "opencl_guest.c"
+#line 4752 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4824,7 +4845,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 4828 "opencl_guest.c"
+#line 4849 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5063,7 +5084,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5067 "opencl_guest.c"
+#line 5088 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5166,7 +5187,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5170 "opencl_guest.c"
+#line 5191 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5249,7 +5270,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 5253 "opencl_guest.c"
+#line 5274 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5339,7 +5360,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 5343 "opencl_guest.c"
+#line 5364 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5470,7 +5491,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5474 "opencl_guest.c"
+#line 5495 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5698,7 +5719,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5702 "opencl_guest.c"
+#line 5723 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6331,7 +6352,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6335 "opencl_guest.c"
+#line 6356 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6531,7 +6552,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6535 "opencl_guest.c"
+#line 6556 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6613,7 +6634,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6617 "opencl_guest.c"
+#line 6638 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6831,7 +6852,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6835 "opencl_guest.c"
+#line 6856 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6898,7 +6919,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 6902 "opencl_guest.c"
+#line 6923 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6979,7 +7000,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6983 "opencl_guest.c"
+#line 7004 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7216,7 +7237,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7220 "opencl_guest.c"
+#line 7241 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7286,7 +7307,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 7290 "opencl_guest.c"
+#line 7311 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7532,7 +7553,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7536 "opencl_guest.c"
+#line 7557 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7587,7 +7608,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 7591 "opencl_guest.c"
+#line 7612 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7636,7 +7657,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 7640 "opencl_guest.c"
+#line 7661 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7688,7 +7709,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 7692 "opencl_guest.c"
+#line 7713 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7731,7 +7752,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 7735 "opencl_guest.c"
+#line 7756 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7929,7 +7950,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7933 "opencl_guest.c"
+#line 7954 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8036,7 +8057,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8040 "opencl_guest.c"
+#line 8061 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8174,7 +8195,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8178 "opencl_guest.c"
+#line 8199 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8298,7 +8319,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8302 "opencl_guest.c"
+#line 8323 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8389,7 +8410,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 331 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8393 "opencl_guest.c"
+#line 8414 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8518,7 +8539,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 355 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8522 "opencl_guest.c"
+#line 8543 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8619,7 +8640,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 373 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8623 "opencl_guest.c"
+#line 8644 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8742,7 +8763,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8746 "opencl_guest.c"
+#line 8767 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8850,7 +8871,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8854 "opencl_guest.c"
+#line 8875 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8969,7 +8990,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 469 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8973 "opencl_guest.c"
+#line 8994 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9090,7 +9111,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 490 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9094 "opencl_guest.c"
+#line 9115 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9201,7 +9222,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9205 "opencl_guest.c"
+#line 9226 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9312,7 +9333,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 530 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9316 "opencl_guest.c"
+#line 9337 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9409,7 +9430,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 549 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9413 "opencl_guest.c"
+#line 9434 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9532,7 +9553,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9536 "opencl_guest.c"
+#line 9557 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9617,7 +9638,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9621 "opencl_guest.c"
+#line 9642 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9698,7 +9719,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 609 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9702 "opencl_guest.c"
+#line 9723 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9779,7 +9800,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 625 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9783 "opencl_guest.c"
+#line 9804 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9848,7 +9869,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 637 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9852 "opencl_guest.c"
+#line 9873 "opencl_guest.c"
 #undef ava_execute
 }
 

@@ -340,6 +340,17 @@ static void images(void) {
   EXPECT(back[2][4][0] == 200 && back[5][11][3] == 206 && back[2][3][0] == pixels[2][3][0] &&
              back[5][12][1] == pixels[5][12][1],
          "image map write");
+  /* Unmapped before the (gated) non-blocking map is done: nothing may land later. */
+  cl_event gate = clCreateUserEvent(g_env.context, &err);
+  CHECK_ERR(err, "clCreateUserEvent");
+  p = clEnqueueMapImage(g_q, img, CL_FALSE, CL_MAP_READ, zero, all, &row_pitch, NULL, 1, &gate,
+                        NULL, &err);
+  CHECK_ERR(err, "clEnqueueMapImage(non-blocking, gated)");
+  CHECK(clEnqueueUnmapMemObject(g_q, img, p, 0, NULL, NULL));
+  CHECK(clSetUserEventStatus(gate, CL_COMPLETE));
+  CHECK(clReleaseEvent(gate));
+  CHECK(clFinish(g_q));
+  printf("map image unmapped before done: finished\n");
   CHECK(clReleaseMemObject(img));
 }
 
