@@ -89,6 +89,16 @@ std::string cb_struct(const Spec &spec, const Function &cb) {
   return "struct " + prefix(spec) + "_cb_" + cb.name;
 }
 
+std::string refused_condition(const Function &fn) {
+  if (fn.ret.kind == TypeInfo::Kind::Void)
+    return "";
+  if (fn.success)
+    return "!(ava_ret == (" + *fn.success + "))";
+  if (fn.ret_info.role == Role::Handle)
+    return "ava_ret == NULL";
+  return "";
+}
+
 std::string wire_header_name(const Spec &spec) {
   return spec.identifier + "_wire.h";
 }

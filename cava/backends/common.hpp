@@ -39,6 +39,10 @@ std::string type_id_macro(const Spec &spec, uint32_t type_id);
 std::string call_struct(const Spec &spec, const Function &fn);
 std::string reply_struct(const Spec &spec, const Function &fn);
 std::string cb_struct(const Spec &spec, const Function &cb);
+// The C condition on ava_ret under which the API refused the call, so that
+// the callbacks it registered will never run: not the spec's success value,
+// or a NULL handle from a function that returns one; "" when neither tells.
+std::string refused_condition(const Function &fn);
 std::string wire_header_name(const Spec &spec);
 
 // The spec's utility code (ava_begin_utility ... ava_end_utility), which

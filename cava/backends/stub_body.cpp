@@ -199,9 +199,10 @@ void emit_remote_body(Emitter &out, const Spec &spec_, const Function &fn, const
     const bool registers = std::any_of(fn.params.begin(), fn.params.end(), [](const Param &p) {
       return p.info.role == Role::Callback;
     });
-    if (registers && fn.success && has_ret && !d.callbacks_unused.empty()) {
+    const std::string refused = refused_condition(fn);
+    if (registers && !refused.empty() && !d.callbacks_unused.empty()) {
       // Refused by the API: its callbacks will never run.
-      out.line("\tif (!(ava_ret == (" + *fn.success + ")))");
+      out.line("\tif (" + refused + ")");
       out.line("\t\t" + d.callbacks_unused + "(&ava_c);");
     }
     if (fn.success && has_ret) {

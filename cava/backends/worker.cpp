@@ -341,8 +341,9 @@ void WorkerGen::handler(const Function &fn) {
   // Callbacks of a refused call never run: their contexts must not be kept.
   const bool registers = std::any_of(fn.params.begin(), fn.params.end(),
                                      [](const Param &p) { return p.info.role == Role::Callback; });
-  if (registers && fn.success && has_ret) {
-    out_.line("\tif (!(ava_ret == (" + *fn.success + ")))");
+  const std::string refused = refused_condition(fn);
+  if (registers && !refused.empty()) {
+    out_.line("\tif (" + refused + ")");
     out_.line("\t\tava_w_callbacks_unused(ava_w);");
   }
   out_.line();

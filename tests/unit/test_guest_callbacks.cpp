@@ -95,7 +95,7 @@ bool fire(FakeWorker &w, uint64_t id, int32_t event, const char *message, uint64
 // Serves a call of func (argument block Call, reply Reply) that registers a
 // callback, and returns the registration id it carried.
 template <class Call, class Reply>
-uint64_t serve_registration(FakeWorker &w, uint32_t func, int32_t ret = WT_OK) {
+uint64_t serve_registration(FakeWorker &w, uint32_t func, int64_t ret = WT_OK) {
   Seen call;
   if (!w.expect(AVA_MSG_CALL, &call) || call.hdr.func_id != func ||
       call.hdr.args_len != sizeof(Call)) {
@@ -131,6 +131,13 @@ uint64_t serve_set_once(FakeWorker &w, int32_t ret = WT_OK) {
   return serve_registration<ava_wtest_wt_set_once_callback_call,
                             ava_wtest_wt_set_once_callback_reply>(
       w, AVA_WTEST_FN_WT_SET_ONCE_CALLBACK, ret);
+}
+
+// wt_obj_open_watched: a handle-returning registration (STATIC), refused by NULL.
+uint64_t serve_open_watched(FakeWorker &w, uint64_t handle) {
+  return serve_registration<ava_wtest_wt_obj_open_watched_call,
+                            ava_wtest_wt_obj_open_watched_reply>(
+      w, AVA_WTEST_FN_WT_OBJ_OPEN_WATCHED, static_cast<int64_t>(handle));
 }
 
 // Shuts the guest library down, waits for the fake worker's script and
@@ -297,14 +304,15 @@ Test(guest_callbacks, lifetimes_end_registrations) {
 }
 
 // Registrations of calls the API refused end with the call (their callbacks
-// never run): a CALLBACK naming one later reaches nothing, while a
-// registration that succeeded runs.
+// never run), whether the refusal is a status or a NULL handle: a CALLBACK
+// naming one later reaches nothing, while a registration that succeeded runs.
 Test(guest_callbacks, refused_registrations_end_with_their_call) {
   FakeWorker w;
   w.configure_guest();
   w.start([](FakeWorker &fw) {
     uint64_t refused_static = serve_set_global(fw, WT_ERR_INVALID);
     uint64_t refused_once = serve_set_once(fw, WT_ERR_NOMEM);
+    uint64_t refused_handle = serve_open_watched(fw, 0);
     uint64_t kept = serve_set_global(fw);
     Seen call;
     if (!fw.expect(AVA_MSG_CALL, &call)) {
@@ -312,6 +320,7 @@ Test(guest_callbacks, refused_registrations_end_with_their_call) {
     }
     fire(fw, refused_static, 1, "refused static");
     fire(fw, refused_once, 2, "refused once");
+    fire(fw, refused_handle, 4, "refused handle");
     fire(fw, kept, 3, "kept");
     ava_wtest_wt_get_tag_reply r{};
     fw.reply(call, &r, sizeof r);
@@ -321,6 +330,7 @@ Test(guest_callbacks, refused_registrations_end_with_their_call) {
   int user = 0;
   cr_assert_eq(wt_set_global_callback(on_event, &user), WT_ERR_INVALID);
   cr_assert_eq(wt_set_once_callback(on_event, &user), WT_ERR_NOMEM);
+  cr_assert_null(wt_obj_open_watched(16, on_event, &user));
   cr_assert_eq(wt_set_global_callback(on_event, &user), WT_OK);
   cr_assert_eq(wt_get_tag(), 0);
   end_session(w, err);

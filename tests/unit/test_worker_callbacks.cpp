@@ -318,3 +318,24 @@ Test(worker_callbacks, a_refused_registration_keeps_no_context, .timeout = 60) {
     cr_expect(s.harness.finish(0).is_ok());
   }
 }
+
+// A function that returns a handle tells a refusal by NULL (as
+// clCreateContext with its pfn_notify): the refused registrations must not
+// hold the budget either, and a refused call's handle is not adopted.
+Test(worker_callbacks, a_refused_handle_call_keeps_no_context, .timeout = 60) {
+  WorkerOptions options;
+  options.max_guest_callbacks = 2;
+  Session s(options);
+  ava_wtest_wt_obj_open_watched_call a{.size = 16, .fn = kGlobalId, .user = 1};
+  Received reply;
+  for (int i = 0; i < 3; i++) {
+    wt_lib_refuse_global(WT_ERR_INVALID);
+    cr_assert_eq(s.guest->call(AVA_WTEST_FN_WT_OBJ_OPEN_WATCHED, a, &reply), AVA_OK, "try %d", i);
+    cr_expect_eq(reply.reply<ava_wtest_wt_obj_open_watched_reply>().ret, 0u, "try %d", i);
+  }
+  cr_assert_eq(s.guest->call(AVA_WTEST_FN_WT_OBJ_OPEN_WATCHED, a, &reply), AVA_OK);
+  cr_expect_neq(reply.reply<ava_wtest_wt_obj_open_watched_reply>().ret, 0u,
+                "a real registration after refused ones (the budget held them)");
+  s.guest->goodbye();
+  cr_expect(s.harness.finish(0).is_ok());
+}

@@ -77,6 +77,11 @@ wt_status wt_notify_data(wt_obj obj, const void *data, uint64_t size, wt_data_fn
  * size allows and the bytes written to *size_ret.
  */
 wt_status wt_get_info(wt_obj obj, uint64_t size, void *value, uint64_t *size_ret);
+/*
+ * As clCreateContext: a new object of size bytes, and fn becomes the
+ * library-wide callback; NULL when refused (wt_lib_refuse_global) or bad.
+ */
+wt_obj wt_obj_open_watched(uint64_t size, wt_event_fn fn, void *user);
 
 #ifdef __cplusplus
 }

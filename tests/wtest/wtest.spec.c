@@ -270,3 +270,14 @@ wt_status wt_get_info(wt_obj obj, uint64_t size, void *value, uint64_t *size_ret
 	}
 	return ret;
 }
+
+/* A handle, NULL when refused, and a registration that lives with the library. */
+wt_obj wt_obj_open_watched(uint64_t size, wt_event_fn fn, void *user)
+{
+	ava_argument(fn) {
+		ava_callback(wt_event_callback);
+		ava_lifetime_static;
+	}
+	ava_argument(user) { ava_userdata; }
+	ava_return_value { ava_allocates; }
+}

@@ -377,6 +377,15 @@ wt_status wt_set_global_callback(wt_event_fn fn, void *user)
 	return WT_OK;
 }
 
+wt_obj wt_obj_open_watched(uint64_t size, wt_event_fn fn, void *user)
+{
+	wt_obj obj = NULL;
+
+	if (wt_set_global_callback(fn, user) != WT_OK || wt_obj_create(size, &obj) != WT_OK)
+		return NULL;
+	return obj;
+}
+
 /* wt_lib_fire_global calls it: a test may make the library break its promise. */
 wt_status wt_set_once_callback(wt_event_fn fn, void *user)
 {

@@ -3774,6 +3774,8 @@ static cl_context ava_opencl_remote_clCreateContext(const cl_context_properties 
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_context)(uintptr_t)ava_r->ret;
+	if (ava_ret == NULL)
+		ava_call_callbacks_unused(&ava_c);
 	ava_call_end(&ava_c);
 	return ava_ret;
 
@@ -3799,7 +3801,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 3803 "opencl_guest.c"
+#line 3805 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3848,6 +3850,8 @@ static cl_context ava_opencl_remote_clCreateContextFromType(const cl_context_pro
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_context)(uintptr_t)ava_r->ret;
+	if (ava_ret == NULL)
+		ava_call_callbacks_unused(&ava_c);
 	ava_call_end(&ava_c);
 	return ava_ret;
 
@@ -3873,7 +3877,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3877 "opencl_guest.c"
+#line 3881 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4011,7 +4015,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4015 "opencl_guest.c"
+#line 4019 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4103,7 +4107,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 4107 "opencl_guest.c"
+#line 4111 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4169,7 +4173,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 4173 "opencl_guest.c"
+#line 4177 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4341,7 +4345,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4345 "opencl_guest.c"
+#line 4349 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4493,7 +4497,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4497 "opencl_guest.c"
+#line 4501 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4575,7 +4579,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4579 "opencl_guest.c"
+#line 4583 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4647,7 +4651,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4651 "opencl_guest.c"
+#line 4655 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4696,7 +4700,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4700 "opencl_guest.c"
+#line 4704 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4748,7 +4752,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4752 "opencl_guest.c"
+#line 4756 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4845,7 +4849,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 4849 "opencl_guest.c"
+#line 4853 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5084,7 +5088,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5088 "opencl_guest.c"
+#line 5092 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5187,7 +5191,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5191 "opencl_guest.c"
+#line 5195 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5270,7 +5274,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 5274 "opencl_guest.c"
+#line 5278 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5360,7 +5364,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 5364 "opencl_guest.c"
+#line 5368 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5491,7 +5495,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5495 "opencl_guest.c"
+#line 5499 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5719,7 +5723,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5723 "opencl_guest.c"
+#line 5727 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6352,7 +6356,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6356 "opencl_guest.c"
+#line 6360 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6508,6 +6512,8 @@ static cl_program ava_opencl_remote_clLinkProgram(cl_context context, cl_uint nu
 	if (ava_c.failed)
 		goto ava_fail;
 	ava_ret = (cl_program)(uintptr_t)ava_r->ret;
+	if (ava_ret == NULL)
+		ava_call_callbacks_unused(&ava_c);
 	ava_call_end(&ava_c);
 	return ava_ret;
 
@@ -6552,7 +6558,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6556 "opencl_guest.c"
+#line 6562 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6634,7 +6640,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6638 "opencl_guest.c"
+#line 6644 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6852,7 +6858,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6856 "opencl_guest.c"
+#line 6862 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6919,7 +6925,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 6923 "opencl_guest.c"
+#line 6929 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7000,7 +7006,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 7004 "opencl_guest.c"
+#line 7010 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7237,7 +7243,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7241 "opencl_guest.c"
+#line 7247 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7307,7 +7313,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 7311 "opencl_guest.c"
+#line 7317 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7553,7 +7559,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7557 "opencl_guest.c"
+#line 7563 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7608,7 +7614,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 7612 "opencl_guest.c"
+#line 7618 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7657,7 +7663,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 7661 "opencl_guest.c"
+#line 7667 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7709,7 +7715,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 7713 "opencl_guest.c"
+#line 7719 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7752,7 +7758,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 7756 "opencl_guest.c"
+#line 7762 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7950,7 +7956,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7954 "opencl_guest.c"
+#line 7960 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8057,7 +8063,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8061 "opencl_guest.c"
+#line 8067 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8195,7 +8201,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8199 "opencl_guest.c"
+#line 8205 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8319,7 +8325,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8323 "opencl_guest.c"
+#line 8329 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8410,7 +8416,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 331 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8414 "opencl_guest.c"
+#line 8420 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8539,7 +8545,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 355 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8543 "opencl_guest.c"
+#line 8549 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8640,7 +8646,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 373 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8644 "opencl_guest.c"
+#line 8650 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8763,7 +8769,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8767 "opencl_guest.c"
+#line 8773 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8871,7 +8877,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8875 "opencl_guest.c"
+#line 8881 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8990,7 +8996,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 469 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8994 "opencl_guest.c"
+#line 9000 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9111,7 +9117,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 490 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9115 "opencl_guest.c"
+#line 9121 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9222,7 +9228,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9226 "opencl_guest.c"
+#line 9232 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9333,7 +9339,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 530 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9337 "opencl_guest.c"
+#line 9343 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9430,7 +9436,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 549 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9434 "opencl_guest.c"
+#line 9440 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9553,7 +9559,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9557 "opencl_guest.c"
+#line 9563 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9638,7 +9644,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9642 "opencl_guest.c"
+#line 9648 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9719,7 +9725,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 609 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9723 "opencl_guest.c"
+#line 9729 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9800,7 +9806,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 625 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9804 "opencl_guest.c"
+#line 9810 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9869,7 +9875,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 637 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9873 "opencl_guest.c"
+#line 9879 "opencl_guest.c"
 #undef ava_execute
 }
 
