@@ -99,6 +99,13 @@ class Report(unittest.TestCase):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
 
+    def report(self, out):
+        """report_clpeak.py on out/runs.tsv and the logs beside it."""
+        return subprocess.run(
+            [sys.executable, os.path.join(HERE, "report_clpeak.py"), "--runs",
+             os.path.join(out, "runs.tsv"), "--log-dir", out, "--out-dir", out],
+            capture_output=True, text=True, timeout=60)
+
     def test_ratios_and_failed_runs(self):
         with tempfile.TemporaryDirectory() as out:
             self.write(os.path.join(out, "native.log"), data("pocl_native.log"))
@@ -108,10 +115,7 @@ class Report(unittest.TestCase):
                        "native\tok\t0\t6.50\t\n"
                        "unix\tfailed\t0\t9.00\tno figure for enqueuereadbuffer\n"
                        "tcp\tfailed\t\t\tno OpenCL guest library\n")
-            result = subprocess.run(
-                [sys.executable, os.path.join(HERE, "report_clpeak.py"), "--runs",
-                 os.path.join(out, "runs.tsv"), "--log-dir", out, "--out-dir", out],
-                capture_output=True, text=True, timeout=60)
+            result = self.report(out)
             self.assertEqual(result.returncode, 0, result.stderr)
             self.assertIn("FAILED run tcp: no OpenCL guest library\n", result.stdout)
             with open(os.path.join(out, "clpeak.csv"), encoding="utf-8", newline="") as f:
@@ -129,10 +133,7 @@ class Report(unittest.TestCase):
                 self.write(os.path.join(out, name + ".xml"), data("pocl_native.xml"))
             self.write(os.path.join(out, "runs.tsv"),
                        "native\tok\t0\t6.50\t\nshm\tok\t0\t10.00\t\n")
-            result = subprocess.run(
-                [sys.executable, os.path.join(HERE, "report_clpeak.py"), "--runs",
-                 os.path.join(out, "runs.tsv"), "--log-dir", out, "--out-dir", out],
-                capture_output=True, text=True, timeout=60)
+            result = self.report(out)
             self.assertEqual(result.returncode, 0, result.stderr)
             self.assertIn("clpeak goals (issue 15)", result.stdout)
             with open(os.path.join(out, "clpeak.json"), encoding="utf-8") as f:
