@@ -62,6 +62,14 @@ cl_int ava_cl_unmap_buffer_lent(cl_command_queue command_queue, cl_mem buffer, s
 				size_t size, uint64_t token, uint64_t heap_offset,
 				cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 				cl_event *event);
+cl_int ava_cl_map_image(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags,
+			const size_t *origin, const size_t *region, void *data,
+			cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			cl_event *event);
+cl_int ava_cl_unmap_image(cl_command_queue command_queue, cl_mem image, const size_t *origin,
+			  const size_t *region, cl_int write, const void *data,
+			  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			  cl_event *event);
 cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices,
 			      const cl_device_id *device_list, const char *options,
 			      cl_uint num_input_headers, const cl_program *input_headers,
@@ -678,7 +686,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 682 "opencl_guest.c"
+#line 690 "opencl_guest.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -730,6 +738,10 @@ cl_int ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer,
 				cl_map_flags map_flags, size_t offset, size_t size, uint64_t token,
 				cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 				cl_event *event);
+cl_int ava_cl_map_image_staged(cl_command_queue command_queue, cl_mem image,
+			       cl_map_flags map_flags, const size_t *origin, const size_t *region,
+			       uint64_t token, cl_uint num_events_in_wait_list,
+			       const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
 				  size_t size, const void *ptr, cl_uint num_events_in_wait_list,
 				  const cl_event *event_wait_list, cl_event *event);
@@ -783,6 +795,57 @@ static inline void CL_CALLBACK ava_cl_transfer_done(cl_event event, cl_int statu
 {
 	(void)event;
 	ava_w_transfer_finished((struct ava_w_transfer *)t, status == CL_COMPLETE);
+}
+
+/*
+ * An image region as a worker's mapping lays it out (the pitches
+ * clEnqueueMapImage gave) against the guest's packed copy (rows of
+ * region[0] * elem bytes back to back; a 1D array's images are its rows,
+ * and in a mapping they lie a slice pitch apart).
+ */
+struct ava_cl_geometry {
+	size_t region[3];
+	size_t len;	   /* bytes of a row */
+	size_t wy, wz;	   /* the mapping's strides */
+};
+
+static inline int ava_cl_image_geometry(cl_mem image, const size_t *region, size_t row,
+					size_t slice, struct ava_cl_geometry *g)
+{
+	cl_mem_object_type type = 0;
+	size_t elem = ava_cl_image_elem(image);
+
+	if (elem == 0 || region == NULL ||
+	    clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof(type), &type, NULL) != CL_SUCCESS)
+		return 0;
+	memcpy(g->region, region, sizeof(g->region));
+	g->len = region[0] * elem;
+	g->wy = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? slice : row;
+	g->wz = slice;
+	return 1;
+}
+
+/* Copies each row between the mapping and the packed copy. */
+static inline void ava_cl_geometry_copy(const struct ava_cl_geometry *g, uint8_t *mapping,
+					const uint8_t *packed, uint8_t *packed_out)
+{
+	for (size_t z = 0; z < g->region[2]; ++z) {
+		for (size_t y = 0; y < g->region[1]; ++y) {
+			uint8_t *m = mapping + z * g->wz + y * g->wy;
+			size_t at = (z * g->region[1] + y) * g->len;
+
+			if (packed != NULL)
+				memcpy(m, packed + at, g->len);
+			else
+				memcpy(packed_out + at, m, g->len);
+		}
+	}
+}
+
+/* Bytes of the mapping the region spans. */
+static inline uint64_t ava_cl_geometry_span(const struct ava_cl_geometry *g)
+{
+	return (uint64_t)(g->region[2] - 1) * g->wz + (uint64_t)(g->region[1] - 1) * g->wy + g->len;
 }
 
 /* A mapping the worker holds until its bytes went to the guest. */
@@ -854,11 +917,13 @@ static inline cl_int ava_cl_staged(struct ava_w_transfer *t, cl_int rc, cl_event
 }
 
 /*
- * A mapped command's transfer: the bytes at ptr go to the guest once the
- * map's event is done, and the worker's mapping goes after that.
+ * A mapped command's transfer: the bytes at ptr (size of them, or an image
+ * region laid out as g says) go to the guest once the map's event is done,
+ * packed, and the worker's mapping goes after that.
  */
 static inline cl_int ava_cl_mapped_transfer(struct ava_w_transfer *t, cl_command_queue queue,
-					    cl_mem mem, void *ptr, size_t size, cl_map_flags flags,
+					    cl_mem mem, void *ptr, size_t size,
+					    const struct ava_cl_geometry *g, cl_map_flags flags,
 					    cl_event ev, cl_event *event)
 {
 	struct ava_cl_mapped *m = (struct ava_cl_mapped *)calloc(1, sizeof(*m));
@@ -878,9 +943,16 @@ static inline cl_int ava_cl_mapped_transfer(struct ava_w_transfer *t, cl_command
 	clRetainCommandQueue(queue);
 	if (mem != NULL)
 		clRetainMemObject(mem);
-	ava_w_transfer_source(t, ptr, size);
-	if (!(flags & CL_MAP_WRITE_INVALIDATE_REGION) && size != 0)
+	ava_w_transfer_source(t, ptr, g != NULL ? ava_cl_geometry_span(g) : size);
+	if (flags & CL_MAP_WRITE_INVALIDATE_REGION)
+		;
+	else if (g == NULL && size != 0)
 		(void)ava_w_transfer_piece(t, 0, 0, size);
+	else if (g != NULL)
+		for (size_t z = 0; z < g->region[2]; ++z)
+			for (size_t y = 0; y < g->region[1]; ++y)
+				(void)ava_w_transfer_piece(t, (z * g->region[1] + y) * g->len,
+							   z * g->wz + y * g->wy, g->len);
 	return ava_cl_staged_with(t, CL_SUCCESS, ev, event, ava_cl_mapped_poll,
 				  ava_cl_mapped_release, m);
 }
@@ -896,15 +968,26 @@ struct ava_cl_fill {
 	void *dst;
 	size_t size;
 	cl_event gate;
+	int image;
+	struct ava_cl_geometry g; /* with image: the mapping's layout */
 };
+
+static inline void ava_cl_fill_copy(struct ava_cl_fill *f)
+{
+	if (f->image)
+		ava_cl_geometry_copy(&f->g, (uint8_t *)f->dst,
+				     (const uint8_t *)ava_w_transfer_staging(f->t), NULL);
+	else if (f->size != 0)
+		memcpy(f->dst, ava_w_transfer_staging(f->t), f->size);
+}
 
 static inline void CL_CALLBACK ava_cl_fill_done(cl_event mapped, cl_int status, void *ctx)
 {
 	struct ava_cl_fill *f = (struct ava_cl_fill *)ctx;
 
 	(void)mapped;
-	if (status == CL_COMPLETE && f->size != 0)
-		memcpy(f->dst, ava_w_transfer_staging(f->t), f->size);
+	if (status == CL_COMPLETE)
+		ava_cl_fill_copy(f);
 	clSetUserEventStatus(f->gate, status == CL_COMPLETE ? CL_COMPLETE : status);
 	clReleaseEvent(f->gate);
 	ava_w_transfer_finished(f->t, status == CL_COMPLETE);
@@ -913,11 +996,14 @@ static inline void CL_CALLBACK ava_cl_fill_done(cl_event mapped, cl_int status, 
 
 /*
  * What the unmap of ptr (mapped by the command of mapped) must wait for:
- * mapped itself, or, with staged bytes to write (t), the user event set once
- * they are in. Takes mapped and t; the caller releases the event returned.
+ * mapped itself, or, with staged bytes to write (t: size of them, or an
+ * image region packed, laid out in the mapping as g says), the user event
+ * set once they are in. Takes mapped and t; the caller releases the event
+ * returned.
  */
 static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped,
-					 struct ava_w_transfer *t, void *ptr, size_t size)
+					 struct ava_w_transfer *t, void *ptr, size_t size,
+					 const struct ava_cl_geometry *g)
 {
 	struct ava_cl_fill *f;
 	cl_context context = NULL;
@@ -933,9 +1019,13 @@ static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped
 		       : NULL;
 	if (gate == NULL) {
 		/* Out of memory: blocking, as before. */
+		struct ava_cl_fill now = {t, ptr, size, NULL, g != NULL, {{0, 0, 0}, 0, 0, 0}};
+
 		free(f);
-		if (clWaitForEvents(1, &mapped) == CL_SUCCESS && size != 0)
-			memcpy(ptr, ava_w_transfer_staging(t), size);
+		if (g != NULL)
+			now.g = *g;
+		if (clWaitForEvents(1, &mapped) == CL_SUCCESS)
+			ava_cl_fill_copy(&now);
 		ava_w_transfer_finished(t, 1);
 		return mapped;
 	}
@@ -943,6 +1033,9 @@ static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped
 	f->dst = ptr;
 	f->size = size;
 	f->gate = gate;
+	f->image = g != NULL;
+	if (g != NULL)
+		f->g = *g;
 	clRetainEvent(gate); /* the callback's */
 	ava_w_transfer_start(t, NULL, NULL, NULL);
 	if (clSetEventCallback(mapped, CL_COMPLETE, ava_cl_fill_done, f) != CL_SUCCESS)
@@ -1117,7 +1210,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1121 "opencl_guest.c"
+#line 1214 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1131,7 +1224,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1135 "opencl_guest.c"
+#line 1228 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1172,7 +1265,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1176 "opencl_guest.c"
+#line 1269 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1195,7 +1288,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1199 "opencl_guest.c"
+#line 1292 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1206,7 +1299,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1210 "opencl_guest.c"
+#line 1303 "opencl_guest.c"
 #line 175 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1226,7 +1319,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1230 "opencl_guest.c"
+#line 1323 "opencl_guest.c"
 #line 218 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1285,7 +1378,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1289 "opencl_guest.c"
+#line 1382 "opencl_guest.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1460,7 +1553,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1464 "opencl_guest.c"
+#line 1557 "opencl_guest.c"
 #line 44 "specs/opencl/opencl_enqueue.spec.inc"
 
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
@@ -1481,7 +1574,7 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)clReleaseEvent(ev);
 }
 
-#line 1485 "opencl_guest.c"
+#line 1578 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1538,7 +1631,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1542 "opencl_guest.c"
+#line 1635 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1565,14 +1658,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1569 "opencl_guest.c"
+#line 1662 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
-#line 651 "specs/opencl/opencl_util.spec.inc"
+#line 659 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1576 "opencl_guest.c"
+#line 1669 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1584,9 +1677,12 @@ cl_int ava_cl_write_buffer_lent(cl_command_queue command_queue, cl_mem buffer, s
 cl_int ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_map_image_staged(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags, const size_t *origin, const size_t *region, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_unmap_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_map_image(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags, const size_t *origin, const size_t *region, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_unmap_image(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_program ava_cl_create_program_with_source(cl_context context, const char *source, size_t length, cl_int *errcode_ret);
 cl_program ava_cl_create_program_with_binary(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const size_t *lengths, const unsigned char *binaries, size_t binaries_length, cl_int *binary_status, cl_int *errcode_ret);
 cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char *include_names, size_t include_names_length, void (*pfn_notify)(cl_program, void *), void *user_data);
@@ -1788,30 +1884,23 @@ void *clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool bl
 		return NULL;
 	}
 	/*
-	 * A non-blocking read stays so: staged (opencl_staged.spec.inc), under a
-	 * token the mapping keeps, so that an unmap before the bytes came leaves
-	 * them nowhere to land.
+	 * A real map on the worker, whose rows come packed: with the reply, or,
+	 * non-blocking, once the map is done (staged, opencl_staged.spec.inc),
+	 * under a token the mapping keeps, so that an unmap before the bytes
+	 * came leaves them nowhere to land.
 	 */
-	if (blocking_map == CL_FALSE) {
-		uint64_t heap;
-
-		m->token = ava_cl_expect_lent(m->ptr,
-					      ava_cl_image_span(image, origin, region, m->row_pitch,
-								m->slice_pitch),
-					      &heap);
-		if (m->token != 0) {
-			rc = ava_cl_read_image_staged(command_queue, image, origin, region,
-						      m->row_pitch, m->slice_pitch, m->token, heap,
-						      num_events_in_wait_list, event_wait_list, event);
-			if (rc != CL_SUCCESS)
-				ava_cl_expect_cancel(m->token);
-			rc = ava_cl_made_event(rc, command_queue, event);
-		}
+	if (blocking_map == CL_FALSE)
+		m->token = ava_cl_expect(m->ptr, m->size);
+	if (m->token != 0) {
+		rc = ava_cl_map_image_staged(command_queue, image, map_flags, origin, region, m->token,
+					     num_events_in_wait_list, event_wait_list, event);
+		if (rc != CL_SUCCESS)
+			ava_cl_expect_cancel(m->token);
+	} else {
+		rc = ava_cl_map_image(command_queue, image, map_flags, origin, region, m->ptr,
+				      num_events_in_wait_list, event_wait_list, event);
 	}
-	if (m->token == 0)
-		rc = clEnqueueReadImage(command_queue, image, blocking_map, origin, region,
-					m->row_pitch, m->slice_pitch, m->ptr,
-					num_events_in_wait_list, event_wait_list, event);
+	rc = ava_cl_made_event(rc, command_queue, event);
 	if (rc != CL_SUCCESS) {
 		ava_cl_map_free(m);
 		if (errcode_ret)
@@ -1894,9 +1983,8 @@ cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, vo
 	if (m->flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) {
 		/* The data travels with the call, so the memory can go right after. */
 		if (m->image)
-			rc = clEnqueueWriteImage(command_queue, memobj, CL_FALSE, m->origin, m->region,
-						 m->row_pitch, m->slice_pitch, m->ptr,
-						 num_events_in_wait_list, event_wait_list, event);
+			rc = ava_cl_unmap_image(command_queue, memobj, m->origin, m->region, 1, m->ptr,
+						num_events_in_wait_list, event_wait_list, event);
 		else if (m->owned == AVA_CL_MAP_HEAP)
 			rc = ava_cl_unmap_from_heap(command_queue, m, num_events_in_wait_list,
 						    event_wait_list, event, &lent);
@@ -1904,8 +1992,8 @@ cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, vo
 			rc = ava_cl_unmap_buffer(command_queue, memobj, m->offset, m->size, 1, m->ptr,
 						 num_events_in_wait_list, event_wait_list, event);
 	} else if (m->image) {
-		rc = clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list,
-						 event_wait_list, event);
+		rc = ava_cl_unmap_image(command_queue, memobj, m->origin, m->region, 0, NULL,
+					num_events_in_wait_list, event_wait_list, event);
 	} else {
 		rc = ava_cl_unmap_buffer(command_queue, memobj, m->offset, m->size, 0, NULL,
 					 num_events_in_wait_list, event_wait_list, event);
@@ -2092,7 +2180,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 2096 "opencl_guest.c"
+#line 2184 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -2419,7 +2507,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2423 "opencl_guest.c"
+#line 2511 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -3221,6 +3309,85 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_cl_map_image_staged(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags, const size_t *origin, const size_t *region, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_map_image_staged_call ava_a;
+	const struct ava_opencl_ava_cl_map_image_staged_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_origin = 0;
+	uint64_t ava_count_origin = 0;
+	uint32_t ava_life_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_origin = 0;
+	uint32_t ava_dir_region = 0;
+	uint64_t ava_count_region = 0;
+	uint32_t ava_life_region = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_region = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_origin;
+	(void)ava_coupled_origin;
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (origin != NULL) {
+		ava_dir_origin |= AVA_BUF_IN;
+		ava_count_origin = (uint64_t)(3);
+	}
+	if (region != NULL) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_MAP_IMAGE_STAGED, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.image = (ava_u64)(uintptr_t)image;
+	ava_a.map_flags = (ava_u64)map_flags;
+	ava_call_put_buffer(&ava_c, &ava_a.origin, origin, ava_count_origin, sizeof(size_t), ava_dir_origin);
+	ava_call_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t), ava_dir_region);
+	ava_a.token = (ava_u64)token;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
 AVA_EXPORT cl_int clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
 {
 	struct ava_opencl_clGetPlatformIDs_call ava_a;
@@ -3340,7 +3507,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3344 "opencl_guest.c"
+#line 3511 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3408,7 +3575,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3412 "opencl_guest.c"
+#line 3579 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3490,7 +3657,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3494 "opencl_guest.c"
+#line 3661 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3801,7 +3968,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 3805 "opencl_guest.c"
+#line 3972 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3877,7 +4044,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3881 "opencl_guest.c"
+#line 4048 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4015,7 +4182,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4019 "opencl_guest.c"
+#line 4186 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4107,7 +4274,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 4111 "opencl_guest.c"
+#line 4278 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4173,7 +4340,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 4177 "opencl_guest.c"
+#line 4344 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4345,7 +4512,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4349 "opencl_guest.c"
+#line 4516 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4497,7 +4664,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4501 "opencl_guest.c"
+#line 4668 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4579,7 +4746,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4583 "opencl_guest.c"
+#line 4750 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4651,7 +4818,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4655 "opencl_guest.c"
+#line 4822 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4700,7 +4867,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4704 "opencl_guest.c"
+#line 4871 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4752,7 +4919,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4756 "opencl_guest.c"
+#line 4923 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4849,7 +5016,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 4853 "opencl_guest.c"
+#line 5020 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5088,7 +5255,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5092 "opencl_guest.c"
+#line 5259 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5191,7 +5358,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5195 "opencl_guest.c"
+#line 5362 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5274,7 +5441,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 5278 "opencl_guest.c"
+#line 5445 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5364,7 +5531,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 5368 "opencl_guest.c"
+#line 5535 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5495,7 +5662,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5499 "opencl_guest.c"
+#line 5666 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5723,7 +5890,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5727 "opencl_guest.c"
+#line 5894 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5962,6 +6129,209 @@ cl_int ava_cl_unmap_buffer_lent(cl_command_queue command_queue, cl_mem buffer, s
 	}
 	if (ava_ret == (CL_SUCCESS))
 		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER_LENT, ava_shape, 5u);
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_map_image(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags, const size_t *origin, const size_t *region, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_map_image_call ava_a;
+	const struct ava_opencl_ava_cl_map_image_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_origin = 0;
+	uint64_t ava_count_origin = 0;
+	uint32_t ava_life_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_origin = 0;
+	uint32_t ava_dir_region = 0;
+	uint64_t ava_count_region = 0;
+	uint32_t ava_life_region = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_region = 0;
+	uint32_t ava_dir_data = 0;
+	uint64_t ava_count_data = 0;
+	uint32_t ava_life_data = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_data = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_origin;
+	(void)ava_coupled_origin;
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	(void)ava_life_data;
+	(void)ava_coupled_data;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (origin != NULL) {
+		ava_dir_origin |= AVA_BUF_IN;
+		ava_count_origin = (uint64_t)(3);
+	}
+	if (region != NULL) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	if (data != NULL) {
+		ava_dir_data |= AVA_BUF_OUT;
+		ava_count_data = (uint64_t)(ava_cl_image_span(image, origin, region, 0, 0));
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_MAP_IMAGE, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.image = (ava_u64)(uintptr_t)image;
+	ava_a.map_flags = (ava_u64)map_flags;
+	ava_call_put_buffer(&ava_c, &ava_a.origin, origin, ava_count_origin, sizeof(size_t), ava_dir_origin);
+	ava_call_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t), ava_dir_region);
+	ava_call_put_buffer(&ava_c, &ava_a.data, data, ava_count_data, 1, ava_dir_data);
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_data & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->data, data, ava_count_data * 1);
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_unmap_image(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_unmap_image_call ava_a;
+	const struct ava_opencl_ava_cl_unmap_image_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_origin = 0;
+	uint64_t ava_count_origin = 0;
+	uint32_t ava_life_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_origin = 0;
+	uint32_t ava_dir_region = 0;
+	uint64_t ava_count_region = 0;
+	uint32_t ava_life_region = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_region = 0;
+	uint32_t ava_dir_data = 0;
+	uint64_t ava_count_data = 0;
+	uint32_t ava_life_data = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_data = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_origin;
+	(void)ava_coupled_origin;
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	(void)ava_life_data;
+	(void)ava_coupled_data;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (origin != NULL) {
+		ava_dir_origin |= AVA_BUF_IN;
+		ava_count_origin = (uint64_t)(3);
+	}
+	if (region != NULL) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	if (data != NULL) {
+		ava_dir_data |= AVA_BUF_IN;
+		ava_count_data = (uint64_t)(ava_cl_image_span(image, origin, region, 0, 0));
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	const uint64_t ava_shape[7] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(image),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(origin)),
+		(uint64_t)(uintptr_t)(ava_cl_shape3(region)),
+		(uint64_t)(uintptr_t)(write),
+		(uint64_t)(uintptr_t)(data != NULL),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_UNMAP_IMAGE, ava_shape, 7u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_UNMAP_IMAGE, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.image = (ava_u64)(uintptr_t)image;
+	ava_call_put_buffer(&ava_c, &ava_a.origin, origin, ava_count_origin, sizeof(size_t), ava_dir_origin);
+	ava_call_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t), ava_dir_region);
+	ava_a.write = (ava_s64)write;
+	ava_call_put_buffer(&ava_c, &ava_a.data, data, ava_count_data, 1, ava_dir_data);
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_UNMAP_IMAGE, ava_shape, 7u);
 	ava_call_end(&ava_c);
 	return ava_ret;
 
@@ -6356,7 +6726,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6360 "opencl_guest.c"
+#line 6730 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6558,7 +6928,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6562 "opencl_guest.c"
+#line 6932 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6640,7 +7010,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6644 "opencl_guest.c"
+#line 7014 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6858,7 +7228,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6862 "opencl_guest.c"
+#line 7232 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6925,7 +7295,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 6929 "opencl_guest.c"
+#line 7299 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7006,7 +7376,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 7010 "opencl_guest.c"
+#line 7380 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7243,7 +7613,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7247 "opencl_guest.c"
+#line 7617 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7313,7 +7683,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 7317 "opencl_guest.c"
+#line 7687 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7559,7 +7929,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7563 "opencl_guest.c"
+#line 7933 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7614,7 +7984,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 7618 "opencl_guest.c"
+#line 7988 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7663,7 +8033,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 7667 "opencl_guest.c"
+#line 8037 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7715,7 +8085,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 7719 "opencl_guest.c"
+#line 8089 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7758,7 +8128,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 7762 "opencl_guest.c"
+#line 8132 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7956,7 +8326,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7960 "opencl_guest.c"
+#line 8330 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8063,7 +8433,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8067 "opencl_guest.c"
+#line 8437 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8201,7 +8571,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8205 "opencl_guest.c"
+#line 8575 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8325,7 +8695,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8329 "opencl_guest.c"
+#line 8699 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8416,7 +8786,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 331 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8420 "opencl_guest.c"
+#line 8790 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8545,7 +8915,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 355 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8549 "opencl_guest.c"
+#line 8919 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8646,7 +9016,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 373 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8650 "opencl_guest.c"
+#line 9020 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8769,7 +9139,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8773 "opencl_guest.c"
+#line 9143 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8877,7 +9247,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8881 "opencl_guest.c"
+#line 9251 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8996,7 +9366,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 469 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9000 "opencl_guest.c"
+#line 9370 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9117,7 +9487,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 490 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9121 "opencl_guest.c"
+#line 9491 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9228,7 +9598,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9232 "opencl_guest.c"
+#line 9602 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9339,7 +9709,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 530 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9343 "opencl_guest.c"
+#line 9713 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9436,7 +9806,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 549 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9440 "opencl_guest.c"
+#line 9810 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9559,7 +9929,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9563 "opencl_guest.c"
+#line 9933 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9644,7 +10014,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9648 "opencl_guest.c"
+#line 10018 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9725,7 +10095,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 609 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9729 "opencl_guest.c"
+#line 10099 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9806,7 +10176,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 625 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9810 "opencl_guest.c"
+#line 10180 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9875,7 +10245,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 637 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9879 "opencl_guest.c"
+#line 10249 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11101,6 +11471,7 @@ static const char *const ava_opencl_func_names[] = {
 	"ava_cl_write_buffer_rect_staged",
 	"ava_cl_write_image_staged",
 	"ava_cl_map_buffer_staged",
+	"ava_cl_map_image_staged",
 	"clGetPlatformIDs",
 	"clGetPlatformInfo",
 	"clGetDeviceIDs",
@@ -11148,6 +11519,8 @@ static const char *const ava_opencl_func_names[] = {
 	"ava_cl_map_buffer",
 	"ava_cl_unmap_buffer",
 	"ava_cl_unmap_buffer_lent",
+	"ava_cl_map_image",
+	"ava_cl_unmap_image",
 	"ava_cl_create_program_with_source",
 	"ava_cl_create_program_with_binary",
 	"clCreateProgramWithIL",

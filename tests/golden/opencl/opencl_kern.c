@@ -46,6 +46,7 @@
 #define ava_cl_write_buffer_rect_staged ava_ava_cl_write_buffer_rect_staged
 #define ava_cl_write_image_staged ava_ava_cl_write_image_staged
 #define ava_cl_map_buffer_staged ava_ava_cl_map_buffer_staged
+#define ava_cl_map_image_staged ava_ava_cl_map_image_staged
 #define clGetPlatformIDs ava_clGetPlatformIDs
 #define clGetPlatformInfo ava_clGetPlatformInfo
 #define clGetDeviceIDs ava_clGetDeviceIDs
@@ -92,6 +93,8 @@
 #define ava_cl_map_buffer ava_ava_cl_map_buffer
 #define ava_cl_unmap_buffer ava_ava_cl_unmap_buffer
 #define ava_cl_unmap_buffer_lent ava_ava_cl_unmap_buffer_lent
+#define ava_cl_map_image ava_ava_cl_map_image
+#define ava_cl_unmap_image ava_ava_cl_unmap_image
 #define ava_cl_create_program_with_source ava_ava_cl_create_program_with_source
 #define ava_cl_create_program_with_binary ava_ava_cl_create_program_with_binary
 #define clCreateProgramWithIL ava_clCreateProgramWithIL
@@ -184,6 +187,14 @@ cl_int ava_cl_unmap_buffer_lent(cl_command_queue command_queue, cl_mem buffer, s
 				size_t size, uint64_t token, uint64_t heap_offset,
 				cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 				cl_event *event);
+cl_int ava_cl_map_image(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags,
+			const size_t *origin, const size_t *region, void *data,
+			cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			cl_event *event);
+cl_int ava_cl_unmap_image(cl_command_queue command_queue, cl_mem image, const size_t *origin,
+			  const size_t *region, cl_int write, const void *data,
+			  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			  cl_event *event);
 cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices,
 			      const cl_device_id *device_list, const char *options,
 			      cl_uint num_input_headers, const cl_program *input_headers,
@@ -800,7 +811,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 804 "opencl_kern.c"
+#line 815 "opencl_kern.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -852,6 +863,10 @@ cl_int ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer,
 				cl_map_flags map_flags, size_t offset, size_t size, uint64_t token,
 				cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 				cl_event *event);
+cl_int ava_cl_map_image_staged(cl_command_queue command_queue, cl_mem image,
+			       cl_map_flags map_flags, const size_t *origin, const size_t *region,
+			       uint64_t token, cl_uint num_events_in_wait_list,
+			       const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
 				  size_t size, const void *ptr, cl_uint num_events_in_wait_list,
 				  const cl_event *event_wait_list, cl_event *event);
@@ -905,6 +920,57 @@ static inline void CL_CALLBACK ava_cl_transfer_done(cl_event event, cl_int statu
 {
 	(void)event;
 	ava_w_transfer_finished((struct ava_w_transfer *)t, status == CL_COMPLETE);
+}
+
+/*
+ * An image region as a worker's mapping lays it out (the pitches
+ * clEnqueueMapImage gave) against the guest's packed copy (rows of
+ * region[0] * elem bytes back to back; a 1D array's images are its rows,
+ * and in a mapping they lie a slice pitch apart).
+ */
+struct ava_cl_geometry {
+	size_t region[3];
+	size_t len;	   /* bytes of a row */
+	size_t wy, wz;	   /* the mapping's strides */
+};
+
+static inline int ava_cl_image_geometry(cl_mem image, const size_t *region, size_t row,
+					size_t slice, struct ava_cl_geometry *g)
+{
+	cl_mem_object_type type = 0;
+	size_t elem = ava_cl_image_elem(image);
+
+	if (elem == 0 || region == NULL ||
+	    clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof(type), &type, NULL) != CL_SUCCESS)
+		return 0;
+	memcpy(g->region, region, sizeof(g->region));
+	g->len = region[0] * elem;
+	g->wy = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? slice : row;
+	g->wz = slice;
+	return 1;
+}
+
+/* Copies each row between the mapping and the packed copy. */
+static inline void ava_cl_geometry_copy(const struct ava_cl_geometry *g, uint8_t *mapping,
+					const uint8_t *packed, uint8_t *packed_out)
+{
+	for (size_t z = 0; z < g->region[2]; ++z) {
+		for (size_t y = 0; y < g->region[1]; ++y) {
+			uint8_t *m = mapping + z * g->wz + y * g->wy;
+			size_t at = (z * g->region[1] + y) * g->len;
+
+			if (packed != NULL)
+				memcpy(m, packed + at, g->len);
+			else
+				memcpy(packed_out + at, m, g->len);
+		}
+	}
+}
+
+/* Bytes of the mapping the region spans. */
+static inline uint64_t ava_cl_geometry_span(const struct ava_cl_geometry *g)
+{
+	return (uint64_t)(g->region[2] - 1) * g->wz + (uint64_t)(g->region[1] - 1) * g->wy + g->len;
 }
 
 /* A mapping the worker holds until its bytes went to the guest. */
@@ -976,11 +1042,13 @@ static inline cl_int ava_cl_staged(struct ava_w_transfer *t, cl_int rc, cl_event
 }
 
 /*
- * A mapped command's transfer: the bytes at ptr go to the guest once the
- * map's event is done, and the worker's mapping goes after that.
+ * A mapped command's transfer: the bytes at ptr (size of them, or an image
+ * region laid out as g says) go to the guest once the map's event is done,
+ * packed, and the worker's mapping goes after that.
  */
 static inline cl_int ava_cl_mapped_transfer(struct ava_w_transfer *t, cl_command_queue queue,
-					    cl_mem mem, void *ptr, size_t size, cl_map_flags flags,
+					    cl_mem mem, void *ptr, size_t size,
+					    const struct ava_cl_geometry *g, cl_map_flags flags,
 					    cl_event ev, cl_event *event)
 {
 	struct ava_cl_mapped *m = (struct ava_cl_mapped *)calloc(1, sizeof(*m));
@@ -1000,9 +1068,16 @@ static inline cl_int ava_cl_mapped_transfer(struct ava_w_transfer *t, cl_command
 	clRetainCommandQueue(queue);
 	if (mem != NULL)
 		clRetainMemObject(mem);
-	ava_w_transfer_source(t, ptr, size);
-	if (!(flags & CL_MAP_WRITE_INVALIDATE_REGION) && size != 0)
+	ava_w_transfer_source(t, ptr, g != NULL ? ava_cl_geometry_span(g) : size);
+	if (flags & CL_MAP_WRITE_INVALIDATE_REGION)
+		;
+	else if (g == NULL && size != 0)
 		(void)ava_w_transfer_piece(t, 0, 0, size);
+	else if (g != NULL)
+		for (size_t z = 0; z < g->region[2]; ++z)
+			for (size_t y = 0; y < g->region[1]; ++y)
+				(void)ava_w_transfer_piece(t, (z * g->region[1] + y) * g->len,
+							   z * g->wz + y * g->wy, g->len);
 	return ava_cl_staged_with(t, CL_SUCCESS, ev, event, ava_cl_mapped_poll,
 				  ava_cl_mapped_release, m);
 }
@@ -1018,15 +1093,26 @@ struct ava_cl_fill {
 	void *dst;
 	size_t size;
 	cl_event gate;
+	int image;
+	struct ava_cl_geometry g; /* with image: the mapping's layout */
 };
+
+static inline void ava_cl_fill_copy(struct ava_cl_fill *f)
+{
+	if (f->image)
+		ava_cl_geometry_copy(&f->g, (uint8_t *)f->dst,
+				     (const uint8_t *)ava_w_transfer_staging(f->t), NULL);
+	else if (f->size != 0)
+		memcpy(f->dst, ava_w_transfer_staging(f->t), f->size);
+}
 
 static inline void CL_CALLBACK ava_cl_fill_done(cl_event mapped, cl_int status, void *ctx)
 {
 	struct ava_cl_fill *f = (struct ava_cl_fill *)ctx;
 
 	(void)mapped;
-	if (status == CL_COMPLETE && f->size != 0)
-		memcpy(f->dst, ava_w_transfer_staging(f->t), f->size);
+	if (status == CL_COMPLETE)
+		ava_cl_fill_copy(f);
 	clSetUserEventStatus(f->gate, status == CL_COMPLETE ? CL_COMPLETE : status);
 	clReleaseEvent(f->gate);
 	ava_w_transfer_finished(f->t, status == CL_COMPLETE);
@@ -1035,11 +1121,14 @@ static inline void CL_CALLBACK ava_cl_fill_done(cl_event mapped, cl_int status, 
 
 /*
  * What the unmap of ptr (mapped by the command of mapped) must wait for:
- * mapped itself, or, with staged bytes to write (t), the user event set once
- * they are in. Takes mapped and t; the caller releases the event returned.
+ * mapped itself, or, with staged bytes to write (t: size of them, or an
+ * image region packed, laid out in the mapping as g says), the user event
+ * set once they are in. Takes mapped and t; the caller releases the event
+ * returned.
  */
 static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped,
-					 struct ava_w_transfer *t, void *ptr, size_t size)
+					 struct ava_w_transfer *t, void *ptr, size_t size,
+					 const struct ava_cl_geometry *g)
 {
 	struct ava_cl_fill *f;
 	cl_context context = NULL;
@@ -1055,9 +1144,13 @@ static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped
 		       : NULL;
 	if (gate == NULL) {
 		/* Out of memory: blocking, as before. */
+		struct ava_cl_fill now = {t, ptr, size, NULL, g != NULL, {{0, 0, 0}, 0, 0, 0}};
+
 		free(f);
-		if (clWaitForEvents(1, &mapped) == CL_SUCCESS && size != 0)
-			memcpy(ptr, ava_w_transfer_staging(t), size);
+		if (g != NULL)
+			now.g = *g;
+		if (clWaitForEvents(1, &mapped) == CL_SUCCESS)
+			ava_cl_fill_copy(&now);
 		ava_w_transfer_finished(t, 1);
 		return mapped;
 	}
@@ -1065,6 +1158,9 @@ static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped
 	f->dst = ptr;
 	f->size = size;
 	f->gate = gate;
+	f->image = g != NULL;
+	if (g != NULL)
+		f->g = *g;
 	clRetainEvent(gate); /* the callback's */
 	ava_w_transfer_start(t, NULL, NULL, NULL);
 	if (clSetEventCallback(mapped, CL_COMPLETE, ava_cl_fill_done, f) != CL_SUCCESS)
@@ -1239,7 +1335,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1243 "opencl_kern.c"
+#line 1339 "opencl_kern.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1253,7 +1349,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1257 "opencl_kern.c"
+#line 1353 "opencl_kern.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1294,7 +1390,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1298 "opencl_kern.c"
+#line 1394 "opencl_kern.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1317,7 +1413,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1321 "opencl_kern.c"
+#line 1417 "opencl_kern.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1328,7 +1424,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1332 "opencl_kern.c"
+#line 1428 "opencl_kern.c"
 #line 175 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1348,7 +1444,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1352 "opencl_kern.c"
+#line 1448 "opencl_kern.c"
 #line 218 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1407,7 +1503,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1411 "opencl_kern.c"
+#line 1507 "opencl_kern.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1582,7 +1678,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1586 "opencl_kern.c"
+#line 1682 "opencl_kern.c"
 #line 44 "specs/opencl/opencl_enqueue.spec.inc"
 
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
@@ -1603,7 +1699,7 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)clReleaseEvent(ev);
 }
 
-#line 1607 "opencl_kern.c"
+#line 1703 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1660,7 +1756,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1664 "opencl_kern.c"
+#line 1760 "opencl_kern.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1687,14 +1783,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1691 "opencl_kern.c"
+#line 1787 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
-#line 651 "specs/opencl/opencl_util.spec.inc"
+#line 659 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1698 "opencl_kern.c"
+#line 1794 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -2573,6 +2669,98 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_ava_cl_map_buffer_staged);
 
+cl_int ava_ava_cl_map_image_staged(cl_command_queue command_queue, cl_mem image,
+				   cl_map_flags map_flags, const size_t *origin,
+				   const size_t *region, uint64_t token,
+				   cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				   cl_event *event)
+{
+	struct ava_opencl_ava_cl_map_image_staged_call ava_a;
+	const struct ava_opencl_ava_cl_map_image_staged_reply *ava_r = NULL;
+	struct ava_kcall ava_c;
+	cl_int ava_ret;
+	ava_u32 ava_dir_origin = 0;
+	ava_u64 ava_count_origin = 0;
+	ava_u32 ava_life_origin = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_origin = 0;
+	ava_u32 ava_dir_region = 0;
+	ava_u64 ava_count_region = 0;
+	ava_u32 ava_life_region = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_region = 0;
+	ava_u32 ava_dir_event_wait_list = 0;
+	ava_u64 ava_count_event_wait_list = 0;
+	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event_wait_list = 0;
+	ava_u32 ava_dir_event = 0;
+	ava_u64 ava_count_event = 0;
+	ava_u32 ava_life_event = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_origin;
+	(void)ava_coupled_origin;
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (origin != NULL) {
+		ava_dir_origin |= AVA_BUF_IN;
+		ava_count_origin = (uint64_t)(3);
+	}
+	if (region != NULL) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_MAP_IMAGE_STAGED,
+			    AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.image = (ava_u64)(uintptr_t)image;
+	ava_a.map_flags = (ava_u64)map_flags;
+	ava_kcall_put_buffer(&ava_c, &ava_a.origin, origin, ava_count_origin, sizeof(size_t),
+			     ava_dir_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t),
+			     ava_dir_region);
+	ava_a.token = (ava_u64)token;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_kcall_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_kcall_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+EXPORT_SYMBOL_GPL(ava_ava_cl_map_image_staged);
+
 cl_int ava_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
 {
 	struct ava_opencl_clGetPlatformIDs_call ava_a;
@@ -2712,7 +2900,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2716 "opencl_kern.c"
+#line 2904 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -2790,7 +2978,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2794 "opencl_kern.c"
+#line 2982 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -2883,7 +3071,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 2887 "opencl_kern.c"
+#line 3075 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -3241,7 +3429,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 3245 "opencl_kern.c"
+#line 3433 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -3327,7 +3515,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		return NULL;
 	}
 	return ava_execute();
-#line 3331 "opencl_kern.c"
+#line 3519 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -3484,7 +3672,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3488 "opencl_kern.c"
+#line 3676 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -3590,7 +3778,7 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 		return NULL;
 	}
 	return ava_execute();
-#line 3594 "opencl_kern.c"
+#line 3782 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -3667,7 +3855,7 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 		return NULL;
 	}
 	return ava_execute();
-#line 3671 "opencl_kern.c"
+#line 3859 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -3865,7 +4053,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 3869 "opencl_kern.c"
+#line 4057 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -4017,7 +4205,7 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4021 "opencl_kern.c"
+#line 4209 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -4111,7 +4299,7 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4115 "opencl_kern.c"
+#line 4303 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -4193,7 +4381,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4197 "opencl_kern.c"
+#line 4385 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -4245,7 +4433,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4249 "opencl_kern.c"
+#line 4437 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -4300,7 +4488,7 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4304 "opencl_kern.c"
+#line 4492 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -4408,7 +4596,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 4412 "opencl_kern.c"
+#line 4600 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -4684,7 +4872,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4688 "opencl_kern.c"
+#line 4876 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -4805,7 +4993,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4809 "opencl_kern.c"
+#line 4997 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -4902,7 +5090,7 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 4906 "opencl_kern.c"
+#line 5094 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -5007,7 +5195,7 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 5011 "opencl_kern.c"
+#line 5199 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -5160,7 +5348,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5164 "opencl_kern.c"
+#line 5352 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -5425,7 +5613,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5429 "opencl_kern.c"
+#line 5617 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -5682,6 +5870,222 @@ ava_fail:
 }
 
 EXPORT_SYMBOL_GPL(ava_ava_cl_unmap_buffer_lent);
+
+cl_int ava_ava_cl_map_image(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags,
+			    const size_t *origin, const size_t *region, void *data,
+			    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			    cl_event *event)
+{
+	struct ava_opencl_ava_cl_map_image_call ava_a;
+	const struct ava_opencl_ava_cl_map_image_reply *ava_r = NULL;
+	struct ava_kcall ava_c;
+	cl_int ava_ret;
+	ava_u32 ava_dir_origin = 0;
+	ava_u64 ava_count_origin = 0;
+	ava_u32 ava_life_origin = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_origin = 0;
+	ava_u32 ava_dir_region = 0;
+	ava_u64 ava_count_region = 0;
+	ava_u32 ava_life_region = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_region = 0;
+	ava_u32 ava_dir_data = 0;
+	ava_u64 ava_count_data = 0;
+	ava_u32 ava_life_data = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_data = 0;
+	ava_u32 ava_dir_event_wait_list = 0;
+	ava_u64 ava_count_event_wait_list = 0;
+	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event_wait_list = 0;
+	ava_u32 ava_dir_event = 0;
+	ava_u64 ava_count_event = 0;
+	ava_u32 ava_life_event = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_origin;
+	(void)ava_coupled_origin;
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	(void)ava_life_data;
+	(void)ava_coupled_data;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (origin != NULL) {
+		ava_dir_origin |= AVA_BUF_IN;
+		ava_count_origin = (uint64_t)(3);
+	}
+	if (region != NULL) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	if (data != NULL) {
+		ava_dir_data |= AVA_BUF_OUT;
+		ava_count_data = (uint64_t)(ava_cl_image_span(image, origin, region, 0, 0));
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_MAP_IMAGE,
+			    AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.image = (ava_u64)(uintptr_t)image;
+	ava_a.map_flags = (ava_u64)map_flags;
+	ava_kcall_put_buffer(&ava_c, &ava_a.origin, origin, ava_count_origin, sizeof(size_t),
+			     ava_dir_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t),
+			     ava_dir_region);
+	ava_kcall_put_buffer(&ava_c, &ava_a.data, data, ava_count_data, 1, ava_dir_data);
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_data & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->data, data, ava_count_data * 1);
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_kcall_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_kcall_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+EXPORT_SYMBOL_GPL(ava_ava_cl_map_image);
+
+cl_int ava_ava_cl_unmap_image(cl_command_queue command_queue, cl_mem image, const size_t *origin,
+			      const size_t *region, cl_int write, const void *data,
+			      cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			      cl_event *event)
+{
+	struct ava_opencl_ava_cl_unmap_image_call ava_a;
+	const struct ava_opencl_ava_cl_unmap_image_reply *ava_r = NULL;
+	struct ava_kcall ava_c;
+	cl_int ava_ret;
+	ava_u32 ava_dir_origin = 0;
+	ava_u64 ava_count_origin = 0;
+	ava_u32 ava_life_origin = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_origin = 0;
+	ava_u32 ava_dir_region = 0;
+	ava_u64 ava_count_region = 0;
+	ava_u32 ava_life_region = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_region = 0;
+	ava_u32 ava_dir_data = 0;
+	ava_u64 ava_count_data = 0;
+	ava_u32 ava_life_data = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_data = 0;
+	ava_u32 ava_dir_event_wait_list = 0;
+	ava_u64 ava_count_event_wait_list = 0;
+	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event_wait_list = 0;
+	ava_u32 ava_dir_event = 0;
+	ava_u64 ava_count_event = 0;
+	ava_u32 ava_life_event = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_origin;
+	(void)ava_coupled_origin;
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	(void)ava_life_data;
+	(void)ava_coupled_data;
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (origin != NULL) {
+		ava_dir_origin |= AVA_BUF_IN;
+		ava_count_origin = (uint64_t)(3);
+	}
+	if (region != NULL) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	if (data != NULL) {
+		ava_dir_data |= AVA_BUF_IN;
+		ava_count_data = (uint64_t)(ava_cl_image_span(image, origin, region, 0, 0));
+	}
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_kern_opencl_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_UNMAP_IMAGE,
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.image = (ava_u64)(uintptr_t)image;
+	ava_kcall_put_buffer(&ava_c, &ava_a.origin, origin, ava_count_origin, sizeof(size_t),
+			     ava_dir_origin);
+	ava_kcall_put_buffer(&ava_c, &ava_a.region, region, ava_count_region, sizeof(size_t),
+			     ava_dir_region);
+	ava_a.write = (ava_s64)write;
+	ava_kcall_put_buffer(&ava_c, &ava_a.data, data, ava_count_data, 1, ava_dir_data);
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_kcall_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_kcall_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+EXPORT_SYMBOL_GPL(ava_ava_cl_unmap_image);
 
 cl_program ava_ava_cl_create_program_with_source(cl_context context, const char *source,
 						 size_t length, cl_int *errcode_ret)
@@ -6126,7 +6530,7 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6130 "opencl_kern.c"
+#line 6534 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -6355,7 +6759,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6359 "opencl_kern.c"
+#line 6763 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
@@ -6446,7 +6850,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6450 "opencl_kern.c"
+#line 6854 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -6698,7 +7102,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 6702 "opencl_kern.c"
+#line 7106 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -6772,7 +7176,7 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 		return NULL;
 	}
 	return ret;
-#line 6776 "opencl_kern.c"
+#line 7180 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
@@ -6862,7 +7266,7 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 6866 "opencl_kern.c"
+#line 7270 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernelsInProgram);
@@ -7121,7 +7525,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7125 "opencl_kern.c"
+#line 7529 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -7204,7 +7608,7 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 7208 "opencl_kern.c"
+#line 7612 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -7490,7 +7894,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7494 "opencl_kern.c"
+#line 7898 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -7550,7 +7954,7 @@ cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 7554 "opencl_kern.c"
+#line 7958 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateUserEvent);
@@ -7602,7 +8006,7 @@ cl_int ava_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 7606 "opencl_kern.c"
+#line 8010 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainEvent);
@@ -7657,7 +8061,7 @@ cl_int ava_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 7661 "opencl_kern.c"
+#line 8065 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseEvent);
@@ -7703,7 +8107,7 @@ cl_int ava_clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 7707 "opencl_kern.c"
+#line 8111 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clSetUserEventStatus);
@@ -7928,7 +8332,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 7932 "opencl_kern.c"
+#line 8336 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -8048,7 +8452,7 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8052 "opencl_kern.c"
+#line 8456 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -8212,7 +8616,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8216 "opencl_kern.c"
+#line 8620 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -8363,7 +8767,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8367 "opencl_kern.c"
+#line 8771 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -8456,7 +8860,7 @@ cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer
 #define ava_execute() ava_kern_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 331 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8460 "opencl_kern.c"
+#line 8864 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBuffer);
@@ -8594,7 +8998,7 @@ cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_bu
 #define ava_execute() ava_kern_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 355 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8598 "opencl_kern.c"
+#line 9002 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferRect);
@@ -8698,7 +9102,7 @@ cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, co
 #define ava_execute() ava_kern_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 373 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8702 "opencl_kern.c"
+#line 9106 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillBuffer);
@@ -8838,7 +9242,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8842 "opencl_kern.c"
+#line 9246 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -8964,7 +9368,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8968 "opencl_kern.c"
+#line 9372 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -9089,7 +9493,7 @@ cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, cons
 #define ava_execute() ava_kern_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 469 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9093 "opencl_kern.c"
+#line 9497 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillImage);
@@ -9215,7 +9619,7 @@ cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, 
 #define ava_execute() ava_kern_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 490 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9219 "opencl_kern.c"
+#line 9623 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImage);
@@ -9333,7 +9737,7 @@ cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_kern_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9337 "opencl_kern.c"
+#line 9741 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImageToBuffer);
@@ -9451,7 +9855,7 @@ cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_kern_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 530 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9455 "opencl_kern.c"
+#line 9859 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferToImage);
@@ -9555,7 +9959,7 @@ cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint nu
 #define ava_execute() ava_kern_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 549 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9559 "opencl_kern.c"
+#line 9963 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMigrateMemObjects);
@@ -9688,7 +10092,7 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9692 "opencl_kern.c"
+#line 10096 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -9776,7 +10180,7 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9780 "opencl_kern.c"
+#line 10184 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);
@@ -9862,7 +10266,7 @@ cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
 #define ava_execute() ava_kern_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 609 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9866 "opencl_kern.c"
+#line 10270 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMarkerWithWaitList);
@@ -9949,7 +10353,7 @@ cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
 #define ava_execute() ava_kern_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 625 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9953 "opencl_kern.c"
+#line 10357 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueBarrierWithWaitList);
@@ -10017,7 +10421,7 @@ cl_int ava_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 #define ava_execute() ava_kern_remote_clEnqueueMarker(command_queue, event)
 #line 637 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10021 "opencl_kern.c"
+#line 10425 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMarker);
@@ -10361,6 +10765,7 @@ static const char *const ava_kern_opencl_func_names[] = {
 	"ava_cl_write_buffer_rect_staged",
 	"ava_cl_write_image_staged",
 	"ava_cl_map_buffer_staged",
+	"ava_cl_map_image_staged",
 	"clGetPlatformIDs",
 	"clGetPlatformInfo",
 	"clGetDeviceIDs",
@@ -10408,6 +10813,8 @@ static const char *const ava_kern_opencl_func_names[] = {
 	"ava_cl_map_buffer",
 	"ava_cl_unmap_buffer",
 	"ava_cl_unmap_buffer_lent",
+	"ava_cl_map_image",
+	"ava_cl_unmap_image",
 	"ava_cl_create_program_with_source",
 	"ava_cl_create_program_with_binary",
 	"clCreateProgramWithIL",

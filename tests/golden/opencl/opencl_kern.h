@@ -75,6 +75,12 @@ cl_int ava_ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffe
 				    cl_map_flags map_flags, size_t offset, size_t size,
 				    uint64_t token, cl_uint num_events_in_wait_list,
 				    const cl_event *event_wait_list, cl_event *event);
+/* A helper of the spec (no API function): kernel callers call it directly. */
+cl_int ava_ava_cl_map_image_staged(cl_command_queue command_queue, cl_mem image,
+				   cl_map_flags map_flags, const size_t *origin,
+				   const size_t *region, uint64_t token,
+				   cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				   cl_event *event);
 cl_int ava_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms);
 /* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name,
@@ -203,6 +209,16 @@ cl_int ava_ava_cl_unmap_buffer_lent(cl_command_queue command_queue, cl_mem buffe
 				    size_t size, uint64_t token, uint64_t heap_offset,
 				    cl_uint num_events_in_wait_list,
 				    const cl_event *event_wait_list, cl_event *event);
+/* A helper of the spec (no API function): kernel callers call it directly. */
+cl_int ava_ava_cl_map_image(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags,
+			    const size_t *origin, const size_t *region, void *data,
+			    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			    cl_event *event);
+/* A helper of the spec (no API function): kernel callers call it directly. */
+cl_int ava_ava_cl_unmap_image(cl_command_queue command_queue, cl_mem image, const size_t *origin,
+			      const size_t *region, cl_int write, const void *data,
+			      cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			      cl_event *event);
 /* A helper of the spec (no API function): kernel callers call it directly. */
 cl_program ava_ava_cl_create_program_with_source(cl_context context, const char *source,
 						 size_t length, cl_int *errcode_ret);

@@ -106,6 +106,14 @@ cl_int ava_cl_unmap_buffer_lent(cl_command_queue command_queue, cl_mem buffer, s
 				size_t size, uint64_t token, uint64_t heap_offset,
 				cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 				cl_event *event);
+cl_int ava_cl_map_image(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags,
+			const size_t *origin, const size_t *region, void *data,
+			cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			cl_event *event);
+cl_int ava_cl_unmap_image(cl_command_queue command_queue, cl_mem image, const size_t *origin,
+			  const size_t *region, cl_int write, const void *data,
+			  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			  cl_event *event);
 cl_int ava_cl_compile_program(cl_program program, cl_uint num_devices,
 			      const cl_device_id *device_list, const char *options,
 			      cl_uint num_input_headers, const cl_program *input_headers,
@@ -722,7 +730,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 726 "opencl_worker.c"
+#line 734 "opencl_worker.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -774,6 +782,10 @@ cl_int ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer,
 				cl_map_flags map_flags, size_t offset, size_t size, uint64_t token,
 				cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
 				cl_event *event);
+cl_int ava_cl_map_image_staged(cl_command_queue command_queue, cl_mem image,
+			       cl_map_flags map_flags, const size_t *origin, const size_t *region,
+			       uint64_t token, cl_uint num_events_in_wait_list,
+			       const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
 				  size_t size, const void *ptr, cl_uint num_events_in_wait_list,
 				  const cl_event *event_wait_list, cl_event *event);
@@ -827,6 +839,57 @@ static inline void CL_CALLBACK ava_cl_transfer_done(cl_event event, cl_int statu
 {
 	(void)event;
 	ava_w_transfer_finished((struct ava_w_transfer *)t, status == CL_COMPLETE);
+}
+
+/*
+ * An image region as a worker's mapping lays it out (the pitches
+ * clEnqueueMapImage gave) against the guest's packed copy (rows of
+ * region[0] * elem bytes back to back; a 1D array's images are its rows,
+ * and in a mapping they lie a slice pitch apart).
+ */
+struct ava_cl_geometry {
+	size_t region[3];
+	size_t len;	   /* bytes of a row */
+	size_t wy, wz;	   /* the mapping's strides */
+};
+
+static inline int ava_cl_image_geometry(cl_mem image, const size_t *region, size_t row,
+					size_t slice, struct ava_cl_geometry *g)
+{
+	cl_mem_object_type type = 0;
+	size_t elem = ava_cl_image_elem(image);
+
+	if (elem == 0 || region == NULL ||
+	    clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof(type), &type, NULL) != CL_SUCCESS)
+		return 0;
+	memcpy(g->region, region, sizeof(g->region));
+	g->len = region[0] * elem;
+	g->wy = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? slice : row;
+	g->wz = slice;
+	return 1;
+}
+
+/* Copies each row between the mapping and the packed copy. */
+static inline void ava_cl_geometry_copy(const struct ava_cl_geometry *g, uint8_t *mapping,
+					const uint8_t *packed, uint8_t *packed_out)
+{
+	for (size_t z = 0; z < g->region[2]; ++z) {
+		for (size_t y = 0; y < g->region[1]; ++y) {
+			uint8_t *m = mapping + z * g->wz + y * g->wy;
+			size_t at = (z * g->region[1] + y) * g->len;
+
+			if (packed != NULL)
+				memcpy(m, packed + at, g->len);
+			else
+				memcpy(packed_out + at, m, g->len);
+		}
+	}
+}
+
+/* Bytes of the mapping the region spans. */
+static inline uint64_t ava_cl_geometry_span(const struct ava_cl_geometry *g)
+{
+	return (uint64_t)(g->region[2] - 1) * g->wz + (uint64_t)(g->region[1] - 1) * g->wy + g->len;
 }
 
 /* A mapping the worker holds until its bytes went to the guest. */
@@ -898,11 +961,13 @@ static inline cl_int ava_cl_staged(struct ava_w_transfer *t, cl_int rc, cl_event
 }
 
 /*
- * A mapped command's transfer: the bytes at ptr go to the guest once the
- * map's event is done, and the worker's mapping goes after that.
+ * A mapped command's transfer: the bytes at ptr (size of them, or an image
+ * region laid out as g says) go to the guest once the map's event is done,
+ * packed, and the worker's mapping goes after that.
  */
 static inline cl_int ava_cl_mapped_transfer(struct ava_w_transfer *t, cl_command_queue queue,
-					    cl_mem mem, void *ptr, size_t size, cl_map_flags flags,
+					    cl_mem mem, void *ptr, size_t size,
+					    const struct ava_cl_geometry *g, cl_map_flags flags,
 					    cl_event ev, cl_event *event)
 {
 	struct ava_cl_mapped *m = (struct ava_cl_mapped *)calloc(1, sizeof(*m));
@@ -922,9 +987,16 @@ static inline cl_int ava_cl_mapped_transfer(struct ava_w_transfer *t, cl_command
 	clRetainCommandQueue(queue);
 	if (mem != NULL)
 		clRetainMemObject(mem);
-	ava_w_transfer_source(t, ptr, size);
-	if (!(flags & CL_MAP_WRITE_INVALIDATE_REGION) && size != 0)
+	ava_w_transfer_source(t, ptr, g != NULL ? ava_cl_geometry_span(g) : size);
+	if (flags & CL_MAP_WRITE_INVALIDATE_REGION)
+		;
+	else if (g == NULL && size != 0)
 		(void)ava_w_transfer_piece(t, 0, 0, size);
+	else if (g != NULL)
+		for (size_t z = 0; z < g->region[2]; ++z)
+			for (size_t y = 0; y < g->region[1]; ++y)
+				(void)ava_w_transfer_piece(t, (z * g->region[1] + y) * g->len,
+							   z * g->wz + y * g->wy, g->len);
 	return ava_cl_staged_with(t, CL_SUCCESS, ev, event, ava_cl_mapped_poll,
 				  ava_cl_mapped_release, m);
 }
@@ -940,15 +1012,26 @@ struct ava_cl_fill {
 	void *dst;
 	size_t size;
 	cl_event gate;
+	int image;
+	struct ava_cl_geometry g; /* with image: the mapping's layout */
 };
+
+static inline void ava_cl_fill_copy(struct ava_cl_fill *f)
+{
+	if (f->image)
+		ava_cl_geometry_copy(&f->g, (uint8_t *)f->dst,
+				     (const uint8_t *)ava_w_transfer_staging(f->t), NULL);
+	else if (f->size != 0)
+		memcpy(f->dst, ava_w_transfer_staging(f->t), f->size);
+}
 
 static inline void CL_CALLBACK ava_cl_fill_done(cl_event mapped, cl_int status, void *ctx)
 {
 	struct ava_cl_fill *f = (struct ava_cl_fill *)ctx;
 
 	(void)mapped;
-	if (status == CL_COMPLETE && f->size != 0)
-		memcpy(f->dst, ava_w_transfer_staging(f->t), f->size);
+	if (status == CL_COMPLETE)
+		ava_cl_fill_copy(f);
 	clSetUserEventStatus(f->gate, status == CL_COMPLETE ? CL_COMPLETE : status);
 	clReleaseEvent(f->gate);
 	ava_w_transfer_finished(f->t, status == CL_COMPLETE);
@@ -957,11 +1040,14 @@ static inline void CL_CALLBACK ava_cl_fill_done(cl_event mapped, cl_int status, 
 
 /*
  * What the unmap of ptr (mapped by the command of mapped) must wait for:
- * mapped itself, or, with staged bytes to write (t), the user event set once
- * they are in. Takes mapped and t; the caller releases the event returned.
+ * mapped itself, or, with staged bytes to write (t: size of them, or an
+ * image region packed, laid out in the mapping as g says), the user event
+ * set once they are in. Takes mapped and t; the caller releases the event
+ * returned.
  */
 static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped,
-					 struct ava_w_transfer *t, void *ptr, size_t size)
+					 struct ava_w_transfer *t, void *ptr, size_t size,
+					 const struct ava_cl_geometry *g)
 {
 	struct ava_cl_fill *f;
 	cl_context context = NULL;
@@ -977,9 +1063,13 @@ static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped
 		       : NULL;
 	if (gate == NULL) {
 		/* Out of memory: blocking, as before. */
+		struct ava_cl_fill now = {t, ptr, size, NULL, g != NULL, {{0, 0, 0}, 0, 0, 0}};
+
 		free(f);
-		if (clWaitForEvents(1, &mapped) == CL_SUCCESS && size != 0)
-			memcpy(ptr, ava_w_transfer_staging(t), size);
+		if (g != NULL)
+			now.g = *g;
+		if (clWaitForEvents(1, &mapped) == CL_SUCCESS)
+			ava_cl_fill_copy(&now);
 		ava_w_transfer_finished(t, 1);
 		return mapped;
 	}
@@ -987,6 +1077,9 @@ static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped
 	f->dst = ptr;
 	f->size = size;
 	f->gate = gate;
+	f->image = g != NULL;
+	if (g != NULL)
+		f->g = *g;
 	clRetainEvent(gate); /* the callback's */
 	ava_w_transfer_start(t, NULL, NULL, NULL);
 	if (clSetEventCallback(mapped, CL_COMPLETE, ava_cl_fill_done, f) != CL_SUCCESS)
@@ -1161,7 +1254,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1165 "opencl_worker.c"
+#line 1258 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1175,7 +1268,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1179 "opencl_worker.c"
+#line 1272 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1216,7 +1309,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1220 "opencl_worker.c"
+#line 1313 "opencl_worker.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1239,7 +1332,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1243 "opencl_worker.c"
+#line 1336 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1250,7 +1343,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1254 "opencl_worker.c"
+#line 1347 "opencl_worker.c"
 #line 175 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1270,7 +1363,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1274 "opencl_worker.c"
+#line 1367 "opencl_worker.c"
 #line 218 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1329,7 +1422,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1333 "opencl_worker.c"
+#line 1426 "opencl_worker.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1504,7 +1597,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1508 "opencl_worker.c"
+#line 1601 "opencl_worker.c"
 #line 44 "specs/opencl/opencl_enqueue.spec.inc"
 
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
@@ -1525,7 +1618,7 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)clReleaseEvent(ev);
 }
 
-#line 1529 "opencl_worker.c"
+#line 1622 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1582,7 +1675,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1586 "opencl_worker.c"
+#line 1679 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1609,14 +1702,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1613 "opencl_worker.c"
+#line 1706 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
-#line 650 "specs/opencl/opencl_util.spec.inc"
+#line 658 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 1620 "opencl_worker.c"
+#line 1713 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -1704,7 +1797,7 @@ static void ava_opencl_tramp_ava_cl_context_destructor(cl_context context, void 
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 476 "specs/opencl/opencl_staged.spec.inc"
+#line 561 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
 	cl_event ava_ev = NULL;
@@ -1717,7 +1810,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1721 "opencl_worker.c"
+#line 1814 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -1805,7 +1898,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 510 "specs/opencl/opencl_staged.spec.inc"
+#line 595 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
@@ -1827,7 +1920,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1831 "opencl_worker.c"
+#line 1924 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -1970,7 +2063,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava
 
 static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 548 "specs/opencl/opencl_staged.spec.inc"
+#line 633 "specs/opencl/opencl_staged.spec.inc"
 	static const size_t ava_zero[3] = {0, 0, 0};
 	uint64_t ava_span = ava_cl_image_span(image, origin, region, row_pitch, slice_pitch);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
@@ -1990,7 +2083,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1994 "opencl_worker.c"
+#line 2087 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -2112,7 +2205,7 @@ static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 594 "specs/opencl/opencl_staged.spec.inc"
+#line 679 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
@@ -2125,7 +2218,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2129 "opencl_worker.c"
+#line 2222 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -2242,7 +2335,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 631 "specs/opencl/opencl_staged.spec.inc"
+#line 716 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, size, heap_offset);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
@@ -2258,7 +2351,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_
 		return ava_rc;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2262 "opencl_worker.c"
+#line 2355 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
@@ -2362,7 +2455,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 677 "specs/opencl/opencl_staged.spec.inc"
+#line 762 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
@@ -2379,7 +2472,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2383 "opencl_worker.c"
+#line 2476 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -2552,7 +2645,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *av
 
 static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 720 "specs/opencl/opencl_staged.spec.inc"
+#line 805 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span =
 		ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
@@ -2567,7 +2660,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2571 "opencl_worker.c"
+#line 2664 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -2718,7 +2811,7 @@ static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 754 "specs/opencl/opencl_staged.spec.inc"
+#line 839 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc = CL_SUCCESS;
@@ -2731,9 +2824,9 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 		ava_w_transfer_abort(ava_t);
 		return ava_rc != CL_SUCCESS ? ava_rc : CL_OUT_OF_HOST_MEMORY;
 	}
-	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, map_flags, ava_ev,
-				      event);
-#line 2737 "opencl_worker.c"
+	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, NULL, map_flags,
+				      ava_ev, event);
+#line 2830 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -2807,6 +2900,150 @@ static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
 	(void)ava_coupled_event;
 
 	ava_ret = ava_opencl_impl_ava_cl_map_buffer_staged(command_queue, buffer, map_flags, offset, size, token, num_events_in_wait_list, event_wait_list, event);
+
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags, const size_t *origin, const size_t *region, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 874 "specs/opencl/opencl_staged.spec.inc"
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
+	struct ava_cl_geometry ava_g;
+	size_t ava_row = 0, ava_slice = 0;
+	cl_event ava_ev = NULL;
+	cl_int ava_rc = CL_SUCCESS;
+	void *ava_p;
+	if (ava_t == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	ava_p = clEnqueueMapImage(command_queue, image, CL_FALSE, map_flags, origin, region,
+				  &ava_row, &ava_slice, num_events_in_wait_list, event_wait_list,
+				  &ava_ev, &ava_rc);
+	if (ava_p == NULL) {
+		ava_w_transfer_abort(ava_t);
+		return ava_rc != CL_SUCCESS ? ava_rc : CL_OUT_OF_HOST_MEMORY;
+	}
+	if (!ava_cl_image_geometry(image, region, ava_row, ava_slice, &ava_g)) {
+		/* Mapped, so the image is one: only memory can be missing here. */
+		clWaitForEvents(1, &ava_ev);
+		(void)clEnqueueUnmapMemObject(command_queue, image, ava_p, 0, NULL, NULL);
+		clReleaseEvent(ava_ev);
+		ava_w_transfer_abort(ava_t);
+		return CL_OUT_OF_HOST_MEMORY;
+	}
+	return ava_cl_mapped_transfer(ava_t, command_queue, image, ava_p, 0, &ava_g, map_flags,
+				      ava_ev, event);
+#line 2944 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_map_image_staged_call *ava_a;
+	struct ava_opencl_ava_cl_map_image_staged_reply ava_r;
+	cl_command_queue command_queue;
+	cl_mem image;
+	cl_map_flags map_flags;
+	const size_t *origin;
+	const size_t *region;
+	uint64_t token;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_origin = 0;
+	uint64_t ava_count_origin = 0;
+	uint32_t ava_life_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_origin = 0;
+	uint32_t ava_dir_region = 0;
+	uint64_t ava_count_region = 0;
+	uint32_t ava_life_region = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_region = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->image, AVA_OPENCL_T_CL_MEM, (void **)&image);
+	map_flags = (cl_map_flags)ava_a->map_flags;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->origin, (void **)&origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->region, (void **)&region);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	token = (uint64_t)ava_a->token;
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->origin.flags & AVA_BUF_PRESENT) {
+		ava_dir_origin |= AVA_BUF_IN;
+		ava_count_origin = (uint64_t)(3);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->origin, ava_count_origin, sizeof(size_t), ava_dir_origin, (void **)&origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_origin;
+	(void)ava_coupled_origin;
+	if (ava_a->region.flags & AVA_BUF_PRESENT) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->region, ava_count_region, sizeof(size_t), ava_dir_region | AVA_W_PRIVATE, (void **)&region);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_map_image_staged(command_queue, image, map_flags, origin, region, token, num_events_in_wait_list, event_wait_list, event);
 
 	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
 		if (event != NULL)
@@ -2898,7 +3135,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2902 "opencl_worker.c"
+#line 3139 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -2982,7 +3219,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2986 "opencl_worker.c"
+#line 3223 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3084,7 +3321,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3088 "opencl_worker.c"
+#line 3325 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3437,7 +3674,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 3441 "opencl_worker.c"
+#line 3678 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3554,7 +3791,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3558 "opencl_worker.c"
+#line 3795 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3709,7 +3946,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3713 "opencl_worker.c"
+#line 3950 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3838,7 +4075,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 3842 "opencl_worker.c"
+#line 4079 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3904,7 +4141,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 3908 "opencl_worker.c"
+#line 4145 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4080,7 +4317,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4084 "opencl_worker.c"
+#line 4321 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4226,7 +4463,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4230 "opencl_worker.c"
+#line 4467 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4312,7 +4549,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4316 "opencl_worker.c"
+#line 4553 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4416,7 +4653,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4420 "opencl_worker.c"
+#line 4657 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4496,7 +4733,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4500 "opencl_worker.c"
+#line 4737 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4542,7 +4779,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4546 "opencl_worker.c"
+#line 4783 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4616,7 +4853,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 4620 "opencl_worker.c"
+#line 4857 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4896,7 +5133,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 4900 "opencl_worker.c"
+#line 5137 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5018,7 +5255,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5022 "opencl_worker.c"
+#line 5259 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5152,7 +5389,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 5156 "opencl_worker.c"
+#line 5393 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5265,7 +5502,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 5269 "opencl_worker.c"
+#line 5506 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5465,7 +5702,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5469 "opencl_worker.c"
+#line 5706 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5726,7 +5963,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5730 "opencl_worker.c"
+#line 5967 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5820,7 +6057,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 5824 "opencl_worker.c"
+#line 6061 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -5946,11 +6183,11 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 		ava_w_transfer_abort(ava_t);
 		return ret;
 	}
-	ava_gate = ava_cl_unmap_gate(command_queue, ava_mapped, ava_t, ava_p, ava_span);
+	ava_gate = ava_cl_unmap_gate(command_queue, ava_mapped, ava_t, ava_p, ava_span, NULL);
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 5954 "opencl_worker.c"
+#line 6191 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -6085,11 +6322,11 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_
 		ava_w_transfer_finished(ava_t, 0);
 		return ret != CL_SUCCESS ? ret : CL_OUT_OF_HOST_MEMORY;
 	}
-	ava_gate = ava_cl_unmap_gate(command_queue, ava_mapped, ava_t, ava_p, ava_span);
+	ava_gate = ava_cl_unmap_gate(command_queue, ava_mapped, ava_t, ava_p, ava_span, NULL);
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 6093 "opencl_worker.c"
+#line 6330 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
@@ -6191,12 +6428,353 @@ static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_int ava_opencl_impl_ava_cl_map_image(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags, const size_t *origin, const size_t *region, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 607 "specs/opencl/opencl_memory.spec.inc"
+	struct ava_cl_geometry ava_g;
+	size_t ava_row = 0, ava_slice = 0;
+	cl_event ava_unmapped = NULL;
+	cl_int ret = CL_SUCCESS;
+	void *ava_p = clEnqueueMapImage(command_queue, image, CL_TRUE, map_flags, origin, region,
+					&ava_row, &ava_slice, num_events_in_wait_list,
+					event_wait_list, event, &ret);
+	if (ava_p == NULL)
+		return ret;
+	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION) &&
+	    ava_cl_image_geometry(image, region, ava_row, ava_slice, &ava_g))
+		ava_cl_geometry_copy(&ava_g, (uint8_t *)ava_p, NULL, (uint8_t *)data);
+	if (clEnqueueUnmapMemObject(command_queue, image, ava_p, 0, NULL, &ava_unmapped) ==
+	    CL_SUCCESS) {
+		clWaitForEvents(1, &ava_unmapped);
+		clReleaseEvent(ava_unmapped);
+	}
+	return CL_SUCCESS;
+#line 6453 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_map_image_call *ava_a;
+	struct ava_opencl_ava_cl_map_image_reply ava_r;
+	cl_command_queue command_queue;
+	cl_mem image;
+	cl_map_flags map_flags;
+	const size_t *origin;
+	const size_t *region;
+	void *data;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_origin = 0;
+	uint64_t ava_count_origin = 0;
+	uint32_t ava_life_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_origin = 0;
+	uint32_t ava_dir_region = 0;
+	uint64_t ava_count_region = 0;
+	uint32_t ava_life_region = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_region = 0;
+	uint32_t ava_dir_data = 0;
+	uint64_t ava_count_data = 0;
+	uint32_t ava_life_data = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_data = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->image, AVA_OPENCL_T_CL_MEM, (void **)&image);
+	map_flags = (cl_map_flags)ava_a->map_flags;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->origin, (void **)&origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->region, (void **)&region);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->data, (void **)&data);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->origin.flags & AVA_BUF_PRESENT) {
+		ava_dir_origin |= AVA_BUF_IN;
+		ava_count_origin = (uint64_t)(3);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->origin, ava_count_origin, sizeof(size_t), ava_dir_origin, (void **)&origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_origin;
+	(void)ava_coupled_origin;
+	if (ava_a->region.flags & AVA_BUF_PRESENT) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->region, ava_count_region, sizeof(size_t), ava_dir_region | AVA_W_PRIVATE, (void **)&region);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	if (ava_a->data.flags & AVA_BUF_PRESENT) {
+		ava_dir_data |= AVA_BUF_OUT;
+		ava_count_data = (uint64_t)(ava_cl_image_span(image, origin, region, 0, 0));
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->data, ava_count_data, 1, ava_dir_data | AVA_W_PRIVATE, (void **)&data);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_data;
+	(void)ava_coupled_data;
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_map_image(command_queue, image, map_flags, origin, region, data, num_events_in_wait_list, event_wait_list, event);
+
+	if ((ava_dir_data & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.data, data, ava_count_data * 1);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 647 "specs/opencl/opencl_memory.spec.inc"
+	uint64_t ava_span = write && data != NULL ? ava_cl_image_span(image, origin, region, 0, 0)
+						  : 0;
+	struct ava_w_transfer *ava_t =
+		ava_span != 0 ? ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP) : NULL;
+	struct ava_cl_geometry ava_g;
+	size_t ava_row = 0, ava_slice = 0;
+	cl_event ava_mapped = NULL, ava_gate;
+	cl_int ret = CL_SUCCESS;
+	void *ava_p;
+	if (ava_span != 0 && ava_t == NULL)
+		return CL_OUT_OF_HOST_MEMORY;
+	if (ava_t != NULL)
+		memcpy(ava_w_transfer_staging(ava_t), data, ava_span);
+	ava_p = clEnqueueMapImage(command_queue, image, CL_FALSE,
+				  ava_t != NULL ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, origin,
+				  region, &ava_row, &ava_slice, num_events_in_wait_list,
+				  event_wait_list, &ava_mapped, &ret);
+	if (ava_p == NULL) {
+		ava_w_transfer_abort(ava_t);
+		return ret;
+	}
+	if (ava_t != NULL && !ava_cl_image_geometry(image, region, ava_row, ava_slice, &ava_g)) {
+		/* Mapped, so the image is one: no layout means no memory. */
+		clWaitForEvents(1, &ava_mapped);
+		(void)clEnqueueUnmapMemObject(command_queue, image, ava_p, 0, NULL, NULL);
+		clReleaseEvent(ava_mapped);
+		ava_w_transfer_abort(ava_t);
+		return CL_OUT_OF_HOST_MEMORY;
+	}
+	ava_gate = ava_cl_unmap_gate(command_queue, ava_mapped, ava_t, ava_p, ava_span,
+				     ava_t != NULL ? &ava_g : NULL);
+	ret = clEnqueueUnmapMemObject(command_queue, image, ava_p, 1, &ava_gate, event);
+	clReleaseEvent(ava_gate);
+	return ret;
+#line 6626 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_unmap_image(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_unmap_image_call *ava_a;
+	struct ava_opencl_ava_cl_unmap_image_reply ava_r;
+	cl_command_queue command_queue;
+	cl_mem image;
+	const size_t *origin;
+	const size_t *region;
+	cl_int write;
+	const void *data;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_origin = 0;
+	uint64_t ava_count_origin = 0;
+	uint32_t ava_life_origin = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_origin = 0;
+	uint32_t ava_dir_region = 0;
+	uint64_t ava_count_region = 0;
+	uint32_t ava_life_region = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_region = 0;
+	uint32_t ava_dir_data = 0;
+	uint64_t ava_count_data = 0;
+	uint32_t ava_life_data = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_data = 0;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->image, AVA_OPENCL_T_CL_MEM, (void **)&image);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->origin, (void **)&origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->region, (void **)&region);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	write = (cl_int)ava_a->write;
+	ava_st = ava_w_buffer_in(ava_w, &ava_a->data, (void **)&data);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->origin.flags & AVA_BUF_PRESENT) {
+		ava_dir_origin |= AVA_BUF_IN;
+		ava_count_origin = (uint64_t)(3);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->origin, ava_count_origin, sizeof(size_t), ava_dir_origin | AVA_W_PRIVATE, (void **)&origin);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_origin;
+	(void)ava_coupled_origin;
+	if (ava_a->region.flags & AVA_BUF_PRESENT) {
+		ava_dir_region |= AVA_BUF_IN;
+		ava_count_region = (uint64_t)(3);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->region, ava_count_region, sizeof(size_t), ava_dir_region | AVA_W_PRIVATE, (void **)&region);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_region;
+	(void)ava_coupled_region;
+	if (ava_a->data.flags & AVA_BUF_PRESENT) {
+		ava_dir_data |= AVA_BUF_IN;
+		ava_count_data = (uint64_t)(ava_cl_image_span(image, origin, region, 0, 0));
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->data, ava_count_data, 1, ava_dir_data, (void **)&data);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	(void)ava_life_data;
+	(void)ava_coupled_data;
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_unmap_image(command_queue, image, origin, region, write, data, num_events_in_wait_list, event_wait_list, event);
+
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
 static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context context, const char *source, size_t length, cl_int *errcode_ret)
 {
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 6200 "opencl_worker.c"
+#line 6778 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -6283,7 +6861,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 6287 "opencl_worker.c"
+#line 6865 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -6626,7 +7204,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6630 "opencl_worker.c"
+#line 7208 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6739,7 +7317,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 6743 "opencl_worker.c"
+#line 7321 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -6895,7 +7473,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6899 "opencl_worker.c"
+#line 7477 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7075,7 +7653,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7079 "opencl_worker.c"
+#line 7657 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7145,7 +7723,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7149 "opencl_worker.c"
+#line 7727 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -7245,7 +7823,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 7249 "opencl_worker.c"
+#line 7827 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -7325,7 +7903,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 7329 "opencl_worker.c"
+#line 7907 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7417,7 +7995,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 7421 "opencl_worker.c"
+#line 7999 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7506,7 +8084,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 7510 "opencl_worker.c"
+#line 8088 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7721,7 +8299,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 7725 "opencl_worker.c"
+#line 8303 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -7792,7 +8370,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7796 "opencl_worker.c"
+#line 8374 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7877,7 +8455,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 7881 "opencl_worker.c"
+#line 8459 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8187,7 +8765,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8191 "opencl_worker.c"
+#line 8769 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8275,7 +8853,7 @@ static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *er
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8279 "opencl_worker.c"
+#line 8857 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8334,7 +8912,7 @@ static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8338 "opencl_worker.c"
+#line 8916 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8380,7 +8958,7 @@ static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 8384 "opencl_worker.c"
+#line 8962 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8427,7 +9005,7 @@ static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execut
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 8431 "opencl_worker.c"
+#line 9009 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8604,7 +9182,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8608 "opencl_worker.c"
+#line 9186 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8745,7 +9323,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8749 "opencl_worker.c"
+#line 9327 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8873,7 +9451,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8877 "opencl_worker.c"
+#line 9455 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9052,7 +9630,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9056 "opencl_worker.c"
+#line 9634 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9215,7 +9793,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 331 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9219 "opencl_worker.c"
+#line 9797 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9324,7 +9902,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_q
 #define ava_execute() clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 355 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9328 "opencl_worker.c"
+#line 9906 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9486,7 +10064,7 @@ static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 373 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9490 "opencl_worker.c"
+#line 10068 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9627,7 +10205,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9631 "opencl_worker.c"
+#line 10209 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9784,7 +10362,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9788 "opencl_worker.c"
+#line 10366 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9925,7 +10503,7 @@ static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 469 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9929 "opencl_worker.c"
+#line 10507 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10076,7 +10654,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 490 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10080 "opencl_worker.c"
+#line 10658 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10230,7 +10808,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue comman
 #define ava_execute() clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10234 "opencl_worker.c"
+#line 10812 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10369,7 +10947,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue comman
 #define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 530 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10373 "opencl_worker.c"
+#line 10951 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10508,7 +11086,7 @@ static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue comman
 #define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 549 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10512 "opencl_worker.c"
+#line 11090 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10630,7 +11208,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10634 "opencl_worker.c"
+#line 11212 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10785,7 +11363,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10789 "opencl_worker.c"
+#line 11367 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10885,7 +11463,7 @@ static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue comma
 #define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 609 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10889 "opencl_worker.c"
+#line 11467 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10982,7 +11560,7 @@ static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue comm
 #define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 625 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10986 "opencl_worker.c"
+#line 11564 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11079,7 +11657,7 @@ static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl
 #define ava_execute() clEnqueueMarker(command_queue, event)
 #line 637 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11083 "opencl_worker.c"
+#line 11661 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11186,7 +11764,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 11190 "opencl_worker.c"
+#line 11768 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -11262,7 +11840,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 11266 "opencl_worker.c"
+#line 11844 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -11323,7 +11901,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 11327 "opencl_worker.c"
+#line 11905 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -11394,7 +11972,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 11398 "opencl_worker.c"
+#line 11976 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -11438,7 +12016,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 11442 "opencl_worker.c"
+#line 12020 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -11562,9 +12140,9 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 		ava_w_transfer_abort(ava_t);
 		return ava_rc;
 	}
-	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, map_flags, ava_ev,
-				      event);
-#line 11568 "opencl_worker.c"
+	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, NULL, map_flags,
+				      ava_ev, event);
+#line 12146 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -11673,11 +12251,11 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 		return ret;
 	}
 	ava_gate = ava_cl_unmap_gate(command_queue, ava_mapped, ava_t, ava_p,
-				     data != NULL ? size : 0);
+				     data != NULL ? size : 0, NULL);
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 11681 "opencl_worker.c"
+#line 12259 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -11801,7 +12379,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 11805 "opencl_worker.c"
+#line 12383 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -11951,7 +12529,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 11955 "opencl_worker.c"
+#line 12533 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -12075,7 +12653,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 12079 "opencl_worker.c"
+#line 12657 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -12136,7 +12714,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 12140 "opencl_worker.c"
+#line 12718 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -12224,7 +12802,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 12228 "opencl_worker.c"
+#line 12806 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -12362,7 +12940,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 12366 "opencl_worker.c"
+#line 12944 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -12471,7 +13049,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 12475 "opencl_worker.c"
+#line 13053 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -12583,7 +13161,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 12587 "opencl_worker.c"
+#line 13165 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
@@ -12633,6 +13211,8 @@ static int ava_opencl_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
 		return ava_opencl_serve_ava_cl_write_image_staged(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_MAP_BUFFER_STAGED:
 		return ava_opencl_serve_ava_cl_map_buffer_staged(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_MAP_IMAGE_STAGED:
+		return ava_opencl_serve_ava_cl_map_image_staged(ava_w);
 	case AVA_OPENCL_FN_CLGETPLATFORMIDS:
 		return ava_opencl_serve_clGetPlatformIDs(ava_w);
 	case AVA_OPENCL_FN_CLGETPLATFORMINFO:
@@ -12725,6 +13305,10 @@ static int ava_opencl_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
 		return ava_opencl_serve_ava_cl_unmap_buffer(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER_LENT:
 		return ava_opencl_serve_ava_cl_unmap_buffer_lent(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_MAP_IMAGE:
+		return ava_opencl_serve_ava_cl_map_image(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_UNMAP_IMAGE:
+		return ava_opencl_serve_ava_cl_unmap_image(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_CREATE_PROGRAM_WITH_SOURCE:
 		return ava_opencl_serve_ava_cl_create_program_with_source(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_CREATE_PROGRAM_WITH_BINARY:
@@ -12917,6 +13501,7 @@ static const char *const ava_opencl_func_names[] = {
 	"ava_cl_write_buffer_rect_staged",
 	"ava_cl_write_image_staged",
 	"ava_cl_map_buffer_staged",
+	"ava_cl_map_image_staged",
 	"clGetPlatformIDs",
 	"clGetPlatformInfo",
 	"clGetDeviceIDs",
@@ -12964,6 +13549,8 @@ static const char *const ava_opencl_func_names[] = {
 	"ava_cl_map_buffer",
 	"ava_cl_unmap_buffer",
 	"ava_cl_unmap_buffer_lent",
+	"ava_cl_map_image",
+	"ava_cl_unmap_image",
 	"ava_cl_create_program_with_source",
 	"ava_cl_create_program_with_binary",
 	"clCreateProgramWithIL",
@@ -13065,6 +13652,7 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_write_buffer_rect_staged */
 	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_write_image_staged */
 	AVA_F_SYNC, /* ava_cl_map_buffer_staged */
+	AVA_F_SYNC, /* ava_cl_map_image_staged */
 	AVA_F_SYNC, /* clGetPlatformIDs */
 	AVA_F_SYNC, /* clGetPlatformInfo */
 	AVA_F_SYNC, /* clGetDeviceIDs */
@@ -13112,6 +13700,8 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC, /* ava_cl_map_buffer */
 	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_unmap_buffer */
 	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_unmap_buffer_lent */
+	AVA_F_SYNC, /* ava_cl_map_image */
+	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_unmap_image */
 	AVA_F_SYNC, /* ava_cl_create_program_with_source */
 	AVA_F_SYNC, /* ava_cl_create_program_with_binary */
 	AVA_F_SYNC, /* clCreateProgramWithIL */

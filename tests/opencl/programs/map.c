@@ -18,6 +18,12 @@ static void fill_pattern(cl_uint *p, size_t n, cl_uint seed) {
     p[i] = seed * 0x9e3779b9u ^ (cl_uint)i * 2246822519u;
 }
 
+static cl_command_type command_type(cl_event ev) {
+  cl_command_type type = 0;
+  CHECK(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL));
+  return type;
+}
+
 static void read_back_n(cl_mem m, cl_uint *out, size_t n) {
   CHECK(clEnqueueReadBuffer(g_q, m, CL_TRUE, 0, n * sizeof(cl_uint), out, 0, NULL, NULL));
 }
@@ -306,8 +312,9 @@ static void images(void) {
 
   const size_t origin[3] = {4, 2, 0}, region[3] = {8, 4, 1};
   size_t row_pitch = 0, slice_pitch = 99;
+  cl_event map_ev, unmap_ev;
   unsigned char *p = clEnqueueMapImage(g_q, img, CL_TRUE, CL_MAP_READ, origin, region, &row_pitch,
-                                       &slice_pitch, 0, NULL, NULL, &err);
+                                       &slice_pitch, 0, NULL, &map_ev, &err);
   CHECK_ERR(err, "clEnqueueMapImage(READ)");
   int ok = 1;
   for (int y = 0; y < 4; ++y)
@@ -317,19 +324,30 @@ static void images(void) {
   printf("map image READ (8x4 at 4,2): row pitch >= 32: %s, contents %s\n", yes_no(row_pitch >= 32),
          ok ? "match" : "DIFFER");
   EXPECT(ok && row_pitch >= 32, "image map read");
-  CHECK(clEnqueueUnmapMemObject(g_q, img, p, 0, NULL, NULL));
+  CHECK(clEnqueueUnmapMemObject(g_q, img, p, 0, NULL, &unmap_ev));
+  CHECK(clWaitForEvents(1, &unmap_ev));
+  printf("map image READ commands: MAP_IMAGE %s, UNMAP_MEM_OBJECT %s\n",
+         yes_no(command_type(map_ev) == CL_COMMAND_MAP_IMAGE),
+         yes_no(command_type(unmap_ev) == CL_COMMAND_UNMAP_MEM_OBJECT));
+  CHECK(clReleaseEvent(map_ev));
+  CHECK(clReleaseEvent(unmap_ev));
 
   cl_event ev;
   p = clEnqueueMapImage(g_q, img, CL_FALSE, CL_MAP_WRITE, origin, region, &row_pitch, NULL, 0, NULL,
                         &ev, &err);
   CHECK_ERR(err, "clEnqueueMapImage(WRITE)");
   CHECK(clWaitForEvents(1, &ev));
+  const int map_type_ok = command_type(ev) == CL_COMMAND_MAP_IMAGE;
   CHECK(clReleaseEvent(ev));
   for (int y = 0; y < 4; ++y)
     for (int x = 0; x < 8; ++x)
       for (int c = 0; c < 4; ++c)
         p[y * row_pitch + x * 4 + c] = (unsigned char)(200 + y + c);
-  CHECK(clEnqueueUnmapMemObject(g_q, img, p, 0, NULL, NULL));
+  CHECK(clEnqueueUnmapMemObject(g_q, img, p, 0, NULL, &unmap_ev));
+  CHECK(clWaitForEvents(1, &unmap_ev));
+  printf("non-blocking map image WRITE commands: MAP_IMAGE %s, UNMAP_MEM_OBJECT %s\n",
+         yes_no(map_type_ok), yes_no(command_type(unmap_ev) == CL_COMMAND_UNMAP_MEM_OBJECT));
+  CHECK(clReleaseEvent(unmap_ev));
   static unsigned char back[H][W][4];
   const size_t zero[3] = {0, 0, 0}, all[3] = {W, H, 1};
   CHECK(clEnqueueReadImage(g_q, img, CL_TRUE, zero, all, 0, 0, back, 0, NULL, NULL));
@@ -354,6 +372,91 @@ static void images(void) {
   CHECK(clReleaseMemObject(img));
 }
 
+/* Maps of 1D arrays, 2D arrays and 3D images at an origin inside them: the
+ * pitches the map reports address each pixel, and writes land only there. */
+typedef struct {
+  const char *name;
+  cl_mem_object_type type;
+  size_t w, h, d; /* d: depth or array size; h: height or array size (1D array) */
+} ImageKind;
+
+static void image_kinds(void) {
+  static const ImageKind kinds[] = {
+      {"1D array", CL_MEM_OBJECT_IMAGE1D_ARRAY, 9, 5, 1},
+      {"2D array", CL_MEM_OBJECT_IMAGE2D_ARRAY, 7, 6, 4},
+      {"3D", CL_MEM_OBJECT_IMAGE3D, 6, 5, 4},
+  };
+  const cl_image_format fmt = {CL_RGBA, CL_UNSIGNED_INT8};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+    const ImageKind *c = &kinds[k];
+    const size_t n = c->w * c->h * c->d * 4;
+    unsigned char *init = malloc(n), *back = malloc(n), *want = malloc(n);
+    EXPECT(init != NULL && back != NULL && want != NULL, "memory");
+    for (size_t i = 0; i < n; ++i)
+      init[i] = (unsigned char)(i * 13 + k);
+    cl_image_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.image_type = c->type;
+    desc.image_width = c->w;
+    if (c->type == CL_MEM_OBJECT_IMAGE1D_ARRAY) {
+      desc.image_array_size = c->h;
+    } else {
+      desc.image_height = c->h;
+      if (c->type == CL_MEM_OBJECT_IMAGE3D)
+        desc.image_depth = c->d;
+      else
+        desc.image_array_size = c->d;
+    }
+    cl_int err;
+    cl_mem img = clCreateImage(g_env.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &fmt, &desc,
+                               init, &err);
+    CHECK_ERR(err, "clCreateImage");
+    const int one_d = c->type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
+    const size_t origin[3] = {2, 1, one_d ? 0 : 1};
+    const size_t region[3] = {c->w - 3, c->h - 2, one_d ? 1 : c->d - 2};
+    size_t row = 0, slice = 0;
+    unsigned char *p = clEnqueueMapImage(g_q, img, CL_TRUE, CL_MAP_READ, origin, region, &row,
+                                         &slice, 0, NULL, NULL, &err);
+    CHECK_ERR(err, "clEnqueueMapImage(READ)");
+    /* A 1D array's images lie a slice pitch apart; a 3D image's or 2D array's rows a row pitch. */
+    const size_t ystride = one_d ? slice : row;
+    int read_ok = 1;
+    for (size_t z = 0; z < region[2]; ++z)
+      for (size_t y = 0; y < region[1]; ++y)
+        for (size_t x = 0; x < region[0] * 4; ++x) {
+          const size_t at = ((z + origin[2]) * c->h + y + origin[1]) * c->w * 4 + origin[0] * 4 + x;
+          read_ok &= p[z * slice + y * ystride + x] == init[at];
+        }
+    CHECK(clEnqueueUnmapMemObject(g_q, img, p, 0, NULL, NULL));
+    cl_event ev;
+    p = clEnqueueMapImage(g_q, img, CL_FALSE, CL_MAP_WRITE, origin, region, &row, &slice, 0, NULL,
+                          &ev, &err);
+    CHECK_ERR(err, "clEnqueueMapImage(WRITE)");
+    CHECK(clWaitForEvents(1, &ev));
+    CHECK(clReleaseEvent(ev));
+    memcpy(want, init, n);
+    for (size_t z = 0; z < region[2]; ++z)
+      for (size_t y = 0; y < region[1]; ++y)
+        for (size_t x = 0; x < region[0] * 4; ++x) {
+          const unsigned char v = (unsigned char)(0xe0 + z * 7 + y * 3 + x);
+          p[z * slice + (one_d ? y * slice : y * row) + x] = v;
+          want[((z + origin[2]) * c->h + y + origin[1]) * c->w * 4 + origin[0] * 4 + x] = v;
+        }
+    CHECK(clEnqueueUnmapMemObject(g_q, img, p, 0, NULL, NULL));
+    const size_t zero[3] = {0, 0, 0};
+    const size_t all[3] = {c->w, c->h, one_d ? 1 : c->d};
+    CHECK(clEnqueueReadImage(g_q, img, CL_TRUE, zero, all, 0, 0, back, 0, NULL, NULL));
+    const int write_ok = memcmp(back, want, n) == 0;
+    printf("map %s image at (2,1,%zu): read %s, write %s\n", c->name, origin[2],
+           read_ok ? "right" : "WRONG", write_ok ? "right" : "WRONG");
+    EXPECT(read_ok && write_ok, "image map of another kind");
+    CHECK(clReleaseMemObject(img));
+    free(init);
+    free(back);
+    free(want);
+  }
+}
+
 int main(void) {
   g_env = ocl_env_open();
   g_q = ocl_queue(&g_env, 0);
@@ -361,6 +464,7 @@ int main(void) {
   large_buffers();
   host_ptr_buffers();
   images();
+  image_kinds();
   CHECK(clReleaseCommandQueue(g_q));
   ocl_env_close(&g_env);
   return ocl_finish();
