@@ -19,13 +19,13 @@
 #include <thread>
 #include <vector>
 
+#include "transport/connect_backoff.hpp"
 #include "transport/shm_channel.hpp"
 #include "transport/socket_channel.hpp"
 
 namespace ava::detail {
 namespace {
 
-constexpr int kConnectRetryMs = 20;
 // A connected guest gets this long to send its hello; until then it waits
 // beside others instead of blocking them.
 constexpr int kHelloTimeoutMs = 5000;
@@ -51,6 +51,7 @@ Status connect_socket(const Address &address, const Deadline &deadline, int time
   if (!st.is_ok())
     return st;
   const std::string name = address.to_string();
+  ConnectBackoff backoff(address.path);
   for (;;) {
     UniqueFd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (!fd.valid())
@@ -72,8 +73,7 @@ Status connect_socket(const Address &address, const Deadline &deadline, int time
       return Status::error(AVA_E_TIMEOUT, "connect " + name + ": " + errno_text(err) +
                                               " (gave up after " + std::to_string(timeout_ms) +
                                               " ms)");
-    const int nap = left < 0 ? kConnectRetryMs : std::min(left, kConnectRetryMs);
-    std::this_thread::sleep_for(std::chrono::milliseconds(nap));
+    backoff.wait(deadline);
   }
 }
 

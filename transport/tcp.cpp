@@ -11,12 +11,12 @@
 #include <algorithm>
 #include <thread>
 
+#include "transport/connect_backoff.hpp"
 #include "transport/socket_channel.hpp"
 
 namespace ava::detail {
 namespace {
 
-constexpr int kConnectRetryMs = 20;
 constexpr int kKeepIdleS = 30;
 constexpr int kKeepIntervalS = 10;
 constexpr int kKeepCount = 3;
@@ -125,6 +125,7 @@ Status connect_tcp(const Address &address, int connect_timeout_ms, std::unique_p
   if (!st.is_ok())
     return st;
   Deadline deadline(connect_timeout_ms);
+  ConnectBackoff backoff;
   for (;;) {
     int err = EADDRNOTAVAIL;
     bool refused = false;
@@ -154,8 +155,7 @@ Status connect_tcp(const Address &address, int connect_timeout_ms, std::unique_p
                                                 std::to_string(connect_timeout_ms) + " ms)");
       return Status::error(AVA_E_CLOSED, "connect " + name + ": " + why);
     }
-    const int nap = left < 0 ? kConnectRetryMs : std::min(left, kConnectRetryMs);
-    std::this_thread::sleep_for(std::chrono::milliseconds(nap));
+    backoff.wait(deadline);
   }
 }
 

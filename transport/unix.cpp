@@ -11,13 +11,12 @@
 #include <cstring>
 #include <thread>
 
+#include "transport/connect_backoff.hpp"
 #include "transport/socket_channel.hpp"
 #include "transport/unix_socket.hpp"
 
 namespace ava::detail {
 namespace {
-
-constexpr int kConnectRetryMs = 20;
 
 std::string peer_suffix(int fd) {
   ucred cred{};
@@ -65,6 +64,7 @@ Status connect_unix(const Address &address, int connect_timeout_ms, std::unique_
     return st;
   const std::string name = address.to_string();
   Deadline deadline(connect_timeout_ms);
+  ConnectBackoff backoff(address.path);
   for (;;) {
     UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (!fd.valid())
@@ -82,8 +82,7 @@ Status connect_unix(const Address &address, int connect_timeout_ms, std::unique_
       return Status::error(AVA_E_TIMEOUT, "connect " + name + ": " + errno_text(err) +
                                               " (gave up after " +
                                               std::to_string(connect_timeout_ms) + " ms)");
-    const int nap = left < 0 ? kConnectRetryMs : std::min(left, kConnectRetryMs);
-    std::this_thread::sleep_for(std::chrono::milliseconds(nap));
+    backoff.wait(deadline);
   }
 }
 

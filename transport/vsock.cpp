@@ -10,13 +10,12 @@
 #include <algorithm>
 #include <thread>
 
+#include "transport/connect_backoff.hpp"
 #include "transport/socket_channel.hpp"
 #include "transport/vsock.hpp"
 
 namespace ava::detail {
 namespace {
-
-constexpr int kConnectRetryMs = 20;
 
 static_assert(kVsockAny == VMADDR_CID_ANY && kVsockAny == VMADDR_PORT_ANY);
 static_assert(kVsockCidHost == VMADDR_CID_HOST && kVsockCidLocal == VMADDR_CID_LOCAL);
@@ -100,6 +99,7 @@ Status connect_vsock(const Address &address, int connect_timeout_ms,
     return Status::error(AVA_E_PROTO, where + "port 'any' can only be listened on");
   const sockaddr_vm sa = make_sockaddr(address.vsock_cid, address.vsock_port);
   Deadline deadline(connect_timeout_ms);
+  ConnectBackoff backoff;
   for (;;) {
     UniqueFd fd;
     int socket_errno = 0;
@@ -119,8 +119,7 @@ Status connect_vsock(const Address &address, int connect_timeout_ms,
                                               std::to_string(connect_timeout_ms) + " ms)");
     if (!retry)
       return Status::error(AVA_E_CLOSED, where + errno_text(err));
-    const int nap = left < 0 ? kConnectRetryMs : std::min(left, kConnectRetryMs);
-    std::this_thread::sleep_for(std::chrono::milliseconds(nap));
+    backoff.wait(deadline);
   }
 }
 
