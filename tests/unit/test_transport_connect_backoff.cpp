@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "tests/common/temp_dir.hpp"
 #include "transport/channel.hpp"
 #include "transport/connect_backoff.hpp"
 
@@ -25,22 +26,9 @@ using ava::Address;
 using ava::ChannelKind;
 using ava::detail::ConnectBackoff;
 using ava::detail::Deadline;
+using ava::testing::TempDir;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/ava-backoff-XXXXXX";
-    cr_assert_not_null(::mkdtemp(tmpl));
-    path = tmpl;
-  }
-  ~TempDir() {
-    ::unlink((path + "/sock").c_str());
-    ::unlink((path + "/other").c_str());
-    ::rmdir(path.c_str());
-  }
-};
 
 uint64_t voluntary_switches() {
   std::ifstream in("/proc/thread-self/status");
@@ -78,7 +66,7 @@ Test(connect_backoff, the_steps_double_up_to_the_cap) {
 // With a cap of a minute, only the file's appearance can end the wait
 // before the test's own timeout.
 Test(connect_backoff, a_file_beside_the_unix_path_ends_the_wait, .timeout = 30) {
-  TempDir dir;
+  TempDir dir("backoff");
   ConnectBackoff backoff(dir.path + "/sock", 60000);
   const Deadline expired(0);
   while (backoff.next_ms() < 60000)
@@ -94,7 +82,7 @@ Test(connect_backoff, a_file_beside_the_unix_path_ends_the_wait, .timeout = 30) 
 }
 
 Test(connect_backoff, a_unix_client_finds_a_listener_that_comes_later, .timeout = 30) {
-  TempDir dir;
+  TempDir dir("backoff");
   Address address;
   address.kind = ChannelKind::Unix;
   address.path = dir.path + "/sock";

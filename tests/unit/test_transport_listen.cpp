@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "tests/common/temp_dir.hpp"
 #include "transport/channel.hpp"
 
 using ava::Address;
@@ -22,18 +23,9 @@ using ava::Channel;
 using ava::ChannelKind;
 using ava::Listener;
 using ava::Status;
+using ava::testing::TempDir;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/ava-listen-XXXXXX";
-    cr_assert_not_null(::mkdtemp(tmpl));
-    path = tmpl;
-  }
-  ~TempDir() { ::rmdir(path.c_str()); }
-};
 
 Address unix_address(const std::string &path) {
   Address addr;

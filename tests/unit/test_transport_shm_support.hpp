@@ -13,11 +13,14 @@
 #include <thread>
 #include <vector>
 
+#include "tests/common/temp_dir.hpp"
 #include "transport/channel.hpp"
 #include "transport/shm.hpp"
 #include "transport/shm_channel.hpp"
 
 namespace shm_test {
+
+using ava::testing::TempDir;
 
 constexpr uint64_t kHdr = sizeof(ava_msg_hdr);
 constexpr int kWaitMs = 10000;
@@ -61,18 +64,6 @@ inline bool matches(const ava::MsgBuf &buf, uint64_t total, uint64_t seq) {
       return false;
   return true;
 }
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/ava-shm-XXXXXX";
-    cr_assert_not_null(::mkdtemp(tmpl));
-    path = tmpl;
-  }
-  ~TempDir() { ::rmdir(path.c_str()); }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
-};
 
 inline ava::Address shm_address(const std::string &path) {
   ava::Address addr;
