@@ -825,6 +825,23 @@ static inline int ava_cl_image_geometry(cl_mem image, const size_t *region, size
 	return 1;
 }
 
+/*
+ * Gives back a mapping whose layout could not be read (only memory can be
+ * missing once the driver mapped an image). The unmap is chained on the
+ * map's event instead of waiting for it: the map may wait on user events
+ * the program sets only after this call returns.
+ */
+static inline cl_int ava_cl_unmap_unlaid(cl_command_queue queue, cl_mem image, void *p,
+					 cl_event mapped, struct ava_w_transfer *t)
+{
+	(void)clEnqueueUnmapMemObject(queue, image, p, mapped != NULL ? 1 : 0,
+				      mapped != NULL ? &mapped : NULL, NULL);
+	if (mapped != NULL)
+		clReleaseEvent(mapped);
+	ava_w_transfer_abort(t);
+	return CL_OUT_OF_HOST_MEMORY;
+}
+
 /* Copies each row between the mapping and the packed copy. */
 static inline void ava_cl_geometry_copy(const struct ava_cl_geometry *g, uint8_t *mapping,
 					const uint8_t *packed, uint8_t *packed_out)
@@ -1210,7 +1227,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1214 "opencl_guest.c"
+#line 1231 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1224,7 +1241,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1228 "opencl_guest.c"
+#line 1245 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1265,7 +1282,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1269 "opencl_guest.c"
+#line 1286 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1288,7 +1305,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1292 "opencl_guest.c"
+#line 1309 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1299,7 +1316,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1303 "opencl_guest.c"
+#line 1320 "opencl_guest.c"
 #line 175 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1319,7 +1336,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1323 "opencl_guest.c"
+#line 1340 "opencl_guest.c"
 #line 218 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1378,7 +1395,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1382 "opencl_guest.c"
+#line 1399 "opencl_guest.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1553,7 +1570,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1557 "opencl_guest.c"
+#line 1574 "opencl_guest.c"
 #line 44 "specs/opencl/opencl_enqueue.spec.inc"
 
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
@@ -1574,7 +1591,7 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)clReleaseEvent(ev);
 }
 
-#line 1578 "opencl_guest.c"
+#line 1595 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1631,7 +1648,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1635 "opencl_guest.c"
+#line 1652 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1658,14 +1675,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1662 "opencl_guest.c"
+#line 1679 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 659 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1669 "opencl_guest.c"
+#line 1686 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -2180,7 +2197,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 2184 "opencl_guest.c"
+#line 2201 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -2507,7 +2524,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2511 "opencl_guest.c"
+#line 2528 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -3507,7 +3524,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3511 "opencl_guest.c"
+#line 3528 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3575,7 +3592,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3579 "opencl_guest.c"
+#line 3596 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3657,7 +3674,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3661 "opencl_guest.c"
+#line 3678 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3968,7 +3985,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 3972 "opencl_guest.c"
+#line 3989 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4044,7 +4061,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 4048 "opencl_guest.c"
+#line 4065 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4182,7 +4199,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4186 "opencl_guest.c"
+#line 4203 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4274,7 +4291,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 4278 "opencl_guest.c"
+#line 4295 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4340,7 +4357,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 4344 "opencl_guest.c"
+#line 4361 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4512,7 +4529,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4516 "opencl_guest.c"
+#line 4533 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4664,7 +4681,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4668 "opencl_guest.c"
+#line 4685 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4746,7 +4763,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4750 "opencl_guest.c"
+#line 4767 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4818,7 +4835,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4822 "opencl_guest.c"
+#line 4839 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4867,7 +4884,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4871 "opencl_guest.c"
+#line 4888 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4919,7 +4936,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4923 "opencl_guest.c"
+#line 4940 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5016,7 +5033,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 5020 "opencl_guest.c"
+#line 5037 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5255,7 +5272,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5259 "opencl_guest.c"
+#line 5276 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5358,7 +5375,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5362 "opencl_guest.c"
+#line 5379 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5441,7 +5458,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 5445 "opencl_guest.c"
+#line 5462 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5531,7 +5548,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 5535 "opencl_guest.c"
+#line 5552 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5662,7 +5679,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5666 "opencl_guest.c"
+#line 5683 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5890,7 +5907,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5894 "opencl_guest.c"
+#line 5911 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6726,7 +6743,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6730 "opencl_guest.c"
+#line 6747 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6928,7 +6945,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6932 "opencl_guest.c"
+#line 6949 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7010,7 +7027,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7014 "opencl_guest.c"
+#line 7031 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7228,7 +7245,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 7232 "opencl_guest.c"
+#line 7249 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7295,7 +7312,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 7299 "opencl_guest.c"
+#line 7316 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7376,7 +7393,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 7380 "opencl_guest.c"
+#line 7397 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7613,7 +7630,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7617 "opencl_guest.c"
+#line 7634 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7683,7 +7700,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 7687 "opencl_guest.c"
+#line 7704 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7929,7 +7946,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7933 "opencl_guest.c"
+#line 7950 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7984,7 +8001,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 7988 "opencl_guest.c"
+#line 8005 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8033,7 +8050,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8037 "opencl_guest.c"
+#line 8054 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8085,7 +8102,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 8089 "opencl_guest.c"
+#line 8106 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8128,7 +8145,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 8132 "opencl_guest.c"
+#line 8149 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8326,7 +8343,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8330 "opencl_guest.c"
+#line 8347 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8433,7 +8450,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8437 "opencl_guest.c"
+#line 8454 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8571,7 +8588,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8575 "opencl_guest.c"
+#line 8592 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8695,7 +8712,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8699 "opencl_guest.c"
+#line 8716 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8786,7 +8803,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 331 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8790 "opencl_guest.c"
+#line 8807 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8915,7 +8932,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 355 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8919 "opencl_guest.c"
+#line 8936 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9016,7 +9033,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 373 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9020 "opencl_guest.c"
+#line 9037 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9139,7 +9156,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9143 "opencl_guest.c"
+#line 9160 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9247,7 +9264,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9251 "opencl_guest.c"
+#line 9268 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9366,7 +9383,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 469 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9370 "opencl_guest.c"
+#line 9387 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9487,7 +9504,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 490 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9491 "opencl_guest.c"
+#line 9508 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9598,7 +9615,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9602 "opencl_guest.c"
+#line 9619 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9709,7 +9726,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 530 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9713 "opencl_guest.c"
+#line 9730 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9806,7 +9823,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 549 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9810 "opencl_guest.c"
+#line 9827 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9929,7 +9946,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9933 "opencl_guest.c"
+#line 9950 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10014,7 +10031,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10018 "opencl_guest.c"
+#line 10035 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10095,7 +10112,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 609 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10099 "opencl_guest.c"
+#line 10116 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10176,7 +10193,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 625 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10180 "opencl_guest.c"
+#line 10197 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10245,7 +10262,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 637 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10249 "opencl_guest.c"
+#line 10266 "opencl_guest.c"
 #undef ava_execute
 }
 

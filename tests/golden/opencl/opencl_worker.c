@@ -869,6 +869,23 @@ static inline int ava_cl_image_geometry(cl_mem image, const size_t *region, size
 	return 1;
 }
 
+/*
+ * Gives back a mapping whose layout could not be read (only memory can be
+ * missing once the driver mapped an image). The unmap is chained on the
+ * map's event instead of waiting for it: the map may wait on user events
+ * the program sets only after this call returns.
+ */
+static inline cl_int ava_cl_unmap_unlaid(cl_command_queue queue, cl_mem image, void *p,
+					 cl_event mapped, struct ava_w_transfer *t)
+{
+	(void)clEnqueueUnmapMemObject(queue, image, p, mapped != NULL ? 1 : 0,
+				      mapped != NULL ? &mapped : NULL, NULL);
+	if (mapped != NULL)
+		clReleaseEvent(mapped);
+	ava_w_transfer_abort(t);
+	return CL_OUT_OF_HOST_MEMORY;
+}
+
 /* Copies each row between the mapping and the packed copy. */
 static inline void ava_cl_geometry_copy(const struct ava_cl_geometry *g, uint8_t *mapping,
 					const uint8_t *packed, uint8_t *packed_out)
@@ -1254,7 +1271,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1258 "opencl_worker.c"
+#line 1275 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1268,7 +1285,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1272 "opencl_worker.c"
+#line 1289 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1309,7 +1326,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1313 "opencl_worker.c"
+#line 1330 "opencl_worker.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1332,7 +1349,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1336 "opencl_worker.c"
+#line 1353 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1343,7 +1360,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1347 "opencl_worker.c"
+#line 1364 "opencl_worker.c"
 #line 175 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1363,7 +1380,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1367 "opencl_worker.c"
+#line 1384 "opencl_worker.c"
 #line 218 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1422,7 +1439,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1426 "opencl_worker.c"
+#line 1443 "opencl_worker.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1597,7 +1614,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1601 "opencl_worker.c"
+#line 1618 "opencl_worker.c"
 #line 44 "specs/opencl/opencl_enqueue.spec.inc"
 
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
@@ -1618,7 +1635,7 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)clReleaseEvent(ev);
 }
 
-#line 1622 "opencl_worker.c"
+#line 1639 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1675,7 +1692,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1679 "opencl_worker.c"
+#line 1696 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1702,14 +1719,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1706 "opencl_worker.c"
+#line 1723 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 658 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 1713 "opencl_worker.c"
+#line 1730 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -1797,7 +1814,7 @@ static void ava_opencl_tramp_ava_cl_context_destructor(cl_context context, void 
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 561 "specs/opencl/opencl_staged.spec.inc"
+#line 578 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
 	cl_event ava_ev = NULL;
@@ -1810,7 +1827,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1814 "opencl_worker.c"
+#line 1831 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -1898,7 +1915,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 595 "specs/opencl/opencl_staged.spec.inc"
+#line 612 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
@@ -1920,7 +1937,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1924 "opencl_worker.c"
+#line 1941 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -2063,7 +2080,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava
 
 static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 633 "specs/opencl/opencl_staged.spec.inc"
+#line 650 "specs/opencl/opencl_staged.spec.inc"
 	static const size_t ava_zero[3] = {0, 0, 0};
 	uint64_t ava_span = ava_cl_image_span(image, origin, region, row_pitch, slice_pitch);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
@@ -2083,7 +2100,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2087 "opencl_worker.c"
+#line 2104 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -2205,7 +2222,7 @@ static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 679 "specs/opencl/opencl_staged.spec.inc"
+#line 696 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
@@ -2218,7 +2235,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2222 "opencl_worker.c"
+#line 2239 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -2335,7 +2352,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 716 "specs/opencl/opencl_staged.spec.inc"
+#line 733 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, size, heap_offset);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
@@ -2351,7 +2368,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_
 		return ava_rc;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2355 "opencl_worker.c"
+#line 2372 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
@@ -2455,7 +2472,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 762 "specs/opencl/opencl_staged.spec.inc"
+#line 779 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
@@ -2472,7 +2489,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2476 "opencl_worker.c"
+#line 2493 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -2645,7 +2662,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *av
 
 static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 805 "specs/opencl/opencl_staged.spec.inc"
+#line 822 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span =
 		ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
@@ -2660,7 +2677,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2664 "opencl_worker.c"
+#line 2681 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -2811,7 +2828,7 @@ static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 839 "specs/opencl/opencl_staged.spec.inc"
+#line 856 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc = CL_SUCCESS;
@@ -2826,7 +2843,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 2830 "opencl_worker.c"
+#line 2847 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -2914,7 +2931,7 @@ static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags, const size_t *origin, const size_t *region, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 874 "specs/opencl/opencl_staged.spec.inc"
+#line 891 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	struct ava_cl_geometry ava_g;
 	size_t ava_row = 0, ava_slice = 0;
@@ -2930,17 +2947,11 @@ static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_q
 		ava_w_transfer_abort(ava_t);
 		return ava_rc != CL_SUCCESS ? ava_rc : CL_OUT_OF_HOST_MEMORY;
 	}
-	if (!ava_cl_image_geometry(image, region, ava_row, ava_slice, &ava_g)) {
-		/* Mapped, so the image is one: only memory can be missing here. */
-		clWaitForEvents(1, &ava_ev);
-		(void)clEnqueueUnmapMemObject(command_queue, image, ava_p, 0, NULL, NULL);
-		clReleaseEvent(ava_ev);
-		ava_w_transfer_abort(ava_t);
-		return CL_OUT_OF_HOST_MEMORY;
-	}
+	if (!ava_cl_image_geometry(image, region, ava_row, ava_slice, &ava_g))
+		return ava_cl_unmap_unlaid(command_queue, image, ava_p, ava_ev, ava_t);
 	return ava_cl_mapped_transfer(ava_t, command_queue, image, ava_p, 0, &ava_g, map_flags,
 				      ava_ev, event);
-#line 2944 "opencl_worker.c"
+#line 2955 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
@@ -3135,7 +3146,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3139 "opencl_worker.c"
+#line 3150 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3219,7 +3230,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3223 "opencl_worker.c"
+#line 3234 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3321,7 +3332,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3325 "opencl_worker.c"
+#line 3336 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3674,7 +3685,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 3678 "opencl_worker.c"
+#line 3689 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3791,7 +3802,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3795 "opencl_worker.c"
+#line 3806 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3946,7 +3957,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3950 "opencl_worker.c"
+#line 3961 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4075,7 +4086,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 4079 "opencl_worker.c"
+#line 4090 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4141,7 +4152,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 4145 "opencl_worker.c"
+#line 4156 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4317,7 +4328,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4321 "opencl_worker.c"
+#line 4332 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4463,7 +4474,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4467 "opencl_worker.c"
+#line 4478 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4549,7 +4560,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4553 "opencl_worker.c"
+#line 4564 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4653,7 +4664,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4657 "opencl_worker.c"
+#line 4668 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4733,7 +4744,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4737 "opencl_worker.c"
+#line 4748 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4779,7 +4790,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4783 "opencl_worker.c"
+#line 4794 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4853,7 +4864,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 4857 "opencl_worker.c"
+#line 4868 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5133,7 +5144,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5137 "opencl_worker.c"
+#line 5148 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5255,7 +5266,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5259 "opencl_worker.c"
+#line 5270 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5389,7 +5400,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 5393 "opencl_worker.c"
+#line 5404 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5502,7 +5513,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 5506 "opencl_worker.c"
+#line 5517 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5702,7 +5713,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5706 "opencl_worker.c"
+#line 5717 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5963,7 +5974,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5967 "opencl_worker.c"
+#line 5978 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6057,7 +6068,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 6061 "opencl_worker.c"
+#line 6072 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -6187,7 +6198,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 6191 "opencl_worker.c"
+#line 6202 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -6326,7 +6337,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 6330 "opencl_worker.c"
+#line 6341 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
@@ -6440,16 +6451,24 @@ static cl_int ava_opencl_impl_ava_cl_map_image(cl_command_queue command_queue, c
 					event_wait_list, event, &ret);
 	if (ava_p == NULL)
 		return ret;
-	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION) &&
-	    ava_cl_image_geometry(image, region, ava_row, ava_slice, &ava_g))
+	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION)) {
+		/* A blocking map is done: nothing to wait for when giving it back. */
+		if (!ava_cl_image_geometry(image, region, ava_row, ava_slice, &ava_g)) {
+			if (event != NULL && *event != NULL) {
+				clReleaseEvent(*event);
+				*event = NULL;
+			}
+			return ava_cl_unmap_unlaid(command_queue, image, ava_p, NULL, NULL);
+		}
 		ava_cl_geometry_copy(&ava_g, (uint8_t *)ava_p, NULL, (uint8_t *)data);
+	}
 	if (clEnqueueUnmapMemObject(command_queue, image, ava_p, 0, NULL, &ava_unmapped) ==
 	    CL_SUCCESS) {
 		clWaitForEvents(1, &ava_unmapped);
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 6453 "opencl_worker.c"
+#line 6472 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
@@ -6587,7 +6606,7 @@ static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 647 "specs/opencl/opencl_memory.spec.inc"
+#line 655 "specs/opencl/opencl_memory.spec.inc"
 	uint64_t ava_span = write && data != NULL ? ava_cl_image_span(image, origin, region, 0, 0)
 						  : 0;
 	struct ava_w_transfer *ava_t =
@@ -6609,20 +6628,14 @@ static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue,
 		ava_w_transfer_abort(ava_t);
 		return ret;
 	}
-	if (ava_t != NULL && !ava_cl_image_geometry(image, region, ava_row, ava_slice, &ava_g)) {
-		/* Mapped, so the image is one: no layout means no memory. */
-		clWaitForEvents(1, &ava_mapped);
-		(void)clEnqueueUnmapMemObject(command_queue, image, ava_p, 0, NULL, NULL);
-		clReleaseEvent(ava_mapped);
-		ava_w_transfer_abort(ava_t);
-		return CL_OUT_OF_HOST_MEMORY;
-	}
+	if (ava_t != NULL && !ava_cl_image_geometry(image, region, ava_row, ava_slice, &ava_g))
+		return ava_cl_unmap_unlaid(command_queue, image, ava_p, ava_mapped, ava_t);
 	ava_gate = ava_cl_unmap_gate(command_queue, ava_mapped, ava_t, ava_p, ava_span,
 				     ava_t != NULL ? &ava_g : NULL);
 	ret = clEnqueueUnmapMemObject(command_queue, image, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 6626 "opencl_worker.c"
+#line 6639 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_image(struct ava_wcall *ava_w)
@@ -6774,7 +6787,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 6778 "opencl_worker.c"
+#line 6791 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -6861,7 +6874,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 6865 "opencl_worker.c"
+#line 6878 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -7204,7 +7217,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7208 "opencl_worker.c"
+#line 7221 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7317,7 +7330,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 7321 "opencl_worker.c"
+#line 7334 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -7473,7 +7486,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 7477 "opencl_worker.c"
+#line 7490 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7653,7 +7666,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7657 "opencl_worker.c"
+#line 7670 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7723,7 +7736,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7727 "opencl_worker.c"
+#line 7740 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -7823,7 +7836,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 7827 "opencl_worker.c"
+#line 7840 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -7903,7 +7916,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 7907 "opencl_worker.c"
+#line 7920 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7995,7 +8008,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 7999 "opencl_worker.c"
+#line 8012 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8084,7 +8097,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8088 "opencl_worker.c"
+#line 8101 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8299,7 +8312,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 8303 "opencl_worker.c"
+#line 8316 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -8370,7 +8383,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8374 "opencl_worker.c"
+#line 8387 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8455,7 +8468,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 8459 "opencl_worker.c"
+#line 8472 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8765,7 +8778,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8769 "opencl_worker.c"
+#line 8782 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8853,7 +8866,7 @@ static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *er
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8857 "opencl_worker.c"
+#line 8870 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8912,7 +8925,7 @@ static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8916 "opencl_worker.c"
+#line 8929 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8958,7 +8971,7 @@ static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 8962 "opencl_worker.c"
+#line 8975 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9005,7 +9018,7 @@ static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execut
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 9009 "opencl_worker.c"
+#line 9022 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9182,7 +9195,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9186 "opencl_worker.c"
+#line 9199 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9323,7 +9336,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9327 "opencl_worker.c"
+#line 9340 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9451,7 +9464,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9455 "opencl_worker.c"
+#line 9468 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9630,7 +9643,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9634 "opencl_worker.c"
+#line 9647 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9793,7 +9806,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 331 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9797 "opencl_worker.c"
+#line 9810 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9902,7 +9915,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_q
 #define ava_execute() clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 355 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9906 "opencl_worker.c"
+#line 9919 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10064,7 +10077,7 @@ static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 373 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10068 "opencl_worker.c"
+#line 10081 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10205,7 +10218,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10209 "opencl_worker.c"
+#line 10222 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10362,7 +10375,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10366 "opencl_worker.c"
+#line 10379 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10503,7 +10516,7 @@ static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 469 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10507 "opencl_worker.c"
+#line 10520 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10654,7 +10667,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 490 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10658 "opencl_worker.c"
+#line 10671 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10808,7 +10821,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue comman
 #define ava_execute() clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10812 "opencl_worker.c"
+#line 10825 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10947,7 +10960,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue comman
 #define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 530 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10951 "opencl_worker.c"
+#line 10964 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11086,7 +11099,7 @@ static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue comman
 #define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 549 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11090 "opencl_worker.c"
+#line 11103 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11208,7 +11221,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11212 "opencl_worker.c"
+#line 11225 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11363,7 +11376,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11367 "opencl_worker.c"
+#line 11380 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11463,7 +11476,7 @@ static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue comma
 #define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 609 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11467 "opencl_worker.c"
+#line 11480 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11560,7 +11573,7 @@ static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue comm
 #define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 625 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11564 "opencl_worker.c"
+#line 11577 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11657,7 +11670,7 @@ static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl
 #define ava_execute() clEnqueueMarker(command_queue, event)
 #line 637 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11661 "opencl_worker.c"
+#line 11674 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11764,7 +11777,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 11768 "opencl_worker.c"
+#line 11781 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -11840,7 +11853,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 11844 "opencl_worker.c"
+#line 11857 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -11901,7 +11914,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 11905 "opencl_worker.c"
+#line 11918 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -11972,7 +11985,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 11976 "opencl_worker.c"
+#line 11989 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -12016,7 +12029,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 12020 "opencl_worker.c"
+#line 12033 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -12142,7 +12155,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 12146 "opencl_worker.c"
+#line 12159 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -12255,7 +12268,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 12259 "opencl_worker.c"
+#line 12272 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -12379,7 +12392,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 12383 "opencl_worker.c"
+#line 12396 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -12529,7 +12542,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 12533 "opencl_worker.c"
+#line 12546 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -12653,7 +12666,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 12657 "opencl_worker.c"
+#line 12670 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -12714,7 +12727,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 12718 "opencl_worker.c"
+#line 12731 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -12802,7 +12815,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 12806 "opencl_worker.c"
+#line 12819 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -12940,7 +12953,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 12944 "opencl_worker.c"
+#line 12957 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -13049,7 +13062,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 13053 "opencl_worker.c"
+#line 13066 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -13161,7 +13174,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 13165 "opencl_worker.c"
+#line 13178 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
