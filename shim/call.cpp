@@ -39,6 +39,10 @@ Call::Call(Runtime *runtime, std::shared_ptr<Connection> conn, uint32_t func_id,
     : runtime_(runtime), conn_(std::move(conn)), func_id_(func_id), flags_(flags) {}
 
 Call::~Call() {
+  finish();
+}
+
+void Call::finish() {
   try {
     for (const Registration &reg : registrations_) {
       // The worker never saw registrations of a call it did not accept.
@@ -49,14 +53,36 @@ Call::~Call() {
   } catch (...) {
     // A registration left behind is harmless; an exception here is not.
   }
-  if (HeapAllocator *heap = conn_->heap()) {
-    for (void *p : heap_temps_)
-      heap->release(p);
+  registrations_.clear();
+  if (!heap_temps_.empty()) {
+    if (HeapAllocator *heap = conn_->heap()) {
+      for (void *p : heap_temps_)
+        heap->release(p);
+    }
+    heap_temps_.clear();
   }
-  conn_->recycle(std::move(reply_));
+  if (reply_.capacity() > 0)
+    conn_->recycle(std::move(reply_));
+  reply_ = MsgBuf();
   if (async_error_.valid && t_pending_async.owner == nullptr) {
     t_pending_async = {runtime_, async_error_.value, async_error_.ret_class, async_error_.func_id};
   }
+  async_error_ = AsyncError{};
+  payload_iov_.clear();
+  payload_len_ = 0;
+  invoked_ = false;
+  delivered_ = false;
+  callbacks_unused_ = false;
+  have_reply_ = false;
+  view_ = ReplyView{};
+  waiter_.reset();
+}
+
+void Call::restart(uint32_t func_id, uint32_t flags, std::shared_ptr<Connection> conn) {
+  func_id_ = func_id;
+  flags_ = flags;
+  if (conn != nullptr)
+    conn_ = std::move(conn);
 }
 
 Status Call::put_buffer(ava_buf_desc *desc, const void *ptr, uint64_t count, uint64_t elem_size,

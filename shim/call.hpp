@@ -24,6 +24,13 @@ public:
   Call &operator=(const Call &) = delete;
 
   Runtime *runtime() const { return runtime_; }
+  Connection &connection() const { return *conn_; }
+
+  // For a pooled call (CallPool): ends what the last use left (what the
+  // destructor does), so the call is as new but keeps its buffers' capacity.
+  void finish();
+  // Starts another use of a finished call, on conn if it is given.
+  void restart(uint32_t func_id, uint32_t flags, std::shared_ptr<Connection> conn);
 
   Status put_buffer(ava_buf_desc *desc, const void *ptr, uint64_t count, uint64_t elem_size,
                     uint32_t dir);

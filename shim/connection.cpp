@@ -119,8 +119,7 @@ Status Connection::start() {
 }
 
 bool Connection::broken() const {
-  std::lock_guard lock(pending_mu_);
-  return broken_;
+  return broken_.load(std::memory_order_acquire);
 }
 
 Status Connection::send_with_batch_locked(const struct iovec *iov, int iovcnt) {
@@ -224,14 +223,18 @@ void Connection::stop_flusher() {
 
 Status Connection::send_call(const struct iovec *iov, int iovcnt, uint64_t total, uint64_t call_id,
                              ReplyWaiter *waiter, bool batchable, uint64_t *order) {
-  {
+  if (waiter == nullptr) {
+    // An async call registers nothing the reader could fail.
+    if (broken_.load(std::memory_order_acquire))
+      return Status::error(AVA_E_CLOSED, "");
+  } else {
+    // Checked under the lock that mark_broken fails the waiters under, so a
+    // waiter is either failed by it or never registered.
     std::lock_guard lock(pending_mu_);
-    if (broken_) {
+    if (broken_.load(std::memory_order_relaxed)) {
       return Status::error(AVA_E_CLOSED, "");
     }
-    if (waiter != nullptr) {
-      pending_.emplace(call_id, waiter);
-    }
+    pending_.emplace(call_id, waiter);
   }
   Status st = batchable && waiter == nullptr && batch_.accepts(total)
                   ? send_batched(iov, iovcnt, total, order)
@@ -471,10 +474,11 @@ void Connection::mark_broken(const std::string &reason) {
   bool quiet;
   {
     std::lock_guard lock(pending_mu_);
-    if (broken_) {
+    if (broken_.load(std::memory_order_relaxed)) {
       return;
     }
-    broken_ = true;
+    // Pairs with the acquire loads in broken() and send_call.
+    broken_.store(true, std::memory_order_release);
     quiet = closing_;
     for (auto &[id, waiter] : pending_) {
       waiter->finish(nullptr, AVA_E_CLOSED);
@@ -713,7 +717,7 @@ void Connection::close() {
       return;
     }
     closing_ = true;
-    was_broken = broken_;
+    was_broken = broken_.load(std::memory_order_relaxed);
   }
   // A callback in progress finishes first (it may still call the API) and
   // answers CALLBACK_DONE before the worker sees GOODBYE.

@@ -34,6 +34,15 @@ public:
   ReplyWaiter(const ReplyWaiter &) = delete;
   ReplyWaiter &operator=(const ReplyWaiter &) = delete;
 
+  // Ready for the next call of a pooled Call. Only once no reader can reach
+  // it: its call got its reply, failed to send or gave up waiting, and each
+  // of those took it out of Connection::pending_ under pending_mu_.
+  void reset() {
+    state_.store(kWaiting, std::memory_order_relaxed);
+    error_ = AVA_OK;
+    msg_ = MsgBuf();
+  }
+
 private:
   friend class Connection;
   enum : int { kWaiting = 0, kDone = 1, kFailed = 2 };
@@ -174,7 +183,9 @@ private:
   // Calls that timed out: their late replies are dropped, not a protocol error.
   std::unordered_set<uint64_t> abandoned_;
   std::deque<uint64_t> abandoned_order_;
-  bool broken_ = false;
+  // Written under pending_mu_; read without it on the call path, where a
+  // connection breaking a moment later is the same race as before the read.
+  std::atomic<bool> broken_{false};
   bool closing_ = false;
 
   std::thread reader_;

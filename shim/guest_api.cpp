@@ -9,6 +9,7 @@
 
 #include "shim/ava_shim.h"
 #include "shim/call.hpp"
+#include "shim/call_pool.hpp"
 #include "shim/log.hpp"
 #include "shim/reply.hpp"
 #include "shim/runtime_registry.hpp"
@@ -88,13 +89,10 @@ int ava_call_begin(struct ava_call *c, const struct ava_guest_spec *spec, uint32
     if (kind == 0) {
       flags |= AVA_F_SYNC;
     }
-    std::shared_ptr<ava::guest::Connection> conn;
-    Status st = runtime->acquire(func_id, &conn);
-    if (!st.is_ok()) {
-      runtime->report(func_id, st);
+    Call *call = ava::guest::begin_call(runtime, func_id, flags);
+    if (call == nullptr)
       return -1;
-    }
-    c->impl = new Call(runtime, std::move(conn), func_id, flags);
+    c->impl = call;
     c->failed = 0;
     return 0;
   } catch (const std::bad_alloc &) {
@@ -192,7 +190,7 @@ void ava_call_end(struct ava_call *c) {
   }
   Call *call = impl_of(c);
   c->impl = nullptr;
-  delete call;
+  ava::guest::end_call(call);
 }
 
 int ava_callback_buffer(const struct ava_buf_desc *d, const uint8_t *payload, uint64_t payload_len,

@@ -109,6 +109,9 @@ Status Runtime::connect_locked(bool *run_epilogue) {
     return fail_connect_locked(st.message);
   }
   conn_ = std::move(conn);
+  // Pairs with the acquire load in generation(): a thread that sees the new
+  // value takes the connection from acquire() again.
+  generation_.fetch_add(1, std::memory_order_release);
   session_ = std::move(answer);
   // A new worker knows none of the objects the shapes were learned with.
   shapes_.forget_all();
@@ -119,7 +122,7 @@ Status Runtime::connect_locked(bool *run_epilogue) {
   return Status::ok();
 }
 
-Status Runtime::acquire(uint32_t func_id, std::shared_ptr<Connection> *out) {
+Status Runtime::acquire(uint32_t func_id, std::shared_ptr<Connection> *out, uint64_t *generation) {
   if (connecting_tid_.load(std::memory_order_relaxed) == current_tid()) {
     return Status::error(AVA_E_STATE, std::string("called while the ") + spec_->name +
                                           " guest library connects to its worker");
@@ -133,6 +136,8 @@ Status Runtime::acquire(uint32_t func_id, std::shared_ptr<Connection> *out) {
         return Status::error(AVA_E_CLOSED, "");
       }
       *out = conn_;
+      if (generation != nullptr)
+        *generation = generation_.load(std::memory_order_relaxed);
       return Status::ok();
     case State::ShutDown:
       if (!shutdown_reported_) {
@@ -162,6 +167,8 @@ Status Runtime::acquire(uint32_t func_id, std::shared_ptr<Connection> *out) {
       return st;
     }
     *out = conn_;
+    if (generation != nullptr)
+      *generation = generation_.load(std::memory_order_relaxed);
   }
   // Outside the lock: the epilogue may itself call the API.
   if (run_epilogue && spec_->init_epilogue != nullptr) {
@@ -189,6 +196,7 @@ void Runtime::shutdown() {
     std::lock_guard lock(mu_);
     state_ = State::ShutDown;
     conn = std::move(conn_);
+    generation_.fetch_add(1, std::memory_order_release); // pairs with generation()
   }
   if (conn != nullptr) {
     conn->close();
@@ -227,6 +235,8 @@ void Runtime::child_after_fork() {
     }
     conn_.reset();
   }
+  // The forking thread's pooled call still names the parent's connection.
+  generation_.fetch_add(1, std::memory_order_release); // pairs with generation()
   if (state_ == State::Connected || state_ == State::Failed) {
     state_ = State::Idle;
   }

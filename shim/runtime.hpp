@@ -34,7 +34,12 @@ public:
 
   // The live connection, opened on first use. A failure has been reported
   // (the returned Status has an empty message) or carries its message.
-  Status acquire(uint32_t func_id, std::shared_ptr<Connection> *out);
+  // *generation, when asked for, is generation() at the time conn was read.
+  Status acquire(uint32_t func_id, std::shared_ptr<Connection> *out,
+                 uint64_t *generation = nullptr);
+  // Changes whenever the connection does (connected, shut down, forked), so a
+  // connection kept by a thread (CallPool) is still the one while it matches.
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
   // fini hooks, GOODBYE, threads joined; later calls fail. Idempotent.
   void shutdown();
@@ -76,6 +81,8 @@ private:
   bool shutting_down_ = false;
   bool shutdown_reported_ = false;
   std::atomic<uint64_t> connecting_tid_{0};
+  // Bumped under mu_ whenever conn_ changes.
+  std::atomic<uint64_t> generation_{1};
 
   std::atomic<uint64_t> next_call_id_{1};
   CallbackRegistry callbacks_;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The life of a guest library's connection: lazy connection with HELLO,
 // failures reported once (no worker, refused, spec mismatch), concurrent
-// first calls, init/fini hooks, shutdown in every state, and fork().
+// first calls, init/fini hooks, shutdown in every state, fork(), and the
+// call object each thread keeps for reuse (nested calls, after shutdown).
 #include <criterion/criterion.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -272,4 +273,73 @@ Test(guest_connection, fork_child_connects_afresh) {
   cr_assert_eq(pids.size(), 2u);
   cr_expect_eq(pids[0], static_cast<uint64_t>(getpid()));
   cr_expect_eq(pids[1], static_cast<uint64_t>(pid));
+}
+
+namespace {
+
+// Starts wt_get_tag's call on spec()'s runtime; the caller invokes and ends it.
+bool begin_tag_call(struct ava_call *c) {
+  return ava_call_begin(c, spec(), AVA_WTEST_FN_WT_GET_TAG, AVA_F_SYNC) == 0;
+}
+
+int32_t finish_tag_call(struct ava_call *c) {
+  const void *rp = nullptr;
+  ava_wtest_wt_get_tag_call a{};
+  int32_t ret = kErr;
+  if (ava_call_invoke(c, &a, sizeof a, &rp, sizeof(ava_wtest_wt_get_tag_reply)) == 0)
+    ret = static_cast<int32_t>(static_cast<const ava_wtest_wt_get_tag_reply *>(rp)->ret);
+  ava_call_end(c);
+  return ret;
+}
+
+} // namespace
+
+// A thread keeps its call object between calls (shim/call_pool.hpp); a call
+// begun while another is open on the same thread (a spec helper calling the
+// API) must get its own, and each its own reply, in any order of ending.
+Test(guest_connection, a_call_inside_a_call_gets_its_own) {
+  FakeWorker w;
+  w.configure_guest();
+  w.start([](FakeWorker &fw) {
+    for (int32_t ret = 1; ret <= 4; ++ret)
+      serve_tags(fw, 1, ret);
+    fw.wait_goodbye();
+  });
+  cr_assert_eq(wt_get_tag(), 1); // the thread's pooled call exists now
+  struct ava_call outer, inner;
+  cr_assert(begin_tag_call(&outer));
+  cr_assert(begin_tag_call(&inner));
+  cr_expect_neq(outer.impl, inner.impl);
+  cr_expect_eq(finish_tag_call(&inner), 2);
+  cr_expect_eq(finish_tag_call(&outer), 3);
+  cr_expect_eq(wt_get_tag(), 4); // and the pooled one is free again
+  ava_guest_shutdown(spec());
+  w.join();
+  cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
+}
+
+// The pooled call still names the connection of the runtime's last
+// generation: after shutdown it must not be used, and the call fails as any
+// call after shutdown does, without reaching the closed connection.
+Test(guest_connection, a_kept_call_is_not_reused_after_shutdown) {
+  FakeWorker w;
+  w.configure_guest();
+  w.start([](FakeWorker &fw) {
+    serve_tags(fw, 1, 7);
+    if (!fw.wait_goodbye())
+      fw.fail("no GOODBYE");
+  });
+  cr_assert_eq(wt_get_tag(), 7);
+  ava_guest_shutdown(spec());
+  w.join();
+  StderrCapture err;
+  cr_expect_eq(wt_get_tag(), kErr);
+  std::string log = err.finish();
+  cr_expect_eq(log, "ava: wt_get_tag called after the wtest guest library was shut down\n",
+               "got:\n%s", log.c_str());
+  cr_expect_eq(w.failure(), "", "fake worker: %s", w.failure().c_str());
+  int calls = 0;
+  for (const Seen &s : w.seen())
+    calls += s.hdr.kind == AVA_MSG_CALL;
+  cr_expect_eq(calls, 1);
 }
