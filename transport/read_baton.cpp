@@ -5,24 +5,37 @@
 
 namespace ava {
 
-// Every write of a member's holds_ happens with both the baton's mutex and the
-// member's held (in that order), so either lock gives a consistent view.
-void ReadBaton::set_holder_locked(Member *m) {
+// Every write of a member's holds_ happens with the baton's mutex held, and
+// with the member's too (in that order) unless the member's own thread writes
+// it: a member reads holds_ only on its own thread, under its mutex while it
+// waits (so a hand-over from another thread takes that mutex to wake it), or
+// without it while not enlisted. A worker shadow thread or guest caller takes
+// and lets go of the baton around every call, so the two locks saved here are
+// on the per-call path.
+void ReadBaton::set_holder_locked(Member *m, const Member *self) {
   if (holder_ == Holder::Member && member_ != nullptr && member_ != m) {
-    std::lock_guard lock(member_->mu_);
-    member_->holds_ = false;
+    if (member_ == self) {
+      member_->holds_ = false;
+    } else {
+      std::lock_guard lock(member_->mu_);
+      member_->holds_ = false;
+    }
   }
   member_ = m;
   if (m != nullptr) {
     holder_ = Holder::Member;
-    std::lock_guard lock(m->mu_);
-    m->holds_ = true;
-    m->cv_.notify_all();
+    if (m == self) {
+      m->holds_ = true;
+    } else {
+      std::lock_guard lock(m->mu_);
+      m->holds_ = true;
+      m->cv_.notify_all();
+    }
   }
 }
 
-void ReadBaton::free_locked() {
-  set_holder_locked(nullptr);
+void ReadBaton::free_locked(const Member *self) {
+  set_holder_locked(nullptr, self);
   holder_ = Holder::Free;
   ++freed_;
   // Only a fallback in its untimed wait needs telling; one in its grace wait
@@ -33,12 +46,12 @@ void ReadBaton::free_locked() {
     fallback_cv_.notify_one();
 }
 
-bool ReadBaton::hand_on_locked() {
+bool ReadBaton::hand_on_locked(const Member *self) {
   if (waiting_.empty())
     return false;
   Member *next = waiting_.front();
   waiting_.pop_front();
-  set_holder_locked(next);
+  set_holder_locked(next, self);
   return true;
 }
 
@@ -46,7 +59,7 @@ bool ReadBaton::try_take(Member &m) {
   std::lock_guard lock(mu_);
   if (holder_ != Holder::Free || closed_)
     return false;
-  set_holder_locked(&m);
+  set_holder_locked(&m, &m);
   return true;
 }
 
@@ -54,7 +67,7 @@ bool ReadBaton::enlist(Member &m) {
   std::lock_guard lock(mu_);
   if (holder_ == Holder::Free && !closed_) {
     // Freed since the caller last looked: nobody would hand it over now.
-    set_holder_locked(&m);
+    set_holder_locked(&m, &m);
     return true;
   }
   if (std::find(waiting_.begin(), waiting_.end(), &m) == waiting_.end())
@@ -74,15 +87,15 @@ void ReadBaton::pass(Member &m) {
   std::lock_guard lock(mu_);
   if (holder_ != Holder::Member || member_ != &m)
     return; // not ours: nothing to hand on
-  if (!hand_on_locked())
-    free_locked();
+  if (!hand_on_locked(&m))
+    free_locked(&m);
 }
 
 void ReadBaton::pass_to_fallback(Member &m) {
   std::lock_guard lock(mu_);
   if (holder_ != Holder::Member || member_ != &m)
     return;
-  set_holder_locked(nullptr);
+  set_holder_locked(nullptr, &m);
   holder_ = Holder::Fallback;
   fallback_cv_.notify_one();
 }
@@ -91,9 +104,9 @@ void ReadBaton::pass_to_reader(Member &m) {
   std::lock_guard lock(mu_);
   if (holder_ != Holder::Member || member_ != &m)
     return;
-  if (hand_on_locked())
+  if (hand_on_locked(&m))
     return;
-  set_holder_locked(nullptr);
+  set_holder_locked(nullptr, &m);
   holder_ = Holder::Fallback;
   // In its grace wait or its untimed one: either predicate now holds.
   fallback_cv_.notify_one();
@@ -131,15 +144,15 @@ bool ReadBaton::fallback_offer() {
   std::lock_guard lock(mu_);
   if (holder_ != Holder::Fallback)
     return true; // not the fallback's to offer
-  return hand_on_locked();
+  return hand_on_locked(nullptr);
 }
 
 void ReadBaton::fallback_leave() {
   std::lock_guard lock(mu_);
   if (holder_ != Holder::Fallback)
     return;
-  if (!hand_on_locked())
-    free_locked();
+  if (!hand_on_locked(nullptr))
+    free_locked(nullptr);
 }
 
 void ReadBaton::close() {

@@ -93,10 +93,13 @@ public:
 
 private:
   // Baton mutex held: makes m (or nobody) the member holding the baton.
-  void set_holder_locked(Member *m);
+  // self is the member whose own thread calls (or nullptr): its holds_ is
+  // written without its mutex, which only guards against a lost wake-up of
+  // a member waiting on its condition variable, and self is not waiting.
+  void set_holder_locked(Member *m, const Member *self);
   // Baton mutex held: hands the baton to the oldest enlisted member, if any.
-  bool hand_on_locked();
-  void free_locked();
+  bool hand_on_locked(const Member *self);
+  void free_locked(const Member *self);
 
   enum class Holder { Free, Fallback, Member };
 

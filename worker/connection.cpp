@@ -289,11 +289,13 @@ bool GuestConnection::complete_callback(uint64_t seq, int status) {
 void GuestConnection::queued(uint64_t bytes) {
   std::lock_guard lock(state_mutex_);
   queued_bytes_ += bytes;
+  queued_bytes_seen_.store(queued_bytes_, std::memory_order_relaxed);
 }
 
 void GuestConnection::dequeued(uint64_t bytes) {
   std::lock_guard lock(state_mutex_);
   queued_bytes_ -= bytes < queued_bytes_ ? bytes : queued_bytes_;
+  queued_bytes_seen_.store(queued_bytes_, std::memory_order_relaxed);
   if (queued_bytes_ <= 2 * kQueueLimitBytes)
     state_cv_.notify_all();
 }
@@ -304,6 +306,10 @@ bool GuestConnection::queue_full_locked() const {
 }
 
 bool GuestConnection::queue_full() {
+  // Under either limit: not full, as the locked answer could also have
+  // changed by the time the caller acts on it. Only the reader queues.
+  if (queued_bytes_seen_.load(std::memory_order_relaxed) <= kQueueLimitBytes)
+    return false;
   std::lock_guard lock(state_mutex_);
   return queue_full_locked();
 }

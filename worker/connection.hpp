@@ -205,6 +205,9 @@ private:
   std::condition_variable state_cv_;
   std::unordered_map<uint64_t, Waiter> waiters_;
   uint64_t queued_bytes_ = 0;
+  // queued_bytes_ as last written, for queue_full()'s answer without the
+  // lock while the queues hold less than the lowest limit (nearly always).
+  std::atomic<uint64_t> queued_bytes_seen_{0};
 };
 
 } // namespace ava

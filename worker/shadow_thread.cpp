@@ -137,6 +137,10 @@ void ShadowThread::run() {
     if (r == Result::Mine) {
       baton.pass(member);
       serve(read_buf);
+      // Usually nobody took the baton meanwhile: take it back now, which
+      // saves the loop's look at the queue before enlisting (it looks once
+      // more anyway, holding the baton, before it reads).
+      baton.try_take(member);
       continue;
     }
     if (r == Result::Nothing || r == Result::Queued)
