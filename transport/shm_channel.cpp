@@ -307,6 +307,17 @@ void ShmChannel::notify_producer() {
   wake_if_sleeping(*signals_, rx_.peer_wait_word());
 }
 
+void ShmChannel::consumed(uint64_t bytes) {
+  unnotified_ += bytes;
+  // The threshold keeps a large message's pieces flowing: the producer,
+  // waiting for room for its next piece, hears of each one read.
+  if (unnotified_ < std::min<uint64_t>(kNotifyBytes, rx_.size() / 8) && rx_.has_backlog())
+    return;
+  unnotified_ = 0;
+  rx_.publish_tail();
+  notify_producer();
+}
+
 Status ShmChannel::closed_status(const char *op) const {
   return Status::error(AVA_E_CLOSED, description_ + ": " + op + ": channel shut down");
 }
@@ -433,8 +444,7 @@ Status ShmChannel::recv(MsgBuf &buf, int timeout_ms) {
                         "cannot allocate " + n(hdr.total_len) + " bytes for a message");
   std::memcpy(buf.data(), &hdr, kHdrBytes);
   std::memcpy(buf.data() + kHdrBytes, rec.bytes + kHdrBytes, rec.length - kHdrBytes);
-  rx_.consume(rec);
-  notify_producer();
+  consumed(rx_.consume(rec));
   if (rec.kind == AVA_REC_MSG) {
     buf.set_size(hdr.total_len);
     signals_->note_received(hdr.total_len);
@@ -468,8 +478,7 @@ Status ShmChannel::recv_parts(MsgBuf &buf, const RingRecord &first) {
                                            so_far());
     std::memcpy(buf.data() + got, rec.bytes, rec.length);
     got += rec.length;
-    rx_.consume(rec);
-    notify_producer();
+    consumed(rx_.consume(rec));
   }
   buf.set_size(total);
   return Status::ok();

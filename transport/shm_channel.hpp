@@ -88,6 +88,16 @@ private:
   Status wait_for_space(uint64_t length);
   void notify_consumer();
   void notify_producer();
+  // After a consume that freed bytes: gives them back to the producer (tail)
+  // and tells it if it waits for space, unless records are left to read and
+  // less than kNotifyBytes were freed since it was last told. Whoever reads
+  // next gets to the end of that backlog and tells it then, so a waiting
+  // producer is never forgotten; it waits at most until the backlog is read.
+  // Touching the producer's line (its futex word) and ours (tail) once per
+  // backlog instead of once per message is what lets the reader keep up
+  // with a producer of small async calls.
+  void consumed(uint64_t bytes);
+  static constexpr uint64_t kNotifyBytes = 64 * 1024;
 
   // Marks the region broken (the peer fails too) and returns code.
   Status break_region(int code, std::string why);
@@ -102,6 +112,7 @@ private:
   uint64_t spin_ns_;
   RingProducer tx_;
   RingConsumer rx_;
+  uint64_t unnotified_ = 0; // bytes consumed since notify_producer (receiver's)
   CommandSubmitter *submitter_ = nullptr;
   std::mutex inbox_mu_;
   std::deque<std::vector<uint8_t>> inbox_;

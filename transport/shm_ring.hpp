@@ -55,9 +55,17 @@ public:
   // Finds the next MSG, MSG_PART or MSG_END record, consuming PAD records on
   // the way. Corrupt sets *why and leaves nothing consumed.
   RingProbe next(RingRecord *rec, std::string *why);
-  // Consumes the record next() returned and makes its space available to the
-  // producer (release store of tail).
-  void consume(const RingRecord &rec);
+  // Consumes the record next() returned; returns the bytes it freed. The
+  // producer may reuse them once publish_tail() has run.
+  uint64_t consume(const RingRecord &rec);
+  // Release store of tail: the space of every record consumed so far goes
+  // back to the producer. Not per record: tail shares its line with the
+  // consumer's futex word, which the producer reads after every message, so
+  // each store there costs the producer a cache miss.
+  void publish_tail();
+  // Records published and not yet consumed, as of the last look at head:
+  // next() will find one without reading the producer's line again.
+  bool has_backlog() const { return tail_ < seen_head_; }
   uint32_t *wait_word() const { return &view_.ctl->c_sleeping; }
   // The producer's word: set while it waits for space.
   uint32_t *peer_wait_word() const { return &view_.ctl->sleeping; }

@@ -70,7 +70,10 @@ const DataCase kDataCases[] = {
      [](Env &e) {
        cr_assert_eq(send_message(e.peer, make_message(64, 1)).code, AVA_OK);
        cr_assert_eq(send_message(e.peer, make_message(64, 2)).code, AVA_OK);
+       // Both read: records below a head already seen are read without
+       // looking at head again, so the next look is at the next recv.
        MsgBuf buf;
+       cr_assert_eq(e.victim.recv(buf, kWaitMs).code, AVA_OK);
        cr_assert_eq(e.victim.recv(buf, kWaitMs).code, AVA_OK);
        e.ring.set_head(80);
      },
