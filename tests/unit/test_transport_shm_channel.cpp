@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The shm channel between honest peers: round trips from 64 B to 256 MiB
-// (MSG and MSG_PART records), ring wrap-around, batched sends, shutdown,
-// timeouts, peer death, concurrent use, the heap and the hand-over itself.
+// (MSG and MSG_PART records), ring wrap-around, when the reader gives space
+// back, batched sends, shutdown, timeouts, peer death, concurrent use, the
+// heap and the hand-over itself.
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -109,6 +110,34 @@ void many_messages(uint64_t spin_ns) {
 Test(shm_channel, many_messages_wrap_the_ring) {
   for (uint64_t spin : kSpinBudgets)
     many_messages(spin);
+}
+
+// The reader gives space back (tail, and a wake-up for a writer waiting for
+// room) once per backlog, or per 1/8 of the ring (at most 64 KiB), not per
+// message: each store to tail lands on the line the writer reads after every
+// message. Reading a backlog never leaves the writer short for good: the
+// last record of it publishes everything.
+Test(shm_channel, the_reader_gives_space_back_once_per_backlog) {
+  constexpr uint64_t kRingBytes = 64 * 1024;            // gives back every 8 KiB
+  constexpr uint64_t kCount = 150;                      // 150 * 72 = 10800 bytes
+  constexpr uint64_t kSpan = kHdr + 8;                  // a 64-byte message's record
+  constexpr uint64_t kFirstGiveBack = 8192 / kSpan + 1; // the record that passes 8 KiB
+  Pair pair(small_options(kRingBytes));
+  for (uint64_t i = 0; i < kCount; ++i)
+    cr_assert_eq(send_message(*pair.guest, make_message(kHdr, i)).code, AVA_OK);
+  RawRing ring = inbound_ring(*pair.worker, false);
+  cr_assert_eq(ring.head(), kCount * kSpan);
+  MsgBuf buf;
+  for (uint64_t i = 1; i <= kCount; ++i) {
+    Status st = pair.worker->recv(buf, kWaitMs);
+    cr_assert_eq(st.code, AVA_OK, "message %lu: %s", (unsigned long)i, st.message.c_str());
+    cr_assert(matches(buf, kHdr, i - 1), "message %lu: contents differ", (unsigned long)i);
+    const uint64_t expected = i == kCount           ? kCount * kSpan
+                              : i >= kFirstGiveBack ? kFirstGiveBack * kSpan
+                                                    : 0;
+    cr_assert_eq(ring.tail(), expected, "after message %lu: tail %lu, expected %lu",
+                 (unsigned long)i, (unsigned long)ring.tail(), (unsigned long)expected);
+  }
 }
 
 Test(shm_channel, batched_send_delivers_each_message) {
