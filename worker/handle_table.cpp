@@ -8,7 +8,30 @@
 
 namespace ava {
 
-HandleTable::HandleTable() {
+namespace {
+
+std::atomic<uint64_t> g_next_instance{1};
+
+// A few recent lookups per thread: a call names the same kernel, queue and
+// buffers as the calls before it. Zero-initialised (instance 0 matches no
+// table).
+struct CachedLookup {
+  uint64_t instance;
+  uint64_t epoch;
+  uint64_t id;
+  void *object;
+  uint32_t type;
+};
+constexpr size_t kCachedLookups = 8;
+thread_local CachedLookup t_lookups[kCachedLookups];
+
+CachedLookup &cached_lookup(uint64_t id) {
+  return t_lookups[(id ^ (id >> 3)) % kCachedLookups];
+}
+
+} // namespace
+
+HandleTable::HandleTable() : instance_(g_next_instance.fetch_add(1, std::memory_order_relaxed)) {
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
   // Recorded sessions (tests/fuzz/corpus) name the handles they got back;
   // they replay only if every session hands out the same ids.
@@ -62,11 +85,26 @@ bool HandleTable::insert_as(void *object, uint32_t type, uint64_t id) {
 }
 
 void *HandleTable::lookup(uint64_t id, uint32_t type) const {
+  CachedLookup &c = cached_lookup(id);
+  // Pairs with the release increment in erase_locked: an epoch that still
+  // matches means no id was erased since the entry was cached. An erase
+  // racing with this lookup is the same race as one just after a locked
+  // lookup returned.
+  if (c.instance == instance_ && c.id == id && c.type == type &&
+      c.epoch == epoch_.load(std::memory_order_acquire))
+    return c.object;
   std::lock_guard lock(mutex_);
   auto it = by_id_.find(id);
   if (it == by_id_.end() || it->second.type != type)
     return nullptr;
+  c = CachedLookup{instance_, epoch_.load(std::memory_order_relaxed), id, it->second.object, type};
   return it->second.object;
+}
+
+void HandleTable::erase_locked(std::map<uint64_t, Value>::iterator it) {
+  forget_object_locked(it->first, it->second);
+  by_id_.erase(it);
+  epoch_.fetch_add(1, std::memory_order_release); // pairs with lookup()'s acquire load
 }
 
 bool HandleTable::retain(uint64_t id) {
@@ -86,8 +124,7 @@ bool HandleTable::release(uint64_t id) {
     return false;
   if (--it->second.refs > 0 || !it->second.created)
     return false;
-  forget_object_locked(it->first, it->second);
-  by_id_.erase(it);
+  erase_locked(it);
   return true;
 }
 
@@ -97,8 +134,7 @@ bool HandleTable::pop_newest(Entry *out) {
     return false;
   auto it = std::prev(by_id_.end());
   *out = Entry{it->first, it->second.object, it->second.type, it->second.refs};
-  forget_object_locked(it->first, it->second);
-  by_id_.erase(it);
+  erase_locked(it);
   return true;
 }
 

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Per-guest handle table: the guest only ever sees 64-bit ids, never worker
-// pointers. Shared by all shadow threads of a guest, hence locked.
+// pointers. Shared by all shadow threads of a guest, hence locked; lookups,
+// one or more per call, are answered from a small per-thread cache while the
+// table has forgotten nothing since (its epoch), without the lock.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -71,6 +74,16 @@ private:
 
   // Drops the object -> id entry if it still names id (not a newer alias).
   void forget_object_locked(uint64_t id, const Value &value);
+  // Erases an id: lookups cached before no longer answer.
+  void erase_locked(std::map<uint64_t, Value>::iterator it);
+
+  // Which table a cached lookup belongs to (never 0, never reused: a new
+  // table at a freed one's address must not find its entries).
+  const uint64_t instance_;
+  // Bumped (release, under mutex_) whenever an id is erased. An id's object
+  // and type never change while it exists, so a cached lookup taken at the
+  // current epoch is still what the table would answer.
+  std::atomic<uint64_t> epoch_{0};
 
   mutable std::mutex mutex_;
   uint64_t next_id_;

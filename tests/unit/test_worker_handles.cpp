@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The per-guest handle table on its own.
+// The per-guest handle table on its own, its per-thread lookup cache included.
 #include <criterion/criterion.h>
 
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -143,4 +144,46 @@ Test(worker_handles, the_table_holds_at_most_its_limit) {
   cr_expect_neq(t.insert(&objects[4], 1, true), 0u, "released room is room again");
   t.set_limit(0);
   cr_expect_neq(t.insert(&objects[3], 1, true), 0u, "0: no limit");
+}
+
+// Lookups are answered from a per-thread cache while the table has erased
+// nothing since; whatever is cached, a lookup answers as the table does.
+Test(worker_handles, cached_lookups_follow_the_table) {
+  int a = 0, b = 0, c = 0;
+  // A released id, looked up just before, is gone for this thread and others.
+  {
+    HandleTable table;
+    const uint64_t id = table.insert(&a, 1, true);
+    cr_assert_eq(table.lookup(id, 1), &a);
+    cr_assert_eq(table.lookup(id, 1), &a); // from the cache
+    cr_expect_null(table.lookup(id, 2), "the type is checked on a cached id too");
+    cr_assert(table.release(id));
+    cr_expect_null(table.lookup(id, 1));
+    void *seen = &b;
+    std::thread([&] { seen = table.lookup(id, 1); }).join();
+    cr_expect_null(seen);
+  }
+  // A guest id taken again after its release names the new object.
+  {
+    HandleTable table;
+    const uint64_t mine = AVA_GUEST_ID_BIT | 9;
+    cr_assert(table.insert_as(&a, 1, mine));
+    cr_assert_eq(table.lookup(mine, 1), &a);
+    cr_assert(table.release(mine));
+    cr_assert(table.insert_as(&b, 1, mine));
+    cr_expect_eq(table.lookup(mine, 1), &b);
+  }
+  // Another table, even at a freed one's address and with the same ids (the
+  // fuzzing build's fixed tag), shares nothing with it.
+  const uint64_t mine = AVA_GUEST_ID_BIT | 10;
+  alignas(HandleTable) unsigned char storage[sizeof(HandleTable)];
+  auto *first = new (storage) HandleTable();
+  cr_assert(first->insert_as(&a, 1, mine));
+  cr_assert_eq(first->lookup(mine, 1), &a);
+  first->~HandleTable();
+  auto *second = new (storage) HandleTable();
+  cr_expect_null(second->lookup(mine, 1), "a new table knows no ids");
+  cr_assert(second->insert_as(&c, 1, mine));
+  cr_expect_eq(second->lookup(mine, 1), &c);
+  second->~HandleTable();
 }
