@@ -232,14 +232,19 @@ bool ShmChannel::peer_gone() {
 }
 
 template <typename Probe>
-ShmChannel::Wait ShmChannel::wait_for(uint32_t *word, const Deadline &deadline, Probe probe) {
+ShmChannel::Wait ShmChannel::wait_for(uint32_t *word, const Deadline &deadline, SpinGovernor &gov,
+                                      Probe probe) {
   using Clock = std::chrono::steady_clock;
-  const auto budget = std::chrono::nanoseconds(spin_ns_);
+  bool full = false;
+  const auto budget = gov.next(&full);
   Clock::time_point spin_start{};
-  bool spinning = spin_ns_ > 0;
+  bool spinning = budget.count() > 0;
   bool yielding = false;
+  bool slept = false;
   for (uint64_t round = 0;; ++round) {
     RingProbe p = probe();
+    if (p == RingProbe::Ready)
+      gov.ended(full, slept);
     if (p != RingProbe::Empty)
       return p == RingProbe::Ready ? Wait::Ready : Wait::Corrupt;
     if (shut_.load(std::memory_order_acquire))
@@ -285,6 +290,7 @@ ShmChannel::Wait ShmChannel::wait_for(uint32_t *word, const Deadline &deadline, 
     int slice = signals_->wakes_on_peer_death() ? -1 : kSleepSliceMs;
     if (!deadline.forever())
       slice = slice < 0 ? deadline.remaining_ms() : std::min(slice, deadline.remaining_ms());
+    slept = true;
     const bool woken = slice != 0 && signals_->sleep(word, slice);
     __atomic_store_n(word, 0u, __ATOMIC_RELAXED);
     if (!woken)
@@ -377,7 +383,7 @@ Status ShmChannel::wait_failure(Wait w, const char *op, bool mid_message) {
 Status ShmChannel::next_record(RingRecord *rec, int wait_ms, bool mid_message, uint64_t got,
                                uint64_t total) {
   std::string why;
-  const Wait w = wait_for(rx_.wait_word(), Deadline(wait_ms), [&] {
+  const Wait w = wait_for(rx_.wait_word(), Deadline(wait_ms), rx_spin_, [&] {
     // A reply from the inbox (bytes == nullptr) may come between messages only.
     if (!mid_message && inbox_ready_.load(std::memory_order_acquire)) {
       rec->bytes = nullptr;
@@ -489,7 +495,7 @@ Status ShmChannel::wait_for_space(uint64_t length) {
   tx_.publish();
   notify_consumer();
   std::string why;
-  const Wait w = wait_for(tx_.wait_word(), Deadline(send_timeout_ms()), [&] {
+  const Wait w = wait_for(tx_.wait_word(), Deadline(send_timeout_ms()), tx_spin_, [&] {
     const RingProbe p = tx_.refresh(&why);
     if (p != RingProbe::Ready)
       return p;

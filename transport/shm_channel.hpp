@@ -19,6 +19,7 @@
 #include "transport/region_signals.hpp"
 #include "transport/shm_region.hpp"
 #include "transport/shm_ring.hpp"
+#include "transport/spin_governor.hpp"
 
 namespace ava::detail {
 
@@ -62,7 +63,9 @@ private:
   // Whether op may start; recv still drains what a closed peer left.
   Status usable(const char *op, bool for_recv);
   // Waits for probe() to say Ready (or Corrupt) with spin-then-sleep on word.
-  template <typename Probe> Wait wait_for(uint32_t *word, const Deadline &deadline, Probe probe);
+  // Spins (gov's budget), then sleeps on word until probe finds something.
+  template <typename Probe>
+  Wait wait_for(uint32_t *word, const Deadline &deadline, SpinGovernor &gov, Probe probe);
   bool peer_gone();
   uint32_t region_state() const;
 
@@ -110,6 +113,8 @@ private:
   std::unique_ptr<RegionSignals> signals_;
   std::string description_;
   uint64_t spin_ns_;
+  SpinGovernor rx_spin_{std::chrono::nanoseconds(spin_ns_)}; // waits for data
+  SpinGovernor tx_spin_{std::chrono::nanoseconds(spin_ns_)}; // waits for room
   RingProducer tx_;
   RingConsumer rx_;
   uint64_t unnotified_ = 0; // bytes consumed since notify_producer (receiver's)
