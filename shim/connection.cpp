@@ -80,7 +80,7 @@ Connection::Connection(const ava_guest_spec *spec, CallbackRegistry *callbacks,
     : spec_(spec), callbacks_(callbacks), transfers_(transfers), channel_(std::move(channel)),
       address_(std::move(address)), max_message_(config.max_message),
       call_timeout_ms_(config.call_timeout_ms), callback_timeout_ms_(config.callback_timeout_ms),
-      baton_(kCallerIdle) {}
+      baton_(kCallerIdle), reply_spin_(spin_budget()) {}
 
 Connection::~Connection() {
   try {
@@ -330,9 +330,11 @@ Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, 
     }
     // Another thread reads; it routes our reply to us, or hands us the baton
     // when it lets go. Spin first: the reply is often a moment away.
-    const auto spin_until = std::chrono::steady_clock::now() + spin_budget();
+    bool full = false;
+    const auto spin_until = std::chrono::steady_clock::now() + reply_spin_.next(&full);
     while (!done() && std::chrono::steady_clock::now() < spin_until)
       cpu_relax();
+    reply_spin_.ended(full, !done());
     if (done())
       break;
     if (baton_.enlist(member))

@@ -23,6 +23,7 @@
 #include "shim/transfers.hpp"
 #include "transport/channel.hpp"
 #include "transport/read_baton.hpp"
+#include "transport/spin_governor.hpp"
 
 namespace ava::guest {
 
@@ -192,6 +193,9 @@ private:
   // Who reads: a caller waiting for its reply, or the background reader
   // when no caller is around; the holder also takes rx_mu_ around recv.
   ReadBaton baton_;
+  // How long a caller spins for a reply another thread reads (AVA_SPIN_US,
+  // shorter while spinning does not pay: the reader may share its CPU).
+  SpinGovernor reply_spin_;
   std::mutex rx_mu_;
   // One large receive buffer kept between messages. Fresh memory costs a
   // page fault per page (in a TCG guest each is a slow exit), and glibc maps
