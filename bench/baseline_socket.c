@@ -10,7 +10,13 @@
  *   rt_cross_cpu_*  the same with the processes pinned to two CPUs
  *   msg_rate        64-byte messages per second, one write() each, drained by the peer
  *
- * usage: baseline_socket unix|tcp [--quick] [--iters N]
+ * With --bulk only this, the floor under a remoted transfer (clpeak over tcp):
+ *   stream_bw       MiB/s of one large transfer one way, written in 4 MiB
+ *                   writes from one buffer and read by the peer into its own
+ *                   4 MiB buffer; the median of BULK_ROUNDS transfers of
+ *                   512 MiB (64 MiB with --quick), size column = bytes moved
+ *
+ * usage: baseline_socket unix|tcp [--bulk] [--quick] [--iters N]
  */
 #define _GNU_SOURCE
 
@@ -34,8 +40,17 @@
 #define STREAM_CALIBRATION 20000u
 #define STREAM_MAX (50u * 1000 * 1000)
 
-/* What a message asks of the child (its first 8 bytes). */
-enum { MSG_QUIT = 1, MSG_PING = 2, MSG_STREAM = 3, MSG_STREAM_END = 4, MSG_ACK = 5 };
+/* Bulk transfers: how they are written and read, how many are timed. */
+#define BULK_BLOCK (4u << 20)
+#define BULK_BYTES (512ull << 20)
+#define BULK_BYTES_QUICK (64ull << 20)
+#define BULK_ROUNDS 3
+
+/*
+ * What a message asks of the child (its first 8 bytes). MSG_BULK: seq raw
+ * bytes follow the message; the child reads them all, then answers MSG_ACK.
+ */
+enum { MSG_QUIT = 1, MSG_PING = 2, MSG_STREAM = 3, MSG_STREAM_END = 4, MSG_ACK = 5, MSG_BULK = 6 };
 
 struct msg {
 	uint64_t kind;
@@ -75,6 +90,30 @@ static int read_all(int fd, void *data, size_t size)
 	return 0;
 }
 
+/*
+ * The child's part of MSG_BULK: bytes raw bytes, of which the first `have`
+ * are already in its message buffer; read into a buffer of the block's size,
+ * as a receiver copying into its destination would. 0, or -1 when the
+ * connection broke.
+ */
+static int bulk_receive(int fd, uint64_t bytes, size_t have)
+{
+	static uint8_t *sink;
+	if (sink == NULL && (sink = malloc(BULK_BLOCK)) == NULL)
+		return -1;
+	uint64_t left = bytes - (have < bytes ? have : bytes);
+	while (left > 0) {
+		ssize_t n = read(fd, sink, left < BULK_BLOCK ? (size_t)left : BULK_BLOCK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		left -= (uint64_t)n;
+	}
+	struct msg ack = {.kind = MSG_ACK, .seq = bytes};
+	return write_all(fd, &ack, sizeof ack);
+}
+
 /* Reads in large chunks, as a channel's receive path would, and parses whole messages. */
 static int child_main(int fd)
 {
@@ -111,6 +150,14 @@ static int child_main(int fd)
 				if (write_all(fd, &msg, sizeof msg) != 0)
 					return 1;
 				break;
+			case MSG_BULK: {
+				/* The parent writes nothing after the bulk bytes before the ACK. */
+				size_t after = have - used - sizeof msg;
+				if (after > msg.seq || bulk_receive(fd, msg.seq, after) != 0)
+					return 1;
+				used = have - sizeof msg;
+				break;
+			}
 			default:
 				return 1;
 			}
@@ -215,6 +262,53 @@ static int stream(int fd, const struct bench_options *options)
 		return -1;
 	bench_result("msg_rate", BENCH_MSG_SIZE, (double)count / ((double)ns / 1e9), "msg/s");
 	return 0;
+}
+
+/* Moves bytes to the child in BULK_BLOCK writes from block; returns ns or 0. */
+static uint64_t bulk_transfer(int fd, const uint8_t *block, uint64_t bytes)
+{
+	struct msg msg = {.kind = MSG_BULK, .seq = bytes};
+	uint64_t t0 = bench_now_ns();
+	if (write_all(fd, &msg, sizeof msg) != 0)
+		goto broken;
+	for (uint64_t sent = 0; sent < bytes;) {
+		size_t n = bytes - sent < BULK_BLOCK ? (size_t)(bytes - sent) : BULK_BLOCK;
+		if (write_all(fd, block, n) != 0)
+			goto broken;
+		sent += n;
+	}
+	if (read_all(fd, &msg, sizeof msg) != 0)
+		goto broken;
+	uint64_t t1 = bench_now_ns();
+	if (msg.kind != MSG_ACK || msg.seq != bytes) {
+		fprintf(stderr, "baseline_socket: the peer did not receive the bulk transfer whole\n");
+		return 0;
+	}
+	return t1 > t0 ? t1 - t0 : 1;
+broken:
+	fprintf(stderr, "baseline_socket: bulk transfer: %s\n",
+		errno ? strerror(errno) : "the peer closed the socket");
+	return 0;
+}
+
+static int bulk(int fd, const struct bench_options *options)
+{
+	const uint64_t bytes = options->quick ? BULK_BYTES_QUICK : BULK_BYTES;
+	uint8_t *block = bench_alloc(BULK_BLOCK, "baseline_socket");
+	double mib_s[BULK_ROUNDS];
+	int status = 0;
+	/* One untimed round first: socket buffers grow, pages get faulted in. */
+	for (int round = -1; round < BULK_ROUNDS && status == 0; round++) {
+		uint64_t ns = bulk_transfer(fd, block, bytes);
+		if (ns == 0)
+			status = -1;
+		else if (round >= 0)
+			mib_s[round] = bench_mib_per_s(bytes, (double)ns);
+	}
+	if (status == 0)
+		bench_result("stream_bw", bytes, bench_median(mib_s, BULK_ROUNDS), "MiB/s");
+	free(block);
+	return status;
 }
 
 /* A connected pair with an echoing child process on the other end. */
@@ -335,20 +429,43 @@ static int measure(int tcp, const struct bench_options *options, uint64_t *sampl
 	return 0;
 }
 
+/* The bulk figure alone, between processes placed by the kernel. */
+static int measure_bulk(int tcp, const struct bench_options *options)
+{
+	struct session session;
+	if (session_start(tcp, -1, &session) != 0)
+		return -1;
+	int ok = bulk(session.fd, options) == 0;
+	return session_end(&session, ok) ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct bench_options options;
 	if (bench_parse_common(&argc, argv, &options) != 0)
 		return 2;
+	int bulk_only = 0;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--bulk") == 0) {
+			bulk_only = 1;
+			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof argv[0]);
+			argc--;
+			break;
+		}
+	}
 	if (argc != 2 || (strcmp(argv[1], "unix") != 0 && strcmp(argv[1], "tcp") != 0)) {
-		fprintf(stderr, "usage: baseline_socket unix|tcp [--quick] [--iters N]\n");
+		fprintf(stderr, "usage: baseline_socket unix|tcp [--bulk] [--quick] [--iters N]\n");
 		return 2;
 	}
+	const int tcp = strcmp(argv[1], "tcp") == 0;
 	/* A writer blocked on a dead reader must get EPIPE, not a silent SIGPIPE exit. */
 	signal(SIGPIPE, SIG_IGN);
+	errno = 0;
+	if (bulk_only)
+		return measure_bulk(tcp, &options) == 0 ? 0 : 1;
 	uint64_t *samples = bench_alloc(options.iters * sizeof(uint64_t), "baseline_socket");
 	errno = 0;
-	int status = measure(strcmp(argv[1], "tcp") == 0, &options, samples) == 0 ? 0 : 1;
+	int status = measure(tcp, &options, samples) == 0 ? 0 : 1;
 	free(samples);
 	return status;
 }

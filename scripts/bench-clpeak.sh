@@ -208,6 +208,19 @@ else
   run_clpeak native
 fi
 
+# The floor under clpeak over tcp: one bare loopback tcp stream of large
+# transfers, measured in this run (bench/baseline_socket.c --bulk).
+stream_log=$logs/tcp-stream.log
+printf '  %-8s ' tcp-stream
+if [[ -x $build/bin/baseline_socket ]] &&
+  timeout 120 "$build/bin/baseline_socket" tcp --bulk $( ((quick)) && echo --quick) \
+    >"$stream_log" 2>&1; then
+  echo "ok ($(sed -n 's/^result,stream_bw,[0-9]*,\([0-9.]*\),.*/\1/p' "$stream_log") MiB/s)"
+else
+  echo "FAILED: $(tail -n 1 "$stream_log" 2>/dev/null || echo "no $build/bin/baseline_socket")"
+  failed+=(tcp-stream)
+fi
+
 problem=$(remoting_problem)
 for channel in unix tcp shm; do
   if [[ -n $problem ]]; then
@@ -218,7 +231,7 @@ for channel in unix tcp shm; do
 done
 
 report_args=(--runs "$runs" --log-dir "$logs" --out-dir "$out" --load-before "$load"
-  --clpeak-version "$clpeak_version")
+  --clpeak-version "$clpeak_version" --tcp-stream "$stream_log")
 ((quick)) && report_args+=(--quick)
 python3 -B "$root/bench/clpeak/report_clpeak.py" "${report_args[@]}" ||
   die "bench/clpeak/report_clpeak.py failed"

@@ -99,11 +99,11 @@ class Report(unittest.TestCase):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
 
-    def report(self, out):
+    def report(self, out, *extra):
         """report_clpeak.py on out/runs.tsv and the logs beside it."""
         return subprocess.run(
             [sys.executable, os.path.join(HERE, "report_clpeak.py"), "--runs",
-             os.path.join(out, "runs.tsv"), "--log-dir", out, "--out-dir", out],
+             os.path.join(out, "runs.tsv"), "--log-dir", out, "--out-dir", out, *extra],
             capture_output=True, text=True, timeout=60)
 
     def test_ratios_and_failed_runs(self):
@@ -148,6 +148,40 @@ class Report(unittest.TestCase):
         rows = report_clpeak.metric_rows(runs)
         for goal in report_clpeak.goal_rows(runs, rows):
             self.assertEqual(goal["status"], "not measured", goal["name"])
+
+    def test_tcp_goals_against_the_bare_stream(self):
+        with tempfile.TemporaryDirectory() as out:
+            for name in ("native", "tcp"):
+                self.write(os.path.join(out, name + ".log"), data("pocl_native.log"))
+                self.write(os.path.join(out, name + ".xml"), data("pocl_native.xml"))
+            self.write(os.path.join(out, "runs.tsv"),
+                       "native\tok\t0\t6.50\t\ntcp\tok\t0\t20.00\t\n")
+            # Twice the tcp run's write figure (13.3495 GB/s), in MiB/s.
+            stream = os.path.join(out, "tcp-stream.log")
+            self.write(stream, f"result,stream_bw,536870912,{2 * 13.3495e9 / 1048576},MiB/s\n")
+            result = self.report(out, "--tcp-stream", stream)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn("bare loopback tcp stream in this run: 26.70 GB/s", result.stdout)
+            with open(os.path.join(out, "clpeak.json"), encoding="utf-8") as f:
+                document = json.load(f)
+            goals = {g["name"]: g for g in document["goals"]}
+            write = goals["tcp enqueueWriteBuffer / bare tcp stream"]
+            self.assertAlmostEqual(write["value"], 0.5)
+            self.assertEqual(write["status"], "missed")
+            self.assertAlmostEqual(document["tcp_stream_gbps"], 2 * 13.3495)
+            # Without a usable stream figure the tcp goals are not measured.
+            for text in ("", "result,stream_bw,1,abc,MiB/s\n", "result,stream_bw,1,0,MiB/s\n",
+                         "result,stream_bw,1,5,GB/s\n"):
+                with self.subTest(text):
+                    self.write(stream, text)
+                    self.assertIsNone(report_clpeak.read_tcp_stream(stream))
+            self.assertIsNone(report_clpeak.read_tcp_stream(os.path.join(out, "absent")))
+            result = self.report(out)
+            self.assertIn("(not measured)", result.stdout)
+            with open(os.path.join(out, "clpeak.json"), encoding="utf-8") as f:
+                goals = {g["name"]: g for g in json.load(f)["goals"]}
+            self.assertEqual(goals["tcp enqueueWriteBuffer / bare tcp stream"]["status"],
+                             "not measured")
 
     def test_malformed_runs_file(self):
         with tempfile.TemporaryDirectory() as out:
