@@ -118,12 +118,12 @@ def targets(index, skipped):
          ratio("shm", "zc_write_bw", TARGET_SIZE), ">=", 0.8),
         ("shm zero-copy 64 MiB out (demo_obj_read) / memcpy", "shm",
          ratio("shm", "zc_read_bw", TARGET_SIZE), ">=", 0.8),
-        # shm does not batch by default (a send is a ring write): the better
-        # of the two settings is the channel's figure.
-        ("async calls/s on shm (best of AVA_BATCH=0/1)", "shm",
-         max((v for v in (value("shm", "async_rate_batched", 0),
-                          value("shm", "async_rate_unbatched", 0)) if v is not None),
-             default=None), ">=", 5e6),
+        # shm does not batch by default (a send is a ring write): its
+        # figure is that setting's, five bursts in one run.
+        ("async calls/s on shm, median of 5 (AVA_BATCH=0, the default)", "shm",
+         value("shm", "async_rate_unbatched", 0), ">=", 5e6),
+        ("async calls/s on shm, slowest of 5", "shm",
+         value("shm", "async_rate_min_unbatched", 0), ">=", 4.5e6),
     ]
     out = []
     for name, channel, got, op, goal in wanted:
@@ -202,7 +202,8 @@ def print_report(rows, index, target_rows, skipped, failed, quick, load_before):
 
     lines = []
     for c in channels:
-        for metric in ("msg_rate", "async_rate", "async_rate_batched", "async_rate_unbatched"):
+        for metric in ("msg_rate", "async_rate", "async_rate_batched", "async_rate_unbatched",
+                       "async_rate_min_unbatched"):
             r = get(c, metric, MSG_SIZE if metric == "msg_rate" else 0)
             if r:
                 lines.append([c, metric, fmt(r["value"]), r["baseline"] or "-",

@@ -161,13 +161,14 @@ skip() {
 }
 
 # measure_ava CHANNEL COMMAND...: demo_bench under COMMAND (an `ava run ... --`
-# prefix), once in full with batching on, once for async calls without it.
+# prefix), once in full with batching on, once for async calls without it
+# (five bursts: their median and the slowest).
 measure_ava() {
   local channel=$1
   shift
   measure "$channel" "ava_$channel" env AVA_BATCH=1 "$@" "$demo_bench" --tag batched
   measure "$channel" "ava_${channel}_unbatched" env AVA_BATCH=0 "$@" "$demo_bench" \
-    --only async --tag unbatched
+    --only async --tag unbatched --repeat 5
   # Buffers from ava_zerocopy_alloc: on shm they reach the worker in place.
   if [[ $channel == shm ]]; then
     measure "$channel" "ava_${channel}_zerocopy" env "$@" "$demo_bench" --only bw --zerocopy
