@@ -33,6 +33,9 @@ constexpr size_t kMaxQueuedCallbacks = 4096;
 constexpr uint64_t kMaxQueuedCallbackBytes = 256ull << 20;
 constexpr uint32_t kMaxUnknownCallbackLogs = 8;
 
+// The waiter of the thread reading right now for its own reply (wait_reply).
+thread_local ReplyWaiter *t_reading_for = nullptr;
+
 void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -63,6 +66,13 @@ std::string reason_of(const Status &st) {
 }
 
 } // namespace
+
+void ReplyWaiter::finish_by_self(MsgBuf *msg) {
+  msg_ = std::move(*msg);
+  error_ = AVA_OK;
+  by_self_ = true;
+  state_.store(kDone, std::memory_order_release);
+}
 
 void ReplyWaiter::finish(MsgBuf *msg, int error) {
   std::lock_guard lock(mu_);
@@ -234,7 +244,7 @@ Status Connection::send_call(const struct iovec *iov, int iovcnt, uint64_t total
     if (broken_.load(std::memory_order_relaxed)) {
       return Status::error(AVA_E_CLOSED, "");
     }
-    pending_.emplace(call_id, waiter);
+    pending_.emplace_back(call_id, waiter);
   }
   Status st = batchable && waiter == nullptr && batch_.accepts(total)
                   ? send_batched(iov, iovcnt, total, order)
@@ -243,7 +253,7 @@ Status Connection::send_call(const struct iovec *iov, int iovcnt, uint64_t total
     // The reader may be failing the waiter right now; taking pending_mu_
     // waits for it to let go before the caller frees the waiter.
     std::lock_guard lock(pending_mu_);
-    pending_.erase(call_id);
+    take_pending_locked(call_id);
   }
   return st;
 }
@@ -252,6 +262,7 @@ void Connection::defer_heap_release(uint64_t async_index, void *p) {
   std::lock_guard lock(deferred_mu_);
   try {
     deferred_heap_.emplace_back(async_index, p);
+    have_deferred_.store(true, std::memory_order_release);
   } catch (const std::bad_alloc &) {
     // Leaking heap space is better than freeing it under the worker's feet.
   }
@@ -259,7 +270,9 @@ void Connection::defer_heap_release(uint64_t async_index, void *p) {
 
 void Connection::retire_async(uint64_t before) {
   HeapAllocator *h = heap();
-  if (h == nullptr)
+  // This thread's own loans are seen (program order); another thread's made
+  // just now go with a later sync call.
+  if (h == nullptr || !have_deferred_.load(std::memory_order_acquire))
     return;
   std::lock_guard lock(deferred_mu_);
   // Threads defer in about index order, not exactly: look at every entry.
@@ -269,6 +282,7 @@ void Connection::retire_async(uint64_t before) {
     h->release(e.second);
     return true;
   });
+  have_deferred_.store(!deferred_heap_.empty(), std::memory_order_relaxed);
 }
 
 void Connection::remember_abandoned_locked(uint64_t call_id) {
@@ -315,6 +329,7 @@ Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, 
     if (member.holds() || baton_.try_take(member)) {
       // Nobody else is reading: read our own reply, which saves handing it over
       // from another thread (a wake-up each way on a busy machine).
+      t_reading_for = w;
       while (!done()) {
         const int slice = left_ms();
         if (slice == 0) {
@@ -325,6 +340,7 @@ Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, 
         if (!read_one(slice))
           break; // broken: mark_broken has failed the waiter
       }
+      t_reading_for = nullptr;
       let_go(member);
       break;
     }
@@ -362,15 +378,16 @@ Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, 
   // We are not enlisted here, so holds() is ours to read.
   if (member.holds())
     let_go(member);
-  {
+  if (!w->by_self_) {
     // Taking the waiter's mutex also waits for the reader to let go of it.
     std::lock_guard lock(w->mu_);
   }
   if (timed_out && !done()) {
     std::lock_guard lock(pending_mu_);
-    auto it = pending_.find(call_id);
+    auto it = std::find_if(pending_.begin(), pending_.end(),
+                           [&](const auto &p) { return p.first == call_id; });
     if (it != pending_.end() && it->second == w) {
-      pending_.erase(it);
+      take_pending_locked(call_id);
       try {
         remember_abandoned_locked(call_id);
       } catch (...) {
@@ -399,10 +416,18 @@ constexpr uint64_t kSpareMax = uint64_t{1} << 30;
 constexpr uint64_t kLendMin = uint64_t{32} << 20;
 } // namespace
 
+namespace {
+// A small receive buffer kept per thread: a caller reads its reply into it,
+// the reply goes with the call, and the call's end gives it back (recycle),
+// so a sync call allocates nothing for its reply.
+constexpr uint64_t kThreadSpareMax = 64 * 1024;
+thread_local MsgBuf t_thread_spare;
+} // namespace
+
 MsgBuf Connection::take_spare() {
   // Every message asks: without a spare, no lock on the call path.
   if (!have_spare_.load(std::memory_order_relaxed))
-    return MsgBuf();
+    return std::move(t_thread_spare);
   std::lock_guard lock(spare_mu_);
   have_spare_.store(false, std::memory_order_relaxed);
   return std::move(spare_);
@@ -428,6 +453,11 @@ void *Connection::map_block(uint64_t bytes) const {
 }
 
 void Connection::recycle(MsgBuf &&buf) {
+  if (buf.capacity() > 0 && buf.capacity() <= kThreadSpareMax) {
+    if (t_thread_spare.capacity() == 0)
+      t_thread_spare = std::move(buf);
+    return;
+  }
   if (buf.capacity() < kSpareMin || buf.capacity() > kSpareMax)
     return;
   MsgBuf old;
@@ -557,14 +587,26 @@ bool Connection::route(MsgBuf &&msg, std::string *reason) {
   }
 }
 
+ReplyWaiter *Connection::take_pending_locked(uint64_t call_id) {
+  for (auto &entry : pending_) {
+    if (entry.first == call_id) {
+      ReplyWaiter *waiter = entry.second;
+      entry = pending_.back();
+      pending_.pop_back();
+      return waiter;
+    }
+  }
+  return nullptr;
+}
+
 bool Connection::deliver_reply(MsgBuf &&msg, std::string *reason) {
   uint64_t call_id = msg.header()->call_id;
   std::lock_guard lock(pending_mu_);
-  auto it = pending_.find(call_id);
-  if (it != pending_.end()) {
-    ReplyWaiter *waiter = it->second;
-    pending_.erase(it);
-    waiter->finish(&msg, AVA_OK);
+  if (ReplyWaiter *waiter = take_pending_locked(call_id)) {
+    if (waiter == t_reading_for)
+      waiter->finish_by_self(&msg);
+    else
+      waiter->finish(&msg, AVA_OK);
     return true;
   }
   if (abandoned_.erase(call_id) != 0) {

@@ -14,6 +14,8 @@
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "shim/ava_shim.h"
 #include "shim/batch.hpp"
@@ -42,6 +44,7 @@ public:
     state_.store(kWaiting, std::memory_order_relaxed);
     error_ = AVA_OK;
     msg_ = MsgBuf();
+    by_self_ = false;
   }
 
 private:
@@ -50,6 +53,9 @@ private:
 
   // Called with Connection::pending_mu_ held.
   void finish(MsgBuf *msg, int error);
+  // The reply, routed by the waiting thread itself while it reads: nobody
+  // waits on the condition variable, so neither its mutex nor a notify.
+  void finish_by_self(MsgBuf *msg);
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -57,6 +63,7 @@ private:
   std::atomic<int> state_{kWaiting};
   MsgBuf msg_;
   int error_ = AVA_OK;
+  bool by_self_ = false; // finish_by_self: no other thread touched the waiter
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -139,6 +146,8 @@ private:
   // Returns false when msg breaks the protocol; *reason then says why.
   bool route(MsgBuf &&msg, std::string *reason);
   bool deliver_reply(MsgBuf &&msg, std::string *reason);
+  // Removes call_id's entry from pending_ (pending_mu_ held); its waiter or nullptr.
+  ReplyWaiter *take_pending_locked(uint64_t call_id);
   bool queue_callback(MsgBuf &&msg, std::string *reason);
   void callback_main();
   void run_callback(const MsgBuf &msg);
@@ -174,13 +183,18 @@ private:
   uint64_t async_sent_ = 0; // async CALLs sent (or batched) so far, in channel order
   std::mutex deferred_mu_;
   std::deque<std::pair<uint64_t, void *>> deferred_heap_; // (async index, heap block)
+  // deferred_heap_ is not empty (written under deferred_mu_): a sync call
+  // without async heap loans before it takes no lock to retire them.
+  std::atomic<bool> have_deferred_{false};
   Batch batch_{Batch::Limits::from_env(false)};
   std::condition_variable flush_cv_;
   std::thread flusher_;
   bool flusher_stop_ = false;
 
   mutable std::mutex pending_mu_;
-  std::unordered_map<uint64_t, ReplyWaiter *> pending_;
+  // (call id, waiter) of the sync calls in flight: one per thread in a sync
+  // call, so a short vector (no allocation per call) beats a hash map.
+  std::vector<std::pair<uint64_t, ReplyWaiter *>> pending_;
   // Calls that timed out: their late replies are dropped, not a protocol error.
   std::unordered_set<uint64_t> abandoned_;
   std::deque<uint64_t> abandoned_order_;
