@@ -105,25 +105,34 @@ int send_reply(ava_wcall *w, const void *reply, uint32_t len) {
   hdr.args_len = static_cast<uint32_t>(args_len);
   hdr.flags = AVA_F_SYNC;
 
-  std::vector<struct iovec> iov;
-  try {
-    iov.reserve(3 + 2 * w->out_items.size());
-    iov.push_back({&hdr, sizeof hdr});
-    iov.push_back({&common, sizeof common});
-    if (len > 0)
-      iov.push_back({const_cast<void *>(reply), len});
-    for (const struct iovec &item : w->out_items) {
-      if (item.iov_len > 0)
-        iov.push_back(item);
-      size_t pad = AVA_PAYLOAD_SPAN(item.iov_len) - item.iov_len;
-      iov.push_back({const_cast<uint8_t *>(kZeros), pad});
+  // Most replies have a few buffers: their gather list lives on the stack.
+  constexpr size_t kInlineIov = 16;
+  struct iovec inline_iov[kInlineIov];
+  std::vector<struct iovec> heap_iov;
+  const size_t most = 3 + 2 * w->out_items.size();
+  struct iovec *iov = inline_iov;
+  if (most > kInlineIov) {
+    try {
+      heap_iov.resize(most);
+    } catch (const std::bad_alloc &) {
+      return ava_w_fail(w, AVA_E_NOMEM, 0, 0);
     }
-  } catch (const std::bad_alloc &) {
-    return ava_w_fail(w, AVA_E_NOMEM, 0, 0);
+    iov = heap_iov.data();
+  }
+  size_t n = 0;
+  iov[n++] = {&hdr, sizeof hdr};
+  iov[n++] = {&common, sizeof common};
+  if (len > 0)
+    iov[n++] = {const_cast<void *>(reply), len};
+  for (const struct iovec &item : w->out_items) {
+    if (item.iov_len > 0)
+      iov[n++] = item;
+    size_t pad = AVA_PAYLOAD_SPAN(item.iov_len) - item.iov_len;
+    iov[n++] = {const_cast<uint8_t *>(kZeros), pad};
   }
   w->finished = true;
   slot->pending = false;
-  ava::Status sent = w->connection->send(iov.data(), static_cast<int>(iov.size()));
+  ava::Status sent = w->connection->send(iov, static_cast<int>(n));
   return sent.code;
 }
 
