@@ -53,6 +53,9 @@ private:
   std::condition_variable cv_;
   std::deque<MsgBuf> queue_;
   bool stopping_ = false;
+  // queue_ holds a message or stopping_ is set (written under mutex_): the
+  // loop looks under the lock only then, or when it does not hold the baton.
+  std::atomic<bool> attention_{false};
   std::thread thread_;
 };
 
