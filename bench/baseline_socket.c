@@ -224,6 +224,32 @@ static int ping_pong(int fd, uint64_t warmup, uint64_t count, uint64_t *samples)
 	return 0;
 }
 
+/* A one-way burst failed: says why (what names it); returns 0, a burst's failure. */
+static uint64_t burst_broken(const char *what)
+{
+	fprintf(stderr, "baseline_socket: %s: %s\n", what,
+		errno ? strerror(errno) : "the peer closed the socket");
+	return 0;
+}
+
+/*
+ * Ends a one-way burst begun at t0: waits for the peer's MSG_ACK, which must
+ * count `expected` (messages or bytes); returns the burst's ns or 0.
+ */
+static uint64_t burst_end(int fd, uint64_t t0, uint64_t expected, const char *what)
+{
+	struct msg msg;
+	if (read_all(fd, &msg, sizeof msg) != 0)
+		return burst_broken(what);
+	uint64_t t1 = bench_now_ns();
+	if (msg.kind != MSG_ACK || msg.seq != expected) {
+		fprintf(stderr, "baseline_socket: %s: the peer lost or reordered what was sent\n",
+			what);
+		return 0;
+	}
+	return t1 > t0 ? t1 - t0 : 1;
+}
+
 /* Pushes count messages one way and waits until the peer has drained them; returns ns or 0. */
 static uint64_t stream_burst(int fd, uint64_t count)
 {
@@ -234,21 +260,12 @@ static uint64_t stream_burst(int fd, uint64_t count)
 		msg.kind = MSG_STREAM;
 		msg.seq = i;
 		if (write_all(fd, &msg, sizeof msg) != 0)
-			goto broken;
+			return burst_broken("stream");
 	}
 	msg.kind = MSG_STREAM_END;
-	if (write_all(fd, &msg, sizeof msg) != 0 || read_all(fd, &msg, sizeof msg) != 0)
-		goto broken;
-	uint64_t t1 = bench_now_ns();
-	if (msg.kind != MSG_ACK || msg.seq != count) {
-		fprintf(stderr, "baseline_socket: the peer lost or reordered streamed messages\n");
-		return 0;
-	}
-	return t1 > t0 ? t1 - t0 : 1;
-broken:
-	fprintf(stderr, "baseline_socket: stream: %s\n",
-		errno ? strerror(errno) : "the peer closed the socket");
-	return 0;
+	if (write_all(fd, &msg, sizeof msg) != 0)
+		return burst_broken("stream");
+	return burst_end(fd, t0, count, "stream");
 }
 
 static int stream(int fd, const struct bench_options *options)
@@ -270,25 +287,14 @@ static uint64_t bulk_transfer(int fd, const uint8_t *block, uint64_t bytes)
 	struct msg msg = {.kind = MSG_BULK, .seq = bytes};
 	uint64_t t0 = bench_now_ns();
 	if (write_all(fd, &msg, sizeof msg) != 0)
-		goto broken;
+		return burst_broken("bulk transfer");
 	for (uint64_t sent = 0; sent < bytes;) {
 		size_t n = bytes - sent < BULK_BLOCK ? (size_t)(bytes - sent) : BULK_BLOCK;
 		if (write_all(fd, block, n) != 0)
-			goto broken;
+			return burst_broken("bulk transfer");
 		sent += n;
 	}
-	if (read_all(fd, &msg, sizeof msg) != 0)
-		goto broken;
-	uint64_t t1 = bench_now_ns();
-	if (msg.kind != MSG_ACK || msg.seq != bytes) {
-		fprintf(stderr, "baseline_socket: the peer did not receive the bulk transfer whole\n");
-		return 0;
-	}
-	return t1 > t0 ? t1 - t0 : 1;
-broken:
-	fprintf(stderr, "baseline_socket: bulk transfer: %s\n",
-		errno ? strerror(errno) : "the peer closed the socket");
-	return 0;
+	return burst_end(fd, t0, bytes, "bulk transfer");
 }
 
 static int bulk(int fd, const struct bench_options *options)

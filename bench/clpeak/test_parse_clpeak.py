@@ -126,18 +126,25 @@ class Report(unittest.TestCase):
             self.assertNotIn(("unix", "enqueuereadbuffer"), rows)
             self.assertFalse(any(run == "tcp" for run, _ in rows))
 
+    def native_and(self, out, name, wall):
+        """Two ok runs, native (6.5 s) and name (wall s), with the same figures."""
+        for run in ("native", name):
+            self.write(os.path.join(out, run + ".log"), data("pocl_native.log"))
+            self.write(os.path.join(out, run + ".xml"), data("pocl_native.xml"))
+        self.write(os.path.join(out, "runs.tsv"),
+                   f"native\tok\t0\t6.50\t\n{name}\tok\t0\t{wall:.2f}\t\n")
+
+    def goals(self, out):
+        with open(os.path.join(out, "clpeak.json"), encoding="utf-8") as f:
+            return {g["name"]: g for g in json.load(f)["goals"]}
+
     def test_goals_met_missed_and_not_measured(self):
         with tempfile.TemporaryDirectory() as out:
-            for name in ("native", "shm"):
-                self.write(os.path.join(out, name + ".log"), data("pocl_native.log"))
-                self.write(os.path.join(out, name + ".xml"), data("pocl_native.xml"))
-            self.write(os.path.join(out, "runs.tsv"),
-                       "native\tok\t0\t6.50\t\nshm\tok\t0\t10.00\t\n")
+            self.native_and(out, "shm", 10.0)
             result = self.report(out)
             self.assertEqual(result.returncode, 0, result.stderr)
             self.assertIn("clpeak goals (issue 15)", result.stdout)
-            with open(os.path.join(out, "clpeak.json"), encoding="utf-8") as f:
-                goals = {g["name"]: g for g in json.load(f)["goals"]}
+            goals = self.goals(out)
             # The same figures on both sides: every ratio is 1, the wall time 10 / 6.5.
             self.assertEqual(goals["shm / native enqueueWriteBuffer"]["status"], "met")
             self.assertEqual(goals["shm / native kernel launch latency"]["status"], "met")
@@ -151,11 +158,7 @@ class Report(unittest.TestCase):
 
     def test_tcp_goals_against_the_bare_stream(self):
         with tempfile.TemporaryDirectory() as out:
-            for name in ("native", "tcp"):
-                self.write(os.path.join(out, name + ".log"), data("pocl_native.log"))
-                self.write(os.path.join(out, name + ".xml"), data("pocl_native.xml"))
-            self.write(os.path.join(out, "runs.tsv"),
-                       "native\tok\t0\t6.50\t\ntcp\tok\t0\t20.00\t\n")
+            self.native_and(out, "tcp", 20.0)
             # Twice the tcp run's write figure (13.3495 GB/s), in MiB/s.
             stream = os.path.join(out, "tcp-stream.log")
             self.write(stream, f"result,stream_bw,536870912,{2 * 13.3495e9 / 1048576},MiB/s\n")
@@ -178,9 +181,7 @@ class Report(unittest.TestCase):
             self.assertIsNone(report_clpeak.read_tcp_stream(os.path.join(out, "absent")))
             result = self.report(out)
             self.assertIn("(not measured)", result.stdout)
-            with open(os.path.join(out, "clpeak.json"), encoding="utf-8") as f:
-                goals = {g["name"]: g for g in json.load(f)["goals"]}
-            self.assertEqual(goals["tcp enqueueWriteBuffer / bare tcp stream"]["status"],
+            self.assertEqual(self.goals(out)["tcp enqueueWriteBuffer / bare tcp stream"]["status"],
                              "not measured")
 
     def test_malformed_runs_file(self):
