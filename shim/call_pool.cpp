@@ -23,18 +23,27 @@ struct Slot {
 
 struct ThreadCalls {
   std::array<Slot, kSlots> slots;
+  ~ThreadCalls();
 };
 
-// Constant-initialised; the destructor, registered on first use, frees the
-// calls at thread exit (and keeps the library loaded until then). Runtimes
-// are never freed (runtime_registry.hpp), so a slot's runtime stays valid.
-thread_local std::unique_ptr<ThreadCalls> t_calls;
+// Calls still come after the thread's C++ thread_locals are gone (a
+// library's atexit handler calling the API in the main thread): they are
+// then allocated one by one, and t_calls is never touched again. Trivially
+// destructible, so it is valid for the thread's whole life.
+thread_local bool t_calls_gone = false;
+// Its destructor, registered on first use, frees the calls at thread exit
+// (and keeps the library loaded until then). Runtimes are never freed
+// (runtime_registry.hpp), so a slot's runtime stays valid.
+thread_local ThreadCalls t_calls;
+ThreadCalls::~ThreadCalls() {
+  t_calls_gone = true;
+}
 
 Slot *slot_of(Runtime *runtime) {
-  if (t_calls == nullptr)
-    t_calls = std::make_unique<ThreadCalls>();
+  if (t_calls_gone)
+    return nullptr;
   Slot *empty = nullptr;
-  for (Slot &s : t_calls->slots) {
+  for (Slot &s : t_calls.slots) {
     if (s.runtime == runtime)
       return &s;
     if (s.runtime == nullptr && empty == nullptr)
@@ -77,8 +86,8 @@ Call *begin_call(Runtime *runtime, uint32_t func_id, uint32_t flags) {
 void end_call(Call *call) {
   if (call == nullptr)
     return;
-  if (t_calls != nullptr) {
-    for (Slot &s : t_calls->slots) {
+  if (!t_calls_gone) {
+    for (Slot &s : t_calls.slots) {
       if (s.call.get() == call) {
         call->finish();
         s.busy = false;

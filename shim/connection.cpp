@@ -421,13 +421,38 @@ namespace {
 // the reply goes with the call, and the call's end gives it back (recycle),
 // so a sync call allocates nothing for its reply.
 constexpr uint64_t kThreadSpareMax = 64 * 1024;
-thread_local MsgBuf t_thread_spare;
+struct ThreadSpare {
+  MsgBuf buf;
+  ~ThreadSpare();
+};
+// Calls still come after the thread's C++ thread_locals are gone (a
+// library's atexit handler calling the API in the main thread): then the
+// spare is never touched again, and each message gets its own buffer.
+// Trivially destructible, so it is valid for the thread's whole life.
+thread_local bool t_thread_spare_gone = false;
+thread_local ThreadSpare t_thread_spare;
+ThreadSpare::~ThreadSpare() {
+  t_thread_spare_gone = true;
+}
+
+MsgBuf take_thread_spare() {
+  return t_thread_spare_gone ? MsgBuf() : std::move(t_thread_spare.buf);
+}
+
+// Keeps buf (small) as the thread's spare if it has none; false otherwise.
+bool keep_thread_spare(MsgBuf &buf) {
+  if (t_thread_spare_gone || buf.capacity() == 0 || buf.capacity() > kThreadSpareMax)
+    return false;
+  if (t_thread_spare.buf.capacity() == 0)
+    t_thread_spare.buf = std::move(buf);
+  return true;
+}
 } // namespace
 
 MsgBuf Connection::take_spare() {
   // Every message asks: without a spare, no lock on the call path.
   if (!have_spare_.load(std::memory_order_relaxed))
-    return std::move(t_thread_spare);
+    return take_thread_spare();
   std::lock_guard lock(spare_mu_);
   have_spare_.store(false, std::memory_order_relaxed);
   return std::move(spare_);
@@ -453,11 +478,8 @@ void *Connection::map_block(uint64_t bytes) const {
 }
 
 void Connection::recycle(MsgBuf &&buf) {
-  if (buf.capacity() > 0 && buf.capacity() <= kThreadSpareMax) {
-    if (t_thread_spare.capacity() == 0)
-      t_thread_spare = std::move(buf);
+  if (keep_thread_spare(buf))
     return;
-  }
   if (buf.capacity() < kSpareMin || buf.capacity() > kSpareMax)
     return;
   MsgBuf old;
