@@ -21,9 +21,8 @@
 #include <string.h>
 #endif
 
-/* The bytes of the slot table ava.ko uses: nslots entries from AVA_DEV_TABLE_OFF. */
-#define AVA_LAYOUT_TABLE_END(nslots) \
-	(AVA_DEV_TABLE_OFF + (ava_u64)(nslots) * sizeof(struct ava_slot_entry))
+/* The end of the slot table ava.ko uses: nslots entries, a page each. */
+#define AVA_LAYOUT_TABLE_END(nslots) AVA_DEV_TABLE_END(nslots)
 
 static inline int ava_layout_pow2(ava_u64 v)
 {
@@ -68,9 +67,8 @@ static inline const char *ava_layout_check_hdr(const struct ava_dev_hdr *h, ava_
 		return "vectors not in 1..1+nslots";
 	if (!ava_layout_pow2(page) || page < AVA_REGION_ALIGN)
 		return "the page size is no power of two of at least 4096";
-	if (h->slots_off % page || h->slots_off < AVA_DEV_TABLE_OFF + AVA_REGION_ALIGN ||
-	    h->slots_off < AVA_LAYOUT_TABLE_END(h->nslots))
-		return "slots_off not page aligned after the slot table page";
+	if (h->slots_off % page || h->slots_off < AVA_LAYOUT_TABLE_END(h->nslots))
+		return "slots_off not page aligned after the slot table";
 	if (!h->slot_size || h->slot_size % page)
 		return "slot_size not a non-zero multiple of the page size";
 	if (__builtin_mul_overflow(h->slot_size, (ava_u64)h->nslots, &slots_len) ||

@@ -78,7 +78,7 @@ u32 ava_dev_host_state(struct ava_dev *dev)
  */
 struct ava_slot_entry *ava_dev_entry(struct ava_dev *dev, u32 index)
 {
-	return (struct ava_slot_entry *)((u8 *)dev->shm + AVA_DEV_TABLE_OFF) + index;
+	return (struct ava_slot_entry *)((u8 *)dev->shm + AVA_DEV_ENTRY_OFF(index));
 }
 
 /**

@@ -159,7 +159,7 @@ Status IvshmemMemory::create(const IvshmemGeometry &g, uint32_t host_peer, const
   Status st = check_ivshmem_geometry(g);
   if (!st.is_ok())
     return st;
-  const uint64_t table_end = AVA_DEV_TABLE_OFF + AVA_REGION_ALIGN;
+  const uint64_t table_end = AVA_DEV_TABLE_END(g.nslots);
   const uint64_t wanted = AVA_REGION_HDR_SIZE + g.cmd_size + g.reply_size + g.heap_size;
   const uint64_t total = round_up_pow2(table_end + g.nslots * wanted);
   // What rounding up to a power of two adds goes to the heaps, not to waste.
@@ -215,24 +215,26 @@ IvshmemMemory::~IvshmemMemory() {
     ::munmap(base_, size_);
   }
   if (table_ != nullptr)
-    ::munmap(table_, AVA_REGION_ALIGN);
+    ::munmap(table_, AVA_DEV_ENTRY_STRIDE);
   if (!path_.empty())
     ::unlink(path_.c_str());
 }
 
 ava_slot_entry *IvshmemMemory::slot_entry(uint32_t i) const {
   if (table_ != nullptr)
-    return i == only_slot_ ? reinterpret_cast<ava_slot_entry *>(table_) + i : nullptr;
-  return reinterpret_cast<ava_slot_entry *>(base_ + AVA_DEV_TABLE_OFF) + i;
+    return i == only_slot_ ? reinterpret_cast<ava_slot_entry *>(table_) : nullptr;
+  return reinterpret_cast<ava_slot_entry *>(base_ + AVA_DEV_ENTRY_OFF(i));
 }
 
 Status IvshmemMemory::keep_only_slot(uint32_t i) {
   if (i >= hdr_.nslots || base_ == nullptr)
     return Status::error(AVA_E_PROTO, "keep_only_slot: no slot " + n(i));
-  void *p = ::mmap(nullptr, AVA_REGION_ALIGN, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(),
-                   AVA_DEV_TABLE_OFF);
+  // The entry's page alone: other slots' entries stay out of reach.
+  static_assert(AVA_DEV_ENTRY_STRIDE == AVA_REGION_ALIGN, "one host page per entry");
+  void *p = ::mmap(nullptr, AVA_DEV_ENTRY_STRIDE, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(),
+                   static_cast<off_t>(AVA_DEV_ENTRY_OFF(i)));
   if (p == MAP_FAILED)
-    return Status::error(AVA_E_NOMEM, "map the slot table: " + errno_text(errno));
+    return Status::error(AVA_E_NOMEM, "map slot " + n(i) + "'s table entry: " + errno_text(errno));
   ::munmap(base_, size_);
   base_ = nullptr;
   table_ = static_cast<uint8_t *>(p);
@@ -266,7 +268,7 @@ void IvshmemMemory::set_host_state(uint32_t state) {
 }
 
 void IvshmemMemory::reset_table() {
-  std::memset(base_ + AVA_DEV_TABLE_OFF, 0, AVA_REGION_ALIGN);
+  std::memset(base_ + AVA_DEV_TABLE_OFF, 0, AVA_DEV_TABLE_END(hdr_.nslots) - AVA_DEV_TABLE_OFF);
 }
 
 Status ivshmem_send(int sock, int64_t value, int fd) {

@@ -52,8 +52,8 @@ public:
     (void)fd_.release();
     fd_ = detail::UniqueFd(fd);
   }
-  // In a forked worker of slot i: the whole VM's memory goes, only the slot
-  // table's page stays mapped (slot_entry works for i only; slot_base and
+  // In a forked worker of slot i: the whole VM's memory goes, only slot i's
+  // table entry page stays mapped (slot_entry works for i only; slot_base and
   // the header's host_state not at all). The fd stays until drop_fd(), for
   // ivshmem_slot_channel to map the slot itself.
   Status keep_only_slot(uint32_t i);
@@ -68,7 +68,7 @@ private:
   detail::UniqueFd fd_;
   uint8_t *base_ = nullptr;
   uint64_t size_ = 0;
-  uint8_t *table_ = nullptr; // the slot table's page, after keep_only_slot
+  uint8_t *table_ = nullptr; // only_slot_'s table entry page, after keep_only_slot
   uint32_t only_slot_ = 0;
   ava_dev_hdr hdr_{};
   std::string path_; // unlinked on destruction

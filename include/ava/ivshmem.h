@@ -5,12 +5,19 @@
  * `ava vmhost` on the host), the /dev/ava ioctls of ava.ko, and the generic
  * netlink family "ava". Compiles in the kernel and in user space.
  *
- *   0            4096           8192                                 total_size
- *   +------------+--------------+-----------+-----------+---+-----------+----+
- *   | dev hdr    | slot table   | slot 0    | slot 1    |...| slot n-1  |(0) |
- *   | (host)     | n * 128 B    | slot_size | slot_size |   | slot_size |    |
- *   +------------+--------------+-----------+-----------+---+-----------+----+
- *                               ^ slots_off, slot i at slots_off + i * slot_size
+ *   0          4096         8192       4096 (1 + n)                        total_size
+ *   +----------+------------+---+------------+----------+---+------------+----+
+ *   | dev hdr  | entry 0    |...| entry n-1  | slot 0   |...| slot n-1   |(0) |
+ *   | (host)   | 128 B+pad  |   | 128 B+pad  | slot_size|   | slot_size  |    |
+ *   +----------+------------+---+------------+----------+---+------------+----+
+ *              ^ the slot table: entry i at AVA_DEV_ENTRY_OFF(i), one page each
+ *                                            ^ slots_off, slot i at
+ *                                              slots_off + i * slot_size
+ *
+ * Each slot's table entry has a page of its own (layout version 2), so the
+ * host worker of slot i maps exactly its entry's page and its slot: a worker
+ * a hostile guest took over cannot touch another slot's entry (its ring
+ * indices, counters or state). The rest of an entry's page is zero.
  *
  * Each slot is one region of include/ava/ring.h (region header page, command
  * ring, reply ring, heap) with features AVA_REGION_F_DOORBELL: one guest
@@ -92,10 +99,14 @@
 #include <linux/ioctl.h>
 
 #define AVA_DEV_MAGIC 0x44415641u /* "AVAD" read as little-endian bytes */
-#define AVA_DEV_VERSION 1u
+#define AVA_DEV_VERSION 2u /* 2: a page per slot table entry */
 #define AVA_DEV_HDR_SIZE 4096u
-#define AVA_DEV_TABLE_OFF 4096u /* the slot table follows the header page */
-#define AVA_DEV_MAX_SLOTS 32u   /* the table fits its page; vectors stay few */
+#define AVA_DEV_TABLE_OFF 4096u    /* the slot table follows the header page */
+#define AVA_DEV_ENTRY_STRIDE 4096u /* one page per entry */
+#define AVA_DEV_MAX_SLOTS 32u      /* vectors stay few */
+/* Where slot i's table entry lies, and where the table of n entries ends. */
+#define AVA_DEV_ENTRY_OFF(i) (AVA_DEV_TABLE_OFF + (ava_u64)(i) * AVA_DEV_ENTRY_STRIDE)
+#define AVA_DEV_TABLE_END(n) AVA_DEV_ENTRY_OFF(n)
 #define AVA_DEV_CTL_VECTOR 0u
 #define AVA_DEV_SLOT_VECTOR(i) (1u + (i))
 
@@ -116,7 +127,7 @@ struct ava_dev_hdr {
 	ava_u64 total_size; /* size of the shared memory */
 	ava_u32 nslots;     /* 1 ... AVA_DEV_MAX_SLOTS */
 	ava_u32 vectors;    /* interrupt vectors the host serves: 1 + nslots */
-	ava_u64 slots_off;  /* multiple of 4096, after the slot table */
+	ava_u64 slots_off;  /* multiple of 4096, at or after AVA_DEV_TABLE_END(nslots) */
 	ava_u64 slot_size;  /* multiple of 4096; one ring.h region each */
 	ava_u64 cmd_size;   /* the layout of every slot's region: */
 	ava_u64 reply_size; /*   header page, command ring, reply ring, heap */
@@ -175,8 +186,8 @@ AVA_STATIC_ASSERT(offsetof(struct ava_slot_entry, claim_flags) == 40, "ava_slot_
 AVA_STATIC_ASSERT(offsetof(struct ava_slot_entry, checked_head) == 48,
 		  "ava_slot_entry.checked_head");
 AVA_STATIC_ASSERT(offsetof(struct ava_slot_entry, cmd_tail) == 112, "ava_slot_entry.cmd_tail");
-AVA_STATIC_ASSERT(AVA_DEV_MAX_SLOTS * sizeof(struct ava_slot_entry) <= 4096,
-		  "slot table fits a page");
+AVA_STATIC_ASSERT(sizeof(struct ava_slot_entry) <= AVA_DEV_ENTRY_STRIDE,
+		  "a slot table entry fits its page");
 
 /* ---- /dev/ava ---- */
 

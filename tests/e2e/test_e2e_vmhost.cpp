@@ -145,7 +145,7 @@ struct FakeVm {
   }
 
   ava_slot_entry *entry(uint32_t i) const {
-    return reinterpret_cast<ava_slot_entry *>(mem + AVA_DEV_TABLE_OFF) + i;
+    return reinterpret_cast<ava_slot_entry *>(mem + AVA_DEV_ENTRY_OFF(i));
   }
   uint8_t *slot(uint32_t i) const { return mem + hdr.slots_off + i * hdr.slot_size; }
   ava_region_hdr *region(uint32_t i) const { return reinterpret_cast<ava_region_hdr *>(slot(i)); }
@@ -676,7 +676,9 @@ bool holds_vm_memory_fd(pid_t pid) {
 
 // A hostile slot worker could read or scribble on every other slot (other
 // processes of the VM) if it kept the VM's memory: it keeps its own slot and
-// its line of the slot table mapped, and no descriptor to map more.
+// its own slot table entry's page mapped (not the other slots' entries, whose
+// ring indices and state it could otherwise rewrite), and no descriptor to
+// map more.
 Test(vmhost, a_slot_worker_maps_only_its_own_slot) {
   Host host;
   FakeVm vm;
@@ -690,7 +692,7 @@ Test(vmhost, a_slot_worker_maps_only_its_own_slot) {
   const auto mappings = vm_memory_mappings(worker);
   cr_expect(!mappings.empty(), "the worker maps nothing of the VM's memory");
   for (const auto &[offset, length] : mappings) {
-    const bool table = offset == AVA_DEV_TABLE_OFF && length == 4096;
+    const bool table = offset == AVA_DEV_ENTRY_OFF(1) && length == AVA_DEV_ENTRY_STRIDE;
     const bool own_slot = offset >= slot_off && offset + length <= slot_off + vm.hdr.slot_size;
     cr_expect(table || own_slot, "slot 1's worker maps bytes %#llx+%#llx of the VM's memory",
               static_cast<unsigned long long>(offset), static_cast<unsigned long long>(length));

@@ -41,7 +41,7 @@ static void check_slot(const struct ava_dev_hdr *h, uint64_t bar_len, uint32_t i
 	struct ava_region_hdr rh;
 	uint64_t off = ava_layout_slot_off(h, i);
 
-	PROMISE(off >= AVA_LAYOUT_TABLE_END(h->nslots) && off >= AVA_DEV_TABLE_OFF + PAGE);
+	PROMISE(off >= AVA_LAYOUT_TABLE_END(h->nslots) && off >= AVA_DEV_ENTRY_OFF(h->nslots));
 	PROMISE(off % PAGE == 0);
 	PROMISE(off <= h->total_size && h->slot_size <= h->total_size - off);
 	PROMISE(h->total_size <= bar_len);

@@ -47,7 +47,7 @@ unsigned VmShm::nslots() const {
 
 ava_slot_entry VmShm::slot(unsigned i) const {
   ava_slot_entry e;
-  std::memcpy(&e, at(AVA_DEV_TABLE_OFF + i * sizeof(ava_slot_entry)), sizeof e);
+  std::memcpy(&e, at(AVA_DEV_ENTRY_OFF(i)), sizeof e);
   return e;
 }
 
