@@ -24,7 +24,8 @@ constexpr uint32_t kMaxLoggedErrors = 64;
 GuestConnection::GuestConnection(std::unique_ptr<Channel> channel, const WorkerOptions &options)
     : channel_(std::move(channel)), callback_timeout_ms_(options.callback_timeout_ms),
       resources_(options.resource_quota), on_refused_(options.on_refused),
-      settings_(options.plugin_settings), callback_limit_(options.max_guest_callbacks) {
+      settings_(options.plugin_settings), callback_limit_(options.max_guest_callbacks),
+      kept_limit_(options.max_guest_kept_bytes) {
   channel_->set_max_message(options.max_message);
   channel_->set_send_timeout_ms(options.send_timeout_ms);
   handles_.set_limit(options.max_guest_objects);
@@ -132,10 +133,15 @@ void GuestConnection::async_finished() {
   }
 }
 
-void GuestConnection::keep_buffer(void *buffer, uint32_t lifetime, uint64_t coupled_handle) {
+bool GuestConnection::keep_buffer(void *buffer, uint64_t bytes, uint32_t lifetime,
+                                  uint64_t coupled_handle) {
   uint64_t key = lifetime == AVA_LIFETIME_COUPLED ? coupled_handle : 0;
   std::lock_guard lock(kept_mutex_);
-  kept_.emplace(key, Kept{buffer, 0});
+  if (kept_limit_ != 0 && bytes > kept_limit_ - kept_bytes_)
+    return false;
+  kept_.emplace(key, Kept{buffer, bytes, 0});
+  kept_bytes_ += bytes;
+  return true;
 }
 
 bool GuestConnection::keep_callback_ctx(uint64_t ctx_key, uint32_t lifetime,
@@ -147,7 +153,7 @@ bool GuestConnection::keep_callback_ctx(uint64_t ctx_key, uint32_t lifetime,
     once_ctx_.insert(ctx_key);
   } else {
     uint64_t key = lifetime == AVA_LIFETIME_COUPLED ? coupled_handle : 0;
-    kept_.emplace(key, Kept{nullptr, ctx_key});
+    kept_.emplace(key, Kept{nullptr, 0, ctx_key});
   }
   ++callback_ctxs_;
   return true;
@@ -186,6 +192,7 @@ void GuestConnection::release_coupled(uint64_t handle) {
   for (auto it = range.first; it != range.second; ++it) {
     if (it->second.ctx_key != 0)
       --callback_ctxs_;
+    kept_bytes_ -= it->second.bytes;
     release(it->second);
   }
   kept_.erase(range.first, range.second);
@@ -198,6 +205,7 @@ void GuestConnection::release_all_kept() {
     std::lock_guard lock(kept_mutex_);
     released.swap(kept_);
     once.swap(once_ctx_);
+    kept_bytes_ = 0;
     callback_ctxs_ = 0;
   }
   for (auto &entry : released)

@@ -96,7 +96,9 @@ public:
 
   // Worker-owned copies and callback contexts that outlive their call.
   // Throw std::bad_alloc; on failure the caller still owns what it passed.
-  void keep_buffer(void *buffer, uint32_t lifetime, uint64_t coupled_handle);
+  // keep_buffer is false, keeping nothing, when bytes more would pass the
+  // guest's budget of kept bytes (WorkerOptions::max_guest_kept_bytes).
+  bool keep_buffer(void *buffer, uint64_t bytes, uint32_t lifetime, uint64_t coupled_handle);
   // False, keeping nothing, when the guest holds its budget of callback
   // registrations (WorkerOptions::max_guest_callbacks).
   bool keep_callback_ctx(uint64_t key, uint32_t lifetime, uint64_t coupled_handle);
@@ -163,6 +165,7 @@ private:
   };
   struct Kept {
     void *buffer;     // malloc'ed, or nullptr
+    uint64_t bytes;   // of buffer, counted against kept_limit_
     uint64_t ctx_key; // callback context, or 0
   };
 
@@ -194,6 +197,8 @@ private:
   std::unordered_set<uint64_t> once_ctx_; // kept_mutex_; once contexts not yet run
   uint32_t callback_ctxs_ = 0;            // kept_mutex_; in kept_ and once_ctx_
   const uint32_t callback_limit_;         // 0: none
+  uint64_t kept_bytes_ = 0;               // kept_mutex_; buffers in kept_
+  const uint64_t kept_limit_;             // 0: none
 
   uint64_t async_received_ = 0; // the reader's, under the session's rx lock
   std::atomic<uint64_t> async_done_{0};

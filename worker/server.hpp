@@ -40,6 +40,9 @@ struct WorkerOptions {
   // call: until their handle goes, until they ran, or until the guest
   // leaves); one more fails as out of resources (AVA_E_POLICY). 0: no limit.
   uint32_t max_guest_callbacks = 65536;
+  // Bytes of a guest's buffers kept beyond their call (ava_w_buffer_keep);
+  // a keep past it fails its call as out of resources (AVA_E_POLICY). 0: no limit.
+  uint64_t max_guest_kept_bytes = uint64_t{256} << 20;
   // A guest that reads nothing for this long while the worker sends to it is
   // dropped (its sends fail), so it cannot hold a worker or driver thread.
   int send_timeout_ms = 30000;

@@ -157,8 +157,13 @@ AVA_W_EXPORT void *ava_w_buffer_keep(struct ava_wcall *w, const void *ptr, uint6
   try {
     if (lifetime == AVA_LIFETIME_CALL)
       w->arena.push_back({copy, 0}); // malloc'ed
-    else
-      w->connection->keep_buffer(copy, lifetime, coupled_handle);
+    else if (!w->connection->keep_buffer(copy, len, lifetime, coupled_handle)) {
+      std::free(copy);
+      w->connection->log_error("holds its budget of kept bytes (guest.kept_bytes): a call that "
+                               "keeps more fails");
+      set_pending(w, AVA_E_POLICY);
+      return nullptr;
+    }
   } catch (const std::bad_alloc &) {
     std::free(copy);
     set_pending(w, AVA_E_NOMEM);

@@ -175,10 +175,40 @@ static int zerocopy(const char *mib)
 	return same ? 0 : 1;
 }
 
+/*
+ * Sets COUNT labels of BYTES each on one object (libdemo keeps each label's
+ * pointer while the object lives), then releases it and sets one label on a
+ * new object: prints how many labels took and the first failure.
+ */
+static int labels(const char *count_text, const char *bytes_text)
+{
+	const long count = strtol(count_text, NULL, 10);
+	const size_t bytes = strtoull(bytes_text, NULL, 10);
+	char *label = malloc(bytes + 1);
+	demo_obj o = NULL, again = NULL;
+	demo_status rc = DEMO_OK;
+	long set = 0;
+
+	if (!label || count <= 0 || bytes == 0)
+		return 2;
+	memset(label, 'l', bytes);
+	label[bytes] = 0;
+	printf("create: %d\n", demo_obj_create("labels", 8, &o));
+	while (set < count && (rc = demo_obj_set_label(o, label)) == DEMO_OK)
+		++set;
+	printf("labels: %ld of %ld set, then %d\n", set, count, set < count ? rc : DEMO_OK);
+	printf("release: %d\n", demo_obj_release(o));
+	printf("create again: %d\n", demo_obj_create("again", 8, &again));
+	printf("label again: %d\n", demo_obj_set_label(again, label));
+	printf("release again: %d\n", demo_obj_release(again));
+	free(label);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: demo_probe async-error|bad-handles|unsupported|live|sleep MS|idle THREADS MS|big MIB\n");
+		fprintf(stderr, "usage: demo_probe async-error|bad-handles|unsupported|live|sleep MS|idle THREADS MS|big MIB|zerocopy MIB|labels COUNT BYTES\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "async-error"))
@@ -202,6 +232,8 @@ int main(int argc, char **argv)
 		return big(argv[2]);
 	if (!strcmp(argv[1], "zerocopy") && argc > 2)
 		return zerocopy(argv[2]);
+	if (!strcmp(argv[1], "labels") && argc > 3)
+		return labels(argv[2], argv[3]);
 	fprintf(stderr, "demo_probe: unknown command %s\n", argv[1]);
 	return 2;
 }

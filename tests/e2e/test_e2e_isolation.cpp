@@ -299,6 +299,36 @@ Test(e2e_isolation, a_peer_over_its_connection_budget_is_refused, .timeout = 120
   cr_expect(later.out.find("live: 0") != std::string::npos, "%s", later.out.c_str());
 }
 
+// Nor keep its buffers without end: libdemo holds on to each label's pointer,
+// so the worker keeps a copy while the object lives. Past [guest] kept_bytes
+// the call that would keep more fails (out of resources) and the worker goes
+// on; what the guest released gives the room back.
+Test(e2e_isolation, a_guest_keeps_at_most_its_budget_of_bytes, .timeout = 120) {
+  Worker w({}, "[guest]\nkept_bytes = 65536\n");
+  cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());
+  // 16 labels of 4096 bytes and their terminating zeros pass 65536 bytes; a
+  // call the worker refuses gets the demo spec's error value (DEMO_ERR_TRANSPORT).
+  const ProcResult over =
+      run_proc({DEMO_PROBE, "labels", "100", "4096"}, guest_env(w.address), kTimeoutMs);
+  cr_expect(over.out.find("labels: 15 of 100 set, then -5\n") != std::string::npos,
+            "labels kept past a budget of 65536 bytes:\n%s%s", over.out.c_str(), over.err.c_str());
+  cr_expect(over.out.find("label again: 0\n") != std::string::npos,
+            "no room after the object went:\n%s", over.out.c_str());
+  std::string log;
+  cr_expect(w.proc.wait_for_line("budget of kept bytes", 10000, &log), "%s", log.c_str());
+  // Natively, and under the default budget, every label takes.
+  const ProcResult native =
+      run_proc({DEMO_PROBE, "labels", "100", "4096"}, clean_env(), kTimeoutMs);
+  cr_expect(native.out.find("labels: 100 of 100 set") != std::string::npos, "%s",
+            native.out.c_str());
+  Worker roomy;
+  cr_assert(roomy.ready, "the worker did not start:\n%s", roomy.output.c_str());
+  const ProcResult within =
+      run_proc({DEMO_PROBE, "labels", "100", "4096"}, guest_env(roomy.address), kTimeoutMs);
+  cr_expect(within.out.find("labels: 100 of 100 set") != std::string::npos, "%s",
+            within.out.c_str());
+}
+
 Test(e2e_isolation, a_guest_over_its_thread_budget_gets_errors_not_threads, .timeout = 120) {
   Worker w({}, "[guest]\nthreads = 4\n");
   cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());

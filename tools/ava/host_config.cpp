@@ -149,6 +149,10 @@ Status parse_host_config(std::string_view text, std::string_view source, HostCon
         config.limits.callbacks = v;
       else
         config.limits.connections_per_peer = v;
+    } else if (key == "guest.kept_bytes") {
+      if (int_value == nullptr || *int_value <= 0)
+        return error_at(source, line, key + " must be a positive number of bytes");
+      config.limits.kept_bytes = static_cast<uint64_t>(*int_value);
     } else if (key == "guest.credentials") {
       if (text_value == nullptr)
         return want("a string");
@@ -176,7 +180,7 @@ Status parse_host_config(std::string_view text, std::string_view source, HostCon
                           "guest.memory_max, guest.cmds_per_sec, guest.bytes_per_sec, "
                           "guest.device_memory, guest.threads, guest.send_timeout_ms, "
                           "guest.connections, guest.connections_per_peer, guest.objects, "
-                          "guest.callbacks, guest.credentials, "
+                          "guest.callbacks, guest.kept_bytes, guest.credentials, "
                           "opencl.kernels_without_arg_info)");
     }
   }

@@ -16,6 +16,9 @@
 //   send_timeout_ms = 30000            # a guest that reads nothing this long is dropped
 //   connections = 1024                 # guest connections one `ava worker` serves at once
 //   connections_per_peer = 64          #   and per peer (unix: uid; tcp: address)
+//   objects = 262144                   # handles one guest may hold
+//   callbacks = 65536                  # callback registrations one guest may hold
+//   kept_bytes = 268435456             # bytes of its buffers the worker keeps past a call
 //   credentials = "/etc/ava/credentials" # guests must show a token listed there
 //                                      #   (worker/credentials.hpp; not readable by others)
 //
@@ -64,6 +67,10 @@ struct GuestLimits {
   // Callback registrations one guest may hold (event callbacks not yet
   // run, notifications of objects it holds): one more fails likewise.
   uint32_t callbacks = 65536;
+  // Bytes of the guest's buffers the worker keeps beyond their call (an
+  // API that holds on to a pointer, ava_lifetime_coupled/static): one more
+  // keep fails as out of resources.
+  uint64_t kept_bytes = uint64_t{256} << 20;
 };
 
 // The tighter of a host limit and a guest's own (0 = none on either side).

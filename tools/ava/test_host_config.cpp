@@ -87,18 +87,23 @@ Test(host_config, every_key_is_read) {
   cr_assert(parse_host_config("", "host.toml", &d).is_ok());
   cr_expect(d.limits.threads == 1024 && d.limits.send_timeout_ms == 30000 &&
             d.limits.connections == 1024 && d.limits.connections_per_peer == 64 &&
-            d.limits.objects == 262144 && d.limits.callbacks == 65536);
+            d.limits.objects == 262144 && d.limits.callbacks == 65536 &&
+            d.limits.kept_bytes == uint64_t{256} << 20);
   cr_assert(parse_host_config("[guest]\nthreads = 8\nsend_timeout_ms = 500\nconnections = 16\n"
-                              "connections_per_peer = 2\nobjects = 100\ncallbacks = 7\n",
+                              "connections_per_peer = 2\nobjects = 100\ncallbacks = 7\n"
+                              "kept_bytes = 8589934592\n",
                               "host.toml", &d)
                 .is_ok());
   cr_expect(d.limits.threads == 8 && d.limits.send_timeout_ms == 500 &&
             d.limits.connections == 16 && d.limits.connections_per_peer == 2 &&
-            d.limits.objects == 100 && d.limits.callbacks == 7);
+            d.limits.objects == 100 && d.limits.callbacks == 7 &&
+            d.limits.kept_bytes == uint64_t{8} << 30);
   cr_expect(!parse_host_config("[guest]\nobjects = 0\n", "host.toml", &d).is_ok(),
             "a budget of no objects at all");
   cr_expect(!parse_host_config("[guest]\ncallbacks = -1\n", "host.toml", &d).is_ok(),
             "a negative budget of callbacks");
+  cr_expect(!parse_host_config("[guest]\nkept_bytes = 0\n", "host.toml", &d).is_ok(),
+            "a budget of no kept bytes at all");
 }
 
 // Plugin settings reach the worker as "<spec>.<key>"; none is set by default

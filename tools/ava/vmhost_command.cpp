@@ -636,6 +636,7 @@ int vmhost_command(std::span<const std::string> args) {
   options.worker.max_guest_threads = host_config.limits.threads;
   options.worker.max_guest_objects = host_config.limits.objects;
   options.worker.max_guest_callbacks = host_config.limits.callbacks;
+  options.worker.max_guest_kept_bytes = host_config.limits.kept_bytes;
   options.worker.send_timeout_ms = host_config.limits.send_timeout_ms;
   options.worker.plugin_settings = host_config.plugin_settings;
   options.worker.credentials = host_config.credentials;

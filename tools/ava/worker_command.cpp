@@ -227,6 +227,7 @@ int worker_command(std::span<const std::string> args) {
   options.max_guest_threads = host.limits.threads;
   options.max_guest_objects = host.limits.objects;
   options.max_guest_callbacks = host.limits.callbacks;
+  options.max_guest_kept_bytes = host.limits.kept_bytes;
   options.credentials = host.credentials;
   options.send_timeout_ms = host.limits.send_timeout_ms;
   options.plugin_settings = host.plugin_settings;
