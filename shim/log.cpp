@@ -32,7 +32,8 @@ constexpr StatusInfo kStatuses[] = {
     {AVA_E_TOO_BIG, "AVA_E_TOO_BIG", "message above the configured limit"},
     {AVA_E_TIMEOUT, "AVA_E_TIMEOUT", "no answer within the configured time"},
     {AVA_E_STATE, "AVA_E_STATE", "call out of order"},
-    {AVA_E_POLICY, "AVA_E_POLICY", "refused by this guest's sharing policy (a rate, quota or budget)"},
+    {AVA_E_POLICY, "AVA_E_POLICY",
+     "refused by this guest's sharing policy (a rate, quota or budget)"},
     {AVA_E_VERSION, "AVA_E_VERSION", "no protocol version in common with the other side"},
     {AVA_E_ACCESS, "AVA_E_ACCESS", "the credential is missing or not accepted"},
 };
