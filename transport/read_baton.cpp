@@ -114,30 +114,45 @@ void ReadBaton::pass_to_reader(Member &m) {
 
 bool ReadBaton::fallback_take() {
   std::unique_lock lock(mu_);
+  // Whether the baton was let go of since the fallback last looked: a member
+  // busy with calls, which frees and retakes it around each one.
+  bool busy = false;
   for (;;) {
     if (closed_)
       return false;
     if (holder_ == Holder::Fallback)
       return true;
-    if (holder_ == Holder::Free) {
-      // Free now; take it only if nobody takes it back within the grace. The
-      // wait is not woken by a retake (that would cost the member a system
-      // call): the counter tells afterwards whether this is the same free
-      // period.
+    if (holder_ == Holder::Free || busy) {
+      // Free now, or lately: take it only if it stays free for a whole grace.
+      // The wait is not woken by a free or a retake (that would cost the
+      // member a system call per call, and this thread a wake-up on a CPU
+      // the busy threads need): the counter tells afterwards whether the
+      // baton moved meanwhile. So a busy member costs one wake-up here per
+      // grace, and the fallback takes a baton left free within two graces.
       const uint64_t period = freed_;
       fallback_cv_.wait_for(lock, grace_, [&] { return closed_ || holder_ == Holder::Fallback; });
+      ++fallback_wakeups_;
       if (!closed_ &&
           (holder_ == Holder::Fallback || (holder_ == Holder::Free && freed_ == period))) {
         holder_ = Holder::Fallback;
         return true;
       }
+      busy = freed_ != period;
       continue;
     }
-    // A member holds it (and is reading): nothing to do until it lets go.
+    // A member has held it for a whole grace (it is reading, or the channel
+    // is idle): nothing to do until it lets go, which tells this thread.
     fallback_asleep_ = true;
     fallback_cv_.wait(lock, [&] { return closed_ || holder_ != Holder::Member; });
     fallback_asleep_ = false;
+    ++fallback_wakeups_;
+    busy = true;
   }
+}
+
+uint64_t ReadBaton::fallback_wakeups() {
+  std::lock_guard lock(mu_);
+  return fallback_wakeups_;
 }
 
 bool ReadBaton::fallback_offer() {

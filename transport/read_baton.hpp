@@ -18,9 +18,11 @@
 // member directly. With nobody enlisted it is left free: a member usually
 // takes it back a moment later (between two calls), so the fallback takes it
 // only once it has stayed free for a grace period. The fallback sleeps
-// without a timeout while someone holds the baton and is told when it becomes
-// free, so an idle channel (a holder blocked in recv) costs no wake-ups, and
-// a busy one at most one fallback wake-up per grace period.
+// without a timeout while a member has held the baton for a whole grace and
+// is told when it becomes free, so an idle channel (a holder blocked in recv)
+// costs no wake-ups; while members free and retake it (busy with calls) the
+// fallback looks once per grace instead of being told of every free, so a
+// busy channel costs one fallback wake-up per grace period.
 #pragma once
 
 #include <chrono>
@@ -91,6 +93,9 @@ public:
   // Wakes the fallback for good (the channel is closing).
   void close();
 
+  // How often the fallback woke in fallback_take (for tests and counters).
+  uint64_t fallback_wakeups();
+
 private:
   // Baton mutex held: makes m (or nobody) the member holding the baton.
   // self is the member whose own thread calls (or nullptr): its holds_ is
@@ -111,6 +116,7 @@ private:
   std::deque<Member *> waiting_; // enlisted, oldest first
   uint64_t freed_ = 0;           // times the baton was left free
   bool fallback_asleep_ = false; // in its untimed wait: tell it when the baton is freed
+  uint64_t fallback_wakeups_ = 0;
   bool closed_ = false;
 };
 

@@ -117,6 +117,38 @@ Test(read_baton, the_fallback_waits_while_a_member_holds_it) {
   cr_expect(!m.holds());
 }
 
+// A member busy with calls frees and retakes the baton around each one. The
+// fallback must not be told of every free (a system call for the member, and
+// a wake-up on a CPU the busy threads need): it looks once per grace.
+Test(read_baton, a_busy_member_wakes_the_fallback_once_per_grace, .timeout = 60) {
+  constexpr auto kGrace = 5ms;
+  ReadBaton baton(kGrace);
+  TestMember m;
+  cr_assert(!baton.enlist(m.member));
+  cr_assert(baton.fallback_offer());
+  std::atomic<bool> taken{false};
+  std::thread fallback = fallback_in_background(baton, taken);
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t calls = 0;
+  // The member retakes at once; only a member descheduled for a whole grace
+  // (a loaded machine) loses it to the fallback, which ends the busy period.
+  while (std::chrono::steady_clock::now() - start < 250ms) {
+    baton.pass(m.member);
+    ++calls;
+    if (!baton.try_take(m.member))
+      break;
+  }
+  const auto graces = (std::chrono::steady_clock::now() - start) / kGrace;
+  const uint64_t wakeups = baton.fallback_wakeups();
+  if (!taken.load())
+    baton.pass_to_fallback(m.member);
+  fallback.join();
+  cr_expect(wakeups <= static_cast<uint64_t>(graces) + 3,
+            "%llu fallback wake-ups in %lld graces of %llu calls",
+            static_cast<unsigned long long>(wakeups), static_cast<long long>(graces),
+            static_cast<unsigned long long>(calls));
+}
+
 Test(read_baton, passed_to_the_reader_it_goes_to_the_fallback_at_once_or_to_a_waiter) {
   // A grace far longer than the test: a fallback that got the baton only
   // after the grace would time the test out instead of passing.
