@@ -48,13 +48,17 @@ inline std::string test_fatbin_path() {
   return carried != nullptr && carried[0] != '\0' ? carried : CUDA_TEST_FATBIN;
 }
 
-// A worker serving cudart on a unix socket of its own; extra options
-// (e.g. --shared: every guest in one process) after the others.
+// A worker serving cudart (or another CUDA spec) on a unix socket of its
+// own; extra options (e.g. --shared: every guest in one process) after the
+// others, env entries added to its environment.
 struct CudartWorker {
   std::string dir = make_temp_dir();
   std::string path = dir + "/worker.sock";
   BackgroundProc proc;
-  explicit CudartWorker(const std::vector<std::string> &extra = {}) : proc(argv(path, extra), {}) {}
+  explicit CudartWorker(const std::vector<std::string> &extra = {},
+                        const std::string &spec = "cudart",
+                        const std::vector<std::string> &env = {})
+      : proc(argv(path, spec, extra), env) {}
   ~CudartWorker() {
     proc.kill_now(SIGTERM);
     proc.wait_exit(5000);
@@ -65,9 +69,9 @@ struct CudartWorker {
   bool alive() { return kill(proc.pid(), 0) == 0 && proc.wait_exit(0) == -1; }
 
 private:
-  static std::vector<std::string> argv(const std::string &path,
+  static std::vector<std::string> argv(const std::string &path, const std::string &spec,
                                        const std::vector<std::string> &extra) {
-    std::vector<std::string> a = {ava_bin(),  "worker",       "--spec",     "cudart",
+    std::vector<std::string> a = {ava_bin(),  "worker",       "--spec",     spec,
                                   "--listen", "unix:" + path, "--ready-fd", "1"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
