@@ -114,7 +114,8 @@ static int idle(const char *threads, const char *ms)
 	return failed;
 }
 
-static int big(const char *mib)
+/* The round trip of MIB MiB; then, with hold_ms, the connection stays idle that long. */
+static int big(const char *mib, const char *hold_ms)
 {
 	const uint64_t size = strtoull(mib, NULL, 10) << 20;
 	uint8_t *in = malloc(size), *out = malloc(size);
@@ -135,6 +136,16 @@ static int big(const char *mib)
 	printf("release: %d\n", demo_obj_release(o));
 	free(in);
 	free(out);
+	if (hold_ms) {
+		const long ms = strtol(hold_ms, NULL, 10);
+		struct timespec left = {ms / 1000, (ms % 1000) * 1000000L};
+
+		printf("holding\n");
+		fflush(stdout);
+		while (nanosleep(&left, &left) != 0)
+			;
+		printf("version: %d\n", demo_version());
+	}
 	return same ? 0 : 1;
 }
 
@@ -208,7 +219,7 @@ static int labels(const char *count_text, const char *bytes_text)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: demo_probe async-error|bad-handles|unsupported|live|sleep MS|idle THREADS MS|big MIB|zerocopy MIB|labels COUNT BYTES\n");
+		fprintf(stderr, "usage: demo_probe async-error|bad-handles|unsupported|live|sleep MS|idle THREADS MS|big MIB [HOLD_MS]|zerocopy MIB|labels COUNT BYTES\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "async-error"))
@@ -229,7 +240,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "idle") && argc > 3)
 		return idle(argv[2], argv[3]);
 	if (!strcmp(argv[1], "big") && argc > 2)
-		return big(argv[2]);
+		return big(argv[2], argc > 3 ? argv[3] : NULL);
 	if (!strcmp(argv[1], "zerocopy") && argc > 2)
 		return zerocopy(argv[2]);
 	if (!strcmp(argv[1], "labels") && argc > 3)

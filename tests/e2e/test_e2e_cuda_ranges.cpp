@@ -94,8 +94,8 @@ std::vector<Call> calls_on(uint64_t dst, uint64_t src, uint64_t n) {
                    ava_cuda_cuMemcpyDtoHAsync_v2_call{out, src, n, 0}));
   c.push_back(make("cuMemcpyDtoDAsync", AVA_CUDA_FN_CUMEMCPYDTODASYNC_V2,
                    ava_cuda_cuMemcpyDtoDAsync_v2_call{dst, src, n, 0}));
-  c.push_back(make("cuMemsetD8", AVA_CUDA_FN_CUMEMSETD8_V2,
-                   ava_cuda_cuMemsetD8_v2_call{dst, 0x41, n}));
+  c.push_back(
+      make("cuMemsetD8", AVA_CUDA_FN_CUMEMSETD8_V2, ava_cuda_cuMemsetD8_v2_call{dst, 0x41, n}));
   c.push_back(make("cuMemsetD32", AVA_CUDA_FN_CUMEMSETD32_V2,
                    ava_cuda_cuMemsetD32_v2_call{dst, 0x41414141, n / 4}));
   c.push_back(make("cuMemsetD8Async", AVA_CUDA_FN_CUMEMSETD8ASYNC,
@@ -121,8 +121,8 @@ uint64_t free_dev(RawGuest &g, uint64_t p) {
 uint64_t next_async_error(RawGuest &g, uint32_t *func) {
   const Call probe = make("cuMemFree", AVA_CUDA_FN_CUMEMFREE_V2, ava_cuda_cuMemFree_v2_call{0});
   Bytes r;
-  cr_assert(g.call(probe.func, probe.args.data(), static_cast<uint32_t>(probe.args.size()), {},
-                   &r));
+  cr_assert(
+      g.call(probe.func, probe.args.data(), static_cast<uint32_t>(probe.args.size()), {}, &r));
   ava_reply_common c{};
   cr_assert_geq(r.size(), sizeof(ava_msg_hdr) + sizeof c);
   std::memcpy(&c, r.data() + sizeof(ava_msg_hdr), sizeof c);

@@ -273,30 +273,46 @@ Test(e2e_isolation, host_limits_hold_for_each_guest, .timeout = 120) {
             small.err.c_str());
 }
 
-// Budgets from the host configuration (guest.connections_per_peer,
-// guest.threads): a peer cannot open connections without end, and a guest
-// cannot make the worker start threads without end; what is over the budget
-// is refused, the rest goes on.
-Test(e2e_isolation, a_peer_over_its_connection_budget_is_refused, .timeout = 120) {
-  Worker w({}, "[guest]\nconnections_per_peer = 2\n");
+// Budgets from the host configuration (guest.connections,
+// guest.connections_per_peer, guest.threads): guests cannot open connections
+// without end (all together, or one peer), and a guest cannot make the worker
+// start threads without end; what is over the budget is refused, the rest
+// goes on.
+struct ConnectionBudget {
+  const char *host_toml; // a budget of 2
+  const char *log_says;  // the worker's reason for the third
+};
+
+static void expect_third_connection_refused(const ConnectionBudget &c) {
+  Worker w({}, c.host_toml);
   cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());
   Sleeper a(w.address, 4000), b(w.address, 4000);
   cr_assert(a.ready() && b.ready(), "the first two guests did not start");
   const ProcResult third = run_proc({DEMO_PROBE, "live"}, guest_env(w.address), kTimeoutMs);
   cr_expect(third.exit_code != 0 || third.out.find("live: 0") == std::string::npos ||
                 third.err.find("ava:") != std::string::npos,
-            "a third connection of the same uid was served:\n%s%s", third.out.c_str(),
+            "a third connection was served under %s:\n%s%s", c.host_toml, third.out.c_str(),
             third.err.c_str());
   std::string log;
-  cr_expect(w.proc.wait_for_line("connections_per_peer", 10000, &log),
+  cr_expect(w.proc.wait_for_line(c.log_says, 10000, &log),
             "the worker did not say why it refused:\n%s", log.c_str());
-  cr_expect(log.find("refused: uid ") != std::string::npos, "%s", log.c_str());
+  cr_expect(log.find("): refused: ") != std::string::npos, "%s", log.c_str());
   // The two served guests are untouched, and once they are done a new one is served.
   cr_expect(a.finish().find("after sleep: ") != std::string::npos);
   cr_expect(b.finish().find("after sleep: ") != std::string::npos);
   const ProcResult later = run_proc({DEMO_PROBE, "live"}, guest_env(w.address), kTimeoutMs);
   cr_expect_eq(later.exit_code, 0, "after the others left:\n%s", later.err.c_str());
   cr_expect(later.out.find("live: 0") != std::string::npos, "%s", later.out.c_str());
+}
+
+Test(e2e_isolation, a_peer_over_its_connection_budget_is_refused, .timeout = 120) {
+  expect_third_connection_refused(
+      {"[guest]\nconnections_per_peer = 2\n", "has 2 connections (guest.connections_per_peer)"});
+}
+
+Test(e2e_isolation, a_connection_over_the_workers_budget_is_refused, .timeout = 120) {
+  expect_third_connection_refused(
+      {"[guest]\nconnections = 2\n", "2 connections are served (guest.connections)"});
 }
 
 // Nor keep its buffers without end: libdemo holds on to each label's pointer,
@@ -327,6 +343,32 @@ Test(e2e_isolation, a_guest_keeps_at_most_its_budget_of_bytes, .timeout = 120) {
       run_proc({DEMO_PROBE, "labels", "100", "4096"}, guest_env(roomy.address), kTimeoutMs);
   cr_expect(within.out.find("labels: 100 of 100 set") != std::string::npos, "%s",
             within.out.c_str());
+}
+
+// Nor make its worker keep its largest message for good: the worker
+// thread's receive buffer grows for a large call and shrinks back once the
+// connection has been idle for a second.
+Test(e2e_isolation, a_workers_buffers_shrink_after_a_large_call, .timeout = 120) {
+  Worker w;
+  cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());
+  BackgroundProc guest({DEMO_PROBE, "big", "192", "8000"}, guest_env(w.address));
+  std::string seen;
+  cr_assert(guest.wait_for_line("holding", 60000, &seen), "the large round trip:\n%s",
+            seen.c_str());
+  cr_expect(seen.find("round trip of 192 MiB: identical") != std::string::npos, "%s", seen.c_str());
+  const std::vector<pid_t> workers = child_pids(w.proc.pid());
+  cr_assert_eq(workers.size(), 1u);
+  // Bounded: the buffer goes a second after the call; give it five.
+  long rss_kib = 0;
+  for (int i = 0; i < 50; ++i) {
+    rss_kib = std::atol(status_field(workers[0], "VmRSS").c_str());
+    if (rss_kib < 64 * 1024)
+      break;
+    usleep(100 * 1000);
+  }
+  cr_expect_lt(rss_kib, 64 * 1024, "the idle worker still holds %ld KiB after a 192 MiB call",
+               rss_kib);
+  cr_expect(guest.wait_for_line("version: ", 30000, &seen), "%s", seen.c_str());
 }
 
 Test(e2e_isolation, a_guest_over_its_thread_budget_gets_errors_not_threads, .timeout = 120) {
