@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "shim/env.hpp"
 #include "shim/log.hpp"
@@ -68,7 +69,7 @@ std::string reason_of(const Status &st) {
 } // namespace
 
 void ReplyWaiter::finish_by_self(MsgBuf *msg) {
-  msg_ = std::move(*msg);
+  msg_ = std::exchange(*msg, MsgBuf());
   error_ = AVA_OK;
   by_self_ = true;
   state_.store(kDone, std::memory_order_release);
@@ -77,7 +78,7 @@ void ReplyWaiter::finish_by_self(MsgBuf *msg) {
 void ReplyWaiter::finish(MsgBuf *msg, int error) {
   std::lock_guard lock(mu_);
   if (msg != nullptr) {
-    msg_ = std::move(*msg);
+    msg_ = std::exchange(*msg, MsgBuf());
   }
   error_ = error;
   state_.store(msg != nullptr ? kDone : kFailed, std::memory_order_release);
@@ -512,7 +513,7 @@ bool Connection::read_one(int timeout_ms, uint16_t *kind) {
     if (!st.is_ok()) {
       reason = st.code == AVA_E_CLOSED && st.message.empty() ? "the worker closed the connection"
                                                              : reason_of(st);
-    } else if (route(std::move(msg), &reason)) {
+    } else if (route(msg, &reason)) {
       // A reply or callback took the buffer with it; DATA left it here.
       recycle(std::move(msg));
       return true;
@@ -586,16 +587,16 @@ void Connection::reader_main() {
   }
 }
 
-bool Connection::route(MsgBuf &&msg, std::string *reason) {
+bool Connection::route(MsgBuf &msg, std::string *reason) {
   if (msg.size() < kHeader) {
     *reason = "message shorter than its header";
     return false;
   }
   switch (msg.header()->kind) {
   case AVA_MSG_REPLY:
-    return deliver_reply(std::move(msg), reason);
+    return deliver_reply(msg, reason);
   case AVA_MSG_CALLBACK:
-    return queue_callback(std::move(msg), reason);
+    return queue_callback(msg, reason);
   case AVA_MSG_DATA:
     // Copied here, before any later message is routed: a reply or callback
     // that shows the command complete must find its data in place.
@@ -621,7 +622,7 @@ ReplyWaiter *Connection::take_pending_locked(uint64_t call_id) {
   return nullptr;
 }
 
-bool Connection::deliver_reply(MsgBuf &&msg, std::string *reason) {
+bool Connection::deliver_reply(MsgBuf &msg, std::string *reason) {
   uint64_t call_id = msg.header()->call_id;
   std::lock_guard lock(pending_mu_);
   if (ReplyWaiter *waiter = take_pending_locked(call_id)) {
@@ -640,7 +641,7 @@ bool Connection::deliver_reply(MsgBuf &&msg, std::string *reason) {
   return false;
 }
 
-bool Connection::queue_callback(MsgBuf &&msg, std::string *reason) {
+bool Connection::queue_callback(MsgBuf &msg, std::string *reason) {
   std::unique_lock lock(cb_mu_);
   if (cb_stop_) {
     return true;
@@ -662,7 +663,7 @@ bool Connection::queue_callback(MsgBuf &&msg, std::string *reason) {
     }
   }
   cb_queued_bytes_ += msg.size();
-  cb_queue_.push_back(std::move(msg));
+  cb_queue_.push_back(std::exchange(msg, MsgBuf()));
   lock.unlock();
   cb_cv_.notify_all(); // shutdown may wait on the same condition
   return true;

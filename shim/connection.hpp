@@ -143,12 +143,13 @@ private:
   void reader_main();
   // Receives and routes one message (rx_mu_ held); false once the connection broke.
   bool read_one(int timeout_ms, uint16_t *kind = nullptr);
-  // Returns false when msg breaks the protocol; *reason then says why.
-  bool route(MsgBuf &&msg, std::string *reason);
-  bool deliver_reply(MsgBuf &&msg, std::string *reason);
+  // Returns false when msg breaks the protocol; *reason then says why. A
+  // reply or callback takes msg's buffer with it; other messages leave it.
+  bool route(MsgBuf &msg, std::string *reason);
+  bool deliver_reply(MsgBuf &msg, std::string *reason);
   // Removes call_id's entry from pending_ (pending_mu_ held); its waiter or nullptr.
   ReplyWaiter *take_pending_locked(uint64_t call_id);
-  bool queue_callback(MsgBuf &&msg, std::string *reason);
+  bool queue_callback(MsgBuf &msg, std::string *reason);
   void callback_main();
   void run_callback(const MsgBuf &msg);
   // CALLBACK_DONE with status: AVA_E_PROTO tells the worker its message was refused.

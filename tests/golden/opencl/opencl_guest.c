@@ -615,15 +615,12 @@ static uint64_t ava_cl_waits_shape(cl_uint num_events, const cl_event *events)
 	for (cl_uint i = 0; i < num_events; ++i) {
 		const struct ava_cl_obj *ev =
 			ava_cl_obj_find_locked((uint64_t)(uintptr_t)events[i], AVA_CL_OBJ_EVENT);
-		uint64_t word[2] = { 0, (uint64_t)(uintptr_t)events[i] };
-		const unsigned char *b = (const unsigned char *)word;
+		const uint64_t word[2] = { ev != NULL ? ev->from : 0,
+					   ev != NULL ? ev->origin : (uint64_t)(uintptr_t)events[i] };
 
-		if (ev != NULL) {
-			word[0] = ev->from;
-			word[1] = ev->origin;
-		}
-		for (size_t k = 0; k < sizeof(word); k++)
-			h = (h ^ b[k]) * 0x100000001b3ull;
+		/* The bytes of each word, least significant first. */
+		for (size_t k = 0; k < 16; k++)
+			h = (h ^ ((word[k / 8] >> (8 * (k % 8))) & 0xff)) * 0x100000001b3ull;
 	}
 	pthread_mutex_unlock(&ava_cl_obj_lock);
 	return (h & ~(1ull << 63)) ^ ((uint64_t)num_events << 32);
@@ -686,7 +683,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 690 "opencl_guest.c"
+#line 687 "opencl_guest.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -842,10 +839,12 @@ static inline cl_int ava_cl_unmap_unlaid(cl_command_queue queue, cl_mem image, v
 	return CL_OUT_OF_HOST_MEMORY;
 }
 
-/* Copies each row between the mapping and the packed copy. */
+/* Copies each row between the mapping and the packed copy (from packed, or to packed_out). */
 static inline void ava_cl_geometry_copy(const struct ava_cl_geometry *g, uint8_t *mapping,
 					const uint8_t *packed, uint8_t *packed_out)
 {
+	if (packed == NULL && packed_out == NULL)
+		return;
 	for (size_t z = 0; z < g->region[2]; ++z) {
 		for (size_t y = 0; y < g->region[1]; ++y) {
 			uint8_t *m = mapping + z * g->wz + y * g->wy;
@@ -1158,6 +1157,9 @@ static cl_int ava_cl_pipelined(cl_command_queue queue, cl_mem buffer, int is_rea
 	size_t live = 0, k;
 	cl_int rc = CL_SUCCESS;
 
+	if (ring == 0) /* one piece (or a window of none): the transfer goes whole */
+		return ava_cl_piece(queue, buffer, is_read, blocking, offset, size, bytes,
+				    num_events_in_wait_list, event_wait_list, event);
 	list = (cl_event *)malloc((num_events_in_wait_list + ring) * sizeof(cl_event));
 	if (list == NULL)
 		return CL_OUT_OF_HOST_MEMORY;
@@ -1187,7 +1189,7 @@ static cl_int ava_cl_pipelined(cl_command_queue queue, cl_mem buffer, int is_rea
 		++live;
 	}
 	if (rc != CL_SUCCESS) {
-		ava_cl_drain(flying, ring, blocking);
+		ava_cl_drain(flying, ring, blocking != CL_FALSE);
 		free(list);
 		return rc;
 	}
@@ -1227,7 +1229,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1231 "opencl_guest.c"
+#line 1233 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1241,7 +1243,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1245 "opencl_guest.c"
+#line 1247 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1282,7 +1284,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1286 "opencl_guest.c"
+#line 1288 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1305,7 +1307,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1309 "opencl_guest.c"
+#line 1311 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1316,7 +1318,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1320 "opencl_guest.c"
+#line 1322 "opencl_guest.c"
 #line 175 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1336,7 +1338,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1340 "opencl_guest.c"
+#line 1342 "opencl_guest.c"
 #line 218 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1395,7 +1397,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1399 "opencl_guest.c"
+#line 1401 "opencl_guest.c"
 #line 91 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1570,7 +1572,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1574 "opencl_guest.c"
+#line 1576 "opencl_guest.c"
 #line 44 "specs/opencl/opencl_enqueue.spec.inc"
 
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
@@ -1591,7 +1593,7 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)clReleaseEvent(ev);
 }
 
-#line 1595 "opencl_guest.c"
+#line 1597 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1648,7 +1650,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1652 "opencl_guest.c"
+#line 1654 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1675,14 +1677,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1679 "opencl_guest.c"
+#line 1681 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
-#line 659 "specs/opencl/opencl_util.spec.inc"
+#line 656 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1686 "opencl_guest.c"
+#line 1688 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -2197,7 +2199,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 2201 "opencl_guest.c"
+#line 2203 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -2524,7 +2526,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2528 "opencl_guest.c"
+#line 2530 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -3524,7 +3526,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3528 "opencl_guest.c"
+#line 3530 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3592,7 +3594,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3596 "opencl_guest.c"
+#line 3598 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3674,7 +3676,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3678 "opencl_guest.c"
+#line 3680 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3985,7 +3987,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 3989 "opencl_guest.c"
+#line 3991 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4061,7 +4063,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 4065 "opencl_guest.c"
+#line 4067 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4199,7 +4201,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4203 "opencl_guest.c"
+#line 4205 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4291,7 +4293,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 4295 "opencl_guest.c"
+#line 4297 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4357,7 +4359,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 4361 "opencl_guest.c"
+#line 4363 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4529,7 +4531,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4533 "opencl_guest.c"
+#line 4535 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4681,7 +4683,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4685 "opencl_guest.c"
+#line 4687 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4763,7 +4765,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4767 "opencl_guest.c"
+#line 4769 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4835,7 +4837,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 		ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4839 "opencl_guest.c"
+#line 4841 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4884,7 +4886,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4888 "opencl_guest.c"
+#line 4890 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4936,7 +4938,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4940 "opencl_guest.c"
+#line 4942 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5033,7 +5035,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 5037 "opencl_guest.c"
+#line 5039 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5272,7 +5274,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5276 "opencl_guest.c"
+#line 5278 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5375,7 +5377,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size);
 	return ret;
-#line 5379 "opencl_guest.c"
+#line 5381 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5458,7 +5460,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
 	return ret;
-#line 5462 "opencl_guest.c"
+#line 5464 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5548,7 +5550,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1);
 	return ret;
-#line 5552 "opencl_guest.c"
+#line 5554 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5679,7 +5681,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5683 "opencl_guest.c"
+#line 5685 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5907,7 +5909,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5911 "opencl_guest.c"
+#line 5913 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6743,7 +6745,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6747 "opencl_guest.c"
+#line 6749 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6945,7 +6947,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6949 "opencl_guest.c"
+#line 6951 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7027,7 +7029,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7031 "opencl_guest.c"
+#line 7033 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7245,7 +7247,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 7249 "opencl_guest.c"
+#line 7251 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7312,7 +7314,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 7316 "opencl_guest.c"
+#line 7318 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7393,7 +7395,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 7397 "opencl_guest.c"
+#line 7399 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7630,7 +7632,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7634 "opencl_guest.c"
+#line 7636 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7700,7 +7702,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 7704 "opencl_guest.c"
+#line 7706 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7946,7 +7948,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7950 "opencl_guest.c"
+#line 7952 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8001,7 +8003,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8005 "opencl_guest.c"
+#line 8007 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8050,7 +8052,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8054 "opencl_guest.c"
+#line 8056 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8102,7 +8104,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 8106 "opencl_guest.c"
+#line 8108 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8145,7 +8147,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 8149 "opencl_guest.c"
+#line 8151 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8343,7 +8345,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8347 "opencl_guest.c"
+#line 8349 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8450,7 +8452,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8454 "opencl_guest.c"
+#line 8456 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8588,7 +8590,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8592 "opencl_guest.c"
+#line 8594 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8712,7 +8714,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8716 "opencl_guest.c"
+#line 8718 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8803,7 +8805,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 331 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8807 "opencl_guest.c"
+#line 8809 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8932,7 +8934,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 355 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8936 "opencl_guest.c"
+#line 8938 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9033,7 +9035,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 373 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9037 "opencl_guest.c"
+#line 9039 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9156,7 +9158,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9160 "opencl_guest.c"
+#line 9162 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9264,7 +9266,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9268 "opencl_guest.c"
+#line 9270 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9383,7 +9385,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 469 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9387 "opencl_guest.c"
+#line 9389 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9504,7 +9506,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 490 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9508 "opencl_guest.c"
+#line 9510 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9615,7 +9617,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9619 "opencl_guest.c"
+#line 9621 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9726,7 +9728,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 530 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9730 "opencl_guest.c"
+#line 9732 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9823,7 +9825,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 549 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9827 "opencl_guest.c"
+#line 9829 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9946,7 +9948,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9950 "opencl_guest.c"
+#line 9952 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10031,7 +10033,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10035 "opencl_guest.c"
+#line 10037 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10112,7 +10114,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 609 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10116 "opencl_guest.c"
+#line 10118 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10193,7 +10195,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 625 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10197 "opencl_guest.c"
+#line 10199 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10262,7 +10264,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 637 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10266 "opencl_guest.c"
+#line 10268 "opencl_guest.c"
 #undef ava_execute
 }
 
