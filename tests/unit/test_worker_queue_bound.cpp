@@ -21,9 +21,9 @@ namespace {
 constexpr uint64_t kMiB = 1ull << 20;
 
 struct BoundCase {
-  uint64_t queued;      // bytes queued
-  bool callback_waits;  // a worker callback waits for the guest's answer
-  bool full;            // the reader must stop
+  uint64_t queued;     // bytes queued
+  bool callback_waits; // a worker callback waits for the guest's answer
+  bool full;           // the reader must stop
 };
 
 BoundCase kCases[] = {
