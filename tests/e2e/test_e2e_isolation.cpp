@@ -348,7 +348,7 @@ Test(e2e_isolation, a_guest_keeps_at_most_its_budget_of_bytes, .timeout = 120) {
 // Nor make its worker keep its largest message for good: the worker
 // thread's receive buffer grows for a large call and shrinks back once the
 // connection has been idle for a second.
-Test(e2e_isolation, a_workers_buffers_shrink_after_a_large_call, .timeout = 120) {
+Test(e2e_isolation_rss, a_workers_buffers_shrink_after_a_large_call, .timeout = 120) {
 #if defined(__SANITIZE_ADDRESS__)
   cr_skip_test("under ASan freed memory stays in its quarantine: the worker's RSS tells nothing "
                "here (the normal build runs this test)");
