@@ -7,8 +7,10 @@
 #include "src/array_state.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <span>
 
 namespace parla::detail {
 
@@ -185,6 +187,28 @@ void Core::retire(TaskState *t) {
   ++space->retired;
 }
 
+// A retired state made anew for the next spawn. The vectors every task
+// fills keep their buffers: the spawning thread would otherwise allocate
+// them again, from memory the workers freed (malloc's slow path).
+static void renew(TaskState *t) {
+  std::vector<Device *> devices = std::move(t->devices);
+  std::vector<TaskState *> waiting_on = std::move(t->waiting_on);
+  std::vector<TaskState *> dependents = std::move(t->dependents);
+  std::destroy_at(t);
+  std::construct_at(t);
+  // A pooled state keeps small buffers only: one task's thousand
+  // dependencies must not stay allocated in the pool.
+  const auto keep = [](auto &from, auto &to) {
+    if (from.capacity() <= 16) {
+      from.clear();
+      to = std::move(from);
+    }
+  };
+  keep(devices, t->devices);
+  keep(waiting_on, t->waiting_on);
+  keep(dependents, t->dependents);
+}
+
 void Core::free_graveyard(Lock &lock) {
   std::vector<std::shared_ptr<TaskState>> dead;
   std::vector<std::shared_ptr<SpaceState>> spaces;
@@ -201,8 +225,7 @@ void Core::free_graveyard(Lock &lock) {
     // Only this vector holds it (a handle would also count): nothing can
     // reach it, so it may be made anew for another task.
     if (kept < room && state.use_count() == 1) {
-      std::destroy_at(state.get());
-      std::construct_at(state.get());
+      renew(state.get());
       dead[kept++] = std::move(state);
     } else {
       state.reset();
@@ -277,10 +300,18 @@ std::shared_ptr<TaskState> Core::spawn(const TaskRef &id, SpawnOptions options,
   check_placeable(*t); // throws; the task stays a placeholder
   // Dependencies are named (placeholders made) before anything is changed,
   // so that an exception leaves the graph as it was.
-  std::vector<TaskState *> deps;
-  deps.reserve(options.after.size());
-  for (const TaskRef &r : options.after)
-    deps.push_back(lookup(r).get());
+  // On the stack for the usual few (an allocation here is a tenth of a spawn).
+  std::array<TaskState *, 8> few;
+  std::vector<TaskState *> many;
+  std::span<TaskState *> deps;
+  if (options.after.size() <= few.size()) {
+    deps = std::span(few.data(), options.after.size());
+  } else {
+    many.resize(options.after.size());
+    deps = many;
+  }
+  for (size_t i = 0; i < deps.size(); ++i)
+    deps[i] = lookup(options.after[i]).get();
 
   t->body = std::move(body);
   t->seq = next_seq_++;

@@ -29,6 +29,7 @@
 #include <deque>
 #include <exception>
 #include <memory>
+#include <memory_resource>
 #include <mutex>
 #include <queue>
 #include <string>
@@ -85,7 +86,14 @@ struct SpaceState {
   std::string name;
   std::vector<int64_t> shape; // empty: unbounded
   Core *core = nullptr;       // the runtime it is bound to (set by its first spawn)
-  std::unordered_map<Index, std::shared_ptr<TaskState>, IndexHash> tasks;
+  // The map's nodes come from a pool of the space's own, in blocks: one
+  // malloc per spawn (made by the spawning thread, freed by whichever
+  // thread drops the space) cost a tenth of a spawn. Entries are never
+  // erased one by one (retire() replaces them), and the map is used under
+  // the runtime's lock or by the space's last owner, so the pool needs
+  // no lock of its own.
+  std::pmr::unsynchronized_pool_resource task_nodes;
+  std::pmr::unordered_map<Index, std::shared_ptr<TaskState>, IndexHash> tasks{&task_nodes};
   size_t unfinished = 0;
   size_t retired = 0; // entries that are Core::retired_task_
   std::atomic<size_t> spawned{0};
@@ -275,6 +283,7 @@ private:
   void release_memory(TaskState *task);
   void push_ready(TaskState *task);
   TaskState *pop_ready();
+  bool claim_ready(); // a spinning worker's turn to take a ready task
   void worker_main(int worker);
   void run(Lock &lock, TaskState *task, int worker);
   void run_sequential(Lock &lock, TaskState *task);
@@ -316,9 +325,10 @@ private:
   static constexpr size_t kPoolMax = 4096;
 
   std::deque<TaskState *> ready_;
-  std::atomic<size_t> ready_count_{0};                        // what spinning workers watch
-  unsigned sleepers_ = 0;                                     // workers in work_cv_
-  unsigned waiters_ = 0;                                      // threads in done_cv_
+  std::atomic<size_t> ready_count_{0}; // what spinning workers watch
+  std::atomic<size_t> claims_{0};      // spinning workers on their way to the lock for one of those
+  unsigned sleepers_ = 0;              // workers in work_cv_
+  unsigned waiters_ = 0;               // threads in done_cv_
   std::vector<const std::function<bool()> *> sleeping_waits_; // what each of those waits for
   unsigned helpers_ = 0;         // of those, workers that also take ready tasks
   unsigned running_ = 0;         // bodies running now

@@ -1,13 +1,25 @@
 // SPDX-License-Identifier: MIT
 #include <unistd.h>
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
 
 #include "parla/device.hpp"
+#include "parla/placement.hpp"
 
 namespace parla {
+
+const std::vector<Placement::Option> &Placement::on_arch(Arch arch) {
+  static const std::array<std::vector<Option>, 4> table{
+      std::vector<Option>{Option{{Arch::cpu}, {}}}, std::vector<Option>{Option{{Arch::gpu}, {}}},
+      std::vector<Option>{Option{{Arch::cl_cpu}, {}}},
+      std::vector<Option>{Option{{Arch::accelerator}, {}}}};
+  static_assert(static_cast<size_t>(Arch::accelerator) + 1 == std::tuple_size_v<decltype(table)>,
+                "one entry per architecture");
+  return table[static_cast<size_t>(arch)];
+}
 
 std::string_view to_string(Arch arch) {
   switch (arch) {

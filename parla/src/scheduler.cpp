@@ -407,6 +407,18 @@ TaskState *Core::pop_ready() {
   return nullptr;
 }
 
+// A spinning worker takes the lock only for a ready task no other
+// spinner went for: two workers rushing at each task a spawn made ready
+// held the lock twice, and the spawning thread (the bottleneck of a stream
+// of small tasks) waited for both.
+bool Core::claim_ready() {
+  size_t claims = claims_.load(std::memory_order_relaxed);
+  while (claims < ready_count_.load(std::memory_order_relaxed))
+    if (claims_.compare_exchange_weak(claims, claims + 1, std::memory_order_relaxed))
+      return true;
+  return false;
+}
+
 void Core::worker_main(int worker) {
   tl.core = this;
   tl.worker = worker;
@@ -430,12 +442,15 @@ void Core::worker_main(int worker) {
       // wake-up (~70 µs here); past its budget the worker sleeps.
       lock.unlock();
       const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
-      for (unsigned spins = 1; ready_count_.load(std::memory_order_relaxed) == 0 &&
-                               !stop_.load(std::memory_order_relaxed) &&
-                               (spins % 64 != 0 || std::chrono::steady_clock::now() < until);
+      bool claimed = false;
+      for (unsigned spins = 1;
+           !(claimed = claim_ready()) && !stop_.load(std::memory_order_relaxed) &&
+           (spins % 64 != 0 || std::chrono::steady_clock::now() < until);
            ++spins)
         cpu_relax(); // the clock is read every 64 spins: reading it costs more than a spin
-      lock.lock();
+      lock_briefly_spinning(lock);
+      if (claimed)
+        claims_.fetch_sub(1, std::memory_order_relaxed);
       if (!ready_.empty() || stop_)
         continue;
     }
