@@ -260,21 +260,19 @@ TaskState *Core::find(const TaskRef &ref) {
   return it == space.tasks.end() ? nullptr : it->second.get();
 }
 
-void Core::link_live(TaskState *t) {
-  t->live_next = live_head_;
-  if (live_head_)
-    live_head_->live_prev = t;
-  live_head_ = t;
-}
-
-void Core::unlink_live(TaskState *t) {
-  if (t->live_prev)
-    t->live_prev->live_next = t->live_next;
-  else if (live_head_ == t)
-    live_head_ = t->live_next;
-  if (t->live_next)
-    t->live_next->live_prev = t->live_prev;
-  t->live_prev = t->live_next = nullptr;
+// Spawned and unfinished tasks, newest first (as fail-fast has always
+// cancelled them: an older task's cancellation names the newer ones that
+// depended on it). Rare paths only: a list kept per spawn linked each new
+// task to the previous one, a line that the workers completing it wrote.
+std::vector<TaskState *> Core::live_tasks() const {
+  std::vector<TaskState *> live;
+  for (const auto &space : spaces_)
+    for (const auto &[index, t] : space->tasks)
+      if (t->phase != Phase::placeholder && !t->is_done())
+        live.push_back(t.get());
+  std::sort(live.begin(), live.end(),
+            [](const TaskState *a, const TaskState *b) { return a->seq > b->seq; });
+  return live;
 }
 
 std::shared_ptr<TaskState> Core::spawn(const TaskRef &id, SpawnOptions options,
@@ -322,7 +320,6 @@ std::shared_ptr<TaskState> Core::spawn(const TaskRef &id, SpawnOptions options,
   t->space->spawned.fetch_add(1, std::memory_order_relaxed);
   ++unfinished_;
   ++stats_.spawned;
-  link_live(t);
   t->phase = Phase::waiting_deps;
 
   std::exception_ptr cancel_why;
@@ -411,7 +408,6 @@ void Core::finish_one(TaskState *t, std::exception_ptr error, Outcome outcome) {
     --unfinished_;
     if (t->scope)
       --t->scope->pending;
-    unlink_live(t);
     switch (outcome) {
     case Outcome::completed:
       ++stats_.completed;
@@ -501,7 +497,7 @@ void Core::fail_fast(TaskState *failed, std::exception_ptr error) {
   error_ = root_of(error);
   const std::string why =
       " was cancelled: " + failed->name() + " failed first (" + what_of(error_) + ")";
-  for (TaskState *t = live_head_; t != nullptr; t = t->live_next)
+  for (TaskState *t : live_tasks())
     if (!t->started)
       completing_.push_back(
           {t, std::make_exception_ptr(Cancelled(t->name() + why, error_)), Outcome::cancelled});
@@ -524,7 +520,7 @@ void Core::report_stuck() {
   // Name one chain that cannot finish: from the oldest blocked task along
   // unfinished dependencies to a task never spawned, or back to itself.
   TaskState *start = nullptr;
-  for (TaskState *t = live_head_; t != nullptr; t = t->live_next)
+  for (TaskState *t : live_tasks())
     if ((t->phase == Phase::waiting_deps || t->phase == Phase::suspended) &&
         (start == nullptr || t->seq < start->seq))
       start = t;
@@ -575,7 +571,7 @@ void Core::report_stuck() {
         t->never_spawned = true;
         completing_.push_back({t.get(), error, Outcome::never_spawned});
       }
-  for (TaskState *t = live_head_; t != nullptr; t = t->live_next)
+  for (TaskState *t : live_tasks())
     if (!t->started)
       completing_.push_back({t,
                              std::make_exception_ptr(Cancelled(

@@ -169,10 +169,6 @@ struct TaskState {
   std::exception_ptr error;
   Scope *scope = nullptr;
 
-  // Unfinished tasks form a list, so that fail-fast can cancel them.
-  TaskState *live_prev = nullptr;
-  TaskState *live_next = nullptr;
-
   // Trace: the worker and time the current segment started on, the lanes
   // it holds on its devices, and where its last segment ended.
   int worker = -1;
@@ -252,8 +248,7 @@ private:
   void report_stuck();
   void rethrow_error();
   void wake_waiters();
-  void link_live(TaskState *task);
-  void unlink_live(TaskState *task);
+  std::vector<TaskState *> live_tasks() const; // under mu_
   // A completed task nobody can ask more of than "done" (no value, no
   // error, no trace) gives its state up: its space keeps retired_task_ in
   // its place, so a later dependency on it still finds it done. The state
@@ -339,7 +334,6 @@ private:
   uint64_t next_seq_ = 0;
   uint64_t rr_ = 0;                             // placement tie-break rotation
   std::vector<Device *> map_chosen_, map_best_; // map()'s scratch (under mu_)
-  TaskState *live_head_ = nullptr;
   Stats stats_;
   struct Pending {
     TaskState *task;
