@@ -288,6 +288,8 @@ int ava_w_fail(struct ava_wcall *w, int status, uint32_t ret_class, int64_t erro
 
 /* Writes one line "ava worker: ..." about this call to the worker log. */
 void ava_w_log(struct ava_wcall *w, const char *message);
+/* The same about the call this thread serves now (spec code has no wcall). */
+void ava_w_current_log(const char *message);
 
 /*
  * Staged transfers: commands that the API runs after their call returned

@@ -413,6 +413,11 @@ AVA_W_EXPORT void *ava_w_current_handle(uint64_t id, uint32_t type) {
   return w->connection->handles().lookup(id, type);
 }
 
+AVA_W_EXPORT void ava_w_current_log(const char *message) {
+  if (ava_wcall *w = tls_current_call; w != nullptr)
+    ava_w_log(w, message);
+}
+
 AVA_W_EXPORT int ava_w_current_bad_handle(uint32_t type) {
   ava_wcall *w = tls_current_call;
   return w != nullptr && type < 64 && (w->bad_handle_types & (1ull << type)) != 0 ? 1 : 0;

@@ -19,6 +19,7 @@
 #define CL_USE_DEPRECATED_OPENCL_2_1_APIS
 #define CL_USE_DEPRECATED_OPENCL_2_2_APIS
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,11 @@
 
 #include <CL/cl.h>
 #include "icd_exports.h"
+
+/* The worker's check of PoCL binaries: code of the spec, not API. */
+ava_begin_utility;
+#include "poclbin.h"
+ava_end_utility;
 
 ava_name("opencl");
 ava_version("3.0");

@@ -41,11 +41,13 @@
 #ifdef AVA_FUZZ_OPENCL
 // PoCL's program binary loader trusts the lengths inside a binary: a crafted
 // one makes it read gigabytes past the buffer (heap-buffer-overflow in
-// clCreateProgramWithBinary, found by this harness; a PoCL bug, reported in
-// tests/fuzz/README.md). Until PoCL or the spec checks binaries, the harness
-// passes on only binaries this PoCL produced itself (clGetProgramInfo
+// clCreateProgramWithBinary, found by this harness; tests/fuzz/README.md).
+// The worker now checks a binary's structure first (specs/opencl/poclbin.h),
+// and that check runs here on every binary; what passes it still carries
+// LLVM bitcode for LLVM's reader, not ours to fuzz, so the harness passes on
+// only binaries this PoCL produced itself (clGetProgramInfo
 // CL_PROGRAM_BINARIES, as the recorded programs do) and answers the rest with
-// CL_INVALID_BINARY; the worker's own decoding of the call still runs.
+// CL_INVALID_BINARY.
 namespace {
 std::mutex g_binaries_mu;
 std::set<std::string> g_binaries;
