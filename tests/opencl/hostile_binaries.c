@@ -22,7 +22,7 @@ static unsigned char *program_binary(cl_program p, size_t *size) {
   return b;
 }
 
-/* The first place name (of the same length as with) occurs in b, or NULL. */
+/* Where name first occurs in b[0, size), or NULL. */
 static unsigned char *find(unsigned char *b, size_t size, const char *name) {
   const size_t n = strlen(name);
   for (size_t i = 0; i + n <= size; ++i)
