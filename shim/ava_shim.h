@@ -178,6 +178,19 @@ uint64_t ava_guest_transfer_lend(const struct ava_guest_spec *spec, const void *
 				 uint64_t bytes, uint64_t *heap_offset);
 
 /*
+ * For an OpenCL buffer of bytes that lives in the channel's shared heap: the
+ * worker creates it over *storage (its offset *heap_offset, 128-byte
+ * aligned), so reads, writes and maps of it move each byte once, on the
+ * guest's side. Returns the token under which the worker says the buffer is
+ * gone (its END), when the block goes back; 0 (and AVA_NO_HEAP) where the
+ * channel has no heap, the buffer is small, AVA_BUFFERS_IN_HEAP=0, or it
+ * would leave less than a quarter of the heap to transfers. A call that
+ * fails gives the token to ava_guest_transfer_cancel.
+ */
+uint64_t ava_guest_heap_buffer(const struct ava_guest_spec *spec, uint64_t bytes,
+			       uint64_t *heap_offset, void **storage);
+
+/*
  * For a mapping of bytes: a block of the channel's shared heap, which the
  * worker fills in place and reads the program's writes from at the unmap
  * (lent with ava_guest_transfer_lend, then adopted); NULL where the channel

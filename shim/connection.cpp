@@ -121,6 +121,7 @@ Status Connection::start() {
   pipeline_window_ = static_cast<uint32_t>(
       env_u64("AVA_PIPELINE_WINDOW", pipeline_window_, 1, kMaxPipelineWindow));
   map_in_heap_ = env_u64("AVA_MAP_IN_HEAP", 1, 0, 1) != 0;
+  buffers_in_heap_ = env_u64("AVA_BUFFERS_IN_HEAP", 1, 0, 1) != 0;
   try {
     reader_ = start_quiet_thread([this] { reader_main(); });
   } catch (const std::exception &e) {
@@ -474,6 +475,12 @@ uint64_t Connection::pipeline_chunk(const void *ptr, uint64_t bytes) const {
 
 void *Connection::map_block(uint64_t bytes) const {
   if (heap_ == nullptr || !map_in_heap_ || bytes < zerocopy_min_)
+    return nullptr;
+  return heap_->allocate(bytes, heap_->size() / 4);
+}
+
+void *Connection::buffer_block(uint64_t bytes) const {
+  if (heap_ == nullptr || !buffers_in_heap_ || bytes < zerocopy_min_)
     return nullptr;
   return heap_->allocate(bytes, heap_->size() / 4);
 }

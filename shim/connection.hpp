@@ -126,6 +126,11 @@ public:
   // would leave less than a quarter of the heap to transfers (pieces, lent
   // blocks), which fall back to slower paths but never fail for want of it.
   void *map_block(uint64_t bytes) const;
+  // A block of the heap for an API buffer that lives there
+  // (ava_guest_heap_buffer); nullptr without a heap, below AVA_ZEROCOPY_MIN,
+  // with AVA_BUFFERS_IN_HEAP=0, or when it would leave less than a quarter
+  // of the heap to transfers.
+  void *buffer_block(uint64_t bytes) const;
   // Pieces of a blocking transfer in flight at once (AVA_PIPELINE_WINDOW).
   uint32_t pipeline_window() const { return pipeline_window_; }
   static constexpr uint32_t kMaxPipelineWindow = 64;
@@ -173,6 +178,7 @@ private:
   uint64_t pipeline_chunk_ = 8ull << 20;
   uint32_t pipeline_window_ = 2;
   bool map_in_heap_ = true;
+  bool buffers_in_heap_ = true;
   std::string address_;
   uint64_t max_message_;
   int call_timeout_ms_;

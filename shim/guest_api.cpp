@@ -288,6 +288,21 @@ uint64_t ava_guest_transfer_lend(const struct ava_guest_spec *spec, const void *
   }
 }
 
+uint64_t ava_guest_heap_buffer(const struct ava_guest_spec *spec, uint64_t bytes,
+                               uint64_t *heap_offset, void **storage) {
+  *heap_offset = AVA_NO_HEAP;
+  *storage = nullptr;
+  try {
+    Runtime *runtime = ava::guest::find_runtime(spec, true);
+    std::shared_ptr<ava::guest::Connection> conn;
+    if (runtime == nullptr || !runtime->acquire(UINT32_MAX, &conn).is_ok())
+      return 0;
+    return runtime->transfers().lend_storage(bytes, conn, heap_offset, storage);
+  } catch (...) {
+    return 0;
+  }
+}
+
 uint64_t ava_guest_pipeline_chunk(const struct ava_guest_spec *spec, const void *ptr,
                                   uint64_t bytes, uint32_t *window) {
   *window = 1;

@@ -85,6 +85,34 @@ uint64_t TransferTable::lend(const void *src, uint64_t bytes,
   return token;
 }
 
+uint64_t TransferTable::lend_storage(uint64_t bytes, const std::shared_ptr<Connection> &conn,
+                                     uint64_t *heap_offset, void **storage) {
+  *heap_offset = AVA_NO_HEAP;
+  *storage = nullptr;
+  // The heap's blocks are 64-byte aligned; OpenCL's widest types want 128.
+  constexpr uint64_t kAlign = 128;
+  if (conn == nullptr || bytes == 0 || bytes > UINT64_MAX - kAlign)
+    return 0;
+  void *block = conn->buffer_block(bytes + kAlign - 64);
+  if (block == nullptr)
+    return 0;
+  std::shared_ptr<uint8_t> lent = heap_owned(conn, block, false);
+  if (lent == nullptr)
+    return 0;
+  auto *at = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(block) + kAlign - 1) &
+                                         ~static_cast<uintptr_t>(kAlign - 1));
+  uint64_t offset = 0;
+  if (!conn->heap()->contains(at, bytes, &offset))
+    return 0;
+  // No destination: the END says the API's object (and its memory) is gone.
+  const uint64_t token = add({nullptr, bytes, std::move(lent)});
+  if (token != 0) {
+    *heap_offset = offset;
+    *storage = at;
+  }
+  return token;
+}
+
 uint64_t TransferTable::expect_lent(void *dst, uint64_t capacity,
                                     const std::shared_ptr<Connection> &conn,
                                     uint64_t *heap_offset) {

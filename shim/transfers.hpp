@@ -34,6 +34,12 @@ public:
   // 0 (and AVA_NO_HEAP) without a heap, for small writes or a full heap.
   uint64_t lend(const void *src, uint64_t bytes, const std::shared_ptr<Connection> &conn,
                 uint64_t *heap_offset);
+  // A block of conn's heap for an API object that lives there (an OpenCL
+  // buffer): *storage, 128-byte aligned, at *heap_offset, held until the
+  // worker's END for the token says the API let go of it. 0 (and
+  // AVA_NO_HEAP) when Connection::buffer_block has none.
+  uint64_t lend_storage(uint64_t bytes, const std::shared_ptr<Connection> &conn,
+                        uint64_t *heap_offset, void **storage);
   // block (a block of conn's heap that a lend of its own bytes named, for
   // token) now belongs to the transfer: it goes back to the heap with the
   // worker's END, or at once when that came already. Called once the call

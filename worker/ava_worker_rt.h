@@ -337,6 +337,13 @@ void ava_w_transfer_finished(struct ava_w_transfer *t, int ok);
 /* The command was not started: the staging goes, nothing is sent. */
 void ava_w_transfer_abort(struct ava_w_transfer *t);
 
+/*
+ * Whether [p, p + bytes) lies in the shared heap of the guest whose call this
+ * thread serves (API objects a guest keeps there, such as OpenCL buffers it
+ * created over heap memory, are found by the pointer the API reports).
+ */
+int ava_w_heap_holds(const void *p, uint64_t bytes);
+
 /* --- worker-to-guest callbacks, used by generated trampolines --- */
 
 struct ava_wcb {

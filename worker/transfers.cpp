@@ -314,6 +314,15 @@ AVA_W_EXPORT ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t stagi
   }
 }
 
+AVA_W_EXPORT int ava_w_heap_holds(const void *p, uint64_t bytes) {
+  const ava_wcall *w = ava::current_call();
+  if (w == nullptr || w->heap == nullptr || p == nullptr)
+    return 0;
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  const auto base = reinterpret_cast<uintptr_t>(w->heap);
+  return at >= base && at - base <= w->heap_size && bytes <= w->heap_size - (at - base) ? 1 : 0;
+}
+
 AVA_W_EXPORT void *ava_w_transfer_staging(ava_w_transfer *t) {
   return t != nullptr ? handle_of(t)->t->staging : nullptr;
 }

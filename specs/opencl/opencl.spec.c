@@ -59,6 +59,7 @@ ava_type(cl_int) {
 /* The spec proper, in parts (cava reads "*.spec.inc" as spec text). */
 #include "opencl_util.spec.inc"
 #include "opencl_staged.spec.inc"
+#include "opencl_heap.spec.inc"
 #include "opencl_guest.spec.inc"
 #include "opencl_platform.spec.inc"
 #include "opencl_memory.spec.inc"

@@ -348,6 +348,13 @@ struct ava_cl_obj {
 	uint64_t origin; /* events: the queue's or the context's id */
 	size_t size; /* buffers; 0 for images */
 	void *host_ptr; /* CL_MEM_USE_HOST_PTR */
+	void *heap; /* buffers in the shared heap (opencl_heap.spec.inc): their bytes */
+	/*
+	 * Objects the worker made over the heap (heap buffers, their sub-buffers
+	 * and images): CL_MEM_USE_HOST_PTR, which the program never gave, and
+	 * the host-pointer flags it did give (or the object inherits natively).
+	 */
+	cl_mem_flags heap_flags;
 	size_t image_limits[3]; /* images: how far origin + region may reach */
 };
 static pthread_mutex_t ava_cl_obj_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -445,6 +452,16 @@ static void ava_cl_remember_mem(cl_mem mem, size_t size, void *host_ptr)
 	ava_cl_remember(&obj);
 }
 
+static void ava_cl_remember_heap_mem(cl_mem mem, size_t size, void *heap, cl_mem_flags flags)
+{
+	struct ava_cl_obj obj = { .id = (uint64_t)(uintptr_t)mem, .kind = AVA_CL_OBJ_MEM };
+
+	obj.size = size;
+	obj.heap = heap;
+	obj.heap_flags = flags | CL_MEM_USE_HOST_PTR;
+	ava_cl_remember(&obj);
+}
+
 /* Region limits per dimension of an image of this type and size. */
 static void ava_cl_image_limits(cl_mem_object_type type, size_t width, size_t height, size_t depth,
 				size_t array_size, size_t limits[3])
@@ -472,10 +489,16 @@ static void ava_cl_image_limits(cl_mem_object_type type, size_t width, size_t he
 	}
 }
 
+static int ava_cl_guest_mem(cl_mem mem, struct ava_cl_obj *out);
+/* from: the buffer an image is made from (NULL: none), whose flags it inherits. */
 static void ava_cl_remember_image(cl_mem image, cl_mem_object_type type, size_t width,
-				  size_t height, size_t depth, size_t array_size)
+				  size_t height, size_t depth, size_t array_size, cl_mem from)
 {
 	struct ava_cl_obj obj = { .id = (uint64_t)(uintptr_t)image, .kind = AVA_CL_OBJ_MEM };
+	struct ava_cl_obj buffer;
+
+	if (from != NULL && ava_cl_guest_mem(from, &buffer))
+		obj.heap_flags = buffer.heap_flags;
 
 	ava_cl_image_limits(type, width, height, depth, array_size, obj.image_limits);
 	ava_cl_remember(&obj);
@@ -658,6 +681,33 @@ static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
 }
 
 /*
+ * (Used by user events, opencl_enqueue.spec.inc, and the gates of heap
+ * buffers, opencl_heap.spec.inc.) A user event the guest never set holds every command behind it for as
+ * long as the worker lives, once the guest is gone: their staging and, for
+ * a read into a lent block of the shared heap, the guest's connection. So
+ * the worker keeps a reference to each user event until the guest sets it,
+ * and when the guest leaves first its unset user events fail: the commands
+ * behind them end (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) and let go.
+ */
+int ava_w_at_departure(void (*fn)(void *arg), void *arg);
+int ava_w_at_departure_cancel(void (*fn)(void *arg), void *arg);
+
+/* The status an abandoned user event ends with: any error will do. */
+#define AVA_CL_GUEST_GONE CL_DEVICE_NOT_AVAILABLE
+
+static inline void ava_cl_user_event_abandoned(void *arg)
+{
+	cl_event ev = (cl_event)arg;
+	cl_int status = CL_COMPLETE;
+
+	if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+			   NULL) == CL_SUCCESS &&
+	    status > CL_COMPLETE)
+		(void)clSetUserEventStatus(ev, AVA_CL_GUEST_GONE);
+	(void)clReleaseEvent(ev);
+}
+
+/*
  * A kernel module (ava_opencl.ko) frees the table when it is unloaded; a
  * process leaves it to its exit, where other threads may still be in calls.
  */
@@ -689,7 +739,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 693 "opencl_guest.c"
+#line 743 "opencl_guest.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -778,6 +828,7 @@ void ava_w_transfer_start(struct ava_w_transfer *t, int (*poll)(void *ctx),
 			  void (*release)(void *ctx), void *ctx);
 void ava_w_transfer_finished(struct ava_w_transfer *t, int ok);
 void ava_w_transfer_abort(struct ava_w_transfer *t);
+int ava_w_heap_holds(const void *p, uint64_t bytes);
 
 static inline int ava_cl_event_poll(void *ctx)
 {
@@ -1235,7 +1286,159 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1239 "opencl_guest.c"
+#line 1290 "opencl_guest.c"
+#line 35 "specs/opencl/opencl_heap.spec.inc"
+
+/* Wire calls of the guest's code below (defined after it). */
+cl_mem ava_cl_create_buffer_in_heap(cl_context context, cl_mem_flags flags, size_t size,
+				    uint64_t token, uint64_t heap_offset, cl_int *errcode_ret);
+cl_int ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write,
+			     size_t offset, size_t size, cl_uint num_events_in_wait_list,
+			     const cl_event *event_wait_list, cl_event *gate, cl_event *command);
+cl_int ava_cl_heap_gate_close(cl_event gate, cl_event command);
+cl_int ava_cl_map_in_heap(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
+			  cl_map_flags map_flags, size_t offset, size_t size,
+			  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			  cl_event *event);
+cl_int ava_cl_unmap_in_heap(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+			    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			    cl_event *event);
+
+#if ava_is_guest && !defined(__KERNEL__)
+#define ava_cl_heap_buffer(bytes, heap_offset, storage)                                          \
+	ava_guest_heap_buffer(&ava_opencl_guest_spec, bytes, heap_offset, storage)
+#else
+#define ava_cl_heap_buffer(bytes, heap_offset, storage)                                          \
+	((void)(bytes), *(heap_offset) = AVA_NO_HEAP, *(storage) = NULL, (uint64_t)0)
+#endif
+
+/* A gated transfer costs two round trips: below this, staging is as fast. */
+#define AVA_CL_HEAP_GATE_MIN ((size_t)256 * 1024)
+
+/*
+ * Guest, clCreateBuffer*: 1 when the buffer was made (or refused) over a
+ * block of the heap, *out and *errcode_ret as clCreateBuffer's; 0 when it
+ * goes the ordinary way: no heap or no room, a small buffer, or flags that
+ * name a host pointer of the program's to alias or are malformed in a way
+ * the API judges by the host pointer (it says what is wrong then).
+ */
+static inline int ava_cl_heap_buffer_try(cl_context context, cl_mem_flags flags, size_t size,
+				  void *host_ptr, cl_int *errcode_ret, cl_mem *out)
+{
+	const cl_mem_flags host_bits = CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+	uint64_t heap_offset, token;
+	void *storage;
+	cl_mem mem;
+
+	if (size == 0 || (flags & CL_MEM_USE_HOST_PTR) ||
+	    ((flags & CL_MEM_COPY_HOST_PTR) != 0) != (host_ptr != NULL))
+		return 0;
+	token = ava_cl_heap_buffer(size, &heap_offset, &storage);
+	if (token == 0)
+		return 0;
+	if (flags & CL_MEM_COPY_HOST_PTR)
+		memcpy(storage, host_ptr, size);
+	mem = ava_cl_create_buffer_in_heap(context, flags, size, token, heap_offset, errcode_ret);
+	if (mem == NULL) {
+		/* The worker ended the token already, or never saw it: the block is ours. */
+		ava_cl_expect_cancel(token);
+		*out = NULL;
+		return 1;
+	}
+	ava_cl_remember_heap_mem(mem, size, storage, flags & host_bits);
+	*out = mem;
+	return 1;
+}
+
+/*
+ * Guest, blocking clEnqueueReadBuffer / clEnqueueWriteBuffer: 1 when the
+ * transfer went gated (*rc its result), 0 when it goes the ordinary way
+ * (non-blocking, small, not a heap buffer, or arguments the API must judge).
+ */
+static inline int ava_cl_heap_transfer(cl_command_queue queue, cl_mem buffer, int write, cl_bool blocking,
+				size_t offset, size_t size, const void *ptr, cl_uint num_events,
+				const cl_event *wait_list, cl_event *event, cl_int *rc)
+{
+	struct ava_cl_obj info;
+	cl_event gate = NULL, command = NULL;
+	uint8_t *at;
+
+	if (blocking == CL_FALSE || ptr == NULL || size < AVA_CL_HEAP_GATE_MIN ||
+	    (num_events == 0) != (wait_list == NULL) || !ava_cl_guest_mem(buffer, &info) ||
+	    info.heap == NULL || offset > info.size || size > info.size - offset)
+		return 0;
+	*rc = ava_cl_heap_gate_open(queue, buffer, write, offset, size, num_events, wait_list, &gate,
+				    &command);
+	if (*rc != CL_SUCCESS)
+		return 1;
+	at = (uint8_t *)info.heap + offset;
+	if (write)
+		memcpy(at, ptr, size);
+	else
+		memcpy((void *)ptr, at, size);
+	*rc = ava_cl_heap_gate_close(gate, command);
+	if (event != NULL && *rc == CL_SUCCESS) {
+		*event = command;
+		ava_cl_made_event(CL_SUCCESS, queue, event);
+	} else {
+		clReleaseEvent(command);
+	}
+	return 1;
+}
+
+/*
+ * Guest, clEnqueueMapBuffer: the mapping of a heap buffer, or NULL when the
+ * map goes the ordinary way (*handled 0). *handled 1: the map was sent, *rc
+ * its result.
+ */
+static inline void *ava_cl_heap_map(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
+			     cl_map_flags flags, size_t offset, size_t size, cl_uint num_events,
+			     const cl_event *wait_list, cl_event *event, int *handled, cl_int *rc)
+{
+	struct ava_cl_obj info;
+
+	*handled = 0;
+	if (size == 0 || (num_events == 0) != (wait_list == NULL) ||
+	    !ava_cl_guest_mem(buffer, &info) || info.heap == NULL || offset > info.size ||
+	    size > info.size - offset)
+		return NULL;
+	*handled = 1;
+	*rc = ava_cl_map_in_heap(queue, buffer, blocking, flags, offset, size, num_events,
+				 wait_list, event);
+	return *rc == CL_SUCCESS ? (uint8_t *)info.heap + offset : NULL;
+}
+
+/*
+ * Worker: the bytes [offset, offset + size) of a buffer created over the
+ * calling guest's heap, or NULL (not such a buffer, or out of its range).
+ */
+static inline uint8_t *ava_cl_heap_bytes(cl_mem buffer, size_t offset, size_t size)
+{
+	void *host = NULL;
+	size_t total = 0;
+
+	if (clGetMemObjectInfo(buffer, CL_MEM_HOST_PTR, sizeof(host), &host, NULL) != CL_SUCCESS ||
+	    clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof(total), &total, NULL) != CL_SUCCESS ||
+	    host == NULL || offset > total || size > total - offset)
+		return NULL;
+#if !defined(__KERNEL__)
+	if (!ava_w_heap_holds(host, total))
+		return NULL;
+#endif
+	return (uint8_t *)host + offset;
+}
+
+#if !defined(__KERNEL__)
+/* The API destroyed a heap buffer: its block goes back to the guest. */
+static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
+{
+	(void)mem;
+	ava_w_transfer_start((struct ava_w_transfer *)t, NULL, NULL, NULL);
+	ava_w_transfer_finished((struct ava_w_transfer *)t, 1);
+}
+#endif
+
+#line 1442 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1249,7 +1452,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1253 "opencl_guest.c"
+#line 1456 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1290,7 +1493,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1294 "opencl_guest.c"
+#line 1497 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1313,7 +1516,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1317 "opencl_guest.c"
+#line 1520 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1324,8 +1527,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1328 "opencl_guest.c"
-#line 175 "specs/opencl/opencl_memory.spec.inc"
+#line 1531 "opencl_guest.c"
+#line 191 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
 {
@@ -1344,8 +1547,8 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1348 "opencl_guest.c"
-#line 218 "specs/opencl/opencl_memory.spec.inc"
+#line 1551 "opencl_guest.c"
+#line 234 "specs/opencl/opencl_memory.spec.inc"
 
 /*
  * Device memory an image takes, for the guest's quota: its element size
@@ -1403,7 +1606,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1407 "opencl_guest.c"
+#line 1610 "opencl_guest.c"
 #line 118 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1578,28 +1781,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1582 "opencl_guest.c"
-#line 44 "specs/opencl/opencl_enqueue.spec.inc"
-
-int ava_w_at_departure(void (*fn)(void *arg), void *arg);
-int ava_w_at_departure_cancel(void (*fn)(void *arg), void *arg);
-
-/* The status an abandoned user event ends with: any error will do. */
-#define AVA_CL_GUEST_GONE CL_DEVICE_NOT_AVAILABLE
-
-static inline void ava_cl_user_event_abandoned(void *arg)
-{
-	cl_event ev = (cl_event)arg;
-	cl_int status = CL_COMPLETE;
-
-	if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
-			   NULL) == CL_SUCCESS &&
-	    status > CL_COMPLETE)
-		(void)clSetUserEventStatus(ev, AVA_CL_GUEST_GONE);
-	(void)clReleaseEvent(ev);
-}
-
-#line 1603 "opencl_guest.c"
+#line 1785 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1656,7 +1838,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1660 "opencl_guest.c"
+#line 1842 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1683,14 +1865,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1687 "opencl_guest.c"
+#line 1869 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
-#line 656 "specs/opencl/opencl_util.spec.inc"
+#line 706 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1694 "opencl_guest.c"
+#line 1876 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1703,6 +1885,11 @@ cl_int ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem bu
 cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_map_image_staged(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags, const size_t *origin, const size_t *region, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_mem ava_cl_create_buffer_in_heap(cl_context context, cl_mem_flags flags, size_t size, uint64_t token, uint64_t heap_offset, cl_int *errcode_ret);
+cl_int ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *gate, cl_event *command);
+cl_int ava_cl_heap_gate_close(cl_event gate, cl_event command);
+cl_int ava_cl_map_in_heap(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+cl_int ava_cl_unmap_in_heap(cl_command_queue command_queue, cl_mem buffer, size_t offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_unmap_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
@@ -1739,7 +1926,8 @@ cl_int ava_cl_set_content_size_buffer(cl_mem buffer, cl_mem content_size_buffer)
  * the worker fills it and reads it back in place: one copy each way, by the
  * worker, and none by the guest.
  */
-enum { AVA_CL_MAP_PROGRAMS = 0, AVA_CL_MAP_OWNED = 1, AVA_CL_MAP_HEAP = 2 };
+/* AVA_CL_MAP_IN_PLACE: the bytes of a heap buffer (opencl_heap.spec.inc), the API's own mapping. */
+enum { AVA_CL_MAP_PROGRAMS = 0, AVA_CL_MAP_OWNED = 1, AVA_CL_MAP_HEAP = 2, AVA_CL_MAP_IN_PLACE = 3 };
 struct ava_cl_mapping {
 	struct ava_cl_mapping *next;
 	cl_mem mem;
@@ -1819,6 +2007,7 @@ void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool 
 	struct ava_cl_mapping *m = calloc(1, sizeof(*m));
 	uint64_t token;
 	cl_int rc;
+	int in_place;
 
 	if (m == NULL) {
 		if (errcode_ret)
@@ -1826,6 +2015,25 @@ void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool 
 		return NULL;
 	}
 	m->size = size;
+	m->ptr = ava_cl_heap_map(command_queue, buffer, blocking_map, map_flags, offset, size,
+				 num_events_in_wait_list, event_wait_list, event, &in_place, &rc);
+	if (in_place) {
+		if (rc != CL_SUCCESS) {
+			free(m);
+			if (errcode_ret)
+				*errcode_ret = rc;
+			return NULL;
+		}
+		m->owned = AVA_CL_MAP_IN_PLACE;
+		m->mem = buffer;
+		m->flags = map_flags != 0 ? map_flags : CL_MAP_READ | CL_MAP_WRITE;
+		m->offset = offset;
+		ava_cl_add_mapping(m);
+		ava_cl_made_event(CL_SUCCESS, command_queue, event);
+		if (errcode_ret)
+			*errcode_ret = CL_SUCCESS;
+		return m->ptr;
+	}
 	m->ptr = ava_cl_map_memory(buffer, offset, size, blocking_map, &m->owned);
 	if (m->ptr == NULL) {
 		free(m);
@@ -2005,7 +2213,11 @@ cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, vo
 
 	if (m == NULL)
 		return ava_cl_unmap_error(command_queue, memobj);
-	if (m->flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) {
+	if (m->owned == AVA_CL_MAP_IN_PLACE) {
+		/* The program's writes are in the buffer already. */
+		rc = ava_cl_unmap_in_heap(command_queue, memobj, m->offset, num_events_in_wait_list,
+					  event_wait_list, event);
+	} else if (m->flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) {
 		/* The data travels with the call, so the memory can go right after. */
 		if (m->image)
 			rc = ava_cl_unmap_image(command_queue, memobj, m->origin, m->region, 1, m->ptr,
@@ -2205,7 +2417,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 2209 "opencl_guest.c"
+#line 2421 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -2532,7 +2744,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2536 "opencl_guest.c"
+#line 2748 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -3413,6 +3625,288 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_mem ava_cl_create_buffer_in_heap(cl_context context, cl_mem_flags flags, size_t size, uint64_t token, uint64_t heap_offset, cl_int *errcode_ret)
+{
+	struct ava_opencl_ava_cl_create_buffer_in_heap_call ava_a;
+	const struct ava_opencl_ava_cl_create_buffer_in_heap_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_mem ava_ret;
+	uint32_t ava_dir_errcode_ret = 0;
+	uint64_t ava_count_errcode_ret = 0;
+	uint32_t ava_life_errcode_ret = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_errcode_ret = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_errcode_ret;
+	(void)ava_coupled_errcode_ret;
+	if (errcode_ret != NULL) {
+		ava_dir_errcode_ret |= AVA_BUF_OUT;
+		ava_count_errcode_ret = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_CREATE_BUFFER_IN_HEAP, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.context = (ava_u64)(uintptr_t)context;
+	ava_a.flags = (ava_u64)flags;
+	ava_a.size = (ava_u64)size;
+	ava_a.token = (ava_u64)token;
+	ava_a.heap_offset = (ava_u64)heap_offset;
+	ava_call_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_mem)(uintptr_t)ava_r->ret;
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (uint64_t ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
+	ava_call_end(&ava_c);
+	return (cl_mem)(NULL);
+}
+
+cl_int ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *gate, cl_event *command)
+{
+	struct ava_opencl_ava_cl_heap_gate_open_call ava_a;
+	const struct ava_opencl_ava_cl_heap_gate_open_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_gate = 0;
+	uint64_t ava_count_gate = 0;
+	uint32_t ava_life_gate = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_gate = 0;
+	uint32_t ava_dir_command = 0;
+	uint64_t ava_count_command = 0;
+	uint32_t ava_life_command = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_command = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_gate;
+	(void)ava_coupled_gate;
+	(void)ava_life_command;
+	(void)ava_coupled_command;
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (gate != NULL) {
+		ava_dir_gate |= AVA_BUF_OUT;
+		ava_count_gate = (uint64_t)(1);
+	}
+	if (command != NULL) {
+		ava_dir_command |= AVA_BUF_OUT;
+		ava_count_command = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_HEAP_GATE_OPEN, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_a.write = (ava_s64)write;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.size = (ava_u64)size;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.gate, gate, ava_count_gate, sizeof(cl_event), ava_dir_gate);
+	ava_call_put_buffer(&ava_c, &ava_a.command, command, ava_count_command, sizeof(cl_event), ava_dir_command);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_gate & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->gate, gate, ava_count_gate * sizeof(cl_event));
+	if (ava_dir_command & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->command, command, ava_count_command * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_heap_gate_close(cl_event gate, cl_event command)
+{
+	struct ava_opencl_ava_cl_heap_gate_close_call ava_a;
+	const struct ava_opencl_ava_cl_heap_gate_close_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_HEAP_GATE_CLOSE, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.gate = (ava_u64)(uintptr_t)gate;
+	ava_a.command = (ava_u64)(uintptr_t)command;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_handle_released(&ava_opencl_guest_spec, (uint64_t)(uintptr_t)gate);
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_map_in_heap(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_map_in_heap_call ava_a;
+	const struct ava_opencl_ava_cl_map_in_heap_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_MAP_IN_HEAP, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_a.blocking_map = (ava_u64)blocking_map;
+	ava_a.map_flags = (ava_u64)map_flags;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.size = (ava_u64)size;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_unmap_in_heap(cl_command_queue command_queue, cl_mem buffer, size_t offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+	struct ava_opencl_ava_cl_unmap_in_heap_call ava_a;
+	const struct ava_opencl_ava_cl_unmap_in_heap_reply *ava_r = NULL;
+	struct ava_call ava_c;
+	cl_int ava_ret;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	const uint64_t ava_shape[4] = {
+		(uint64_t)(uintptr_t)(command_queue),
+		(uint64_t)(uintptr_t)(buffer),
+		(uint64_t)(uintptr_t)(offset),
+		(uint64_t)(uintptr_t)(ava_cl_waits_shape(num_events_in_wait_list, event_wait_list)),
+	};
+	/* Sent without waiting only once a call of this shape succeeded. */
+	const int ava_async = ava_guest_shape_known(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_UNMAP_IN_HEAP, ava_shape, 4u) ? 1 : 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_guest_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_UNMAP_IN_HEAP, (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_call_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_call_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event), ava_dir_event);
+	if (ava_async) {
+		if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_call_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_call_get_buffer(&ava_c, &ava_r->event, event, ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		int64_t ava_async_value;
+		if (ava_call_take_async_error(&ava_c, 1u, &ava_async_value))
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_guest_shape_learn(&ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_UNMAP_IN_HEAP, ava_shape, 4u);
+	ava_call_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
 AVA_EXPORT cl_int clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
 {
 	struct ava_opencl_clGetPlatformIDs_call ava_a;
@@ -3532,7 +4026,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3536 "opencl_guest.c"
+#line 4030 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3600,7 +4094,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3604 "opencl_guest.c"
+#line 4098 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3682,7 +4176,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3686 "opencl_guest.c"
+#line 4180 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -3993,7 +4487,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 3997 "opencl_guest.c"
+#line 4491 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4069,7 +4563,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 4073 "opencl_guest.c"
+#line 4567 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4207,7 +4701,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4211 "opencl_guest.c"
+#line 4705 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4299,7 +4793,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 4303 "opencl_guest.c"
+#line 4797 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4365,7 +4859,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 4369 "opencl_guest.c"
+#line 4863 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4537,7 +5031,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4541 "opencl_guest.c"
+#line 5035 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4684,12 +5178,15 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest &&
 	    ava_cl_svm_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
 		return ava_svm_buffer;
+	if (ava_is_guest &&
+	    ava_cl_heap_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
+		return ava_svm_buffer;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4693 "opencl_guest.c"
+#line 5190 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4760,18 +5257,21 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret)
-#line 58 "specs/opencl/opencl_memory.spec.inc"
+#line 62 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem_flags ava_given = flags;
 	cl_mem ava_svm_buffer = NULL;
 	if (ava_is_guest && (properties == NULL || properties[0] == 0) &&
 	    ava_cl_svm_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
+		return ava_svm_buffer;
+	if (ava_is_guest && (properties == NULL || properties[0] == 0) &&
+	    ava_cl_heap_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
 		return ava_svm_buffer;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4775 "opencl_guest.c"
+#line 5275 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4831,19 +5331,23 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret)
-#line 78 "specs/opencl/opencl_memory.spec.inc"
+#line 85 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
-		struct ava_cl_obj parent;
+		struct ava_cl_obj parent = { 0 };
 		void *host = NULL;
 
 		if (ava_cl_guest_mem(buffer, &parent) && parent.host_ptr != NULL)
 			host = (char *)parent.host_ptr + r->origin;
-		ava_cl_remember_mem(ret, r->size, host);
+		if (parent.heap != NULL && buffer_create_type == CL_BUFFER_CREATE_TYPE_REGION)
+			ava_cl_remember_heap_mem(ret, r->size, (char *)parent.heap + r->origin,
+						 parent.heap_flags & ~(cl_mem_flags)CL_MEM_USE_HOST_PTR);
+		else
+			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4847 "opencl_guest.c"
+#line 5351 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4887,12 +5391,12 @@ ava_fail:
 AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_opencl_remote_clRetainMemObject(memobj)
-#line 98 "specs/opencl/opencl_memory.spec.inc"
+#line 109 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4896 "opencl_guest.c"
+#line 5400 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4939,12 +5443,12 @@ ava_fail:
 AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_opencl_remote_clReleaseMemObject(memobj)
-#line 110 "specs/opencl/opencl_memory.spec.inc"
+#line 121 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4948 "opencl_guest.c"
+#line 5452 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5008,7 +5512,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 121 "specs/opencl/opencl_memory.spec.inc"
+#line 132 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5030,7 +5534,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 			memcpy(param_value, &info.host_ptr, sizeof(void *));
 	} else if (param_name == CL_MEM_FLAGS && param_value_size >= sizeof(cl_mem_flags) &&
 		   ava_is_guest) {
-		struct ava_cl_obj info;
+		struct ava_cl_obj info = { 0 };
 		cl_mem_flags f;
 
 		memcpy(&f, param_value, sizeof(f));
@@ -5038,10 +5542,15 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		    (f & CL_MEM_COPY_HOST_PTR)) {
 			f = (f & ~(cl_mem_flags)CL_MEM_COPY_HOST_PTR) | CL_MEM_USE_HOST_PTR;
 			memcpy(param_value, &f, sizeof(f));
+		} else if (info.heap_flags & CL_MEM_USE_HOST_PTR) {
+			/* Over the heap the worker's object uses a host pointer the program never gave. */
+			f = (f & ~(cl_mem_flags)CL_MEM_USE_HOST_PTR) |
+			    (info.heap_flags & ~(cl_mem_flags)CL_MEM_USE_HOST_PTR);
+			memcpy(param_value, &f, sizeof(f));
 		}
 	}
 	return ret;
-#line 5045 "opencl_guest.c"
+#line 5554 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5269,7 +5778,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 290 "specs/opencl/opencl_memory.spec.inc"
+#line 306 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -5278,9 +5787,9 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, ava_given->image_type, ava_given->image_width,
 				      ava_given->image_height, ava_given->image_depth,
-				      ava_given->image_array_size);
+				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5284 "opencl_guest.c"
+#line 5793 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5372,7 +5881,7 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 319 "specs/opencl/opencl_memory.spec.inc"
+#line 335 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -5381,9 +5890,9 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, ava_given->image_type, ava_given->image_width,
 				      ava_given->image_height, ava_given->image_depth,
-				      ava_given->image_array_size);
+				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5387 "opencl_guest.c"
+#line 5896 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5460,13 +5969,13 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 351 "specs/opencl/opencl_memory.spec.inc"
+#line 367 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
-		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
+		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 5470 "opencl_guest.c"
+#line 5979 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5549,14 +6058,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 384 "specs/opencl/opencl_memory.spec.inc"
+#line 400 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
-				      image_depth, 1);
+				      image_depth, 1, NULL);
 	return ret;
-#line 5560 "opencl_guest.c"
+#line 6069 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5678,7 +6187,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 405 "specs/opencl/opencl_memory.spec.inc"
+#line 421 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5687,7 +6196,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5691 "opencl_guest.c"
+#line 6200 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5905,7 +6414,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 452 "specs/opencl/opencl_memory.spec.inc"
+#line 468 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5915,7 +6424,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5919 "opencl_guest.c"
+#line 6428 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6751,7 +7260,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6755 "opencl_guest.c"
+#line 7264 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6953,7 +7462,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6957 "opencl_guest.c"
+#line 7466 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7035,7 +7544,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7039 "opencl_guest.c"
+#line 7548 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7253,7 +7762,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 7257 "opencl_guest.c"
+#line 7766 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7320,7 +7829,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 7324 "opencl_guest.c"
+#line 7833 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7401,7 +7910,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 7405 "opencl_guest.c"
+#line 7914 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7638,7 +8147,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7642 "opencl_guest.c"
+#line 8151 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7708,7 +8217,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 7712 "opencl_guest.c"
+#line 8221 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7954,7 +8463,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7958 "opencl_guest.c"
+#line 8467 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8001,7 +8510,7 @@ ava_fail:
 AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateUserEvent(context, errcode_ret)
-#line 68 "specs/opencl/opencl_enqueue.spec.inc"
+#line 40 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_event ret = ava_execute();
 	if (ava_is_worker && ret != NULL && clRetainEvent(ret) == CL_SUCCESS &&
 	    ava_w_at_departure(ava_cl_user_event_abandoned, ret) != 0)
@@ -8009,7 +8518,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8013 "opencl_guest.c"
+#line 8522 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8053,12 +8562,12 @@ ava_fail:
 AVA_EXPORT cl_int clRetainEvent(cl_event event)
 {
 #define ava_execute() ava_opencl_remote_clRetainEvent(event)
-#line 85 "specs/opencl/opencl_enqueue.spec.inc"
+#line 57 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8062 "opencl_guest.c"
+#line 8571 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8105,12 +8614,12 @@ ava_fail:
 AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 {
 #define ava_execute() ava_opencl_remote_clReleaseEvent(event)
-#line 97 "specs/opencl/opencl_enqueue.spec.inc"
+#line 69 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 8114 "opencl_guest.c"
+#line 8623 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8147,13 +8656,13 @@ ava_fail:
 AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
 #define ava_execute() ava_opencl_remote_clSetUserEventStatus(event, execution_status)
-#line 105 "specs/opencl/opencl_enqueue.spec.inc"
+#line 77 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS &&
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 8157 "opencl_guest.c"
+#line 8666 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8325,10 +8834,13 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 154 "specs/opencl/opencl_enqueue.spec.inc"
+#line 126 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
+		if (ava_cl_heap_transfer(command_queue, buffer, 0, blocking_read, offset, size, ptr,
+					 num_events_in_wait_list, event_wait_list, event, &ava_rc))
+			return ava_rc;
 		if (ava_cl_in_pieces(command_queue, buffer, 1, blocking_read, offset, size, ptr,
 				     num_events_in_wait_list, event_wait_list, event, &ava_rc))
 			return ava_rc;
@@ -8351,7 +8863,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8355 "opencl_guest.c"
+#line 8867 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8427,10 +8939,13 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 198 "specs/opencl/opencl_enqueue.spec.inc"
+#line 173 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
+		if (ava_cl_heap_transfer(command_queue, buffer, 1, blocking_write, offset, size, ptr,
+					 num_events_in_wait_list, event_wait_list, event, &ava_rc))
+			return ava_rc;
 		if (ava_cl_in_pieces(command_queue, buffer, 0, blocking_write, offset, size, ptr,
 				     num_events_in_wait_list, event_wait_list, event, &ava_rc))
 			return ava_rc;
@@ -8458,7 +8973,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8462 "opencl_guest.c"
+#line 8977 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8573,7 +9088,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 257 "specs/opencl/opencl_enqueue.spec.inc"
+#line 235 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -8596,7 +9111,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8600 "opencl_guest.c"
+#line 9115 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8708,7 +9223,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 304 "specs/opencl/opencl_enqueue.spec.inc"
+#line 282 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -8720,7 +9235,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8724 "opencl_guest.c"
+#line 9239 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8809,9 +9324,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 331 "specs/opencl/opencl_enqueue.spec.inc"
+#line 309 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8815 "opencl_guest.c"
+#line 9330 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8938,9 +9453,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 355 "specs/opencl/opencl_enqueue.spec.inc"
+#line 333 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8944 "opencl_guest.c"
+#line 9459 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9039,9 +9554,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 373 "specs/opencl/opencl_enqueue.spec.inc"
+#line 351 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9045 "opencl_guest.c"
+#line 9560 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9144,7 +9659,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 398 "specs/opencl/opencl_enqueue.spec.inc"
+#line 376 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -9164,7 +9679,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9168 "opencl_guest.c"
+#line 9683 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9262,7 +9777,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 439 "specs/opencl/opencl_enqueue.spec.inc"
+#line 417 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -9272,7 +9787,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9276 "opencl_guest.c"
+#line 9791 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9389,9 +9904,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 469 "specs/opencl/opencl_enqueue.spec.inc"
+#line 447 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9395 "opencl_guest.c"
+#line 9910 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9510,9 +10025,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 490 "specs/opencl/opencl_enqueue.spec.inc"
+#line 468 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9516 "opencl_guest.c"
+#line 10031 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9621,9 +10136,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 510 "specs/opencl/opencl_enqueue.spec.inc"
+#line 488 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9627 "opencl_guest.c"
+#line 10142 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9732,9 +10247,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 530 "specs/opencl/opencl_enqueue.spec.inc"
+#line 508 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9738 "opencl_guest.c"
+#line 10253 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9829,9 +10344,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 549 "specs/opencl/opencl_enqueue.spec.inc"
+#line 527 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9835 "opencl_guest.c"
+#line 10350 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9950,11 +10465,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 574 "specs/opencl/opencl_enqueue.spec.inc"
+#line 552 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9958 "opencl_guest.c"
+#line 10473 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10035,11 +10550,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 592 "specs/opencl/opencl_enqueue.spec.inc"
+#line 570 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10043 "opencl_guest.c"
+#line 10558 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10118,9 +10633,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 609 "specs/opencl/opencl_enqueue.spec.inc"
+#line 587 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10124 "opencl_guest.c"
+#line 10639 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10199,9 +10714,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 625 "specs/opencl/opencl_enqueue.spec.inc"
+#line 603 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10205 "opencl_guest.c"
+#line 10720 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10268,9 +10783,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
-#line 637 "specs/opencl/opencl_enqueue.spec.inc"
+#line 615 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10274 "opencl_guest.c"
+#line 10789 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11497,6 +12012,11 @@ static const char *const ava_opencl_func_names[] = {
 	"ava_cl_write_image_staged",
 	"ava_cl_map_buffer_staged",
 	"ava_cl_map_image_staged",
+	"ava_cl_create_buffer_in_heap",
+	"ava_cl_heap_gate_open",
+	"ava_cl_heap_gate_close",
+	"ava_cl_map_in_heap",
+	"ava_cl_unmap_in_heap",
 	"clGetPlatformIDs",
 	"clGetPlatformInfo",
 	"clGetDeviceIDs",

@@ -47,6 +47,11 @@
 #define ava_cl_write_image_staged ava_ava_cl_write_image_staged
 #define ava_cl_map_buffer_staged ava_ava_cl_map_buffer_staged
 #define ava_cl_map_image_staged ava_ava_cl_map_image_staged
+#define ava_cl_create_buffer_in_heap ava_ava_cl_create_buffer_in_heap
+#define ava_cl_heap_gate_open ava_ava_cl_heap_gate_open
+#define ava_cl_heap_gate_close ava_ava_cl_heap_gate_close
+#define ava_cl_map_in_heap ava_ava_cl_map_in_heap
+#define ava_cl_unmap_in_heap ava_ava_cl_unmap_in_heap
 #define clGetPlatformIDs ava_clGetPlatformIDs
 #define clGetPlatformInfo ava_clGetPlatformInfo
 #define clGetDeviceIDs ava_clGetDeviceIDs
@@ -166,7 +171,7 @@ static const struct ava_kspec ava_kern_opencl_kspec;
 
 #include "poclbin.h"
 
-#line 170 "opencl_kern.c"
+#line 175 "opencl_kern.c"
 #line 9 "specs/opencl/opencl_util.spec.inc"
 
 /* Helpers the guest's replacement code calls (remote, defined below). */
@@ -472,6 +477,13 @@ struct ava_cl_obj {
 	uint64_t origin; /* events: the queue's or the context's id */
 	size_t size; /* buffers; 0 for images */
 	void *host_ptr; /* CL_MEM_USE_HOST_PTR */
+	void *heap; /* buffers in the shared heap (opencl_heap.spec.inc): their bytes */
+	/*
+	 * Objects the worker made over the heap (heap buffers, their sub-buffers
+	 * and images): CL_MEM_USE_HOST_PTR, which the program never gave, and
+	 * the host-pointer flags it did give (or the object inherits natively).
+	 */
+	cl_mem_flags heap_flags;
 	size_t image_limits[3]; /* images: how far origin + region may reach */
 };
 static pthread_mutex_t ava_cl_obj_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -569,6 +581,16 @@ static void ava_cl_remember_mem(cl_mem mem, size_t size, void *host_ptr)
 	ava_cl_remember(&obj);
 }
 
+static void ava_cl_remember_heap_mem(cl_mem mem, size_t size, void *heap, cl_mem_flags flags)
+{
+	struct ava_cl_obj obj = { .id = (uint64_t)(uintptr_t)mem, .kind = AVA_CL_OBJ_MEM };
+
+	obj.size = size;
+	obj.heap = heap;
+	obj.heap_flags = flags | CL_MEM_USE_HOST_PTR;
+	ava_cl_remember(&obj);
+}
+
 /* Region limits per dimension of an image of this type and size. */
 static void ava_cl_image_limits(cl_mem_object_type type, size_t width, size_t height, size_t depth,
 				size_t array_size, size_t limits[3])
@@ -596,10 +618,16 @@ static void ava_cl_image_limits(cl_mem_object_type type, size_t width, size_t he
 	}
 }
 
+static int ava_cl_guest_mem(cl_mem mem, struct ava_cl_obj *out);
+/* from: the buffer an image is made from (NULL: none), whose flags it inherits. */
 static void ava_cl_remember_image(cl_mem image, cl_mem_object_type type, size_t width,
-				  size_t height, size_t depth, size_t array_size)
+				  size_t height, size_t depth, size_t array_size, cl_mem from)
 {
 	struct ava_cl_obj obj = { .id = (uint64_t)(uintptr_t)image, .kind = AVA_CL_OBJ_MEM };
+	struct ava_cl_obj buffer;
+
+	if (from != NULL && ava_cl_guest_mem(from, &buffer))
+		obj.heap_flags = buffer.heap_flags;
 
 	ava_cl_image_limits(type, width, height, depth, array_size, obj.image_limits);
 	ava_cl_remember(&obj);
@@ -782,6 +810,33 @@ static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
 }
 
 /*
+ * (Used by user events, opencl_enqueue.spec.inc, and the gates of heap
+ * buffers, opencl_heap.spec.inc.) A user event the guest never set holds every command behind it for as
+ * long as the worker lives, once the guest is gone: their staging and, for
+ * a read into a lent block of the shared heap, the guest's connection. So
+ * the worker keeps a reference to each user event until the guest sets it,
+ * and when the guest leaves first its unset user events fail: the commands
+ * behind them end (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) and let go.
+ */
+int ava_w_at_departure(void (*fn)(void *arg), void *arg);
+int ava_w_at_departure_cancel(void (*fn)(void *arg), void *arg);
+
+/* The status an abandoned user event ends with: any error will do. */
+#define AVA_CL_GUEST_GONE CL_DEVICE_NOT_AVAILABLE
+
+static inline void ava_cl_user_event_abandoned(void *arg)
+{
+	cl_event ev = (cl_event)arg;
+	cl_int status = CL_COMPLETE;
+
+	if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+			   NULL) == CL_SUCCESS &&
+	    status > CL_COMPLETE)
+		(void)clSetUserEventStatus(ev, AVA_CL_GUEST_GONE);
+	(void)clReleaseEvent(ev);
+}
+
+/*
  * A kernel module (ava_opencl.ko) frees the table when it is unloaded; a
  * process leaves it to its exit, where other threads may still be in calls.
  */
@@ -813,7 +868,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 817 "opencl_kern.c"
+#line 872 "opencl_kern.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -902,6 +957,7 @@ void ava_w_transfer_start(struct ava_w_transfer *t, int (*poll)(void *ctx),
 			  void (*release)(void *ctx), void *ctx);
 void ava_w_transfer_finished(struct ava_w_transfer *t, int ok);
 void ava_w_transfer_abort(struct ava_w_transfer *t);
+int ava_w_heap_holds(const void *p, uint64_t bytes);
 
 static inline int ava_cl_event_poll(void *ctx)
 {
@@ -1359,7 +1415,159 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1363 "opencl_kern.c"
+#line 1419 "opencl_kern.c"
+#line 35 "specs/opencl/opencl_heap.spec.inc"
+
+/* Wire calls of the guest's code below (defined after it). */
+cl_mem ava_cl_create_buffer_in_heap(cl_context context, cl_mem_flags flags, size_t size,
+				    uint64_t token, uint64_t heap_offset, cl_int *errcode_ret);
+cl_int ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write,
+			     size_t offset, size_t size, cl_uint num_events_in_wait_list,
+			     const cl_event *event_wait_list, cl_event *gate, cl_event *command);
+cl_int ava_cl_heap_gate_close(cl_event gate, cl_event command);
+cl_int ava_cl_map_in_heap(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
+			  cl_map_flags map_flags, size_t offset, size_t size,
+			  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			  cl_event *event);
+cl_int ava_cl_unmap_in_heap(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+			    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			    cl_event *event);
+
+#if ava_is_guest && !defined(__KERNEL__)
+#define ava_cl_heap_buffer(bytes, heap_offset, storage)                                          \
+	ava_guest_heap_buffer(&ava_opencl_guest_spec, bytes, heap_offset, storage)
+#else
+#define ava_cl_heap_buffer(bytes, heap_offset, storage)                                          \
+	((void)(bytes), *(heap_offset) = AVA_NO_HEAP, *(storage) = NULL, (uint64_t)0)
+#endif
+
+/* A gated transfer costs two round trips: below this, staging is as fast. */
+#define AVA_CL_HEAP_GATE_MIN ((size_t)256 * 1024)
+
+/*
+ * Guest, clCreateBuffer*: 1 when the buffer was made (or refused) over a
+ * block of the heap, *out and *errcode_ret as clCreateBuffer's; 0 when it
+ * goes the ordinary way: no heap or no room, a small buffer, or flags that
+ * name a host pointer of the program's to alias or are malformed in a way
+ * the API judges by the host pointer (it says what is wrong then).
+ */
+static inline int ava_cl_heap_buffer_try(cl_context context, cl_mem_flags flags, size_t size,
+				  void *host_ptr, cl_int *errcode_ret, cl_mem *out)
+{
+	const cl_mem_flags host_bits = CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+	uint64_t heap_offset, token;
+	void *storage;
+	cl_mem mem;
+
+	if (size == 0 || (flags & CL_MEM_USE_HOST_PTR) ||
+	    ((flags & CL_MEM_COPY_HOST_PTR) != 0) != (host_ptr != NULL))
+		return 0;
+	token = ava_cl_heap_buffer(size, &heap_offset, &storage);
+	if (token == 0)
+		return 0;
+	if (flags & CL_MEM_COPY_HOST_PTR)
+		memcpy(storage, host_ptr, size);
+	mem = ava_cl_create_buffer_in_heap(context, flags, size, token, heap_offset, errcode_ret);
+	if (mem == NULL) {
+		/* The worker ended the token already, or never saw it: the block is ours. */
+		ava_cl_expect_cancel(token);
+		*out = NULL;
+		return 1;
+	}
+	ava_cl_remember_heap_mem(mem, size, storage, flags & host_bits);
+	*out = mem;
+	return 1;
+}
+
+/*
+ * Guest, blocking clEnqueueReadBuffer / clEnqueueWriteBuffer: 1 when the
+ * transfer went gated (*rc its result), 0 when it goes the ordinary way
+ * (non-blocking, small, not a heap buffer, or arguments the API must judge).
+ */
+static inline int ava_cl_heap_transfer(cl_command_queue queue, cl_mem buffer, int write, cl_bool blocking,
+				size_t offset, size_t size, const void *ptr, cl_uint num_events,
+				const cl_event *wait_list, cl_event *event, cl_int *rc)
+{
+	struct ava_cl_obj info;
+	cl_event gate = NULL, command = NULL;
+	uint8_t *at;
+
+	if (blocking == CL_FALSE || ptr == NULL || size < AVA_CL_HEAP_GATE_MIN ||
+	    (num_events == 0) != (wait_list == NULL) || !ava_cl_guest_mem(buffer, &info) ||
+	    info.heap == NULL || offset > info.size || size > info.size - offset)
+		return 0;
+	*rc = ava_cl_heap_gate_open(queue, buffer, write, offset, size, num_events, wait_list, &gate,
+				    &command);
+	if (*rc != CL_SUCCESS)
+		return 1;
+	at = (uint8_t *)info.heap + offset;
+	if (write)
+		memcpy(at, ptr, size);
+	else
+		memcpy((void *)ptr, at, size);
+	*rc = ava_cl_heap_gate_close(gate, command);
+	if (event != NULL && *rc == CL_SUCCESS) {
+		*event = command;
+		ava_cl_made_event(CL_SUCCESS, queue, event);
+	} else {
+		clReleaseEvent(command);
+	}
+	return 1;
+}
+
+/*
+ * Guest, clEnqueueMapBuffer: the mapping of a heap buffer, or NULL when the
+ * map goes the ordinary way (*handled 0). *handled 1: the map was sent, *rc
+ * its result.
+ */
+static inline void *ava_cl_heap_map(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
+			     cl_map_flags flags, size_t offset, size_t size, cl_uint num_events,
+			     const cl_event *wait_list, cl_event *event, int *handled, cl_int *rc)
+{
+	struct ava_cl_obj info;
+
+	*handled = 0;
+	if (size == 0 || (num_events == 0) != (wait_list == NULL) ||
+	    !ava_cl_guest_mem(buffer, &info) || info.heap == NULL || offset > info.size ||
+	    size > info.size - offset)
+		return NULL;
+	*handled = 1;
+	*rc = ava_cl_map_in_heap(queue, buffer, blocking, flags, offset, size, num_events,
+				 wait_list, event);
+	return *rc == CL_SUCCESS ? (uint8_t *)info.heap + offset : NULL;
+}
+
+/*
+ * Worker: the bytes [offset, offset + size) of a buffer created over the
+ * calling guest's heap, or NULL (not such a buffer, or out of its range).
+ */
+static inline uint8_t *ava_cl_heap_bytes(cl_mem buffer, size_t offset, size_t size)
+{
+	void *host = NULL;
+	size_t total = 0;
+
+	if (clGetMemObjectInfo(buffer, CL_MEM_HOST_PTR, sizeof(host), &host, NULL) != CL_SUCCESS ||
+	    clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof(total), &total, NULL) != CL_SUCCESS ||
+	    host == NULL || offset > total || size > total - offset)
+		return NULL;
+#if !defined(__KERNEL__)
+	if (!ava_w_heap_holds(host, total))
+		return NULL;
+#endif
+	return (uint8_t *)host + offset;
+}
+
+#if !defined(__KERNEL__)
+/* The API destroyed a heap buffer: its block goes back to the guest. */
+static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
+{
+	(void)mem;
+	ava_w_transfer_start((struct ava_w_transfer *)t, NULL, NULL, NULL);
+	ava_w_transfer_finished((struct ava_w_transfer *)t, 1);
+}
+#endif
+
+#line 1571 "opencl_kern.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1373,7 +1581,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1377 "opencl_kern.c"
+#line 1585 "opencl_kern.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1414,7 +1622,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1418 "opencl_kern.c"
+#line 1626 "opencl_kern.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1437,7 +1645,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1441 "opencl_kern.c"
+#line 1649 "opencl_kern.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1448,8 +1656,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1452 "opencl_kern.c"
-#line 175 "specs/opencl/opencl_memory.spec.inc"
+#line 1660 "opencl_kern.c"
+#line 191 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
 {
@@ -1468,8 +1676,8 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1472 "opencl_kern.c"
-#line 218 "specs/opencl/opencl_memory.spec.inc"
+#line 1680 "opencl_kern.c"
+#line 234 "specs/opencl/opencl_memory.spec.inc"
 
 /*
  * Device memory an image takes, for the guest's quota: its element size
@@ -1527,7 +1735,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1531 "opencl_kern.c"
+#line 1739 "opencl_kern.c"
 #line 118 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1702,28 +1910,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1706 "opencl_kern.c"
-#line 44 "specs/opencl/opencl_enqueue.spec.inc"
-
-int ava_w_at_departure(void (*fn)(void *arg), void *arg);
-int ava_w_at_departure_cancel(void (*fn)(void *arg), void *arg);
-
-/* The status an abandoned user event ends with: any error will do. */
-#define AVA_CL_GUEST_GONE CL_DEVICE_NOT_AVAILABLE
-
-static inline void ava_cl_user_event_abandoned(void *arg)
-{
-	cl_event ev = (cl_event)arg;
-	cl_int status = CL_COMPLETE;
-
-	if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
-			   NULL) == CL_SUCCESS &&
-	    status > CL_COMPLETE)
-		(void)clSetUserEventStatus(ev, AVA_CL_GUEST_GONE);
-	(void)clReleaseEvent(ev);
-}
-
-#line 1727 "opencl_kern.c"
+#line 1914 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1780,7 +1967,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1784 "opencl_kern.c"
+#line 1971 "opencl_kern.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1807,14 +1994,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1811 "opencl_kern.c"
+#line 1998 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
-#line 656 "specs/opencl/opencl_util.spec.inc"
+#line 706 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1818 "opencl_kern.c"
+#line 2005 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -2785,6 +2972,320 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_ava_cl_map_image_staged);
 
+cl_mem ava_ava_cl_create_buffer_in_heap(cl_context context, cl_mem_flags flags, size_t size,
+					uint64_t token, uint64_t heap_offset, cl_int *errcode_ret)
+{
+	struct ava_opencl_ava_cl_create_buffer_in_heap_call ava_a;
+	const struct ava_opencl_ava_cl_create_buffer_in_heap_reply *ava_r = NULL;
+	struct ava_kcall ava_c;
+	cl_mem ava_ret;
+	ava_u32 ava_dir_errcode_ret = 0;
+	ava_u64 ava_count_errcode_ret = 0;
+	ava_u32 ava_life_errcode_ret = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_errcode_ret = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_errcode_ret;
+	(void)ava_coupled_errcode_ret;
+	if (errcode_ret != NULL) {
+		ava_dir_errcode_ret |= AVA_BUF_OUT;
+		ava_count_errcode_ret = (uint64_t)(1);
+	}
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn,
+			    AVA_OPENCL_FN_AVA_CL_CREATE_BUFFER_IN_HEAP, AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.context = (ava_u64)(uintptr_t)context;
+	ava_a.flags = (ava_u64)flags;
+	ava_a.size = (ava_u64)size;
+	ava_a.token = (ava_u64)token;
+	ava_a.heap_offset = (ava_u64)heap_offset;
+	ava_kcall_put_buffer(&ava_c, &ava_a.errcode_ret, errcode_ret, ava_count_errcode_ret,
+			     sizeof(cl_int), ava_dir_errcode_ret);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->errcode_ret, errcode_ret,
+				     ava_count_errcode_ret * sizeof(cl_int));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_mem)(uintptr_t)ava_r->ret;
+	ava_kcall_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	if (ava_dir_errcode_ret & AVA_BUF_OUT)
+		for (ava_u64 ava_i = 0; ava_i < ava_count_errcode_ret; ava_i++)
+			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
+	ava_kcall_end(&ava_c);
+	return (cl_mem)(NULL);
+}
+
+EXPORT_SYMBOL_GPL(ava_ava_cl_create_buffer_in_heap);
+
+cl_int ava_ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write,
+				 size_t offset, size_t size, cl_uint num_events_in_wait_list,
+				 const cl_event *event_wait_list, cl_event *gate, cl_event *command)
+{
+	struct ava_opencl_ava_cl_heap_gate_open_call ava_a;
+	const struct ava_opencl_ava_cl_heap_gate_open_reply *ava_r = NULL;
+	struct ava_kcall ava_c;
+	cl_int ava_ret;
+	ava_u32 ava_dir_event_wait_list = 0;
+	ava_u64 ava_count_event_wait_list = 0;
+	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event_wait_list = 0;
+	ava_u32 ava_dir_gate = 0;
+	ava_u64 ava_count_gate = 0;
+	ava_u32 ava_life_gate = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_gate = 0;
+	ava_u32 ava_dir_command = 0;
+	ava_u64 ava_count_command = 0;
+	ava_u32 ava_life_command = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_command = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_gate;
+	(void)ava_coupled_gate;
+	(void)ava_life_command;
+	(void)ava_coupled_command;
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (gate != NULL) {
+		ava_dir_gate |= AVA_BUF_OUT;
+		ava_count_gate = (uint64_t)(1);
+	}
+	if (command != NULL) {
+		ava_dir_command |= AVA_BUF_OUT;
+		ava_count_command = (uint64_t)(1);
+	}
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_HEAP_GATE_OPEN,
+			    AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_a.write = (ava_s64)write;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.size = (ava_u64)size;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.gate, gate, ava_count_gate, sizeof(cl_event),
+			     ava_dir_gate);
+	ava_kcall_put_buffer(&ava_c, &ava_a.command, command, ava_count_command, sizeof(cl_event),
+			     ava_dir_command);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_gate & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->gate, gate, ava_count_gate * sizeof(cl_event));
+	if (ava_dir_command & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->command, command,
+				     ava_count_command * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_kcall_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_kcall_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+EXPORT_SYMBOL_GPL(ava_ava_cl_heap_gate_open);
+
+cl_int ava_ava_cl_heap_gate_close(cl_event gate, cl_event command)
+{
+	struct ava_opencl_ava_cl_heap_gate_close_call ava_a;
+	const struct ava_opencl_ava_cl_heap_gate_close_reply *ava_r = NULL;
+	struct ava_kcall ava_c;
+	cl_int ava_ret;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_HEAP_GATE_CLOSE,
+			    AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.gate = (ava_u64)(uintptr_t)gate;
+	ava_a.command = (ava_u64)(uintptr_t)command;
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
+	if (ava_ret == (CL_SUCCESS))
+		ava_kconn_handle_released(ava_kern_opencl_conn, (ava_u64)(uintptr_t)gate);
+	ava_kcall_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_kcall_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+EXPORT_SYMBOL_GPL(ava_ava_cl_heap_gate_close);
+
+cl_int ava_ava_cl_map_in_heap(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
+			      cl_map_flags map_flags, size_t offset, size_t size,
+			      cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			      cl_event *event)
+{
+	struct ava_opencl_ava_cl_map_in_heap_call ava_a;
+	const struct ava_opencl_ava_cl_map_in_heap_reply *ava_r = NULL;
+	struct ava_kcall ava_c;
+	cl_int ava_ret;
+	ava_u32 ava_dir_event_wait_list = 0;
+	ava_u64 ava_count_event_wait_list = 0;
+	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event_wait_list = 0;
+	ava_u32 ava_dir_event = 0;
+	ava_u64 ava_count_event = 0;
+	ava_u32 ava_life_event = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_MAP_IN_HEAP,
+			    AVA_F_SYNC) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_a.blocking_map = (ava_u64)blocking_map;
+	ava_a.map_flags = (ava_u64)map_flags;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.size = (ava_u64)size;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_kcall_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_kcall_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+EXPORT_SYMBOL_GPL(ava_ava_cl_map_in_heap);
+
+cl_int ava_ava_cl_unmap_in_heap(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+				cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				cl_event *event)
+{
+	struct ava_opencl_ava_cl_unmap_in_heap_call ava_a;
+	const struct ava_opencl_ava_cl_unmap_in_heap_reply *ava_r = NULL;
+	struct ava_kcall ava_c;
+	cl_int ava_ret;
+	ava_u32 ava_dir_event_wait_list = 0;
+	ava_u64 ava_count_event_wait_list = 0;
+	ava_u32 ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event_wait_list = 0;
+	ava_u32 ava_dir_event = 0;
+	ava_u64 ava_count_event = 0;
+	ava_u32 ava_life_event = AVA_LIFETIME_CALL;
+	ava_u64 ava_coupled_event = 0;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+	if (event_wait_list != NULL) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	if (event != NULL) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	/* This runtime learns no shapes: always sent sync, for exact errors. */
+	const int ava_async = 0;
+	if (ava_async && event != NULL && (ava_dir_event & AVA_BUF_OUT)) {
+		ava_kern_opencl_new_handle_ids(event, ava_count_event);
+		ava_dir_event = AVA_BUF_IN;
+	}
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_UNMAP_IN_HEAP,
+			    (ava_async ? AVA_F_ASYNC : AVA_F_SYNC)) != 0)
+		goto ava_fail;
+	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
+	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
+	ava_a.offset = (ava_u64)offset;
+	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
+	ava_kcall_put_buffer(&ava_c, &ava_a.event_wait_list, event_wait_list,
+			     ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list);
+	ava_kcall_put_buffer(&ava_c, &ava_a.event, event, ava_count_event, sizeof(cl_event),
+			     ava_dir_event);
+	if (ava_async) {
+		if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+			goto ava_fail;
+		ava_kcall_end(&ava_c);
+		return (cl_int)(CL_SUCCESS);
+	}
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r,
+			     sizeof(*ava_r)) != 0)
+		goto ava_fail;
+	if (ava_dir_event & AVA_BUF_OUT)
+		ava_kcall_get_buffer(&ava_c, &ava_r->event, event,
+				     ava_count_event * sizeof(cl_event));
+	if (ava_c.failed)
+		goto ava_fail;
+	ava_ret = (cl_int)ava_r->ret;
+	if (ava_ret == (CL_SUCCESS)) {
+		ava_s64 ava_async_value;
+		if (ava_kcall_take_async_error(&ava_c, 1u, &ava_async_value) > 0)
+			ava_ret = (cl_int)ava_async_value;
+	}
+	ava_kcall_end(&ava_c);
+	return ava_ret;
+
+ava_fail:
+	ava_kcall_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+EXPORT_SYMBOL_GPL(ava_ava_cl_unmap_in_heap);
+
 cl_int ava_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
 {
 	struct ava_opencl_clGetPlatformIDs_call ava_a;
@@ -2924,7 +3425,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 2928 "opencl_kern.c"
+#line 3429 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -3002,7 +3503,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3006 "opencl_kern.c"
+#line 3507 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -3095,7 +3596,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3099 "opencl_kern.c"
+#line 3600 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -3453,7 +3954,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 3457 "opencl_kern.c"
+#line 3958 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -3539,7 +4040,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		return NULL;
 	}
 	return ava_execute();
-#line 3543 "opencl_kern.c"
+#line 4044 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -3696,7 +4197,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3700 "opencl_kern.c"
+#line 4201 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -3802,7 +4303,7 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 		return NULL;
 	}
 	return ava_execute();
-#line 3806 "opencl_kern.c"
+#line 4307 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -3879,7 +4380,7 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 		return NULL;
 	}
 	return ava_execute();
-#line 3883 "opencl_kern.c"
+#line 4384 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -4077,7 +4578,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4081 "opencl_kern.c"
+#line 4582 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -4224,12 +4725,15 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest &&
 	    ava_cl_svm_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
 		return ava_svm_buffer;
+	if (ava_is_guest &&
+	    ava_cl_heap_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
+		return ava_svm_buffer;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4233 "opencl_kern.c"
+#line 4737 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -4312,18 +4816,21 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 					cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret)
-#line 58 "specs/opencl/opencl_memory.spec.inc"
+#line 62 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem_flags ava_given = flags;
 	cl_mem ava_svm_buffer = NULL;
 	if (ava_is_guest && (properties == NULL || properties[0] == 0) &&
 	    ava_cl_svm_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
+		return ava_svm_buffer;
+	if (ava_is_guest && (properties == NULL || properties[0] == 0) &&
+	    ava_cl_heap_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
 		return ava_svm_buffer;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4327 "opencl_kern.c"
+#line 4834 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -4393,19 +4900,23 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 			     const void *buffer_create_info, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret)
-#line 78 "specs/opencl/opencl_memory.spec.inc"
+#line 85 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
-		struct ava_cl_obj parent;
+		struct ava_cl_obj parent = { 0 };
 		void *host = NULL;
 
 		if (ava_cl_guest_mem(buffer, &parent) && parent.host_ptr != NULL)
 			host = (char *)parent.host_ptr + r->origin;
-		ava_cl_remember_mem(ret, r->size, host);
+		if (parent.heap != NULL && buffer_create_type == CL_BUFFER_CREATE_TYPE_REGION)
+			ava_cl_remember_heap_mem(ret, r->size, (char *)parent.heap + r->origin,
+						 parent.heap_flags & ~(cl_mem_flags)CL_MEM_USE_HOST_PTR);
+		else
+			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4409 "opencl_kern.c"
+#line 4920 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -4452,12 +4963,12 @@ ava_fail:
 cl_int ava_clRetainMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_kern_remote_clRetainMemObject(memobj)
-#line 98 "specs/opencl/opencl_memory.spec.inc"
+#line 109 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4461 "opencl_kern.c"
+#line 4972 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -4507,12 +5018,12 @@ ava_fail:
 cl_int ava_clReleaseMemObject(cl_mem memobj)
 {
 #define ava_execute() ava_kern_remote_clReleaseMemObject(memobj)
-#line 110 "specs/opencl/opencl_memory.spec.inc"
+#line 121 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4516 "opencl_kern.c"
+#line 5027 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -4587,7 +5098,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 			      void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 121 "specs/opencl/opencl_memory.spec.inc"
+#line 132 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -4609,7 +5120,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 			memcpy(param_value, &info.host_ptr, sizeof(void *));
 	} else if (param_name == CL_MEM_FLAGS && param_value_size >= sizeof(cl_mem_flags) &&
 		   ava_is_guest) {
-		struct ava_cl_obj info;
+		struct ava_cl_obj info = { 0 };
 		cl_mem_flags f;
 
 		memcpy(&f, param_value, sizeof(f));
@@ -4617,10 +5128,15 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		    (f & CL_MEM_COPY_HOST_PTR)) {
 			f = (f & ~(cl_mem_flags)CL_MEM_COPY_HOST_PTR) | CL_MEM_USE_HOST_PTR;
 			memcpy(param_value, &f, sizeof(f));
+		} else if (info.heap_flags & CL_MEM_USE_HOST_PTR) {
+			/* Over the heap the worker's object uses a host pointer the program never gave. */
+			f = (f & ~(cl_mem_flags)CL_MEM_USE_HOST_PTR) |
+			    (info.heap_flags & ~(cl_mem_flags)CL_MEM_USE_HOST_PTR);
+			memcpy(param_value, &f, sizeof(f));
 		}
 	}
 	return ret;
-#line 4624 "opencl_kern.c"
+#line 5140 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -4885,7 +5401,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 			 void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 290 "specs/opencl/opencl_memory.spec.inc"
+#line 306 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -4894,9 +5410,9 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, ava_given->image_type, ava_given->image_width,
 				      ava_given->image_height, ava_given->image_depth,
-				      ava_given->image_array_size);
+				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 4900 "opencl_kern.c"
+#line 5416 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -5006,7 +5522,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				       cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 319 "specs/opencl/opencl_memory.spec.inc"
+#line 335 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -5015,9 +5531,9 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, ava_given->image_type, ava_given->image_width,
 				      ava_given->image_height, ava_given->image_depth,
-				      ava_given->image_array_size);
+				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5021 "opencl_kern.c"
+#line 5537 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -5108,13 +5624,13 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 			   cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 351 "specs/opencl/opencl_memory.spec.inc"
+#line 367 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
-		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
+		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 5118 "opencl_kern.c"
+#line 5634 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -5212,14 +5728,14 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 			   size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 384 "specs/opencl/opencl_memory.spec.inc"
+#line 400 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
-				      image_depth, 1);
+				      image_depth, 1, NULL);
 	return ret;
-#line 5223 "opencl_kern.c"
+#line 5739 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -5363,7 +5879,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 			  void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 405 "specs/opencl/opencl_memory.spec.inc"
+#line 421 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5372,7 +5888,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5376 "opencl_kern.c"
+#line 5892 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -5627,7 +6143,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 			    void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 452 "specs/opencl/opencl_memory.spec.inc"
+#line 468 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5637,7 +6153,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5641 "opencl_kern.c"
+#line 6157 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -6554,7 +7070,7 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 6558 "opencl_kern.c"
+#line 7074 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -6783,7 +7299,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 6787 "opencl_kern.c"
+#line 7303 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
@@ -6874,7 +7390,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 6878 "opencl_kern.c"
+#line 7394 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -7126,7 +7642,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 7130 "opencl_kern.c"
+#line 7646 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -7200,7 +7716,7 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 		return NULL;
 	}
 	return ret;
-#line 7204 "opencl_kern.c"
+#line 7720 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
@@ -7290,7 +7806,7 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 7294 "opencl_kern.c"
+#line 7810 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernelsInProgram);
@@ -7549,7 +8065,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7553 "opencl_kern.c"
+#line 8069 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -7632,7 +8148,7 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 7636 "opencl_kern.c"
+#line 8152 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -7918,7 +8434,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7922 "opencl_kern.c"
+#line 8438 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -7970,7 +8486,7 @@ ava_fail:
 cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateUserEvent(context, errcode_ret)
-#line 68 "specs/opencl/opencl_enqueue.spec.inc"
+#line 40 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_event ret = ava_execute();
 	if (ava_is_worker && ret != NULL && clRetainEvent(ret) == CL_SUCCESS &&
 	    ava_w_at_departure(ava_cl_user_event_abandoned, ret) != 0)
@@ -7978,7 +8494,7 @@ cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 7982 "opencl_kern.c"
+#line 8498 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateUserEvent);
@@ -8025,12 +8541,12 @@ ava_fail:
 cl_int ava_clRetainEvent(cl_event event)
 {
 #define ava_execute() ava_kern_remote_clRetainEvent(event)
-#line 85 "specs/opencl/opencl_enqueue.spec.inc"
+#line 57 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8034 "opencl_kern.c"
+#line 8550 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainEvent);
@@ -8080,12 +8596,12 @@ ava_fail:
 cl_int ava_clReleaseEvent(cl_event event)
 {
 #define ava_execute() ava_kern_remote_clReleaseEvent(event)
-#line 97 "specs/opencl/opencl_enqueue.spec.inc"
+#line 69 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 8089 "opencl_kern.c"
+#line 8605 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseEvent);
@@ -8125,13 +8641,13 @@ ava_fail:
 cl_int ava_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
 #define ava_execute() ava_kern_remote_clSetUserEventStatus(event, execution_status)
-#line 105 "specs/opencl/opencl_enqueue.spec.inc"
+#line 77 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS &&
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 8135 "opencl_kern.c"
+#line 8651 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clSetUserEventStatus);
@@ -8330,10 +8846,13 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 154 "specs/opencl/opencl_enqueue.spec.inc"
+#line 126 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
+		if (ava_cl_heap_transfer(command_queue, buffer, 0, blocking_read, offset, size, ptr,
+					 num_events_in_wait_list, event_wait_list, event, &ava_rc))
+			return ava_rc;
 		if (ava_cl_in_pieces(command_queue, buffer, 1, blocking_read, offset, size, ptr,
 				     num_events_in_wait_list, event_wait_list, event, &ava_rc))
 			return ava_rc;
@@ -8356,7 +8875,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8360 "opencl_kern.c"
+#line 8879 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -8445,10 +8964,13 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 				cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 198 "specs/opencl/opencl_enqueue.spec.inc"
+#line 173 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
+		if (ava_cl_heap_transfer(command_queue, buffer, 1, blocking_write, offset, size, ptr,
+					 num_events_in_wait_list, event_wait_list, event, &ava_rc))
+			return ava_rc;
 		if (ava_cl_in_pieces(command_queue, buffer, 0, blocking_write, offset, size, ptr,
 				     num_events_in_wait_list, event_wait_list, event, &ava_rc))
 			return ava_rc;
@@ -8476,7 +8998,7 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8480 "opencl_kern.c"
+#line 9002 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -8617,7 +9139,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 				   cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 257 "specs/opencl/opencl_enqueue.spec.inc"
+#line 235 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -8640,7 +9162,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8644 "opencl_kern.c"
+#line 9166 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -8779,7 +9301,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 				    const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 304 "specs/opencl/opencl_enqueue.spec.inc"
+#line 282 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -8791,7 +9313,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8795 "opencl_kern.c"
+#line 9317 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -8882,9 +9404,9 @@ cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 331 "specs/opencl/opencl_enqueue.spec.inc"
+#line 309 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8888 "opencl_kern.c"
+#line 9410 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBuffer);
@@ -9020,9 +9542,9 @@ cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_bu
 				   cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 355 "specs/opencl/opencl_enqueue.spec.inc"
+#line 333 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9026 "opencl_kern.c"
+#line 9548 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferRect);
@@ -9124,9 +9646,9 @@ cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, co
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 373 "specs/opencl/opencl_enqueue.spec.inc"
+#line 351 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9130 "opencl_kern.c"
+#line 9652 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillBuffer);
@@ -9246,7 +9768,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 			      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 398 "specs/opencl/opencl_enqueue.spec.inc"
+#line 376 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -9266,7 +9788,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9270 "opencl_kern.c"
+#line 9792 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -9382,7 +9904,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 439 "specs/opencl/opencl_enqueue.spec.inc"
+#line 417 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -9392,7 +9914,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9396 "opencl_kern.c"
+#line 9918 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -9515,9 +10037,9 @@ cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, cons
 			      cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 469 "specs/opencl/opencl_enqueue.spec.inc"
+#line 447 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9521 "opencl_kern.c"
+#line 10043 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillImage);
@@ -9641,9 +10163,9 @@ cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, 
 			      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 490 "specs/opencl/opencl_enqueue.spec.inc"
+#line 468 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9647 "opencl_kern.c"
+#line 10169 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImage);
@@ -9759,9 +10281,9 @@ cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src
 				      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 510 "specs/opencl/opencl_enqueue.spec.inc"
+#line 488 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9765 "opencl_kern.c"
+#line 10287 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImageToBuffer);
@@ -9877,9 +10399,9 @@ cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src
 				      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 530 "specs/opencl/opencl_enqueue.spec.inc"
+#line 508 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9883 "opencl_kern.c"
+#line 10405 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferToImage);
@@ -9981,9 +10503,9 @@ cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint nu
 				      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 549 "specs/opencl/opencl_enqueue.spec.inc"
+#line 527 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9987 "opencl_kern.c"
+#line 10509 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMigrateMemObjects);
@@ -10112,11 +10634,11 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 				  cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 574 "specs/opencl/opencl_enqueue.spec.inc"
+#line 552 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10120 "opencl_kern.c"
+#line 10642 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -10200,11 +10722,11 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 			 cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 592 "specs/opencl/opencl_enqueue.spec.inc"
+#line 570 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10208 "opencl_kern.c"
+#line 10730 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);
@@ -10288,9 +10810,9 @@ cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
 				       const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 609 "specs/opencl/opencl_enqueue.spec.inc"
+#line 587 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10294 "opencl_kern.c"
+#line 10816 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMarkerWithWaitList);
@@ -10375,9 +10897,9 @@ cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
 					const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 625 "specs/opencl/opencl_enqueue.spec.inc"
+#line 603 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10381 "opencl_kern.c"
+#line 10903 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueBarrierWithWaitList);
@@ -10443,9 +10965,9 @@ ava_fail:
 cl_int ava_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueMarker(command_queue, event)
-#line 637 "specs/opencl/opencl_enqueue.spec.inc"
+#line 615 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10449 "opencl_kern.c"
+#line 10971 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMarker);
@@ -10790,6 +11312,11 @@ static const char *const ava_kern_opencl_func_names[] = {
 	"ava_cl_write_image_staged",
 	"ava_cl_map_buffer_staged",
 	"ava_cl_map_image_staged",
+	"ava_cl_create_buffer_in_heap",
+	"ava_cl_heap_gate_open",
+	"ava_cl_heap_gate_close",
+	"ava_cl_map_in_heap",
+	"ava_cl_unmap_in_heap",
 	"clGetPlatformIDs",
 	"clGetPlatformInfo",
 	"clGetDeviceIDs",

@@ -10,10 +10,10 @@
 #include "ava/wire.h"
 
 /* FNV-1a of the layout below: guest and worker must agree. */
-#define AVA_OPENCL_SPEC_HASH 0x8e569169e27bff85ull
+#define AVA_OPENCL_SPEC_HASH 0x3604f7c24550c34cull
 #define AVA_OPENCL_SPEC_NAME "opencl"
 #define AVA_OPENCL_SPEC_ID 2u
-#define AVA_OPENCL_NFUNCS 147u
+#define AVA_OPENCL_NFUNCS 152u
 #define AVA_OPENCL_NCALLBACKS 6u
 
 /* Function ids (0 is never used). */
@@ -26,143 +26,148 @@
 #define AVA_OPENCL_FN_AVA_CL_WRITE_IMAGE_STAGED 7u
 #define AVA_OPENCL_FN_AVA_CL_MAP_BUFFER_STAGED 8u
 #define AVA_OPENCL_FN_AVA_CL_MAP_IMAGE_STAGED 9u
-#define AVA_OPENCL_FN_CLGETPLATFORMIDS 10u
-#define AVA_OPENCL_FN_CLGETPLATFORMINFO 11u
-#define AVA_OPENCL_FN_CLGETDEVICEIDS 12u
-#define AVA_OPENCL_FN_CLGETDEVICEINFO 13u
-#define AVA_OPENCL_FN_CLCREATESUBDEVICES 14u
-#define AVA_OPENCL_FN_CLRETAINDEVICE 15u
-#define AVA_OPENCL_FN_CLRELEASEDEVICE 16u
-#define AVA_OPENCL_FN_CLGETDEVICEANDHOSTTIMER 17u
-#define AVA_OPENCL_FN_CLGETHOSTTIMER 18u
-#define AVA_OPENCL_FN_CLCREATECONTEXT 19u
-#define AVA_OPENCL_FN_CLCREATECONTEXTFROMTYPE 20u
-#define AVA_OPENCL_FN_CLRETAINCONTEXT 21u
-#define AVA_OPENCL_FN_CLRELEASECONTEXT 22u
-#define AVA_OPENCL_FN_CLGETCONTEXTINFO 23u
-#define AVA_OPENCL_FN_CLSETCONTEXTDESTRUCTORCALLBACK 24u
-#define AVA_OPENCL_FN_CLCREATECOMMANDQUEUE 25u
-#define AVA_OPENCL_FN_CLCREATECOMMANDQUEUEWITHPROPERTIES 26u
-#define AVA_OPENCL_FN_CLSETDEFAULTDEVICECOMMANDQUEUE 27u
-#define AVA_OPENCL_FN_CLRETAINCOMMANDQUEUE 28u
-#define AVA_OPENCL_FN_CLRELEASECOMMANDQUEUE 29u
-#define AVA_OPENCL_FN_CLGETCOMMANDQUEUEINFO 30u
-#define AVA_OPENCL_FN_CLSETCOMMANDQUEUEPROPERTY 31u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLFLUSH 32u
-#define AVA_OPENCL_FN_CLFINISH 33u
-#define AVA_OPENCL_FN_CLCREATEBUFFER 34u
-#define AVA_OPENCL_FN_CLCREATEBUFFERWITHPROPERTIES 35u
-#define AVA_OPENCL_FN_CLCREATESUBBUFFER 36u
-#define AVA_OPENCL_FN_CLRETAINMEMOBJECT 37u
-#define AVA_OPENCL_FN_CLRELEASEMEMOBJECT 38u
-#define AVA_OPENCL_FN_CLGETMEMOBJECTINFO 39u
-#define AVA_OPENCL_FN_CLSETMEMOBJECTDESTRUCTORCALLBACK 40u
-#define AVA_OPENCL_FN_CLCREATEPIPE 41u
-#define AVA_OPENCL_FN_CLGETPIPEINFO 42u
-#define AVA_OPENCL_FN_CLCREATEIMAGE 43u
-#define AVA_OPENCL_FN_CLCREATEIMAGEWITHPROPERTIES 44u
-#define AVA_OPENCL_FN_CLCREATEIMAGE2D 45u
-#define AVA_OPENCL_FN_CLCREATEIMAGE3D 46u
-#define AVA_OPENCL_FN_CLGETSUPPORTEDIMAGEFORMATS 47u
-#define AVA_OPENCL_FN_CLGETIMAGEINFO 48u
-#define AVA_OPENCL_FN_CLCREATESAMPLER 49u
-#define AVA_OPENCL_FN_CLCREATESAMPLERWITHPROPERTIES 50u
-#define AVA_OPENCL_FN_CLRETAINSAMPLER 51u
-#define AVA_OPENCL_FN_CLRELEASESAMPLER 52u
-#define AVA_OPENCL_FN_CLGETSAMPLERINFO 53u
-#define AVA_OPENCL_FN_AVA_CL_MAP_BUFFER 54u
-#define AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER 55u
-#define AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER_LENT 56u
-#define AVA_OPENCL_FN_AVA_CL_MAP_IMAGE 57u
-#define AVA_OPENCL_FN_AVA_CL_UNMAP_IMAGE 58u
-#define AVA_OPENCL_FN_AVA_CL_CREATE_PROGRAM_WITH_SOURCE 59u
-#define AVA_OPENCL_FN_AVA_CL_CREATE_PROGRAM_WITH_BINARY 60u
-#define AVA_OPENCL_FN_CLCREATEPROGRAMWITHIL 61u
-#define AVA_OPENCL_FN_CLCREATEPROGRAMWITHBUILTINKERNELS 62u
-#define AVA_OPENCL_FN_CLRETAINPROGRAM 63u
-#define AVA_OPENCL_FN_CLRELEASEPROGRAM 64u
-#define AVA_OPENCL_FN_CLBUILDPROGRAM 65u
-#define AVA_OPENCL_FN_AVA_CL_COMPILE_PROGRAM 66u
-#define AVA_OPENCL_FN_CLLINKPROGRAM 67u
-#define AVA_OPENCL_FN_CLSETPROGRAMSPECIALIZATIONCONSTANT 68u
-#define AVA_OPENCL_FN_CLUNLOADPLATFORMCOMPILER 69u
-#define AVA_OPENCL_FN_CLUNLOADCOMPILER 70u
-#define AVA_OPENCL_FN_AVA_CL_GET_PROGRAM_INFO 71u
-#define AVA_OPENCL_FN_AVA_CL_GET_PROGRAM_BINARIES 72u
-#define AVA_OPENCL_FN_CLGETPROGRAMBUILDINFO 73u
-#define AVA_OPENCL_FN_CLCREATEKERNEL 74u
-#define AVA_OPENCL_FN_CLCREATEKERNELSINPROGRAM 75u
-#define AVA_OPENCL_FN_CLCLONEKERNEL 76u
-#define AVA_OPENCL_FN_CLRETAINKERNEL 77u
-#define AVA_OPENCL_FN_CLRELEASEKERNEL 78u
-#define AVA_OPENCL_FN_CLSETKERNELARG 79u
-#define AVA_OPENCL_FN_CLGETKERNELINFO 80u
-#define AVA_OPENCL_FN_CLGETKERNELARGINFO 81u
-#define AVA_OPENCL_FN_CLGETKERNELWORKGROUPINFO 82u
-#define AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFO 83u
-#define AVA_OPENCL_FN_CLWAITFOREVENTS 84u
-#define AVA_OPENCL_FN_CLGETEVENTINFO 85u
-#define AVA_OPENCL_FN_CLCREATEUSEREVENT 86u
-#define AVA_OPENCL_FN_CLRETAINEVENT 87u
-#define AVA_OPENCL_FN_CLRELEASEEVENT 88u
-#define AVA_OPENCL_FN_CLSETUSEREVENTSTATUS 89u
-#define AVA_OPENCL_FN_CLSETEVENTCALLBACK 90u
-#define AVA_OPENCL_FN_CLGETEVENTPROFILINGINFO 91u
-#define AVA_OPENCL_FN_CLENQUEUEREADBUFFER 92u
-#define AVA_OPENCL_FN_CLENQUEUEWRITEBUFFER 93u
-#define AVA_OPENCL_FN_CLENQUEUEREADBUFFERRECT 94u
-#define AVA_OPENCL_FN_CLENQUEUEWRITEBUFFERRECT 95u
-#define AVA_OPENCL_FN_CLENQUEUECOPYBUFFER 96u
-#define AVA_OPENCL_FN_CLENQUEUECOPYBUFFERRECT 97u
-#define AVA_OPENCL_FN_CLENQUEUEFILLBUFFER 98u
-#define AVA_OPENCL_FN_CLENQUEUEREADIMAGE 99u
-#define AVA_OPENCL_FN_CLENQUEUEWRITEIMAGE 100u
-#define AVA_OPENCL_FN_CLENQUEUEFILLIMAGE 101u
-#define AVA_OPENCL_FN_CLENQUEUECOPYIMAGE 102u
-#define AVA_OPENCL_FN_CLENQUEUECOPYIMAGETOBUFFER 103u
-#define AVA_OPENCL_FN_CLENQUEUECOPYBUFFERTOIMAGE 104u
-#define AVA_OPENCL_FN_CLENQUEUEMIGRATEMEMOBJECTS 105u
-#define AVA_OPENCL_FN_CLENQUEUENDRANGEKERNEL 106u
-#define AVA_OPENCL_FN_CLENQUEUETASK 107u
-#define AVA_OPENCL_FN_CLENQUEUEMARKERWITHWAITLIST 108u
-#define AVA_OPENCL_FN_CLENQUEUEBARRIERWITHWAITLIST 109u
-#define AVA_OPENCL_FN_CLENQUEUEMARKER 110u
-#define AVA_OPENCL_FN_CLENQUEUEBARRIER 111u
-#define AVA_OPENCL_FN_CLENQUEUEWAITFOREVENTS 112u
-#define AVA_OPENCL_FN_AVA_CL_SVM_ALLOC 113u
-#define AVA_OPENCL_FN_AVA_CL_CREATE_BUFFER_SVM 114u
-#define AVA_OPENCL_FN_AVA_CL_SVM_RELEASE 115u
-#define AVA_OPENCL_FN_AVA_CL_SVM_MAP 116u
-#define AVA_OPENCL_FN_AVA_CL_SVM_MAP_STAGED 117u
-#define AVA_OPENCL_FN_AVA_CL_SVM_UNMAP 118u
-#define AVA_OPENCL_FN_AVA_CL_SVM_MEMCPY 119u
-#define AVA_OPENCL_FN_AVA_CL_SVM_FILL 120u
-#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_ARG_SVM 121u
-#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_SVM_PTRS 122u
-#define AVA_OPENCL_FN_AVA_CL_SVM_MIGRATE 123u
-#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_EXEC_INFO 124u
-#define AVA_OPENCL_FN_CLRETAINDEVICEEXT 125u
-#define AVA_OPENCL_FN_CLRELEASEDEVICEEXT 126u
-#define AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFOKHR 127u
-#define AVA_OPENCL_FN_CLCREATESUBDEVICESEXT 128u /* unsupported: never sent */
-#define AVA_OPENCL_FN_AVA_CL_SET_CONTENT_SIZE_BUFFER 129u
-#define AVA_OPENCL_FN_CLENQUEUENATIVEKERNEL 130u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLSETPROGRAMRELEASECALLBACK 131u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLGETGLCONTEXTINFOKHR 132u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLBUFFER 133u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE 134u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLRENDERBUFFER 135u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLGETGLOBJECTINFO 136u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLGETGLTEXTUREINFO 137u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUEACQUIREGLOBJECTS 138u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUERELEASEGLOBJECTS 139u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE2D 140u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE3D 141u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEEVENTFROMGLSYNCKHR 142u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEFROMEGLIMAGEKHR 143u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUEACQUIREEGLOBJECTSKHR 144u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLENQUEUERELEASEEGLOBJECTSKHR 145u /* unsupported: never sent */
-#define AVA_OPENCL_FN_CLCREATEEVENTFROMEGLSYNCKHR 146u /* unsupported: never sent */
+#define AVA_OPENCL_FN_AVA_CL_CREATE_BUFFER_IN_HEAP 10u
+#define AVA_OPENCL_FN_AVA_CL_HEAP_GATE_OPEN 11u
+#define AVA_OPENCL_FN_AVA_CL_HEAP_GATE_CLOSE 12u
+#define AVA_OPENCL_FN_AVA_CL_MAP_IN_HEAP 13u
+#define AVA_OPENCL_FN_AVA_CL_UNMAP_IN_HEAP 14u
+#define AVA_OPENCL_FN_CLGETPLATFORMIDS 15u
+#define AVA_OPENCL_FN_CLGETPLATFORMINFO 16u
+#define AVA_OPENCL_FN_CLGETDEVICEIDS 17u
+#define AVA_OPENCL_FN_CLGETDEVICEINFO 18u
+#define AVA_OPENCL_FN_CLCREATESUBDEVICES 19u
+#define AVA_OPENCL_FN_CLRETAINDEVICE 20u
+#define AVA_OPENCL_FN_CLRELEASEDEVICE 21u
+#define AVA_OPENCL_FN_CLGETDEVICEANDHOSTTIMER 22u
+#define AVA_OPENCL_FN_CLGETHOSTTIMER 23u
+#define AVA_OPENCL_FN_CLCREATECONTEXT 24u
+#define AVA_OPENCL_FN_CLCREATECONTEXTFROMTYPE 25u
+#define AVA_OPENCL_FN_CLRETAINCONTEXT 26u
+#define AVA_OPENCL_FN_CLRELEASECONTEXT 27u
+#define AVA_OPENCL_FN_CLGETCONTEXTINFO 28u
+#define AVA_OPENCL_FN_CLSETCONTEXTDESTRUCTORCALLBACK 29u
+#define AVA_OPENCL_FN_CLCREATECOMMANDQUEUE 30u
+#define AVA_OPENCL_FN_CLCREATECOMMANDQUEUEWITHPROPERTIES 31u
+#define AVA_OPENCL_FN_CLSETDEFAULTDEVICECOMMANDQUEUE 32u
+#define AVA_OPENCL_FN_CLRETAINCOMMANDQUEUE 33u
+#define AVA_OPENCL_FN_CLRELEASECOMMANDQUEUE 34u
+#define AVA_OPENCL_FN_CLGETCOMMANDQUEUEINFO 35u
+#define AVA_OPENCL_FN_CLSETCOMMANDQUEUEPROPERTY 36u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLFLUSH 37u
+#define AVA_OPENCL_FN_CLFINISH 38u
+#define AVA_OPENCL_FN_CLCREATEBUFFER 39u
+#define AVA_OPENCL_FN_CLCREATEBUFFERWITHPROPERTIES 40u
+#define AVA_OPENCL_FN_CLCREATESUBBUFFER 41u
+#define AVA_OPENCL_FN_CLRETAINMEMOBJECT 42u
+#define AVA_OPENCL_FN_CLRELEASEMEMOBJECT 43u
+#define AVA_OPENCL_FN_CLGETMEMOBJECTINFO 44u
+#define AVA_OPENCL_FN_CLSETMEMOBJECTDESTRUCTORCALLBACK 45u
+#define AVA_OPENCL_FN_CLCREATEPIPE 46u
+#define AVA_OPENCL_FN_CLGETPIPEINFO 47u
+#define AVA_OPENCL_FN_CLCREATEIMAGE 48u
+#define AVA_OPENCL_FN_CLCREATEIMAGEWITHPROPERTIES 49u
+#define AVA_OPENCL_FN_CLCREATEIMAGE2D 50u
+#define AVA_OPENCL_FN_CLCREATEIMAGE3D 51u
+#define AVA_OPENCL_FN_CLGETSUPPORTEDIMAGEFORMATS 52u
+#define AVA_OPENCL_FN_CLGETIMAGEINFO 53u
+#define AVA_OPENCL_FN_CLCREATESAMPLER 54u
+#define AVA_OPENCL_FN_CLCREATESAMPLERWITHPROPERTIES 55u
+#define AVA_OPENCL_FN_CLRETAINSAMPLER 56u
+#define AVA_OPENCL_FN_CLRELEASESAMPLER 57u
+#define AVA_OPENCL_FN_CLGETSAMPLERINFO 58u
+#define AVA_OPENCL_FN_AVA_CL_MAP_BUFFER 59u
+#define AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER 60u
+#define AVA_OPENCL_FN_AVA_CL_UNMAP_BUFFER_LENT 61u
+#define AVA_OPENCL_FN_AVA_CL_MAP_IMAGE 62u
+#define AVA_OPENCL_FN_AVA_CL_UNMAP_IMAGE 63u
+#define AVA_OPENCL_FN_AVA_CL_CREATE_PROGRAM_WITH_SOURCE 64u
+#define AVA_OPENCL_FN_AVA_CL_CREATE_PROGRAM_WITH_BINARY 65u
+#define AVA_OPENCL_FN_CLCREATEPROGRAMWITHIL 66u
+#define AVA_OPENCL_FN_CLCREATEPROGRAMWITHBUILTINKERNELS 67u
+#define AVA_OPENCL_FN_CLRETAINPROGRAM 68u
+#define AVA_OPENCL_FN_CLRELEASEPROGRAM 69u
+#define AVA_OPENCL_FN_CLBUILDPROGRAM 70u
+#define AVA_OPENCL_FN_AVA_CL_COMPILE_PROGRAM 71u
+#define AVA_OPENCL_FN_CLLINKPROGRAM 72u
+#define AVA_OPENCL_FN_CLSETPROGRAMSPECIALIZATIONCONSTANT 73u
+#define AVA_OPENCL_FN_CLUNLOADPLATFORMCOMPILER 74u
+#define AVA_OPENCL_FN_CLUNLOADCOMPILER 75u
+#define AVA_OPENCL_FN_AVA_CL_GET_PROGRAM_INFO 76u
+#define AVA_OPENCL_FN_AVA_CL_GET_PROGRAM_BINARIES 77u
+#define AVA_OPENCL_FN_CLGETPROGRAMBUILDINFO 78u
+#define AVA_OPENCL_FN_CLCREATEKERNEL 79u
+#define AVA_OPENCL_FN_CLCREATEKERNELSINPROGRAM 80u
+#define AVA_OPENCL_FN_CLCLONEKERNEL 81u
+#define AVA_OPENCL_FN_CLRETAINKERNEL 82u
+#define AVA_OPENCL_FN_CLRELEASEKERNEL 83u
+#define AVA_OPENCL_FN_CLSETKERNELARG 84u
+#define AVA_OPENCL_FN_CLGETKERNELINFO 85u
+#define AVA_OPENCL_FN_CLGETKERNELARGINFO 86u
+#define AVA_OPENCL_FN_CLGETKERNELWORKGROUPINFO 87u
+#define AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFO 88u
+#define AVA_OPENCL_FN_CLWAITFOREVENTS 89u
+#define AVA_OPENCL_FN_CLGETEVENTINFO 90u
+#define AVA_OPENCL_FN_CLCREATEUSEREVENT 91u
+#define AVA_OPENCL_FN_CLRETAINEVENT 92u
+#define AVA_OPENCL_FN_CLRELEASEEVENT 93u
+#define AVA_OPENCL_FN_CLSETUSEREVENTSTATUS 94u
+#define AVA_OPENCL_FN_CLSETEVENTCALLBACK 95u
+#define AVA_OPENCL_FN_CLGETEVENTPROFILINGINFO 96u
+#define AVA_OPENCL_FN_CLENQUEUEREADBUFFER 97u
+#define AVA_OPENCL_FN_CLENQUEUEWRITEBUFFER 98u
+#define AVA_OPENCL_FN_CLENQUEUEREADBUFFERRECT 99u
+#define AVA_OPENCL_FN_CLENQUEUEWRITEBUFFERRECT 100u
+#define AVA_OPENCL_FN_CLENQUEUECOPYBUFFER 101u
+#define AVA_OPENCL_FN_CLENQUEUECOPYBUFFERRECT 102u
+#define AVA_OPENCL_FN_CLENQUEUEFILLBUFFER 103u
+#define AVA_OPENCL_FN_CLENQUEUEREADIMAGE 104u
+#define AVA_OPENCL_FN_CLENQUEUEWRITEIMAGE 105u
+#define AVA_OPENCL_FN_CLENQUEUEFILLIMAGE 106u
+#define AVA_OPENCL_FN_CLENQUEUECOPYIMAGE 107u
+#define AVA_OPENCL_FN_CLENQUEUECOPYIMAGETOBUFFER 108u
+#define AVA_OPENCL_FN_CLENQUEUECOPYBUFFERTOIMAGE 109u
+#define AVA_OPENCL_FN_CLENQUEUEMIGRATEMEMOBJECTS 110u
+#define AVA_OPENCL_FN_CLENQUEUENDRANGEKERNEL 111u
+#define AVA_OPENCL_FN_CLENQUEUETASK 112u
+#define AVA_OPENCL_FN_CLENQUEUEMARKERWITHWAITLIST 113u
+#define AVA_OPENCL_FN_CLENQUEUEBARRIERWITHWAITLIST 114u
+#define AVA_OPENCL_FN_CLENQUEUEMARKER 115u
+#define AVA_OPENCL_FN_CLENQUEUEBARRIER 116u
+#define AVA_OPENCL_FN_CLENQUEUEWAITFOREVENTS 117u
+#define AVA_OPENCL_FN_AVA_CL_SVM_ALLOC 118u
+#define AVA_OPENCL_FN_AVA_CL_CREATE_BUFFER_SVM 119u
+#define AVA_OPENCL_FN_AVA_CL_SVM_RELEASE 120u
+#define AVA_OPENCL_FN_AVA_CL_SVM_MAP 121u
+#define AVA_OPENCL_FN_AVA_CL_SVM_MAP_STAGED 122u
+#define AVA_OPENCL_FN_AVA_CL_SVM_UNMAP 123u
+#define AVA_OPENCL_FN_AVA_CL_SVM_MEMCPY 124u
+#define AVA_OPENCL_FN_AVA_CL_SVM_FILL 125u
+#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_ARG_SVM 126u
+#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_SVM_PTRS 127u
+#define AVA_OPENCL_FN_AVA_CL_SVM_MIGRATE 128u
+#define AVA_OPENCL_FN_AVA_CL_SET_KERNEL_EXEC_INFO 129u
+#define AVA_OPENCL_FN_CLRETAINDEVICEEXT 130u
+#define AVA_OPENCL_FN_CLRELEASEDEVICEEXT 131u
+#define AVA_OPENCL_FN_CLGETKERNELSUBGROUPINFOKHR 132u
+#define AVA_OPENCL_FN_CLCREATESUBDEVICESEXT 133u /* unsupported: never sent */
+#define AVA_OPENCL_FN_AVA_CL_SET_CONTENT_SIZE_BUFFER 134u
+#define AVA_OPENCL_FN_CLENQUEUENATIVEKERNEL 135u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLSETPROGRAMRELEASECALLBACK 136u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLGETGLCONTEXTINFOKHR 137u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLBUFFER 138u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE 139u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLRENDERBUFFER 140u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLGETGLOBJECTINFO 141u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLGETGLTEXTUREINFO 142u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUEACQUIREGLOBJECTS 143u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUERELEASEGLOBJECTS 144u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE2D 145u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMGLTEXTURE3D 146u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEEVENTFROMGLSYNCKHR 147u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEFROMEGLIMAGEKHR 148u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUEACQUIREEGLOBJECTSKHR 149u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLENQUEUERELEASEEGLOBJECTSKHR 150u /* unsupported: never sent */
+#define AVA_OPENCL_FN_CLCREATEEVENTFROMEGLSYNCKHR 151u /* unsupported: never sent */
 
 /* Callback declaration ids. */
 #define AVA_OPENCL_CB_AVA_CL_CONTEXT_NOTIFY 1u
@@ -376,6 +381,93 @@ struct ava_opencl_ava_cl_map_image_staged_reply {
 	struct ava_buf_desc event; /* cl_event *, out, handle elements */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_map_image_staged_reply) == 32, "struct ava_opencl_ava_cl_map_image_staged_reply");
+
+/* ava_cl_create_buffer_in_heap */
+struct ava_opencl_ava_cl_create_buffer_in_heap_call {
+	ava_u64 context; /* handle cl_context */
+	ava_u64 flags; /* cl_mem_flags */
+	ava_u64 size; /* size_t */
+	ava_u64 token; /* uint64_t */
+	ava_u64 heap_offset; /* uint64_t */
+	struct ava_buf_desc errcode_ret; /* cl_int *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_create_buffer_in_heap_call) == 64, "struct ava_opencl_ava_cl_create_buffer_in_heap_call");
+
+struct ava_opencl_ava_cl_create_buffer_in_heap_reply {
+	ava_u64 ret; /* handle cl_mem, return value */
+	struct ava_buf_desc errcode_ret; /* cl_int *, out */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_create_buffer_in_heap_reply) == 32, "struct ava_opencl_ava_cl_create_buffer_in_heap_reply");
+
+/* ava_cl_heap_gate_open */
+struct ava_opencl_ava_cl_heap_gate_open_call {
+	ava_u64 command_queue; /* handle cl_command_queue */
+	ava_u64 buffer; /* handle cl_mem */
+	ava_s64 write; /* cl_int */
+	ava_u64 offset; /* size_t */
+	ava_u64 size; /* size_t */
+	ava_u64 num_events_in_wait_list; /* cl_uint */
+	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
+	struct ava_buf_desc gate; /* cl_event *, out, handle elements */
+	struct ava_buf_desc command; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_heap_gate_open_call) == 120, "struct ava_opencl_ava_cl_heap_gate_open_call");
+
+struct ava_opencl_ava_cl_heap_gate_open_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc gate; /* cl_event *, out, handle elements */
+	struct ava_buf_desc command; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_heap_gate_open_reply) == 56, "struct ava_opencl_ava_cl_heap_gate_open_reply");
+
+/* ava_cl_heap_gate_close */
+struct ava_opencl_ava_cl_heap_gate_close_call {
+	ava_u64 gate; /* handle cl_event */
+	ava_u64 command; /* handle cl_event */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_heap_gate_close_call) == 16, "struct ava_opencl_ava_cl_heap_gate_close_call");
+
+struct ava_opencl_ava_cl_heap_gate_close_reply {
+	ava_s64 ret; /* cl_int, return value */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_heap_gate_close_reply) == 8, "struct ava_opencl_ava_cl_heap_gate_close_reply");
+
+/* ava_cl_map_in_heap */
+struct ava_opencl_ava_cl_map_in_heap_call {
+	ava_u64 command_queue; /* handle cl_command_queue */
+	ava_u64 buffer; /* handle cl_mem */
+	ava_u64 blocking_map; /* cl_bool */
+	ava_u64 map_flags; /* cl_map_flags */
+	ava_u64 offset; /* size_t */
+	ava_u64 size; /* size_t */
+	ava_u64 num_events_in_wait_list; /* cl_uint */
+	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_map_in_heap_call) == 104, "struct ava_opencl_ava_cl_map_in_heap_call");
+
+struct ava_opencl_ava_cl_map_in_heap_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_map_in_heap_reply) == 32, "struct ava_opencl_ava_cl_map_in_heap_reply");
+
+/* ava_cl_unmap_in_heap */
+struct ava_opencl_ava_cl_unmap_in_heap_call {
+	ava_u64 command_queue; /* handle cl_command_queue */
+	ava_u64 buffer; /* handle cl_mem */
+	ava_u64 offset; /* size_t */
+	ava_u64 num_events_in_wait_list; /* cl_uint */
+	struct ava_buf_desc event_wait_list; /* const cl_event *, in, handle elements */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_unmap_in_heap_call) == 80, "struct ava_opencl_ava_cl_unmap_in_heap_call");
+
+struct ava_opencl_ava_cl_unmap_in_heap_reply {
+	ava_s64 ret; /* cl_int, return value */
+	struct ava_buf_desc event; /* cl_event *, out, handle elements */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_opencl_ava_cl_unmap_in_heap_reply) == 32, "struct ava_opencl_ava_cl_unmap_in_heap_reply");
 
 /* clGetPlatformIDs */
 struct ava_opencl_clGetPlatformIDs_call {

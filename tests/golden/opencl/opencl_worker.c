@@ -392,6 +392,13 @@ struct ava_cl_obj {
 	uint64_t origin; /* events: the queue's or the context's id */
 	size_t size; /* buffers; 0 for images */
 	void *host_ptr; /* CL_MEM_USE_HOST_PTR */
+	void *heap; /* buffers in the shared heap (opencl_heap.spec.inc): their bytes */
+	/*
+	 * Objects the worker made over the heap (heap buffers, their sub-buffers
+	 * and images): CL_MEM_USE_HOST_PTR, which the program never gave, and
+	 * the host-pointer flags it did give (or the object inherits natively).
+	 */
+	cl_mem_flags heap_flags;
 	size_t image_limits[3]; /* images: how far origin + region may reach */
 };
 static pthread_mutex_t ava_cl_obj_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -489,6 +496,16 @@ static void ava_cl_remember_mem(cl_mem mem, size_t size, void *host_ptr)
 	ava_cl_remember(&obj);
 }
 
+static void ava_cl_remember_heap_mem(cl_mem mem, size_t size, void *heap, cl_mem_flags flags)
+{
+	struct ava_cl_obj obj = { .id = (uint64_t)(uintptr_t)mem, .kind = AVA_CL_OBJ_MEM };
+
+	obj.size = size;
+	obj.heap = heap;
+	obj.heap_flags = flags | CL_MEM_USE_HOST_PTR;
+	ava_cl_remember(&obj);
+}
+
 /* Region limits per dimension of an image of this type and size. */
 static void ava_cl_image_limits(cl_mem_object_type type, size_t width, size_t height, size_t depth,
 				size_t array_size, size_t limits[3])
@@ -516,10 +533,16 @@ static void ava_cl_image_limits(cl_mem_object_type type, size_t width, size_t he
 	}
 }
 
+static int ava_cl_guest_mem(cl_mem mem, struct ava_cl_obj *out);
+/* from: the buffer an image is made from (NULL: none), whose flags it inherits. */
 static void ava_cl_remember_image(cl_mem image, cl_mem_object_type type, size_t width,
-				  size_t height, size_t depth, size_t array_size)
+				  size_t height, size_t depth, size_t array_size, cl_mem from)
 {
 	struct ava_cl_obj obj = { .id = (uint64_t)(uintptr_t)image, .kind = AVA_CL_OBJ_MEM };
+	struct ava_cl_obj buffer;
+
+	if (from != NULL && ava_cl_guest_mem(from, &buffer))
+		obj.heap_flags = buffer.heap_flags;
 
 	ava_cl_image_limits(type, width, height, depth, array_size, obj.image_limits);
 	ava_cl_remember(&obj);
@@ -702,6 +725,33 @@ static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
 }
 
 /*
+ * (Used by user events, opencl_enqueue.spec.inc, and the gates of heap
+ * buffers, opencl_heap.spec.inc.) A user event the guest never set holds every command behind it for as
+ * long as the worker lives, once the guest is gone: their staging and, for
+ * a read into a lent block of the shared heap, the guest's connection. So
+ * the worker keeps a reference to each user event until the guest sets it,
+ * and when the guest leaves first its unset user events fail: the commands
+ * behind them end (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) and let go.
+ */
+int ava_w_at_departure(void (*fn)(void *arg), void *arg);
+int ava_w_at_departure_cancel(void (*fn)(void *arg), void *arg);
+
+/* The status an abandoned user event ends with: any error will do. */
+#define AVA_CL_GUEST_GONE CL_DEVICE_NOT_AVAILABLE
+
+static inline void ava_cl_user_event_abandoned(void *arg)
+{
+	cl_event ev = (cl_event)arg;
+	cl_int status = CL_COMPLETE;
+
+	if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+			   NULL) == CL_SUCCESS &&
+	    status > CL_COMPLETE)
+		(void)clSetUserEventStatus(ev, AVA_CL_GUEST_GONE);
+	(void)clReleaseEvent(ev);
+}
+
+/*
  * A kernel module (ava_opencl.ko) frees the table when it is unloaded; a
  * process leaves it to its exit, where other threads may still be in calls.
  */
@@ -733,7 +783,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 737 "opencl_worker.c"
+#line 787 "opencl_worker.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -822,6 +872,7 @@ void ava_w_transfer_start(struct ava_w_transfer *t, int (*poll)(void *ctx),
 			  void (*release)(void *ctx), void *ctx);
 void ava_w_transfer_finished(struct ava_w_transfer *t, int ok);
 void ava_w_transfer_abort(struct ava_w_transfer *t);
+int ava_w_heap_holds(const void *p, uint64_t bytes);
 
 static inline int ava_cl_event_poll(void *ctx)
 {
@@ -1279,7 +1330,159 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1283 "opencl_worker.c"
+#line 1334 "opencl_worker.c"
+#line 35 "specs/opencl/opencl_heap.spec.inc"
+
+/* Wire calls of the guest's code below (defined after it). */
+cl_mem ava_cl_create_buffer_in_heap(cl_context context, cl_mem_flags flags, size_t size,
+				    uint64_t token, uint64_t heap_offset, cl_int *errcode_ret);
+cl_int ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write,
+			     size_t offset, size_t size, cl_uint num_events_in_wait_list,
+			     const cl_event *event_wait_list, cl_event *gate, cl_event *command);
+cl_int ava_cl_heap_gate_close(cl_event gate, cl_event command);
+cl_int ava_cl_map_in_heap(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
+			  cl_map_flags map_flags, size_t offset, size_t size,
+			  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			  cl_event *event);
+cl_int ava_cl_unmap_in_heap(cl_command_queue command_queue, cl_mem buffer, size_t offset,
+			    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			    cl_event *event);
+
+#if ava_is_guest && !defined(__KERNEL__)
+#define ava_cl_heap_buffer(bytes, heap_offset, storage)                                          \
+	ava_guest_heap_buffer(&ava_opencl_guest_spec, bytes, heap_offset, storage)
+#else
+#define ava_cl_heap_buffer(bytes, heap_offset, storage)                                          \
+	((void)(bytes), *(heap_offset) = AVA_NO_HEAP, *(storage) = NULL, (uint64_t)0)
+#endif
+
+/* A gated transfer costs two round trips: below this, staging is as fast. */
+#define AVA_CL_HEAP_GATE_MIN ((size_t)256 * 1024)
+
+/*
+ * Guest, clCreateBuffer*: 1 when the buffer was made (or refused) over a
+ * block of the heap, *out and *errcode_ret as clCreateBuffer's; 0 when it
+ * goes the ordinary way: no heap or no room, a small buffer, or flags that
+ * name a host pointer of the program's to alias or are malformed in a way
+ * the API judges by the host pointer (it says what is wrong then).
+ */
+static inline int ava_cl_heap_buffer_try(cl_context context, cl_mem_flags flags, size_t size,
+				  void *host_ptr, cl_int *errcode_ret, cl_mem *out)
+{
+	const cl_mem_flags host_bits = CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+	uint64_t heap_offset, token;
+	void *storage;
+	cl_mem mem;
+
+	if (size == 0 || (flags & CL_MEM_USE_HOST_PTR) ||
+	    ((flags & CL_MEM_COPY_HOST_PTR) != 0) != (host_ptr != NULL))
+		return 0;
+	token = ava_cl_heap_buffer(size, &heap_offset, &storage);
+	if (token == 0)
+		return 0;
+	if (flags & CL_MEM_COPY_HOST_PTR)
+		memcpy(storage, host_ptr, size);
+	mem = ava_cl_create_buffer_in_heap(context, flags, size, token, heap_offset, errcode_ret);
+	if (mem == NULL) {
+		/* The worker ended the token already, or never saw it: the block is ours. */
+		ava_cl_expect_cancel(token);
+		*out = NULL;
+		return 1;
+	}
+	ava_cl_remember_heap_mem(mem, size, storage, flags & host_bits);
+	*out = mem;
+	return 1;
+}
+
+/*
+ * Guest, blocking clEnqueueReadBuffer / clEnqueueWriteBuffer: 1 when the
+ * transfer went gated (*rc its result), 0 when it goes the ordinary way
+ * (non-blocking, small, not a heap buffer, or arguments the API must judge).
+ */
+static inline int ava_cl_heap_transfer(cl_command_queue queue, cl_mem buffer, int write, cl_bool blocking,
+				size_t offset, size_t size, const void *ptr, cl_uint num_events,
+				const cl_event *wait_list, cl_event *event, cl_int *rc)
+{
+	struct ava_cl_obj info;
+	cl_event gate = NULL, command = NULL;
+	uint8_t *at;
+
+	if (blocking == CL_FALSE || ptr == NULL || size < AVA_CL_HEAP_GATE_MIN ||
+	    (num_events == 0) != (wait_list == NULL) || !ava_cl_guest_mem(buffer, &info) ||
+	    info.heap == NULL || offset > info.size || size > info.size - offset)
+		return 0;
+	*rc = ava_cl_heap_gate_open(queue, buffer, write, offset, size, num_events, wait_list, &gate,
+				    &command);
+	if (*rc != CL_SUCCESS)
+		return 1;
+	at = (uint8_t *)info.heap + offset;
+	if (write)
+		memcpy(at, ptr, size);
+	else
+		memcpy((void *)ptr, at, size);
+	*rc = ava_cl_heap_gate_close(gate, command);
+	if (event != NULL && *rc == CL_SUCCESS) {
+		*event = command;
+		ava_cl_made_event(CL_SUCCESS, queue, event);
+	} else {
+		clReleaseEvent(command);
+	}
+	return 1;
+}
+
+/*
+ * Guest, clEnqueueMapBuffer: the mapping of a heap buffer, or NULL when the
+ * map goes the ordinary way (*handled 0). *handled 1: the map was sent, *rc
+ * its result.
+ */
+static inline void *ava_cl_heap_map(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
+			     cl_map_flags flags, size_t offset, size_t size, cl_uint num_events,
+			     const cl_event *wait_list, cl_event *event, int *handled, cl_int *rc)
+{
+	struct ava_cl_obj info;
+
+	*handled = 0;
+	if (size == 0 || (num_events == 0) != (wait_list == NULL) ||
+	    !ava_cl_guest_mem(buffer, &info) || info.heap == NULL || offset > info.size ||
+	    size > info.size - offset)
+		return NULL;
+	*handled = 1;
+	*rc = ava_cl_map_in_heap(queue, buffer, blocking, flags, offset, size, num_events,
+				 wait_list, event);
+	return *rc == CL_SUCCESS ? (uint8_t *)info.heap + offset : NULL;
+}
+
+/*
+ * Worker: the bytes [offset, offset + size) of a buffer created over the
+ * calling guest's heap, or NULL (not such a buffer, or out of its range).
+ */
+static inline uint8_t *ava_cl_heap_bytes(cl_mem buffer, size_t offset, size_t size)
+{
+	void *host = NULL;
+	size_t total = 0;
+
+	if (clGetMemObjectInfo(buffer, CL_MEM_HOST_PTR, sizeof(host), &host, NULL) != CL_SUCCESS ||
+	    clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof(total), &total, NULL) != CL_SUCCESS ||
+	    host == NULL || offset > total || size > total - offset)
+		return NULL;
+#if !defined(__KERNEL__)
+	if (!ava_w_heap_holds(host, total))
+		return NULL;
+#endif
+	return (uint8_t *)host + offset;
+}
+
+#if !defined(__KERNEL__)
+/* The API destroyed a heap buffer: its block goes back to the guest. */
+static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
+{
+	(void)mem;
+	ava_w_transfer_start((struct ava_w_transfer *)t, NULL, NULL, NULL);
+	ava_w_transfer_finished((struct ava_w_transfer *)t, 1);
+}
+#endif
+
+#line 1486 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1293,7 +1496,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1297 "opencl_worker.c"
+#line 1500 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1334,7 +1537,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1338 "opencl_worker.c"
+#line 1541 "opencl_worker.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1357,7 +1560,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1361 "opencl_worker.c"
+#line 1564 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1368,8 +1571,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1372 "opencl_worker.c"
-#line 175 "specs/opencl/opencl_memory.spec.inc"
+#line 1575 "opencl_worker.c"
+#line 191 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
 {
@@ -1388,8 +1591,8 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1392 "opencl_worker.c"
-#line 218 "specs/opencl/opencl_memory.spec.inc"
+#line 1595 "opencl_worker.c"
+#line 234 "specs/opencl/opencl_memory.spec.inc"
 
 /*
  * Device memory an image takes, for the guest's quota: its element size
@@ -1447,7 +1650,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1451 "opencl_worker.c"
+#line 1654 "opencl_worker.c"
 #line 118 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1622,28 +1825,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1626 "opencl_worker.c"
-#line 44 "specs/opencl/opencl_enqueue.spec.inc"
-
-int ava_w_at_departure(void (*fn)(void *arg), void *arg);
-int ava_w_at_departure_cancel(void (*fn)(void *arg), void *arg);
-
-/* The status an abandoned user event ends with: any error will do. */
-#define AVA_CL_GUEST_GONE CL_DEVICE_NOT_AVAILABLE
-
-static inline void ava_cl_user_event_abandoned(void *arg)
-{
-	cl_event ev = (cl_event)arg;
-	cl_int status = CL_COMPLETE;
-
-	if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
-			   NULL) == CL_SUCCESS &&
-	    status > CL_COMPLETE)
-		(void)clSetUserEventStatus(ev, AVA_CL_GUEST_GONE);
-	(void)clReleaseEvent(ev);
-}
-
-#line 1647 "opencl_worker.c"
+#line 1829 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1700,7 +1882,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1704 "opencl_worker.c"
+#line 1886 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1727,14 +1909,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1731 "opencl_worker.c"
+#line 1913 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
-#line 655 "specs/opencl/opencl_util.spec.inc"
+#line 705 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 1738 "opencl_worker.c"
+#line 1920 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -1822,7 +2004,7 @@ static void ava_opencl_tramp_ava_cl_context_destructor(cl_context context, void 
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 583 "specs/opencl/opencl_staged.spec.inc"
+#line 584 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
 	cl_event ava_ev = NULL;
@@ -1835,7 +2017,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1839 "opencl_worker.c"
+#line 2021 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -1923,7 +2105,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 617 "specs/opencl/opencl_staged.spec.inc"
+#line 618 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
@@ -1945,7 +2127,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 1949 "opencl_worker.c"
+#line 2131 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -2088,7 +2270,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava
 
 static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 655 "specs/opencl/opencl_staged.spec.inc"
+#line 656 "specs/opencl/opencl_staged.spec.inc"
 	static const size_t ava_zero[3] = {0, 0, 0};
 	uint64_t ava_span = ava_cl_image_span(image, origin, region, row_pitch, slice_pitch);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
@@ -2108,7 +2290,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2112 "opencl_worker.c"
+#line 2294 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -2230,7 +2412,7 @@ static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 701 "specs/opencl/opencl_staged.spec.inc"
+#line 702 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
@@ -2243,7 +2425,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2247 "opencl_worker.c"
+#line 2429 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -2360,7 +2542,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 738 "specs/opencl/opencl_staged.spec.inc"
+#line 739 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, size, heap_offset);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
@@ -2376,7 +2558,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_
 		return ava_rc;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2380 "opencl_worker.c"
+#line 2562 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
@@ -2480,7 +2662,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 784 "specs/opencl/opencl_staged.spec.inc"
+#line 785 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
@@ -2497,7 +2679,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2501 "opencl_worker.c"
+#line 2683 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -2670,7 +2852,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *av
 
 static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 827 "specs/opencl/opencl_staged.spec.inc"
+#line 828 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span =
 		ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
@@ -2685,7 +2867,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2689 "opencl_worker.c"
+#line 2871 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -2836,7 +3018,7 @@ static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 861 "specs/opencl/opencl_staged.spec.inc"
+#line 862 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc = CL_SUCCESS;
@@ -2851,7 +3033,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 2855 "opencl_worker.c"
+#line 3037 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -2939,7 +3121,7 @@ static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags, const size_t *origin, const size_t *region, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 896 "specs/opencl/opencl_staged.spec.inc"
+#line 897 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	struct ava_cl_geometry ava_g;
 	size_t ava_row = 0, ava_slice = 0;
@@ -2959,7 +3141,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_q
 		return ava_cl_unmap_unlaid(command_queue, image, ava_p, ava_ev, ava_t);
 	return ava_cl_mapped_transfer(ava_t, command_queue, image, ava_p, 0, &ava_g, map_flags,
 				      ava_ev, event);
-#line 2963 "opencl_worker.c"
+#line 3145 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
@@ -3075,6 +3257,513 @@ static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_mem ava_opencl_impl_ava_cl_create_buffer_in_heap(cl_context context, cl_mem_flags flags, size_t size, uint64_t token, uint64_t heap_offset, cl_int *errcode_ret)
+{
+#line 197 "specs/opencl/opencl_heap.spec.inc"
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, size, heap_offset);
+	const cl_mem_flags ava_host_bits = CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+	cl_int ava_rc = CL_SUCCESS;
+	cl_mem ava_mem;
+	if (ava_t == NULL) {
+		if (errcode_ret != NULL)
+			*errcode_ret = CL_OUT_OF_HOST_MEMORY;
+		return NULL;
+	}
+	ava_mem = clCreateBuffer(context,
+				 (flags != 0 ? flags & ~ava_host_bits : CL_MEM_READ_WRITE) |
+					 CL_MEM_USE_HOST_PTR,
+				 size, ava_w_transfer_staging(ava_t), &ava_rc);
+	if (ava_mem != NULL &&
+	    clSetMemObjectDestructorCallback(ava_mem, ava_cl_heap_buffer_gone, ava_t) != CL_SUCCESS) {
+		clReleaseMemObject(ava_mem);
+		ava_mem = NULL;
+		ava_rc = CL_OUT_OF_HOST_MEMORY;
+	}
+	if (ava_mem == NULL) {
+		/* The guest gets its block back now (a FAILED END). */
+		ava_w_transfer_start(ava_t, NULL, NULL, NULL);
+		ava_w_transfer_finished(ava_t, 0);
+	}
+	if (errcode_ret != NULL)
+		*errcode_ret = ava_rc;
+	return ava_mem;
+#line 3291 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_create_buffer_in_heap(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_create_buffer_in_heap_call *ava_a;
+	struct ava_opencl_ava_cl_create_buffer_in_heap_reply ava_r;
+	cl_context context;
+	cl_mem_flags flags;
+	size_t size;
+	uint64_t token;
+	uint64_t heap_offset;
+	cl_int *errcode_ret;
+	cl_mem ava_ret;
+	uint32_t ava_dir_errcode_ret = 0;
+	uint64_t ava_count_errcode_ret = 0;
+	uint32_t ava_life_errcode_ret = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_errcode_ret = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->context, AVA_OPENCL_T_CL_CONTEXT, (void **)&context);
+	flags = (cl_mem_flags)ava_a->flags;
+	size = (size_t)ava_a->size;
+	token = (uint64_t)ava_a->token;
+	heap_offset = (uint64_t)ava_a->heap_offset;
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->errcode_ret.flags & AVA_BUF_PRESENT) {
+		ava_dir_errcode_ret |= AVA_BUF_OUT;
+		ava_count_errcode_ret = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret | AVA_W_PRIVATE, (void **)&errcode_ret);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
+	(void)ava_life_errcode_ret;
+	(void)ava_coupled_errcode_ret;
+
+	ava_ret = ava_opencl_impl_ava_cl_create_buffer_in_heap(context, flags, size, token, heap_offset, errcode_ret);
+
+	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
+	}
+	ava_r.ret = ava_w_handle_out(ava_w, (void *)ava_ret, AVA_OPENCL_T_CL_MEM, 1);
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *gate, cl_event *command)
+{
+#line 253 "specs/opencl/opencl_heap.spec.inc"
+	uint8_t *ava_at = ava_cl_heap_bytes(buffer, offset, size);
+	cl_context ava_context = NULL;
+	cl_event ava_marker = NULL, ava_waits[2];
+	cl_int ava_rc;
+	*gate = NULL;
+	*command = NULL;
+	ava_rc = clGetCommandQueueInfo(command_queue, CL_QUEUE_CONTEXT, sizeof(ava_context),
+				       &ava_context, NULL);
+	if (ava_rc != CL_SUCCESS)
+		return ava_rc;
+	if (ava_at == NULL) {
+		ava_w_current_log("a gated transfer named a buffer that is not in the shared heap");
+		return CL_INVALID_MEM_OBJECT;
+	}
+	ava_rc = clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list,
+					     event_wait_list, &ava_marker);
+	if (ava_rc != CL_SUCCESS)
+		return ava_rc;
+	ava_waits[0] = ava_marker;
+	ava_waits[1] = clCreateUserEvent(ava_context, &ava_rc);
+	if (ava_waits[1] == NULL) {
+		clReleaseEvent(ava_marker);
+		return ava_rc;
+	}
+	ava_rc = write ? clEnqueueWriteBuffer(command_queue, buffer, CL_FALSE, offset, size, ava_at,
+					      2, ava_waits, command)
+		       : clEnqueueReadBuffer(command_queue, buffer, CL_FALSE, offset, size, ava_at, 2,
+					     ava_waits, command);
+	if (ava_rc == CL_SUCCESS) {
+		if (clRetainEvent(ava_waits[1]) != CL_SUCCESS) {
+			ava_rc = CL_OUT_OF_HOST_MEMORY;
+		} else if (ava_w_at_departure(ava_cl_user_event_abandoned, ava_waits[1]) != 0) {
+			clReleaseEvent(ava_waits[1]);
+			ava_rc = CL_OUT_OF_HOST_MEMORY;
+		}
+	}
+	if (ava_rc == CL_SUCCESS)
+		ava_rc = clWaitForEvents(1, &ava_marker);
+	clReleaseEvent(ava_marker);
+	if (ava_rc != CL_SUCCESS) {
+		/* The command (if queued) fails with its wait list, as natively. */
+		clSetUserEventStatus(ava_waits[1], CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+		if (ava_w_at_departure_cancel(ava_cl_user_event_abandoned, ava_waits[1]))
+			clReleaseEvent(ava_waits[1]);
+		clReleaseEvent(ava_waits[1]);
+		if (*command != NULL)
+			clReleaseEvent(*command);
+		*command = NULL;
+		return ava_rc;
+	}
+	*gate = ava_waits[1];
+	return CL_SUCCESS;
+#line 3404 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_heap_gate_open_call *ava_a;
+	struct ava_opencl_ava_cl_heap_gate_open_reply ava_r;
+	cl_command_queue command_queue;
+	cl_mem buffer;
+	cl_int write;
+	size_t offset;
+	size_t size;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *gate;
+	cl_event *command;
+	cl_int ava_ret;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_gate = 0;
+	uint64_t ava_count_gate = 0;
+	uint32_t ava_life_gate = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_gate = 0;
+	uint32_t ava_dir_command = 0;
+	uint64_t ava_count_command = 0;
+	uint32_t ava_life_command = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_command = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->buffer, AVA_OPENCL_T_CL_MEM, (void **)&buffer);
+	write = (cl_int)ava_a->write;
+	offset = (size_t)ava_a->offset;
+	size = (size_t)ava_a->size;
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->gate, (void **)&gate);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->command, (void **)&command);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->gate.flags & AVA_BUF_PRESENT) {
+		ava_dir_gate |= AVA_BUF_OUT;
+		ava_count_gate = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->gate, ava_count_gate, sizeof(cl_event), ava_dir_gate | AVA_W_PRIVATE, (void **)&gate);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (gate != NULL && (ava_dir_gate & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)gate, ava_count_gate, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_gate;
+	(void)ava_coupled_gate;
+	if (ava_a->command.flags & AVA_BUF_PRESENT) {
+		ava_dir_command |= AVA_BUF_OUT;
+		ava_count_command = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->command, ava_count_command, sizeof(cl_event), ava_dir_command | AVA_W_PRIVATE, (void **)&command);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (command != NULL && (ava_dir_command & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)command, ava_count_command, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_command;
+	(void)ava_coupled_command;
+
+	ava_ret = ava_opencl_impl_ava_cl_heap_gate_open(command_queue, buffer, write, offset, size, num_events_in_wait_list, event_wait_list, gate, command);
+
+	if ((ava_dir_gate & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (gate != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)gate, ava_count_gate, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.gate, gate, ava_count_gate * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	if ((ava_dir_command & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (command != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)command, ava_count_command, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.command, command, ava_count_command * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_heap_gate_close(cl_event gate, cl_event command)
+{
+#line 317 "specs/opencl/opencl_heap.spec.inc"
+	cl_int ava_rc = clSetUserEventStatus(gate, CL_COMPLETE);
+	if (ava_w_at_departure_cancel(ava_cl_user_event_abandoned, gate))
+		clReleaseEvent(gate);
+	clReleaseEvent(gate);
+	if (ava_rc != CL_SUCCESS)
+		return ava_rc;
+	return clWaitForEvents(1, &command);
+#line 3524 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_heap_gate_close_call *ava_a;
+	struct ava_opencl_ava_cl_heap_gate_close_reply ava_r;
+	cl_event gate;
+	cl_event command;
+	cl_int ava_ret;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->gate, AVA_OPENCL_T_CL_EVENT, (void **)&gate);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command, AVA_OPENCL_T_CL_EVENT, (void **)&command);
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+
+	ava_ret = ava_opencl_impl_ava_cl_heap_gate_close(gate, command);
+
+	ava_r.ret = (ava_s64)ava_ret;
+	if (ava_ret == (CL_SUCCESS))
+		ava_w_handle_release(ava_w, ava_a->gate);
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_map_in_heap(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 343 "specs/opencl/opencl_heap.spec.inc"
+	uint8_t *ava_at = ava_cl_heap_bytes(buffer, offset, size);
+	cl_int ava_rc = CL_SUCCESS;
+	void *ava_p;
+	if (ava_at == NULL) {
+		ava_w_current_log("a map in place named a buffer that is not in the shared heap");
+		return CL_INVALID_MEM_OBJECT;
+	}
+	ava_p = clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size,
+				   num_events_in_wait_list, event_wait_list, event, &ava_rc);
+	if (ava_p == NULL)
+		return ava_rc;
+	if (ava_p != ava_at) {
+		/* Not the buffer's own bytes, which CL_MEM_USE_HOST_PTR promises. */
+		ava_w_current_log("the API mapped a heap buffer somewhere else; unmapped");
+		clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 0, NULL, NULL);
+		return CL_MAP_FAILURE;
+	}
+	return CL_SUCCESS;
+#line 3578 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_map_in_heap(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_map_in_heap_call *ava_a;
+	struct ava_opencl_ava_cl_map_in_heap_reply ava_r;
+	cl_command_queue command_queue;
+	cl_mem buffer;
+	cl_bool blocking_map;
+	cl_map_flags map_flags;
+	size_t offset;
+	size_t size;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->buffer, AVA_OPENCL_T_CL_MEM, (void **)&buffer);
+	blocking_map = (cl_bool)ava_a->blocking_map;
+	map_flags = (cl_map_flags)ava_a->map_flags;
+	offset = (size_t)ava_a->offset;
+	size = (size_t)ava_a->size;
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_map_in_heap(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event);
+
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
+static cl_int ava_opencl_impl_ava_cl_unmap_in_heap(cl_command_queue command_queue, cl_mem buffer, size_t offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+#line 378 "specs/opencl/opencl_heap.spec.inc"
+	uint8_t *ava_at = ava_cl_heap_bytes(buffer, offset, 0);
+	if (ava_at == NULL)
+		return CL_INVALID_VALUE;
+	return clEnqueueUnmapMemObject(command_queue, buffer, ava_at, num_events_in_wait_list,
+				       event_wait_list, event);
+#line 3672 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_unmap_in_heap(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_unmap_in_heap_call *ava_a;
+	struct ava_opencl_ava_cl_unmap_in_heap_reply ava_r;
+	cl_command_queue command_queue;
+	cl_mem buffer;
+	size_t offset;
+	cl_uint num_events_in_wait_list;
+	const cl_event *event_wait_list;
+	cl_event *event;
+	cl_int ava_ret;
+	uint32_t ava_dir_event_wait_list = 0;
+	uint64_t ava_count_event_wait_list = 0;
+	uint32_t ava_life_event_wait_list = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event_wait_list = 0;
+	uint32_t ava_dir_event = 0;
+	uint64_t ava_count_event = 0;
+	uint32_t ava_life_event = AVA_LIFETIME_CALL;
+	uint64_t ava_coupled_event = 0;
+	uint64_t *ava_ids_event = NULL;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	memset(&ava_r, 0, sizeof(ava_r));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->buffer, AVA_OPENCL_T_CL_MEM, (void **)&buffer);
+	offset = (size_t)ava_a->offset;
+	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event_wait_list, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->event, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+	if (ava_a->event_wait_list.flags & AVA_BUF_PRESENT) {
+		ava_dir_event_wait_list |= AVA_BUF_IN;
+		ava_count_event_wait_list = (uint64_t)(num_events_in_wait_list);
+	}
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event_wait_list, ava_count_event_wait_list, sizeof(cl_event), ava_dir_event_wait_list | AVA_W_PRIVATE, (void **)&event_wait_list);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (event_wait_list != NULL && (ava_dir_event_wait_list & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event_wait_list, ava_count_event_wait_list, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event_wait_list;
+	(void)ava_coupled_event_wait_list;
+	if (ava_a->event.flags & AVA_BUF_PRESENT) {
+		ava_dir_event |= AVA_BUF_OUT;
+		ava_count_event = (uint64_t)(1);
+	}
+	/* Sent async: the guest names the objects the call creates. */
+	if (ava_w_is_async(ava_w) && (ava_dir_event & AVA_BUF_OUT))
+		ava_dir_event = AVA_BUF_IN;
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->event, ava_count_event, sizeof(cl_event), ava_dir_event | AVA_W_PRIVATE, (void **)&event);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	if (ava_w_is_async(ava_w) && event != NULL) {
+		ava_st = ava_w_guest_ids(ava_w, event, ava_count_event, &ava_ids_event);
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	if (event != NULL && (ava_dir_event & AVA_BUF_IN))
+		(void)ava_w_handles_in(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+	(void)ava_life_event;
+	(void)ava_coupled_event;
+
+	ava_ret = ava_opencl_impl_ava_cl_unmap_in_heap(command_queue, buffer, offset, num_events_in_wait_list, event_wait_list, event);
+
+	if (ava_w_is_async(ava_w)) {
+		if (ava_ids_event != NULL)
+			(void)ava_w_adopt_handles(ava_w, ava_ids_event, event, ava_count_event, AVA_OPENCL_T_CL_EVENT);
+		if (!(ava_ret == (CL_SUCCESS)))
+			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+		return ava_w_reply(ava_w, NULL, 0);
+	}
+	if ((ava_dir_event & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
+		if (event != NULL)
+			(void)ava_w_handles_out(ava_w, (void *)event, ava_count_event, AVA_OPENCL_T_CL_EVENT, 1);
+		ava_st = ava_w_buffer_out(ava_w, &ava_r.event, event, ava_count_event * sizeof(cl_event));
+		if (ava_st != 0)
+			return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+	}
+	ava_r.ret = (ava_s64)ava_ret;
+	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
+}
+
 static int ava_opencl_serve_clGetPlatformIDs(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clGetPlatformIDs_call *ava_a;
@@ -3154,7 +3843,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3158 "opencl_worker.c"
+#line 3847 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3238,7 +3927,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3242 "opencl_worker.c"
+#line 3931 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3340,7 +4029,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3344 "opencl_worker.c"
+#line 4033 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3693,7 +4382,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 3697 "opencl_worker.c"
+#line 4386 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3810,7 +4499,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 3814 "opencl_worker.c"
+#line 4503 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3965,7 +4654,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 3969 "opencl_worker.c"
+#line 4658 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4094,7 +4783,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 4098 "opencl_worker.c"
+#line 4787 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4160,7 +4849,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 4164 "opencl_worker.c"
+#line 4853 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4336,7 +5025,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4340 "opencl_worker.c"
+#line 5029 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4477,12 +5166,15 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest &&
 	    ava_cl_svm_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
 		return ava_svm_buffer;
+	if (ava_is_guest &&
+	    ava_cl_heap_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
+		return ava_svm_buffer;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4486 "opencl_worker.c"
+#line 5178 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4557,18 +5249,21 @@ static int ava_opencl_serve_clCreateBuffer(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret)
-#line 58 "specs/opencl/opencl_memory.spec.inc"
+#line 62 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem_flags ava_given = flags;
 	cl_mem ava_svm_buffer = NULL;
 	if (ava_is_guest && (properties == NULL || properties[0] == 0) &&
 	    ava_cl_svm_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
+		return ava_svm_buffer;
+	if (ava_is_guest && (properties == NULL || properties[0] == 0) &&
+	    ava_cl_heap_buffer_try(context, flags, size, host_ptr, errcode_ret, &ava_svm_buffer))
 		return ava_svm_buffer;
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4572 "opencl_worker.c"
+#line 5267 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4660,19 +5355,23 @@ static int ava_opencl_serve_clCreateBufferWithProperties(struct ava_wcall *ava_w
 static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret)
-#line 78 "specs/opencl/opencl_memory.spec.inc"
+#line 85 "specs/opencl/opencl_memory.spec.inc"
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL) {
 		const cl_buffer_region *r = buffer_create_info;
-		struct ava_cl_obj parent;
+		struct ava_cl_obj parent = { 0 };
 		void *host = NULL;
 
 		if (ava_cl_guest_mem(buffer, &parent) && parent.host_ptr != NULL)
 			host = (char *)parent.host_ptr + r->origin;
-		ava_cl_remember_mem(ret, r->size, host);
+		if (parent.heap != NULL && buffer_create_type == CL_BUFFER_CREATE_TYPE_REGION)
+			ava_cl_remember_heap_mem(ret, r->size, (char *)parent.heap + r->origin,
+						 parent.heap_flags & ~(cl_mem_flags)CL_MEM_USE_HOST_PTR);
+		else
+			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4676 "opencl_worker.c"
+#line 5375 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4747,12 +5446,12 @@ static int ava_opencl_serve_clCreateSubBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 {
 #define ava_execute() clRetainMemObject(memobj)
-#line 98 "specs/opencl/opencl_memory.spec.inc"
+#line 109 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4756 "opencl_worker.c"
+#line 5455 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4793,12 +5492,12 @@ static int ava_opencl_serve_clRetainMemObject(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 {
 #define ava_execute() clReleaseMemObject(memobj)
-#line 110 "specs/opencl/opencl_memory.spec.inc"
+#line 121 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 4802 "opencl_worker.c"
+#line 5501 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4839,7 +5538,7 @@ static int ava_opencl_serve_clReleaseMemObject(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 121 "specs/opencl/opencl_memory.spec.inc"
+#line 132 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -4861,7 +5560,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 			memcpy(param_value, &info.host_ptr, sizeof(void *));
 	} else if (param_name == CL_MEM_FLAGS && param_value_size >= sizeof(cl_mem_flags) &&
 		   ava_is_guest) {
-		struct ava_cl_obj info;
+		struct ava_cl_obj info = { 0 };
 		cl_mem_flags f;
 
 		memcpy(&f, param_value, sizeof(f));
@@ -4869,10 +5568,15 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		    (f & CL_MEM_COPY_HOST_PTR)) {
 			f = (f & ~(cl_mem_flags)CL_MEM_COPY_HOST_PTR) | CL_MEM_USE_HOST_PTR;
 			memcpy(param_value, &f, sizeof(f));
+		} else if (info.heap_flags & CL_MEM_USE_HOST_PTR) {
+			/* Over the heap the worker's object uses a host pointer the program never gave. */
+			f = (f & ~(cl_mem_flags)CL_MEM_USE_HOST_PTR) |
+			    (info.heap_flags & ~(cl_mem_flags)CL_MEM_USE_HOST_PTR);
+			memcpy(param_value, &f, sizeof(f));
 		}
 	}
 	return ret;
-#line 4876 "opencl_worker.c"
+#line 5580 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5141,7 +5845,7 @@ static int ava_opencl_serve_clGetPipeInfo(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 290 "specs/opencl/opencl_memory.spec.inc"
+#line 306 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -5150,9 +5854,9 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, ava_given->image_type, ava_given->image_width,
 				      ava_given->image_height, ava_given->image_depth,
-				      ava_given->image_array_size);
+				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5156 "opencl_worker.c"
+#line 5860 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5263,7 +5967,7 @@ static int ava_opencl_serve_clCreateImage(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 319 "specs/opencl/opencl_memory.spec.inc"
+#line 335 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
@@ -5272,9 +5976,9 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, ava_given->image_type, ava_given->image_width,
 				      ava_given->image_height, ava_given->image_depth,
-				      ava_given->image_array_size);
+				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5278 "opencl_worker.c"
+#line 5982 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5402,13 +6106,13 @@ static int ava_opencl_serve_clCreateImageWithProperties(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 351 "specs/opencl/opencl_memory.spec.inc"
+#line 367 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
-		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1);
+		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 5412 "opencl_worker.c"
+#line 6116 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5514,14 +6218,14 @@ static int ava_opencl_serve_clCreateImage2D(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 384 "specs/opencl/opencl_memory.spec.inc"
+#line 400 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
-				      image_depth, 1);
+				      image_depth, 1, NULL);
 	return ret;
-#line 5525 "opencl_worker.c"
+#line 6229 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5712,7 +6416,7 @@ static int ava_opencl_serve_clGetSupportedImageFormats(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 405 "specs/opencl/opencl_memory.spec.inc"
+#line 421 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5721,7 +6425,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5725 "opencl_worker.c"
+#line 6429 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5972,7 +6676,7 @@ static int ava_opencl_serve_clReleaseSampler(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 452 "specs/opencl/opencl_memory.spec.inc"
+#line 468 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5982,7 +6686,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5986 "opencl_worker.c"
+#line 6690 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6061,7 +6765,7 @@ static int ava_opencl_serve_clGetSamplerInfo(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 482 "specs/opencl/opencl_memory.spec.inc"
+#line 498 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = CL_SUCCESS;
 	cl_event ava_unmapped = NULL;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE, map_flags, offset, size,
@@ -6076,7 +6780,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 6080 "opencl_worker.c"
+#line 6784 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -6184,7 +6888,7 @@ static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 518 "specs/opencl/opencl_memory.spec.inc"
+#line 534 "specs/opencl/opencl_memory.spec.inc"
 	uint64_t ava_span = write && data != NULL ? ava_cl_span(buffer, offset, size) : 0;
 	struct ava_w_transfer *ava_t =
 		ava_span != 0 ? ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP) : NULL;
@@ -6206,7 +6910,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 6210 "opencl_worker.c"
+#line 6914 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -6325,7 +7029,7 @@ static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 564 "specs/opencl/opencl_memory.spec.inc"
+#line 580 "specs/opencl/opencl_memory.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
 	cl_event ava_mapped = NULL, ava_gate;
@@ -6345,7 +7049,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 6349 "opencl_worker.c"
+#line 7053 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
@@ -6449,7 +7153,7 @@ static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_image(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags, const size_t *origin, const size_t *region, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 607 "specs/opencl/opencl_memory.spec.inc"
+#line 623 "specs/opencl/opencl_memory.spec.inc"
 	struct ava_cl_geometry ava_g;
 	size_t ava_row = 0, ava_slice = 0;
 	cl_event ava_unmapped = NULL;
@@ -6476,7 +7180,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image(cl_command_queue command_queue, c
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 6480 "opencl_worker.c"
+#line 7184 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
@@ -6614,7 +7318,7 @@ static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 655 "specs/opencl/opencl_memory.spec.inc"
+#line 671 "specs/opencl/opencl_memory.spec.inc"
 	uint64_t ava_span = write && data != NULL ? ava_cl_image_span(image, origin, region, 0, 0)
 						  : 0;
 	struct ava_w_transfer *ava_t =
@@ -6643,7 +7347,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue,
 	ret = clEnqueueUnmapMemObject(command_queue, image, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 6647 "opencl_worker.c"
+#line 7351 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_image(struct ava_wcall *ava_w)
@@ -6795,7 +7499,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 6799 "opencl_worker.c"
+#line 7503 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -6903,7 +7607,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 6907 "opencl_worker.c"
+#line 7611 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -7246,7 +7950,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7250 "opencl_worker.c"
+#line 7954 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7359,7 +8063,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 7363 "opencl_worker.c"
+#line 8067 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -7515,7 +8219,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 7519 "opencl_worker.c"
+#line 8223 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7695,7 +8399,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7699 "opencl_worker.c"
+#line 8403 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7765,7 +8469,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 7769 "opencl_worker.c"
+#line 8473 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -7865,7 +8569,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 7869 "opencl_worker.c"
+#line 8573 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -7945,7 +8649,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 7949 "opencl_worker.c"
+#line 8653 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8037,7 +8741,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 8041 "opencl_worker.c"
+#line 8745 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8126,7 +8830,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8130 "opencl_worker.c"
+#line 8834 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8341,7 +9045,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 8345 "opencl_worker.c"
+#line 9049 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -8412,7 +9116,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8416 "opencl_worker.c"
+#line 9120 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8497,7 +9201,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 8501 "opencl_worker.c"
+#line 9205 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8807,7 +9511,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8811 "opencl_worker.c"
+#line 9515 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8887,7 +9591,7 @@ static int ava_opencl_serve_clGetEventInfo(struct ava_wcall *ava_w)
 static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateUserEvent(context, errcode_ret)
-#line 68 "specs/opencl/opencl_enqueue.spec.inc"
+#line 40 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_event ret = ava_execute();
 	if (ava_is_worker && ret != NULL && clRetainEvent(ret) == CL_SUCCESS &&
 	    ava_w_at_departure(ava_cl_user_event_abandoned, ret) != 0)
@@ -8895,7 +9599,7 @@ static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *er
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8899 "opencl_worker.c"
+#line 9603 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8949,12 +9653,12 @@ static int ava_opencl_serve_clCreateUserEvent(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
 {
 #define ava_execute() clRetainEvent(event)
-#line 85 "specs/opencl/opencl_enqueue.spec.inc"
+#line 57 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8958 "opencl_worker.c"
+#line 9662 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8995,12 +9699,12 @@ static int ava_opencl_serve_clRetainEvent(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
 {
 #define ava_execute() clReleaseEvent(event)
-#line 97 "specs/opencl/opencl_enqueue.spec.inc"
+#line 69 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9004 "opencl_worker.c"
+#line 9708 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9041,13 +9745,13 @@ static int ava_opencl_serve_clReleaseEvent(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
 #define ava_execute() clSetUserEventStatus(event, execution_status)
-#line 105 "specs/opencl/opencl_enqueue.spec.inc"
+#line 77 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS &&
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 9051 "opencl_worker.c"
+#line 9755 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9198,10 +9902,13 @@ static int ava_opencl_serve_clGetEventProfilingInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 154 "specs/opencl/opencl_enqueue.spec.inc"
+#line 126 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
+		if (ava_cl_heap_transfer(command_queue, buffer, 0, blocking_read, offset, size, ptr,
+					 num_events_in_wait_list, event_wait_list, event, &ava_rc))
+			return ava_rc;
 		if (ava_cl_in_pieces(command_queue, buffer, 1, blocking_read, offset, size, ptr,
 				     num_events_in_wait_list, event_wait_list, event, &ava_rc))
 			return ava_rc;
@@ -9224,7 +9931,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9228 "opencl_worker.c"
+#line 9935 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9334,10 +10041,13 @@ static int ava_opencl_serve_clEnqueueReadBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 198 "specs/opencl/opencl_enqueue.spec.inc"
+#line 173 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
+		if (ava_cl_heap_transfer(command_queue, buffer, 1, blocking_write, offset, size, ptr,
+					 num_events_in_wait_list, event_wait_list, event, &ava_rc))
+			return ava_rc;
 		if (ava_cl_in_pieces(command_queue, buffer, 0, blocking_write, offset, size, ptr,
 				     num_events_in_wait_list, event_wait_list, event, &ava_rc))
 			return ava_rc;
@@ -9365,7 +10075,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9369 "opencl_worker.c"
+#line 10079 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9470,7 +10180,7 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 257 "specs/opencl/opencl_enqueue.spec.inc"
+#line 235 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -9493,7 +10203,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9497 "opencl_worker.c"
+#line 10207 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9660,7 +10370,7 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 304 "specs/opencl/opencl_enqueue.spec.inc"
+#line 282 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -9672,7 +10382,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9676 "opencl_worker.c"
+#line 10386 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9833,9 +10543,9 @@ static int ava_opencl_serve_clEnqueueWriteBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 331 "specs/opencl/opencl_enqueue.spec.inc"
+#line 309 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9839 "opencl_worker.c"
+#line 10549 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9942,9 +10652,9 @@ static int ava_opencl_serve_clEnqueueCopyBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 355 "specs/opencl/opencl_enqueue.spec.inc"
+#line 333 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9948 "opencl_worker.c"
+#line 10658 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10104,9 +10814,9 @@ static int ava_opencl_serve_clEnqueueCopyBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 373 "specs/opencl/opencl_enqueue.spec.inc"
+#line 351 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10110 "opencl_worker.c"
+#line 10820 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10227,7 +10937,7 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 398 "specs/opencl/opencl_enqueue.spec.inc"
+#line 376 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -10247,7 +10957,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10251 "opencl_worker.c"
+#line 10961 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10394,7 +11104,7 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 439 "specs/opencl/opencl_enqueue.spec.inc"
+#line 417 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -10404,7 +11114,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10408 "opencl_worker.c"
+#line 11118 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10543,9 +11253,9 @@ static int ava_opencl_serve_clEnqueueWriteImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 469 "specs/opencl/opencl_enqueue.spec.inc"
+#line 447 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10549 "opencl_worker.c"
+#line 11259 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10694,9 +11404,9 @@ static int ava_opencl_serve_clEnqueueFillImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 490 "specs/opencl/opencl_enqueue.spec.inc"
+#line 468 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10700 "opencl_worker.c"
+#line 11410 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10848,9 +11558,9 @@ static int ava_opencl_serve_clEnqueueCopyImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 510 "specs/opencl/opencl_enqueue.spec.inc"
+#line 488 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10854 "opencl_worker.c"
+#line 11564 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10987,9 +11697,9 @@ static int ava_opencl_serve_clEnqueueCopyImageToBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 530 "specs/opencl/opencl_enqueue.spec.inc"
+#line 508 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10993 "opencl_worker.c"
+#line 11703 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11126,9 +11836,9 @@ static int ava_opencl_serve_clEnqueueCopyBufferToImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 549 "specs/opencl/opencl_enqueue.spec.inc"
+#line 527 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11132 "opencl_worker.c"
+#line 11842 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11246,11 +11956,11 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 574 "specs/opencl/opencl_enqueue.spec.inc"
+#line 552 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11254 "opencl_worker.c"
+#line 11964 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11401,11 +12111,11 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 592 "specs/opencl/opencl_enqueue.spec.inc"
+#line 570 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11409 "opencl_worker.c"
+#line 12119 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11503,9 +12213,9 @@ static int ava_opencl_serve_clEnqueueTask(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 609 "specs/opencl/opencl_enqueue.spec.inc"
+#line 587 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11509 "opencl_worker.c"
+#line 12219 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11600,9 +12310,9 @@ static int ava_opencl_serve_clEnqueueMarkerWithWaitList(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 625 "specs/opencl/opencl_enqueue.spec.inc"
+#line 603 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11606 "opencl_worker.c"
+#line 12316 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11697,9 +12407,9 @@ static int ava_opencl_serve_clEnqueueBarrierWithWaitList(struct ava_wcall *ava_w
 static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() clEnqueueMarker(command_queue, event)
-#line 637 "specs/opencl/opencl_enqueue.spec.inc"
+#line 615 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11703 "opencl_worker.c"
+#line 12413 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11802,11 +12512,11 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-#line 656 "specs/opencl/opencl_enqueue.spec.inc"
+#line 634 "specs/opencl/opencl_enqueue.spec.inc"
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 11810 "opencl_worker.c"
+#line 12520 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -11882,7 +12592,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 11886 "opencl_worker.c"
+#line 12596 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -11943,7 +12653,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 11947 "opencl_worker.c"
+#line 12657 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -12014,7 +12724,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 12018 "opencl_worker.c"
+#line 12728 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -12058,7 +12768,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 12062 "opencl_worker.c"
+#line 12772 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -12184,7 +12894,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 12188 "opencl_worker.c"
+#line 12898 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -12297,7 +13007,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 12301 "opencl_worker.c"
+#line 13011 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -12421,7 +13131,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 12425 "opencl_worker.c"
+#line 13135 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -12571,7 +13281,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 12575 "opencl_worker.c"
+#line 13285 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -12695,7 +13405,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 12699 "opencl_worker.c"
+#line 13409 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -12756,7 +13466,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 12760 "opencl_worker.c"
+#line 13470 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -12844,7 +13554,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 12848 "opencl_worker.c"
+#line 13558 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -12982,7 +13692,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 12986 "opencl_worker.c"
+#line 13696 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -13091,7 +13801,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 13095 "opencl_worker.c"
+#line 13805 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -13203,7 +13913,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 13207 "opencl_worker.c"
+#line 13917 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
@@ -13255,6 +13965,16 @@ static int ava_opencl_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
 		return ava_opencl_serve_ava_cl_map_buffer_staged(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_MAP_IMAGE_STAGED:
 		return ava_opencl_serve_ava_cl_map_image_staged(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_CREATE_BUFFER_IN_HEAP:
+		return ava_opencl_serve_ava_cl_create_buffer_in_heap(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_HEAP_GATE_OPEN:
+		return ava_opencl_serve_ava_cl_heap_gate_open(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_HEAP_GATE_CLOSE:
+		return ava_opencl_serve_ava_cl_heap_gate_close(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_MAP_IN_HEAP:
+		return ava_opencl_serve_ava_cl_map_in_heap(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_UNMAP_IN_HEAP:
+		return ava_opencl_serve_ava_cl_unmap_in_heap(ava_w);
 	case AVA_OPENCL_FN_CLGETPLATFORMIDS:
 		return ava_opencl_serve_clGetPlatformIDs(ava_w);
 	case AVA_OPENCL_FN_CLGETPLATFORMINFO:
@@ -13544,6 +14264,11 @@ static const char *const ava_opencl_func_names[] = {
 	"ava_cl_write_image_staged",
 	"ava_cl_map_buffer_staged",
 	"ava_cl_map_image_staged",
+	"ava_cl_create_buffer_in_heap",
+	"ava_cl_heap_gate_open",
+	"ava_cl_heap_gate_close",
+	"ava_cl_map_in_heap",
+	"ava_cl_unmap_in_heap",
 	"clGetPlatformIDs",
 	"clGetPlatformInfo",
 	"clGetDeviceIDs",
@@ -13695,6 +14420,11 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_write_image_staged */
 	AVA_F_SYNC, /* ava_cl_map_buffer_staged */
 	AVA_F_SYNC, /* ava_cl_map_image_staged */
+	AVA_F_SYNC, /* ava_cl_create_buffer_in_heap */
+	AVA_F_SYNC, /* ava_cl_heap_gate_open */
+	AVA_F_SYNC, /* ava_cl_heap_gate_close */
+	AVA_F_SYNC, /* ava_cl_map_in_heap */
+	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_unmap_in_heap */
 	AVA_F_SYNC, /* clGetPlatformIDs */
 	AVA_F_SYNC, /* clGetPlatformInfo */
 	AVA_F_SYNC, /* clGetDeviceIDs */
