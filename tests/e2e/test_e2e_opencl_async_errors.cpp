@@ -28,6 +28,7 @@ const std::map<std::string, std::string> kApiOfHelper = {
     {"ava_cl_unmap_buffer_lent", "clEnqueueUnmapMemObject"},
     {"ava_cl_unmap_image", "clEnqueueUnmapMemObject"},
     {"ava_cl_unmap_in_heap", "clEnqueueUnmapMemObject"},
+    {"ava_cl_heap_gate_release", "clEnqueueWriteBuffer"},
     {"ava_cl_write_buffer_staged", "clEnqueueWriteBuffer"},
     {"ava_cl_write_buffer_lent", "clEnqueueWriteBuffer"},
     {"ava_cl_write_buffer_rect_staged", "clEnqueueWriteBufferRect"},

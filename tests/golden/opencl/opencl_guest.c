@@ -1287,15 +1287,17 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 #endif
 
 #line 1290 "opencl_guest.c"
-#line 35 "specs/opencl/opencl_heap.spec.inc"
+#line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
 cl_mem ava_cl_create_buffer_in_heap(cl_context context, cl_mem_flags flags, size_t size,
 				    uint64_t token, uint64_t heap_offset, cl_int *errcode_ret);
 cl_int ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write,
-			     size_t offset, size_t size, cl_uint num_events_in_wait_list,
-			     const cl_event *event_wait_list, cl_event *gate, cl_event *command);
+			     cl_bool blocking, size_t offset, size_t size,
+			     cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			     cl_event *gate, cl_event *command);
 cl_int ava_cl_heap_gate_close(cl_event gate, cl_event command);
+cl_int ava_cl_heap_gate_release(cl_event gate);
 cl_int ava_cl_map_in_heap(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
 			  cl_map_flags map_flags, size_t offset, size_t size,
 			  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
@@ -1351,9 +1353,10 @@ static inline int ava_cl_heap_buffer_try(cl_context context, cl_mem_flags flags,
 }
 
 /*
- * Guest, blocking clEnqueueReadBuffer / clEnqueueWriteBuffer: 1 when the
- * transfer went gated (*rc its result), 0 when it goes the ordinary way
- * (non-blocking, small, not a heap buffer, or arguments the API must judge).
+ * Guest, clEnqueueReadBuffer / clEnqueueWriteBuffer: 1 when the transfer
+ * went gated (*rc its result), 0 when it goes the ordinary way (small, not a
+ * heap buffer, arguments the API must judge, or non-blocking behind
+ * commands not done yet).
  */
 static inline int ava_cl_heap_transfer(cl_command_queue queue, cl_mem buffer, int write, cl_bool blocking,
 				size_t offset, size_t size, const void *ptr, cl_uint num_events,
@@ -1363,20 +1366,23 @@ static inline int ava_cl_heap_transfer(cl_command_queue queue, cl_mem buffer, in
 	cl_event gate = NULL, command = NULL;
 	uint8_t *at;
 
-	if (blocking == CL_FALSE || ptr == NULL || size < AVA_CL_HEAP_GATE_MIN ||
+	if (ptr == NULL || size < AVA_CL_HEAP_GATE_MIN ||
 	    (num_events == 0) != (wait_list == NULL) || !ava_cl_guest_mem(buffer, &info) ||
 	    info.heap == NULL || offset > info.size || size > info.size - offset)
 		return 0;
-	*rc = ava_cl_heap_gate_open(queue, buffer, write, offset, size, num_events, wait_list, &gate,
-				    &command);
+	*rc = ava_cl_heap_gate_open(queue, buffer, write, blocking, offset, size, num_events,
+				    wait_list, &gate, &command);
 	if (*rc != CL_SUCCESS)
 		return 1;
+	if (gate == NULL)
+		return 0; /* non-blocking, and the command could not run now */
 	at = (uint8_t *)info.heap + offset;
 	if (write)
 		memcpy(at, ptr, size);
 	else
 		memcpy((void *)ptr, at, size);
-	*rc = ava_cl_heap_gate_close(gate, command);
+	*rc = blocking != CL_FALSE ? ava_cl_heap_gate_close(gate, command)
+				   : ava_cl_heap_gate_release(gate);
 	if (event != NULL && *rc == CL_SUCCESS) {
 		*event = command;
 		ava_cl_made_event(CL_SUCCESS, queue, event);
@@ -1408,6 +1414,144 @@ static inline void *ava_cl_heap_map(cl_command_queue queue, cl_mem buffer, cl_bo
 	return *rc == CL_SUCCESS ? (uint8_t *)info.heap + offset : NULL;
 }
 
+#if !defined(__KERNEL__)
+/*
+ * Worker: whether event completes within ns nanoseconds, waited for on a
+ * completion callback (no spinning). Refcounted: the callback may come
+ * after the wait gave up.
+ */
+struct ava_cl_soon {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done; /* 1 complete, -1 failed */
+	int refs;
+};
+
+static inline void ava_cl_soon_put(struct ava_cl_soon *s)
+{
+	int last;
+
+	pthread_mutex_lock(&s->mu);
+	last = --s->refs == 0;
+	pthread_mutex_unlock(&s->mu);
+	if (last) {
+		pthread_cond_destroy(&s->cv);
+		pthread_mutex_destroy(&s->mu);
+		free(s);
+	}
+}
+
+static inline void CL_CALLBACK ava_cl_soon_done(cl_event event, cl_int status, void *arg)
+{
+	struct ava_cl_soon *s = arg;
+
+	(void)event;
+	pthread_mutex_lock(&s->mu);
+	s->done = status == CL_COMPLETE ? 1 : -1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	ava_cl_soon_put(s);
+}
+
+static inline int ava_cl_done_within(cl_command_queue queue, cl_event event, uint64_t ns)
+{
+	struct ava_cl_soon *s = calloc(1, sizeof(*s));
+	pthread_condattr_t attr;
+	struct timespec until;
+	int ok;
+
+	if (s == NULL)
+		return 0;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cv, &attr);
+	pthread_condattr_destroy(&attr);
+	s->refs = 2;
+	if (clSetEventCallback(event, CL_COMPLETE, ava_cl_soon_done, s) != CL_SUCCESS) {
+		s->refs = 1;
+		ava_cl_soon_put(s);
+		return 0;
+	}
+	clFlush(queue);
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)(ns / 1000000000u);
+	until.tv_nsec += (long)(ns % 1000000000u);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&s->mu);
+	while (s->done == 0 && pthread_cond_timedwait(&s->cv, &s->mu, &until) == 0)
+		;
+	ok = s->done == 1;
+	pthread_mutex_unlock(&s->mu);
+	ava_cl_soon_put(s);
+	return ok;
+}
+
+/*
+ * Probes a non-blocking gate gave up on, held until they complete: PoCL 3.1
+ * aborts when an event released before it completed fails later while a
+ * command queued after it waits for it (a released marker, or the
+ * migration used here). Each gate call releases those that completed; one
+ * still pending when the worker ends goes with the process.
+ */
+static pthread_mutex_t ava_cl_probe_lock = PTHREAD_MUTEX_INITIALIZER;
+static cl_event *ava_cl_probes;
+static size_t ava_cl_probe_count, ava_cl_probe_cap;
+
+static inline void ava_cl_probes_sweep(void)
+{
+	pthread_mutex_lock(&ava_cl_probe_lock);
+	for (size_t i = 0; i < ava_cl_probe_count;) {
+		cl_int status = CL_QUEUED;
+
+		if (clGetEventInfo(ava_cl_probes[i], CL_EVENT_COMMAND_EXECUTION_STATUS,
+				   sizeof(status), &status, NULL) == CL_SUCCESS &&
+		    status > CL_COMPLETE) {
+			++i;
+			continue;
+		}
+		clReleaseEvent(ava_cl_probes[i]);
+		ava_cl_probes[i] = ava_cl_probes[--ava_cl_probe_count];
+	}
+	pthread_mutex_unlock(&ava_cl_probe_lock);
+}
+
+/* Keeps probe until it completes (without room, for good: never released early). */
+static inline void ava_cl_probe_keep(cl_event probe)
+{
+	pthread_mutex_lock(&ava_cl_probe_lock);
+	if (ava_cl_probe_count == ava_cl_probe_cap) {
+		size_t cap = ava_cl_probe_cap ? 2 * ava_cl_probe_cap : 16;
+		cl_event *grown = realloc(ava_cl_probes, cap * sizeof(*grown));
+
+		if (grown != NULL) {
+			ava_cl_probes = grown;
+			ava_cl_probe_cap = cap;
+		}
+	}
+	if (ava_cl_probe_count < ava_cl_probe_cap)
+		ava_cl_probes[ava_cl_probe_count++] = probe;
+	pthread_mutex_unlock(&ava_cl_probe_lock);
+}
+
+/*
+ * How long a non-blocking gated transfer of size bytes may wait for the
+ * commands before it: an eighth of what its copy takes at 16 GB/s, at least
+ * 20 µs. Long enough for a run of transfers, each behind the one before
+ * (the gate of the one before opened just now), short next to the copy
+ * that the gate saves; a command behind anything slower goes on staging.
+ */
+static inline uint64_t ava_cl_gate_patience_ns(size_t size)
+{
+	uint64_t ns = (uint64_t)size / 128u;
+
+	return ns > 20000u ? ns : 20000u;
+}
+#endif
+
 /*
  * Worker: the bytes [offset, offset + size) of a buffer created over the
  * calling guest's heap, or NULL (not such a buffer, or out of its range).
@@ -1438,7 +1582,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1442 "opencl_guest.c"
+#line 1586 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1452,7 +1596,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1456 "opencl_guest.c"
+#line 1600 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1493,7 +1637,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1497 "opencl_guest.c"
+#line 1641 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1516,7 +1660,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1520 "opencl_guest.c"
+#line 1664 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1527,7 +1671,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1531 "opencl_guest.c"
+#line 1675 "opencl_guest.c"
 #line 191 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1547,7 +1691,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1551 "opencl_guest.c"
+#line 1695 "opencl_guest.c"
 #line 234 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1606,7 +1750,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1610 "opencl_guest.c"
+#line 1754 "opencl_guest.c"
 #line 118 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1781,7 +1925,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1785 "opencl_guest.c"
+#line 1929 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1838,7 +1982,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1842 "opencl_guest.c"
+#line 1986 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1865,14 +2009,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1869 "opencl_guest.c"
+#line 2013 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 706 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 1876 "opencl_guest.c"
+#line 2020 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -1886,8 +2030,9 @@ cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, c
 cl_int ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_map_image_staged(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags, const size_t *origin, const size_t *region, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_mem ava_cl_create_buffer_in_heap(cl_context context, cl_mem_flags flags, size_t size, uint64_t token, uint64_t heap_offset, cl_int *errcode_ret);
-cl_int ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *gate, cl_event *command);
+cl_int ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write, cl_bool blocking, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *gate, cl_event *command);
 cl_int ava_cl_heap_gate_close(cl_event gate, cl_event command);
+cl_int ava_cl_heap_gate_release(cl_event gate);
 cl_int ava_cl_map_in_heap(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_unmap_in_heap(cl_command_queue command_queue, cl_mem buffer, size_t offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 cl_int ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
@@ -2417,7 +2562,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 2421 "opencl_guest.c"
+#line 2566 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -2744,7 +2889,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2748 "opencl_guest.c"
+#line 2893 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -3669,7 +3814,7 @@ ava_fail:
 	return (cl_mem)(NULL);
 }
 
-cl_int ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *gate, cl_event *command)
+cl_int ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write, cl_bool blocking, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *gate, cl_event *command)
 {
 	struct ava_opencl_ava_cl_heap_gate_open_call ava_a;
 	const struct ava_opencl_ava_cl_heap_gate_open_reply *ava_r = NULL;
@@ -3712,6 +3857,7 @@ cl_int ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_i
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
 	ava_a.write = (ava_s64)write;
+	ava_a.blocking = (ava_u64)blocking;
 	ava_a.offset = (ava_u64)offset;
 	ava_a.size = (ava_u64)size;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
@@ -3766,6 +3912,26 @@ cl_int ava_cl_heap_gate_close(cl_event gate, cl_event command)
 		ava_guest_handle_released(&ava_opencl_guest_spec, (uint64_t)(uintptr_t)gate);
 	ava_call_end(&ava_c);
 	return ava_ret;
+
+ava_fail:
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+cl_int ava_cl_heap_gate_release(cl_event gate)
+{
+	struct ava_opencl_ava_cl_heap_gate_release_call ava_a;
+	struct ava_call ava_c;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_AVA_CL_HEAP_GATE_RELEASE, AVA_F_ASYNC) != 0)
+		goto ava_fail;
+	ava_a.gate = (ava_u64)(uintptr_t)gate;
+	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+		goto ava_fail;
+	ava_guest_handle_released(&ava_opencl_guest_spec, (uint64_t)(uintptr_t)gate);
+	ava_call_end(&ava_c);
+	return (cl_int)(CL_SUCCESS);
 
 ava_fail:
 	ava_call_end(&ava_c);
@@ -4026,7 +4192,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4030 "opencl_guest.c"
+#line 4196 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4094,7 +4260,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4098 "opencl_guest.c"
+#line 4264 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4176,7 +4342,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4180 "opencl_guest.c"
+#line 4346 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4487,7 +4653,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 4491 "opencl_guest.c"
+#line 4657 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4563,7 +4729,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 4567 "opencl_guest.c"
+#line 4733 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4701,7 +4867,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4705 "opencl_guest.c"
+#line 4871 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4793,7 +4959,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 4797 "opencl_guest.c"
+#line 4963 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4859,7 +5025,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 4863 "opencl_guest.c"
+#line 5029 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5031,7 +5197,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5035 "opencl_guest.c"
+#line 5201 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5186,7 +5352,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5190 "opencl_guest.c"
+#line 5356 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5271,7 +5437,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5275 "opencl_guest.c"
+#line 5441 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5347,7 +5513,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5351 "opencl_guest.c"
+#line 5517 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5396,7 +5562,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5400 "opencl_guest.c"
+#line 5566 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5448,7 +5614,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 5452 "opencl_guest.c"
+#line 5618 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5550,7 +5716,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 5554 "opencl_guest.c"
+#line 5720 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5789,7 +5955,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5793 "opencl_guest.c"
+#line 5959 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5892,7 +6058,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5896 "opencl_guest.c"
+#line 6062 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5975,7 +6141,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 5979 "opencl_guest.c"
+#line 6145 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6065,7 +6231,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6069 "opencl_guest.c"
+#line 6235 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6196,7 +6362,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6200 "opencl_guest.c"
+#line 6366 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6424,7 +6590,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6428 "opencl_guest.c"
+#line 6594 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7260,7 +7426,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7264 "opencl_guest.c"
+#line 7430 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7462,7 +7628,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 7466 "opencl_guest.c"
+#line 7632 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7544,7 +7710,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7548 "opencl_guest.c"
+#line 7714 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7762,7 +7928,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 7766 "opencl_guest.c"
+#line 7932 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7829,7 +7995,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 7833 "opencl_guest.c"
+#line 7999 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7910,7 +8076,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 7914 "opencl_guest.c"
+#line 8080 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8147,7 +8313,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8151 "opencl_guest.c"
+#line 8317 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8217,7 +8383,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 8221 "opencl_guest.c"
+#line 8387 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8463,7 +8629,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8467 "opencl_guest.c"
+#line 8633 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8518,7 +8684,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8522 "opencl_guest.c"
+#line 8688 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8567,7 +8733,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8571 "opencl_guest.c"
+#line 8737 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8619,7 +8785,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 8623 "opencl_guest.c"
+#line 8789 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8662,7 +8828,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 8666 "opencl_guest.c"
+#line 8832 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8863,7 +9029,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8867 "opencl_guest.c"
+#line 9033 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8973,7 +9139,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8977 "opencl_guest.c"
+#line 9143 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9111,7 +9277,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9115 "opencl_guest.c"
+#line 9281 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9235,7 +9401,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9239 "opencl_guest.c"
+#line 9405 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9326,7 +9492,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 309 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9330 "opencl_guest.c"
+#line 9496 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9455,7 +9621,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 333 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9459 "opencl_guest.c"
+#line 9625 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9556,7 +9722,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 351 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9560 "opencl_guest.c"
+#line 9726 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9679,7 +9845,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9683 "opencl_guest.c"
+#line 9849 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9787,7 +9953,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9791 "opencl_guest.c"
+#line 9957 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9906,7 +10072,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 447 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9910 "opencl_guest.c"
+#line 10076 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10027,7 +10193,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 468 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10031 "opencl_guest.c"
+#line 10197 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10138,7 +10304,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 488 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10142 "opencl_guest.c"
+#line 10308 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10249,7 +10415,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 508 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10253 "opencl_guest.c"
+#line 10419 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10346,7 +10512,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 527 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10350 "opencl_guest.c"
+#line 10516 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10469,7 +10635,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10473 "opencl_guest.c"
+#line 10639 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10554,7 +10720,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10558 "opencl_guest.c"
+#line 10724 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10635,7 +10801,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 587 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10639 "opencl_guest.c"
+#line 10805 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10716,7 +10882,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 603 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10720 "opencl_guest.c"
+#line 10886 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10785,7 +10951,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 615 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10789 "opencl_guest.c"
+#line 10955 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -12015,6 +12181,7 @@ static const char *const ava_opencl_func_names[] = {
 	"ava_cl_create_buffer_in_heap",
 	"ava_cl_heap_gate_open",
 	"ava_cl_heap_gate_close",
+	"ava_cl_heap_gate_release",
 	"ava_cl_map_in_heap",
 	"ava_cl_unmap_in_heap",
 	"clGetPlatformIDs",

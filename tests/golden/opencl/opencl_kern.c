@@ -50,6 +50,7 @@
 #define ava_cl_create_buffer_in_heap ava_ava_cl_create_buffer_in_heap
 #define ava_cl_heap_gate_open ava_ava_cl_heap_gate_open
 #define ava_cl_heap_gate_close ava_ava_cl_heap_gate_close
+#define ava_cl_heap_gate_release ava_ava_cl_heap_gate_release
 #define ava_cl_map_in_heap ava_ava_cl_map_in_heap
 #define ava_cl_unmap_in_heap ava_ava_cl_unmap_in_heap
 #define clGetPlatformIDs ava_clGetPlatformIDs
@@ -171,7 +172,7 @@ static const struct ava_kspec ava_kern_opencl_kspec;
 
 #include "poclbin.h"
 
-#line 175 "opencl_kern.c"
+#line 176 "opencl_kern.c"
 #line 9 "specs/opencl/opencl_util.spec.inc"
 
 /* Helpers the guest's replacement code calls (remote, defined below). */
@@ -868,7 +869,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 872 "opencl_kern.c"
+#line 873 "opencl_kern.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -1415,16 +1416,18 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1419 "opencl_kern.c"
-#line 35 "specs/opencl/opencl_heap.spec.inc"
+#line 1420 "opencl_kern.c"
+#line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
 cl_mem ava_cl_create_buffer_in_heap(cl_context context, cl_mem_flags flags, size_t size,
 				    uint64_t token, uint64_t heap_offset, cl_int *errcode_ret);
 cl_int ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write,
-			     size_t offset, size_t size, cl_uint num_events_in_wait_list,
-			     const cl_event *event_wait_list, cl_event *gate, cl_event *command);
+			     cl_bool blocking, size_t offset, size_t size,
+			     cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			     cl_event *gate, cl_event *command);
 cl_int ava_cl_heap_gate_close(cl_event gate, cl_event command);
+cl_int ava_cl_heap_gate_release(cl_event gate);
 cl_int ava_cl_map_in_heap(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
 			  cl_map_flags map_flags, size_t offset, size_t size,
 			  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
@@ -1480,9 +1483,10 @@ static inline int ava_cl_heap_buffer_try(cl_context context, cl_mem_flags flags,
 }
 
 /*
- * Guest, blocking clEnqueueReadBuffer / clEnqueueWriteBuffer: 1 when the
- * transfer went gated (*rc its result), 0 when it goes the ordinary way
- * (non-blocking, small, not a heap buffer, or arguments the API must judge).
+ * Guest, clEnqueueReadBuffer / clEnqueueWriteBuffer: 1 when the transfer
+ * went gated (*rc its result), 0 when it goes the ordinary way (small, not a
+ * heap buffer, arguments the API must judge, or non-blocking behind
+ * commands not done yet).
  */
 static inline int ava_cl_heap_transfer(cl_command_queue queue, cl_mem buffer, int write, cl_bool blocking,
 				size_t offset, size_t size, const void *ptr, cl_uint num_events,
@@ -1492,20 +1496,23 @@ static inline int ava_cl_heap_transfer(cl_command_queue queue, cl_mem buffer, in
 	cl_event gate = NULL, command = NULL;
 	uint8_t *at;
 
-	if (blocking == CL_FALSE || ptr == NULL || size < AVA_CL_HEAP_GATE_MIN ||
+	if (ptr == NULL || size < AVA_CL_HEAP_GATE_MIN ||
 	    (num_events == 0) != (wait_list == NULL) || !ava_cl_guest_mem(buffer, &info) ||
 	    info.heap == NULL || offset > info.size || size > info.size - offset)
 		return 0;
-	*rc = ava_cl_heap_gate_open(queue, buffer, write, offset, size, num_events, wait_list, &gate,
-				    &command);
+	*rc = ava_cl_heap_gate_open(queue, buffer, write, blocking, offset, size, num_events,
+				    wait_list, &gate, &command);
 	if (*rc != CL_SUCCESS)
 		return 1;
+	if (gate == NULL)
+		return 0; /* non-blocking, and the command could not run now */
 	at = (uint8_t *)info.heap + offset;
 	if (write)
 		memcpy(at, ptr, size);
 	else
 		memcpy((void *)ptr, at, size);
-	*rc = ava_cl_heap_gate_close(gate, command);
+	*rc = blocking != CL_FALSE ? ava_cl_heap_gate_close(gate, command)
+				   : ava_cl_heap_gate_release(gate);
 	if (event != NULL && *rc == CL_SUCCESS) {
 		*event = command;
 		ava_cl_made_event(CL_SUCCESS, queue, event);
@@ -1537,6 +1544,144 @@ static inline void *ava_cl_heap_map(cl_command_queue queue, cl_mem buffer, cl_bo
 	return *rc == CL_SUCCESS ? (uint8_t *)info.heap + offset : NULL;
 }
 
+#if !defined(__KERNEL__)
+/*
+ * Worker: whether event completes within ns nanoseconds, waited for on a
+ * completion callback (no spinning). Refcounted: the callback may come
+ * after the wait gave up.
+ */
+struct ava_cl_soon {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done; /* 1 complete, -1 failed */
+	int refs;
+};
+
+static inline void ava_cl_soon_put(struct ava_cl_soon *s)
+{
+	int last;
+
+	pthread_mutex_lock(&s->mu);
+	last = --s->refs == 0;
+	pthread_mutex_unlock(&s->mu);
+	if (last) {
+		pthread_cond_destroy(&s->cv);
+		pthread_mutex_destroy(&s->mu);
+		free(s);
+	}
+}
+
+static inline void CL_CALLBACK ava_cl_soon_done(cl_event event, cl_int status, void *arg)
+{
+	struct ava_cl_soon *s = arg;
+
+	(void)event;
+	pthread_mutex_lock(&s->mu);
+	s->done = status == CL_COMPLETE ? 1 : -1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	ava_cl_soon_put(s);
+}
+
+static inline int ava_cl_done_within(cl_command_queue queue, cl_event event, uint64_t ns)
+{
+	struct ava_cl_soon *s = calloc(1, sizeof(*s));
+	pthread_condattr_t attr;
+	struct timespec until;
+	int ok;
+
+	if (s == NULL)
+		return 0;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cv, &attr);
+	pthread_condattr_destroy(&attr);
+	s->refs = 2;
+	if (clSetEventCallback(event, CL_COMPLETE, ava_cl_soon_done, s) != CL_SUCCESS) {
+		s->refs = 1;
+		ava_cl_soon_put(s);
+		return 0;
+	}
+	clFlush(queue);
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)(ns / 1000000000u);
+	until.tv_nsec += (long)(ns % 1000000000u);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&s->mu);
+	while (s->done == 0 && pthread_cond_timedwait(&s->cv, &s->mu, &until) == 0)
+		;
+	ok = s->done == 1;
+	pthread_mutex_unlock(&s->mu);
+	ava_cl_soon_put(s);
+	return ok;
+}
+
+/*
+ * Probes a non-blocking gate gave up on, held until they complete: PoCL 3.1
+ * aborts when an event released before it completed fails later while a
+ * command queued after it waits for it (a released marker, or the
+ * migration used here). Each gate call releases those that completed; one
+ * still pending when the worker ends goes with the process.
+ */
+static pthread_mutex_t ava_cl_probe_lock = PTHREAD_MUTEX_INITIALIZER;
+static cl_event *ava_cl_probes;
+static size_t ava_cl_probe_count, ava_cl_probe_cap;
+
+static inline void ava_cl_probes_sweep(void)
+{
+	pthread_mutex_lock(&ava_cl_probe_lock);
+	for (size_t i = 0; i < ava_cl_probe_count;) {
+		cl_int status = CL_QUEUED;
+
+		if (clGetEventInfo(ava_cl_probes[i], CL_EVENT_COMMAND_EXECUTION_STATUS,
+				   sizeof(status), &status, NULL) == CL_SUCCESS &&
+		    status > CL_COMPLETE) {
+			++i;
+			continue;
+		}
+		clReleaseEvent(ava_cl_probes[i]);
+		ava_cl_probes[i] = ava_cl_probes[--ava_cl_probe_count];
+	}
+	pthread_mutex_unlock(&ava_cl_probe_lock);
+}
+
+/* Keeps probe until it completes (without room, for good: never released early). */
+static inline void ava_cl_probe_keep(cl_event probe)
+{
+	pthread_mutex_lock(&ava_cl_probe_lock);
+	if (ava_cl_probe_count == ava_cl_probe_cap) {
+		size_t cap = ava_cl_probe_cap ? 2 * ava_cl_probe_cap : 16;
+		cl_event *grown = realloc(ava_cl_probes, cap * sizeof(*grown));
+
+		if (grown != NULL) {
+			ava_cl_probes = grown;
+			ava_cl_probe_cap = cap;
+		}
+	}
+	if (ava_cl_probe_count < ava_cl_probe_cap)
+		ava_cl_probes[ava_cl_probe_count++] = probe;
+	pthread_mutex_unlock(&ava_cl_probe_lock);
+}
+
+/*
+ * How long a non-blocking gated transfer of size bytes may wait for the
+ * commands before it: an eighth of what its copy takes at 16 GB/s, at least
+ * 20 µs. Long enough for a run of transfers, each behind the one before
+ * (the gate of the one before opened just now), short next to the copy
+ * that the gate saves; a command behind anything slower goes on staging.
+ */
+static inline uint64_t ava_cl_gate_patience_ns(size_t size)
+{
+	uint64_t ns = (uint64_t)size / 128u;
+
+	return ns > 20000u ? ns : 20000u;
+}
+#endif
+
 /*
  * Worker: the bytes [offset, offset + size) of a buffer created over the
  * calling guest's heap, or NULL (not such a buffer, or out of its range).
@@ -1567,7 +1712,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1571 "opencl_kern.c"
+#line 1716 "opencl_kern.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1581,7 +1726,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1585 "opencl_kern.c"
+#line 1730 "opencl_kern.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1622,7 +1767,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1626 "opencl_kern.c"
+#line 1771 "opencl_kern.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1645,7 +1790,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1649 "opencl_kern.c"
+#line 1794 "opencl_kern.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1656,7 +1801,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1660 "opencl_kern.c"
+#line 1805 "opencl_kern.c"
 #line 191 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1676,7 +1821,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1680 "opencl_kern.c"
+#line 1825 "opencl_kern.c"
 #line 234 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1735,7 +1880,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1739 "opencl_kern.c"
+#line 1884 "opencl_kern.c"
 #line 118 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1910,7 +2055,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1914 "opencl_kern.c"
+#line 2059 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1967,7 +2112,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1971 "opencl_kern.c"
+#line 2116 "opencl_kern.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1994,14 +2139,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1998 "opencl_kern.c"
+#line 2143 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
 #line 706 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2005 "opencl_kern.c"
+#line 2150 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -3024,8 +3169,9 @@ ava_fail:
 EXPORT_SYMBOL_GPL(ava_ava_cl_create_buffer_in_heap);
 
 cl_int ava_ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write,
-				 size_t offset, size_t size, cl_uint num_events_in_wait_list,
-				 const cl_event *event_wait_list, cl_event *gate, cl_event *command)
+				 cl_bool blocking, size_t offset, size_t size,
+				 cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				 cl_event *gate, cl_event *command)
 {
 	struct ava_opencl_ava_cl_heap_gate_open_call ava_a;
 	const struct ava_opencl_ava_cl_heap_gate_open_reply *ava_r = NULL;
@@ -3069,6 +3215,7 @@ cl_int ava_ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, 
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	ava_a.buffer = (ava_u64)(uintptr_t)buffer;
 	ava_a.write = (ava_s64)write;
+	ava_a.blocking = (ava_u64)blocking;
 	ava_a.offset = (ava_u64)offset;
 	ava_a.size = (ava_u64)size;
 	ava_a.num_events_in_wait_list = (ava_u64)num_events_in_wait_list;
@@ -3139,6 +3286,29 @@ ava_fail:
 }
 
 EXPORT_SYMBOL_GPL(ava_ava_cl_heap_gate_close);
+
+cl_int ava_ava_cl_heap_gate_release(cl_event gate)
+{
+	struct ava_opencl_ava_cl_heap_gate_release_call ava_a;
+	struct ava_kcall ava_c;
+
+	memset(&ava_a, 0, sizeof(ava_a));
+	if (ava_kcall_begin(&ava_c, ava_kern_opencl_conn, AVA_OPENCL_FN_AVA_CL_HEAP_GATE_RELEASE,
+			    AVA_F_ASYNC) != 0)
+		goto ava_fail;
+	ava_a.gate = (ava_u64)(uintptr_t)gate;
+	if (ava_kcall_invoke(&ava_c, &ava_a, sizeof(ava_a), NULL, 0) != 0)
+		goto ava_fail;
+	ava_kconn_handle_released(ava_kern_opencl_conn, (ava_u64)(uintptr_t)gate);
+	ava_kcall_end(&ava_c);
+	return (cl_int)(CL_SUCCESS);
+
+ava_fail:
+	ava_kcall_end(&ava_c);
+	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+EXPORT_SYMBOL_GPL(ava_ava_cl_heap_gate_release);
 
 cl_int ava_ava_cl_map_in_heap(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
 			      cl_map_flags map_flags, size_t offset, size_t size,
@@ -3425,7 +3595,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3429 "opencl_kern.c"
+#line 3599 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -3503,7 +3673,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3507 "opencl_kern.c"
+#line 3677 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -3596,7 +3766,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3600 "opencl_kern.c"
+#line 3770 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -3954,7 +4124,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 3958 "opencl_kern.c"
+#line 4128 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -4040,7 +4210,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		return NULL;
 	}
 	return ava_execute();
-#line 4044 "opencl_kern.c"
+#line 4214 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -4197,7 +4367,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4201 "opencl_kern.c"
+#line 4371 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -4303,7 +4473,7 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 		return NULL;
 	}
 	return ava_execute();
-#line 4307 "opencl_kern.c"
+#line 4477 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -4380,7 +4550,7 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 		return NULL;
 	}
 	return ava_execute();
-#line 4384 "opencl_kern.c"
+#line 4554 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -4578,7 +4748,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4582 "opencl_kern.c"
+#line 4752 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -4733,7 +4903,7 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4737 "opencl_kern.c"
+#line 4907 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -4830,7 +5000,7 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4834 "opencl_kern.c"
+#line 5004 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -4916,7 +5086,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 4920 "opencl_kern.c"
+#line 5090 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -4968,7 +5138,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 4972 "opencl_kern.c"
+#line 5142 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -5023,7 +5193,7 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 5027 "opencl_kern.c"
+#line 5197 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -5136,7 +5306,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 5140 "opencl_kern.c"
+#line 5310 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -5412,7 +5582,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5416 "opencl_kern.c"
+#line 5586 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -5533,7 +5703,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5537 "opencl_kern.c"
+#line 5707 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -5630,7 +5800,7 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 5634 "opencl_kern.c"
+#line 5804 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -5735,7 +5905,7 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 5739 "opencl_kern.c"
+#line 5909 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -5888,7 +6058,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 5892 "opencl_kern.c"
+#line 6062 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -6153,7 +6323,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6157 "opencl_kern.c"
+#line 6327 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -7070,7 +7240,7 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7074 "opencl_kern.c"
+#line 7244 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -7299,7 +7469,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 7303 "opencl_kern.c"
+#line 7473 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
@@ -7390,7 +7560,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7394 "opencl_kern.c"
+#line 7564 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -7642,7 +7812,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 7646 "opencl_kern.c"
+#line 7816 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -7716,7 +7886,7 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 		return NULL;
 	}
 	return ret;
-#line 7720 "opencl_kern.c"
+#line 7890 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
@@ -7806,7 +7976,7 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 7810 "opencl_kern.c"
+#line 7980 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernelsInProgram);
@@ -8065,7 +8235,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8069 "opencl_kern.c"
+#line 8239 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -8148,7 +8318,7 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 8152 "opencl_kern.c"
+#line 8322 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -8434,7 +8604,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8438 "opencl_kern.c"
+#line 8608 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -8494,7 +8664,7 @@ cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8498 "opencl_kern.c"
+#line 8668 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateUserEvent);
@@ -8546,7 +8716,7 @@ cl_int ava_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8550 "opencl_kern.c"
+#line 8720 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainEvent);
@@ -8601,7 +8771,7 @@ cl_int ava_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 8605 "opencl_kern.c"
+#line 8775 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseEvent);
@@ -8647,7 +8817,7 @@ cl_int ava_clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 8651 "opencl_kern.c"
+#line 8821 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clSetUserEventStatus);
@@ -8875,7 +9045,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 8879 "opencl_kern.c"
+#line 9049 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -8998,7 +9168,7 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9002 "opencl_kern.c"
+#line 9172 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -9162,7 +9332,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9166 "opencl_kern.c"
+#line 9336 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -9313,7 +9483,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9317 "opencl_kern.c"
+#line 9487 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -9406,7 +9576,7 @@ cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer
 #define ava_execute() ava_kern_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 309 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9410 "opencl_kern.c"
+#line 9580 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBuffer);
@@ -9544,7 +9714,7 @@ cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_bu
 #define ava_execute() ava_kern_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 333 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9548 "opencl_kern.c"
+#line 9718 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferRect);
@@ -9648,7 +9818,7 @@ cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, co
 #define ava_execute() ava_kern_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 351 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9652 "opencl_kern.c"
+#line 9822 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillBuffer);
@@ -9788,7 +9958,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9792 "opencl_kern.c"
+#line 9962 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -9914,7 +10084,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9918 "opencl_kern.c"
+#line 10088 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -10039,7 +10209,7 @@ cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, cons
 #define ava_execute() ava_kern_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 447 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10043 "opencl_kern.c"
+#line 10213 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillImage);
@@ -10165,7 +10335,7 @@ cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, 
 #define ava_execute() ava_kern_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 468 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10169 "opencl_kern.c"
+#line 10339 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImage);
@@ -10283,7 +10453,7 @@ cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_kern_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 488 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10287 "opencl_kern.c"
+#line 10457 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImageToBuffer);
@@ -10401,7 +10571,7 @@ cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_kern_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 508 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10405 "opencl_kern.c"
+#line 10575 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferToImage);
@@ -10505,7 +10675,7 @@ cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint nu
 #define ava_execute() ava_kern_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 527 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10509 "opencl_kern.c"
+#line 10679 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMigrateMemObjects);
@@ -10638,7 +10808,7 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10642 "opencl_kern.c"
+#line 10812 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -10726,7 +10896,7 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10730 "opencl_kern.c"
+#line 10900 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);
@@ -10812,7 +10982,7 @@ cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
 #define ava_execute() ava_kern_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 587 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10816 "opencl_kern.c"
+#line 10986 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMarkerWithWaitList);
@@ -10899,7 +11069,7 @@ cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
 #define ava_execute() ava_kern_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 603 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10903 "opencl_kern.c"
+#line 11073 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueBarrierWithWaitList);
@@ -10967,7 +11137,7 @@ cl_int ava_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 #define ava_execute() ava_kern_remote_clEnqueueMarker(command_queue, event)
 #line 615 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10971 "opencl_kern.c"
+#line 11141 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMarker);
@@ -11315,6 +11485,7 @@ static const char *const ava_kern_opencl_func_names[] = {
 	"ava_cl_create_buffer_in_heap",
 	"ava_cl_heap_gate_open",
 	"ava_cl_heap_gate_close",
+	"ava_cl_heap_gate_release",
 	"ava_cl_map_in_heap",
 	"ava_cl_unmap_in_heap",
 	"clGetPlatformIDs",

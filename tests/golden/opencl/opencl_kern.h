@@ -86,11 +86,13 @@ cl_mem ava_ava_cl_create_buffer_in_heap(cl_context context, cl_mem_flags flags, 
 					uint64_t token, uint64_t heap_offset, cl_int *errcode_ret);
 /* A helper of the spec (no API function): kernel callers call it directly. */
 cl_int ava_ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write,
-				 size_t offset, size_t size, cl_uint num_events_in_wait_list,
-				 const cl_event *event_wait_list, cl_event *gate,
-				 cl_event *command);
+				 cl_bool blocking, size_t offset, size_t size,
+				 cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+				 cl_event *gate, cl_event *command);
 /* A helper of the spec (no API function): kernel callers call it directly. */
 cl_int ava_ava_cl_heap_gate_close(cl_event gate, cl_event command);
+/* A helper of the spec (no API function): kernel callers call it directly. */
+cl_int ava_ava_cl_heap_gate_release(cl_event gate);
 /* A helper of the spec (no API function): kernel callers call it directly. */
 cl_int ava_ava_cl_map_in_heap(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
 			      cl_map_flags map_flags, size_t offset, size_t size,

@@ -1331,15 +1331,17 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 #endif
 
 #line 1334 "opencl_worker.c"
-#line 35 "specs/opencl/opencl_heap.spec.inc"
+#line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
 cl_mem ava_cl_create_buffer_in_heap(cl_context context, cl_mem_flags flags, size_t size,
 				    uint64_t token, uint64_t heap_offset, cl_int *errcode_ret);
 cl_int ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write,
-			     size_t offset, size_t size, cl_uint num_events_in_wait_list,
-			     const cl_event *event_wait_list, cl_event *gate, cl_event *command);
+			     cl_bool blocking, size_t offset, size_t size,
+			     cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+			     cl_event *gate, cl_event *command);
 cl_int ava_cl_heap_gate_close(cl_event gate, cl_event command);
+cl_int ava_cl_heap_gate_release(cl_event gate);
 cl_int ava_cl_map_in_heap(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
 			  cl_map_flags map_flags, size_t offset, size_t size,
 			  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
@@ -1395,9 +1397,10 @@ static inline int ava_cl_heap_buffer_try(cl_context context, cl_mem_flags flags,
 }
 
 /*
- * Guest, blocking clEnqueueReadBuffer / clEnqueueWriteBuffer: 1 when the
- * transfer went gated (*rc its result), 0 when it goes the ordinary way
- * (non-blocking, small, not a heap buffer, or arguments the API must judge).
+ * Guest, clEnqueueReadBuffer / clEnqueueWriteBuffer: 1 when the transfer
+ * went gated (*rc its result), 0 when it goes the ordinary way (small, not a
+ * heap buffer, arguments the API must judge, or non-blocking behind
+ * commands not done yet).
  */
 static inline int ava_cl_heap_transfer(cl_command_queue queue, cl_mem buffer, int write, cl_bool blocking,
 				size_t offset, size_t size, const void *ptr, cl_uint num_events,
@@ -1407,20 +1410,23 @@ static inline int ava_cl_heap_transfer(cl_command_queue queue, cl_mem buffer, in
 	cl_event gate = NULL, command = NULL;
 	uint8_t *at;
 
-	if (blocking == CL_FALSE || ptr == NULL || size < AVA_CL_HEAP_GATE_MIN ||
+	if (ptr == NULL || size < AVA_CL_HEAP_GATE_MIN ||
 	    (num_events == 0) != (wait_list == NULL) || !ava_cl_guest_mem(buffer, &info) ||
 	    info.heap == NULL || offset > info.size || size > info.size - offset)
 		return 0;
-	*rc = ava_cl_heap_gate_open(queue, buffer, write, offset, size, num_events, wait_list, &gate,
-				    &command);
+	*rc = ava_cl_heap_gate_open(queue, buffer, write, blocking, offset, size, num_events,
+				    wait_list, &gate, &command);
 	if (*rc != CL_SUCCESS)
 		return 1;
+	if (gate == NULL)
+		return 0; /* non-blocking, and the command could not run now */
 	at = (uint8_t *)info.heap + offset;
 	if (write)
 		memcpy(at, ptr, size);
 	else
 		memcpy((void *)ptr, at, size);
-	*rc = ava_cl_heap_gate_close(gate, command);
+	*rc = blocking != CL_FALSE ? ava_cl_heap_gate_close(gate, command)
+				   : ava_cl_heap_gate_release(gate);
 	if (event != NULL && *rc == CL_SUCCESS) {
 		*event = command;
 		ava_cl_made_event(CL_SUCCESS, queue, event);
@@ -1452,6 +1458,144 @@ static inline void *ava_cl_heap_map(cl_command_queue queue, cl_mem buffer, cl_bo
 	return *rc == CL_SUCCESS ? (uint8_t *)info.heap + offset : NULL;
 }
 
+#if !defined(__KERNEL__)
+/*
+ * Worker: whether event completes within ns nanoseconds, waited for on a
+ * completion callback (no spinning). Refcounted: the callback may come
+ * after the wait gave up.
+ */
+struct ava_cl_soon {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done; /* 1 complete, -1 failed */
+	int refs;
+};
+
+static inline void ava_cl_soon_put(struct ava_cl_soon *s)
+{
+	int last;
+
+	pthread_mutex_lock(&s->mu);
+	last = --s->refs == 0;
+	pthread_mutex_unlock(&s->mu);
+	if (last) {
+		pthread_cond_destroy(&s->cv);
+		pthread_mutex_destroy(&s->mu);
+		free(s);
+	}
+}
+
+static inline void CL_CALLBACK ava_cl_soon_done(cl_event event, cl_int status, void *arg)
+{
+	struct ava_cl_soon *s = arg;
+
+	(void)event;
+	pthread_mutex_lock(&s->mu);
+	s->done = status == CL_COMPLETE ? 1 : -1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	ava_cl_soon_put(s);
+}
+
+static inline int ava_cl_done_within(cl_command_queue queue, cl_event event, uint64_t ns)
+{
+	struct ava_cl_soon *s = calloc(1, sizeof(*s));
+	pthread_condattr_t attr;
+	struct timespec until;
+	int ok;
+
+	if (s == NULL)
+		return 0;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cv, &attr);
+	pthread_condattr_destroy(&attr);
+	s->refs = 2;
+	if (clSetEventCallback(event, CL_COMPLETE, ava_cl_soon_done, s) != CL_SUCCESS) {
+		s->refs = 1;
+		ava_cl_soon_put(s);
+		return 0;
+	}
+	clFlush(queue);
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)(ns / 1000000000u);
+	until.tv_nsec += (long)(ns % 1000000000u);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&s->mu);
+	while (s->done == 0 && pthread_cond_timedwait(&s->cv, &s->mu, &until) == 0)
+		;
+	ok = s->done == 1;
+	pthread_mutex_unlock(&s->mu);
+	ava_cl_soon_put(s);
+	return ok;
+}
+
+/*
+ * Probes a non-blocking gate gave up on, held until they complete: PoCL 3.1
+ * aborts when an event released before it completed fails later while a
+ * command queued after it waits for it (a released marker, or the
+ * migration used here). Each gate call releases those that completed; one
+ * still pending when the worker ends goes with the process.
+ */
+static pthread_mutex_t ava_cl_probe_lock = PTHREAD_MUTEX_INITIALIZER;
+static cl_event *ava_cl_probes;
+static size_t ava_cl_probe_count, ava_cl_probe_cap;
+
+static inline void ava_cl_probes_sweep(void)
+{
+	pthread_mutex_lock(&ava_cl_probe_lock);
+	for (size_t i = 0; i < ava_cl_probe_count;) {
+		cl_int status = CL_QUEUED;
+
+		if (clGetEventInfo(ava_cl_probes[i], CL_EVENT_COMMAND_EXECUTION_STATUS,
+				   sizeof(status), &status, NULL) == CL_SUCCESS &&
+		    status > CL_COMPLETE) {
+			++i;
+			continue;
+		}
+		clReleaseEvent(ava_cl_probes[i]);
+		ava_cl_probes[i] = ava_cl_probes[--ava_cl_probe_count];
+	}
+	pthread_mutex_unlock(&ava_cl_probe_lock);
+}
+
+/* Keeps probe until it completes (without room, for good: never released early). */
+static inline void ava_cl_probe_keep(cl_event probe)
+{
+	pthread_mutex_lock(&ava_cl_probe_lock);
+	if (ava_cl_probe_count == ava_cl_probe_cap) {
+		size_t cap = ava_cl_probe_cap ? 2 * ava_cl_probe_cap : 16;
+		cl_event *grown = realloc(ava_cl_probes, cap * sizeof(*grown));
+
+		if (grown != NULL) {
+			ava_cl_probes = grown;
+			ava_cl_probe_cap = cap;
+		}
+	}
+	if (ava_cl_probe_count < ava_cl_probe_cap)
+		ava_cl_probes[ava_cl_probe_count++] = probe;
+	pthread_mutex_unlock(&ava_cl_probe_lock);
+}
+
+/*
+ * How long a non-blocking gated transfer of size bytes may wait for the
+ * commands before it: an eighth of what its copy takes at 16 GB/s, at least
+ * 20 µs. Long enough for a run of transfers, each behind the one before
+ * (the gate of the one before opened just now), short next to the copy
+ * that the gate saves; a command behind anything slower goes on staging.
+ */
+static inline uint64_t ava_cl_gate_patience_ns(size_t size)
+{
+	uint64_t ns = (uint64_t)size / 128u;
+
+	return ns > 20000u ? ns : 20000u;
+}
+#endif
+
 /*
  * Worker: the bytes [offset, offset + size) of a buffer created over the
  * calling guest's heap, or NULL (not such a buffer, or out of its range).
@@ -1482,7 +1626,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1486 "opencl_worker.c"
+#line 1630 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1496,7 +1640,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1500 "opencl_worker.c"
+#line 1644 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1537,7 +1681,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1541 "opencl_worker.c"
+#line 1685 "opencl_worker.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1560,7 +1704,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1564 "opencl_worker.c"
+#line 1708 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1571,7 +1715,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1575 "opencl_worker.c"
+#line 1719 "opencl_worker.c"
 #line 191 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1591,7 +1735,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1595 "opencl_worker.c"
+#line 1739 "opencl_worker.c"
 #line 234 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1650,7 +1794,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1654 "opencl_worker.c"
+#line 1798 "opencl_worker.c"
 #line 118 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1825,7 +1969,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1829 "opencl_worker.c"
+#line 1973 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1882,7 +2026,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1886 "opencl_worker.c"
+#line 2030 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -1909,14 +2053,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 1913 "opencl_worker.c"
+#line 2057 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 705 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 1920 "opencl_worker.c"
+#line 2064 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -2017,7 +2161,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2021 "opencl_worker.c"
+#line 2165 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -2127,7 +2271,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2131 "opencl_worker.c"
+#line 2275 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -2290,7 +2434,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2294 "opencl_worker.c"
+#line 2438 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -2425,7 +2569,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2429 "opencl_worker.c"
+#line 2573 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -2558,7 +2702,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_
 		return ava_rc;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2562 "opencl_worker.c"
+#line 2706 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
@@ -2679,7 +2823,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2683 "opencl_worker.c"
+#line 2827 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -2867,7 +3011,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2871 "opencl_worker.c"
+#line 3015 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -3033,7 +3177,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 3037 "opencl_worker.c"
+#line 3181 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -3141,7 +3285,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_q
 		return ava_cl_unmap_unlaid(command_queue, image, ava_p, ava_ev, ava_t);
 	return ava_cl_mapped_transfer(ava_t, command_queue, image, ava_p, 0, &ava_g, map_flags,
 				      ava_ev, event);
-#line 3145 "opencl_worker.c"
+#line 3289 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
@@ -3259,7 +3403,7 @@ static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
 
 static cl_mem ava_opencl_impl_ava_cl_create_buffer_in_heap(cl_context context, cl_mem_flags flags, size_t size, uint64_t token, uint64_t heap_offset, cl_int *errcode_ret)
 {
-#line 197 "specs/opencl/opencl_heap.spec.inc"
+#line 346 "specs/opencl/opencl_heap.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, size, heap_offset);
 	const cl_mem_flags ava_host_bits = CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
 	cl_int ava_rc = CL_SUCCESS;
@@ -3287,7 +3431,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_in_heap(cl_context context, c
 	if (errcode_ret != NULL)
 		*errcode_ret = ava_rc;
 	return ava_mem;
-#line 3291 "opencl_worker.c"
+#line 3435 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_in_heap(struct ava_wcall *ava_w)
@@ -3345,9 +3489,9 @@ static int ava_opencl_serve_ava_cl_create_buffer_in_heap(struct ava_wcall *ava_w
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
-static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *gate, cl_event *command)
+static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write, cl_bool blocking, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *gate, cl_event *command)
 {
-#line 253 "specs/opencl/opencl_heap.spec.inc"
+#line 404 "specs/opencl/opencl_heap.spec.inc"
 	uint8_t *ava_at = ava_cl_heap_bytes(buffer, offset, size);
 	cl_context ava_context = NULL;
 	cl_event ava_marker = NULL, ava_waits[2];
@@ -3362,10 +3506,16 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_que
 		ava_w_current_log("a gated transfer named a buffer that is not in the shared heap");
 		return CL_INVALID_MEM_OBJECT;
 	}
-	ava_rc = clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list,
-					     event_wait_list, &ava_marker);
+	ava_rc = clEnqueueMigrateMemObjects(command_queue, 1, &buffer, 0, num_events_in_wait_list,
+					    event_wait_list, &ava_marker);
 	if (ava_rc != CL_SUCCESS)
 		return ava_rc;
+	ava_cl_probes_sweep();
+	if (!blocking &&
+	    !ava_cl_done_within(command_queue, ava_marker, ava_cl_gate_patience_ns(size))) {
+		ava_cl_probe_keep(ava_marker);
+		return CL_SUCCESS;
+	}
 	ava_waits[0] = ava_marker;
 	ava_waits[1] = clCreateUserEvent(ava_context, &ava_rc);
 	if (ava_waits[1] == NULL) {
@@ -3400,7 +3550,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_que
 	}
 	*gate = ava_waits[1];
 	return CL_SUCCESS;
-#line 3404 "opencl_worker.c"
+#line 3554 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
@@ -3410,6 +3560,7 @@ static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
 	cl_command_queue command_queue;
 	cl_mem buffer;
 	cl_int write;
+	cl_bool blocking;
 	size_t offset;
 	size_t size;
 	cl_uint num_events_in_wait_list;
@@ -3442,6 +3593,7 @@ static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->buffer, AVA_OPENCL_T_CL_MEM, (void **)&buffer);
 	write = (cl_int)ava_a->write;
+	blocking = (cl_bool)ava_a->blocking;
 	offset = (size_t)ava_a->offset;
 	size = (size_t)ava_a->size;
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
@@ -3490,7 +3642,7 @@ static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
 	(void)ava_life_command;
 	(void)ava_coupled_command;
 
-	ava_ret = ava_opencl_impl_ava_cl_heap_gate_open(command_queue, buffer, write, offset, size, num_events_in_wait_list, event_wait_list, gate, command);
+	ava_ret = ava_opencl_impl_ava_cl_heap_gate_open(command_queue, buffer, write, blocking, offset, size, num_events_in_wait_list, event_wait_list, gate, command);
 
 	if ((ava_dir_gate & AVA_BUF_OUT) && ava_ret == (CL_SUCCESS)) {
 		if (gate != NULL)
@@ -3512,7 +3664,7 @@ static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_heap_gate_close(cl_event gate, cl_event command)
 {
-#line 317 "specs/opencl/opencl_heap.spec.inc"
+#line 482 "specs/opencl/opencl_heap.spec.inc"
 	cl_int ava_rc = clSetUserEventStatus(gate, CL_COMPLETE);
 	if (ava_w_at_departure_cancel(ava_cl_user_event_abandoned, gate))
 		clReleaseEvent(gate);
@@ -3520,7 +3672,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_close(cl_event gate, cl_event com
 	if (ava_rc != CL_SUCCESS)
 		return ava_rc;
 	return clWaitForEvents(1, &command);
-#line 3524 "opencl_worker.c"
+#line 3676 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
@@ -3553,9 +3705,46 @@ static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_int ava_opencl_impl_ava_cl_heap_gate_release(cl_event gate)
+{
+#line 498 "specs/opencl/opencl_heap.spec.inc"
+	cl_int ava_rc = clSetUserEventStatus(gate, CL_COMPLETE);
+	if (ava_w_at_departure_cancel(ava_cl_user_event_abandoned, gate))
+		clReleaseEvent(gate);
+	clReleaseEvent(gate);
+	return ava_rc;
+#line 3717 "opencl_worker.c"
+}
+
+static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
+{
+	const struct ava_opencl_ava_cl_heap_gate_release_call *ava_a;
+	cl_event gate;
+	cl_int ava_ret;
+	int ava_st;
+
+	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
+	if (ava_st != 0)
+		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
+
+	/* Phase 1: values as sent by the guest. */
+	/* An unknown id becomes NULL: the library reports its own error. */
+	(void)ava_w_handle(ava_w, ava_a->gate, AVA_OPENCL_T_CL_EVENT, (void **)&gate);
+
+	/* Phase 2: the spec's annotations, evaluated with those values. */
+
+	ava_ret = ava_opencl_impl_ava_cl_heap_gate_release(gate);
+
+	if (ava_ret == (CL_SUCCESS))
+		ava_w_handle_release(ava_w, ava_a->gate);
+	if (!(ava_ret == (CL_SUCCESS)))
+		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
+	return ava_w_reply(ava_w, NULL, 0);
+}
+
 static cl_int ava_opencl_impl_ava_cl_map_in_heap(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 343 "specs/opencl/opencl_heap.spec.inc"
+#line 522 "specs/opencl/opencl_heap.spec.inc"
 	uint8_t *ava_at = ava_cl_heap_bytes(buffer, offset, size);
 	cl_int ava_rc = CL_SUCCESS;
 	void *ava_p;
@@ -3574,7 +3763,7 @@ static cl_int ava_opencl_impl_ava_cl_map_in_heap(cl_command_queue command_queue,
 		return CL_MAP_FAILURE;
 	}
 	return CL_SUCCESS;
-#line 3578 "opencl_worker.c"
+#line 3767 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_in_heap(struct ava_wcall *ava_w)
@@ -3662,13 +3851,13 @@ static int ava_opencl_serve_ava_cl_map_in_heap(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_in_heap(cl_command_queue command_queue, cl_mem buffer, size_t offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 378 "specs/opencl/opencl_heap.spec.inc"
+#line 557 "specs/opencl/opencl_heap.spec.inc"
 	uint8_t *ava_at = ava_cl_heap_bytes(buffer, offset, 0);
 	if (ava_at == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_at, num_events_in_wait_list,
 				       event_wait_list, event);
-#line 3672 "opencl_worker.c"
+#line 3861 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_in_heap(struct ava_wcall *ava_w)
@@ -3843,7 +4032,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3847 "opencl_worker.c"
+#line 4036 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -3927,7 +4116,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3931 "opencl_worker.c"
+#line 4120 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4029,7 +4218,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4033 "opencl_worker.c"
+#line 4222 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4382,7 +4571,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 4386 "opencl_worker.c"
+#line 4575 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4499,7 +4688,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 4503 "opencl_worker.c"
+#line 4692 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4654,7 +4843,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4658 "opencl_worker.c"
+#line 4847 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4783,7 +4972,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 4787 "opencl_worker.c"
+#line 4976 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4849,7 +5038,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 4853 "opencl_worker.c"
+#line 5042 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5025,7 +5214,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5029 "opencl_worker.c"
+#line 5218 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5174,7 +5363,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5178 "opencl_worker.c"
+#line 5367 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5263,7 +5452,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5267 "opencl_worker.c"
+#line 5456 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5371,7 +5560,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5375 "opencl_worker.c"
+#line 5564 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5451,7 +5640,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5455 "opencl_worker.c"
+#line 5644 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5497,7 +5686,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 5501 "opencl_worker.c"
+#line 5690 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5576,7 +5765,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 5580 "opencl_worker.c"
+#line 5769 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5856,7 +6045,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5860 "opencl_worker.c"
+#line 6049 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5978,7 +6167,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5982 "opencl_worker.c"
+#line 6171 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6112,7 +6301,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6116 "opencl_worker.c"
+#line 6305 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6225,7 +6414,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6229 "opencl_worker.c"
+#line 6418 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6425,7 +6614,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6429 "opencl_worker.c"
+#line 6618 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6686,7 +6875,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6690 "opencl_worker.c"
+#line 6879 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6780,7 +6969,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 6784 "opencl_worker.c"
+#line 6973 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -6910,7 +7099,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 6914 "opencl_worker.c"
+#line 7103 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -7049,7 +7238,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7053 "opencl_worker.c"
+#line 7242 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
@@ -7180,7 +7369,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image(cl_command_queue command_queue, c
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 7184 "opencl_worker.c"
+#line 7373 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
@@ -7347,7 +7536,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue,
 	ret = clEnqueueUnmapMemObject(command_queue, image, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7351 "opencl_worker.c"
+#line 7540 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_image(struct ava_wcall *ava_w)
@@ -7499,7 +7688,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 7503 "opencl_worker.c"
+#line 7692 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -7607,7 +7796,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 7611 "opencl_worker.c"
+#line 7800 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -7950,7 +8139,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7954 "opencl_worker.c"
+#line 8143 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8063,7 +8252,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 8067 "opencl_worker.c"
+#line 8256 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -8219,7 +8408,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 8223 "opencl_worker.c"
+#line 8412 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8399,7 +8588,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 8403 "opencl_worker.c"
+#line 8592 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8469,7 +8658,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8473 "opencl_worker.c"
+#line 8662 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -8569,7 +8758,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 8573 "opencl_worker.c"
+#line 8762 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -8649,7 +8838,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 8653 "opencl_worker.c"
+#line 8842 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8741,7 +8930,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 8745 "opencl_worker.c"
+#line 8934 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8830,7 +9019,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8834 "opencl_worker.c"
+#line 9023 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9045,7 +9234,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 9049 "opencl_worker.c"
+#line 9238 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -9116,7 +9305,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9120 "opencl_worker.c"
+#line 9309 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9201,7 +9390,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 9205 "opencl_worker.c"
+#line 9394 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9511,7 +9700,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9515 "opencl_worker.c"
+#line 9704 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9599,7 +9788,7 @@ static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *er
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 9603 "opencl_worker.c"
+#line 9792 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9658,7 +9847,7 @@ static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 9662 "opencl_worker.c"
+#line 9851 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9704,7 +9893,7 @@ static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9708 "opencl_worker.c"
+#line 9897 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9751,7 +9940,7 @@ static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execut
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 9755 "opencl_worker.c"
+#line 9944 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9931,7 +10120,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9935 "opencl_worker.c"
+#line 10124 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10075,7 +10264,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10079 "opencl_worker.c"
+#line 10268 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10203,7 +10392,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10207 "opencl_worker.c"
+#line 10396 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10382,7 +10571,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10386 "opencl_worker.c"
+#line 10575 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10545,7 +10734,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 309 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10549 "opencl_worker.c"
+#line 10738 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10654,7 +10843,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_q
 #define ava_execute() clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 333 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10658 "opencl_worker.c"
+#line 10847 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10816,7 +11005,7 @@ static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 351 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10820 "opencl_worker.c"
+#line 11009 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10957,7 +11146,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10961 "opencl_worker.c"
+#line 11150 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11114,7 +11303,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11118 "opencl_worker.c"
+#line 11307 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11255,7 +11444,7 @@ static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 447 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11259 "opencl_worker.c"
+#line 11448 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11406,7 +11595,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 468 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11410 "opencl_worker.c"
+#line 11599 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11560,7 +11749,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue comman
 #define ava_execute() clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 488 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11564 "opencl_worker.c"
+#line 11753 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11699,7 +11888,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue comman
 #define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 508 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11703 "opencl_worker.c"
+#line 11892 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11838,7 +12027,7 @@ static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue comman
 #define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 527 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11842 "opencl_worker.c"
+#line 12031 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11960,7 +12149,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11964 "opencl_worker.c"
+#line 12153 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12115,7 +12304,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12119 "opencl_worker.c"
+#line 12308 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12215,7 +12404,7 @@ static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue comma
 #define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 587 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12219 "opencl_worker.c"
+#line 12408 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12312,7 +12501,7 @@ static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue comm
 #define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 603 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12316 "opencl_worker.c"
+#line 12505 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12409,7 +12598,7 @@ static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl
 #define ava_execute() clEnqueueMarker(command_queue, event)
 #line 615 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12413 "opencl_worker.c"
+#line 12602 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12516,7 +12705,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 12520 "opencl_worker.c"
+#line 12709 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -12592,7 +12781,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 12596 "opencl_worker.c"
+#line 12785 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -12653,7 +12842,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 12657 "opencl_worker.c"
+#line 12846 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -12724,7 +12913,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 12728 "opencl_worker.c"
+#line 12917 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -12768,7 +12957,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 12772 "opencl_worker.c"
+#line 12961 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -12894,7 +13083,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 12898 "opencl_worker.c"
+#line 13087 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -13007,7 +13196,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 13011 "opencl_worker.c"
+#line 13200 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -13131,7 +13320,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 13135 "opencl_worker.c"
+#line 13324 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -13281,7 +13470,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 13285 "opencl_worker.c"
+#line 13474 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -13405,7 +13594,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 13409 "opencl_worker.c"
+#line 13598 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -13466,7 +13655,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 13470 "opencl_worker.c"
+#line 13659 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -13554,7 +13743,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 13558 "opencl_worker.c"
+#line 13747 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -13692,7 +13881,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 13696 "opencl_worker.c"
+#line 13885 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -13801,7 +13990,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 13805 "opencl_worker.c"
+#line 13994 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -13913,7 +14102,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 13917 "opencl_worker.c"
+#line 14106 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
@@ -13971,6 +14160,8 @@ static int ava_opencl_dispatch(struct ava_wcall *ava_w, uint32_t ava_func_id)
 		return ava_opencl_serve_ava_cl_heap_gate_open(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_HEAP_GATE_CLOSE:
 		return ava_opencl_serve_ava_cl_heap_gate_close(ava_w);
+	case AVA_OPENCL_FN_AVA_CL_HEAP_GATE_RELEASE:
+		return ava_opencl_serve_ava_cl_heap_gate_release(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_MAP_IN_HEAP:
 		return ava_opencl_serve_ava_cl_map_in_heap(ava_w);
 	case AVA_OPENCL_FN_AVA_CL_UNMAP_IN_HEAP:
@@ -14267,6 +14458,7 @@ static const char *const ava_opencl_func_names[] = {
 	"ava_cl_create_buffer_in_heap",
 	"ava_cl_heap_gate_open",
 	"ava_cl_heap_gate_close",
+	"ava_cl_heap_gate_release",
 	"ava_cl_map_in_heap",
 	"ava_cl_unmap_in_heap",
 	"clGetPlatformIDs",
@@ -14423,6 +14615,7 @@ static const uint32_t ava_opencl_func_flags[] = {
 	AVA_F_SYNC, /* ava_cl_create_buffer_in_heap */
 	AVA_F_SYNC, /* ava_cl_heap_gate_open */
 	AVA_F_SYNC, /* ava_cl_heap_gate_close */
+	AVA_F_ASYNC, /* ava_cl_heap_gate_release */
 	AVA_F_SYNC, /* ava_cl_map_in_heap */
 	AVA_F_SYNC | AVA_F_ASYNC, /* ava_cl_unmap_in_heap */
 	AVA_F_SYNC, /* clGetPlatformIDs */

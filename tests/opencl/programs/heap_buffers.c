@@ -1,8 +1,9 @@
 /* Large buffers, as a program uses them: created with each kind of host
  * pointer flags (and their sub-buffers and an image over one), written and
- * read whole and at odd offsets, in queue order behind kernels, user events
- * set later by another thread and failed ones, mapped blocking and not,
- * created and released over and over. Under ava on a channel with a shared
+ * read whole and at odd offsets, in queue order behind kernels and behind a
+ * user event another thread sets later, non-blocking on an idle queue and
+ * behind an unset user event, mapped blocking and not, created and released
+ * over and over. Under ava on a channel with a shared
  * heap these buffers live in the heap (specs/opencl/opencl_heap.spec.inc);
  * the output must be the native one all the same.
  *
@@ -195,6 +196,53 @@ static void user_events(void) {
   free(out);
 }
 
+/* Non-blocking transfers: on an idle queue, and behind a user event set
+ * later (the call returns at once, the bytes move when it is set); a read's
+ * bytes are those of its place in the queue, not those of a kernel queued
+ * after it. */
+static void non_blocking(void) {
+  const size_t bytes = 2 * MIB, words = bytes / 4;
+  cl_uint *src = malloc(bytes), *out = malloc(bytes), *out2 = malloc(bytes);
+  EXPECT(src != NULL && out != NULL && out2 != NULL, "memory");
+  for (size_t i = 0; i < words; ++i)
+    src[i] = pattern(i, 5);
+  cl_mem m = ocl_buffer(&g_env, 0, bytes, NULL);
+  cl_event w, r;
+  CHECK(clEnqueueWriteBuffer(g_q, m, CL_FALSE, 0, bytes, src, 0, NULL, &w));
+  CHECK(clEnqueueReadBuffer(g_q, m, CL_FALSE, 0, bytes, out, 0, NULL, &r));
+  add_all(m, words, 9);
+  CHECK(clFinish(g_q));
+  cl_command_type tw = 0, tr = 0;
+  CHECK(clGetEventInfo(w, CL_EVENT_COMMAND_TYPE, sizeof tw, &tw, NULL));
+  CHECK(clGetEventInfo(r, CL_EVENT_COMMAND_TYPE, sizeof tr, &tr, NULL));
+  printf("non-blocking on an idle queue: events 0x%x 0x%x, read before the kernel %s\n",
+         (unsigned)tw, (unsigned)tr, yes_no(memcmp(out, src, bytes) == 0));
+  CHECK(clReleaseEvent(w));
+  CHECK(clReleaseEvent(r));
+  cl_int err;
+  cl_event gate = clCreateUserEvent(g_env.context, &err);
+  CHECK_ERR(err, "clCreateUserEvent");
+  for (size_t i = 0; i < words; ++i)
+    out2[i] = pattern(i, 6);
+  CHECK(clEnqueueWriteBuffer(g_q, m, CL_FALSE, 0, bytes, out2, 1, &gate, &w));
+  memset(out, 0, bytes);
+  CHECK(clEnqueueReadBuffer(g_q, m, CL_FALSE, 0, bytes, out, 0, NULL, &r));
+  cl_int status = 0;
+  CHECK(clGetEventInfo(r, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL));
+  printf("behind an unset event: read %s\n", status == CL_COMPLETE ? "complete" : "not complete");
+  CHECK(clSetUserEventStatus(gate, CL_COMPLETE));
+  CHECK(clWaitForEvents(1, &r));
+  printf("once it is set the read has the write's bytes: %s\n",
+         yes_no(memcmp(out, out2, bytes) == 0));
+  CHECK(clReleaseEvent(w));
+  CHECK(clReleaseEvent(r));
+  CHECK(clReleaseEvent(gate));
+  CHECK(clReleaseMemObject(m));
+  free(src);
+  free(out);
+  free(out2);
+}
+
 /* Maps: blocking and not, behind a user event, overlapping. */
 static void maps(void) {
   const size_t bytes = 4 * MIB, words = bytes / 4, off = 64 * 1024, len = MIB;
@@ -268,6 +316,7 @@ int main(void) {
   flags();
   transfers();
   user_events();
+  non_blocking();
   maps();
   churn();
   CHECK(clReleaseKernel(g_add));
