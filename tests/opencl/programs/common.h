@@ -176,6 +176,23 @@ static inline cl_int and_finish(cl_int call_result, cl_command_queue q) {
   return call_result != CL_SUCCESS ? call_result : finish;
 }
 
+/* Whether p lies in a mapping of /proc/self/maps whose name contains what
+ * (ava's shared heap is a memfd named "ava-shm"). */
+static inline int ocl_in_mapping_named(const void *p, const char *what) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  char line[512];
+  int found = 0;
+  if (f == NULL)
+    return 0;
+  while (!found && fgets(line, sizeof line, f) != NULL) {
+    unsigned long lo, hi;
+    if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && (uintptr_t)p >= lo && (uintptr_t)p < hi)
+      found = strstr(line, what) != NULL;
+  }
+  fclose(f);
+  return found;
+}
+
 static inline const char *yes_no(int v) {
   return v ? "yes" : "no";
 }

@@ -35,18 +35,7 @@ static cl_uint pattern(size_t i, cl_uint seed) {
 }
 
 static int in_heap(const void *p) {
-  FILE *f = fopen("/proc/self/maps", "r");
-  char line[512];
-  int found = 0;
-  if (f == NULL)
-    return 0;
-  while (!found && fgets(line, sizeof line, f) != NULL) {
-    unsigned long lo, hi;
-    if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && (uintptr_t)p >= lo && (uintptr_t)p < hi)
-      found = strstr(line, "ava-shm") != NULL;
-  }
-  fclose(f);
-  return found;
+  return ocl_in_mapping_named(p, "ava-shm");
 }
 
 static void check_placement(const void *p, const char *what) {

@@ -122,27 +122,11 @@ static void buffers(void) {
   CHECK(clReleaseMemObject(m));
 }
 
-/* Whether p lies in a mapping of /proc/self/maps whose name contains what. */
-static int in_mapping_named(const void *p, const char *what) {
-  FILE *f = fopen("/proc/self/maps", "r");
-  char line[512];
-  int found = 0;
-  if (f == NULL)
-    return 0;
-  while (!found && fgets(line, sizeof line, f) != NULL) {
-    unsigned long lo, hi;
-    if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && (uintptr_t)p >= lo && (uintptr_t)p < hi)
-      found = strstr(line, what) != NULL;
-  }
-  fclose(f);
-  return found;
-}
-
 static void expect_placement(const void *p, const char *what) {
   const char *expect = getenv("MAP_EXPECT_SHARED_HEAP");
   if (expect == NULL || *expect == '\0')
     return;
-  const int in_heap = in_mapping_named(p, "ava-shm");
+  const int in_heap = ocl_in_mapping_named(p, "ava-shm");
   if (in_heap != (strcmp(expect, "yes") == 0))
     fprintf(stderr, "FAIL: %s: mapping %s ava's shared heap (MAP_EXPECT_SHARED_HEAP=%s)\n", what,
             in_heap ? "in" : "not in", expect);
