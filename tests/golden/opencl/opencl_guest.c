@@ -1393,25 +1393,22 @@ static inline int ava_cl_heap_transfer(cl_command_queue queue, cl_mem buffer, in
 }
 
 /*
- * Guest, clEnqueueMapBuffer: the mapping of a heap buffer, or NULL when the
- * map goes the ordinary way (*handled 0). *handled 1: the map was sent, *rc
- * its result.
+ * Guest, clEnqueueMapBuffer of a buffer the guest knows (info): 1 when it
+ * is a heap buffer, whose map was sent (*rc its result, *ptr the mapping,
+ * NULL on failure); 0 when the map goes the ordinary way.
  */
-static inline void *ava_cl_heap_map(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
-			     cl_map_flags flags, size_t offset, size_t size, cl_uint num_events,
-			     const cl_event *wait_list, cl_event *event, int *handled, cl_int *rc)
+static inline int ava_cl_heap_map(cl_command_queue queue, cl_mem buffer,
+				  const struct ava_cl_obj *info, cl_bool blocking,
+				  cl_map_flags flags, size_t offset, size_t size, cl_uint num_events,
+				  const cl_event *wait_list, cl_event *event, void **ptr, cl_int *rc)
 {
-	struct ava_cl_obj info;
-
-	*handled = 0;
-	if (size == 0 || (num_events == 0) != (wait_list == NULL) ||
-	    !ava_cl_guest_mem(buffer, &info) || info.heap == NULL || offset > info.size ||
-	    size > info.size - offset)
-		return NULL;
-	*handled = 1;
+	if (size == 0 || (num_events == 0) != (wait_list == NULL) || info->heap == NULL ||
+	    offset > info->size || size > info->size - offset)
+		return 0;
 	*rc = ava_cl_map_in_heap(queue, buffer, blocking, flags, offset, size, num_events,
 				 wait_list, event);
-	return *rc == CL_SUCCESS ? (uint8_t *)info.heap + offset : NULL;
+	*ptr = *rc == CL_SUCCESS ? (uint8_t *)info->heap + offset : NULL;
+	return 1;
 }
 
 #if !defined(__KERNEL__)
@@ -1550,6 +1547,21 @@ static inline uint64_t ava_cl_gate_patience_ns(size_t size)
 
 	return ns > 20000u ? ns : 20000u;
 }
+
+/*
+ * Worker: ends a gate (its command runs, or fails with status) and gives
+ * up the worker's references: its own and the departure hook's, unless the
+ * hook already ran.
+ */
+static inline cl_int ava_cl_gate_end(cl_event gate, cl_int status)
+{
+	cl_int rc = clSetUserEventStatus(gate, status);
+
+	if (ava_w_at_departure_cancel(ava_cl_user_event_abandoned, gate))
+		clReleaseEvent(gate);
+	clReleaseEvent(gate);
+	return rc;
+}
 #endif
 
 /*
@@ -1582,7 +1594,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1586 "opencl_guest.c"
+#line 1598 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1596,7 +1608,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1600 "opencl_guest.c"
+#line 1612 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1637,7 +1649,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1641 "opencl_guest.c"
+#line 1653 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1660,7 +1672,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1664 "opencl_guest.c"
+#line 1676 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1671,7 +1683,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1675 "opencl_guest.c"
+#line 1687 "opencl_guest.c"
 #line 191 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1691,7 +1703,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1695 "opencl_guest.c"
+#line 1707 "opencl_guest.c"
 #line 234 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1750,7 +1762,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1754 "opencl_guest.c"
+#line 1766 "opencl_guest.c"
 #line 118 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1925,7 +1937,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1929 "opencl_guest.c"
+#line 1941 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1982,7 +1994,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1986 "opencl_guest.c"
+#line 1998 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2009,14 +2021,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2013 "opencl_guest.c"
+#line 2025 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 706 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2020 "opencl_guest.c"
+#line 2032 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -2111,15 +2123,15 @@ static struct ava_cl_mapping *ava_cl_take_mapping(cl_mem mem, void *ptr)
 	return m;
 }
 
-static void *ava_cl_map_memory(cl_mem mem, size_t offset, size_t size, cl_bool blocking,
-				int *owned)
+/* info: what the guest knows of the buffer (NULL: nothing). */
+static void *ava_cl_map_memory(const struct ava_cl_obj *info, size_t offset, size_t size,
+				cl_bool blocking, int *owned)
 {
-	struct ava_cl_obj info;
 	void *block;
 
-	if (ava_cl_guest_mem(mem, &info) && info.host_ptr != NULL) {
+	if (info != NULL && info->host_ptr != NULL) {
 		*owned = AVA_CL_MAP_PROGRAMS;
-		return (char *)info.host_ptr + offset;
+		return (char *)info->host_ptr + offset;
 	}
 	/*
 	 * Not for a non-blocking map: its bytes arrive after the call, and a
@@ -2150,9 +2162,10 @@ void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool 
 			 cl_event *event, cl_int *errcode_ret)
 {
 	struct ava_cl_mapping *m = calloc(1, sizeof(*m));
-	uint64_t token;
+	struct ava_cl_obj info;
+	const int known = ava_cl_guest_mem(buffer, &info);
+	uint64_t token = 0;
 	cl_int rc;
-	int in_place;
 
 	if (m == NULL) {
 		if (errcode_ret)
@@ -2160,46 +2173,38 @@ void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool 
 		return NULL;
 	}
 	m->size = size;
-	m->ptr = ava_cl_heap_map(command_queue, buffer, blocking_map, map_flags, offset, size,
-				 num_events_in_wait_list, event_wait_list, event, &in_place, &rc);
-	if (in_place) {
-		if (rc != CL_SUCCESS) {
+	if (known && ava_cl_heap_map(command_queue, buffer, &info, blocking_map, map_flags, offset,
+				     size, num_events_in_wait_list, event_wait_list, event, &m->ptr,
+				     &rc)) {
+		m->owned = AVA_CL_MAP_IN_PLACE;
+	} else {
+		m->ptr = ava_cl_map_memory(known ? &info : NULL, offset, size, blocking_map,
+					   &m->owned);
+		if (m->ptr == NULL) {
 			free(m);
 			if (errcode_ret)
-				*errcode_ret = rc;
+				*errcode_ret = CL_OUT_OF_HOST_MEMORY;
 			return NULL;
 		}
-		m->owned = AVA_CL_MAP_IN_PLACE;
-		m->mem = buffer;
-		m->flags = map_flags != 0 ? map_flags : CL_MAP_READ | CL_MAP_WRITE;
-		m->offset = offset;
-		ava_cl_add_mapping(m);
-		ava_cl_made_event(CL_SUCCESS, command_queue, event);
-		if (errcode_ret)
-			*errcode_ret = CL_SUCCESS;
-		return m->ptr;
-	}
-	m->ptr = ava_cl_map_memory(buffer, offset, size, blocking_map, &m->owned);
-	if (m->ptr == NULL) {
-		free(m);
-		if (errcode_ret)
-			*errcode_ret = CL_OUT_OF_HOST_MEMORY;
-		return NULL;
-	}
-	/*
-	 * Non-blocking: the bytes arrive by the time the map's event completes
-	 * (opencl_staged.spec.inc); blocking, they come with the reply.
-	 */
-	token = blocking_map == CL_FALSE ? ava_cl_expect(m->ptr, ava_cl_span(buffer, offset, size))
-					 : 0;
-	if (token != 0) {
-		rc = ava_cl_map_buffer_staged(command_queue, buffer, map_flags, offset, size, token,
-					      num_events_in_wait_list, event_wait_list, event);
-		if (rc != CL_SUCCESS)
-			ava_cl_expect_cancel(token);
-	} else {
-		rc = ava_cl_map_buffer(command_queue, buffer, map_flags, offset, size, m->ptr,
-				       num_events_in_wait_list, event_wait_list, event);
+		/*
+		 * Non-blocking: the bytes arrive by the time the map's event
+		 * completes (opencl_staged.spec.inc); blocking, they come with the
+		 * reply.
+		 */
+		token = blocking_map == CL_FALSE
+				? ava_cl_expect(m->ptr, ava_cl_span(buffer, offset, size))
+				: 0;
+		if (token != 0) {
+			rc = ava_cl_map_buffer_staged(command_queue, buffer, map_flags, offset,
+						      size, token, num_events_in_wait_list,
+						      event_wait_list, event);
+			if (rc != CL_SUCCESS)
+				ava_cl_expect_cancel(token);
+		} else {
+			rc = ava_cl_map_buffer(command_queue, buffer, map_flags, offset, size,
+					       m->ptr, num_events_in_wait_list,
+					       event_wait_list, event);
+		}
 	}
 	if (rc == CL_SUCCESS && map_flags == 0)
 		map_flags = CL_MAP_READ | CL_MAP_WRITE;
@@ -2562,7 +2567,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 2566 "opencl_guest.c"
+#line 2571 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -2889,7 +2894,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2893 "opencl_guest.c"
+#line 2898 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -4192,7 +4197,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4196 "opencl_guest.c"
+#line 4201 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4260,7 +4265,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4264 "opencl_guest.c"
+#line 4269 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4342,7 +4347,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4346 "opencl_guest.c"
+#line 4351 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4653,7 +4658,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 4657 "opencl_guest.c"
+#line 4662 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4729,7 +4734,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 4733 "opencl_guest.c"
+#line 4738 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4867,7 +4872,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4871 "opencl_guest.c"
+#line 4876 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4959,7 +4964,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 4963 "opencl_guest.c"
+#line 4968 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5025,7 +5030,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 5029 "opencl_guest.c"
+#line 5034 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5197,7 +5202,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5201 "opencl_guest.c"
+#line 5206 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5352,7 +5357,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5356 "opencl_guest.c"
+#line 5361 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5437,7 +5442,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5441 "opencl_guest.c"
+#line 5446 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5513,7 +5518,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5517 "opencl_guest.c"
+#line 5522 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5562,7 +5567,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5566 "opencl_guest.c"
+#line 5571 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5614,7 +5619,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 5618 "opencl_guest.c"
+#line 5623 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5716,7 +5721,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 5720 "opencl_guest.c"
+#line 5725 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5955,7 +5960,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5959 "opencl_guest.c"
+#line 5964 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6058,7 +6063,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6062 "opencl_guest.c"
+#line 6067 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6141,7 +6146,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6145 "opencl_guest.c"
+#line 6150 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6231,7 +6236,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6235 "opencl_guest.c"
+#line 6240 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6362,7 +6367,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6366 "opencl_guest.c"
+#line 6371 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6590,7 +6595,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6594 "opencl_guest.c"
+#line 6599 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7426,7 +7431,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7430 "opencl_guest.c"
+#line 7435 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7628,7 +7633,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 7632 "opencl_guest.c"
+#line 7637 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7710,7 +7715,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7714 "opencl_guest.c"
+#line 7719 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7928,7 +7933,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 7932 "opencl_guest.c"
+#line 7937 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7995,7 +8000,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 7999 "opencl_guest.c"
+#line 8004 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8076,7 +8081,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8080 "opencl_guest.c"
+#line 8085 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8313,7 +8318,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8317 "opencl_guest.c"
+#line 8322 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8383,7 +8388,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 8387 "opencl_guest.c"
+#line 8392 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8629,7 +8634,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8633 "opencl_guest.c"
+#line 8638 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8684,7 +8689,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8688 "opencl_guest.c"
+#line 8693 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8733,7 +8738,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8737 "opencl_guest.c"
+#line 8742 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8785,7 +8790,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 8789 "opencl_guest.c"
+#line 8794 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8828,7 +8833,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 8832 "opencl_guest.c"
+#line 8837 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9029,7 +9034,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9033 "opencl_guest.c"
+#line 9038 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9139,7 +9144,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9143 "opencl_guest.c"
+#line 9148 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9277,7 +9282,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9281 "opencl_guest.c"
+#line 9286 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9401,7 +9406,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9405 "opencl_guest.c"
+#line 9410 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9492,7 +9497,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 309 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9496 "opencl_guest.c"
+#line 9501 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9621,7 +9626,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 333 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9625 "opencl_guest.c"
+#line 9630 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9722,7 +9727,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 351 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9726 "opencl_guest.c"
+#line 9731 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9845,7 +9850,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9849 "opencl_guest.c"
+#line 9854 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9953,7 +9958,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9957 "opencl_guest.c"
+#line 9962 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10072,7 +10077,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 447 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10076 "opencl_guest.c"
+#line 10081 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10193,7 +10198,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 468 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10197 "opencl_guest.c"
+#line 10202 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10304,7 +10309,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 488 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10308 "opencl_guest.c"
+#line 10313 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10415,7 +10420,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 508 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10419 "opencl_guest.c"
+#line 10424 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10512,7 +10517,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 527 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10516 "opencl_guest.c"
+#line 10521 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10635,7 +10640,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10639 "opencl_guest.c"
+#line 10644 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10720,7 +10725,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10724 "opencl_guest.c"
+#line 10729 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10801,7 +10806,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 587 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10805 "opencl_guest.c"
+#line 10810 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10882,7 +10887,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 603 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10886 "opencl_guest.c"
+#line 10891 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10951,7 +10956,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 615 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10955 "opencl_guest.c"
+#line 10960 "opencl_guest.c"
 #undef ava_execute
 }
 

@@ -1437,25 +1437,22 @@ static inline int ava_cl_heap_transfer(cl_command_queue queue, cl_mem buffer, in
 }
 
 /*
- * Guest, clEnqueueMapBuffer: the mapping of a heap buffer, or NULL when the
- * map goes the ordinary way (*handled 0). *handled 1: the map was sent, *rc
- * its result.
+ * Guest, clEnqueueMapBuffer of a buffer the guest knows (info): 1 when it
+ * is a heap buffer, whose map was sent (*rc its result, *ptr the mapping,
+ * NULL on failure); 0 when the map goes the ordinary way.
  */
-static inline void *ava_cl_heap_map(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
-			     cl_map_flags flags, size_t offset, size_t size, cl_uint num_events,
-			     const cl_event *wait_list, cl_event *event, int *handled, cl_int *rc)
+static inline int ava_cl_heap_map(cl_command_queue queue, cl_mem buffer,
+				  const struct ava_cl_obj *info, cl_bool blocking,
+				  cl_map_flags flags, size_t offset, size_t size, cl_uint num_events,
+				  const cl_event *wait_list, cl_event *event, void **ptr, cl_int *rc)
 {
-	struct ava_cl_obj info;
-
-	*handled = 0;
-	if (size == 0 || (num_events == 0) != (wait_list == NULL) ||
-	    !ava_cl_guest_mem(buffer, &info) || info.heap == NULL || offset > info.size ||
-	    size > info.size - offset)
-		return NULL;
-	*handled = 1;
+	if (size == 0 || (num_events == 0) != (wait_list == NULL) || info->heap == NULL ||
+	    offset > info->size || size > info->size - offset)
+		return 0;
 	*rc = ava_cl_map_in_heap(queue, buffer, blocking, flags, offset, size, num_events,
 				 wait_list, event);
-	return *rc == CL_SUCCESS ? (uint8_t *)info.heap + offset : NULL;
+	*ptr = *rc == CL_SUCCESS ? (uint8_t *)info->heap + offset : NULL;
+	return 1;
 }
 
 #if !defined(__KERNEL__)
@@ -1594,6 +1591,21 @@ static inline uint64_t ava_cl_gate_patience_ns(size_t size)
 
 	return ns > 20000u ? ns : 20000u;
 }
+
+/*
+ * Worker: ends a gate (its command runs, or fails with status) and gives
+ * up the worker's references: its own and the departure hook's, unless the
+ * hook already ran.
+ */
+static inline cl_int ava_cl_gate_end(cl_event gate, cl_int status)
+{
+	cl_int rc = clSetUserEventStatus(gate, status);
+
+	if (ava_w_at_departure_cancel(ava_cl_user_event_abandoned, gate))
+		clReleaseEvent(gate);
+	clReleaseEvent(gate);
+	return rc;
+}
 #endif
 
 /*
@@ -1626,7 +1638,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1630 "opencl_worker.c"
+#line 1642 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1640,7 +1652,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1644 "opencl_worker.c"
+#line 1656 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1681,7 +1693,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1685 "opencl_worker.c"
+#line 1697 "opencl_worker.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1704,7 +1716,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1708 "opencl_worker.c"
+#line 1720 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1715,7 +1727,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1719 "opencl_worker.c"
+#line 1731 "opencl_worker.c"
 #line 191 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1735,7 +1747,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1739 "opencl_worker.c"
+#line 1751 "opencl_worker.c"
 #line 234 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1794,7 +1806,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1798 "opencl_worker.c"
+#line 1810 "opencl_worker.c"
 #line 118 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1969,7 +1981,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1973 "opencl_worker.c"
+#line 1985 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2026,7 +2038,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2030 "opencl_worker.c"
+#line 2042 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2053,14 +2065,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2057 "opencl_worker.c"
+#line 2069 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 705 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 2064 "opencl_worker.c"
+#line 2076 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -2161,7 +2173,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2165 "opencl_worker.c"
+#line 2177 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -2271,7 +2283,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2275 "opencl_worker.c"
+#line 2287 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -2434,7 +2446,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2438 "opencl_worker.c"
+#line 2450 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -2569,7 +2581,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2573 "opencl_worker.c"
+#line 2585 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -2702,7 +2714,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_
 		return ava_rc;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2706 "opencl_worker.c"
+#line 2718 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
@@ -2823,7 +2835,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2827 "opencl_worker.c"
+#line 2839 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -3011,7 +3023,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3015 "opencl_worker.c"
+#line 3027 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -3177,7 +3189,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 3181 "opencl_worker.c"
+#line 3193 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -3285,7 +3297,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_q
 		return ava_cl_unmap_unlaid(command_queue, image, ava_p, ava_ev, ava_t);
 	return ava_cl_mapped_transfer(ava_t, command_queue, image, ava_p, 0, &ava_g, map_flags,
 				      ava_ev, event);
-#line 3289 "opencl_worker.c"
+#line 3301 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
@@ -3403,7 +3415,7 @@ static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
 
 static cl_mem ava_opencl_impl_ava_cl_create_buffer_in_heap(cl_context context, cl_mem_flags flags, size_t size, uint64_t token, uint64_t heap_offset, cl_int *errcode_ret)
 {
-#line 346 "specs/opencl/opencl_heap.spec.inc"
+#line 358 "specs/opencl/opencl_heap.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, size, heap_offset);
 	const cl_mem_flags ava_host_bits = CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
 	cl_int ava_rc = CL_SUCCESS;
@@ -3431,7 +3443,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_in_heap(cl_context context, c
 	if (errcode_ret != NULL)
 		*errcode_ret = ava_rc;
 	return ava_mem;
-#line 3435 "opencl_worker.c"
+#line 3447 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_in_heap(struct ava_wcall *ava_w)
@@ -3491,7 +3503,7 @@ static int ava_opencl_serve_ava_cl_create_buffer_in_heap(struct ava_wcall *ava_w
 
 static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write, cl_bool blocking, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *gate, cl_event *command)
 {
-#line 404 "specs/opencl/opencl_heap.spec.inc"
+#line 416 "specs/opencl/opencl_heap.spec.inc"
 	uint8_t *ava_at = ava_cl_heap_bytes(buffer, offset, size);
 	cl_context ava_context = NULL;
 	cl_event ava_marker = NULL, ava_waits[2];
@@ -3539,10 +3551,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_que
 	clReleaseEvent(ava_marker);
 	if (ava_rc != CL_SUCCESS) {
 		/* The command (if queued) fails with its wait list, as natively. */
-		clSetUserEventStatus(ava_waits[1], CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-		if (ava_w_at_departure_cancel(ava_cl_user_event_abandoned, ava_waits[1]))
-			clReleaseEvent(ava_waits[1]);
-		clReleaseEvent(ava_waits[1]);
+		(void)ava_cl_gate_end(ava_waits[1], CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
 		if (*command != NULL)
 			clReleaseEvent(*command);
 		*command = NULL;
@@ -3550,7 +3559,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_que
 	}
 	*gate = ava_waits[1];
 	return CL_SUCCESS;
-#line 3554 "opencl_worker.c"
+#line 3563 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
@@ -3664,15 +3673,12 @@ static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_heap_gate_close(cl_event gate, cl_event command)
 {
-#line 482 "specs/opencl/opencl_heap.spec.inc"
-	cl_int ava_rc = clSetUserEventStatus(gate, CL_COMPLETE);
-	if (ava_w_at_departure_cancel(ava_cl_user_event_abandoned, gate))
-		clReleaseEvent(gate);
-	clReleaseEvent(gate);
+#line 491 "specs/opencl/opencl_heap.spec.inc"
+	cl_int ava_rc = ava_cl_gate_end(gate, CL_COMPLETE);
 	if (ava_rc != CL_SUCCESS)
 		return ava_rc;
 	return clWaitForEvents(1, &command);
-#line 3676 "opencl_worker.c"
+#line 3682 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
@@ -3707,13 +3713,9 @@ static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_heap_gate_release(cl_event gate)
 {
-#line 498 "specs/opencl/opencl_heap.spec.inc"
-	cl_int ava_rc = clSetUserEventStatus(gate, CL_COMPLETE);
-	if (ava_w_at_departure_cancel(ava_cl_user_event_abandoned, gate))
-		clReleaseEvent(gate);
-	clReleaseEvent(gate);
-	return ava_rc;
-#line 3717 "opencl_worker.c"
+#line 504 "specs/opencl/opencl_heap.spec.inc"
+	return ava_cl_gate_end(gate, CL_COMPLETE);
+#line 3719 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
@@ -3744,7 +3746,7 @@ static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_in_heap(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 522 "specs/opencl/opencl_heap.spec.inc"
+#line 523 "specs/opencl/opencl_heap.spec.inc"
 	uint8_t *ava_at = ava_cl_heap_bytes(buffer, offset, size);
 	cl_int ava_rc = CL_SUCCESS;
 	void *ava_p;
@@ -3763,7 +3765,7 @@ static cl_int ava_opencl_impl_ava_cl_map_in_heap(cl_command_queue command_queue,
 		return CL_MAP_FAILURE;
 	}
 	return CL_SUCCESS;
-#line 3767 "opencl_worker.c"
+#line 3769 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_in_heap(struct ava_wcall *ava_w)
@@ -3851,13 +3853,13 @@ static int ava_opencl_serve_ava_cl_map_in_heap(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_in_heap(cl_command_queue command_queue, cl_mem buffer, size_t offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 557 "specs/opencl/opencl_heap.spec.inc"
+#line 558 "specs/opencl/opencl_heap.spec.inc"
 	uint8_t *ava_at = ava_cl_heap_bytes(buffer, offset, 0);
 	if (ava_at == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_at, num_events_in_wait_list,
 				       event_wait_list, event);
-#line 3861 "opencl_worker.c"
+#line 3863 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_in_heap(struct ava_wcall *ava_w)
@@ -4032,7 +4034,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4036 "opencl_worker.c"
+#line 4038 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4116,7 +4118,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4120 "opencl_worker.c"
+#line 4122 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4218,7 +4220,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4222 "opencl_worker.c"
+#line 4224 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4571,7 +4573,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 4575 "opencl_worker.c"
+#line 4577 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4688,7 +4690,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 4692 "opencl_worker.c"
+#line 4694 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4843,7 +4845,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4847 "opencl_worker.c"
+#line 4849 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4972,7 +4974,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 4976 "opencl_worker.c"
+#line 4978 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5038,7 +5040,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 5042 "opencl_worker.c"
+#line 5044 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5214,7 +5216,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5218 "opencl_worker.c"
+#line 5220 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5363,7 +5365,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5367 "opencl_worker.c"
+#line 5369 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5452,7 +5454,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5456 "opencl_worker.c"
+#line 5458 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5560,7 +5562,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5564 "opencl_worker.c"
+#line 5566 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5640,7 +5642,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5644 "opencl_worker.c"
+#line 5646 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5686,7 +5688,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 5690 "opencl_worker.c"
+#line 5692 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5765,7 +5767,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 5769 "opencl_worker.c"
+#line 5771 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6045,7 +6047,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6049 "opencl_worker.c"
+#line 6051 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6167,7 +6169,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6171 "opencl_worker.c"
+#line 6173 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6301,7 +6303,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6305 "opencl_worker.c"
+#line 6307 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6414,7 +6416,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6418 "opencl_worker.c"
+#line 6420 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6614,7 +6616,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6618 "opencl_worker.c"
+#line 6620 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6875,7 +6877,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6879 "opencl_worker.c"
+#line 6881 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6969,7 +6971,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 6973 "opencl_worker.c"
+#line 6975 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -7099,7 +7101,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7103 "opencl_worker.c"
+#line 7105 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -7238,7 +7240,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7242 "opencl_worker.c"
+#line 7244 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
@@ -7369,7 +7371,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image(cl_command_queue command_queue, c
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 7373 "opencl_worker.c"
+#line 7375 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
@@ -7536,7 +7538,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue,
 	ret = clEnqueueUnmapMemObject(command_queue, image, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7540 "opencl_worker.c"
+#line 7542 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_image(struct ava_wcall *ava_w)
@@ -7688,7 +7690,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 7692 "opencl_worker.c"
+#line 7694 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -7796,7 +7798,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 7800 "opencl_worker.c"
+#line 7802 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -8139,7 +8141,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 8143 "opencl_worker.c"
+#line 8145 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8252,7 +8254,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 8256 "opencl_worker.c"
+#line 8258 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -8408,7 +8410,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 8412 "opencl_worker.c"
+#line 8414 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8588,7 +8590,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 8592 "opencl_worker.c"
+#line 8594 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8658,7 +8660,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8662 "opencl_worker.c"
+#line 8664 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -8758,7 +8760,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 8762 "opencl_worker.c"
+#line 8764 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -8838,7 +8840,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 8842 "opencl_worker.c"
+#line 8844 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8930,7 +8932,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 8934 "opencl_worker.c"
+#line 8936 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9019,7 +9021,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 9023 "opencl_worker.c"
+#line 9025 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9234,7 +9236,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 9238 "opencl_worker.c"
+#line 9240 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -9305,7 +9307,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9309 "opencl_worker.c"
+#line 9311 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9390,7 +9392,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 9394 "opencl_worker.c"
+#line 9396 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9700,7 +9702,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9704 "opencl_worker.c"
+#line 9706 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9788,7 +9790,7 @@ static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *er
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 9792 "opencl_worker.c"
+#line 9794 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9847,7 +9849,7 @@ static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 9851 "opencl_worker.c"
+#line 9853 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9893,7 +9895,7 @@ static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9897 "opencl_worker.c"
+#line 9899 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9940,7 +9942,7 @@ static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execut
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 9944 "opencl_worker.c"
+#line 9946 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10120,7 +10122,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10124 "opencl_worker.c"
+#line 10126 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10264,7 +10266,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10268 "opencl_worker.c"
+#line 10270 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10392,7 +10394,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10396 "opencl_worker.c"
+#line 10398 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10571,7 +10573,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10575 "opencl_worker.c"
+#line 10577 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10734,7 +10736,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 309 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10738 "opencl_worker.c"
+#line 10740 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10843,7 +10845,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_q
 #define ava_execute() clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 333 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10847 "opencl_worker.c"
+#line 10849 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11005,7 +11007,7 @@ static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 351 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11009 "opencl_worker.c"
+#line 11011 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11146,7 +11148,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11150 "opencl_worker.c"
+#line 11152 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11303,7 +11305,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11307 "opencl_worker.c"
+#line 11309 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11444,7 +11446,7 @@ static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 447 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11448 "opencl_worker.c"
+#line 11450 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11595,7 +11597,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 468 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11599 "opencl_worker.c"
+#line 11601 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11749,7 +11751,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue comman
 #define ava_execute() clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 488 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11753 "opencl_worker.c"
+#line 11755 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11888,7 +11890,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue comman
 #define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 508 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11892 "opencl_worker.c"
+#line 11894 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12027,7 +12029,7 @@ static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue comman
 #define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 527 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12031 "opencl_worker.c"
+#line 12033 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12149,7 +12151,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12153 "opencl_worker.c"
+#line 12155 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12304,7 +12306,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12308 "opencl_worker.c"
+#line 12310 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12404,7 +12406,7 @@ static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue comma
 #define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 587 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12408 "opencl_worker.c"
+#line 12410 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12501,7 +12503,7 @@ static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue comm
 #define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 603 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12505 "opencl_worker.c"
+#line 12507 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12598,7 +12600,7 @@ static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl
 #define ava_execute() clEnqueueMarker(command_queue, event)
 #line 615 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12602 "opencl_worker.c"
+#line 12604 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12705,7 +12707,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 12709 "opencl_worker.c"
+#line 12711 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -12781,7 +12783,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 12785 "opencl_worker.c"
+#line 12787 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -12842,7 +12844,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 12846 "opencl_worker.c"
+#line 12848 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -12913,7 +12915,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 12917 "opencl_worker.c"
+#line 12919 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -12957,7 +12959,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 12961 "opencl_worker.c"
+#line 12963 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -13083,7 +13085,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 13087 "opencl_worker.c"
+#line 13089 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -13196,7 +13198,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 13200 "opencl_worker.c"
+#line 13202 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -13320,7 +13322,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 13324 "opencl_worker.c"
+#line 13326 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -13470,7 +13472,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 13474 "opencl_worker.c"
+#line 13476 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -13594,7 +13596,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 13598 "opencl_worker.c"
+#line 13600 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -13655,7 +13657,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 13659 "opencl_worker.c"
+#line 13661 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -13743,7 +13745,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 13747 "opencl_worker.c"
+#line 13749 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -13881,7 +13883,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 13885 "opencl_worker.c"
+#line 13887 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -13990,7 +13992,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 13994 "opencl_worker.c"
+#line 13996 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -14102,7 +14104,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 14106 "opencl_worker.c"
+#line 14108 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
