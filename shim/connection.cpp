@@ -485,6 +485,28 @@ void *Connection::buffer_block(uint64_t bytes) const {
   return heap_->allocate(bytes, heap_->size() / 4);
 }
 
+void *Connection::heap_block_patiently(uint64_t bytes, std::chrono::milliseconds patience) {
+  if (void *p = heap_->allocate(bytes))
+    return p;
+  ReplyWaiter w; // only its baton membership
+  if (heap_->stalled() || !baton_.try_take(w.member_))
+    return heap_->allocate_patiently(bytes, patience); // whoever reads brings the blocks back
+  void *p = nullptr;
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  while ((p = heap_->allocate(bytes)) == nullptr && !broken()) {
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      break;
+    std::unique_lock rx(rx_mu_);
+    if (!read_one(static_cast<int>(std::min<int64_t>(left.count(), INT32_MAX))))
+      break; // broken
+  }
+  let_go(w.member_);
+  // Out of patience, it waits no more (and marks the heap stalled, as a patient wait does).
+  return p != nullptr ? p : heap_->allocate_patiently(bytes, std::chrono::milliseconds(0));
+}
+
 void Connection::recycle(MsgBuf &&buf) {
   if (keep_thread_spare(buf))
     return;

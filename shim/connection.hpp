@@ -131,6 +131,12 @@ public:
   // with AVA_BUFFERS_IN_HEAP=0, or when it would leave less than a quarter
   // of the heap to transfers.
   void *buffer_block(uint64_t bytes) const;
+  // A block of bytes of the heap for a transfer, waiting up to patience
+  // for one to come back when the heap is full. Lent blocks come back with
+  // the worker's ENDs, which only a reader of the channel sees: when nobody
+  // reads (the thread's pieces went without waiting, so no call of its
+  // reads), this thread reads until one does.
+  void *heap_block_patiently(uint64_t bytes, std::chrono::milliseconds patience);
   // Pieces of a blocking transfer in flight at once (AVA_PIPELINE_WINDOW).
   uint32_t pipeline_window() const { return pipeline_window_; }
   static constexpr uint32_t kMaxPipelineWindow = 64;

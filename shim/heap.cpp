@@ -36,6 +36,11 @@ void *HeapAllocator::allocate_patiently(uint64_t bytes, std::chrono::millisecond
   return p;
 }
 
+bool HeapAllocator::stalled() {
+  std::lock_guard lock(mu_);
+  return stalled_;
+}
+
 void *HeapAllocator::allocate_locked(uint64_t bytes, uint64_t keep_free) {
   if (bytes == 0 || bytes > size_)
     return nullptr;

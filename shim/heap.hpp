@@ -29,6 +29,8 @@ public:
   // yet to set may not come back on their own, and a caller that gets no
   // block has a slower path.
   void *allocate_patiently(uint64_t bytes, std::chrono::milliseconds patience);
+  // Whether a patient wait ran out since the last block came back.
+  bool stalled();
   // Frees what allocate returned; false for a pointer it did not return.
   bool release(void *ptr);
   // Whether [ptr, ptr + bytes) lies inside the heap; *offset gets its offset.

@@ -52,7 +52,7 @@ constexpr std::chrono::milliseconds kHeapPatience{100};
 
 // A new block of conn's heap, owned as above.
 std::shared_ptr<uint8_t> lend_block(const std::shared_ptr<Connection> &conn, uint64_t bytes) {
-  void *block = conn->heap()->allocate_patiently(bytes, kHeapPatience);
+  void *block = conn->heap_block_patiently(bytes, kHeapPatience);
   return block != nullptr ? heap_owned(conn, block, false) : nullptr;
 }
 

@@ -23,7 +23,9 @@ int32_t ava_demo_version(void);
 demo_status ava_demo_obj_create(const char *name, uint64_t size, demo_obj *out);
 demo_obj ava_demo_obj_new(uint64_t size);
 demo_status ava_demo_obj_release(demo_obj obj);
+/* Runs the spec's guest-side code around the call, as in user space. */
 demo_status ava_demo_obj_write(demo_obj obj, uint64_t offset, const void *data, uint64_t size);
+/* Runs the spec's guest-side code around the call, as in user space. */
 demo_status ava_demo_obj_read(demo_obj obj, uint64_t offset, void *data, uint64_t size);
 demo_status ava_demo_obj_xor(demo_obj obj, uint8_t *data, uint64_t size);
 demo_status ava_demo_obj_transfer(demo_obj obj, uint32_t flags, void *data, uint64_t size);
@@ -44,6 +46,12 @@ int32_t ava_demo_thread_get_tag(void);
 demo_status ava_demo_sleep_ms(uint32_t ms);
 void ava_demo_crash(void);
 uint64_t ava_demo_live_objects(void);
+/* A helper of the spec (no API function): kernel callers call it directly. */
+demo_status ava_ava_demo_write_lent(demo_obj obj, uint64_t offset, uint64_t size, uint64_t token,
+				    uint64_t heap_offset);
+/* A helper of the spec (no API function): kernel callers call it directly. */
+demo_status ava_ava_demo_read_lent(demo_obj obj, uint64_t offset, uint64_t size, uint64_t token,
+				   uint64_t heap_offset);
 
 /*
  * Not in the kernel API:

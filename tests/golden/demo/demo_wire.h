@@ -10,10 +10,10 @@
 #include "ava/wire.h"
 
 /* FNV-1a of the layout below: guest and worker must agree. */
-#define AVA_DEMO_SPEC_HASH 0x5fcdecbf7ae899c5ull
+#define AVA_DEMO_SPEC_HASH 0x59cd8b80b87a5ee7ull
 #define AVA_DEMO_SPEC_NAME "demo"
 #define AVA_DEMO_SPEC_ID 1u
-#define AVA_DEMO_NFUNCS 26u
+#define AVA_DEMO_NFUNCS 28u
 #define AVA_DEMO_NCALLBACKS 2u
 
 /* Function ids (0 is never used). */
@@ -41,7 +41,9 @@
 #define AVA_DEMO_FN_DEMO_SLEEP_MS 22u
 #define AVA_DEMO_FN_DEMO_CRASH 23u
 #define AVA_DEMO_FN_DEMO_LIVE_OBJECTS 24u
-#define AVA_DEMO_FN_DEMO_RESERVED_CALL 25u /* unsupported: never sent */
+#define AVA_DEMO_FN_AVA_DEMO_WRITE_LENT 25u
+#define AVA_DEMO_FN_AVA_DEMO_READ_LENT 26u
+#define AVA_DEMO_FN_DEMO_RESERVED_CALL 27u /* unsupported: never sent */
 
 /* Callback declaration ids. */
 #define AVA_DEMO_CB_DEMO_EVENT_CALLBACK 1u
@@ -352,6 +354,26 @@ struct ava_demo_demo_live_objects_reply {
 	ava_u64 ret; /* uint64_t, return value */
 };
 AVA_STATIC_ASSERT(sizeof(struct ava_demo_demo_live_objects_reply) == 8, "struct ava_demo_demo_live_objects_reply");
+
+/* ava_demo_write_lent (async) */
+struct ava_demo_ava_demo_write_lent_call {
+	ava_u64 obj; /* handle demo_obj */
+	ava_u64 offset; /* uint64_t */
+	ava_u64 size; /* uint64_t */
+	ava_u64 token; /* uint64_t */
+	ava_u64 heap_offset; /* uint64_t */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_demo_ava_demo_write_lent_call) == 40, "struct ava_demo_ava_demo_write_lent_call");
+
+/* ava_demo_read_lent (async) */
+struct ava_demo_ava_demo_read_lent_call {
+	ava_u64 obj; /* handle demo_obj */
+	ava_u64 offset; /* uint64_t */
+	ava_u64 size; /* uint64_t */
+	ava_u64 token; /* uint64_t */
+	ava_u64 heap_offset; /* uint64_t */
+};
+AVA_STATIC_ASSERT(sizeof(struct ava_demo_ava_demo_read_lent_call) == 40, "struct ava_demo_ava_demo_read_lent_call");
 
 /* callback demo_event_callback */
 struct ava_demo_cb_demo_event_callback {
