@@ -90,3 +90,38 @@ Test(e2e_opencl_abandoned, a_departed_guests_user_events_fail_and_its_session_en
   const std::string why = remoted::not_remoted_reason(w.stop(), "opencl", sessions + 1);
   cr_expect(why.empty(), "%s", why.c_str());
 }
+
+// A guest killed while it moves bytes through buffers that live in the shared
+// heap: each blocking transfer is a gate (a command the worker holds behind a
+// user event while the guest copies), and killed inside one the guest never
+// closes it. The gate fails at the guest's departure like its own user
+// events, so its session ends, and a later guest is served. The kill lands at
+// a moment the test does not choose; several rounds put some of them inside
+// a gate (each transfer is a few milliseconds of copying, its gate's open and
+// close a few microseconds).
+Test(e2e_opencl_abandoned, a_guest_killed_inside_a_heap_gate_leaves_the_worker_serving,
+     .timeout = 600) {
+  require_spec();
+  OpenclWorker w("", "shm");
+  cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());
+  constexpr size_t kRounds = 4;
+  for (size_t round = 1; round <= kRounds; ++round) {
+    BackgroundProc guest({kProgram, "move"}, guest_env_of(w));
+    std::string seen;
+    cr_assert(guest.wait_for_line("waiting", kEndMs, &seen), "the guest did not start moving:\n%s",
+              seen.c_str());
+    // Not a timing the result depends on: only how far into its transfers
+    // the guest gets before it dies.
+    std::this_thread::sleep_for(std::chrono::milliseconds(150 + 70 * round));
+    guest.kill_now(SIGKILL);
+    cr_expect_eq(guest.wait_exit(kEndMs), 128 + SIGKILL, "round %zu", round);
+    const remoted::WorkerReport report = wait_for_sessions(w, round);
+    cr_expect_eq(report.sessions.size(), round,
+                 "round %zu: the killed guest's session did not end:\n%s", round,
+                 report.text.c_str());
+  }
+  const ProcResult r = w.run({kProgram, "set"});
+  cr_expect_eq(r.exit_code, 0, "set: exit %d:\n%s%s", r.exit_code, r.out.c_str(), r.err.c_str());
+  const std::string why = remoted::not_remoted_reason(w.stop(), "opencl", kRounds + 1);
+  cr_expect(why.empty(), "%s", why.c_str());
+}

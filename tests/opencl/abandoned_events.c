@@ -10,7 +10,12 @@
  *   read   the same, then prints "waiting" and blocks in a blocking read
  *          behind the user event
  *   set    the same, then sets the events and checks every read's bytes:
- *          the worker still serves, and gated commands run as natively */
+ *          the worker still serves, and gated commands run as natively
+ *   move   the same, then prints "waiting" and moves 64 MiB to and from a
+ *          buffer on a second queue, blocking, again and again: on shm the
+ *          buffer lives in the heap and each transfer is a gate the guest
+ *          copies through (opencl_heap.spec.inc), so a kill lands inside
+ *          one (between its open and close) about as often as not */
 #include "common.h"
 
 #include <unistd.h>
@@ -19,7 +24,7 @@
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: %s exit|wait|read|set\n", argv[0]);
+    fprintf(stderr, "usage: %s exit|wait|read|set|move\n", argv[0]);
     return 2;
   }
   const char *mode = argv[1];
@@ -64,6 +69,23 @@ int main(int argc, char **argv) {
     fflush(stdout);
     err = clEnqueueReadBuffer(q, buf, CL_TRUE, 0, N, dst2, 1, &marker, NULL);
     fprintf(stderr, "the blocking read returned %s\n", cl_err_name(err));
+    return 3;
+  } else if (strcmp(mode, "move") == 0) {
+    const size_t big = (size_t)64 << 20;
+    cl_command_queue q2 = ocl_queue(&env, 0);
+    cl_mem moved = ocl_buffer(&env, CL_MEM_READ_WRITE, big, NULL);
+    unsigned char *bytes = malloc(big);
+    if (bytes == NULL)
+      return 2;
+    memset(bytes, 0x3c, big);
+    printf("waiting\n");
+    fflush(stdout);
+    /* Bounded: about a minute here, far longer than the test waits to kill it. */
+    for (int i = 0; i < 4000; ++i) {
+      CHECK(clEnqueueWriteBuffer(q2, moved, CL_TRUE, 0, big, bytes, 0, NULL, NULL));
+      CHECK(clEnqueueReadBuffer(q2, moved, CL_TRUE, 0, big, bytes, 0, NULL, NULL));
+    }
+    fprintf(stderr, "moved for a minute without being killed\n");
     return 3;
   } else if (strcmp(mode, "set") == 0) {
     CHECK(clSetUserEventStatus(user, CL_COMPLETE));
