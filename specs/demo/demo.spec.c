@@ -95,7 +95,8 @@ static demo_status demo_lent_piece(demo_obj obj, uint64_t offset, uint64_t size,
  *
  * - The whole call's checks come first, as a call of no bytes at the end of
  *   the range (the object, the range, its overflow), so a piece fails only
- *   as the whole call would, before any byte moves.
+ *   as the whole call would, before any byte moves; a call that fails them
+ *   goes whole.
  * - Every piece but the last is sent without waiting (its block goes back
  *   to the heap with the worker's END); the last is the ordinary sync call,
  *   so the call returns once every piece is done and a read's bytes have
@@ -139,6 +140,21 @@ static int demo_pieces(demo_obj obj, uint64_t offset, uint8_t *data, uint64_t si
 	demo_in_pieces = 1;
 	*status = write ? demo_obj_write(obj, offset + size, NULL, 0)
 			: demo_obj_read(obj, offset + size, NULL, 0);
+	if (*status != DEMO_OK) {
+		/*
+		 * Refused, or an earlier async call's failure reported here (at the
+		 * thread's next sync call, by the demo's rule): the call goes whole,
+		 * as natively, and reports that failure if it succeeds itself.
+		 */
+		demo_status first = *status;
+
+		*status = write ? demo_obj_write(obj, offset, data, size)
+				: demo_obj_read(obj, offset, data, size);
+		if (*status == DEMO_OK)
+			*status = first;
+		demo_in_pieces = 0;
+		return 1;
+	}
 	for (; *status == DEMO_OK && size - k > chunk; k += chunk) {
 		uint64_t heap = AVA_NO_HEAP;
 		uint64_t token =

@@ -7,6 +7,7 @@
  * the bytes came back, so its output is the same natively and remoted.
  *
  *   demo_pieces check CHUNK THREADS   the table below, then THREADS threads
+ *   demo_pieces deferred CHUNK        a large write after a failed async call
  *   demo_pieces crash CHUNK           transfers while another thread calls
  *                                     demo_crash (remoted only: natively
  *                                     demo_crash kills the process)
@@ -173,12 +174,41 @@ static int crash(uint64_t chunk)
 	return 0;
 }
 
+/*
+ * An async call's failure reported at the next sync call (under ava, the
+ * demo's rule; natively demo_obj_fill fails at once): a large write that
+ * reports it must still have written, as a whole write would.
+ */
+static int deferred(uint64_t chunk)
+{
+	const uint64_t size = 5 * chunk + 1;
+	uint8_t *src = malloc(size), *dst = malloc(size);
+	demo_obj o = NULL, gone = NULL;
+
+	if (src == NULL || dst == NULL)
+		return 2;
+	fill(src, size, 5);
+	printf("create: %d\n", demo_obj_create("o", size, &o));
+	printf("create gone: %d\n", demo_obj_create("gone", 8, &gone));
+	printf("release gone: %d\n", demo_obj_release(gone));
+	printf("fill released: %d\n", demo_obj_fill(gone, 1));
+	printf("write: %d\n", demo_obj_write(o, 0, src, size));
+	printf("read: %d\n", demo_obj_read(o, 0, dst, size));
+	printf("the write wrote: %s\n", memcmp(src, dst, size) == 0 ? "yes" : "NO");
+	printf("release: %d\n", demo_obj_release(o));
+	free(src);
+	free(dst);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "check"))
 		return check(strtoull(argv[2], NULL, 10), atoi(argv[3]));
+	if (argc == 3 && !strcmp(argv[1], "deferred"))
+		return deferred(strtoull(argv[2], NULL, 10));
 	if (argc == 3 && !strcmp(argv[1], "crash"))
 		return crash(strtoull(argv[2], NULL, 10));
-	fprintf(stderr, "usage: demo_pieces check CHUNK THREADS | crash CHUNK\n");
+	fprintf(stderr, "usage: demo_pieces check CHUNK THREADS | deferred CHUNK | crash CHUNK\n");
 	return 2;
 }

@@ -86,6 +86,24 @@ Test(e2e_demo_pieces, the_pieces_path_is_taken_on_shm_only, .timeout = 300) {
   }
 }
 
+// An async call's failure surfaces at the thread's next sync call (the
+// demo's rule under ava; natively demo_obj_fill fails at once, so this is
+// compared with the unix channel, where transfers go whole): a large write
+// that reports it has still written, on every channel.
+Test(e2e_demo_pieces, an_earlier_async_failure_reported_by_a_piecewise_write, .timeout = 300) {
+  const std::vector<std::string> argv = {DEMO_PIECES, "deferred", kChunk};
+  const remoted::RemotedRun whole = remoted::run_remoted(AVA_BIN, "unix", argv, comparison(kChunk));
+  cr_assert_eq(whole.proc.exit_code, 0, "unix: %s", whole.proc.err.c_str());
+  cr_expect(whole.proc.out.find("write: -1\nread: 0\nthe write wrote: yes\n") != std::string::npos,
+            "unix: the write should report the fill's failure and have written:\n%s",
+            whole.proc.out.c_str());
+  const remoted::RemotedRun pieces = remoted::run_remoted(AVA_BIN, "shm", argv, comparison(kChunk));
+  cr_expect_eq(pieces.proc.out, whole.proc.out, "shm (in pieces) differs from unix (whole):\n%s",
+               remoted::line_diff(whole.proc.out, pieces.proc.out, "unix", "shm").c_str());
+  // The fill, and the write's first 4 of 5 pieces.
+  cr_expect_geq(async_calls(pieces), 1u + 4u, "shm: the write did not go in pieces");
+}
+
 // demo_crash kills the worker while another thread moves data in pieces:
 // that thread's transfer fails (DEMO_ERR_TRANSPORT), and so does the next
 // call; nothing hangs. Natively demo_crash kills the process, so this runs

@@ -132,7 +132,8 @@ static demo_status demo_lent_piece(demo_obj obj, uint64_t offset, uint64_t size,
  *
  * - The whole call's checks come first, as a call of no bytes at the end of
  *   the range (the object, the range, its overflow), so a piece fails only
- *   as the whole call would, before any byte moves.
+ *   as the whole call would, before any byte moves; a call that fails them
+ *   goes whole.
  * - Every piece but the last is sent without waiting (its block goes back
  *   to the heap with the worker's END); the last is the ordinary sync call,
  *   so the call returns once every piece is done and a read's bytes have
@@ -176,6 +177,21 @@ static int demo_pieces(demo_obj obj, uint64_t offset, uint8_t *data, uint64_t si
 	demo_in_pieces = 1;
 	*status = write ? demo_obj_write(obj, offset + size, NULL, 0)
 			: demo_obj_read(obj, offset + size, NULL, 0);
+	if (*status != DEMO_OK) {
+		/*
+		 * Refused, or an earlier async call's failure reported here (at the
+		 * thread's next sync call, by the demo's rule): the call goes whole,
+		 * as natively, and reports that failure if it succeeds itself.
+		 */
+		demo_status first = *status;
+
+		*status = write ? demo_obj_write(obj, offset, data, size)
+				: demo_obj_read(obj, offset, data, size);
+		if (*status == DEMO_OK)
+			*status = first;
+		demo_in_pieces = 0;
+		return 1;
+	}
 	for (; *status == DEMO_OK && size - k > chunk; k += chunk) {
 		uint64_t heap = AVA_NO_HEAP;
 		uint64_t token =
@@ -205,7 +221,7 @@ static int demo_pieces(demo_obj obj, uint64_t offset, uint8_t *data, uint64_t si
 	((void)(obj), (void)(offset), (void)(data), (void)(size), (void)(status), 0)
 #endif
 
-#line 209 "demo_worker.c"
+#line 225 "demo_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_demo_tramp_demo_event_callback(demo_obj obj, int32_t event, const char *message, void *user_data)
@@ -401,7 +417,7 @@ static int ava_demo_serve_demo_obj_release(struct ava_wcall *ava_w)
 static demo_status ava_demo_impl_demo_obj_write(demo_obj obj, uint64_t offset, const void *data, uint64_t size)
 {
 #define ava_execute() demo_obj_write(obj, offset, data, size)
-#line 241 "specs/demo/demo.spec.c"
+#line 257 "specs/demo/demo.spec.c"
 	if (ava_is_guest) {
 		demo_status ava_status;
 
@@ -409,7 +425,7 @@ static demo_status ava_demo_impl_demo_obj_write(demo_obj obj, uint64_t offset, c
 			return ava_status;
 	}
 	return ava_execute();
-#line 413 "demo_worker.c"
+#line 429 "demo_worker.c"
 #undef ava_execute
 }
 
@@ -462,7 +478,7 @@ static int ava_demo_serve_demo_obj_write(struct ava_wcall *ava_w)
 static demo_status ava_demo_impl_demo_obj_read(demo_obj obj, uint64_t offset, void *data, uint64_t size)
 {
 #define ava_execute() demo_obj_read(obj, offset, data, size)
-#line 257 "specs/demo/demo.spec.c"
+#line 273 "specs/demo/demo.spec.c"
 	if (ava_is_guest) {
 		demo_status ava_status;
 
@@ -470,7 +486,7 @@ static demo_status ava_demo_impl_demo_obj_read(demo_obj obj, uint64_t offset, vo
 			return ava_status;
 	}
 	return ava_execute();
-#line 474 "demo_worker.c"
+#line 490 "demo_worker.c"
 #undef ava_execute
 }
 
@@ -878,9 +894,9 @@ static int ava_demo_serve_demo_obj_fill(struct ava_wcall *ava_w)
 
 static demo_status ava_demo_impl_demo_obj_clear(demo_obj obj)
 {
-#line 321 "specs/demo/demo.spec.c"
+#line 337 "specs/demo/demo.spec.c"
 	return demo_obj_fill(obj, 0);
-#line 884 "demo_worker.c"
+#line 900 "demo_worker.c"
 }
 
 static int ava_demo_serve_demo_obj_clear(struct ava_wcall *ava_w)
@@ -1164,11 +1180,11 @@ static int ava_demo_serve_demo_thread_get_tag(struct ava_wcall *ava_w)
 static demo_status ava_demo_impl_demo_sleep_ms(uint32_t ms)
 {
 #define ava_execute() demo_sleep_ms(ms)
-#line 369 "specs/demo/demo.spec.c"
+#line 385 "specs/demo/demo.spec.c"
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 1172 "demo_worker.c"
+#line 1188 "demo_worker.c"
 #undef ava_execute
 }
 
@@ -1240,9 +1256,9 @@ static int ava_demo_serve_demo_live_objects(struct ava_wcall *ava_w)
 
 static demo_status ava_demo_impl_ava_demo_write_lent(demo_obj obj, uint64_t offset, uint64_t size, uint64_t token, uint64_t heap_offset)
 {
-#line 390 "specs/demo/demo.spec.c"
+#line 406 "specs/demo/demo.spec.c"
 	return demo_lent_piece(obj, offset, size, token, heap_offset, 1);
-#line 1246 "demo_worker.c"
+#line 1262 "demo_worker.c"
 }
 
 static int ava_demo_serve_ava_demo_write_lent(struct ava_wcall *ava_w)
@@ -1279,9 +1295,9 @@ static int ava_demo_serve_ava_demo_write_lent(struct ava_wcall *ava_w)
 
 static demo_status ava_demo_impl_ava_demo_read_lent(demo_obj obj, uint64_t offset, uint64_t size, uint64_t token, uint64_t heap_offset)
 {
-#line 399 "specs/demo/demo.spec.c"
+#line 415 "specs/demo/demo.spec.c"
 	return demo_lent_piece(obj, offset, size, token, heap_offset, 0);
-#line 1285 "demo_worker.c"
+#line 1301 "demo_worker.c"
 }
 
 static int ava_demo_serve_ava_demo_read_lent(struct ava_wcall *ava_w)
