@@ -216,6 +216,15 @@ void ava_guest_transfer_adopt(const struct ava_guest_spec *spec, uint64_t token,
 uint64_t ava_guest_pipeline_chunk(const struct ava_guest_spec *spec, const void *ptr,
 				  uint64_t bytes, uint32_t *window);
 
+/*
+ * Waits (up to 100 ms) for the worker's END of a transfer token, reading the
+ * channel itself when no other thread does: 1 once it came, 0 otherwise. A
+ * run of pieces that waits for the piece `window` places back before lending
+ * the next keeps its blocks few, and so in memory already touched (a block
+ * never used before costs a page fault per page on both sides).
+ */
+int ava_guest_transfer_wait(const struct ava_guest_spec *spec, uint64_t token);
+
 /* The guest deallocated a handle: drop callbacks coupled to it. */
 void ava_guest_handle_released(const struct ava_guest_spec *spec, uint64_t handle);
 

@@ -485,15 +485,13 @@ void *Connection::buffer_block(uint64_t bytes) const {
   return heap_->allocate(bytes, heap_->size() / 4);
 }
 
-void *Connection::heap_block_patiently(uint64_t bytes, std::chrono::milliseconds patience) {
-  if (void *p = heap_->allocate(bytes))
-    return p;
+int Connection::read_until(const std::function<bool()> &done, std::chrono::milliseconds patience) {
   ReplyWaiter w; // only its baton membership
-  if (heap_->stalled() || !baton_.try_take(w.member_))
-    return heap_->allocate_patiently(bytes, patience); // whoever reads brings the blocks back
-  void *p = nullptr;
+  if (!baton_.try_take(w.member_))
+    return -1;
+  bool ok = false;
   const auto deadline = std::chrono::steady_clock::now() + patience;
-  while ((p = heap_->allocate(bytes)) == nullptr && !broken()) {
+  while (!(ok = done()) && !broken()) {
     const auto left =
         std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0)
@@ -503,8 +501,23 @@ void *Connection::heap_block_patiently(uint64_t bytes, std::chrono::milliseconds
       break; // broken
   }
   let_go(w.member_);
+  return ok ? 1 : 0;
+}
+
+void *Connection::heap_block_patiently(uint64_t bytes, std::chrono::milliseconds patience) {
+  void *p = heap_->allocate(bytes);
+  if (p != nullptr || heap_->stalled())
+    return p != nullptr ? p : heap_->allocate_patiently(bytes, patience);
+  const int read = read_until([&] { return (p = heap_->allocate(bytes)) != nullptr; }, patience);
+  if (read < 0)
+    return heap_->allocate_patiently(bytes, patience); // whoever reads brings the blocks back
   // Out of patience, it waits no more (and marks the heap stalled, as a patient wait does).
   return p != nullptr ? p : heap_->allocate_patiently(bytes, std::chrono::milliseconds(0));
+}
+
+bool Connection::wait_transfer(uint64_t token, std::chrono::milliseconds patience) {
+  const int read = read_until([&] { return !transfers_->is_open(token); }, patience);
+  return read < 0 ? transfers_->wait_ended(token, patience) : read == 1;
 }
 
 void Connection::recycle(MsgBuf &&buf) {

@@ -137,6 +137,9 @@ public:
   // reads (the thread's pieces went without waiting, so no call of its
   // reads), this thread reads until one does.
   void *heap_block_patiently(uint64_t bytes, std::chrono::milliseconds patience);
+  // Waits up to patience for the END of transfer token, reading the channel
+  // itself when nobody else does; true once it came.
+  bool wait_transfer(uint64_t token, std::chrono::milliseconds patience);
   // Pieces of a blocking transfer in flight at once (AVA_PIPELINE_WINDOW).
   uint32_t pipeline_window() const { return pipeline_window_; }
   static constexpr uint32_t kMaxPipelineWindow = 64;
@@ -150,6 +153,10 @@ private:
   // A caller done reading lets go of the baton (to the background reader
   // at once while a callback is to come).
   void let_go(ReadBaton::Member &member);
+  // Reads the channel on this thread until done() or patience runs out:
+  // 1 done, 0 not (out of patience, or broken), -1 when another thread
+  // reads (the caller waits for what that one routes instead).
+  int read_until(const std::function<bool()> &done, std::chrono::milliseconds patience);
   MsgBuf take_spare();
   void reader_main();
   // Receives and routes one message (rx_mu_ held); false once the connection broke.

@@ -303,6 +303,18 @@ uint64_t ava_guest_heap_buffer(const struct ava_guest_spec *spec, uint64_t bytes
   }
 }
 
+int ava_guest_transfer_wait(const struct ava_guest_spec *spec, uint64_t token) {
+  try {
+    Runtime *runtime = ava::guest::find_runtime(spec, true);
+    std::shared_ptr<ava::guest::Connection> conn;
+    if (runtime == nullptr || !runtime->acquire(UINT32_MAX, &conn).is_ok())
+      return 0;
+    return conn->wait_transfer(token, std::chrono::milliseconds(100)) ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
 uint64_t ava_guest_pipeline_chunk(const struct ava_guest_spec *spec, const void *ptr,
                                   uint64_t bytes, uint32_t *window) {
   *window = 1;

@@ -156,6 +156,7 @@ void TransferTable::cancel(uint64_t token, uint64_t abandoned_call) {
     return;
   if (abandoned_call == 0) {
     open_.erase(it);
+    ended_.notify_all();
     return;
   }
   // A lent heap block stays lent too: the worker may still write into it.
@@ -178,6 +179,16 @@ void TransferTable::reply_arrived(uint64_t call_id) {
     else
       ++it;
   }
+}
+
+bool TransferTable::is_open(uint64_t token) const {
+  std::lock_guard lock(mu_);
+  return open_.find(token) != open_.end();
+}
+
+bool TransferTable::wait_ended(uint64_t token, std::chrono::milliseconds patience) {
+  std::unique_lock lock(mu_);
+  return ended_.wait_for(lock, patience, [&] { return open_.find(token) == open_.end(); });
 }
 
 size_t TransferTable::open() const {
@@ -250,8 +261,11 @@ bool TransferTable::deliver(const MsgBuf &msg, std::string *reason) {
     }
     at += in_heap ? 0 : p.length;
   }
-  if ((d.flags & AVA_DATA_END) != 0)
+  if ((d.flags & AVA_DATA_END) != 0) {
     open_.erase(it);
+    // Pairs with wait_ended's wait (under mu_, so none is missed).
+    ended_.notify_all();
+  }
   return true;
 }
 

@@ -7,6 +7,8 @@
 // callback tells the program its command completed, the bytes are there.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -66,6 +68,11 @@ public:
   bool deliver(const MsgBuf &msg, std::string *reason);
   // Destinations still waiting for their end.
   size_t open() const;
+  // Whether token's transfer has not ended yet.
+  bool is_open(uint64_t token) const;
+  // Waits up to patience for token's END, which another thread reads: true
+  // once it came (or the token is unknown).
+  bool wait_ended(uint64_t token, std::chrono::milliseconds patience);
 
 private:
   struct Destination {
@@ -76,6 +83,7 @@ private:
   };
   uint64_t add(Destination d);
   mutable std::mutex mu_;
+  std::condition_variable ended_; // a transfer ended (deliver, cancel)
   std::unordered_map<uint64_t, Destination> open_;
   uint64_t next_token_ = 1;
 };

@@ -393,3 +393,25 @@ Test(worker_transfers, late_data_of_an_abandoned_call_goes_nowhere) {
     cr_expect_eq(table.open(), 0u, "a call that was answered keeps no tombstone");
   }
 }
+
+// A thread waiting for a transfer's END while another reads (the guest's
+// pieces wait for the one a window back): the END wakes it, and a wait for
+// one that never comes gives up after its patience.
+Test(worker_transfers, a_wait_for_a_transfers_end_wakes_at_the_end) {
+  ava::guest::TransferTable table;
+  std::vector<uint8_t> dst(64, 0);
+  const uint64_t token = table.expect(dst.data(), dst.size());
+  const uint64_t never = table.expect(dst.data(), dst.size());
+  cr_expect(table.is_open(token));
+  std::thread reader([&] {
+    std::string reason;
+    cr_expect(table.deliver(data_message({"end", token, AVA_DATA_END, {}, 0, 0}), &reason), "%s",
+              reason.c_str());
+  });
+  cr_expect(table.wait_ended(token, std::chrono::milliseconds(60000)), "no END seen");
+  reader.join();
+  cr_expect_not(table.is_open(token));
+  cr_expect_not(table.wait_ended(never, std::chrono::milliseconds(1)), "an END that never came");
+  table.cancel(never, 0);
+  cr_expect(table.wait_ended(never, std::chrono::milliseconds(0)), "a cancelled token is over");
+}

@@ -155,8 +155,14 @@ static demo_status demo_lent_piece(demo_obj obj, uint64_t offset, uint64_t size,
  *   all landed (the worker's ENDs come before its reply). A piece that fails
  *   anyway (the object released meanwhile by another thread) reports its
  *   error at that last call.
- * - The heap is the window: a lent block waits for one to come back when
- *   the heap is full, and a piece that gets none goes whole with the rest.
+ * - At most DEMO_WINDOW pieces are in flight: before lending another block
+ *   the guest waits for the END of the piece that many places back (reading
+ *   the channel itself), so a transfer of any size reuses the same few
+ *   blocks, in memory already touched. Unbounded, each new block cost a
+ *   page fault per page on both sides until the whole heap had been used
+ *   once (64 MiB writes ran at 7-9 GB/s with 15+ in between; bounded, at
+ *   13-17). A piece that gets no block (the heap full of others' blocks)
+ *   goes whole with the rest.
  */
 #if ava_is_guest && !defined(__KERNEL__)
 demo_status ava_demo_write_lent(demo_obj obj, uint64_t offset, uint64_t size, uint64_t token,
@@ -169,16 +175,18 @@ static __thread int demo_in_pieces; /* the pieces' own calls go whole */
 /*
  * Pieces of at most 512 KiB: the worker's copy of a piece then reads it
  * while it is still in the cache the guest's copy left it in. Measured on
- * shm at 64 MiB (2 vCPUs, medians): 512 KiB pieces wrote at 7.3-7.9 GB/s
- * and read at 12.5-14.1, 8 MiB pieces (the OpenCL default) at 1.4-7.4 and
- * 8.0-11.6, whole transfers at 5.3-6.0 and 5.3-6.4.
+ * shm at 64 MiB (2 vCPUs, medians, before the window below): 512 KiB pieces
+ * wrote at 7.3-7.9 GB/s and read at 12.5-14.1, 8 MiB pieces (the OpenCL
+ * default) at 1.4-7.4 and 8.0-11.6, whole transfers at 5.3-6.0 and 5.3-6.4.
  */
 #define DEMO_PIECE_MAX (512u * 1024u)
+#define DEMO_WINDOW 8 /* pieces in flight: 4 MiB (4 to 16 measured alike) */
 
 /* 1 when the transfer went in pieces (*status its result), 0 when it goes whole. */
 static int demo_pieces(demo_obj obj, uint64_t offset, uint8_t *data, uint64_t size, int write,
 		       demo_status *status)
 {
+	uint64_t flying[DEMO_WINDOW] = {0}; /* the tokens of the pieces in flight */
 	uint32_t window = 0;
 	uint64_t chunk, k = 0;
 
@@ -208,8 +216,14 @@ static int demo_pieces(demo_obj obj, uint64_t offset, uint8_t *data, uint64_t si
 		return 1;
 	}
 	for (; *status == DEMO_OK && size - k > chunk; k += chunk) {
+		uint64_t *slot = &flying[(k / chunk) % DEMO_WINDOW];
 		uint64_t heap = AVA_NO_HEAP;
-		uint64_t token =
+		uint64_t token;
+
+		if (*slot != 0)
+			(void)ava_guest_transfer_wait(&ava_demo_guest_spec, *slot);
+		*slot = 0;
+		token =
 			write ? ava_guest_transfer_lend(&ava_demo_guest_spec, data + k, chunk, &heap)
 			      : ava_guest_transfer_expect_lent(&ava_demo_guest_spec, data + k,
 							       chunk, &heap);
@@ -224,6 +238,8 @@ static int demo_pieces(demo_obj obj, uint64_t offset, uint8_t *data, uint64_t si
 				: ava_demo_read_lent(obj, offset + k, chunk, token, heap);
 		if (*status != DEMO_OK)
 			ava_guest_transfer_cancel(&ava_demo_guest_spec, token);
+		else
+			*slot = token;
 	}
 	if (*status == DEMO_OK)
 		*status = write ? demo_obj_write(obj, offset + k, data + k, size - k)
@@ -236,14 +252,14 @@ static int demo_pieces(demo_obj obj, uint64_t offset, uint8_t *data, uint64_t si
 	((void)(obj), (void)(offset), (void)(data), (void)(size), (void)(status), 0)
 #endif
 
-#line 240 "demo_kern.c"
+#line 256 "demo_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_demo_guestlib_init_epilogue(void)
 {
-#line 188 "specs/demo/demo.spec.c"
+#line 204 "specs/demo/demo.spec.c"
 	demo_guest_connections++;
-#line 247 "demo_kern.c"
+#line 263 "demo_kern.c"
 }
 
 static int ava_kern_demo_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -474,7 +490,7 @@ ava_fail:
 demo_status ava_demo_obj_write(demo_obj obj, uint64_t offset, const void *data, uint64_t size)
 {
 #define ava_execute() ava_kern_remote_demo_obj_write(obj, offset, data, size)
-#line 257 "specs/demo/demo.spec.c"
+#line 273 "specs/demo/demo.spec.c"
 	if (ava_is_guest) {
 		demo_status ava_status;
 
@@ -482,7 +498,7 @@ demo_status ava_demo_obj_write(demo_obj obj, uint64_t offset, const void *data, 
 			return ava_status;
 	}
 	return ava_execute();
-#line 486 "demo_kern.c"
+#line 502 "demo_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_demo_obj_write);
@@ -536,7 +552,7 @@ ava_fail:
 demo_status ava_demo_obj_read(demo_obj obj, uint64_t offset, void *data, uint64_t size)
 {
 #define ava_execute() ava_kern_remote_demo_obj_read(obj, offset, data, size)
-#line 273 "specs/demo/demo.spec.c"
+#line 289 "specs/demo/demo.spec.c"
 	if (ava_is_guest) {
 		demo_status ava_status;
 
@@ -544,7 +560,7 @@ demo_status ava_demo_obj_read(demo_obj obj, uint64_t offset, void *data, uint64_
 			return ava_status;
 	}
 	return ava_execute();
-#line 548 "demo_kern.c"
+#line 564 "demo_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_demo_obj_read);
@@ -1197,11 +1213,11 @@ ava_fail:
 demo_status ava_demo_sleep_ms(uint32_t ms)
 {
 #define ava_execute() ava_kern_remote_demo_sleep_ms(ms)
-#line 385 "specs/demo/demo.spec.c"
+#line 401 "specs/demo/demo.spec.c"
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 1205 "demo_kern.c"
+#line 1221 "demo_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_demo_sleep_ms);

@@ -140,8 +140,14 @@ static demo_status demo_lent_piece(demo_obj obj, uint64_t offset, uint64_t size,
  *   all landed (the worker's ENDs come before its reply). A piece that fails
  *   anyway (the object released meanwhile by another thread) reports its
  *   error at that last call.
- * - The heap is the window: a lent block waits for one to come back when
- *   the heap is full, and a piece that gets none goes whole with the rest.
+ * - At most DEMO_WINDOW pieces are in flight: before lending another block
+ *   the guest waits for the END of the piece that many places back (reading
+ *   the channel itself), so a transfer of any size reuses the same few
+ *   blocks, in memory already touched. Unbounded, each new block cost a
+ *   page fault per page on both sides until the whole heap had been used
+ *   once (64 MiB writes ran at 7-9 GB/s with 15+ in between; bounded, at
+ *   13-17). A piece that gets no block (the heap full of others' blocks)
+ *   goes whole with the rest.
  */
 #if ava_is_guest && !defined(__KERNEL__)
 demo_status ava_demo_write_lent(demo_obj obj, uint64_t offset, uint64_t size, uint64_t token,
@@ -154,16 +160,18 @@ static __thread int demo_in_pieces; /* the pieces' own calls go whole */
 /*
  * Pieces of at most 512 KiB: the worker's copy of a piece then reads it
  * while it is still in the cache the guest's copy left it in. Measured on
- * shm at 64 MiB (2 vCPUs, medians): 512 KiB pieces wrote at 7.3-7.9 GB/s
- * and read at 12.5-14.1, 8 MiB pieces (the OpenCL default) at 1.4-7.4 and
- * 8.0-11.6, whole transfers at 5.3-6.0 and 5.3-6.4.
+ * shm at 64 MiB (2 vCPUs, medians, before the window below): 512 KiB pieces
+ * wrote at 7.3-7.9 GB/s and read at 12.5-14.1, 8 MiB pieces (the OpenCL
+ * default) at 1.4-7.4 and 8.0-11.6, whole transfers at 5.3-6.0 and 5.3-6.4.
  */
 #define DEMO_PIECE_MAX (512u * 1024u)
+#define DEMO_WINDOW 8 /* pieces in flight: 4 MiB (4 to 16 measured alike) */
 
 /* 1 when the transfer went in pieces (*status its result), 0 when it goes whole. */
 static int demo_pieces(demo_obj obj, uint64_t offset, uint8_t *data, uint64_t size, int write,
 		       demo_status *status)
 {
+	uint64_t flying[DEMO_WINDOW] = {0}; /* the tokens of the pieces in flight */
 	uint32_t window = 0;
 	uint64_t chunk, k = 0;
 
@@ -193,8 +201,14 @@ static int demo_pieces(demo_obj obj, uint64_t offset, uint8_t *data, uint64_t si
 		return 1;
 	}
 	for (; *status == DEMO_OK && size - k > chunk; k += chunk) {
+		uint64_t *slot = &flying[(k / chunk) % DEMO_WINDOW];
 		uint64_t heap = AVA_NO_HEAP;
-		uint64_t token =
+		uint64_t token;
+
+		if (*slot != 0)
+			(void)ava_guest_transfer_wait(&ava_demo_guest_spec, *slot);
+		*slot = 0;
+		token =
 			write ? ava_guest_transfer_lend(&ava_demo_guest_spec, data + k, chunk, &heap)
 			      : ava_guest_transfer_expect_lent(&ava_demo_guest_spec, data + k,
 							       chunk, &heap);
@@ -209,6 +223,8 @@ static int demo_pieces(demo_obj obj, uint64_t offset, uint8_t *data, uint64_t si
 				: ava_demo_read_lent(obj, offset + k, chunk, token, heap);
 		if (*status != DEMO_OK)
 			ava_guest_transfer_cancel(&ava_demo_guest_spec, token);
+		else
+			*slot = token;
 	}
 	if (*status == DEMO_OK)
 		*status = write ? demo_obj_write(obj, offset + k, data + k, size - k)
@@ -221,7 +237,7 @@ static int demo_pieces(demo_obj obj, uint64_t offset, uint8_t *data, uint64_t si
 	((void)(obj), (void)(offset), (void)(data), (void)(size), (void)(status), 0)
 #endif
 
-#line 225 "demo_worker.c"
+#line 241 "demo_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_demo_tramp_demo_event_callback(demo_obj obj, int32_t event, const char *message, void *user_data)
@@ -417,7 +433,7 @@ static int ava_demo_serve_demo_obj_release(struct ava_wcall *ava_w)
 static demo_status ava_demo_impl_demo_obj_write(demo_obj obj, uint64_t offset, const void *data, uint64_t size)
 {
 #define ava_execute() demo_obj_write(obj, offset, data, size)
-#line 257 "specs/demo/demo.spec.c"
+#line 273 "specs/demo/demo.spec.c"
 	if (ava_is_guest) {
 		demo_status ava_status;
 
@@ -425,7 +441,7 @@ static demo_status ava_demo_impl_demo_obj_write(demo_obj obj, uint64_t offset, c
 			return ava_status;
 	}
 	return ava_execute();
-#line 429 "demo_worker.c"
+#line 445 "demo_worker.c"
 #undef ava_execute
 }
 
@@ -478,7 +494,7 @@ static int ava_demo_serve_demo_obj_write(struct ava_wcall *ava_w)
 static demo_status ava_demo_impl_demo_obj_read(demo_obj obj, uint64_t offset, void *data, uint64_t size)
 {
 #define ava_execute() demo_obj_read(obj, offset, data, size)
-#line 273 "specs/demo/demo.spec.c"
+#line 289 "specs/demo/demo.spec.c"
 	if (ava_is_guest) {
 		demo_status ava_status;
 
@@ -486,7 +502,7 @@ static demo_status ava_demo_impl_demo_obj_read(demo_obj obj, uint64_t offset, vo
 			return ava_status;
 	}
 	return ava_execute();
-#line 490 "demo_worker.c"
+#line 506 "demo_worker.c"
 #undef ava_execute
 }
 
@@ -894,9 +910,9 @@ static int ava_demo_serve_demo_obj_fill(struct ava_wcall *ava_w)
 
 static demo_status ava_demo_impl_demo_obj_clear(demo_obj obj)
 {
-#line 337 "specs/demo/demo.spec.c"
+#line 353 "specs/demo/demo.spec.c"
 	return demo_obj_fill(obj, 0);
-#line 900 "demo_worker.c"
+#line 916 "demo_worker.c"
 }
 
 static int ava_demo_serve_demo_obj_clear(struct ava_wcall *ava_w)
@@ -1180,11 +1196,11 @@ static int ava_demo_serve_demo_thread_get_tag(struct ava_wcall *ava_w)
 static demo_status ava_demo_impl_demo_sleep_ms(uint32_t ms)
 {
 #define ava_execute() demo_sleep_ms(ms)
-#line 385 "specs/demo/demo.spec.c"
+#line 401 "specs/demo/demo.spec.c"
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 1188 "demo_worker.c"
+#line 1204 "demo_worker.c"
 #undef ava_execute
 }
 
@@ -1256,9 +1272,9 @@ static int ava_demo_serve_demo_live_objects(struct ava_wcall *ava_w)
 
 static demo_status ava_demo_impl_ava_demo_write_lent(demo_obj obj, uint64_t offset, uint64_t size, uint64_t token, uint64_t heap_offset)
 {
-#line 406 "specs/demo/demo.spec.c"
+#line 422 "specs/demo/demo.spec.c"
 	return demo_lent_piece(obj, offset, size, token, heap_offset, 1);
-#line 1262 "demo_worker.c"
+#line 1278 "demo_worker.c"
 }
 
 static int ava_demo_serve_ava_demo_write_lent(struct ava_wcall *ava_w)
@@ -1295,9 +1311,9 @@ static int ava_demo_serve_ava_demo_write_lent(struct ava_wcall *ava_w)
 
 static demo_status ava_demo_impl_ava_demo_read_lent(demo_obj obj, uint64_t offset, uint64_t size, uint64_t token, uint64_t heap_offset)
 {
-#line 415 "specs/demo/demo.spec.c"
+#line 431 "specs/demo/demo.spec.c"
 	return demo_lent_piece(obj, offset, size, token, heap_offset, 0);
-#line 1301 "demo_worker.c"
+#line 1317 "demo_worker.c"
 }
 
 static int ava_demo_serve_ava_demo_read_lent(struct ava_wcall *ava_w)
