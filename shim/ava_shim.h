@@ -66,6 +66,13 @@ int ava_call_begin(struct ava_call *c, const struct ava_guest_spec *spec, uint32
 		   uint32_t flags);
 
 /*
+ * Or'ed into ava_call_begin's flags by stubs of ava_device_wait functions
+ * (never sent): the reply waits on device work, so the caller sleeps at once
+ * instead of spinning for it, leaving the CPU to the driver's threads.
+ */
+#define AVA_CALL_DEVICE_WAIT 0x1000u
+
+/*
  * Describes a buffer argument of count elements of elem_size bytes.
  * dir is AVA_BUF_IN, AVA_BUF_OUT or both. A NULL ptr is sent as absent.
  * IN bytes are referenced, not copied, until ava_call_invoke sends them.

@@ -223,7 +223,7 @@ Status Call::invoke(const void *args, uint32_t args_len, const void **reply, uin
   hdr.seq = next_thread_seq();
   hdr.call_id = runtime_->next_call_id();
   hdr.args_len = args_len;
-  hdr.flags = flags_;
+  hdr.flags = flags_ & AVA_F_ALL; // AVA_CALL_DEVICE_WAIT stays here
 
   // Most calls have a few buffers: their gather list lives on the stack.
   constexpr size_t kInlineIov = 16;
@@ -272,7 +272,8 @@ Status Call::invoke(const void *args, uint32_t args_len, const void **reply, uin
 }
 
 Status Call::wait_and_check(uint64_t call_id, uint32_t reply_len, const void **reply) {
-  Status st = conn_->wait_reply(&waiter_, call_id, conn_->call_timeout_ms(), &reply_);
+  const bool spin = (flags_ & AVA_CALL_DEVICE_WAIT) == 0;
+  Status st = conn_->wait_reply(&waiter_, call_id, conn_->call_timeout_ms(), spin, &reply_);
   if (!st.is_ok()) {
     if (st.code == AVA_E_TIMEOUT) {
       st.message = "no reply from the " + std::string(runtime_->spec()->name) + " worker (" +

@@ -313,7 +313,8 @@ void Connection::let_go(ReadBaton::Member &member) {
     baton_.pass(member);
 }
 
-Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, MsgBuf *out) {
+Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, bool spin,
+                              MsgBuf *out) {
   t_abandoned_call = 0;
   auto done = [w] { return w->state_.load(std::memory_order_acquire) != ReplyWaiter::kWaiting; };
   const auto start = std::chrono::steady_clock::now();
@@ -339,7 +340,7 @@ Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, 
           break;
         }
         std::unique_lock rx(rx_mu_);
-        if (!read_one(slice))
+        if (!read_one(slice, nullptr, spin))
           break; // broken: mark_broken has failed the waiter
       }
       t_reading_for = nullptr;
@@ -348,13 +349,15 @@ Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, 
     }
     // Another thread reads; it routes our reply to us, or hands us the baton
     // when it lets go. Spin first: the reply is often a moment away.
-    bool full = false;
-    const auto spin_until = std::chrono::steady_clock::now() + reply_spin_.next(&full);
-    while (!done() && std::chrono::steady_clock::now() < spin_until)
-      cpu_relax();
-    reply_spin_.ended(full, !done());
-    if (done())
-      break;
+    if (spin) {
+      bool full = false;
+      const auto spin_until = std::chrono::steady_clock::now() + reply_spin_.next(&full);
+      while (!done() && std::chrono::steady_clock::now() < spin_until)
+        cpu_relax();
+      reply_spin_.ended(full, !done());
+      if (done())
+        break;
+    }
     if (baton_.enlist(member))
       continue; // it was free after all
     {
@@ -541,11 +544,12 @@ void Connection::recycle(MsgBuf &&buf) {
   // old is freed here, outside the lock.
 }
 
-bool Connection::read_one(int timeout_ms, uint16_t *kind) {
+bool Connection::read_one(int timeout_ms, uint16_t *kind, bool spin) {
   std::string reason;
   try {
     MsgBuf msg = take_spare();
-    Status st = channel_->recv(msg, timeout_ms);
+    Status st =
+        spin ? channel_->recv(msg, timeout_ms) : channel_->recv_without_spin(msg, timeout_ms);
     if (st.code == AVA_E_TIMEOUT) {
       recycle(std::move(msg));
       return true; // nothing arrived; a stalled message breaks the channel for the next recv

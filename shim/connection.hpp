@@ -96,8 +96,9 @@ public:
 
   // Waits for the reply of call_id; timeout_ms < 0 waits until the reply or
   // the end of the connection. AVA_E_CLOSED comes without a message: the
-  // connection has reported it once already.
-  Status wait_reply(ReplyWaiter *waiter, uint64_t call_id, int timeout_ms, MsgBuf *out);
+  // connection has reported it once already. !spin: the reply waits on
+  // device work (AVA_CALL_DEVICE_WAIT), so the wait sleeps without spinning.
+  Status wait_reply(ReplyWaiter *waiter, uint64_t call_id, int timeout_ms, bool spin, MsgBuf *out);
 
   // The call this thread waited for last, when it gave up waiting for its
   // reply (call_timeout_ms); 0 when that call got its reply.
@@ -160,7 +161,7 @@ private:
   MsgBuf take_spare();
   void reader_main();
   // Receives and routes one message (rx_mu_ held); false once the connection broke.
-  bool read_one(int timeout_ms, uint16_t *kind = nullptr);
+  bool read_one(int timeout_ms, uint16_t *kind = nullptr, bool spin = true);
   // Returns false when msg breaks the protocol; *reason then says why. A
   // reply or callback takes msg's buffer with it; other messages leave it.
   bool route(MsgBuf &msg, std::string *reason);

@@ -81,7 +81,7 @@ int ava_call_begin(struct ava_call *c, const struct ava_guest_spec *spec, uint32
       return -1;
     }
     uint32_t kind = flags & (AVA_F_SYNC | AVA_F_ASYNC);
-    if ((flags & ~AVA_F_ALL) != 0 || kind == (AVA_F_SYNC | AVA_F_ASYNC)) {
+    if ((flags & ~(AVA_F_ALL | AVA_CALL_DEVICE_WAIT)) != 0 || kind == (AVA_F_SYNC | AVA_F_ASYNC)) {
       runtime->report(func_id, Status::error(AVA_E_PROTO, "internal error: invalid call flags " +
                                                               std::to_string(flags)));
       return -1;

@@ -122,6 +122,12 @@ public:
   // A framing error is AVA_E_PROTO or AVA_E_TOO_BIG and leaves the channel broken.
   // Not safe to call from two threads at once, but safe alongside send().
   virtual Status recv(MsgBuf &buf, int timeout_ms) = 0;
+  // As recv, but an empty channel is slept on at once, without the spin that
+  // usually catches an answer within microseconds: for a reply that waits on
+  // device work (clFinish, a stream synchronize), where a spinning waiter
+  // would take a CPU from the driver's own threads on a machine with few.
+  // Channels that never spin need not override it.
+  virtual Status recv_without_spin(MsgBuf &buf, int timeout_ms) { return recv(buf, timeout_ms); }
   // Makes blocked and future send/recv fail with AVA_E_CLOSED (any thread).
   virtual void shutdown() = 0;
   virtual std::string describe() const = 0;

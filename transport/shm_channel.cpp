@@ -233,17 +233,18 @@ bool ShmChannel::peer_gone() {
 
 template <typename Probe>
 ShmChannel::Wait ShmChannel::wait_for(uint32_t *word, const Deadline &deadline, SpinGovernor &gov,
-                                      Probe probe) {
+                                      bool spin, Probe probe) {
   using Clock = std::chrono::steady_clock;
+  // A wait that does not spin tells the governor nothing.
   bool full = false;
-  const auto budget = gov.next(&full);
+  const auto budget = spin ? gov.next(&full) : std::chrono::nanoseconds(0);
   Clock::time_point spin_start{};
   bool spinning = budget.count() > 0;
   bool yielding = false;
   bool slept = false;
   for (uint64_t round = 0;; ++round) {
     RingProbe p = probe();
-    if (p == RingProbe::Ready)
+    if (p == RingProbe::Ready && spin)
       gov.ended(full, slept);
     if (p != RingProbe::Empty)
       return p == RingProbe::Ready ? Wait::Ready : Wait::Corrupt;
@@ -380,10 +381,10 @@ Status ShmChannel::wait_failure(Wait w, const char *op, bool mid_message) {
   }
 }
 
-Status ShmChannel::next_record(RingRecord *rec, int wait_ms, bool mid_message, uint64_t got,
-                               uint64_t total) {
+Status ShmChannel::next_record(RingRecord *rec, int wait_ms, bool spin, bool mid_message,
+                               uint64_t got, uint64_t total) {
   std::string why;
-  const Wait w = wait_for(rx_.wait_word(), Deadline(wait_ms), rx_spin_, [&] {
+  const Wait w = wait_for(rx_.wait_word(), Deadline(wait_ms), rx_spin_, spin, [&] {
     // A reply from the inbox (bytes == nullptr) may come between messages only.
     if (!mid_message && inbox_ready_.load(std::memory_order_acquire)) {
       rec->bytes = nullptr;
@@ -427,7 +428,7 @@ Status ShmChannel::copy_header(const RingRecord &rec, ava_msg_hdr *hdr) {
   return Status::ok();
 }
 
-Status ShmChannel::recv(MsgBuf &buf, int timeout_ms) {
+Status ShmChannel::receive(MsgBuf &buf, int timeout_ms, bool spin) {
   buf.set_size(0);
   Status st = usable("recv", true);
   if (!st.is_ok())
@@ -435,7 +436,7 @@ Status ShmChannel::recv(MsgBuf &buf, int timeout_ms) {
   if (take_inbox(buf))
     return Status::ok();
   RingRecord rec;
-  st = next_record(&rec, timeout_ms, false, 0, 0);
+  st = next_record(&rec, timeout_ms, spin, false, 0, 0);
   if (!st.is_ok())
     return st;
   if (rec.bytes == nullptr && take_inbox(buf))
@@ -467,7 +468,7 @@ Status ShmChannel::recv_parts(MsgBuf &buf, const RingRecord &first) {
   uint64_t got = first.length;
   while (got < total) {
     RingRecord rec;
-    Status st = next_record(&rec, stall_timeout_ms_, true, got, total);
+    Status st = next_record(&rec, stall_timeout_ms_, true, true, got, total);
     if (!st.is_ok())
       return st;
     auto so_far = [&] { return " (message of " + n(total) + " bytes, " + n(got) + " so far)"; };
@@ -495,7 +496,7 @@ Status ShmChannel::wait_for_space(uint64_t length) {
   tx_.publish();
   notify_consumer();
   std::string why;
-  const Wait w = wait_for(tx_.wait_word(), Deadline(send_timeout_ms()), tx_spin_, [&] {
+  const Wait w = wait_for(tx_.wait_word(), Deadline(send_timeout_ms()), tx_spin_, true, [&] {
     const RingProbe p = tx_.refresh(&why);
     if (p != RingProbe::Ready)
       return p;

@@ -48,7 +48,10 @@ public:
   ShmChannel &operator=(const ShmChannel &) = delete;
 
   Status send(const struct iovec *iov, int iovcnt) override;
-  Status recv(MsgBuf &buf, int timeout_ms) override;
+  Status recv(MsgBuf &buf, int timeout_ms) override { return receive(buf, timeout_ms, true); }
+  Status recv_without_spin(MsgBuf &buf, int timeout_ms) override {
+    return receive(buf, timeout_ms, false);
+  }
   void shutdown() override;
   std::string describe() const override { return description_; }
   Heap heap() override;
@@ -62,16 +65,20 @@ private:
 
   // Whether op may start; recv still drains what a closed peer left.
   Status usable(const char *op, bool for_recv);
+  Status receive(MsgBuf &buf, int timeout_ms, bool spin);
   // Waits for probe() to say Ready (or Corrupt) with spin-then-sleep on word.
-  // Spins (gov's budget), then sleeps on word until probe finds something.
+  // Spins (gov's budget, unless !spin), then sleeps on word until probe finds
+  // something.
   template <typename Probe>
-  Wait wait_for(uint32_t *word, const Deadline &deadline, SpinGovernor &gov, Probe probe);
+  Wait wait_for(uint32_t *word, const Deadline &deadline, SpinGovernor &gov, bool spin,
+                Probe probe);
   bool peer_gone();
   uint32_t region_state() const;
 
   // Waits up to wait_ms for the next record; got/total describe a message
   // being reassembled (mid_message) for the error text.
-  Status next_record(RingRecord *rec, int wait_ms, bool mid_message, uint64_t got, uint64_t total);
+  Status next_record(RingRecord *rec, int wait_ms, bool spin, bool mid_message, uint64_t got,
+                     uint64_t total);
   Status copy_header(const RingRecord &rec, ava_msg_hdr *hdr);
   Status recv_parts(MsgBuf &buf, const RingRecord &first);
   // Reads a gather list front to back.

@@ -189,7 +189,7 @@ Status SocketChannel::check_header(const ava_msg_hdr &hdr) {
   return Status::ok();
 }
 
-Status SocketChannel::fill_stage(size_t want, int timeout_ms) {
+Status SocketChannel::fill_stage(size_t want, int timeout_ms, bool spin) {
   Deadline idle(timeout_ms);
   Deadline stall(stall_timeout_ms_);
   uint8_t *stage = stage_.get();
@@ -226,7 +226,7 @@ Status SocketChannel::fill_stage(size_t want, int timeout_ms) {
     }
     if (shut_.load(std::memory_order_acquire))
       return closed_status("recv");
-    if (have == 0 && timeout_ms != 0 && socket_spin_ns() > 0) {
+    if (spin && have == 0 && timeout_ms != 0 && socket_spin_ns() > 0) {
       // The answer to what we just sent usually comes within microseconds;
       // polling for it briefly saves a sleep and a wake-up.
       const auto now = std::chrono::steady_clock::now();
@@ -293,7 +293,7 @@ Status SocketChannel::read_body(uint8_t *dst, uint64_t len, uint64_t total) {
   return Status::ok();
 }
 
-Status SocketChannel::recv(MsgBuf &buf, int timeout_ms) {
+Status SocketChannel::receive(MsgBuf &buf, int timeout_ms, bool spin) {
   buf.set_size(0);
   if (shut_.load(std::memory_order_acquire))
     return closed_status("recv");
@@ -305,7 +305,7 @@ Status SocketChannel::recv(MsgBuf &buf, int timeout_ms) {
     if (!stage_)
       return Status::error(AVA_E_NOMEM, description_ + ": cannot allocate the receive buffer");
   }
-  Status st = fill_stage(kHdrBytes, timeout_ms);
+  Status st = fill_stage(kHdrBytes, timeout_ms, spin);
   if (!st.is_ok())
     return st;
   ava_msg_hdr hdr;

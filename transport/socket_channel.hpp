@@ -25,7 +25,10 @@ public:
   SocketChannel &operator=(const SocketChannel &) = delete;
 
   Status send(const struct iovec *iov, int iovcnt) override;
-  Status recv(MsgBuf &buf, int timeout_ms) override;
+  Status recv(MsgBuf &buf, int timeout_ms) override { return receive(buf, timeout_ms, true); }
+  Status recv_without_spin(MsgBuf &buf, int timeout_ms) override {
+    return receive(buf, timeout_ms, false);
+  }
   void shutdown() override;
   std::string describe() const override { return description_; }
   // Hands the socket to another channel implementation (io_uring). Refused
@@ -43,7 +46,9 @@ private:
   static constexpr size_t kStageBytes = 64 * 1024;
 
   Status check_header(const ava_msg_hdr &hdr);
-  Status fill_stage(size_t want, int timeout_ms);
+  Status receive(MsgBuf &buf, int timeout_ms, bool spin);
+  // spin: poll briefly (AVA_SOCKET_SPIN_NS) before sleeping in poll().
+  Status fill_stage(size_t want, int timeout_ms, bool spin);
   Status read_body(uint8_t *dst, uint64_t len, uint64_t total);
   Status write_all(const struct iovec *iov, int iovcnt, uint64_t total);
   // Records why the stream can no longer be read and returns that status.

@@ -106,6 +106,7 @@ struct StubDialect {
   // record of a success; empty: the runtime learns no shapes (always sync).
   std::string shape_known, shape_learn;
   bool zerocopy = false;      // the runtime has AVA_CALL_ZEROCOPY
+  bool device_wait = false;   // the runtime has AVA_CALL_DEVICE_WAIT
   bool callback_decl = false; // registering a callback names its declaration id
   std::function<std::string(const Function &)> error_return;
   std::string fn(const char *op) const { return call_prefix + "_" + op; }

@@ -117,6 +117,7 @@ void GuestGen::remote_body(const Function &fn) {
   d.shape_known = "ava_guest_shape_known";
   d.shape_learn = "ava_guest_shape_learn";
   d.zerocopy = true;
+  d.device_wait = true;
   d.callback_decl = true;
   d.error_return = [this](const Function &f) { return error_return(f); };
   emit_remote_body(out_, spec_, fn, d);

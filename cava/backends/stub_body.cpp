@@ -93,7 +93,8 @@ void emit_remote_body(Emitter &out, const Spec &spec_, const Function &fn, const
     out.line("\t}");
   }
   out.line("\tif (" + d.fn("begin") + "(&ava_c, " + d.context + ", " + fn_id_macro(spec_, fn) +
-           ", " + flags + (fn.flush ? " | AVA_F_FLUSH" : "") + ") != 0)");
+           ", " + flags + (fn.flush ? " | AVA_F_FLUSH" : "") +
+           (fn.device_wait && d.device_wait ? " | AVA_CALL_DEVICE_WAIT" : "") + ") != 0)");
   out.line("\t\tgoto ava_fail;");
   const Param *userdata = fn.userdata_param >= 0 ? &fn.params[fn.userdata_param] : nullptr;
   for (const Param &p : fn.params) {

@@ -41,6 +41,7 @@ constexpr AnnEntry kAnns[] = {
     {Ann::Async, "ava_async", true},
     {Ann::AsyncShape, "ava_async_shape", true},
     {Ann::Flush, "ava_flush", true},
+    {Ann::DeviceWait, "ava_device_wait", true},
     {Ann::Success, "ava_success", true},
     {Ann::OrderedBy, "ava_ordered_by", true},
     {Ann::ConsumesResource, "ava_consumes_resource", true},

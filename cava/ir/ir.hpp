@@ -49,6 +49,7 @@ enum class Ann {
   Sync,
   Async,
   Flush,
+  DeviceWait,
   Success,
   OrderedBy,
   AsyncShape,
@@ -186,6 +187,8 @@ struct Function {
   // these C expressions succeeded (the function is then sent as async_if).
   std::vector<std::string> async_shape;
   bool flush = false;
+  // ava_device_wait: the guest sleeps for the reply without spinning.
+  bool device_wait = false;
   bool unsupported = false;
   bool disable_native_call = false;
   std::optional<std::string> success; // C expression

@@ -159,15 +159,9 @@ void Validator::check_implemented(const Annotation &a, bool function_scope) {
                                        Ann::ZerocopyBuffer,
                                        Ann::AllocatesResource,
                                        Ann::DeallocatesResource};
-  static const std::set<Ann> kFunction = {Ann::Sync,
-                                          Ann::Async,
-                                          Ann::AsyncShape,
-                                          Ann::Flush,
-                                          Ann::Success,
-                                          Ann::Error,
-                                          Ann::DisableNativeCall,
-                                          Ann::Unsupported,
-                                          Ann::ConsumesResource};
+  static const std::set<Ann> kFunction = {
+      Ann::Sync,    Ann::Async, Ann::AsyncShape,        Ann::Flush,       Ann::DeviceWait,
+      Ann::Success, Ann::Error, Ann::DisableNativeCall, Ann::Unsupported, Ann::ConsumesResource};
   const bool fn_level = ann_is_function_level(a.kind);
   if (function_scope && !fn_level && a.kind != Ann::Error) {
     diag_.error(a.loc,
@@ -506,6 +500,9 @@ void Validator::resolve_function(Function &fn) {
     case Ann::Flush:
       fn.flush = true;
       break;
+    case Ann::DeviceWait:
+      fn.device_wait = true;
+      break;
     case Ann::Unsupported:
       fn.unsupported = true;
       break;
@@ -526,6 +523,8 @@ void Validator::resolve_function(Function &fn) {
   }
   if (fn.async && sync)
     diag_.error(fn.loc, fn.name + " is both ava_sync and ava_async");
+  if (fn.async && fn.device_wait)
+    diag_.error(fn.loc, fn.name + " is ava_async: nothing waits for its reply (ava_device_wait)");
   for (const Stmt &s : fn.block.stmts) {
     if (s.kind != Stmt::Kind::If || !s.then_block)
       continue;

@@ -167,6 +167,7 @@ void __ava_sync(void);
 void __ava_async(void);
 void __ava_async_shape(int first, ...);
 void __ava_flush(void);
+void __ava_device_wait(void);
 void __ava_success(long double value);
 void __ava_ordered_by(unsigned long size);
 void __ava_consumes_resource(const char *resource, unsigned long long amount);
@@ -189,6 +190,13 @@ long long __ava_execute(void);
  */
 #define ava_async_shape(...) __ava_async_shape(0, __VA_ARGS__)
 #define ava_flush __ava_flush()
+/*
+ * The reply waits on device work (clFinish, clWaitForEvents, a stream
+ * synchronize): the guest sleeps for it at once instead of spinning first.
+ * Natively such a call blocks in the driver; a waiter spinning meanwhile
+ * would take a CPU that the driver's own threads need on a machine with few.
+ */
+#define ava_device_wait __ava_device_wait()
 #define ava_success(v) __ava_success((long double)(v))
 #define ava_ordered_by(a) __ava_ordered_by(sizeof(a))
 #define ava_consumes_resource(r, n) __ava_consumes_resource(#r, (unsigned long long)(n))

@@ -204,7 +204,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!conn->send_call(&iov, 1, sizeof call, call.call_id, &waiter, false, &order).is_ok())
       break;
     ava::MsgBuf reply;
-    if (!conn->wait_reply(&waiter, call.call_id, kReplyWaitMs, &reply).is_ok())
+    if (!conn->wait_reply(&waiter, call.call_id, kReplyWaitMs, true, &reply).is_ok())
       break;
     ava::guest::ReplyExpect expect{spec->id, call.func_id, call.call_id, calls[n].reply_len};
     ava::guest::ReplyView view;

@@ -5266,7 +5266,7 @@ AVA_EXPORT cl_int clFinish(cl_command_queue command_queue)
 	cl_int ava_ret;
 
 	memset(&ava_a, 0, sizeof(ava_a));
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLFINISH, AVA_F_SYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLFINISH, AVA_F_SYNC | AVA_CALL_DEVICE_WAIT) != 0)
 		goto ava_fail;
 	ava_a.command_queue = (ava_u64)(uintptr_t)command_queue;
 	if (ava_call_invoke(&ava_c, &ava_a, sizeof(ava_a), (const void **)&ava_r, sizeof(*ava_r)) != 0)
@@ -8538,7 +8538,7 @@ AVA_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list
 		ava_dir_event_list |= AVA_BUF_IN;
 		ava_count_event_list = (uint64_t)(num_events);
 	}
-	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLWAITFOREVENTS, AVA_F_SYNC) != 0)
+	if (ava_call_begin(&ava_c, &ava_opencl_guest_spec, AVA_OPENCL_FN_CLWAITFOREVENTS, AVA_F_SYNC | AVA_CALL_DEVICE_WAIT) != 0)
 		goto ava_fail;
 	ava_a.num_events = (ava_u64)num_events;
 	ava_call_put_buffer(&ava_c, &ava_a.event_list, event_list, ava_count_event_list, sizeof(cl_event), ava_dir_event_list);
@@ -8620,7 +8620,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret)
-#line 19 "specs/opencl/opencl_enqueue.spec.inc"
+#line 21 "specs/opencl/opencl_enqueue.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -8681,7 +8681,7 @@ ava_fail:
 AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateUserEvent(context, errcode_ret)
-#line 40 "specs/opencl/opencl_enqueue.spec.inc"
+#line 42 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_event ret = ava_execute();
 	if (ava_is_worker && ret != NULL && clRetainEvent(ret) == CL_SUCCESS &&
 	    ava_w_at_departure(ava_cl_user_event_abandoned, ret) != 0)
@@ -8733,7 +8733,7 @@ ava_fail:
 AVA_EXPORT cl_int clRetainEvent(cl_event event)
 {
 #define ava_execute() ava_opencl_remote_clRetainEvent(event)
-#line 57 "specs/opencl/opencl_enqueue.spec.inc"
+#line 59 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
@@ -8785,7 +8785,7 @@ ava_fail:
 AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 {
 #define ava_execute() ava_opencl_remote_clReleaseEvent(event)
-#line 69 "specs/opencl/opencl_enqueue.spec.inc"
+#line 71 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
@@ -8827,7 +8827,7 @@ ava_fail:
 AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
 #define ava_execute() ava_opencl_remote_clSetUserEventStatus(event, execution_status)
-#line 77 "specs/opencl/opencl_enqueue.spec.inc"
+#line 79 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS &&
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
@@ -9005,7 +9005,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 126 "specs/opencl/opencl_enqueue.spec.inc"
+#line 128 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
@@ -9110,7 +9110,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 173 "specs/opencl/opencl_enqueue.spec.inc"
+#line 175 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
@@ -9259,7 +9259,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 235 "specs/opencl/opencl_enqueue.spec.inc"
+#line 237 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -9394,7 +9394,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 282 "specs/opencl/opencl_enqueue.spec.inc"
+#line 284 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -9495,7 +9495,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 309 "specs/opencl/opencl_enqueue.spec.inc"
+#line 311 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 9501 "opencl_guest.c"
 #undef ava_execute
@@ -9624,7 +9624,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 333 "specs/opencl/opencl_enqueue.spec.inc"
+#line 335 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 9630 "opencl_guest.c"
 #undef ava_execute
@@ -9725,7 +9725,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 351 "specs/opencl/opencl_enqueue.spec.inc"
+#line 353 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 9731 "opencl_guest.c"
 #undef ava_execute
@@ -9830,7 +9830,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 376 "specs/opencl/opencl_enqueue.spec.inc"
+#line 378 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -9948,7 +9948,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 417 "specs/opencl/opencl_enqueue.spec.inc"
+#line 419 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -10075,7 +10075,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 447 "specs/opencl/opencl_enqueue.spec.inc"
+#line 449 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 10081 "opencl_guest.c"
 #undef ava_execute
@@ -10196,7 +10196,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 468 "specs/opencl/opencl_enqueue.spec.inc"
+#line 470 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 10202 "opencl_guest.c"
 #undef ava_execute
@@ -10307,7 +10307,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 488 "specs/opencl/opencl_enqueue.spec.inc"
+#line 490 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 10313 "opencl_guest.c"
 #undef ava_execute
@@ -10418,7 +10418,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 508 "specs/opencl/opencl_enqueue.spec.inc"
+#line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 10424 "opencl_guest.c"
 #undef ava_execute
@@ -10515,7 +10515,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 527 "specs/opencl/opencl_enqueue.spec.inc"
+#line 529 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 10521 "opencl_guest.c"
 #undef ava_execute
@@ -10636,7 +10636,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 552 "specs/opencl/opencl_enqueue.spec.inc"
+#line 554 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
@@ -10721,7 +10721,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 570 "specs/opencl/opencl_enqueue.spec.inc"
+#line 572 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
@@ -10804,7 +10804,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 587 "specs/opencl/opencl_enqueue.spec.inc"
+#line 589 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 10810 "opencl_guest.c"
 #undef ava_execute
@@ -10885,7 +10885,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 603 "specs/opencl/opencl_enqueue.spec.inc"
+#line 605 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 10891 "opencl_guest.c"
 #undef ava_execute
@@ -10954,7 +10954,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
-#line 615 "specs/opencl/opencl_enqueue.spec.inc"
+#line 617 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 10960 "opencl_guest.c"
 #undef ava_execute

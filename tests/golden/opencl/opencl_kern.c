@@ -8602,7 +8602,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 			  void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret)
-#line 19 "specs/opencl/opencl_enqueue.spec.inc"
+#line 21 "specs/opencl/opencl_enqueue.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -8668,7 +8668,7 @@ ava_fail:
 cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateUserEvent(context, errcode_ret)
-#line 40 "specs/opencl/opencl_enqueue.spec.inc"
+#line 42 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_event ret = ava_execute();
 	if (ava_is_worker && ret != NULL && clRetainEvent(ret) == CL_SUCCESS &&
 	    ava_w_at_departure(ava_cl_user_event_abandoned, ret) != 0)
@@ -8723,7 +8723,7 @@ ava_fail:
 cl_int ava_clRetainEvent(cl_event event)
 {
 #define ava_execute() ava_kern_remote_clRetainEvent(event)
-#line 57 "specs/opencl/opencl_enqueue.spec.inc"
+#line 59 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
@@ -8778,7 +8778,7 @@ ava_fail:
 cl_int ava_clReleaseEvent(cl_event event)
 {
 #define ava_execute() ava_kern_remote_clReleaseEvent(event)
-#line 69 "specs/opencl/opencl_enqueue.spec.inc"
+#line 71 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
@@ -8823,7 +8823,7 @@ ava_fail:
 cl_int ava_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
 #define ava_execute() ava_kern_remote_clSetUserEventStatus(event, execution_status)
-#line 77 "specs/opencl/opencl_enqueue.spec.inc"
+#line 79 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS &&
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
@@ -9028,7 +9028,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 126 "specs/opencl/opencl_enqueue.spec.inc"
+#line 128 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
@@ -9146,7 +9146,7 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 				cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 173 "specs/opencl/opencl_enqueue.spec.inc"
+#line 175 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
@@ -9321,7 +9321,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 				   cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 235 "specs/opencl/opencl_enqueue.spec.inc"
+#line 237 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -9483,7 +9483,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 				    const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 282 "specs/opencl/opencl_enqueue.spec.inc"
+#line 284 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -9586,7 +9586,7 @@ cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 309 "specs/opencl/opencl_enqueue.spec.inc"
+#line 311 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 9592 "opencl_kern.c"
 #undef ava_execute
@@ -9724,7 +9724,7 @@ cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_bu
 				   cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 333 "specs/opencl/opencl_enqueue.spec.inc"
+#line 335 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 9730 "opencl_kern.c"
 #undef ava_execute
@@ -9828,7 +9828,7 @@ cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, co
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 351 "specs/opencl/opencl_enqueue.spec.inc"
+#line 353 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 9834 "opencl_kern.c"
 #undef ava_execute
@@ -9950,7 +9950,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 			      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 376 "specs/opencl/opencl_enqueue.spec.inc"
+#line 378 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -10086,7 +10086,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 417 "specs/opencl/opencl_enqueue.spec.inc"
+#line 419 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -10219,7 +10219,7 @@ cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, cons
 			      cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 447 "specs/opencl/opencl_enqueue.spec.inc"
+#line 449 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 10225 "opencl_kern.c"
 #undef ava_execute
@@ -10345,7 +10345,7 @@ cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, 
 			      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 468 "specs/opencl/opencl_enqueue.spec.inc"
+#line 470 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 10351 "opencl_kern.c"
 #undef ava_execute
@@ -10463,7 +10463,7 @@ cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src
 				      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 488 "specs/opencl/opencl_enqueue.spec.inc"
+#line 490 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 10469 "opencl_kern.c"
 #undef ava_execute
@@ -10581,7 +10581,7 @@ cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src
 				      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 508 "specs/opencl/opencl_enqueue.spec.inc"
+#line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 10587 "opencl_kern.c"
 #undef ava_execute
@@ -10685,7 +10685,7 @@ cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint nu
 				      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 527 "specs/opencl/opencl_enqueue.spec.inc"
+#line 529 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 10691 "opencl_kern.c"
 #undef ava_execute
@@ -10816,7 +10816,7 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 				  cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 552 "specs/opencl/opencl_enqueue.spec.inc"
+#line 554 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
@@ -10904,7 +10904,7 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 			 cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 570 "specs/opencl/opencl_enqueue.spec.inc"
+#line 572 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
@@ -10992,7 +10992,7 @@ cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
 				       const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 587 "specs/opencl/opencl_enqueue.spec.inc"
+#line 589 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 10998 "opencl_kern.c"
 #undef ava_execute
@@ -11079,7 +11079,7 @@ cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
 					const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 603 "specs/opencl/opencl_enqueue.spec.inc"
+#line 605 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 11085 "opencl_kern.c"
 #undef ava_execute
@@ -11147,7 +11147,7 @@ ava_fail:
 cl_int ava_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueMarker(command_queue, event)
-#line 615 "specs/opencl/opencl_enqueue.spec.inc"
+#line 617 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 11153 "opencl_kern.c"
 #undef ava_execute

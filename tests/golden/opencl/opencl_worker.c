@@ -9688,7 +9688,7 @@ static int ava_opencl_serve_clWaitForEvents(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret)
-#line 19 "specs/opencl/opencl_enqueue.spec.inc"
+#line 21 "specs/opencl/opencl_enqueue.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -9782,7 +9782,7 @@ static int ava_opencl_serve_clGetEventInfo(struct ava_wcall *ava_w)
 static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateUserEvent(context, errcode_ret)
-#line 40 "specs/opencl/opencl_enqueue.spec.inc"
+#line 42 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_event ret = ava_execute();
 	if (ava_is_worker && ret != NULL && clRetainEvent(ret) == CL_SUCCESS &&
 	    ava_w_at_departure(ava_cl_user_event_abandoned, ret) != 0)
@@ -9844,7 +9844,7 @@ static int ava_opencl_serve_clCreateUserEvent(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
 {
 #define ava_execute() clRetainEvent(event)
-#line 57 "specs/opencl/opencl_enqueue.spec.inc"
+#line 59 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
@@ -9890,7 +9890,7 @@ static int ava_opencl_serve_clRetainEvent(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
 {
 #define ava_execute() clReleaseEvent(event)
-#line 69 "specs/opencl/opencl_enqueue.spec.inc"
+#line 71 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
@@ -9936,7 +9936,7 @@ static int ava_opencl_serve_clReleaseEvent(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
 #define ava_execute() clSetUserEventStatus(event, execution_status)
-#line 77 "specs/opencl/opencl_enqueue.spec.inc"
+#line 79 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS &&
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
@@ -10093,7 +10093,7 @@ static int ava_opencl_serve_clGetEventProfilingInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 126 "specs/opencl/opencl_enqueue.spec.inc"
+#line 128 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
@@ -10232,7 +10232,7 @@ static int ava_opencl_serve_clEnqueueReadBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 173 "specs/opencl/opencl_enqueue.spec.inc"
+#line 175 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
@@ -10371,7 +10371,7 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 235 "specs/opencl/opencl_enqueue.spec.inc"
+#line 237 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -10561,7 +10561,7 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 282 "specs/opencl/opencl_enqueue.spec.inc"
+#line 284 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -10734,7 +10734,7 @@ static int ava_opencl_serve_clEnqueueWriteBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 309 "specs/opencl/opencl_enqueue.spec.inc"
+#line 311 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 10740 "opencl_worker.c"
 #undef ava_execute
@@ -10843,7 +10843,7 @@ static int ava_opencl_serve_clEnqueueCopyBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 333 "specs/opencl/opencl_enqueue.spec.inc"
+#line 335 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 10849 "opencl_worker.c"
 #undef ava_execute
@@ -11005,7 +11005,7 @@ static int ava_opencl_serve_clEnqueueCopyBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 351 "specs/opencl/opencl_enqueue.spec.inc"
+#line 353 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 11011 "opencl_worker.c"
 #undef ava_execute
@@ -11128,7 +11128,7 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 376 "specs/opencl/opencl_enqueue.spec.inc"
+#line 378 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -11295,7 +11295,7 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 417 "specs/opencl/opencl_enqueue.spec.inc"
+#line 419 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -11444,7 +11444,7 @@ static int ava_opencl_serve_clEnqueueWriteImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 447 "specs/opencl/opencl_enqueue.spec.inc"
+#line 449 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 11450 "opencl_worker.c"
 #undef ava_execute
@@ -11595,7 +11595,7 @@ static int ava_opencl_serve_clEnqueueFillImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 468 "specs/opencl/opencl_enqueue.spec.inc"
+#line 470 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 11601 "opencl_worker.c"
 #undef ava_execute
@@ -11749,7 +11749,7 @@ static int ava_opencl_serve_clEnqueueCopyImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 488 "specs/opencl/opencl_enqueue.spec.inc"
+#line 490 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 11755 "opencl_worker.c"
 #undef ava_execute
@@ -11888,7 +11888,7 @@ static int ava_opencl_serve_clEnqueueCopyImageToBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 508 "specs/opencl/opencl_enqueue.spec.inc"
+#line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 11894 "opencl_worker.c"
 #undef ava_execute
@@ -12027,7 +12027,7 @@ static int ava_opencl_serve_clEnqueueCopyBufferToImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 527 "specs/opencl/opencl_enqueue.spec.inc"
+#line 529 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 12033 "opencl_worker.c"
 #undef ava_execute
@@ -12147,7 +12147,7 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 552 "specs/opencl/opencl_enqueue.spec.inc"
+#line 554 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
@@ -12302,7 +12302,7 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 570 "specs/opencl/opencl_enqueue.spec.inc"
+#line 572 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
@@ -12404,7 +12404,7 @@ static int ava_opencl_serve_clEnqueueTask(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 587 "specs/opencl/opencl_enqueue.spec.inc"
+#line 589 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 12410 "opencl_worker.c"
 #undef ava_execute
@@ -12501,7 +12501,7 @@ static int ava_opencl_serve_clEnqueueMarkerWithWaitList(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 603 "specs/opencl/opencl_enqueue.spec.inc"
+#line 605 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 12507 "opencl_worker.c"
 #undef ava_execute
@@ -12598,7 +12598,7 @@ static int ava_opencl_serve_clEnqueueBarrierWithWaitList(struct ava_wcall *ava_w
 static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() clEnqueueMarker(command_queue, event)
-#line 615 "specs/opencl/opencl_enqueue.spec.inc"
+#line 617 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
 #line 12604 "opencl_worker.c"
 #undef ava_execute
@@ -12703,7 +12703,7 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-#line 634 "specs/opencl/opencl_enqueue.spec.inc"
+#line 636 "specs/opencl/opencl_enqueue.spec.inc"
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
