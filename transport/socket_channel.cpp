@@ -105,6 +105,26 @@ int poll_fd(int fd, short events, const Deadline &deadline) {
   }
 }
 
+namespace {
+// A unix stream socket queues at most the sender's SO_SNDBUF (~208 KiB by
+// default), so a large message moves in rounds of that much, each a
+// sleep and a wake-up on both sides. TCP sizes its own buffers (autotuning,
+// which setting SO_SNDBUF would turn off), so only unix sockets are widened.
+// The kernel caps the request at net.core.wmem_max / rmem_max.
+constexpr int kUnixBufferBytes = 4 << 20;
+
+void widen_unix_buffers(int fd) {
+  struct sockaddr_storage addr;
+  socklen_t len = sizeof addr;
+  if (::getsockname(fd, reinterpret_cast<struct sockaddr *>(&addr), &len) != 0 ||
+      addr.ss_family != AF_UNIX)
+    return;
+  // Only a hint: a smaller buffer still works.
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &kUnixBufferBytes, sizeof kUnixBufferBytes);
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &kUnixBufferBytes, sizeof kUnixBufferBytes);
+}
+} // namespace
+
 SocketChannel::SocketChannel(UniqueFd fd, std::string description, bool device)
     : fd_(std::move(fd)), device_(device), description_(std::move(description)) {
   if (device_) {
@@ -114,7 +134,9 @@ SocketChannel::SocketChannel(UniqueFd fd, std::string description, bool device)
     if (flags >= 0)
       ::fcntl(fd_.get(), F_SETFL, flags | O_NONBLOCK);
     wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    return;
   }
+  widen_unix_buffers(fd_.get());
 }
 
 void SocketChannel::shutdown() {

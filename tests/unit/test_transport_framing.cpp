@@ -7,7 +7,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -303,4 +305,46 @@ Test(framing, msgbuf_reserve_and_trim) {
   cr_expect(!buf.reserve(UINT64_MAX), "an impossible size fails instead of crashing");
   buf.trim(0);
   cr_expect_eq(buf.capacity(), 0u);
+}
+
+// ------------------------------------------------------------ socket buffers
+
+namespace {
+
+int socket_option(int fd, int name) {
+  int value = 0;
+  socklen_t len = sizeof value;
+  cr_assert_eq(::getsockopt(fd, SOL_SOCKET, name, &value, &len), 0);
+  return value;
+}
+
+int sysctl_int(const char *path) {
+  FILE *f = std::fopen(path, "r");
+  cr_assert_not_null(f, "%s", path);
+  int value = 0;
+  cr_assert_eq(std::fscanf(f, "%d", &value), 1, "%s", path);
+  std::fclose(f);
+  return value;
+}
+
+} // namespace
+
+// A unix stream moves at most the sender's SO_SNDBUF per round (a sleep and
+// a wake-up on both sides), so channels widen it to 4 MiB where the system's
+// cap allows (the kernel reports twice what was set). TCP sockets are left
+// to the kernel's autotuning, which setting SO_SNDBUF would turn off.
+Test(framing, unix_channels_widen_their_socket_buffers) {
+  const int cap_snd = sysctl_int("/proc/sys/net/core/wmem_max");
+  const int cap_rcv = sysctl_int("/proc/sys/net/core/rmem_max");
+  int sv[2];
+  cr_assert_eq(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  const int default_snd = socket_option(sv[1], SO_SNDBUF);
+  std::unique_ptr<Channel> ch;
+  Status st = ava::adopt_stream_socket(sv[0], "pair", &ch);
+  cr_assert_eq(st.code, AVA_OK, "%s", st.message.c_str());
+  const int want = 4 << 20;
+  cr_expect_eq(socket_option(sv[0], SO_SNDBUF), 2 * std::min(want, cap_snd));
+  cr_expect_eq(socket_option(sv[0], SO_RCVBUF), 2 * std::min(want, cap_rcv));
+  cr_expect_eq(socket_option(sv[1], SO_SNDBUF), default_snd, "the peer's end is its own");
+  ::close(sv[1]);
 }
