@@ -121,10 +121,18 @@ void ShadowThread::run() {
     if (!holds) {
       // Someone else reads: it queues our calls and wakes us, or hands us the
       // baton when it lets go. No timeout: an idle thread costs nothing, and
-      // holds no more than a small buffer.
+      // holds no more than a small buffer; only a kept OUT block waits a
+      // second for a next call before it goes (one wake-up).
       read_buf.trim(kKeptReadBytes);
       std::unique_lock lock(mutex_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || member.holds(); });
+      auto ready = [&] { return stopping_ || !queue_.empty() || member.holds(); };
+      if (out_spare_.kept_bytes() > 0 &&
+          !cv_.wait_for(lock, std::chrono::milliseconds(kTrimAfterMs), ready)) {
+        lock.unlock();
+        out_spare_.release();
+        lock.lock();
+      }
+      cv_.wait(lock, ready);
       const bool handed = member.holds();
       lock.unlock();
       if (!handed)
@@ -136,13 +144,16 @@ void ShadowThread::run() {
       baton.pass_to_fallback(member); // it waits for room before reading
       continue;
     }
-    // After a large call the buffer is kept for the next one, but not for
-    // good: if nothing comes within a second it shrinks (one wake-up).
+    // After a large call the buffers (its message, its OUT block) are kept
+    // for the next one, but not for good: if nothing comes within a second
+    // they go (one wake-up).
     using Result = GuestSession::ReadResult;
-    const bool large = read_buf.capacity() > kKeptReadBytes;
+    const bool large = read_buf.capacity() > kKeptReadBytes || out_spare_.kept_bytes() > 0;
     Result r = session_->read_as_holder(guest_thread_id_, &read_buf, large ? kTrimAfterMs : -1);
-    if (large && r == Result::Nothing)
+    if (large && r == Result::Nothing) {
       read_buf.trim(kKeptReadBytes);
+      out_spare_.release();
+    }
     if (r == Result::Mine) {
       baton.pass(member);
       serve(read_buf);
@@ -205,6 +216,7 @@ bool reserve_resources(ava_wcall &w, ResourceLedger &ledger, std::string *why) {
 
 void ShadowThread::serve(MsgBuf &message) {
   ava_wcall w(connection_, &async_error_, message.data());
+  w.out_spare = &out_spare_;
   const ava_worker_spec *spec = w.spec;
   // hdr.seq is the reader's stamp: the async calls that must run first.
   connection_->wait_async_turn(w.hdr.seq);

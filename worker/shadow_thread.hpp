@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "transport/channel.hpp"
+#include "worker/out_spare.hpp"
 #include "worker/wcall.hpp"
 
 namespace ava {
@@ -49,6 +50,7 @@ private:
   GuestSession *session_; // outlives the thread: teardown joins it
   uint64_t guest_thread_id_;
   AsyncErrorSlot async_error_; // touched only by the shadow thread itself
+  OutSpare out_spare_;         // likewise
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<MsgBuf> queue_;

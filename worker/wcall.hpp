@@ -21,6 +21,7 @@
 namespace ava {
 
 class GuestConnection;
+class OutSpare;
 
 // The first failed async call of a shadow thread not yet reported to the guest.
 struct AsyncErrorSlot {
@@ -54,12 +55,17 @@ struct ava_wcall {
   uint64_t out_alloc = 0; // bytes of OUT buffers allocated for this call
   uint64_t bad_handle_types = 0; // bit t: a non-zero id of handle type t was unknown
   uint64_t out_payload = 0;      // reply payload bytes so far, padding included
-  // Freed after the call with big_block_free (bytes 0: malloc'ed).
+  // Freed after the call with big_block_free (bytes 0: malloc'ed), or kept
+  // in out_spare: an OUT-only buffer of out_used bytes, zeroed before use.
   struct ArenaBlock {
     void *ptr;
     uint64_t bytes;
+    uint64_t out_used = 0;
   };
   std::vector<ArenaBlock> arena;
+  // The serving shadow thread's zeroed block for large OUT-only buffers;
+  // nullptr: every block is fresh.
+  ava::OutSpare *out_spare = nullptr;
   std::vector<struct iovec> out_items;      // reply payload items, referenced until the reply
   std::vector<uint64_t> call_callback_keys; // lifetime CALL callback contexts
   // Contexts this call registered to outlive it: key, lifetime, coupled handle.

@@ -8,6 +8,7 @@
 #include "transport/big_block.hpp"
 #include "worker/callback_registry.hpp"
 #include "worker/connection.hpp"
+#include "worker/out_spare.hpp"
 #include "worker/wcall.hpp"
 
 using ava::GuestConnection;
@@ -29,8 +30,13 @@ ava_wcall::ava_wcall(const std::shared_ptr<GuestConnection> &conn, ava::AsyncErr
 }
 
 ava_wcall::~ava_wcall() {
-  for (const ArenaBlock &b : arena)
-    ava::big_block_free(b.ptr, b.bytes);
+  // The reply was sent (or never will be): nothing refers to the blocks now.
+  for (const ArenaBlock &b : arena) {
+    if (b.out_used > 0 && out_spare != nullptr)
+      out_spare->give(b.ptr, b.bytes, b.out_used);
+    else
+      ava::big_block_free(b.ptr, b.bytes);
+  }
   for (uint64_t key : call_callback_keys)
     ava::CallbackRegistry::instance().remove(key);
 }
@@ -48,6 +54,26 @@ void *arena_alloc(ava_wcall *w, uint64_t bytes, bool zeroed) {
     w->arena.push_back({mem, bytes});
   } catch (const std::bad_alloc &) {
     ava::big_block_free(mem, bytes);
+    return nullptr;
+  }
+  return mem;
+}
+
+// A zeroed OUT-only buffer: the shadow thread's kept block when it is large
+// enough (no fault, no zeroing on the way), else a fresh one.
+void *out_block_alloc(ava_wcall *w, uint64_t bytes) {
+  if (bytes < ava::OutSpare::kMin || w->out_spare == nullptr)
+    return arena_alloc(w, bytes, true);
+  uint64_t size = bytes;
+  void *mem = w->out_spare->take(bytes, &size);
+  if (mem == nullptr)
+    mem = ava::big_block_alloc(bytes, true);
+  if (mem == nullptr)
+    return nullptr;
+  try {
+    w->arena.push_back({mem, size, bytes});
+  } catch (const std::bad_alloc &) {
+    ava::big_block_free(mem, size);
     return nullptr;
   }
   return mem;
@@ -217,7 +243,7 @@ AVA_W_EXPORT int ava_w_buffer_check(struct ava_wcall *w, const struct ava_buf_de
   uint64_t limit = w->connection->max_message();
   if (bytes > limit || w->out_alloc > limit - bytes)
     return AVA_E_TOO_BIG;
-  void *mem = arena_alloc(w, bytes, true);
+  void *mem = out_block_alloc(w, bytes);
   if (mem == nullptr)
     return AVA_E_NOMEM;
   w->out_alloc += bytes;

@@ -12,7 +12,8 @@ target_link_libraries(ava_worker_fake_guest PUBLIC ava_wtest_api ava_worker_rt a
                       Threads::Threads)
 add_dependencies(ava_worker_fake_guest ava_gen_wtest)
 
-set(ava_wt_static_tests protocol handshake buffers handles teardown async callbacks heap)
+set(ava_wt_static_tests protocol handshake buffers handles teardown async callbacks heap
+    out_spare)
 foreach(feature IN LISTS ava_wt_static_tests)
   set(name test_worker_${feature})
   add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.cpp)
