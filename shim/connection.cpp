@@ -348,7 +348,8 @@ Status Connection::wait_reply(ReplyWaiter *w, uint64_t call_id, int timeout_ms, 
       break;
     }
     // Another thread reads; it routes our reply to us, or hands us the baton
-    // when it lets go. Spin first: the reply is often a moment away.
+    // when it lets go. Spin first: the reply is often a moment away (not for
+    // a call that waits on the device, whose spin would hold its driver back).
     if (spin) {
       bool full = false;
       const auto spin_until = std::chrono::steady_clock::now() + reply_spin_.next(&full);
