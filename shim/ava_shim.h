@@ -232,6 +232,24 @@ uint64_t ava_guest_pipeline_chunk(const struct ava_guest_spec *spec, const void 
  */
 int ava_guest_transfer_wait(const struct ava_guest_spec *spec, uint64_t token);
 
+/*
+ * For a blocking read of bytes: 1 when it should go as a staged transfer,
+ * registered with ava_guest_transfer_expect_blocking and waited for with
+ * ava_guest_transfer_finish: on channels without a shared heap (sockets), for
+ * reads of at least 1 MiB, whose bytes then land straight in the program's
+ * memory instead of a reply's buffer. 0 otherwise (AVA_STAGE_BLOCKING=0).
+ */
+int ava_guest_stage_blocking(const struct ava_guest_spec *spec, uint64_t bytes);
+/* ava_guest_transfer_expect for a blocking call, which learns how it ended. */
+uint64_t ava_guest_transfer_expect_blocking(const struct ava_guest_spec *spec, void *dst,
+					    uint64_t capacity);
+/*
+ * Waits, however long it takes, for the END of token (a blocking call's
+ * staged transfer, whose call succeeded): 1 when its command completed, 0 when
+ * it failed (the destination is as it was), -1 when the connection broke.
+ */
+int ava_guest_transfer_finish(const struct ava_guest_spec *spec, uint64_t token);
+
 /* The guest deallocated a handle: drop callbacks coupled to it. */
 void ava_guest_handle_released(const struct ava_guest_spec *spec, uint64_t handle);
 

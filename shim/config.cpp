@@ -25,10 +25,10 @@ constexpr std::string_view kKeyList =
 // Tuning variables the guest library reads (shim/env.cpp callers and the
 // channels); those set go with the configuration a HELLO carries.
 constexpr const char *kTuningVariables[] = {
-    "AVA_SPIN_US",     "AVA_ZEROCOPY_MIN",   "AVA_PIPELINE_CHUNK", "AVA_PIPELINE_WINDOW",
-    "AVA_BATCH",       "AVA_BATCH_BYTES",    "AVA_BATCH_CALLS",    "AVA_BATCH_US",
-    "AVA_SHM_HEAP_MB", "AVA_SHM_RING_MB",    "AVA_SHM_SPIN_NS",    "AVA_SOCKET_SPIN_NS",
-    "AVA_MAP_IN_HEAP", "AVA_BUFFERS_IN_HEAP"};
+    "AVA_SPIN_US",     "AVA_ZEROCOPY_MIN",    "AVA_PIPELINE_CHUNK", "AVA_PIPELINE_WINDOW",
+    "AVA_BATCH",       "AVA_BATCH_BYTES",     "AVA_BATCH_CALLS",    "AVA_BATCH_US",
+    "AVA_SHM_HEAP_MB", "AVA_SHM_RING_MB",     "AVA_SHM_SPIN_NS",    "AVA_SOCKET_SPIN_NS",
+    "AVA_MAP_IN_HEAP", "AVA_BUFFERS_IN_HEAP", "AVA_STAGE_BLOCKING"};
 constexpr std::string_view kSpecPrefix = "spec.";
 
 Status config_error(std::string_view where, std::string_view message) {

@@ -122,6 +122,7 @@ Status Connection::start() {
       env_u64("AVA_PIPELINE_WINDOW", pipeline_window_, 1, kMaxPipelineWindow));
   map_in_heap_ = env_u64("AVA_MAP_IN_HEAP", 1, 0, 1) != 0;
   buffers_in_heap_ = env_u64("AVA_BUFFERS_IN_HEAP", 1, 0, 1) != 0;
+  stage_blocking_ = env_u64("AVA_STAGE_BLOCKING", 1, 0, 1) != 0;
   try {
     reader_ = start_quiet_thread([this] { reader_main(); });
   } catch (const std::exception &e) {
@@ -524,6 +525,18 @@ bool Connection::wait_transfer(uint64_t token, std::chrono::milliseconds patienc
   return read < 0 ? transfers_->wait_ended(token, patience) : read == 1;
 }
 
+int Connection::finish_transfer(uint64_t token) {
+  // Each round reads (or waits for the reader) up to a second; a broken
+  // connection ends the wait, and its END never comes.
+  while (!wait_transfer(token, std::chrono::milliseconds(1000))) {
+    if (broken()) {
+      transfers_->forget(token);
+      return -1;
+    }
+  }
+  return transfers_->take_failed(token) ? 0 : 1;
+}
+
 void Connection::recycle(MsgBuf &&buf) {
   if (keep_thread_spare(buf))
     return;
@@ -549,8 +562,11 @@ bool Connection::read_one(int timeout_ms, uint16_t *kind, bool spin) {
   std::string reason;
   try {
     MsgBuf msg = take_spare();
-    Status st =
-        spin ? channel_->recv(msg, timeout_ms) : channel_->recv_without_spin(msg, timeout_ms);
+    bool placed = false;
+    Status st = transfers_ != nullptr
+                    ? channel_->recv_placed(msg, timeout_ms, spin, *transfers_, &placed)
+                : spin ? channel_->recv(msg, timeout_ms)
+                       : channel_->recv_without_spin(msg, timeout_ms);
     if (st.code == AVA_E_TIMEOUT) {
       recycle(std::move(msg));
       return true; // nothing arrived; a stalled message breaks the channel for the next recv
@@ -560,7 +576,7 @@ bool Connection::read_one(int timeout_ms, uint16_t *kind, bool spin) {
     if (!st.is_ok()) {
       reason = st.code == AVA_E_CLOSED && st.message.empty() ? "the worker closed the connection"
                                                              : reason_of(st);
-    } else if (route(msg, &reason)) {
+    } else if (route(msg, placed, &reason)) {
       // A reply or callback took the buffer with it; DATA left it here.
       recycle(std::move(msg));
       return true;
@@ -634,9 +650,13 @@ void Connection::reader_main() {
   }
 }
 
-bool Connection::route(MsgBuf &msg, std::string *reason) {
+bool Connection::route(MsgBuf &msg, bool placed, std::string *reason) {
   if (msg.size() < kHeader) {
     *reason = "message shorter than its header";
+    return false;
+  }
+  if (placed && msg.header()->kind != AVA_MSG_DATA) {
+    *reason = "a message whose payload was placed is not DATA";
     return false;
   }
   switch (msg.header()->kind) {
@@ -647,7 +667,7 @@ bool Connection::route(MsgBuf &msg, std::string *reason) {
   case AVA_MSG_DATA:
     // Copied here, before any later message is routed: a reply or callback
     // that shows the command complete must find its data in place.
-    return transfers_->deliver(msg, reason);
+    return transfers_->deliver(msg, placed, reason);
   case AVA_MSG_GOODBYE:
     *reason = "the worker said goodbye";
     return false;

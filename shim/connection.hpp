@@ -141,6 +141,17 @@ public:
   // Waits up to patience for the END of transfer token, reading the channel
   // itself when nobody else does; true once it came.
   bool wait_transfer(uint64_t token, std::chrono::milliseconds patience);
+  // Whether a blocking read of bytes should go staged (AVA_STAGE_BLOCKING):
+  // on channels without a heap, for large reads, so that its DATA lands
+  // straight in the program's memory instead of a reply's buffer.
+  bool stage_blocking(uint64_t bytes) const {
+    return heap_ == nullptr && stage_blocking_ && bytes >= kStageBlockingMin;
+  }
+  static constexpr uint64_t kStageBlockingMin = 1ull << 20;
+  // Waits for token's END however long it takes (a blocking call's
+  // transfer): 1 the command completed, 0 it failed, -1 the connection
+  // broke (the token is then forgotten).
+  int finish_transfer(uint64_t token);
   // Pieces of a blocking transfer in flight at once (AVA_PIPELINE_WINDOW).
   uint32_t pipeline_window() const { return pipeline_window_; }
   static constexpr uint32_t kMaxPipelineWindow = 64;
@@ -164,7 +175,8 @@ private:
   bool read_one(int timeout_ms, uint16_t *kind = nullptr, bool spin = true);
   // Returns false when msg breaks the protocol; *reason then says why. A
   // reply or callback takes msg's buffer with it; other messages leave it.
-  bool route(MsgBuf &msg, std::string *reason);
+  // placed: msg is the head of a DATA message whose bytes are in place.
+  bool route(MsgBuf &msg, bool placed, std::string *reason);
   bool deliver_reply(MsgBuf &msg, std::string *reason);
   // Removes call_id's entry from pending_ (pending_mu_ held); its waiter or nullptr.
   ReplyWaiter *take_pending_locked(uint64_t call_id);
@@ -193,6 +205,7 @@ private:
   uint32_t pipeline_window_ = 2;
   bool map_in_heap_ = true;
   bool buffers_in_heap_ = true;
+  bool stage_blocking_ = true;
   std::string address_;
   uint64_t max_message_;
   int call_timeout_ms_;

@@ -315,6 +315,43 @@ int ava_guest_transfer_wait(const struct ava_guest_spec *spec, uint64_t token) {
   }
 }
 
+int ava_guest_stage_blocking(const struct ava_guest_spec *spec, uint64_t bytes) {
+  try {
+    Runtime *runtime = ava::guest::find_runtime(spec, true);
+    std::shared_ptr<ava::guest::Connection> conn;
+    if (runtime == nullptr || !runtime->acquire(UINT32_MAX, &conn).is_ok())
+      return 0;
+    return conn->stage_blocking(bytes) ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+uint64_t ava_guest_transfer_expect_blocking(const struct ava_guest_spec *spec, void *dst,
+                                            uint64_t capacity) {
+  try {
+    Runtime *runtime = ava::guest::find_runtime(spec, true);
+    return runtime != nullptr ? runtime->transfers().expect(dst, capacity, true) : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+int ava_guest_transfer_finish(const struct ava_guest_spec *spec, uint64_t token) {
+  try {
+    Runtime *runtime = ava::guest::find_runtime(spec, true);
+    std::shared_ptr<ava::guest::Connection> conn;
+    if (runtime == nullptr || !runtime->acquire(UINT32_MAX, &conn).is_ok()) {
+      if (runtime != nullptr)
+        runtime->transfers().forget(token);
+      return -1;
+    }
+    return conn->finish_transfer(token);
+  } catch (...) {
+    return -1;
+  }
+}
+
 uint64_t ava_guest_pipeline_chunk(const struct ava_guest_spec *spec, const void *ptr,
                                   uint64_t bytes, uint32_t *window) {
   *window = 1;

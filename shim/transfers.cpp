@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "shim/transfers.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -19,8 +20,19 @@ uint64_t TransferTable::add(Destination d) {
   return token;
 }
 
-uint64_t TransferTable::expect(void *dst, uint64_t capacity) {
-  return add({static_cast<uint8_t *>(dst), capacity, nullptr});
+uint64_t TransferTable::expect(void *dst, uint64_t capacity, bool keep_failure) {
+  Destination d{static_cast<uint8_t *>(dst), capacity, nullptr};
+  d.keep_failure = keep_failure;
+  return add(std::move(d));
+}
+
+bool TransferTable::take_failed(uint64_t token) {
+  std::lock_guard lock(mu_);
+  auto it = std::find(failed_.begin(), failed_.end(), token);
+  if (it == failed_.end())
+    return false;
+  failed_.erase(it);
+  return true;
 }
 
 namespace {
@@ -150,7 +162,8 @@ void TransferTable::adopt(uint64_t token, void *block, const std::shared_ptr<Con
 }
 
 void TransferTable::cancel(uint64_t token, uint64_t abandoned_call) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  wait_unplaced(lock, token);
   auto it = open_.find(token);
   if (it == open_.end())
     return;
@@ -165,7 +178,8 @@ void TransferTable::cancel(uint64_t token, uint64_t abandoned_call) {
 }
 
 void TransferTable::forget(uint64_t token) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  wait_unplaced(lock, token);
   auto it = open_.find(token);
   if (it != open_.end())
     it->second.ptr = nullptr; // a tombstone until the END (abandoned_call 0: no reply ends it)
@@ -196,62 +210,133 @@ size_t TransferTable::open() const {
   return open_.size();
 }
 
-bool TransferTable::deliver(const MsgBuf &msg, std::string *reason) {
-  ava_msg_hdr hdr;
-  std::memcpy(&hdr, msg.data(), sizeof hdr);
+bool TransferTable::parse_head(const uint8_t *head, uint64_t head_len, DataHead *out,
+                               std::string *reason) {
   constexpr uint64_t kHeader = sizeof(ava_msg_hdr);
-  if (hdr.total_len != msg.size() || hdr.args_len > hdr.total_len - kHeader ||
-      hdr.args_len < sizeof(ava_data) || hdr.reserved != 0 || hdr.func_id != 0) {
+  DataHead &h = *out;
+  if (head_len < kHeader) {
     *reason = "a DATA message with a malformed header";
     return false;
   }
-  ava_data d;
-  std::memcpy(&d, msg.data() + kHeader, sizeof d);
-  const uint64_t pieces_bytes = hdr.args_len - sizeof d;
-  const bool failed = (d.flags & AVA_DATA_FAILED) != 0;
-  const bool in_heap = (d.flags & AVA_DATA_HEAP) != 0;
-  if ((d.flags & ~AVA_DATA_ALL) != 0 || d.npieces > AVA_DATA_MAX_PIECES ||
-      pieces_bytes != static_cast<uint64_t>(d.npieces) * sizeof(ava_data_piece) ||
-      (failed && ((d.flags & AVA_DATA_END) == 0 || d.npieces != 0))) {
+  std::memcpy(&h.hdr, head, sizeof h.hdr);
+  if (h.hdr.kind != AVA_MSG_DATA || h.hdr.total_len < head_len ||
+      h.hdr.args_len != head_len - kHeader || h.hdr.args_len < sizeof(ava_data) ||
+      h.hdr.reserved != 0 || h.hdr.func_id != 0) {
+    *reason = "a DATA message with a malformed header";
+    return false;
+  }
+  std::memcpy(&h.d, head + kHeader, sizeof h.d);
+  const uint64_t pieces_bytes = h.hdr.args_len - sizeof h.d;
+  const bool failed = (h.d.flags & AVA_DATA_FAILED) != 0;
+  if ((h.d.flags & ~AVA_DATA_ALL) != 0 || h.d.npieces > AVA_DATA_MAX_PIECES ||
+      pieces_bytes != static_cast<uint64_t>(h.d.npieces) * sizeof(ava_data_piece) ||
+      (failed && ((h.d.flags & AVA_DATA_END) == 0 || h.d.npieces != 0))) {
     *reason = "a DATA message with malformed pieces";
     return false;
   }
-  const uint8_t *pieces = msg.data() + kHeader + sizeof d;
-  const uint8_t *bytes = msg.data() + kHeader + hdr.args_len;
-  const uint64_t payload = hdr.total_len - kHeader - hdr.args_len;
+  h.pieces = head + kHeader + sizeof h.d;
+  h.payload = h.hdr.total_len - head_len;
+  return true;
+}
 
-  std::lock_guard lock(mu_);
-  auto it = open_.find(hdr.call_id);
-  if (it == open_.end()) {
-    *reason = "DATA for transfer " + std::to_string(hdr.call_id) + ", which nobody expects";
-    return false;
-  }
-  const Destination &dst = it->second;
-  if (in_heap && (dst.lent == nullptr || payload != 0)) {
+bool TransferTable::pieces_fit(const Destination &dst, const DataHead &h, std::string *reason) {
+  const bool in_heap = (h.d.flags & AVA_DATA_HEAP) != 0;
+  if (in_heap && (dst.lent == nullptr || h.payload != 0)) {
     *reason = "DATA in the heap for a transfer that lent none";
     return false;
   }
-  // Every piece is checked before any byte is copied: a lying message
-  // leaves the destination as it was.
   uint64_t sum = 0;
-  for (uint32_t i = 0; i < d.npieces; ++i) {
+  for (uint32_t i = 0; i < h.d.npieces; ++i) {
     ava_data_piece p;
-    std::memcpy(&p, pieces + i * sizeof p, sizeof p);
+    std::memcpy(&p, h.pieces + i * sizeof p, sizeof p);
     if (p.offset > dst.capacity || p.length > dst.capacity - p.offset ||
-        (!in_heap && p.length > payload - sum)) {
+        (!in_heap && p.length > h.payload - sum)) {
       *reason = "a DATA piece outside its destination or its message";
       return false;
     }
     sum += in_heap ? 0 : p.length;
   }
-  if (sum != payload) {
+  if (sum != h.payload) {
     *reason = "a DATA message whose bytes are not its pieces'";
     return false;
   }
-  uint64_t at = 0;
-  for (uint32_t i = 0; i < d.npieces; ++i) {
+  return true;
+}
+
+bool TransferTable::place(const uint8_t *head, uint64_t head_len, struct iovec *iov, int *iovcnt) {
+  DataHead h;
+  std::string ignored; // deliver says it, for the message received whole
+  if (!parse_head(head, head_len, &h, &ignored) || (h.d.flags & AVA_DATA_HEAP) != 0 ||
+      h.d.npieces > static_cast<uint32_t>(kMaxPlaces))
+    return false;
+  std::lock_guard lock(mu_);
+  auto it = open_.find(h.hdr.call_id);
+  // A tombstone's bytes go nowhere: received whole, then dropped.
+  if (it == open_.end() || it->second.ptr == nullptr || placing_ != 0 ||
+      !pieces_fit(it->second, h, &ignored))
+    return false;
+  int n = 0;
+  for (uint32_t i = 0; i < h.d.npieces; ++i) {
     ava_data_piece p;
-    std::memcpy(&p, pieces + i * sizeof p, sizeof p);
+    std::memcpy(&p, h.pieces + i * sizeof p, sizeof p);
+    if (p.length > 0)
+      iov[n++] = {it->second.ptr + p.offset, p.length};
+  }
+  *iovcnt = n;
+  placing_ = h.hdr.call_id;
+  return true;
+}
+
+void TransferTable::landed(bool ok) {
+  (void)ok; // a broken channel breaks the connection; what landed is the program's
+  {
+    std::lock_guard lock(mu_);
+    placing_ = 0;
+  }
+  landed_.notify_all();
+}
+
+void TransferTable::wait_unplaced(std::unique_lock<std::mutex> &lock, uint64_t token) {
+  // The placing reader ends within the channel's stall timeout, or breaks it.
+  landed_.wait(lock, [&] { return placing_ != token; });
+}
+
+bool TransferTable::deliver(const MsgBuf &msg, bool placed, std::string *reason) {
+  constexpr uint64_t kHeader = sizeof(ava_msg_hdr);
+  if (msg.size() < kHeader + sizeof(ava_data)) {
+    *reason = "a DATA message with a malformed header";
+    return false;
+  }
+  ava_msg_hdr hdr;
+  std::memcpy(&hdr, msg.data(), sizeof hdr);
+  // A message received whole holds its payload; a placed one only its head.
+  const uint64_t head_len =
+      placed ? msg.size() : (hdr.args_len <= msg.size() - kHeader ? kHeader + hdr.args_len : 0);
+  DataHead h;
+  if (head_len == 0 || !parse_head(msg.data(), head_len, &h, reason))
+    return false;
+  if (!placed && h.hdr.total_len != msg.size()) {
+    *reason = "a DATA message with a malformed header";
+    return false;
+  }
+  const bool in_heap = (h.d.flags & AVA_DATA_HEAP) != 0;
+  const uint8_t *bytes = msg.data() + head_len;
+
+  std::lock_guard lock(mu_);
+  auto it = open_.find(h.hdr.call_id);
+  if (it == open_.end()) {
+    *reason = "DATA for transfer " + std::to_string(h.hdr.call_id) + ", which nobody expects";
+    return false;
+  }
+  const Destination &dst = it->second;
+  // Every piece is checked before any byte is copied: a lying message
+  // leaves the destination as it was.
+  if (!pieces_fit(dst, h, reason))
+    return false;
+  uint64_t at = 0;
+  for (uint32_t i = 0; !placed && i < h.d.npieces; ++i) {
+    ava_data_piece p;
+    std::memcpy(&p, h.pieces + i * sizeof p, sizeof p);
     // A tombstone's bytes go nowhere.
     if (dst.ptr != nullptr && p.length > 0) {
       if (!in_heap)
@@ -261,7 +346,15 @@ bool TransferTable::deliver(const MsgBuf &msg, std::string *reason) {
     }
     at += in_heap ? 0 : p.length;
   }
-  if ((d.flags & AVA_DATA_END) != 0) {
+  if ((h.d.flags & AVA_DATA_END) != 0) {
+    if (dst.keep_failure && dst.ptr != nullptr && (h.d.flags & AVA_DATA_FAILED) != 0) {
+      try {
+        failed_.push_back(h.hdr.call_id);
+      } catch (const std::bad_alloc &) {
+        *reason = "out of memory in the guest runtime";
+        return false;
+      }
+    }
     open_.erase(it);
     // Pairs with wait_ended's wait (under mu_, so none is missed).
     ended_.notify_all();

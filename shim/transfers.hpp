@@ -14,18 +14,25 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
+#include "ava/wire.h"
 #include "transport/channel.hpp"
 
 namespace ava::guest {
 
 class Connection;
 
-class TransferTable {
+// Also the channel's PayloadSink: on socket channels a DATA message's bytes
+// go straight into the destination, never through a message buffer.
+class TransferTable final : public PayloadSink {
 public:
   // A destination of capacity bytes at dst; its token (never 0), or 0 when
-  // out of memory.
-  uint64_t expect(void *dst, uint64_t capacity);
+  // out of memory. keep_failure: a blocking caller will ask take_failed.
+  uint64_t expect(void *dst, uint64_t capacity, bool keep_failure = false);
+  // Whether token's transfer ended with AVA_DATA_FAILED (registered with
+  // keep_failure; asked once, after its END).
+  bool take_failed(uint64_t token);
   // The same, with a block of conn's shared heap lent for the worker to read
   // into (*heap_offset; AVA_NO_HEAP where there is no heap, it is full or the
   // transfer is small). The block goes back when the transfer ends.
@@ -64,8 +71,15 @@ public:
   void reply_arrived(uint64_t call_id);
   // Copies one DATA message into its destination. False, with *reason, when
   // the message breaks the protocol (a token nobody expects, a piece outside
-  // the destination, lengths that do not add up).
-  bool deliver(const MsgBuf &msg, std::string *reason);
+  // the destination, lengths that do not add up). placed: msg is the head
+  // of a message whose bytes place() put in place already.
+  bool deliver(const MsgBuf &msg, bool placed, std::string *reason);
+  // PayloadSink: the pieces of a DATA message for an open destination,
+  // checked as deliver checks them; anything else is received whole, for
+  // deliver to judge. While the bytes arrive, cancel and forget of that
+  // token wait, so the destination stays the transfer's until they are in.
+  bool place(const uint8_t *head, uint64_t head_len, struct iovec *iov, int *iovcnt) override;
+  void landed(bool ok) override;
   // Destinations still waiting for their end.
   size_t open() const;
   // Whether token's transfer has not ended yet.
@@ -80,10 +94,29 @@ private:
     uint64_t capacity;
     std::shared_ptr<uint8_t> lent; // a heap block, released with the last copy
     uint64_t abandoned_call = 0;   // a tombstone's call
+    bool keep_failure = false;
   };
   uint64_t add(Destination d);
+  // A DATA message's head as sent: header, struct ava_data, its pieces.
+  struct DataHead {
+    ava_msg_hdr hdr;
+    ava_data d;
+    const uint8_t *pieces; // npieces x ava_data_piece, unaligned
+    uint64_t payload;      // bytes after the head, per the header
+  };
+  static bool parse_head(const uint8_t *head, uint64_t head_len, DataHead *out,
+                         std::string *reason);
+  // Whether every piece of h lies in dst (and, for bytes in the message,
+  // within its payload, adding up to it exactly).
+  static bool pieces_fit(const Destination &dst, const DataHead &h, std::string *reason);
+  // Waits (mu_ held through lock) while token's bytes are being placed.
+  void wait_unplaced(std::unique_lock<std::mutex> &lock, uint64_t token);
   mutable std::mutex mu_;
-  std::condition_variable ended_; // a transfer ended (deliver, cancel)
+  std::condition_variable ended_;  // a transfer ended (deliver, cancel)
+  std::condition_variable landed_; // placing_ went back to 0
+  uint64_t placing_ = 0;           // the token whose bytes a channel is placing
+  // Tokens registered with keep_failure whose END said FAILED, until taken.
+  std::vector<uint64_t> failed_;
   std::unordered_map<uint64_t, Destination> open_;
   uint64_t next_token_ = 1;
 };

@@ -107,6 +107,27 @@ Status parse_address(std::string_view text, ChannelKind default_kind, Address *o
 // Parses "unix", "tcp", "shm", "vsock", "kmod" or "serial".
 Status parse_channel_kind(std::string_view text, ChannelKind *out);
 
+// A receiver that may take a message's payload (the bytes after its
+// argument block) straight into memory of its own instead of the message
+// buffer: the guest receives a DATA message's bytes into the program's
+// buffer, without copying them again.
+class PayloadSink {
+public:
+  // Most places one payload may go to.
+  static constexpr int kMaxPlaces = 256;
+  // head: the message's header and argument block (64 + args_len bytes);
+  // the channel checked its framing only. True, with iov[0..*iovcnt) (at
+  // most kMaxPlaces) whose lengths add up to the payload, to receive the
+  // payload there; false to receive the message whole, as recv does.
+  virtual bool place(const uint8_t *head, uint64_t head_len, struct iovec *iov, int *iovcnt) = 0;
+  // Follows every place() that said true: the payload is in (ok), or the
+  // channel broke on the way (the places may hold part of it).
+  virtual void landed(bool ok) = 0;
+
+protected:
+  ~PayloadSink() = default;
+};
+
 class Channel {
 public:
   virtual ~Channel() = default;
@@ -128,6 +149,17 @@ public:
   // would take a CPU from the driver's own threads on a machine with few.
   // Channels that never spin need not override it.
   virtual Status recv_without_spin(MsgBuf &buf, int timeout_ms) { return recv(buf, timeout_ms); }
+  // As recv (spin) or recv_without_spin, offering sink the payload of a
+  // large message. *placed true: buf holds the header and argument block
+  // only (its size is less than the header's total_len), and the payload
+  // went where sink said. Channels whose messages arrive in memory already
+  // (shared-memory rings) never place.
+  virtual Status recv_placed(MsgBuf &buf, int timeout_ms, bool spin, PayloadSink &sink,
+                             bool *placed) {
+    (void)sink;
+    *placed = false;
+    return spin ? recv(buf, timeout_ms) : recv_without_spin(buf, timeout_ms);
+  }
   // Makes blocked and future send/recv fail with AVA_E_CLOSED (any thread).
   virtual void shutdown() = 0;
   virtual std::string describe() const = 0;

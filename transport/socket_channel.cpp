@@ -278,7 +278,7 @@ Status SocketChannel::fill_stage(size_t want, int timeout_ms, bool spin) {
   return Status::ok();
 }
 
-Status SocketChannel::read_body(uint8_t *dst, uint64_t len, uint64_t total) {
+Status SocketChannel::read_body(uint8_t *dst, uint64_t len, uint64_t at, uint64_t total) {
   Deadline stall(stall_timeout_ms_);
   uint64_t done = 0;
   while (done < len) {
@@ -289,7 +289,7 @@ Status SocketChannel::read_body(uint8_t *dst, uint64_t len, uint64_t total) {
       stall.restart(stall_timeout_ms_);
       continue;
     }
-    const uint64_t got = total - len + done;
+    const uint64_t got = at + done;
     if (n == 0)
       return break_recv(AVA_E_CLOSED, "peer closed the channel mid-message (truncated: " +
                                           fmt_u64(got) + " of " + fmt_u64(total) + " bytes)");
@@ -315,7 +315,19 @@ Status SocketChannel::read_body(uint8_t *dst, uint64_t len, uint64_t total) {
   return Status::ok();
 }
 
-Status SocketChannel::receive(MsgBuf &buf, int timeout_ms, bool spin) {
+Status SocketChannel::read_span(uint8_t *dst, uint64_t len, uint64_t at, uint64_t total) {
+  const uint64_t from_stage = std::min<uint64_t>(stage_end_ - stage_begin_, len);
+  std::memcpy(dst, stage_.get() + stage_begin_, from_stage);
+  stage_begin_ += from_stage;
+  if (stage_begin_ == stage_end_)
+    stage_begin_ = stage_end_ = 0;
+  if (from_stage == len)
+    return Status::ok();
+  return read_body(dst + from_stage, len - from_stage, at + from_stage, total);
+}
+
+Status SocketChannel::receive(MsgBuf &buf, int timeout_ms, bool spin, PayloadSink *sink,
+                              bool *placed) {
   buf.set_size(0);
   if (shut_.load(std::memory_order_acquire))
     return closed_status("recv");
@@ -339,16 +351,37 @@ Status SocketChannel::receive(MsgBuf &buf, int timeout_ms, bool spin) {
   if (!buf.reserve(hdr.total_len))
     return break_recv(AVA_E_NOMEM,
                       "cannot allocate " + fmt_u64(hdr.total_len) + " bytes for a message");
-  const uint64_t from_stage = std::min<uint64_t>(stage_end_ - stage_begin_, hdr.total_len);
-  std::memcpy(buf.data(), stage_.get() + stage_begin_, from_stage);
-  stage_begin_ += from_stage;
-  if (stage_begin_ == stage_end_)
-    stage_begin_ = stage_end_ = 0;
-  if (from_stage < hdr.total_len) {
-    st = read_body(buf.data() + from_stage, hdr.total_len - from_stage, hdr.total_len);
+  uint64_t have = 0;
+  if (sink != nullptr && hdr.args_len <= hdr.total_len - kHdrBytes &&
+      hdr.total_len - kHdrBytes - hdr.args_len >= kPlaceMin) {
+    // The head first, so that the sink can say where the rest goes.
+    have = kHdrBytes + hdr.args_len;
+    st = read_span(buf.data(), have, 0, hdr.total_len);
     if (!st.is_ok())
       return st;
+    struct iovec places[PayloadSink::kMaxPlaces];
+    int nplaces = 0;
+    if (sink->place(buf.data(), have, places, &nplaces)) {
+      uint64_t got = have;
+      for (int i = 0; i < nplaces && st.is_ok(); ++i) {
+        st = read_span(static_cast<uint8_t *>(places[i].iov_base), places[i].iov_len, got,
+                       hdr.total_len);
+        got += places[i].iov_len;
+      }
+      if (st.is_ok() && got != hdr.total_len)
+        st = break_recv(AVA_E_PROTO, "a receiver placed " + fmt_u64(got - have) + " of a " +
+                                         fmt_u64(hdr.total_len - have) + "-byte payload");
+      sink->landed(st.is_ok());
+      if (!st.is_ok())
+        return st;
+      buf.set_size(have);
+      *placed = true;
+      return Status::ok();
+    }
   }
+  st = read_span(buf.data() + have, hdr.total_len - have, have, hdr.total_len);
+  if (!st.is_ok())
+    return st;
   buf.set_size(hdr.total_len);
   return Status::ok();
 }

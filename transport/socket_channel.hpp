@@ -25,9 +25,16 @@ public:
   SocketChannel &operator=(const SocketChannel &) = delete;
 
   Status send(const struct iovec *iov, int iovcnt) override;
-  Status recv(MsgBuf &buf, int timeout_ms) override { return receive(buf, timeout_ms, true); }
+  Status recv(MsgBuf &buf, int timeout_ms) override {
+    return receive(buf, timeout_ms, true, nullptr, nullptr);
+  }
   Status recv_without_spin(MsgBuf &buf, int timeout_ms) override {
-    return receive(buf, timeout_ms, false);
+    return receive(buf, timeout_ms, false, nullptr, nullptr);
+  }
+  Status recv_placed(MsgBuf &buf, int timeout_ms, bool spin, PayloadSink &sink,
+                     bool *placed) override {
+    *placed = false;
+    return receive(buf, timeout_ms, spin, &sink, placed);
   }
   void shutdown() override;
   std::string describe() const override { return description_; }
@@ -46,10 +53,17 @@ private:
   static constexpr size_t kStageBytes = 64 * 1024;
 
   Status check_header(const ava_msg_hdr &hdr);
-  Status receive(MsgBuf &buf, int timeout_ms, bool spin);
+  // Payloads smaller than this are not offered to a sink: the read-ahead
+  // holds most of them already, and a copy of a few KiB costs less.
+  static constexpr uint64_t kPlaceMin = 64 * 1024;
+
+  Status receive(MsgBuf &buf, int timeout_ms, bool spin, PayloadSink *sink, bool *placed);
+  // Reads the len bytes that follow the first at bytes of a message of
+  // total bytes into dst: the read-ahead's first, then the socket's.
+  Status read_span(uint8_t *dst, uint64_t len, uint64_t at, uint64_t total);
   // spin: poll briefly (AVA_SOCKET_SPIN_NS) before sleeping in poll().
   Status fill_stage(size_t want, int timeout_ms, bool spin);
-  Status read_body(uint8_t *dst, uint64_t len, uint64_t total);
+  Status read_body(uint8_t *dst, uint64_t len, uint64_t at, uint64_t total);
   Status write_all(const struct iovec *iov, int iovcnt, uint64_t total);
   // Records why the stream can no longer be read and returns that status.
   Status break_recv(int code, std::string message);

@@ -446,6 +446,7 @@ void GuestSession::report() {
     r.calls = connection_->calls_served();
     r.sync = connection_->sync_calls_served();
     r.refused = connection_->calls_refused();
+    r.staged = connection_->transfers().delivered();
     r.session_id = session_id_;
     r.peer = peer_;
     Status written = append_session_report(report_file_, r);

@@ -9,8 +9,12 @@
 // that served the guest: one per guest under the supervisor, one for all
 // with --shared.
 //
-//   session spec=opencl pid=4242 worker=4250 calls=1375 sync=412 refused=0 id=0x9f3c... peer=-
+//   session spec=opencl pid=4242 worker=4250 calls=1375 sync=412 refused=0 staged=24 id=0x9f3c...
+//   peer=-
 //
+// staged counts the staged transfers whose end went to the guest (reads
+// whose bytes the worker sent after their call: non-blocking ones, and
+// large blocking ones over sockets; AVA_MSG_DATA).
 // id is the session id of the handshake (0 when it never completed), peer
 // the name of the guest's credential (worker/credentials.hpp) or -.
 //
@@ -32,6 +36,7 @@ struct SessionReport {
   uint64_t calls = 0;   // calls handed to the spec's dispatch
   uint64_t sync = 0;    // of those, calls the guest waited for (the rest came async)
   uint64_t refused = 0; // calls refused before they ran (malformed, policed, over a policy)
+  uint64_t staged = 0;  // staged transfers ended towards the guest
   uint64_t session_id = 0;
   std::string peer; // empty: no credential table
 };

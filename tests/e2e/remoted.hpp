@@ -25,6 +25,7 @@ struct WorkerReport {
     uint64_t calls = 0;
     uint64_t sync = 0; // calls the program waited for
     uint64_t refused = 0;
+    uint64_t staged = 0; // staged transfers whose end went to the guest
   };
   std::map<std::string, Totals> specs;
   struct Session {
@@ -34,6 +35,7 @@ struct WorkerReport {
     uint64_t calls = 0;
     uint64_t sync = 0;
     uint64_t refused = 0;
+    uint64_t staged = 0;
     uint64_t session_id = 0; // the handshake's; 0 when it never completed
     std::string peer;        // the credential's name, or "-"
   };

@@ -9,7 +9,10 @@
 // worker ran thousands more calls than with pipelining off
 // (AVA_PIPELINE_CHUNK=0), one per piece. A guest whose worker is killed in
 // the middle of such transfers gets an error, not a hang, and a guest of the
-// same worker beside it goes on with whole data.
+// same worker beside it goes on with whole data. Over sockets (no heap) the
+// blocking reads of 1 MiB and more go staged instead, their bytes placed
+// straight into the program's buffer: the worker's report counts one staged
+// transfer more for each than with AVA_STAGE_BLOCKING=0, with the same output.
 #include <criterion/criterion.h>
 
 #include <signal.h>
@@ -27,6 +30,8 @@ const std::string kProgram = std::string(OCL_DIR) + "/ocl_pipelined";
 // size set (pipelined.c kSizes), made 24 times (3 offsets, blocking or
 // not, read and write, two queues): 18936 calls, more with the waits.
 constexpr uint64_t kExtraCalls = 15000;
+// Its blocking reads of at least 1 MiB: 4 sizes at 3 offsets on 2 queues.
+constexpr uint64_t kStagedBlockingReads = 24;
 
 // The program's buffers stay ordinary ones (AVA_BUFFERS_IN_HEAP=0): in the
 // heap their transfers would go gated, in one copy, instead of in pieces
@@ -48,13 +53,25 @@ Test(e2e_opencl_pipelined, pieces_at_every_boundary_match_native, .timeout = 900
   const ProcResult native = run_proc({kProgram}, cmp.native_env, cmp.timeout_ms);
   cr_assert_eq(native.exit_code, 0, "native: %s", native.err.c_str());
   uint64_t piece_calls = 0;
+  uint64_t tcp_staged = 0;
   for (const std::string &ch : cmp.channels) {
     const remoted::RemotedRun r = remoted::run_remoted(AVA_BIN, ch, {kProgram}, cmp);
     for (const std::string &d : remoted::differences(native, r, cmp))
       cr_expect_fail("[%s] %s", ch.c_str(), d.c_str());
     if (ch == "shm")
       piece_calls = r.report.of("opencl").calls;
+    if (ch == "tcp")
+      tcp_staged = r.report.of("opencl").staged;
   }
+  remoted::Comparison unstaged = cmp;
+  unstaged.remoted_env.push_back("AVA_STAGE_BLOCKING=0");
+  const remoted::RemotedRun tcp_whole = remoted::run_remoted(AVA_BIN, "tcp", {kProgram}, unstaged);
+  for (const std::string &d : remoted::differences(native, tcp_whole, unstaged))
+    cr_expect_fail("[tcp, blocking reads in replies] %s", d.c_str());
+  cr_expect_geq(tcp_staged, tcp_whole.report.of("opencl").staged + kStagedBlockingReads,
+                "over tcp %lu transfers went staged, %lu with AVA_STAGE_BLOCKING=0: the large "
+                "blocking reads did not",
+                (unsigned long)tcp_staged, (unsigned long)tcp_whole.report.of("opencl").staged);
   cmp.remoted_env = env_with_chunk("0");
   const remoted::RemotedRun whole = remoted::run_remoted(AVA_BIN, "shm", {kProgram}, cmp);
   for (const std::string &d : remoted::differences(native, whole, cmp))

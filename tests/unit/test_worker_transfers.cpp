@@ -33,18 +33,24 @@ constexpr uint64_t kChunk = ava::TransferBook::kChunkBytes;
 // A call being served, and the guest's table at the other end.
 struct Guest : ava::testing::ServedCall {
   ava::guest::TransferTable table;
+  bool place = false; // offer the table large payloads, as the guest's reader does
+  int placed = 0;     // DATA messages whose bytes went straight into place
 
   // Receives until a message of another kind than DATA arrives (or the
   // channel ends), delivering every DATA; returns that kind (0 if none).
   uint16_t receive_until_other(int *data_messages, std::string *refused) {
     for (;;) {
       ava::MsgBuf msg;
-      if (!peer->recv(msg, 10000).is_ok())
+      bool in_place = false;
+      const ava::Status st =
+          place ? peer->recv_placed(msg, 10000, true, table, &in_place) : peer->recv(msg, 10000);
+      if (!st.is_ok())
         return 0;
       if (msg.header()->kind != AVA_MSG_DATA)
         return msg.header()->kind;
       ++*data_messages;
-      if (!table.deliver(msg, refused))
+      placed += in_place ? 1 : 0;
+      if (!table.deliver(msg, in_place, refused))
         return AVA_MSG_DATA;
     }
   }
@@ -82,36 +88,43 @@ Test(worker_transfers, every_size_around_the_chunk_boundaries_arrives_whole, .ti
       {"three chunks and 7", 3 * kChunk + 7},
       {"64 MiB and 3", (64ull << 20) + 3},
   };
-  for (const SizeCase &c : cases) {
-    Guest g;
-    std::vector<uint8_t> dst(c.bytes + 16, 0xA5);
-    const uint64_t token = g.table.expect(dst.data() + 8, c.bytes);
-    cr_assert_neq(token, 0u);
-    const std::vector<uint8_t> want = pattern(c.bytes, static_cast<uint8_t>(c.bytes));
-    {
-      ava::CurrentCall in(g.call.get());
-      ava_w_transfer *t = ava_w_transfer_begin(token, c.bytes, AVA_NO_HEAP);
-      cr_assert_not_null(t, "%s: begin", c.name);
-      std::memcpy(ava_w_transfer_staging(t), want.data(), c.bytes);
-      cr_assert_eq(ava_w_transfer_piece(t, 0, 0, c.bytes), AVA_OK);
-      ava_w_transfer_start(t, nullptr, nullptr, nullptr);
-      int messages = 0;
-      std::string refused;
-      std::thread rx([&] {
-        cr_expect_eq(g.receive_until_other(&messages, &refused), AVA_MSG_GOODBYE, "%s: %s", c.name,
-                     refused.c_str());
-      });
-      ava_w_transfer_finished(t, 1);
-      send_marker(g);
-      rx.join();
-      cr_expect_eq(messages, static_cast<int>((c.bytes + kChunk - 1) / kChunk), "%s: %d messages",
-                   c.name, messages);
+  for (const SizeCase &c : cases)
+    for (const bool place : {false, true}) {
+      Guest g;
+      g.place = place;
+      std::vector<uint8_t> dst(c.bytes + 16, 0xA5);
+      const uint64_t token = g.table.expect(dst.data() + 8, c.bytes);
+      cr_assert_neq(token, 0u);
+      const std::vector<uint8_t> want = pattern(c.bytes, static_cast<uint8_t>(c.bytes));
+      {
+        ava::CurrentCall in(g.call.get());
+        ava_w_transfer *t = ava_w_transfer_begin(token, c.bytes, AVA_NO_HEAP);
+        cr_assert_not_null(t, "%s: begin", c.name);
+        std::memcpy(ava_w_transfer_staging(t), want.data(), c.bytes);
+        cr_assert_eq(ava_w_transfer_piece(t, 0, 0, c.bytes), AVA_OK);
+        ava_w_transfer_start(t, nullptr, nullptr, nullptr);
+        int messages = 0;
+        std::string refused;
+        std::thread rx([&] {
+          cr_expect_eq(g.receive_until_other(&messages, &refused), AVA_MSG_GOODBYE, "%s: %s",
+                       c.name, refused.c_str());
+        });
+        ava_w_transfer_finished(t, 1);
+        send_marker(g);
+        rx.join();
+        cr_expect_eq(messages, static_cast<int>((c.bytes + kChunk - 1) / kChunk), "%s: %d messages",
+                     c.name, messages);
+        // Payloads of 64 KiB and more go straight into the destination.
+        const int large = static_cast<int>(c.bytes / kChunk) + (c.bytes % kChunk >= 65536 ? 1 : 0);
+        cr_expect_eq(g.placed, place ? large : 0, "%s: %d of %d messages placed", c.name, g.placed,
+                     messages);
+      }
+      cr_expect(std::memcmp(dst.data() + 8, want.data(), c.bytes) == 0, "%s: bytes differ", c.name);
+      cr_expect(dst[7] == 0xA5 && dst[c.bytes + 8] == 0xA5, "%s: bytes outside were written",
+                c.name);
+      cr_expect_eq(g.table.open(), 0u, "%s: the destination is still open", c.name);
+      cr_expect_eq(g.connection->transfers().pool()->used(), 0u, "%s: staging kept", c.name);
     }
-    cr_expect(std::memcmp(dst.data() + 8, want.data(), c.bytes) == 0, "%s: bytes differ", c.name);
-    cr_expect(dst[7] == 0xA5 && dst[c.bytes + 8] == 0xA5, "%s: bytes outside were written", c.name);
-    cr_expect_eq(g.table.open(), 0u, "%s: the destination is still open", c.name);
-    cr_expect_eq(g.connection->transfers().pool()->used(), 0u, "%s: staging kept", c.name);
-  }
 }
 
 // Rows with gaps between them, more than one message's worth of pieces.
@@ -332,7 +345,7 @@ Test(worker_transfers, the_guest_refuses_data_that_lies) {
     std::vector<uint8_t> dst(64, 0x42);
     cr_assert_eq(table.expect(dst.data(), dst.size()), 1u);
     std::string reason;
-    cr_expect_not(table.deliver(data_message(l), &reason), "%s: accepted", l.name);
+    cr_expect_not(table.deliver(data_message(l), false, &reason), "%s: accepted", l.name);
     cr_expect_not(reason.empty(), "%s: no reason", l.name);
     cr_expect_eq(std::count(dst.begin(), dst.end(), 0x42), 64, "%s: written", l.name);
   }
@@ -340,13 +353,64 @@ Test(worker_transfers, the_guest_refuses_data_that_lies) {
   std::vector<uint8_t> dst(64, 0x42);
   const uint64_t token = table.expect(dst.data(), dst.size());
   std::string reason;
-  cr_expect(table.deliver(data_message({"ok", token, 0, {{56, 8}, {0, 0}}, 8, 0}), &reason), "%s",
-            reason.c_str());
+  cr_expect(table.deliver(data_message({"ok", token, 0, {{56, 8}, {0, 0}}, 8, 0}), false, &reason),
+            "%s", reason.c_str());
   cr_expect_eq(dst[56], 0xCC);
   cr_expect_eq(table.open(), 1u, "without END the destination stays open");
-  cr_expect(table.deliver(data_message({"end", token, AVA_DATA_END, {}, 0, 0}), &reason));
+  cr_expect(table.deliver(data_message({"end", token, AVA_DATA_END, {}, 0, 0}), false, &reason));
   cr_expect_eq(table.open(), 0u);
   table.cancel(token, 0); // harmless after the end
+}
+
+// On a socket channel a large DATA payload goes straight into its
+// destination, but only where deliver would have copied it: a lie, an
+// unknown token or a tombstone is received whole and judged by deliver, and
+// the destination stays as it was.
+Test(worker_transfers, large_data_is_placed_only_where_deliver_would_copy_it) {
+  constexpr uint64_t kBytes = 128 * 1024;
+  struct Case {
+    const char *name;
+    uint64_t offset; // of the one piece
+    bool known;      // the token is expected
+    bool tombstone;  // ... but its call was abandoned
+    bool placed;     // what should happen
+    bool accepted;
+  };
+  const Case cases[] = {
+      {"a piece that fits", 8, true, false, true, true},
+      {"a piece past the destination", 64, true, false, false, false},
+      {"a token nobody expects", 8, false, false, false, false},
+      {"a tombstone's bytes", 8, true, true, false, true},
+  };
+  for (const Case &c : cases) {
+    std::unique_ptr<ava::Channel> worker, guest;
+    cr_assert(ava::channel_pair(&worker, &guest).is_ok());
+    ava::guest::TransferTable table;
+    std::vector<uint8_t> dst(kBytes + 16, 0x42);
+    const uint64_t token = table.expect(dst.data(), dst.size());
+    if (c.tombstone)
+      table.cancel(token, 77);
+    ava::MsgBuf m =
+        data_message({c.name, c.known ? token : token + 100, 0, {{c.offset, kBytes}}, kBytes, 0});
+    const struct iovec iov = {m.data(), m.size()};
+    std::thread tx([&] { cr_expect(worker->send(&iov, 1).is_ok(), "%s: send", c.name); });
+    ava::MsgBuf msg;
+    bool placed = false;
+    cr_assert(guest->recv_placed(msg, 10000, true, table, &placed).is_ok(), "%s: recv", c.name);
+    tx.join();
+    cr_expect_eq(placed, c.placed, "%s: placed %d", c.name, placed);
+    std::string reason;
+    cr_expect_eq(table.deliver(msg, placed, &reason), c.accepted, "%s: %s", c.name, reason.c_str());
+    const auto untouched = std::count(dst.begin(), dst.end(), 0x42);
+    if (c.placed) {
+      cr_expect_eq(untouched, 16, "%s: %ld bytes untouched", c.name, static_cast<long>(untouched));
+      cr_expect(dst[7] == 0x42 && dst[8] == 0xCC && dst[kBytes + 7] == 0xCC &&
+                    dst[kBytes + 8] == 0x42,
+                "%s: the bytes landed elsewhere", c.name);
+    } else {
+      cr_expect_eq(untouched, static_cast<long>(dst.size()), "%s: written", c.name);
+    }
+  }
 }
 
 // A call abandoned (no reply in call_timeout_ms) leaves its token as a
@@ -363,15 +427,16 @@ Test(worker_transfers, late_data_of_an_abandoned_call_goes_nowhere) {
     const uint64_t token = table.expect(dst.data(), dst.size());
     table.cancel(token, 77);
     cr_expect_eq(table.open(), 1u, "the tombstone is gone before its DATA");
-    cr_expect(table.deliver(data_message({"late", token, 0, {{0, 8}}, 8, 0}), &reason), "%s",
+    cr_expect(table.deliver(data_message({"late", token, 0, {{0, 8}}, 8, 0}), false, &reason), "%s",
               reason.c_str());
     cr_expect_eq(std::count(dst.begin(), dst.end(), 0x42), 64, "late DATA was written");
     // Its lies are still lies.
-    cr_expect_not(table.deliver(data_message({"past", token, 0, {{65, 0}}, 0, 0}), &reason));
-    cr_expect(table.deliver(data_message({"end", token, AVA_DATA_END, {}, 0, 0}), &reason), "%s",
-              reason.c_str());
+    cr_expect_not(table.deliver(data_message({"past", token, 0, {{65, 0}}, 0, 0}), false, &reason));
+    cr_expect(table.deliver(data_message({"end", token, AVA_DATA_END, {}, 0, 0}), false, &reason),
+              "%s", reason.c_str());
     cr_expect_eq(table.open(), 0u);
-    cr_expect_not(table.deliver(data_message({"after end", token, 0, {{0, 8}}, 8, 0}), &reason));
+    cr_expect_not(
+        table.deliver(data_message({"after end", token, 0, {{0, 8}}, 8, 0}), false, &reason));
   }
   {
     ava::guest::TransferTable table;
@@ -382,8 +447,10 @@ Test(worker_transfers, late_data_of_an_abandoned_call_goes_nowhere) {
     table.cancel(other, 78);
     table.reply_arrived(77); // DATA for call 77 would have come before it
     cr_expect_eq(table.open(), 1u, "only call 77's tombstone goes");
-    cr_expect_not(table.deliver(data_message({"after reply", mine, 0, {{0, 8}}, 8, 0}), &reason));
-    cr_expect(table.deliver(data_message({"other", other, AVA_DATA_END, {}, 0, 0}), &reason));
+    cr_expect_not(
+        table.deliver(data_message({"after reply", mine, 0, {{0, 8}}, 8, 0}), false, &reason));
+    cr_expect(
+        table.deliver(data_message({"other", other, AVA_DATA_END, {}, 0, 0}), false, &reason));
   }
   {
     ava::guest::TransferTable table;
@@ -405,8 +472,8 @@ Test(worker_transfers, a_wait_for_a_transfers_end_wakes_at_the_end) {
   cr_expect(table.is_open(token));
   std::thread reader([&] {
     std::string reason;
-    cr_expect(table.deliver(data_message({"end", token, AVA_DATA_END, {}, 0, 0}), &reason), "%s",
-              reason.c_str());
+    cr_expect(table.deliver(data_message({"end", token, AVA_DATA_END, {}, 0, 0}), false, &reason),
+              "%s", reason.c_str());
   });
   cr_expect(table.wait_ended(token, std::chrono::milliseconds(60000)), "no END seen");
   reader.join();

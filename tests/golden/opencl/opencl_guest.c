@@ -760,6 +760,27 @@ static void ava_cl_guest_fini(void)
 #define ava_cl_adopt(token, block) ava_guest_transfer_adopt(&ava_opencl_guest_spec, token, block)
 #define ava_cl_map_alloc(bytes) ava_guest_map_alloc(&ava_opencl_guest_spec, bytes)
 #define ava_cl_map_release(block) ava_guest_zerocopy_free(&ava_opencl_guest_spec, block)
+#define ava_cl_stage_blocking(bytes) ava_guest_stage_blocking(&ava_opencl_guest_spec, bytes)
+#define ava_cl_expect_blocking(dst, capacity)                                                   \
+	ava_guest_transfer_expect_blocking(&ava_opencl_guest_spec, dst, capacity)
+#define ava_cl_expect_finish(token) ava_guest_transfer_finish(&ava_opencl_guest_spec, token)
+/*
+ * A blocking read that went staged, once ava_cl_expect_finish said how its
+ * transfer ended: done, its command failed (an event of its wait list did;
+ * the destination is untouched), or the connection broke, as for any call
+ * that cannot reach the worker. The event of a failed read is not the
+ * program's.
+ */
+static inline cl_int ava_cl_staged_end(int finished, cl_event *event)
+{
+	if (finished > 0)
+		return CL_SUCCESS;
+	if (event != NULL && *event != NULL) {
+		clReleaseEvent(*event);
+		*event = NULL;
+	}
+	return finished == 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_OUT_OF_RESOURCES;
+}
 #else
 #define ava_cl_expect(dst, capacity) ((void)(dst), (void)(capacity), (uint64_t)0)
 #define ava_cl_expect_lent(dst, capacity, heap_offset)                                          \
@@ -771,6 +792,10 @@ static void ava_cl_guest_fini(void)
 #define ava_cl_adopt(token, block) ((void)(token), (void)(block))
 #define ava_cl_map_alloc(bytes) ((void)(bytes), (void *)0)
 #define ava_cl_map_release(block) ((void)(block))
+#define ava_cl_stage_blocking(bytes) ((void)(bytes), 0)
+#define ava_cl_expect_blocking(dst, capacity) ((void)(dst), (void)(capacity), (uint64_t)0)
+#define ava_cl_expect_finish(token) ((void)(token), -1)
+#define ava_cl_staged_end(finished, event) ((void)(event), (finished) > 0 ? CL_SUCCESS : CL_OUT_OF_RESOURCES)
 #endif
 
 cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
@@ -1286,7 +1311,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1290 "opencl_guest.c"
+#line 1315 "opencl_guest.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -1594,7 +1619,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1598 "opencl_guest.c"
+#line 1623 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1608,7 +1633,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1612 "opencl_guest.c"
+#line 1637 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1649,7 +1674,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1653 "opencl_guest.c"
+#line 1678 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1672,7 +1697,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1676 "opencl_guest.c"
+#line 1701 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1683,7 +1708,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1687 "opencl_guest.c"
+#line 1712 "opencl_guest.c"
 #line 191 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1703,7 +1728,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1707 "opencl_guest.c"
+#line 1732 "opencl_guest.c"
 #line 234 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1762,7 +1787,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1766 "opencl_guest.c"
+#line 1791 "opencl_guest.c"
 #line 118 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1937,7 +1962,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1941 "opencl_guest.c"
+#line 1966 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -1994,7 +2019,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 1998 "opencl_guest.c"
+#line 2023 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2021,14 +2046,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2025 "opencl_guest.c"
+#line 2050 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 706 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2032 "opencl_guest.c"
+#line 2057 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -2567,7 +2592,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 2571 "opencl_guest.c"
+#line 2596 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -2894,7 +2919,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2898 "opencl_guest.c"
+#line 2923 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -4197,7 +4222,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4201 "opencl_guest.c"
+#line 4226 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4265,7 +4290,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4269 "opencl_guest.c"
+#line 4294 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4347,7 +4372,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4351 "opencl_guest.c"
+#line 4376 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4658,7 +4683,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 4662 "opencl_guest.c"
+#line 4687 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4734,7 +4759,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 4738 "opencl_guest.c"
+#line 4763 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4872,7 +4897,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4876 "opencl_guest.c"
+#line 4901 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4964,7 +4989,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 4968 "opencl_guest.c"
+#line 4993 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5030,7 +5055,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 5034 "opencl_guest.c"
+#line 5059 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5202,7 +5227,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5206 "opencl_guest.c"
+#line 5231 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5357,7 +5382,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5361 "opencl_guest.c"
+#line 5386 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5442,7 +5467,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5446 "opencl_guest.c"
+#line 5471 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5518,7 +5543,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5522 "opencl_guest.c"
+#line 5547 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5567,7 +5592,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5571 "opencl_guest.c"
+#line 5596 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5619,7 +5644,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 5623 "opencl_guest.c"
+#line 5648 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5721,7 +5746,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 5725 "opencl_guest.c"
+#line 5750 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5960,7 +5985,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5964 "opencl_guest.c"
+#line 5989 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6063,7 +6088,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6067 "opencl_guest.c"
+#line 6092 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6146,7 +6171,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6150 "opencl_guest.c"
+#line 6175 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6236,7 +6261,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6240 "opencl_guest.c"
+#line 6265 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6367,7 +6392,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6371 "opencl_guest.c"
+#line 6396 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6595,7 +6620,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6599 "opencl_guest.c"
+#line 6624 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7431,7 +7456,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7435 "opencl_guest.c"
+#line 7460 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7633,7 +7658,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 7637 "opencl_guest.c"
+#line 7662 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7715,7 +7740,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7719 "opencl_guest.c"
+#line 7744 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7933,7 +7958,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 7937 "opencl_guest.c"
+#line 7962 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8000,7 +8025,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 8004 "opencl_guest.c"
+#line 8029 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8081,7 +8106,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8085 "opencl_guest.c"
+#line 8110 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8318,7 +8343,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8322 "opencl_guest.c"
+#line 8347 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8388,7 +8413,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 8392 "opencl_guest.c"
+#line 8417 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8634,7 +8659,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8638 "opencl_guest.c"
+#line 8663 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8689,7 +8714,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8693 "opencl_guest.c"
+#line 8718 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8738,7 +8763,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8742 "opencl_guest.c"
+#line 8767 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8790,7 +8815,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 8794 "opencl_guest.c"
+#line 8819 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8833,7 +8858,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 8837 "opencl_guest.c"
+#line 8862 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9016,10 +9041,13 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 				     num_events_in_wait_list, event_wait_list, event, &ava_rc))
 			return ava_rc;
 	}
-	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
-		uint64_t ava_heap;
-		uint64_t ava_token =
-			ava_cl_expect_lent(ptr, ava_cl_span(buffer, offset, size), &ava_heap);
+	if (ava_is_guest && ptr != NULL &&
+	    (blocking_read == CL_FALSE ||
+	     ava_cl_stage_blocking(ava_cl_span(buffer, offset, size)))) {
+		uint64_t ava_span = ava_cl_span(buffer, offset, size);
+		uint64_t ava_heap = AVA_NO_HEAP;
+		uint64_t ava_token = blocking_read ? ava_cl_expect_blocking(ptr, ava_span)
+						   : ava_cl_expect_lent(ptr, ava_span, &ava_heap);
 
 		if (ava_token != 0) {
 			cl_int ava_rc = ava_cl_read_buffer_staged(
@@ -9028,13 +9056,15 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
+			else if (blocking_read)
+				ava_rc = ava_cl_staged_end(ava_cl_expect_finish(ava_token), event);
 			return ava_cl_made_event(ava_rc, command_queue, event);
 		}
 	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9038 "opencl_guest.c"
+#line 9068 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9110,7 +9140,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 175 "specs/opencl/opencl_enqueue.spec.inc"
+#line 187 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
@@ -9144,7 +9174,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9148 "opencl_guest.c"
+#line 9178 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9259,7 +9289,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 237 "specs/opencl/opencl_enqueue.spec.inc"
+#line 249 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -9282,7 +9312,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9286 "opencl_guest.c"
+#line 9316 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9394,7 +9424,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 284 "specs/opencl/opencl_enqueue.spec.inc"
+#line 296 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -9406,7 +9436,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9410 "opencl_guest.c"
+#line 9440 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9495,9 +9525,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 311 "specs/opencl/opencl_enqueue.spec.inc"
+#line 323 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9501 "opencl_guest.c"
+#line 9531 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9624,9 +9654,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 335 "specs/opencl/opencl_enqueue.spec.inc"
+#line 347 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9630 "opencl_guest.c"
+#line 9660 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9725,9 +9755,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 353 "specs/opencl/opencl_enqueue.spec.inc"
+#line 365 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9731 "opencl_guest.c"
+#line 9761 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9830,7 +9860,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 378 "specs/opencl/opencl_enqueue.spec.inc"
+#line 390 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -9850,7 +9880,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9854 "opencl_guest.c"
+#line 9884 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9948,7 +9978,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 419 "specs/opencl/opencl_enqueue.spec.inc"
+#line 431 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -9958,7 +9988,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9962 "opencl_guest.c"
+#line 9992 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10075,9 +10105,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 449 "specs/opencl/opencl_enqueue.spec.inc"
+#line 461 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10081 "opencl_guest.c"
+#line 10111 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10196,9 +10226,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 470 "specs/opencl/opencl_enqueue.spec.inc"
+#line 482 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10202 "opencl_guest.c"
+#line 10232 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10307,9 +10337,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 490 "specs/opencl/opencl_enqueue.spec.inc"
+#line 502 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10313 "opencl_guest.c"
+#line 10343 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10418,9 +10448,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 510 "specs/opencl/opencl_enqueue.spec.inc"
+#line 522 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10424 "opencl_guest.c"
+#line 10454 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10515,9 +10545,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 529 "specs/opencl/opencl_enqueue.spec.inc"
+#line 541 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10521 "opencl_guest.c"
+#line 10551 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10636,11 +10666,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 554 "specs/opencl/opencl_enqueue.spec.inc"
+#line 566 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10644 "opencl_guest.c"
+#line 10674 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10721,11 +10751,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 572 "specs/opencl/opencl_enqueue.spec.inc"
+#line 584 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10729 "opencl_guest.c"
+#line 10759 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10804,9 +10834,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 589 "specs/opencl/opencl_enqueue.spec.inc"
+#line 601 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10810 "opencl_guest.c"
+#line 10840 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10885,9 +10915,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 605 "specs/opencl/opencl_enqueue.spec.inc"
+#line 617 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10891 "opencl_guest.c"
+#line 10921 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10954,9 +10984,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
-#line 617 "specs/opencl/opencl_enqueue.spec.inc"
+#line 629 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10960 "opencl_guest.c"
+#line 10990 "opencl_guest.c"
 #undef ava_execute
 }
 

@@ -804,6 +804,27 @@ static void ava_cl_guest_fini(void)
 #define ava_cl_adopt(token, block) ava_guest_transfer_adopt(&ava_opencl_guest_spec, token, block)
 #define ava_cl_map_alloc(bytes) ava_guest_map_alloc(&ava_opencl_guest_spec, bytes)
 #define ava_cl_map_release(block) ava_guest_zerocopy_free(&ava_opencl_guest_spec, block)
+#define ava_cl_stage_blocking(bytes) ava_guest_stage_blocking(&ava_opencl_guest_spec, bytes)
+#define ava_cl_expect_blocking(dst, capacity)                                                   \
+	ava_guest_transfer_expect_blocking(&ava_opencl_guest_spec, dst, capacity)
+#define ava_cl_expect_finish(token) ava_guest_transfer_finish(&ava_opencl_guest_spec, token)
+/*
+ * A blocking read that went staged, once ava_cl_expect_finish said how its
+ * transfer ended: done, its command failed (an event of its wait list did;
+ * the destination is untouched), or the connection broke, as for any call
+ * that cannot reach the worker. The event of a failed read is not the
+ * program's.
+ */
+static inline cl_int ava_cl_staged_end(int finished, cl_event *event)
+{
+	if (finished > 0)
+		return CL_SUCCESS;
+	if (event != NULL && *event != NULL) {
+		clReleaseEvent(*event);
+		*event = NULL;
+	}
+	return finished == 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_OUT_OF_RESOURCES;
+}
 #else
 #define ava_cl_expect(dst, capacity) ((void)(dst), (void)(capacity), (uint64_t)0)
 #define ava_cl_expect_lent(dst, capacity, heap_offset)                                          \
@@ -815,6 +836,10 @@ static void ava_cl_guest_fini(void)
 #define ava_cl_adopt(token, block) ((void)(token), (void)(block))
 #define ava_cl_map_alloc(bytes) ((void)(bytes), (void *)0)
 #define ava_cl_map_release(block) ((void)(block))
+#define ava_cl_stage_blocking(bytes) ((void)(bytes), 0)
+#define ava_cl_expect_blocking(dst, capacity) ((void)(dst), (void)(capacity), (uint64_t)0)
+#define ava_cl_expect_finish(token) ((void)(token), -1)
+#define ava_cl_staged_end(finished, event) ((void)(event), (finished) > 0 ? CL_SUCCESS : CL_OUT_OF_RESOURCES)
 #endif
 
 cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
@@ -1330,7 +1355,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1334 "opencl_worker.c"
+#line 1359 "opencl_worker.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -1638,7 +1663,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1642 "opencl_worker.c"
+#line 1667 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1652,7 +1677,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1656 "opencl_worker.c"
+#line 1681 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1693,7 +1718,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1697 "opencl_worker.c"
+#line 1722 "opencl_worker.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1716,7 +1741,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1720 "opencl_worker.c"
+#line 1745 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1727,7 +1752,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1731 "opencl_worker.c"
+#line 1756 "opencl_worker.c"
 #line 191 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1747,7 +1772,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1751 "opencl_worker.c"
+#line 1776 "opencl_worker.c"
 #line 234 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1806,7 +1831,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1810 "opencl_worker.c"
+#line 1835 "opencl_worker.c"
 #line 118 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1981,7 +2006,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1985 "opencl_worker.c"
+#line 2010 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2038,7 +2063,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2042 "opencl_worker.c"
+#line 2067 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2065,14 +2090,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2069 "opencl_worker.c"
+#line 2094 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 705 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 2076 "opencl_worker.c"
+#line 2101 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -2160,7 +2185,7 @@ static void ava_opencl_tramp_ava_cl_context_destructor(cl_context context, void 
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 584 "specs/opencl/opencl_staged.spec.inc"
+#line 609 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
 	cl_event ava_ev = NULL;
@@ -2173,7 +2198,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2177 "opencl_worker.c"
+#line 2202 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -2261,7 +2286,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 618 "specs/opencl/opencl_staged.spec.inc"
+#line 643 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
@@ -2283,7 +2308,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2287 "opencl_worker.c"
+#line 2312 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -2426,7 +2451,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava
 
 static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 656 "specs/opencl/opencl_staged.spec.inc"
+#line 681 "specs/opencl/opencl_staged.spec.inc"
 	static const size_t ava_zero[3] = {0, 0, 0};
 	uint64_t ava_span = ava_cl_image_span(image, origin, region, row_pitch, slice_pitch);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
@@ -2446,7 +2471,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2450 "opencl_worker.c"
+#line 2475 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -2568,7 +2593,7 @@ static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 702 "specs/opencl/opencl_staged.spec.inc"
+#line 727 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
@@ -2581,7 +2606,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2585 "opencl_worker.c"
+#line 2610 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -2698,7 +2723,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 739 "specs/opencl/opencl_staged.spec.inc"
+#line 764 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, size, heap_offset);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
@@ -2714,7 +2739,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_
 		return ava_rc;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2718 "opencl_worker.c"
+#line 2743 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
@@ -2818,7 +2843,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 785 "specs/opencl/opencl_staged.spec.inc"
+#line 810 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
@@ -2835,7 +2860,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2839 "opencl_worker.c"
+#line 2864 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -3008,7 +3033,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *av
 
 static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 828 "specs/opencl/opencl_staged.spec.inc"
+#line 853 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span =
 		ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
@@ -3023,7 +3048,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3027 "opencl_worker.c"
+#line 3052 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -3174,7 +3199,7 @@ static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 862 "specs/opencl/opencl_staged.spec.inc"
+#line 887 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc = CL_SUCCESS;
@@ -3189,7 +3214,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 3193 "opencl_worker.c"
+#line 3218 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -3277,7 +3302,7 @@ static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags, const size_t *origin, const size_t *region, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 897 "specs/opencl/opencl_staged.spec.inc"
+#line 922 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	struct ava_cl_geometry ava_g;
 	size_t ava_row = 0, ava_slice = 0;
@@ -3297,7 +3322,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_q
 		return ava_cl_unmap_unlaid(command_queue, image, ava_p, ava_ev, ava_t);
 	return ava_cl_mapped_transfer(ava_t, command_queue, image, ava_p, 0, &ava_g, map_flags,
 				      ava_ev, event);
-#line 3301 "opencl_worker.c"
+#line 3326 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
@@ -3443,7 +3468,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_in_heap(cl_context context, c
 	if (errcode_ret != NULL)
 		*errcode_ret = ava_rc;
 	return ava_mem;
-#line 3447 "opencl_worker.c"
+#line 3472 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_in_heap(struct ava_wcall *ava_w)
@@ -3559,7 +3584,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_que
 	}
 	*gate = ava_waits[1];
 	return CL_SUCCESS;
-#line 3563 "opencl_worker.c"
+#line 3588 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
@@ -3678,7 +3703,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_close(cl_event gate, cl_event com
 	if (ava_rc != CL_SUCCESS)
 		return ava_rc;
 	return clWaitForEvents(1, &command);
-#line 3682 "opencl_worker.c"
+#line 3707 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
@@ -3715,7 +3740,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_release(cl_event gate)
 {
 #line 504 "specs/opencl/opencl_heap.spec.inc"
 	return ava_cl_gate_end(gate, CL_COMPLETE);
-#line 3719 "opencl_worker.c"
+#line 3744 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
@@ -3765,7 +3790,7 @@ static cl_int ava_opencl_impl_ava_cl_map_in_heap(cl_command_queue command_queue,
 		return CL_MAP_FAILURE;
 	}
 	return CL_SUCCESS;
-#line 3769 "opencl_worker.c"
+#line 3794 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_in_heap(struct ava_wcall *ava_w)
@@ -3859,7 +3884,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_in_heap(cl_command_queue command_queu
 		return CL_INVALID_VALUE;
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_at, num_events_in_wait_list,
 				       event_wait_list, event);
-#line 3863 "opencl_worker.c"
+#line 3888 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_in_heap(struct ava_wcall *ava_w)
@@ -4034,7 +4059,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4038 "opencl_worker.c"
+#line 4063 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4118,7 +4143,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4122 "opencl_worker.c"
+#line 4147 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4220,7 +4245,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4224 "opencl_worker.c"
+#line 4249 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4573,7 +4598,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 4577 "opencl_worker.c"
+#line 4602 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4690,7 +4715,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 4694 "opencl_worker.c"
+#line 4719 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4845,7 +4870,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4849 "opencl_worker.c"
+#line 4874 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4974,7 +4999,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 4978 "opencl_worker.c"
+#line 5003 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5040,7 +5065,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 5044 "opencl_worker.c"
+#line 5069 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5216,7 +5241,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5220 "opencl_worker.c"
+#line 5245 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5365,7 +5390,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5369 "opencl_worker.c"
+#line 5394 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5454,7 +5479,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5458 "opencl_worker.c"
+#line 5483 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5562,7 +5587,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5566 "opencl_worker.c"
+#line 5591 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5642,7 +5667,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5646 "opencl_worker.c"
+#line 5671 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5688,7 +5713,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 5692 "opencl_worker.c"
+#line 5717 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5767,7 +5792,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 5771 "opencl_worker.c"
+#line 5796 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6047,7 +6072,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6051 "opencl_worker.c"
+#line 6076 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6169,7 +6194,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6173 "opencl_worker.c"
+#line 6198 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6303,7 +6328,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6307 "opencl_worker.c"
+#line 6332 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6416,7 +6441,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6420 "opencl_worker.c"
+#line 6445 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6616,7 +6641,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6620 "opencl_worker.c"
+#line 6645 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6877,7 +6902,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6881 "opencl_worker.c"
+#line 6906 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6971,7 +6996,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 6975 "opencl_worker.c"
+#line 7000 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -7101,7 +7126,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7105 "opencl_worker.c"
+#line 7130 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -7240,7 +7265,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7244 "opencl_worker.c"
+#line 7269 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
@@ -7371,7 +7396,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image(cl_command_queue command_queue, c
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 7375 "opencl_worker.c"
+#line 7400 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
@@ -7538,7 +7563,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue,
 	ret = clEnqueueUnmapMemObject(command_queue, image, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7542 "opencl_worker.c"
+#line 7567 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_image(struct ava_wcall *ava_w)
@@ -7690,7 +7715,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 7694 "opencl_worker.c"
+#line 7719 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -7798,7 +7823,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 7802 "opencl_worker.c"
+#line 7827 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -8141,7 +8166,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 8145 "opencl_worker.c"
+#line 8170 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8254,7 +8279,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 8258 "opencl_worker.c"
+#line 8283 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -8410,7 +8435,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 8414 "opencl_worker.c"
+#line 8439 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8590,7 +8615,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 8594 "opencl_worker.c"
+#line 8619 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8660,7 +8685,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8664 "opencl_worker.c"
+#line 8689 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -8760,7 +8785,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 8764 "opencl_worker.c"
+#line 8789 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -8840,7 +8865,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 8844 "opencl_worker.c"
+#line 8869 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8932,7 +8957,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 8936 "opencl_worker.c"
+#line 8961 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9021,7 +9046,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 9025 "opencl_worker.c"
+#line 9050 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9236,7 +9261,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 9240 "opencl_worker.c"
+#line 9265 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -9307,7 +9332,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9311 "opencl_worker.c"
+#line 9336 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9392,7 +9417,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 9396 "opencl_worker.c"
+#line 9421 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9702,7 +9727,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9706 "opencl_worker.c"
+#line 9731 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9790,7 +9815,7 @@ static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *er
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 9794 "opencl_worker.c"
+#line 9819 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9849,7 +9874,7 @@ static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 9853 "opencl_worker.c"
+#line 9878 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9895,7 +9920,7 @@ static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9899 "opencl_worker.c"
+#line 9924 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9942,7 +9967,7 @@ static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execut
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 9946 "opencl_worker.c"
+#line 9971 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10104,10 +10129,13 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 				     num_events_in_wait_list, event_wait_list, event, &ava_rc))
 			return ava_rc;
 	}
-	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
-		uint64_t ava_heap;
-		uint64_t ava_token =
-			ava_cl_expect_lent(ptr, ava_cl_span(buffer, offset, size), &ava_heap);
+	if (ava_is_guest && ptr != NULL &&
+	    (blocking_read == CL_FALSE ||
+	     ava_cl_stage_blocking(ava_cl_span(buffer, offset, size)))) {
+		uint64_t ava_span = ava_cl_span(buffer, offset, size);
+		uint64_t ava_heap = AVA_NO_HEAP;
+		uint64_t ava_token = blocking_read ? ava_cl_expect_blocking(ptr, ava_span)
+						   : ava_cl_expect_lent(ptr, ava_span, &ava_heap);
 
 		if (ava_token != 0) {
 			cl_int ava_rc = ava_cl_read_buffer_staged(
@@ -10116,13 +10144,15 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 
 			if (ava_rc != CL_SUCCESS)
 				ava_cl_expect_cancel(ava_token);
+			else if (blocking_read)
+				ava_rc = ava_cl_staged_end(ava_cl_expect_finish(ava_token), event);
 			return ava_cl_made_event(ava_rc, command_queue, event);
 		}
 	}
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10126 "opencl_worker.c"
+#line 10156 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10232,7 +10262,7 @@ static int ava_opencl_serve_clEnqueueReadBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 175 "specs/opencl/opencl_enqueue.spec.inc"
+#line 187 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
@@ -10266,7 +10296,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10270 "opencl_worker.c"
+#line 10300 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10371,7 +10401,7 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 237 "specs/opencl/opencl_enqueue.spec.inc"
+#line 249 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -10394,7 +10424,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10398 "opencl_worker.c"
+#line 10428 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10561,7 +10591,7 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 284 "specs/opencl/opencl_enqueue.spec.inc"
+#line 296 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -10573,7 +10603,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10577 "opencl_worker.c"
+#line 10607 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10734,9 +10764,9 @@ static int ava_opencl_serve_clEnqueueWriteBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 311 "specs/opencl/opencl_enqueue.spec.inc"
+#line 323 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10740 "opencl_worker.c"
+#line 10770 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10843,9 +10873,9 @@ static int ava_opencl_serve_clEnqueueCopyBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 335 "specs/opencl/opencl_enqueue.spec.inc"
+#line 347 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10849 "opencl_worker.c"
+#line 10879 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11005,9 +11035,9 @@ static int ava_opencl_serve_clEnqueueCopyBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 353 "specs/opencl/opencl_enqueue.spec.inc"
+#line 365 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11011 "opencl_worker.c"
+#line 11041 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11128,7 +11158,7 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 378 "specs/opencl/opencl_enqueue.spec.inc"
+#line 390 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -11148,7 +11178,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11152 "opencl_worker.c"
+#line 11182 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11295,7 +11325,7 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 419 "specs/opencl/opencl_enqueue.spec.inc"
+#line 431 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -11305,7 +11335,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11309 "opencl_worker.c"
+#line 11339 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11444,9 +11474,9 @@ static int ava_opencl_serve_clEnqueueWriteImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 449 "specs/opencl/opencl_enqueue.spec.inc"
+#line 461 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11450 "opencl_worker.c"
+#line 11480 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11595,9 +11625,9 @@ static int ava_opencl_serve_clEnqueueFillImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 470 "specs/opencl/opencl_enqueue.spec.inc"
+#line 482 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11601 "opencl_worker.c"
+#line 11631 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11749,9 +11779,9 @@ static int ava_opencl_serve_clEnqueueCopyImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 490 "specs/opencl/opencl_enqueue.spec.inc"
+#line 502 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11755 "opencl_worker.c"
+#line 11785 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11888,9 +11918,9 @@ static int ava_opencl_serve_clEnqueueCopyImageToBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 510 "specs/opencl/opencl_enqueue.spec.inc"
+#line 522 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11894 "opencl_worker.c"
+#line 11924 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12027,9 +12057,9 @@ static int ava_opencl_serve_clEnqueueCopyBufferToImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 529 "specs/opencl/opencl_enqueue.spec.inc"
+#line 541 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12033 "opencl_worker.c"
+#line 12063 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12147,11 +12177,11 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 554 "specs/opencl/opencl_enqueue.spec.inc"
+#line 566 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12155 "opencl_worker.c"
+#line 12185 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12302,11 +12332,11 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 572 "specs/opencl/opencl_enqueue.spec.inc"
+#line 584 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12310 "opencl_worker.c"
+#line 12340 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12404,9 +12434,9 @@ static int ava_opencl_serve_clEnqueueTask(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 589 "specs/opencl/opencl_enqueue.spec.inc"
+#line 601 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12410 "opencl_worker.c"
+#line 12440 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12501,9 +12531,9 @@ static int ava_opencl_serve_clEnqueueMarkerWithWaitList(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 605 "specs/opencl/opencl_enqueue.spec.inc"
+#line 617 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12507 "opencl_worker.c"
+#line 12537 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12598,9 +12628,9 @@ static int ava_opencl_serve_clEnqueueBarrierWithWaitList(struct ava_wcall *ava_w
 static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() clEnqueueMarker(command_queue, event)
-#line 617 "specs/opencl/opencl_enqueue.spec.inc"
+#line 629 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12604 "opencl_worker.c"
+#line 12634 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12703,11 +12733,11 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-#line 636 "specs/opencl/opencl_enqueue.spec.inc"
+#line 648 "specs/opencl/opencl_enqueue.spec.inc"
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 12711 "opencl_worker.c"
+#line 12741 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -12783,7 +12813,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 12787 "opencl_worker.c"
+#line 12817 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -12844,7 +12874,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 12848 "opencl_worker.c"
+#line 12878 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -12915,7 +12945,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 12919 "opencl_worker.c"
+#line 12949 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -12959,7 +12989,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 12963 "opencl_worker.c"
+#line 12993 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -13085,7 +13115,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 13089 "opencl_worker.c"
+#line 13119 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -13198,7 +13228,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 13202 "opencl_worker.c"
+#line 13232 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -13322,7 +13352,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 13326 "opencl_worker.c"
+#line 13356 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -13472,7 +13502,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 13476 "opencl_worker.c"
+#line 13506 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -13596,7 +13626,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 13600 "opencl_worker.c"
+#line 13630 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -13657,7 +13687,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 13661 "opencl_worker.c"
+#line 13691 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -13745,7 +13775,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 13749 "opencl_worker.c"
+#line 13779 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -13883,7 +13913,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 13887 "opencl_worker.c"
+#line 13917 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -13992,7 +14022,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 13996 "opencl_worker.c"
+#line 14026 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -14104,7 +14134,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 14108 "opencl_worker.c"
+#line 14138 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
