@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "transport/channel.hpp"
 #include "transport/read_baton.hpp"
@@ -49,6 +50,19 @@ public:
   ReadBaton &baton() { return baton_; }
   // Over the queue limit the session thread alone reads, after waiting for room.
   bool queue_full() const;
+  // Buffers of large calls read for a shadow thread, kept once it served
+  // them (and a shadow thread's own, while it does not read) so that the next such call lands on
+  // pages already touched: fresh memory costs a page fault and a zeroing per page, which halved the
+  // rate of large non-blocking writes. At most kScratchKept buffers, each within the channel's
+  // message limit, and they go after an idle second (release_scratch, from the shadow threads' idle
+  // waits).
+  static constexpr size_t kScratchKept = 2;
+  static constexpr uint64_t kScratchMin = 1ull << 20;
+  void give_scratch(MsgBuf &&buf);
+  // The largest kept buffer, or an empty one.
+  MsgBuf take_scratch();
+  bool has_scratch() const { return scratch_kept_.load(std::memory_order_relaxed) != 0; }
+  void release_scratch();
 
 private:
   // Receives one message and acts on it; a valid CALL of guest thread `self`
@@ -89,6 +103,9 @@ private:
   Status close_status_;
   std::unordered_map<uint64_t, std::unique_ptr<ShadowThread>> shadows_;
   std::unique_ptr<Record> record_; // seed recording of fuzzing builds, else nothing
+  std::mutex scratch_mu_;
+  std::vector<MsgBuf> scratch_; // scratch_mu_
+  std::atomic<size_t> scratch_kept_{0};
 };
 
 } // namespace ava

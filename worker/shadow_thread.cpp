@@ -104,6 +104,8 @@ void ShadowThread::run() {
         session_->baton().pass(member);
       serve(message);
       connection_->dequeued(message.size());
+      if (session_ != nullptr)
+        session_->give_scratch(std::move(message));
       continue;
     }
     if (session_ == nullptr) {
@@ -121,15 +123,19 @@ void ShadowThread::run() {
     if (!holds) {
       // Someone else reads: it queues our calls and wakes us, or hands us the
       // baton when it lets go. No timeout: an idle thread costs nothing, and
-      // holds no more than a small buffer; only a kept OUT block waits a
-      // second for a next call before it goes (one wake-up).
-      read_buf.trim(kKeptReadBytes);
+      // holds no more than a small buffer; only kept buffers (its OUT block,
+      // its large read buffer, now the session's scratch) wait a second for
+      // a next call before they go (one wake-up).
+      if (read_buf.capacity() > kKeptReadBytes)
+        session_->give_scratch(std::move(read_buf));
+      read_buf.trim(kKeptReadBytes); // what the scratch did not keep
       std::unique_lock lock(mutex_);
       auto ready = [&] { return stopping_ || !queue_.empty() || member.holds(); };
-      if (out_spare_.kept_bytes() > 0 &&
+      if ((out_spare_.kept_bytes() > 0 || session_->has_scratch()) &&
           !cv_.wait_for(lock, std::chrono::milliseconds(kTrimAfterMs), ready)) {
         lock.unlock();
         out_spare_.release();
+        session_->release_scratch();
         lock.lock();
       }
       cv_.wait(lock, ready);
@@ -148,11 +154,15 @@ void ShadowThread::run() {
     // for the next one, but not for good: if nothing comes within a second
     // they go (one wake-up).
     using Result = GuestSession::ReadResult;
-    const bool large = read_buf.capacity() > kKeptReadBytes || out_spare_.kept_bytes() > 0;
+    if (read_buf.capacity() <= kKeptReadBytes && session_->has_scratch())
+      read_buf = session_->take_scratch();
+    const bool large = read_buf.capacity() > kKeptReadBytes || out_spare_.kept_bytes() > 0 ||
+                       session_->has_scratch();
     Result r = session_->read_as_holder(guest_thread_id_, &read_buf, large ? kTrimAfterMs : -1);
     if (large && r == Result::Nothing) {
       read_buf.trim(kKeptReadBytes);
       out_spare_.release();
+      session_->release_scratch();
     }
     if (r == Result::Mine) {
       baton.pass(member);
