@@ -56,6 +56,14 @@ bool usable(struct ava_call *c) {
   return c != nullptr && !c->failed && c->impl != nullptr;
 }
 
+// spec's runtime (*runtime, connecting it if need be) and its connection;
+// false without either (*runtime may still be set). May throw bad_alloc.
+bool connected(const struct ava_guest_spec *spec, Runtime **runtime,
+               std::shared_ptr<ava::guest::Connection> *conn) {
+  *runtime = ava::guest::find_runtime(spec, true);
+  return *runtime != nullptr && (*runtime)->acquire(UINT32_MAX, conn).is_ok();
+}
+
 } // namespace
 
 extern "C" {
@@ -293,9 +301,9 @@ uint64_t ava_guest_heap_buffer(const struct ava_guest_spec *spec, uint64_t bytes
   *heap_offset = AVA_NO_HEAP;
   *storage = nullptr;
   try {
-    Runtime *runtime = ava::guest::find_runtime(spec, true);
+    Runtime *runtime = nullptr;
     std::shared_ptr<ava::guest::Connection> conn;
-    if (runtime == nullptr || !runtime->acquire(UINT32_MAX, &conn).is_ok())
+    if (!connected(spec, &runtime, &conn))
       return 0;
     return runtime->transfers().lend_storage(bytes, conn, heap_offset, storage);
   } catch (...) {
@@ -305,9 +313,9 @@ uint64_t ava_guest_heap_buffer(const struct ava_guest_spec *spec, uint64_t bytes
 
 int ava_guest_transfer_wait(const struct ava_guest_spec *spec, uint64_t token) {
   try {
-    Runtime *runtime = ava::guest::find_runtime(spec, true);
+    Runtime *runtime = nullptr;
     std::shared_ptr<ava::guest::Connection> conn;
-    if (runtime == nullptr || !runtime->acquire(UINT32_MAX, &conn).is_ok())
+    if (!connected(spec, &runtime, &conn))
       return 0;
     return conn->wait_transfer(token, std::chrono::milliseconds(100)) ? 1 : 0;
   } catch (...) {
@@ -317,9 +325,9 @@ int ava_guest_transfer_wait(const struct ava_guest_spec *spec, uint64_t token) {
 
 int ava_guest_stage_blocking(const struct ava_guest_spec *spec, uint64_t bytes) {
   try {
-    Runtime *runtime = ava::guest::find_runtime(spec, true);
+    Runtime *runtime = nullptr;
     std::shared_ptr<ava::guest::Connection> conn;
-    if (runtime == nullptr || !runtime->acquire(UINT32_MAX, &conn).is_ok())
+    if (!connected(spec, &runtime, &conn))
       return 0;
     return conn->stage_blocking(bytes) ? 1 : 0;
   } catch (...) {
@@ -339,9 +347,9 @@ uint64_t ava_guest_transfer_expect_blocking(const struct ava_guest_spec *spec, v
 
 int ava_guest_transfer_finish(const struct ava_guest_spec *spec, uint64_t token) {
   try {
-    Runtime *runtime = ava::guest::find_runtime(spec, true);
+    Runtime *runtime = nullptr;
     std::shared_ptr<ava::guest::Connection> conn;
-    if (runtime == nullptr || !runtime->acquire(UINT32_MAX, &conn).is_ok()) {
+    if (!connected(spec, &runtime, &conn)) {
       if (runtime != nullptr)
         runtime->transfers().forget(token);
       return -1;
@@ -356,9 +364,9 @@ uint64_t ava_guest_pipeline_chunk(const struct ava_guest_spec *spec, const void 
                                   uint64_t bytes, uint32_t *window) {
   *window = 1;
   try {
-    Runtime *runtime = ava::guest::find_runtime(spec, true);
+    Runtime *runtime = nullptr;
     std::shared_ptr<ava::guest::Connection> conn;
-    if (runtime == nullptr || !runtime->acquire(UINT32_MAX, &conn).is_ok())
+    if (!connected(spec, &runtime, &conn))
       return 0;
     *window = conn->pipeline_window();
     return conn->pipeline_chunk(ptr, bytes);
@@ -369,9 +377,9 @@ uint64_t ava_guest_pipeline_chunk(const struct ava_guest_spec *spec, const void 
 
 void *ava_guest_map_alloc(const struct ava_guest_spec *spec, uint64_t bytes) {
   try {
-    Runtime *runtime = ava::guest::find_runtime(spec, true);
+    Runtime *runtime = nullptr;
     std::shared_ptr<ava::guest::Connection> conn;
-    if (runtime == nullptr || !runtime->acquire(UINT32_MAX, &conn).is_ok())
+    if (!connected(spec, &runtime, &conn))
       return nullptr;
     return conn->map_block(bytes);
   } catch (...) {
