@@ -334,6 +334,35 @@ void ava_w_transfer_start(struct ava_w_transfer *t, int (*poll)(void *ctx),
 			  void (*release)(void *ctx), void *ctx);
 /* From any thread, once: the API is done with the staging (ok: successfully). */
 void ava_w_transfer_finished(struct ava_w_transfer *t, int ok);
+/*
+ * A read in segments through a ring of staging slots, so that a large read
+ * needs little staging (memory used before: no page faults) and its bytes go
+ * out as its commands finish:
+ *
+ *   t = ava_w_transfer_begin(token, slots * segment_bytes, AVA_NO_HEAP);
+ *   ava_w_transfer_ring(t, bytes, segment_bytes, slots, poll, advance, release, ctx);
+ *   segment k (destination bytes [k * segment_bytes, ...)) is read by its own
+ *   command into ava_w_transfer_slot(t, k); the command of segment k >= slots
+ *   may run only after advance(ctx, k - slots) (its slot is free again);
+ *   ava_w_transfer_start(t, NULL, NULL, NULL) once every command is enqueued
+ *   (the ring keeps its own poll, release and ctx);
+ *   each segment's completion calls ava_w_transfer_segment_done(t, k, ok).
+ *
+ * Segments go to the guest in order, each once it and those before it are
+ * done (poll(ctx, k): 1 done, -1 failed, 0 not yet, asked off every lock); a
+ * failed one ends the transfer FAILED. advance(ctx, k) runs once for every
+ * segment, also for those never sent (failure, abort, a guest gone), so no
+ * command waits for good; release(ctx) runs when the transfer is gone.
+ * ava_w_transfer_abort ends one whose commands could not all be enqueued
+ * (none may then run).
+ */
+int ava_w_transfer_ring(struct ava_w_transfer *t, uint64_t bytes, uint64_t segment_bytes,
+			uint32_t slots, int (*poll)(void *ctx, uint32_t k),
+			void (*advance)(void *ctx, uint32_t k), void (*release)(void *ctx),
+			void *ctx);
+void *ava_w_transfer_slot(struct ava_w_transfer *t, uint32_t k);
+/* Once per segment, from any thread; the last one lets go of the API's reference. */
+void ava_w_transfer_segment_done(struct ava_w_transfer *t, uint32_t k, int ok);
 /* The command was not started: the staging goes, nothing is sent. */
 void ava_w_transfer_abort(struct ava_w_transfer *t);
 

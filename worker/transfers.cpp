@@ -131,16 +131,31 @@ void TransferBook::start(Transfer &t) {
   }
 }
 
+void Transfer::advance_ring(uint32_t upto) {
+  if (ring == nullptr || ring->advance == nullptr)
+    return;
+  upto = std::min(upto, ring->segments);
+  uint32_t k = ring->advanced.load(std::memory_order_relaxed);
+  while (k < upto) {
+    // Each segment's slot is given back once, whoever gets here first.
+    if (ring->advanced.compare_exchange_weak(k, k + 1, std::memory_order_acq_rel))
+      ring->advance(ctx, k++);
+  }
+}
+
 void TransferBook::abort(uint64_t token) {
   std::shared_ptr<Transfer> gone; // released after the lock
-  std::lock_guard lock(mu_);
-  auto it = open_.find(token);
-  if (it == open_.end())
-    return;
-  gone = std::move(it->second);
-  if (gone->started)
-    started_.fetch_sub(1, std::memory_order_relaxed);
-  open_.erase(it);
+  {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(token);
+    if (it == open_.end())
+      return;
+    gone = std::move(it->second);
+    if (gone->started)
+      started_.fetch_sub(1, std::memory_order_relaxed);
+    open_.erase(it);
+  }
+  gone->advance_ring(UINT32_MAX);
 }
 
 void TransferBook::drop_all() {
@@ -150,6 +165,66 @@ void TransferBook::drop_all() {
     gone.swap(open_);
     started_.store(0, std::memory_order_relaxed);
   }
+  // Nothing goes to the guest any more: no command may wait for a slot.
+  for (auto &[token, t] : gone)
+    t->advance_ring(UINT32_MAX);
+}
+
+void TransferBook::poll_ring(Transfer &t) {
+  Transfer::Ring &r = *t.ring;
+  for (uint32_t k = r.sent.load(std::memory_order_acquire); k < r.segments; ++k) {
+    int state = r.state[k].load(std::memory_order_acquire);
+    if (state == Transfer::kRunning && r.poll != nullptr) {
+      const int p = r.poll(t.ctx, k);
+      state = p > 0 ? Transfer::kDone : p < 0 ? Transfer::kFailed : Transfer::kRunning;
+      if (state != Transfer::kRunning) {
+        int running = Transfer::kRunning;
+        r.state[k].compare_exchange_strong(running, state, std::memory_order_acq_rel);
+      }
+    }
+    if (state != Transfer::kDone)
+      return;
+  }
+}
+
+uint32_t TransferBook::pump_locked(GuestConnection &conn, const std::shared_ptr<Transfer> &t) {
+  Transfer::Ring &r = *t->ring;
+  auto it = open_.find(t->token);
+  if (it == open_.end() || it->second != t || !t->started)
+    return r.sent.load(std::memory_order_relaxed); // ended (and advanced) by someone else
+  for (uint32_t k = r.sent.load(std::memory_order_relaxed); k < r.segments; ++k) {
+    const int state = r.state[k].load(std::memory_order_acquire);
+    if (state == Transfer::kRunning)
+      return k;
+    const bool ok = state == Transfer::kDone;
+    const bool last = k + 1 == r.segments || !ok;
+    const Transfer::Piece piece{uint64_t{k} * r.segment_bytes,
+                                uint64_t{k % r.slots} * r.segment_bytes, r.length_of(k)};
+    // Sent under mu_, as whole transfers are: no later message overtakes it.
+    send_pieces_locked(conn, *t, &piece, ok ? 1 : 0, last, ok);
+    r.sent.store(k + 1, std::memory_order_release);
+    if (last) {
+      delivered_.fetch_add(1, std::memory_order_relaxed);
+      started_.fetch_sub(1, std::memory_order_relaxed);
+      open_.erase(it); // the staging goes once the API lets go of it too
+      return r.segments;
+    }
+  }
+  return r.segments;
+}
+
+void TransferBook::deliver_segments(GuestConnection &conn, uint64_t token) {
+  std::shared_ptr<Transfer> t;
+  uint32_t upto = 0;
+  {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(token);
+    if (it == open_.end() || it->second->ring == nullptr)
+      return;
+    t = it->second;
+    upto = pump_locked(conn, t);
+  }
+  t->advance_ring(upto);
 }
 
 void TransferBook::flush(GuestConnection &conn) {
@@ -171,6 +246,16 @@ void TransferBook::flush(GuestConnection &conn) {
     return;
   }
   for (const std::shared_ptr<Transfer> &t : started) {
+    if (t->ring != nullptr) {
+      poll_ring(*t);
+      uint32_t upto = 0;
+      {
+        std::lock_guard lock(mu_);
+        upto = pump_locked(conn, t);
+      }
+      t->advance_ring(upto);
+      continue;
+    }
     int state = t->device.load(std::memory_order_acquire);
     if (state == Transfer::kRunning && t->poll != nullptr) {
       // The API's own status, asked off every lock of ours: its completion
@@ -210,6 +295,11 @@ void TransferBook::finish_locked(GuestConnection &conn, uint64_t token, const Tr
 }
 
 void TransferBook::send_locked(GuestConnection &conn, const Transfer &t, bool ok) {
+  send_pieces_locked(conn, t, t.pieces.data(), t.pieces.size(), true, ok);
+}
+
+void TransferBook::send_pieces_locked(GuestConnection &conn, const Transfer &t,
+                                      const Transfer::Piece *all, size_t count, bool end, bool ok) {
   // Fixed arrays (8 KiB of stack): this runs on driver threads too, where
   // nothing may throw, and a message must not be lost to an allocation.
   std::array<ava_data_piece, kMaxPieces> pieces;
@@ -224,8 +314,8 @@ void TransferBook::send_locked(GuestConnection &conn, const Transfer &t, bool ok
     ava_data d{};
     size_t npieces = 0, niov = 3; // header, ava_data, pieces; then the bytes
     uint64_t bytes = 0;
-    while (ok && next < t.pieces.size() && npieces < kMaxPieces && bytes < room) {
-      const Transfer::Piece &p = t.pieces[next];
+    while (ok && next < count && npieces < kMaxPieces && bytes < room) {
+      const Transfer::Piece &p = all[next];
       const uint64_t len = std::min(p.len - inside, room - bytes);
       if (len > 0) {
         pieces[npieces++] = {p.dst + inside, len};
@@ -239,9 +329,9 @@ void TransferBook::send_locked(GuestConnection &conn, const Transfer &t, bool ok
         inside = 0;
       }
     }
-    const bool last = !ok || next == t.pieces.size();
+    const bool last = !ok || next == count;
     d.npieces = static_cast<uint32_t>(npieces);
-    d.flags = (last ? AVA_DATA_END : 0u) | (ok ? 0u : AVA_DATA_FAILED) |
+    d.flags = (last && end ? AVA_DATA_END : 0u) | (ok ? 0u : AVA_DATA_FAILED) |
               (ok && t.lent() ? AVA_DATA_HEAP : 0u);
     iov[0] = {&hdr, sizeof hdr};
     iov[1] = {&d, sizeof d};
@@ -267,6 +357,8 @@ struct Handle {
   // A lent heap block is the channel's memory: the channel stays mapped
   // until the API is done writing there, even if the guest left.
   std::shared_ptr<ava::GuestConnection> keep;
+  // The API's completions still to come: one, or a ring's segments.
+  std::atomic<uint32_t> pending{1};
 };
 
 Handle *handle_of(ava_w_transfer *t) {
@@ -359,9 +451,11 @@ AVA_W_EXPORT void ava_w_transfer_start(ava_w_transfer *t, int (*poll)(void *ctx)
   if (t == nullptr)
     return;
   ava::Transfer &x = *handle_of(t)->t;
-  x.poll = poll;
-  x.release = release;
-  x.ctx = ctx;
+  if (x.ring == nullptr) { // a ring keeps what ava_w_transfer_ring said
+    x.poll = poll;
+    x.release = release;
+    x.ctx = ctx;
+  }
   if (x.token == 0)
     return;
   if (auto conn = x.connection.lock())
@@ -391,4 +485,65 @@ AVA_W_EXPORT void ava_w_transfer_abort(ava_w_transfer *t) {
       conn->transfers().abort(h->t->token);
   }
   delete h;
+}
+
+AVA_W_EXPORT int ava_w_transfer_ring(ava_w_transfer *t, uint64_t bytes, uint64_t segment_bytes,
+                                     uint32_t slots, int (*poll)(void *ctx, uint32_t k),
+                                     void (*advance)(void *ctx, uint32_t k),
+                                     void (*release)(void *ctx), void *ctx) {
+  if (t == nullptr)
+    return AVA_E_PROTO;
+  Handle *h = handle_of(t);
+  ava::Transfer &x = *h->t;
+  if (x.lent() || x.token == 0 || x.ring != nullptr || bytes == 0 || segment_bytes == 0 ||
+      slots == 0 || segment_bytes > x.capacity / slots || (bytes - 1) / segment_bytes >= UINT32_MAX)
+    return AVA_E_PROTO;
+  try {
+    auto ring = std::make_unique<ava::Transfer::Ring>();
+    ring->segment_bytes = segment_bytes;
+    ring->slots = slots;
+    ring->segments = static_cast<uint32_t>((bytes - 1) / segment_bytes + 1);
+    ring->bytes = bytes;
+    ring->state = std::make_unique<std::atomic<int>[]>(ring->segments);
+    for (uint32_t k = 0; k < ring->segments; ++k)
+      ring->state[k].store(ava::Transfer::kRunning, std::memory_order_relaxed);
+    ring->poll = poll;
+    ring->advance = advance;
+    h->pending.store(ring->segments, std::memory_order_relaxed);
+    x.ring = std::move(ring);
+  } catch (const std::bad_alloc &) {
+    return AVA_E_NOMEM;
+  }
+  x.release = release;
+  x.ctx = ctx;
+  return AVA_OK;
+}
+
+AVA_W_EXPORT void *ava_w_transfer_slot(ava_w_transfer *t, uint32_t k) {
+  if (t == nullptr)
+    return nullptr;
+  const ava::Transfer &x = *handle_of(t)->t;
+  if (x.ring == nullptr || k >= x.ring->segments)
+    return nullptr;
+  return static_cast<uint8_t *>(x.staging) + uint64_t{k % x.ring->slots} * x.ring->segment_bytes;
+}
+
+AVA_W_EXPORT void ava_w_transfer_segment_done(ava_w_transfer *t, uint32_t k, int ok) {
+  if (t == nullptr)
+    return;
+  Handle *h = handle_of(t);
+  ava::Transfer &x = *h->t;
+  if (x.ring != nullptr && k < x.ring->segments) {
+    int running = ava::Transfer::kRunning;
+    // release pairs with the pump's acquire: the slot's bytes are the API's
+    // finished ones for whoever sees kDone.
+    x.ring->state[k].compare_exchange_strong(
+        running, ok ? ava::Transfer::kDone : ava::Transfer::kFailed, std::memory_order_acq_rel);
+    if (auto conn = x.connection.lock())
+      conn->transfers().deliver_segments(*conn, x.token);
+    else
+      x.advance_ring(UINT32_MAX); // the guest is gone: nothing waits for its bytes
+  }
+  if (h->pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    delete h;
 }

@@ -6,6 +6,7 @@
 // any other message that could show the guest it is done.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -93,6 +94,26 @@ struct Transfer {
   void *ctx = nullptr;
   std::atomic<int> device{kRunning}; // set once by ava_w_transfer_finished
   bool started = false;              // TransferBook::mu_
+
+  // A read in segments through a ring of staging slots (ava_w_transfer_ring).
+  struct Ring {
+    uint64_t segment_bytes = 0;
+    uint32_t slots = 0;
+    uint32_t segments = 0;
+    std::unique_ptr<std::atomic<int>[]> state; // per segment: kRunning, kDone, kFailed
+    uint64_t bytes = 0;                        // of the destination
+    std::atomic<uint32_t> sent{0};             // segments sent (written under TransferBook::mu_)
+    std::atomic<uint32_t> advanced{0};         // segments whose slot was given back
+    int (*poll)(void *ctx, uint32_t k) = nullptr;
+    void (*advance)(void *ctx, uint32_t k) = nullptr;
+    uint64_t length_of(uint32_t k) const {
+      return std::min(segment_bytes, bytes - uint64_t{k} * segment_bytes);
+    }
+  };
+  std::unique_ptr<Ring> ring;
+  // Gives back the slots of segments [advanced, upto) (upto past the last:
+  // every one left), each once, off every lock of the book.
+  void advance_ring(uint32_t upto);
 };
 
 // The transfers of one guest whose bytes still have to go to it.
@@ -121,6 +142,8 @@ public:
   void flush(GuestConnection &conn);
   // The command of token is done (from any thread): its DATA goes now.
   void deliver(GuestConnection &conn, uint64_t token);
+  // A segment of token's ring is done (from any thread): what is ready goes now.
+  void deliver_segments(GuestConnection &conn, uint64_t token);
   // Teardown: nothing more is sent; the API may still hold its staging.
   void drop_all();
 
@@ -128,6 +151,16 @@ public:
 
 private:
   void send_locked(GuestConnection &conn, const Transfer &t, bool ok);
+  // Sends pieces [0, n) of t's bytes in DATA messages, the last flagged END
+  // when end (FAILED, with no pieces, unless ok).
+  void send_pieces_locked(GuestConnection &conn, const Transfer &t, const Transfer::Piece *pieces,
+                          size_t n, bool end, bool ok);
+  // Sends the segments of a started ring that are ready, in order; ends the
+  // transfer after its last one or a failed one. Returns the segment count
+  // now sent (all of them once it ended), for Transfer::advance_ring.
+  uint32_t pump_locked(GuestConnection &conn, const std::shared_ptr<Transfer> &t);
+  // Polls the ring's segments from the first unsent on (off every lock).
+  static void poll_ring(Transfer &t);
   // Removes and sends token's transfer if it is still here and started.
   void finish_locked(GuestConnection &conn, uint64_t token, const Transfer *expected, bool ok);
 

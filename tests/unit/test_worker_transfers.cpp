@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -287,6 +288,107 @@ Test(worker_transfers, the_pool_waits_for_staging_to_come_free_and_reuses_it) {
   waiter.join();
   cr_expect(got.load(), "a waiter gets staging once it is given back");
   cr_expect_eq(patient.used(), 0u);
+}
+
+namespace {
+
+// What a ring's callbacks saw (ava_w_transfer_ring).
+struct RingProbe {
+  std::mutex mu;
+  std::vector<uint32_t> advanced;
+  int released = 0;
+  size_t advanced_count() {
+    std::lock_guard lock(mu);
+    return advanced.size();
+  }
+};
+int ring_poll(void *, uint32_t) {
+  return 0; // the segments' completions drive it
+}
+void ring_advance(void *ctx, uint32_t k) {
+  auto *p = static_cast<RingProbe *>(ctx);
+  std::lock_guard lock(p->mu);
+  p->advanced.push_back(k);
+}
+void ring_release(void *ctx) {
+  auto *p = static_cast<RingProbe *>(ctx);
+  std::lock_guard lock(p->mu);
+  ++p->released;
+}
+
+struct RingCase {
+  const char *name;
+  int fail_at; // the segment whose command fails, or -1
+  int drop_at; // the pair before which the guest goes, or -1
+};
+
+} // namespace
+
+// A read in segments through two slots: segments complete two at a time in
+// reverse order, and go to the guest in order, each freeing its slot once
+// sent; a failed one ends the transfer FAILED after the segments before it;
+// a guest that goes frees every slot at once, so no command waits for good.
+Test(worker_transfers, a_ring_sends_segments_in_order_and_frees_each_slot_once) {
+  constexpr uint64_t kSeg = 96 * 1024;
+  constexpr uint32_t kSlots = 2, kSegments = 6;
+  constexpr uint64_t kBytes = (kSegments - 1) * kSeg + 7;
+  const RingCase cases[] = {
+      {"every segment done", -1, -1},
+      {"segment 2 failed", 2, -1},
+      {"the guest gone before segment 2", -1, 1},
+  };
+  for (const RingCase &c : cases) {
+    Guest g;
+    g.place = true;
+    std::vector<uint8_t> dst(kBytes + 16, 0xA5);
+    const uint64_t token = g.table.expect(dst.data() + 8, kBytes);
+    const std::vector<uint8_t> want = pattern(kBytes, 5);
+    RingProbe probe;
+    {
+      ava::CurrentCall in(g.call.get());
+      ava_w_transfer *t = ava_w_transfer_begin(token, kSlots * kSeg, AVA_NO_HEAP);
+      cr_assert_not_null(t);
+      cr_assert_eq(ava_w_transfer_ring(t, kBytes, kSeg, kSlots, ring_poll, ring_advance,
+                                       ring_release, &probe),
+                   AVA_OK, "%s: ring", c.name);
+      ava_w_transfer_start(t, nullptr, nullptr, nullptr); // its commands are enqueued
+      int messages = 0;
+      std::string refused;
+      std::thread rx([&] { g.receive_until_other(&messages, &refused); });
+      for (uint32_t k = 0; k < kSegments; k += 2) {
+        if (static_cast<int>(k / 2) == c.drop_at)
+          g.connection->transfers().drop_all();
+        // Both slots are free again: the segments before were sent (or dropped).
+        cr_expect_geq(probe.advanced_count(), k, "%s: segment %u's slot is not free", c.name, k);
+        for (uint32_t s = k; s < k + 2; ++s)
+          std::memcpy(ava_w_transfer_slot(t, s), want.data() + s * kSeg,
+                      std::min(kSeg, kBytes - s * kSeg));
+        const size_t before = probe.advanced_count();
+        ava_w_transfer_segment_done(t, k + 1, static_cast<int>(k + 1) != c.fail_at);
+        cr_expect_eq(probe.advanced_count(), before, "%s: segment %u went before %u", c.name, k + 1,
+                     k);
+        ava_w_transfer_segment_done(t, k, static_cast<int>(k) != c.fail_at);
+      }
+      send_marker(g);
+      rx.join();
+      cr_expect(refused.empty(), "%s: %s", c.name, refused.c_str());
+    }
+    const uint64_t good = c.fail_at >= 0   ? c.fail_at * kSeg
+                          : c.drop_at >= 0 ? 2 * c.drop_at * kSeg
+                                           : kBytes;
+    cr_expect(std::memcmp(dst.data() + 8, want.data(), good) == 0, "%s: bytes differ", c.name);
+    cr_expect_eq(std::count(dst.begin() + 8 + static_cast<long>(good), dst.end() - 8, 0xA5),
+                 static_cast<long>(kBytes - good), "%s: bytes past the good ones written", c.name);
+    cr_expect(dst[7] == 0xA5 && dst[kBytes + 8] == 0xA5, "%s: bytes outside written", c.name);
+    std::vector<uint32_t> every(kSegments);
+    for (uint32_t k = 0; k < kSegments; ++k)
+      every[k] = k;
+    cr_expect(probe.advanced == every, "%s: %zu slots given back, not each once in order", c.name,
+              probe.advanced.size());
+    cr_expect_eq(probe.released, 1, "%s: released %d times", c.name, probe.released);
+    cr_expect_eq(g.table.open(), c.drop_at >= 0 ? 1u : 0u, "%s: open destinations", c.name);
+    cr_expect_eq(g.connection->transfers().pool()->used(), 0u, "%s: staging kept", c.name);
+  }
 }
 
 namespace {

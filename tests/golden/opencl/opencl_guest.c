@@ -854,6 +854,12 @@ void ava_w_transfer_start(struct ava_w_transfer *t, int (*poll)(void *ctx),
 void ava_w_transfer_finished(struct ava_w_transfer *t, int ok);
 void ava_w_transfer_abort(struct ava_w_transfer *t);
 int ava_w_heap_holds(const void *p, uint64_t bytes);
+int ava_w_transfer_ring(struct ava_w_transfer *t, uint64_t bytes, uint64_t segment_bytes,
+			uint32_t slots, int (*poll)(void *ctx, uint32_t k),
+			void (*advance)(void *ctx, uint32_t k), void (*release)(void *ctx),
+			void *ctx);
+void *ava_w_transfer_slot(struct ava_w_transfer *t, uint32_t k);
+void ava_w_transfer_segment_done(struct ava_w_transfer *t, uint32_t k, int ok);
 
 static inline int ava_cl_event_poll(void *ctx)
 {
@@ -1012,6 +1018,173 @@ static inline cl_int ava_cl_staged(struct ava_w_transfer *t, cl_int rc, cl_event
 	if (rc == CL_SUCCESS)
 		clRetainEvent(ev); /* the transfer's, for ava_cl_event_poll */
 	return ava_cl_staged_with(t, rc, ev, event, ava_cl_event_poll, ava_cl_event_release, ev);
+}
+
+/*
+ * A large staged buffer read on an in-order queue goes in segments through a
+ * ring of staging slots (ava_w_transfer_ring): a few slots of memory used
+ * before instead of a block of the read's size (each page of which costs a
+ * fault and a zeroing on first touch), and its bytes go out segment by
+ * segment. Segment k + slots waits for a user event of the worker's that is
+ * set once segment k's bytes went to the guest. Segment 0 also waits for
+ * `go`, set once every segment is enqueued: when one cannot be, go fails
+ * and takes every segment with it unread, as for one refused command. The
+ * program gets the last segment's event, which on an in-order queue
+ * completes after all the others; so not on out-of-order queues, nor where
+ * the program asks for the event of a profiled queue (its times would be
+ * the last segment's).
+ */
+#define AVA_CL_RING_SEGMENT ((uint64_t)8 << 20)
+#define AVA_CL_RING_SLOTS 4u
+
+struct ava_cl_ring_segment {
+	struct ava_w_transfer *t;
+	uint32_t k;
+};
+
+struct ava_cl_ring {
+	uint32_t n, slots;
+	cl_event *events;		  /* n: each segment's command */
+	cl_event *gates;		  /* n: gates[k] for k >= slots, else NULL */
+	struct ava_cl_ring_segment *segs; /* n: each segment's callback data */
+};
+
+static inline int ava_cl_ring_poll(void *ctx, uint32_t k)
+{
+	struct ava_cl_ring *r = (struct ava_cl_ring *)ctx;
+
+	return r->events[k] != NULL ? ava_cl_event_poll(r->events[k]) : 0;
+}
+
+static inline void ava_cl_ring_advance(void *ctx, uint32_t k)
+{
+	struct ava_cl_ring *r = (struct ava_cl_ring *)ctx;
+
+	if (k + r->slots < r->n && r->gates[k + r->slots] != NULL)
+		(void)clSetUserEventStatus(r->gates[k + r->slots], CL_COMPLETE);
+}
+
+static inline void ava_cl_ring_free(void *ctx)
+{
+	struct ava_cl_ring *r = (struct ava_cl_ring *)ctx;
+
+	for (uint32_t k = 0; k < r->n; ++k) {
+		if (r->events != NULL && r->events[k] != NULL)
+			clReleaseEvent(r->events[k]);
+		if (r->gates != NULL && r->gates[k] != NULL)
+			clReleaseEvent(r->gates[k]);
+	}
+	free(r->events);
+	free(r->gates);
+	free(r->segs);
+	free(r);
+}
+
+static inline void CL_CALLBACK ava_cl_segment_done(cl_event event, cl_int status, void *p)
+{
+	struct ava_cl_ring_segment *s = (struct ava_cl_ring_segment *)p;
+
+	(void)event;
+	ava_w_transfer_segment_done(s->t, s->k, status == CL_COMPLETE);
+}
+
+/* Whether a read of span bytes on queue may go in segments; *context: the queue's. */
+static inline int ava_cl_ringable(cl_command_queue queue, uint64_t span, cl_uint num_events,
+				  const cl_event *events, const cl_event *event, cl_context *context)
+{
+	cl_command_queue_properties props = 0;
+
+	/* A malformed wait list goes whole, for the API to refuse. */
+	if (span < 2 * AVA_CL_RING_SEGMENT || (num_events == 0) != (events == NULL) ||
+	    clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof(props), &props, NULL) !=
+		    CL_SUCCESS ||
+	    (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0 ||
+	    ((props & CL_QUEUE_PROFILING_ENABLE) != 0 && event != NULL))
+		return 0;
+	return clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(*context), context, NULL) ==
+	       CL_SUCCESS;
+}
+
+static cl_int ava_cl_read_ring(cl_command_queue queue, cl_context context, cl_mem buffer,
+			       size_t offset, size_t size, uint64_t token, cl_uint num_events,
+			       const cl_event *events, cl_event *event)
+{
+	const uint32_t n = (uint32_t)((size - 1) / AVA_CL_RING_SEGMENT + 1);
+	const uint32_t slots = n < AVA_CL_RING_SLOTS ? n : AVA_CL_RING_SLOTS;
+	struct ava_w_transfer *t =
+		ava_w_transfer_begin(token, slots * AVA_CL_RING_SEGMENT, AVA_NO_HEAP);
+	struct ava_cl_ring *r = (struct ava_cl_ring *)calloc(1, sizeof(*r));
+	cl_event *list = (cl_event *)malloc((num_events + 1) * sizeof(cl_event));
+	cl_event go = NULL;
+	cl_int rc = CL_SUCCESS;
+	uint32_t k;
+
+	if (r != NULL) {
+		r->n = n;
+		r->slots = slots;
+		r->events = (cl_event *)calloc(n, sizeof(cl_event));
+		r->gates = (cl_event *)calloc(n, sizeof(cl_event));
+		r->segs = (struct ava_cl_ring_segment *)calloc(n, sizeof(*r->segs));
+	}
+	if (r != NULL && r->events != NULL && r->gates != NULL && r->segs != NULL) {
+		go = clCreateUserEvent(context, &rc);
+		for (k = slots; rc == CL_SUCCESS && k < n; ++k)
+			r->gates[k] = clCreateUserEvent(context, &rc);
+	}
+	if (t == NULL || list == NULL || go == NULL || rc != CL_SUCCESS ||
+	    ava_w_transfer_ring(t, size, AVA_CL_RING_SEGMENT, slots, ava_cl_ring_poll,
+				ava_cl_ring_advance, ava_cl_ring_free, r) != 0) {
+		if (r != NULL)
+			ava_cl_ring_free(r);
+		if (go != NULL)
+			clReleaseEvent(go);
+		free(list);
+		ava_w_transfer_abort(t);
+		return CL_OUT_OF_HOST_MEMORY;
+	}
+	/* From here r is the transfer's, released with it. */
+	if (num_events != 0)
+		memcpy(list, events, num_events * sizeof(cl_event));
+	list[num_events] = go;
+	for (k = 0; k < n; ++k) {
+		const uint64_t at = (uint64_t)k * AVA_CL_RING_SEGMENT;
+		const size_t len = (size_t)(size - at < AVA_CL_RING_SEGMENT ? size - at
+									     : AVA_CL_RING_SEGMENT);
+
+		rc = clEnqueueReadBuffer(queue, buffer, CL_FALSE, offset + at, len,
+					 ava_w_transfer_slot(t, k), k == 0 ? num_events + 1 : r->gates[k] != NULL,
+					 k == 0 ? list : r->gates[k] != NULL ? &r->gates[k] : NULL,
+					 &r->events[k]);
+		if (rc != CL_SUCCESS)
+			break;
+	}
+	free(list);
+	if (rc != CL_SUCCESS) {
+		/* Segment 0's error is the call's own; a later one fails them all unread. */
+		(void)clSetUserEventStatus(go, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+		clReleaseEvent(go);
+		ava_w_transfer_abort(t);
+		return k == 0 ? rc : CL_OUT_OF_HOST_MEMORY;
+	}
+	/*
+	 * Callbacks only once every segment is in: until then an abort may still
+	 * end the transfer. Without one a segment is found by the poll, and the
+	 * transfer stays (a leak rather than a use after free).
+	 */
+	ava_w_transfer_start(t, NULL, NULL, NULL);
+	for (k = 0; k < n; ++k) {
+		r->segs[k].t = t;
+		r->segs[k].k = k;
+		(void)clSetEventCallback(r->events[k], CL_COMPLETE, ava_cl_segment_done,
+					 &r->segs[k]);
+	}
+	(void)clSetUserEventStatus(go, CL_COMPLETE);
+	clReleaseEvent(go);
+	if (event != NULL) {
+		clRetainEvent(r->events[n - 1]);
+		*event = r->events[n - 1];
+	}
+	return CL_SUCCESS;
 }
 
 /*
@@ -1311,7 +1484,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1315 "opencl_guest.c"
+#line 1488 "opencl_guest.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -1619,7 +1792,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1623 "opencl_guest.c"
+#line 1796 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1633,7 +1806,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1637 "opencl_guest.c"
+#line 1810 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1674,7 +1847,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1678 "opencl_guest.c"
+#line 1851 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1697,7 +1870,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1701 "opencl_guest.c"
+#line 1874 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1708,7 +1881,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1712 "opencl_guest.c"
+#line 1885 "opencl_guest.c"
 #line 191 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1728,7 +1901,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1732 "opencl_guest.c"
+#line 1905 "opencl_guest.c"
 #line 234 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1787,7 +1960,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1791 "opencl_guest.c"
+#line 1964 "opencl_guest.c"
 #line 118 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -1962,7 +2135,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 1966 "opencl_guest.c"
+#line 2139 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2019,7 +2192,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2023 "opencl_guest.c"
+#line 2196 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2046,14 +2219,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2050 "opencl_guest.c"
+#line 2223 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 706 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2057 "opencl_guest.c"
+#line 2230 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -2592,7 +2765,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 2596 "opencl_guest.c"
+#line 2769 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -2919,7 +3092,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 2923 "opencl_guest.c"
+#line 3096 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -4222,7 +4395,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4226 "opencl_guest.c"
+#line 4399 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4290,7 +4463,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4294 "opencl_guest.c"
+#line 4467 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4372,7 +4545,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4376 "opencl_guest.c"
+#line 4549 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4683,7 +4856,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 4687 "opencl_guest.c"
+#line 4860 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4759,7 +4932,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 4763 "opencl_guest.c"
+#line 4936 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4897,7 +5070,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4901 "opencl_guest.c"
+#line 5074 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4989,7 +5162,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 4993 "opencl_guest.c"
+#line 5166 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5055,7 +5228,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 5059 "opencl_guest.c"
+#line 5232 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5227,7 +5400,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5231 "opencl_guest.c"
+#line 5404 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5382,7 +5555,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5386 "opencl_guest.c"
+#line 5559 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5467,7 +5640,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5471 "opencl_guest.c"
+#line 5644 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5543,7 +5716,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5547 "opencl_guest.c"
+#line 5720 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5592,7 +5765,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5596 "opencl_guest.c"
+#line 5769 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5644,7 +5817,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 5648 "opencl_guest.c"
+#line 5821 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5746,7 +5919,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 5750 "opencl_guest.c"
+#line 5923 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5985,7 +6158,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5989 "opencl_guest.c"
+#line 6162 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6088,7 +6261,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6092 "opencl_guest.c"
+#line 6265 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6171,7 +6344,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6175 "opencl_guest.c"
+#line 6348 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6261,7 +6434,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6265 "opencl_guest.c"
+#line 6438 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6392,7 +6565,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6396 "opencl_guest.c"
+#line 6569 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6620,7 +6793,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6624 "opencl_guest.c"
+#line 6797 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7456,7 +7629,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7460 "opencl_guest.c"
+#line 7633 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7658,7 +7831,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 7662 "opencl_guest.c"
+#line 7835 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7740,7 +7913,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7744 "opencl_guest.c"
+#line 7917 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7958,7 +8131,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 7962 "opencl_guest.c"
+#line 8135 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8025,7 +8198,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 8029 "opencl_guest.c"
+#line 8202 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8106,7 +8279,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8110 "opencl_guest.c"
+#line 8283 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8343,7 +8516,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8347 "opencl_guest.c"
+#line 8520 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8413,7 +8586,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 8417 "opencl_guest.c"
+#line 8590 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8659,7 +8832,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8663 "opencl_guest.c"
+#line 8836 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8714,7 +8887,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8718 "opencl_guest.c"
+#line 8891 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8763,7 +8936,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8767 "opencl_guest.c"
+#line 8940 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8815,7 +8988,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 8819 "opencl_guest.c"
+#line 8992 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8858,7 +9031,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 8862 "opencl_guest.c"
+#line 9035 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9064,7 +9237,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9068 "opencl_guest.c"
+#line 9241 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9174,7 +9347,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9178 "opencl_guest.c"
+#line 9351 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9312,7 +9485,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9316 "opencl_guest.c"
+#line 9489 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9436,7 +9609,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9440 "opencl_guest.c"
+#line 9613 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9527,7 +9700,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 323 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9531 "opencl_guest.c"
+#line 9704 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9656,7 +9829,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 347 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9660 "opencl_guest.c"
+#line 9833 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9757,7 +9930,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 365 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9761 "opencl_guest.c"
+#line 9934 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9880,7 +10053,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9884 "opencl_guest.c"
+#line 10057 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9988,7 +10161,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9992 "opencl_guest.c"
+#line 10165 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10107,7 +10280,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 461 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10111 "opencl_guest.c"
+#line 10284 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10228,7 +10401,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 482 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10232 "opencl_guest.c"
+#line 10405 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10339,7 +10512,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 502 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10343 "opencl_guest.c"
+#line 10516 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10450,7 +10623,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 522 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10454 "opencl_guest.c"
+#line 10627 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10547,7 +10720,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 541 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10551 "opencl_guest.c"
+#line 10724 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10670,7 +10843,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10674 "opencl_guest.c"
+#line 10847 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10755,7 +10928,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10759 "opencl_guest.c"
+#line 10932 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10836,7 +11009,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 601 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10840 "opencl_guest.c"
+#line 11013 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10917,7 +11090,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 617 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10921 "opencl_guest.c"
+#line 11094 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10986,7 +11159,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 629 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10990 "opencl_guest.c"
+#line 11163 "opencl_guest.c"
 #undef ava_execute
 }
 

@@ -984,6 +984,12 @@ void ava_w_transfer_start(struct ava_w_transfer *t, int (*poll)(void *ctx),
 void ava_w_transfer_finished(struct ava_w_transfer *t, int ok);
 void ava_w_transfer_abort(struct ava_w_transfer *t);
 int ava_w_heap_holds(const void *p, uint64_t bytes);
+int ava_w_transfer_ring(struct ava_w_transfer *t, uint64_t bytes, uint64_t segment_bytes,
+			uint32_t slots, int (*poll)(void *ctx, uint32_t k),
+			void (*advance)(void *ctx, uint32_t k), void (*release)(void *ctx),
+			void *ctx);
+void *ava_w_transfer_slot(struct ava_w_transfer *t, uint32_t k);
+void ava_w_transfer_segment_done(struct ava_w_transfer *t, uint32_t k, int ok);
 
 static inline int ava_cl_event_poll(void *ctx)
 {
@@ -1142,6 +1148,173 @@ static inline cl_int ava_cl_staged(struct ava_w_transfer *t, cl_int rc, cl_event
 	if (rc == CL_SUCCESS)
 		clRetainEvent(ev); /* the transfer's, for ava_cl_event_poll */
 	return ava_cl_staged_with(t, rc, ev, event, ava_cl_event_poll, ava_cl_event_release, ev);
+}
+
+/*
+ * A large staged buffer read on an in-order queue goes in segments through a
+ * ring of staging slots (ava_w_transfer_ring): a few slots of memory used
+ * before instead of a block of the read's size (each page of which costs a
+ * fault and a zeroing on first touch), and its bytes go out segment by
+ * segment. Segment k + slots waits for a user event of the worker's that is
+ * set once segment k's bytes went to the guest. Segment 0 also waits for
+ * `go`, set once every segment is enqueued: when one cannot be, go fails
+ * and takes every segment with it unread, as for one refused command. The
+ * program gets the last segment's event, which on an in-order queue
+ * completes after all the others; so not on out-of-order queues, nor where
+ * the program asks for the event of a profiled queue (its times would be
+ * the last segment's).
+ */
+#define AVA_CL_RING_SEGMENT ((uint64_t)8 << 20)
+#define AVA_CL_RING_SLOTS 4u
+
+struct ava_cl_ring_segment {
+	struct ava_w_transfer *t;
+	uint32_t k;
+};
+
+struct ava_cl_ring {
+	uint32_t n, slots;
+	cl_event *events;		  /* n: each segment's command */
+	cl_event *gates;		  /* n: gates[k] for k >= slots, else NULL */
+	struct ava_cl_ring_segment *segs; /* n: each segment's callback data */
+};
+
+static inline int ava_cl_ring_poll(void *ctx, uint32_t k)
+{
+	struct ava_cl_ring *r = (struct ava_cl_ring *)ctx;
+
+	return r->events[k] != NULL ? ava_cl_event_poll(r->events[k]) : 0;
+}
+
+static inline void ava_cl_ring_advance(void *ctx, uint32_t k)
+{
+	struct ava_cl_ring *r = (struct ava_cl_ring *)ctx;
+
+	if (k + r->slots < r->n && r->gates[k + r->slots] != NULL)
+		(void)clSetUserEventStatus(r->gates[k + r->slots], CL_COMPLETE);
+}
+
+static inline void ava_cl_ring_free(void *ctx)
+{
+	struct ava_cl_ring *r = (struct ava_cl_ring *)ctx;
+
+	for (uint32_t k = 0; k < r->n; ++k) {
+		if (r->events != NULL && r->events[k] != NULL)
+			clReleaseEvent(r->events[k]);
+		if (r->gates != NULL && r->gates[k] != NULL)
+			clReleaseEvent(r->gates[k]);
+	}
+	free(r->events);
+	free(r->gates);
+	free(r->segs);
+	free(r);
+}
+
+static inline void CL_CALLBACK ava_cl_segment_done(cl_event event, cl_int status, void *p)
+{
+	struct ava_cl_ring_segment *s = (struct ava_cl_ring_segment *)p;
+
+	(void)event;
+	ava_w_transfer_segment_done(s->t, s->k, status == CL_COMPLETE);
+}
+
+/* Whether a read of span bytes on queue may go in segments; *context: the queue's. */
+static inline int ava_cl_ringable(cl_command_queue queue, uint64_t span, cl_uint num_events,
+				  const cl_event *events, const cl_event *event, cl_context *context)
+{
+	cl_command_queue_properties props = 0;
+
+	/* A malformed wait list goes whole, for the API to refuse. */
+	if (span < 2 * AVA_CL_RING_SEGMENT || (num_events == 0) != (events == NULL) ||
+	    clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof(props), &props, NULL) !=
+		    CL_SUCCESS ||
+	    (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0 ||
+	    ((props & CL_QUEUE_PROFILING_ENABLE) != 0 && event != NULL))
+		return 0;
+	return clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(*context), context, NULL) ==
+	       CL_SUCCESS;
+}
+
+static cl_int ava_cl_read_ring(cl_command_queue queue, cl_context context, cl_mem buffer,
+			       size_t offset, size_t size, uint64_t token, cl_uint num_events,
+			       const cl_event *events, cl_event *event)
+{
+	const uint32_t n = (uint32_t)((size - 1) / AVA_CL_RING_SEGMENT + 1);
+	const uint32_t slots = n < AVA_CL_RING_SLOTS ? n : AVA_CL_RING_SLOTS;
+	struct ava_w_transfer *t =
+		ava_w_transfer_begin(token, slots * AVA_CL_RING_SEGMENT, AVA_NO_HEAP);
+	struct ava_cl_ring *r = (struct ava_cl_ring *)calloc(1, sizeof(*r));
+	cl_event *list = (cl_event *)malloc((num_events + 1) * sizeof(cl_event));
+	cl_event go = NULL;
+	cl_int rc = CL_SUCCESS;
+	uint32_t k;
+
+	if (r != NULL) {
+		r->n = n;
+		r->slots = slots;
+		r->events = (cl_event *)calloc(n, sizeof(cl_event));
+		r->gates = (cl_event *)calloc(n, sizeof(cl_event));
+		r->segs = (struct ava_cl_ring_segment *)calloc(n, sizeof(*r->segs));
+	}
+	if (r != NULL && r->events != NULL && r->gates != NULL && r->segs != NULL) {
+		go = clCreateUserEvent(context, &rc);
+		for (k = slots; rc == CL_SUCCESS && k < n; ++k)
+			r->gates[k] = clCreateUserEvent(context, &rc);
+	}
+	if (t == NULL || list == NULL || go == NULL || rc != CL_SUCCESS ||
+	    ava_w_transfer_ring(t, size, AVA_CL_RING_SEGMENT, slots, ava_cl_ring_poll,
+				ava_cl_ring_advance, ava_cl_ring_free, r) != 0) {
+		if (r != NULL)
+			ava_cl_ring_free(r);
+		if (go != NULL)
+			clReleaseEvent(go);
+		free(list);
+		ava_w_transfer_abort(t);
+		return CL_OUT_OF_HOST_MEMORY;
+	}
+	/* From here r is the transfer's, released with it. */
+	if (num_events != 0)
+		memcpy(list, events, num_events * sizeof(cl_event));
+	list[num_events] = go;
+	for (k = 0; k < n; ++k) {
+		const uint64_t at = (uint64_t)k * AVA_CL_RING_SEGMENT;
+		const size_t len = (size_t)(size - at < AVA_CL_RING_SEGMENT ? size - at
+									     : AVA_CL_RING_SEGMENT);
+
+		rc = clEnqueueReadBuffer(queue, buffer, CL_FALSE, offset + at, len,
+					 ava_w_transfer_slot(t, k), k == 0 ? num_events + 1 : r->gates[k] != NULL,
+					 k == 0 ? list : r->gates[k] != NULL ? &r->gates[k] : NULL,
+					 &r->events[k]);
+		if (rc != CL_SUCCESS)
+			break;
+	}
+	free(list);
+	if (rc != CL_SUCCESS) {
+		/* Segment 0's error is the call's own; a later one fails them all unread. */
+		(void)clSetUserEventStatus(go, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+		clReleaseEvent(go);
+		ava_w_transfer_abort(t);
+		return k == 0 ? rc : CL_OUT_OF_HOST_MEMORY;
+	}
+	/*
+	 * Callbacks only once every segment is in: until then an abort may still
+	 * end the transfer. Without one a segment is found by the poll, and the
+	 * transfer stays (a leak rather than a use after free).
+	 */
+	ava_w_transfer_start(t, NULL, NULL, NULL);
+	for (k = 0; k < n; ++k) {
+		r->segs[k].t = t;
+		r->segs[k].k = k;
+		(void)clSetEventCallback(r->events[k], CL_COMPLETE, ava_cl_segment_done,
+					 &r->segs[k]);
+	}
+	(void)clSetUserEventStatus(go, CL_COMPLETE);
+	clReleaseEvent(go);
+	if (event != NULL) {
+		clRetainEvent(r->events[n - 1]);
+		*event = r->events[n - 1];
+	}
+	return CL_SUCCESS;
 }
 
 /*
@@ -1441,7 +1614,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1445 "opencl_kern.c"
+#line 1618 "opencl_kern.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -1749,7 +1922,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1753 "opencl_kern.c"
+#line 1926 "opencl_kern.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1763,7 +1936,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1767 "opencl_kern.c"
+#line 1940 "opencl_kern.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1804,7 +1977,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1808 "opencl_kern.c"
+#line 1981 "opencl_kern.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1827,7 +2000,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1831 "opencl_kern.c"
+#line 2004 "opencl_kern.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1838,7 +2011,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1842 "opencl_kern.c"
+#line 2015 "opencl_kern.c"
 #line 191 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1858,7 +2031,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1862 "opencl_kern.c"
+#line 2035 "opencl_kern.c"
 #line 234 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1917,7 +2090,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1921 "opencl_kern.c"
+#line 2094 "opencl_kern.c"
 #line 118 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2092,7 +2265,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2096 "opencl_kern.c"
+#line 2269 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2149,7 +2322,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2153 "opencl_kern.c"
+#line 2326 "opencl_kern.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2176,14 +2349,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2180 "opencl_kern.c"
+#line 2353 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
 #line 706 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2187 "opencl_kern.c"
+#line 2360 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -3632,7 +3805,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3636 "opencl_kern.c"
+#line 3809 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -3710,7 +3883,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3714 "opencl_kern.c"
+#line 3887 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -3803,7 +3976,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 3807 "opencl_kern.c"
+#line 3980 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -4161,7 +4334,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 4165 "opencl_kern.c"
+#line 4338 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -4247,7 +4420,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		return NULL;
 	}
 	return ava_execute();
-#line 4251 "opencl_kern.c"
+#line 4424 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -4404,7 +4577,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4408 "opencl_kern.c"
+#line 4581 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -4510,7 +4683,7 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 		return NULL;
 	}
 	return ava_execute();
-#line 4514 "opencl_kern.c"
+#line 4687 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -4587,7 +4760,7 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 		return NULL;
 	}
 	return ava_execute();
-#line 4591 "opencl_kern.c"
+#line 4764 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -4785,7 +4958,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4789 "opencl_kern.c"
+#line 4962 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -4940,7 +5113,7 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 4944 "opencl_kern.c"
+#line 5117 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -5037,7 +5210,7 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5041 "opencl_kern.c"
+#line 5214 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -5123,7 +5296,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5127 "opencl_kern.c"
+#line 5300 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -5175,7 +5348,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5179 "opencl_kern.c"
+#line 5352 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -5230,7 +5403,7 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 5234 "opencl_kern.c"
+#line 5407 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -5343,7 +5516,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 5347 "opencl_kern.c"
+#line 5520 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -5619,7 +5792,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5623 "opencl_kern.c"
+#line 5796 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -5740,7 +5913,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5744 "opencl_kern.c"
+#line 5917 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -5837,7 +6010,7 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 5841 "opencl_kern.c"
+#line 6014 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -5942,7 +6115,7 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 5946 "opencl_kern.c"
+#line 6119 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -6095,7 +6268,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6099 "opencl_kern.c"
+#line 6272 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -6360,7 +6533,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6364 "opencl_kern.c"
+#line 6537 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -7277,7 +7450,7 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7281 "opencl_kern.c"
+#line 7454 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -7506,7 +7679,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 7510 "opencl_kern.c"
+#line 7683 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
@@ -7597,7 +7770,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7601 "opencl_kern.c"
+#line 7774 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -7849,7 +8022,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 7853 "opencl_kern.c"
+#line 8026 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -7923,7 +8096,7 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 		return NULL;
 	}
 	return ret;
-#line 7927 "opencl_kern.c"
+#line 8100 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
@@ -8013,7 +8186,7 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8017 "opencl_kern.c"
+#line 8190 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernelsInProgram);
@@ -8272,7 +8445,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8276 "opencl_kern.c"
+#line 8449 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -8355,7 +8528,7 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 8359 "opencl_kern.c"
+#line 8532 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -8641,7 +8814,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8645 "opencl_kern.c"
+#line 8818 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -8701,7 +8874,7 @@ cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8705 "opencl_kern.c"
+#line 8878 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateUserEvent);
@@ -8753,7 +8926,7 @@ cl_int ava_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8757 "opencl_kern.c"
+#line 8930 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainEvent);
@@ -8808,7 +8981,7 @@ cl_int ava_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 8812 "opencl_kern.c"
+#line 8985 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseEvent);
@@ -8854,7 +9027,7 @@ cl_int ava_clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 8858 "opencl_kern.c"
+#line 9031 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clSetUserEventStatus);
@@ -9087,7 +9260,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9091 "opencl_kern.c"
+#line 9264 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -9210,7 +9383,7 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9214 "opencl_kern.c"
+#line 9387 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -9374,7 +9547,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9378 "opencl_kern.c"
+#line 9551 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -9525,7 +9698,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9529 "opencl_kern.c"
+#line 9702 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -9618,7 +9791,7 @@ cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer
 #define ava_execute() ava_kern_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 323 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9622 "opencl_kern.c"
+#line 9795 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBuffer);
@@ -9756,7 +9929,7 @@ cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_bu
 #define ava_execute() ava_kern_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 347 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9760 "opencl_kern.c"
+#line 9933 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferRect);
@@ -9860,7 +10033,7 @@ cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, co
 #define ava_execute() ava_kern_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 365 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9864 "opencl_kern.c"
+#line 10037 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillBuffer);
@@ -10000,7 +10173,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10004 "opencl_kern.c"
+#line 10177 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -10126,7 +10299,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10130 "opencl_kern.c"
+#line 10303 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -10251,7 +10424,7 @@ cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, cons
 #define ava_execute() ava_kern_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 461 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10255 "opencl_kern.c"
+#line 10428 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillImage);
@@ -10377,7 +10550,7 @@ cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, 
 #define ava_execute() ava_kern_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 482 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10381 "opencl_kern.c"
+#line 10554 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImage);
@@ -10495,7 +10668,7 @@ cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_kern_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 502 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10499 "opencl_kern.c"
+#line 10672 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImageToBuffer);
@@ -10613,7 +10786,7 @@ cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_kern_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 522 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10617 "opencl_kern.c"
+#line 10790 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferToImage);
@@ -10717,7 +10890,7 @@ cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint nu
 #define ava_execute() ava_kern_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 541 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10721 "opencl_kern.c"
+#line 10894 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMigrateMemObjects);
@@ -10850,7 +11023,7 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10854 "opencl_kern.c"
+#line 11027 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -10938,7 +11111,7 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10942 "opencl_kern.c"
+#line 11115 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);
@@ -11024,7 +11197,7 @@ cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
 #define ava_execute() ava_kern_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 601 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11028 "opencl_kern.c"
+#line 11201 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMarkerWithWaitList);
@@ -11111,7 +11284,7 @@ cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
 #define ava_execute() ava_kern_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 617 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11115 "opencl_kern.c"
+#line 11288 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueBarrierWithWaitList);
@@ -11179,7 +11352,7 @@ cl_int ava_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 #define ava_execute() ava_kern_remote_clEnqueueMarker(command_queue, event)
 #line 629 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11183 "opencl_kern.c"
+#line 11356 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMarker);

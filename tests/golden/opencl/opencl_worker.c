@@ -898,6 +898,12 @@ void ava_w_transfer_start(struct ava_w_transfer *t, int (*poll)(void *ctx),
 void ava_w_transfer_finished(struct ava_w_transfer *t, int ok);
 void ava_w_transfer_abort(struct ava_w_transfer *t);
 int ava_w_heap_holds(const void *p, uint64_t bytes);
+int ava_w_transfer_ring(struct ava_w_transfer *t, uint64_t bytes, uint64_t segment_bytes,
+			uint32_t slots, int (*poll)(void *ctx, uint32_t k),
+			void (*advance)(void *ctx, uint32_t k), void (*release)(void *ctx),
+			void *ctx);
+void *ava_w_transfer_slot(struct ava_w_transfer *t, uint32_t k);
+void ava_w_transfer_segment_done(struct ava_w_transfer *t, uint32_t k, int ok);
 
 static inline int ava_cl_event_poll(void *ctx)
 {
@@ -1056,6 +1062,173 @@ static inline cl_int ava_cl_staged(struct ava_w_transfer *t, cl_int rc, cl_event
 	if (rc == CL_SUCCESS)
 		clRetainEvent(ev); /* the transfer's, for ava_cl_event_poll */
 	return ava_cl_staged_with(t, rc, ev, event, ava_cl_event_poll, ava_cl_event_release, ev);
+}
+
+/*
+ * A large staged buffer read on an in-order queue goes in segments through a
+ * ring of staging slots (ava_w_transfer_ring): a few slots of memory used
+ * before instead of a block of the read's size (each page of which costs a
+ * fault and a zeroing on first touch), and its bytes go out segment by
+ * segment. Segment k + slots waits for a user event of the worker's that is
+ * set once segment k's bytes went to the guest. Segment 0 also waits for
+ * `go`, set once every segment is enqueued: when one cannot be, go fails
+ * and takes every segment with it unread, as for one refused command. The
+ * program gets the last segment's event, which on an in-order queue
+ * completes after all the others; so not on out-of-order queues, nor where
+ * the program asks for the event of a profiled queue (its times would be
+ * the last segment's).
+ */
+#define AVA_CL_RING_SEGMENT ((uint64_t)8 << 20)
+#define AVA_CL_RING_SLOTS 4u
+
+struct ava_cl_ring_segment {
+	struct ava_w_transfer *t;
+	uint32_t k;
+};
+
+struct ava_cl_ring {
+	uint32_t n, slots;
+	cl_event *events;		  /* n: each segment's command */
+	cl_event *gates;		  /* n: gates[k] for k >= slots, else NULL */
+	struct ava_cl_ring_segment *segs; /* n: each segment's callback data */
+};
+
+static inline int ava_cl_ring_poll(void *ctx, uint32_t k)
+{
+	struct ava_cl_ring *r = (struct ava_cl_ring *)ctx;
+
+	return r->events[k] != NULL ? ava_cl_event_poll(r->events[k]) : 0;
+}
+
+static inline void ava_cl_ring_advance(void *ctx, uint32_t k)
+{
+	struct ava_cl_ring *r = (struct ava_cl_ring *)ctx;
+
+	if (k + r->slots < r->n && r->gates[k + r->slots] != NULL)
+		(void)clSetUserEventStatus(r->gates[k + r->slots], CL_COMPLETE);
+}
+
+static inline void ava_cl_ring_free(void *ctx)
+{
+	struct ava_cl_ring *r = (struct ava_cl_ring *)ctx;
+
+	for (uint32_t k = 0; k < r->n; ++k) {
+		if (r->events != NULL && r->events[k] != NULL)
+			clReleaseEvent(r->events[k]);
+		if (r->gates != NULL && r->gates[k] != NULL)
+			clReleaseEvent(r->gates[k]);
+	}
+	free(r->events);
+	free(r->gates);
+	free(r->segs);
+	free(r);
+}
+
+static inline void CL_CALLBACK ava_cl_segment_done(cl_event event, cl_int status, void *p)
+{
+	struct ava_cl_ring_segment *s = (struct ava_cl_ring_segment *)p;
+
+	(void)event;
+	ava_w_transfer_segment_done(s->t, s->k, status == CL_COMPLETE);
+}
+
+/* Whether a read of span bytes on queue may go in segments; *context: the queue's. */
+static inline int ava_cl_ringable(cl_command_queue queue, uint64_t span, cl_uint num_events,
+				  const cl_event *events, const cl_event *event, cl_context *context)
+{
+	cl_command_queue_properties props = 0;
+
+	/* A malformed wait list goes whole, for the API to refuse. */
+	if (span < 2 * AVA_CL_RING_SEGMENT || (num_events == 0) != (events == NULL) ||
+	    clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof(props), &props, NULL) !=
+		    CL_SUCCESS ||
+	    (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0 ||
+	    ((props & CL_QUEUE_PROFILING_ENABLE) != 0 && event != NULL))
+		return 0;
+	return clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(*context), context, NULL) ==
+	       CL_SUCCESS;
+}
+
+static cl_int ava_cl_read_ring(cl_command_queue queue, cl_context context, cl_mem buffer,
+			       size_t offset, size_t size, uint64_t token, cl_uint num_events,
+			       const cl_event *events, cl_event *event)
+{
+	const uint32_t n = (uint32_t)((size - 1) / AVA_CL_RING_SEGMENT + 1);
+	const uint32_t slots = n < AVA_CL_RING_SLOTS ? n : AVA_CL_RING_SLOTS;
+	struct ava_w_transfer *t =
+		ava_w_transfer_begin(token, slots * AVA_CL_RING_SEGMENT, AVA_NO_HEAP);
+	struct ava_cl_ring *r = (struct ava_cl_ring *)calloc(1, sizeof(*r));
+	cl_event *list = (cl_event *)malloc((num_events + 1) * sizeof(cl_event));
+	cl_event go = NULL;
+	cl_int rc = CL_SUCCESS;
+	uint32_t k;
+
+	if (r != NULL) {
+		r->n = n;
+		r->slots = slots;
+		r->events = (cl_event *)calloc(n, sizeof(cl_event));
+		r->gates = (cl_event *)calloc(n, sizeof(cl_event));
+		r->segs = (struct ava_cl_ring_segment *)calloc(n, sizeof(*r->segs));
+	}
+	if (r != NULL && r->events != NULL && r->gates != NULL && r->segs != NULL) {
+		go = clCreateUserEvent(context, &rc);
+		for (k = slots; rc == CL_SUCCESS && k < n; ++k)
+			r->gates[k] = clCreateUserEvent(context, &rc);
+	}
+	if (t == NULL || list == NULL || go == NULL || rc != CL_SUCCESS ||
+	    ava_w_transfer_ring(t, size, AVA_CL_RING_SEGMENT, slots, ava_cl_ring_poll,
+				ava_cl_ring_advance, ava_cl_ring_free, r) != 0) {
+		if (r != NULL)
+			ava_cl_ring_free(r);
+		if (go != NULL)
+			clReleaseEvent(go);
+		free(list);
+		ava_w_transfer_abort(t);
+		return CL_OUT_OF_HOST_MEMORY;
+	}
+	/* From here r is the transfer's, released with it. */
+	if (num_events != 0)
+		memcpy(list, events, num_events * sizeof(cl_event));
+	list[num_events] = go;
+	for (k = 0; k < n; ++k) {
+		const uint64_t at = (uint64_t)k * AVA_CL_RING_SEGMENT;
+		const size_t len = (size_t)(size - at < AVA_CL_RING_SEGMENT ? size - at
+									     : AVA_CL_RING_SEGMENT);
+
+		rc = clEnqueueReadBuffer(queue, buffer, CL_FALSE, offset + at, len,
+					 ava_w_transfer_slot(t, k), k == 0 ? num_events + 1 : r->gates[k] != NULL,
+					 k == 0 ? list : r->gates[k] != NULL ? &r->gates[k] : NULL,
+					 &r->events[k]);
+		if (rc != CL_SUCCESS)
+			break;
+	}
+	free(list);
+	if (rc != CL_SUCCESS) {
+		/* Segment 0's error is the call's own; a later one fails them all unread. */
+		(void)clSetUserEventStatus(go, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+		clReleaseEvent(go);
+		ava_w_transfer_abort(t);
+		return k == 0 ? rc : CL_OUT_OF_HOST_MEMORY;
+	}
+	/*
+	 * Callbacks only once every segment is in: until then an abort may still
+	 * end the transfer. Without one a segment is found by the poll, and the
+	 * transfer stays (a leak rather than a use after free).
+	 */
+	ava_w_transfer_start(t, NULL, NULL, NULL);
+	for (k = 0; k < n; ++k) {
+		r->segs[k].t = t;
+		r->segs[k].k = k;
+		(void)clSetEventCallback(r->events[k], CL_COMPLETE, ava_cl_segment_done,
+					 &r->segs[k]);
+	}
+	(void)clSetUserEventStatus(go, CL_COMPLETE);
+	clReleaseEvent(go);
+	if (event != NULL) {
+		clRetainEvent(r->events[n - 1]);
+		*event = r->events[n - 1];
+	}
+	return CL_SUCCESS;
 }
 
 /*
@@ -1355,7 +1528,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1359 "opencl_worker.c"
+#line 1532 "opencl_worker.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -1663,7 +1836,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1667 "opencl_worker.c"
+#line 1840 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1677,7 +1850,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1681 "opencl_worker.c"
+#line 1854 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1718,7 +1891,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1722 "opencl_worker.c"
+#line 1895 "opencl_worker.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1741,7 +1914,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1745 "opencl_worker.c"
+#line 1918 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1752,7 +1925,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1756 "opencl_worker.c"
+#line 1929 "opencl_worker.c"
 #line 191 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1772,7 +1945,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1776 "opencl_worker.c"
+#line 1949 "opencl_worker.c"
 #line 234 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1831,7 +2004,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1835 "opencl_worker.c"
+#line 2008 "opencl_worker.c"
 #line 118 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2006,7 +2179,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2010 "opencl_worker.c"
+#line 2183 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2063,7 +2236,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2067 "opencl_worker.c"
+#line 2240 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2090,14 +2263,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2094 "opencl_worker.c"
+#line 2267 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 705 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 2101 "opencl_worker.c"
+#line 2274 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -2185,11 +2358,18 @@ static void ava_opencl_tramp_ava_cl_context_destructor(cl_context context, void 
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 609 "specs/opencl/opencl_staged.spec.inc"
+#line 782 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
-	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
+	struct ava_w_transfer *ava_t;
+	cl_context ava_context = NULL;
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
+	if (heap_offset == AVA_NO_HEAP && ava_span == size &&
+	    ava_cl_ringable(command_queue, ava_span, num_events_in_wait_list, event_wait_list, event,
+			    &ava_context))
+		return ava_cl_read_ring(command_queue, ava_context, buffer, offset, size, token,
+					num_events_in_wait_list, event_wait_list, event);
+	ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
 	if (ava_t == NULL)
 		return CL_OUT_OF_HOST_MEMORY;
 	ava_rc = clEnqueueReadBuffer(command_queue, buffer, CL_FALSE, offset, size,
@@ -2198,7 +2378,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2202 "opencl_worker.c"
+#line 2382 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -2286,7 +2466,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 643 "specs/opencl/opencl_staged.spec.inc"
+#line 823 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
@@ -2308,7 +2488,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2312 "opencl_worker.c"
+#line 2492 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -2451,7 +2631,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava
 
 static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 681 "specs/opencl/opencl_staged.spec.inc"
+#line 861 "specs/opencl/opencl_staged.spec.inc"
 	static const size_t ava_zero[3] = {0, 0, 0};
 	uint64_t ava_span = ava_cl_image_span(image, origin, region, row_pitch, slice_pitch);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
@@ -2471,7 +2651,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2475 "opencl_worker.c"
+#line 2655 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -2593,7 +2773,7 @@ static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 727 "specs/opencl/opencl_staged.spec.inc"
+#line 907 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
@@ -2606,7 +2786,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2610 "opencl_worker.c"
+#line 2790 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -2723,7 +2903,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 764 "specs/opencl/opencl_staged.spec.inc"
+#line 944 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, size, heap_offset);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
@@ -2739,7 +2919,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_
 		return ava_rc;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2743 "opencl_worker.c"
+#line 2923 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
@@ -2843,7 +3023,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 810 "specs/opencl/opencl_staged.spec.inc"
+#line 990 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
@@ -2860,7 +3040,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2864 "opencl_worker.c"
+#line 3044 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -3033,7 +3213,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *av
 
 static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 853 "specs/opencl/opencl_staged.spec.inc"
+#line 1033 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span =
 		ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
@@ -3048,7 +3228,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3052 "opencl_worker.c"
+#line 3232 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -3199,7 +3379,7 @@ static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 887 "specs/opencl/opencl_staged.spec.inc"
+#line 1067 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc = CL_SUCCESS;
@@ -3214,7 +3394,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 3218 "opencl_worker.c"
+#line 3398 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -3302,7 +3482,7 @@ static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags, const size_t *origin, const size_t *region, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 922 "specs/opencl/opencl_staged.spec.inc"
+#line 1102 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	struct ava_cl_geometry ava_g;
 	size_t ava_row = 0, ava_slice = 0;
@@ -3322,7 +3502,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_q
 		return ava_cl_unmap_unlaid(command_queue, image, ava_p, ava_ev, ava_t);
 	return ava_cl_mapped_transfer(ava_t, command_queue, image, ava_p, 0, &ava_g, map_flags,
 				      ava_ev, event);
-#line 3326 "opencl_worker.c"
+#line 3506 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
@@ -3468,7 +3648,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_in_heap(cl_context context, c
 	if (errcode_ret != NULL)
 		*errcode_ret = ava_rc;
 	return ava_mem;
-#line 3472 "opencl_worker.c"
+#line 3652 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_in_heap(struct ava_wcall *ava_w)
@@ -3584,7 +3764,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_que
 	}
 	*gate = ava_waits[1];
 	return CL_SUCCESS;
-#line 3588 "opencl_worker.c"
+#line 3768 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
@@ -3703,7 +3883,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_close(cl_event gate, cl_event com
 	if (ava_rc != CL_SUCCESS)
 		return ava_rc;
 	return clWaitForEvents(1, &command);
-#line 3707 "opencl_worker.c"
+#line 3887 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
@@ -3740,7 +3920,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_release(cl_event gate)
 {
 #line 504 "specs/opencl/opencl_heap.spec.inc"
 	return ava_cl_gate_end(gate, CL_COMPLETE);
-#line 3744 "opencl_worker.c"
+#line 3924 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
@@ -3790,7 +3970,7 @@ static cl_int ava_opencl_impl_ava_cl_map_in_heap(cl_command_queue command_queue,
 		return CL_MAP_FAILURE;
 	}
 	return CL_SUCCESS;
-#line 3794 "opencl_worker.c"
+#line 3974 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_in_heap(struct ava_wcall *ava_w)
@@ -3884,7 +4064,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_in_heap(cl_command_queue command_queu
 		return CL_INVALID_VALUE;
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_at, num_events_in_wait_list,
 				       event_wait_list, event);
-#line 3888 "opencl_worker.c"
+#line 4068 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_in_heap(struct ava_wcall *ava_w)
@@ -4059,7 +4239,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4063 "opencl_worker.c"
+#line 4243 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4143,7 +4323,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4147 "opencl_worker.c"
+#line 4327 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4245,7 +4425,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4249 "opencl_worker.c"
+#line 4429 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4598,7 +4778,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 4602 "opencl_worker.c"
+#line 4782 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4715,7 +4895,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 4719 "opencl_worker.c"
+#line 4899 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4870,7 +5050,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4874 "opencl_worker.c"
+#line 5054 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4999,7 +5179,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 5003 "opencl_worker.c"
+#line 5183 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5065,7 +5245,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 5069 "opencl_worker.c"
+#line 5249 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5241,7 +5421,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5245 "opencl_worker.c"
+#line 5425 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5390,7 +5570,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5394 "opencl_worker.c"
+#line 5574 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5479,7 +5659,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5483 "opencl_worker.c"
+#line 5663 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5587,7 +5767,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5591 "opencl_worker.c"
+#line 5771 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5667,7 +5847,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5671 "opencl_worker.c"
+#line 5851 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5713,7 +5893,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 5717 "opencl_worker.c"
+#line 5897 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5792,7 +5972,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 5796 "opencl_worker.c"
+#line 5976 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6072,7 +6252,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6076 "opencl_worker.c"
+#line 6256 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6194,7 +6374,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6198 "opencl_worker.c"
+#line 6378 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6328,7 +6508,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6332 "opencl_worker.c"
+#line 6512 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6441,7 +6621,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6445 "opencl_worker.c"
+#line 6625 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6641,7 +6821,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6645 "opencl_worker.c"
+#line 6825 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6902,7 +7082,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6906 "opencl_worker.c"
+#line 7086 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6996,7 +7176,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 7000 "opencl_worker.c"
+#line 7180 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -7126,7 +7306,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7130 "opencl_worker.c"
+#line 7310 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -7265,7 +7445,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7269 "opencl_worker.c"
+#line 7449 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
@@ -7396,7 +7576,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image(cl_command_queue command_queue, c
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 7400 "opencl_worker.c"
+#line 7580 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
@@ -7563,7 +7743,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue,
 	ret = clEnqueueUnmapMemObject(command_queue, image, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7567 "opencl_worker.c"
+#line 7747 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_image(struct ava_wcall *ava_w)
@@ -7715,7 +7895,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 7719 "opencl_worker.c"
+#line 7899 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -7823,7 +8003,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 7827 "opencl_worker.c"
+#line 8007 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -8166,7 +8346,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 8170 "opencl_worker.c"
+#line 8350 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8279,7 +8459,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 8283 "opencl_worker.c"
+#line 8463 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -8435,7 +8615,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 8439 "opencl_worker.c"
+#line 8619 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8615,7 +8795,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 8619 "opencl_worker.c"
+#line 8799 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8685,7 +8865,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8689 "opencl_worker.c"
+#line 8869 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -8785,7 +8965,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 8789 "opencl_worker.c"
+#line 8969 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -8865,7 +9045,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 8869 "opencl_worker.c"
+#line 9049 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8957,7 +9137,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 8961 "opencl_worker.c"
+#line 9141 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9046,7 +9226,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 9050 "opencl_worker.c"
+#line 9230 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9261,7 +9441,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 9265 "opencl_worker.c"
+#line 9445 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -9332,7 +9512,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9336 "opencl_worker.c"
+#line 9516 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9417,7 +9597,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 9421 "opencl_worker.c"
+#line 9601 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9727,7 +9907,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9731 "opencl_worker.c"
+#line 9911 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9815,7 +9995,7 @@ static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *er
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 9819 "opencl_worker.c"
+#line 9999 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9874,7 +10054,7 @@ static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 9878 "opencl_worker.c"
+#line 10058 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9920,7 +10100,7 @@ static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9924 "opencl_worker.c"
+#line 10104 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9967,7 +10147,7 @@ static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execut
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 9971 "opencl_worker.c"
+#line 10151 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10152,7 +10332,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10156 "opencl_worker.c"
+#line 10336 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10296,7 +10476,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10300 "opencl_worker.c"
+#line 10480 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10424,7 +10604,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10428 "opencl_worker.c"
+#line 10608 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10603,7 +10783,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10607 "opencl_worker.c"
+#line 10787 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10766,7 +10946,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 323 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10770 "opencl_worker.c"
+#line 10950 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10875,7 +11055,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_q
 #define ava_execute() clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 347 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10879 "opencl_worker.c"
+#line 11059 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11037,7 +11217,7 @@ static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 365 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11041 "opencl_worker.c"
+#line 11221 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11178,7 +11358,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11182 "opencl_worker.c"
+#line 11362 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11335,7 +11515,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11339 "opencl_worker.c"
+#line 11519 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11476,7 +11656,7 @@ static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 461 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11480 "opencl_worker.c"
+#line 11660 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11627,7 +11807,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 482 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11631 "opencl_worker.c"
+#line 11811 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11781,7 +11961,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue comman
 #define ava_execute() clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 502 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11785 "opencl_worker.c"
+#line 11965 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11920,7 +12100,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue comman
 #define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 522 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11924 "opencl_worker.c"
+#line 12104 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12059,7 +12239,7 @@ static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue comman
 #define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 541 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12063 "opencl_worker.c"
+#line 12243 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12181,7 +12361,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12185 "opencl_worker.c"
+#line 12365 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12336,7 +12516,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12340 "opencl_worker.c"
+#line 12520 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12436,7 +12616,7 @@ static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue comma
 #define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 601 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12440 "opencl_worker.c"
+#line 12620 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12533,7 +12713,7 @@ static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue comm
 #define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 617 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12537 "opencl_worker.c"
+#line 12717 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12630,7 +12810,7 @@ static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl
 #define ava_execute() clEnqueueMarker(command_queue, event)
 #line 629 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12634 "opencl_worker.c"
+#line 12814 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12737,7 +12917,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 12741 "opencl_worker.c"
+#line 12921 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -12813,7 +12993,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 12817 "opencl_worker.c"
+#line 12997 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -12874,7 +13054,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 12878 "opencl_worker.c"
+#line 13058 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -12945,7 +13125,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 12949 "opencl_worker.c"
+#line 13129 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -12989,7 +13169,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 12993 "opencl_worker.c"
+#line 13173 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -13115,7 +13295,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 13119 "opencl_worker.c"
+#line 13299 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -13228,7 +13408,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 13232 "opencl_worker.c"
+#line 13412 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -13352,7 +13532,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 13356 "opencl_worker.c"
+#line 13536 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -13502,7 +13682,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 13506 "opencl_worker.c"
+#line 13686 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -13626,7 +13806,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 13630 "opencl_worker.c"
+#line 13810 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -13687,7 +13867,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 13691 "opencl_worker.c"
+#line 13871 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -13775,7 +13955,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 13779 "opencl_worker.c"
+#line 13959 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -13913,7 +14093,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 13917 "opencl_worker.c"
+#line 14097 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -14022,7 +14202,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 14026 "opencl_worker.c"
+#line 14206 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -14134,7 +14314,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 14138 "opencl_worker.c"
+#line 14318 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
