@@ -244,9 +244,13 @@ int ava_guest_stage_blocking(const struct ava_guest_spec *spec, uint64_t bytes);
 uint64_t ava_guest_transfer_expect_blocking(const struct ava_guest_spec *spec, void *dst,
 					    uint64_t capacity);
 /*
- * Waits, however long it takes, for the END of token (a blocking call's
- * staged transfer, whose call succeeded): 1 when its command completed, 0 when
- * it failed (the destination is as it was), -1 when the connection broke.
+ * Waits up to a second for the END of token (a blocking call's staged
+ * transfer, whose call succeeded): 1 when its command completed, 0 when it
+ * failed (the destination is as it was), 2 when it has not ended yet, -1
+ * when the connection broke. A worker sends the END of a failed command
+ * only before its next message (a driver may not call completion callbacks
+ * for failed commands): after a 2 the caller makes a call about the
+ * command (its event's status), whose reply brings it.
  */
 int ava_guest_transfer_finish(const struct ava_guest_spec *spec, uint64_t token);
 

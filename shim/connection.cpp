@@ -525,14 +525,13 @@ bool Connection::wait_transfer(uint64_t token, std::chrono::milliseconds patienc
   return read < 0 ? transfers_->wait_ended(token, patience) : read == 1;
 }
 
-int Connection::finish_transfer(uint64_t token) {
-  // Each round reads (or waits for the reader) up to a second; a broken
-  // connection ends the wait, and its END never comes.
-  while (!wait_transfer(token, std::chrono::milliseconds(1000))) {
-    if (broken()) {
-      transfers_->forget(token);
-      return -1;
-    }
+int Connection::finish_transfer(uint64_t token, std::chrono::milliseconds patience) {
+  if (!wait_transfer(token, patience)) {
+    if (!broken())
+      return 2;
+    // A broken connection ends the wait: its END never comes.
+    transfers_->forget(token);
+    return -1;
   }
   return transfers_->take_failed(token) ? 0 : 1;
 }

@@ -148,10 +148,10 @@ public:
     return heap_ == nullptr && stage_blocking_ && bytes >= kStageBlockingMin;
   }
   static constexpr uint64_t kStageBlockingMin = 1ull << 20;
-  // Waits for token's END however long it takes (a blocking call's
-  // transfer): 1 the command completed, 0 it failed, -1 the connection
-  // broke (the token is then forgotten).
-  int finish_transfer(uint64_t token);
+  // Waits up to patience for token's END (a blocking call's transfer): 1
+  // the command completed, 0 it failed, 2 not yet, -1 the connection broke
+  // (the token is then forgotten).
+  int finish_transfer(uint64_t token, std::chrono::milliseconds patience);
   // Pieces of a blocking transfer in flight at once (AVA_PIPELINE_WINDOW).
   uint32_t pipeline_window() const { return pipeline_window_; }
   static constexpr uint32_t kMaxPipelineWindow = 64;

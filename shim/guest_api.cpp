@@ -354,7 +354,7 @@ int ava_guest_transfer_finish(const struct ava_guest_spec *spec, uint64_t token)
         runtime->transfers().forget(token);
       return -1;
     }
-    return conn->finish_transfer(token);
+    return conn->finish_transfer(token, std::chrono::milliseconds(1000));
   } catch (...) {
     return -1;
   }

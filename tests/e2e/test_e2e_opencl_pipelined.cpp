@@ -83,6 +83,30 @@ Test(e2e_opencl_pipelined, pieces_at_every_boundary_match_native, .timeout = 900
                 (unsigned long)piece_calls, (unsigned long)whole_calls);
 }
 
+// tests/opencl/failed_reads.c over unix and tcp: large blocking reads
+// behind a user event that fails while they wait go staged (one staging
+// block, and a ring of segments), and end as natively: CL_SUCCESS, a failed
+// event, the destination as it was (the reply path wrote zeros there). The
+// worker's report shows them staged. shm is left out: its pieces differ
+// (issue 14, open).
+Test(e2e_opencl_pipelined, a_staged_blocking_read_behind_a_failed_event_ends_as_natively,
+     .timeout = 600) {
+  const std::string missing = ocl::missing_opencl_spec();
+  cr_assert(missing.empty(), "%s", missing.c_str());
+  remoted::Comparison cmp = ocl::comparison(ocl::child_env());
+  cmp.channels = {"unix", "tcp"};
+  const std::string program = std::string(OCL_DIR) + "/ocl_failed_reads";
+  const ProcResult native = run_proc({program}, cmp.native_env, cmp.timeout_ms);
+  cr_assert_eq(native.exit_code, 0, "native: %s", native.err.c_str());
+  for (const std::string &ch : cmp.channels) {
+    const remoted::RemotedRun r = remoted::run_remoted(AVA_BIN, ch, {program}, cmp);
+    for (const std::string &d : remoted::differences(native, r, cmp))
+      cr_expect_fail("[%s] %s", ch.c_str(), d.c_str());
+    cr_expect_geq(r.report.of("opencl").staged, 4u, "[%s] %lu transfers staged", ch.c_str(),
+                  (unsigned long)r.report.of("opencl").staged);
+  }
+}
+
 // tests/opencl/pipeline_victim.c over shm with 1 MiB pieces: the victim's
 // worker process is killed (SIGKILL) while the victim moves 24 MiB
 // transfers in pieces; its call fails with an OpenCL error and the program
