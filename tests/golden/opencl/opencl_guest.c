@@ -2392,18 +2392,28 @@ void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool 
 		}
 		/*
 		 * Non-blocking: the bytes arrive by the time the map's event
-		 * completes (opencl_staged.spec.inc); blocking, they come with the
-		 * reply.
+		 * completes (opencl_staged.spec.inc). Blocking, they come with the
+		 * reply, or, large over sockets, staged as a blocking read's do:
+		 * straight into the mapping, the call returning at their END.
 		 */
-		token = blocking_map == CL_FALSE
-				? ava_cl_expect(m->ptr, ava_cl_span(buffer, offset, size))
-				: 0;
+		const uint64_t span = ava_cl_span(buffer, offset, size);
+		const int staged_blocking =
+			blocking_map != CL_FALSE && ava_cl_stage_blocking(span);
+
+		token = blocking_map == CL_FALSE ? ava_cl_expect(m->ptr, span)
+			: staged_blocking	 ? ava_cl_expect_blocking(m->ptr, span)
+						 : 0;
 		if (token != 0) {
+			cl_event own = NULL;
+
 			rc = ava_cl_map_buffer_staged(command_queue, buffer, map_flags, offset,
 						      size, token, num_events_in_wait_list,
-						      event_wait_list, event);
+						      event_wait_list,
+						      staged_blocking ? &own : event);
 			if (rc != CL_SUCCESS)
 				ava_cl_expect_cancel(token);
+			else if (staged_blocking)
+				rc = ava_cl_staged_end(token, own, event);
 		} else {
 			rc = ava_cl_map_buffer(command_queue, buffer, map_flags, offset, size,
 					       m->ptr, num_events_in_wait_list,
@@ -2771,7 +2781,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 2775 "opencl_guest.c"
+#line 2785 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -3098,7 +3108,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 3102 "opencl_guest.c"
+#line 3112 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -4401,7 +4411,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4405 "opencl_guest.c"
+#line 4415 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4469,7 +4479,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4473 "opencl_guest.c"
+#line 4483 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4551,7 +4561,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4555 "opencl_guest.c"
+#line 4565 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4862,7 +4872,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 4866 "opencl_guest.c"
+#line 4876 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4938,7 +4948,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 4942 "opencl_guest.c"
+#line 4952 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5076,7 +5086,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5080 "opencl_guest.c"
+#line 5090 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5168,7 +5178,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 5172 "opencl_guest.c"
+#line 5182 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5234,7 +5244,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 5238 "opencl_guest.c"
+#line 5248 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5406,7 +5416,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5410 "opencl_guest.c"
+#line 5420 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5561,7 +5571,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5565 "opencl_guest.c"
+#line 5575 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5646,7 +5656,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5650 "opencl_guest.c"
+#line 5660 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5722,7 +5732,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5726 "opencl_guest.c"
+#line 5736 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5771,7 +5781,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5775 "opencl_guest.c"
+#line 5785 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5823,7 +5833,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 5827 "opencl_guest.c"
+#line 5837 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5925,7 +5935,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 5929 "opencl_guest.c"
+#line 5939 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6164,7 +6174,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6168 "opencl_guest.c"
+#line 6178 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6267,7 +6277,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6271 "opencl_guest.c"
+#line 6281 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6350,7 +6360,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6354 "opencl_guest.c"
+#line 6364 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6440,7 +6450,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6444 "opencl_guest.c"
+#line 6454 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6571,7 +6581,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6575 "opencl_guest.c"
+#line 6585 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6799,7 +6809,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6803 "opencl_guest.c"
+#line 6813 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7635,7 +7645,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7639 "opencl_guest.c"
+#line 7649 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7837,7 +7847,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 7841 "opencl_guest.c"
+#line 7851 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7919,7 +7929,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7923 "opencl_guest.c"
+#line 7933 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8137,7 +8147,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 8141 "opencl_guest.c"
+#line 8151 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8204,7 +8214,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 8208 "opencl_guest.c"
+#line 8218 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8285,7 +8295,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8289 "opencl_guest.c"
+#line 8299 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8522,7 +8532,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8526 "opencl_guest.c"
+#line 8536 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8592,7 +8602,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 8596 "opencl_guest.c"
+#line 8606 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8838,7 +8848,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8842 "opencl_guest.c"
+#line 8852 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8893,7 +8903,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8897 "opencl_guest.c"
+#line 8907 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8942,7 +8952,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8946 "opencl_guest.c"
+#line 8956 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8994,7 +9004,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 8998 "opencl_guest.c"
+#line 9008 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9037,7 +9047,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 9041 "opencl_guest.c"
+#line 9051 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9246,7 +9256,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9250 "opencl_guest.c"
+#line 9260 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9356,7 +9366,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9360 "opencl_guest.c"
+#line 9370 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9494,7 +9504,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9498 "opencl_guest.c"
+#line 9508 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9618,7 +9628,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9622 "opencl_guest.c"
+#line 9632 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9709,7 +9719,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 326 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9713 "opencl_guest.c"
+#line 9723 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9838,7 +9848,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 350 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9842 "opencl_guest.c"
+#line 9852 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9939,7 +9949,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 368 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9943 "opencl_guest.c"
+#line 9953 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10062,7 +10072,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10066 "opencl_guest.c"
+#line 10076 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10170,7 +10180,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10174 "opencl_guest.c"
+#line 10184 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10289,7 +10299,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 464 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10293 "opencl_guest.c"
+#line 10303 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10410,7 +10420,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 485 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10414 "opencl_guest.c"
+#line 10424 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10521,7 +10531,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 505 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10525 "opencl_guest.c"
+#line 10535 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10632,7 +10642,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 525 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10636 "opencl_guest.c"
+#line 10646 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10729,7 +10739,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 544 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10733 "opencl_guest.c"
+#line 10743 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10852,7 +10862,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10856 "opencl_guest.c"
+#line 10866 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10937,7 +10947,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10941 "opencl_guest.c"
+#line 10951 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11018,7 +11028,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 604 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11022 "opencl_guest.c"
+#line 11032 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11099,7 +11109,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 620 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11103 "opencl_guest.c"
+#line 11113 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11168,7 +11178,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 632 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11172 "opencl_guest.c"
+#line 11182 "opencl_guest.c"
 #undef ava_execute
 }
 
