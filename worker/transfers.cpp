@@ -113,7 +113,11 @@ Transfer::Transfer(uint64_t token_, uint64_t bytes_, void *staging_, uint64_t ca
 Transfer::~Transfer() {
   if (release != nullptr)
     release(ctx);
-  if (pool != nullptr)
+  drop_staging();
+}
+
+void Transfer::drop_staging() {
+  if (pool != nullptr && !staging_dropped.exchange(true, std::memory_order_acq_rel))
     pool->give(staging, capacity);
 }
 
@@ -206,6 +210,10 @@ uint32_t TransferBook::pump_locked(GuestConnection &conn, const std::shared_ptr<
     if (last) {
       delivered_.fetch_add(1, std::memory_order_relaxed);
       started_.fetch_sub(1, std::memory_order_relaxed);
+      // On an in-order queue the segments after a failed one fail too:
+      // none runs again.
+      if (!ok)
+        t->drop_staging();
       open_.erase(it); // the staging goes once the API lets go of it too
       return r.segments;
     }
@@ -265,8 +273,12 @@ void TransferBook::flush(GuestConnection &conn) {
     }
     if (state == Transfer::kRunning)
       continue;
-    std::lock_guard lock(mu_);
-    finish_locked(conn, t->token, t.get(), state == Transfer::kDone);
+    {
+      std::lock_guard lock(mu_);
+      finish_locked(conn, t->token, t.get(), state == Transfer::kDone);
+    }
+    if (state == Transfer::kFailed)
+      t->drop_staging();
   }
 }
 

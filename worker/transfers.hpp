@@ -111,6 +111,12 @@ struct Transfer {
     }
   };
   std::unique_ptr<Ring> ring;
+  // The API reported the command failed, so it never touches the staging
+  // again: the staging goes back to the pool now. PoCL calls no completion
+  // callback for a failed command, so the API's reference (and with it the
+  // staging) would otherwise stay until the worker exits.
+  void drop_staging();
+  std::atomic<bool> staging_dropped{false};
   // Gives back the slots of segments [advanced, upto) (upto past the last:
   // every one left), each once, off every lock of the book.
   void advance_ring(uint32_t upto);

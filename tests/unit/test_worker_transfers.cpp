@@ -230,6 +230,42 @@ Test(worker_transfers, a_done_command_s_data_goes_before_any_later_message) {
   cr_expect_eq(g.connection->transfers().delivered(), 1u);
 }
 
+// PoCL calls no completion callback for a command that failed (an event of
+// its wait list did): the poll before the next message finds it failed,
+// sends FAILED, and gives the staging back then, though the API's reference
+// stays; a callback that comes late after all gives nothing back twice.
+Test(worker_transfers, a_failed_command_without_a_callback_gives_its_staging_back) {
+  Guest g;
+  std::vector<uint8_t> dst(4 * kChunk, 0x11);
+  const uint64_t token = g.table.expect(dst.data(), dst.size());
+  g_poll_answer = -1;
+  g_released = 0;
+  ava_w_transfer *t;
+  {
+    ava::CurrentCall in(g.call.get());
+    t = ava_w_transfer_begin(token, dst.size(), AVA_NO_HEAP);
+    cr_assert_not_null(t);
+    ava_w_transfer_piece(t, 0, 0, dst.size());
+    ava_w_transfer_start(t, poll_answer, count_release, nullptr);
+  }
+  ava::StagingPool &pool = *g.connection->transfers().pool();
+  cr_expect_geq(pool.used(), dst.size(), "no staging taken");
+  int messages = 0;
+  std::string refused;
+  std::thread rx([&] { g.receive_until_other(&messages, &refused); });
+  send_marker(g);
+  rx.join();
+  cr_expect_eq(messages, 1, "%d DATA messages for a failed command", messages);
+  cr_expect(refused.empty(), "%s", refused.c_str());
+  cr_expect_eq(g.table.open(), 0u, "no FAILED END");
+  cr_expect_eq(std::count(dst.begin(), dst.end(), 0x11), static_cast<long>(dst.size()));
+  cr_expect_eq(pool.used(), 0u, "the staging of a failed command stays taken");
+  cr_expect_eq(g_released, 0, "the API's reference went with the staging");
+  ava_w_transfer_finished(t, 0); // a driver that calls back after all
+  cr_expect_eq(pool.used(), 0u);
+  cr_expect_eq(g_released, 1);
+}
+
 Test(worker_transfers, a_token_in_use_and_an_aborted_transfer) {
   Guest g;
   ava::CurrentCall in(g.call.get());
