@@ -1111,7 +1111,7 @@ static inline int ava_cl_ringable(cl_command_queue queue, uint64_t span, cl_uint
 	       CL_SUCCESS;
 }
 
-static cl_int ava_cl_read_ring(cl_command_queue queue, cl_context context, cl_mem buffer,
+static inline cl_int ava_cl_read_ring(cl_command_queue queue, cl_context context, cl_mem buffer,
 			       size_t offset, size_t size, uint64_t token, cl_uint num_events,
 			       const cl_event *events, cl_event *event)
 {
