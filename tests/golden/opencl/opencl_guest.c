@@ -801,7 +801,8 @@ static inline cl_int ava_cl_staged_end(uint64_t token, cl_event own, cl_event *e
 #define ava_cl_stage_blocking(bytes) ((void)(bytes), 0)
 #define ava_cl_expect_blocking(dst, capacity) ((void)(dst), (void)(capacity), (uint64_t)0)
 #define ava_cl_expect_finish(token) ((void)(token), -1)
-#define ava_cl_staged_end(token, own, event) ((void)(token), (void)(own), (void)(event), CL_OUT_OF_RESOURCES)
+#define ava_cl_staged_end(token, own, event)                                                    \
+	((void)(token), (void)(own), (void)(event), CL_OUT_OF_RESOURCES)
 #endif
 
 cl_int ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset,
@@ -1111,9 +1112,9 @@ static inline int ava_cl_ringable(cl_command_queue queue, uint64_t span, cl_uint
 	       CL_SUCCESS;
 }
 
-static inline cl_int ava_cl_read_ring(cl_command_queue queue, cl_context context, cl_mem buffer,
-			       size_t offset, size_t size, uint64_t token, cl_uint num_events,
-			       const cl_event *events, cl_event *event)
+static inline cl_int ava_cl_read_ring(cl_command_queue queue, cl_context context,
+				      cl_mem buffer, size_t offset, size_t size, uint64_t token,
+				      cl_uint num_events, const cl_event *events, cl_event *event)
 {
 	const uint32_t n = (uint32_t)((size - 1) / AVA_CL_RING_SEGMENT + 1);
 	const uint32_t slots = n < AVA_CL_RING_SLOTS ? n : AVA_CL_RING_SLOTS;
@@ -1157,10 +1158,12 @@ static inline cl_int ava_cl_read_ring(cl_command_queue queue, cl_context context
 		const size_t len = (size_t)(size - at < AVA_CL_RING_SEGMENT ? size - at
 									     : AVA_CL_RING_SEGMENT);
 
+		const int gated = r->gates[k] != NULL;
+
 		rc = clEnqueueReadBuffer(queue, buffer, CL_FALSE, offset + at, len,
-					 ava_w_transfer_slot(t, k), k == 0 ? num_events + 1 : r->gates[k] != NULL,
-					 k == 0 ? list : r->gates[k] != NULL ? &r->gates[k] : NULL,
-					 &r->events[k]);
+					 ava_w_transfer_slot(t, k),
+					 k == 0 ? num_events + 1 : (cl_uint)gated,
+					 k == 0 ? list : gated ? &r->gates[k] : NULL, &r->events[k]);
 		if (rc != CL_SUCCESS)
 			break;
 	}
@@ -1490,7 +1493,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1494 "opencl_guest.c"
+#line 1497 "opencl_guest.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -1798,7 +1801,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1802 "opencl_guest.c"
+#line 1805 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1812,7 +1815,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1816 "opencl_guest.c"
+#line 1819 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1853,7 +1856,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1857 "opencl_guest.c"
+#line 1860 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1876,7 +1879,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1880 "opencl_guest.c"
+#line 1883 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1887,7 +1890,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1891 "opencl_guest.c"
+#line 1894 "opencl_guest.c"
 #line 191 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1907,7 +1910,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1911 "opencl_guest.c"
+#line 1914 "opencl_guest.c"
 #line 234 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1966,7 +1969,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1970 "opencl_guest.c"
+#line 1973 "opencl_guest.c"
 #line 118 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2141,7 +2144,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2145 "opencl_guest.c"
+#line 2148 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2198,7 +2201,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2202 "opencl_guest.c"
+#line 2205 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2225,14 +2228,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2229 "opencl_guest.c"
+#line 2232 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 706 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2236 "opencl_guest.c"
+#line 2239 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -2781,7 +2784,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 2785 "opencl_guest.c"
+#line 2788 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -3108,7 +3111,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 3112 "opencl_guest.c"
+#line 3115 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -4411,7 +4414,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4415 "opencl_guest.c"
+#line 4418 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4479,7 +4482,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4483 "opencl_guest.c"
+#line 4486 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4561,7 +4564,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4565 "opencl_guest.c"
+#line 4568 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4872,7 +4875,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 4876 "opencl_guest.c"
+#line 4879 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4948,7 +4951,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 4952 "opencl_guest.c"
+#line 4955 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5086,7 +5089,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5090 "opencl_guest.c"
+#line 5093 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5178,7 +5181,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 5182 "opencl_guest.c"
+#line 5185 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5244,7 +5247,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 5248 "opencl_guest.c"
+#line 5251 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5416,7 +5419,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5420 "opencl_guest.c"
+#line 5423 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5571,7 +5574,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5575 "opencl_guest.c"
+#line 5578 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5656,7 +5659,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5660 "opencl_guest.c"
+#line 5663 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5732,7 +5735,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5736 "opencl_guest.c"
+#line 5739 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5781,7 +5784,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5785 "opencl_guest.c"
+#line 5788 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5833,7 +5836,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 5837 "opencl_guest.c"
+#line 5840 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5935,7 +5938,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 5939 "opencl_guest.c"
+#line 5942 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6174,7 +6177,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6178 "opencl_guest.c"
+#line 6181 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6277,7 +6280,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6281 "opencl_guest.c"
+#line 6284 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6360,7 +6363,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6364 "opencl_guest.c"
+#line 6367 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6450,7 +6453,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6454 "opencl_guest.c"
+#line 6457 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6581,7 +6584,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6585 "opencl_guest.c"
+#line 6588 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6809,7 +6812,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6813 "opencl_guest.c"
+#line 6816 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7645,7 +7648,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7649 "opencl_guest.c"
+#line 7652 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7847,7 +7850,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 7851 "opencl_guest.c"
+#line 7854 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7929,7 +7932,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7933 "opencl_guest.c"
+#line 7936 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8147,7 +8150,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 8151 "opencl_guest.c"
+#line 8154 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8214,7 +8217,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 8218 "opencl_guest.c"
+#line 8221 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8295,7 +8298,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8299 "opencl_guest.c"
+#line 8302 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8532,7 +8535,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8536 "opencl_guest.c"
+#line 8539 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8602,7 +8605,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 8606 "opencl_guest.c"
+#line 8609 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8848,7 +8851,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8852 "opencl_guest.c"
+#line 8855 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8903,7 +8906,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8907 "opencl_guest.c"
+#line 8910 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8952,7 +8955,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8956 "opencl_guest.c"
+#line 8959 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9004,7 +9007,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9008 "opencl_guest.c"
+#line 9011 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9047,7 +9050,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 9051 "opencl_guest.c"
+#line 9054 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9256,7 +9259,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9260 "opencl_guest.c"
+#line 9263 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9366,7 +9369,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9370 "opencl_guest.c"
+#line 9373 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9504,7 +9507,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9508 "opencl_guest.c"
+#line 9511 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9628,7 +9631,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9632 "opencl_guest.c"
+#line 9635 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9719,7 +9722,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 326 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9723 "opencl_guest.c"
+#line 9726 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9848,7 +9851,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 350 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9852 "opencl_guest.c"
+#line 9855 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9949,7 +9952,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 368 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9953 "opencl_guest.c"
+#line 9956 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10072,7 +10075,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10076 "opencl_guest.c"
+#line 10079 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10180,7 +10183,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10184 "opencl_guest.c"
+#line 10187 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10299,7 +10302,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 464 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10303 "opencl_guest.c"
+#line 10306 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10420,7 +10423,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 485 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10424 "opencl_guest.c"
+#line 10427 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10531,7 +10534,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 505 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10535 "opencl_guest.c"
+#line 10538 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10642,7 +10645,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 525 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10646 "opencl_guest.c"
+#line 10649 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10739,7 +10742,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 544 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10743 "opencl_guest.c"
+#line 10746 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10862,7 +10865,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10866 "opencl_guest.c"
+#line 10869 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10947,7 +10950,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10951 "opencl_guest.c"
+#line 10954 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11028,7 +11031,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 604 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11032 "opencl_guest.c"
+#line 11035 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11109,7 +11112,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 620 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11113 "opencl_guest.c"
+#line 11116 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11178,7 +11181,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 632 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11182 "opencl_guest.c"
+#line 11185 "opencl_guest.c"
 #undef ava_execute
 }
 
