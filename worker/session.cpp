@@ -228,7 +228,7 @@ MsgBuf GuestSession::take_scratch() {
   return buf;
 }
 
-void GuestSession::give_scratch(MsgBuf &&buf) {
+void GuestSession::give_scratch(MsgBuf &buf) {
   if (buf.capacity() < kScratchMin)
     return;
   MsgBuf dropped; // freed outside the lock
@@ -247,7 +247,7 @@ void GuestSession::give_scratch(MsgBuf &&buf) {
       }
     }
   } catch (const std::bad_alloc &) {
-    // Not kept: freed with buf.
+    // Not kept: it stays buf's.
   }
   scratch_kept_.store(scratch_.size(), std::memory_order_relaxed);
 }
@@ -270,7 +270,7 @@ GuestSession::ReadResult GuestSession::read_step(int timeout_ms, uint64_t self, 
     MsgBuf *buf;
     ~GiveBack() {
       if (buf->capacity() != 0)
-        session->give_scratch(std::move(*buf));
+        session->give_scratch(*buf);
     }
   } give_back{this, &scratch};
   MsgBuf &buf = self != 0 ? *mine : scratch;

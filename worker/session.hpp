@@ -58,7 +58,8 @@ public:
   // waits).
   static constexpr size_t kScratchKept = 2;
   static constexpr uint64_t kScratchMin = 1ull << 20;
-  void give_scratch(MsgBuf &&buf);
+  // Takes buf's memory (leaving buf empty) when it is worth keeping.
+  void give_scratch(MsgBuf &buf);
   // The largest kept buffer, or an empty one.
   MsgBuf take_scratch();
   bool has_scratch() const { return scratch_kept_.load(std::memory_order_relaxed) != 0; }

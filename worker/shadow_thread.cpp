@@ -105,7 +105,7 @@ void ShadowThread::run() {
       serve(message);
       connection_->dequeued(message.size());
       if (session_ != nullptr)
-        session_->give_scratch(std::move(message));
+        session_->give_scratch(message);
       continue;
     }
     if (session_ == nullptr) {
@@ -127,8 +127,8 @@ void ShadowThread::run() {
       // its large read buffer, now the session's scratch) wait a second for
       // a next call before they go (one wake-up).
       if (read_buf.capacity() > kKeptReadBytes)
-        session_->give_scratch(std::move(read_buf));
-      read_buf.trim(kKeptReadBytes); // what the scratch did not keep
+        session_->give_scratch(read_buf);
+      read_buf.trim(kKeptReadBytes); // what the scratch did not take
       std::unique_lock lock(mutex_);
       auto ready = [&] { return stopping_ || !queue_.empty() || member.holds(); };
       if ((out_spare_.kept_bytes() > 0 || session_->has_scratch()) &&
