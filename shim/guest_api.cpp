@@ -324,6 +324,9 @@ int ava_guest_transfer_wait(const struct ava_guest_spec *spec, uint64_t token) {
 }
 
 int ava_guest_stage_blocking(const struct ava_guest_spec *spec, uint64_t bytes) {
+  // Every blocking read and map asks: small ones go without finding a runtime.
+  if (bytes < ava::guest::Connection::kStageBlockingMin)
+    return 0;
   try {
     Runtime *runtime = nullptr;
     std::shared_ptr<ava::guest::Connection> conn;

@@ -12,8 +12,8 @@
 //   session spec=opencl pid=4242 worker=4250 calls=1375 sync=412 refused=0 staged=24 id=0x9f3c...
 //   peer=-
 //
-// staged counts the staged transfers whose end went to the guest (reads
-// whose bytes the worker sent after their call: non-blocking ones, and
+// staged counts the staged transfers whose end went to the guest (reads and
+// maps whose bytes the worker sent after their call: non-blocking ones, and
 // large blocking ones over sockets; AVA_MSG_DATA).
 // id is the session id of the handshake (0 when it never completed), peer
 // the name of the guest's credential (worker/credentials.hpp) or -.
