@@ -1187,12 +1187,13 @@ static inline cl_int ava_cl_read_ring(cl_command_queue queue, cl_context context
 		(void)clSetEventCallback(r->events[k], CL_COMPLETE, ava_cl_segment_done,
 					 &r->segs[k]);
 	}
-	(void)clSetUserEventStatus(go, CL_COMPLETE);
-	clReleaseEvent(go);
+	/* Before go: once it is set, the last segment may end the transfer (and free r). */
 	if (event != NULL) {
 		clRetainEvent(r->events[n - 1]);
 		*event = r->events[n - 1];
 	}
+	(void)clSetUserEventStatus(go, CL_COMPLETE);
+	clReleaseEvent(go);
 	return CL_SUCCESS;
 }
 
@@ -1493,7 +1494,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1497 "opencl_guest.c"
+#line 1498 "opencl_guest.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -1801,7 +1802,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1805 "opencl_guest.c"
+#line 1806 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1815,7 +1816,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1819 "opencl_guest.c"
+#line 1820 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1856,7 +1857,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1860 "opencl_guest.c"
+#line 1861 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1879,7 +1880,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1883 "opencl_guest.c"
+#line 1884 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1890,7 +1891,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1894 "opencl_guest.c"
+#line 1895 "opencl_guest.c"
 #line 191 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1910,7 +1911,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1914 "opencl_guest.c"
+#line 1915 "opencl_guest.c"
 #line 234 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1969,7 +1970,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1973 "opencl_guest.c"
+#line 1974 "opencl_guest.c"
 #line 118 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2144,7 +2145,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2148 "opencl_guest.c"
+#line 2149 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2201,7 +2202,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2205 "opencl_guest.c"
+#line 2206 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2228,14 +2229,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2232 "opencl_guest.c"
+#line 2233 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 706 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2239 "opencl_guest.c"
+#line 2240 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -2784,7 +2785,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 2788 "opencl_guest.c"
+#line 2789 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -3111,7 +3112,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 3115 "opencl_guest.c"
+#line 3116 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -4414,7 +4415,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4418 "opencl_guest.c"
+#line 4419 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4482,7 +4483,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4486 "opencl_guest.c"
+#line 4487 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4564,7 +4565,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4568 "opencl_guest.c"
+#line 4569 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4875,7 +4876,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 4879 "opencl_guest.c"
+#line 4880 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4951,7 +4952,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 4955 "opencl_guest.c"
+#line 4956 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5089,7 +5090,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5093 "opencl_guest.c"
+#line 5094 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5181,7 +5182,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 5185 "opencl_guest.c"
+#line 5186 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5247,7 +5248,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 5251 "opencl_guest.c"
+#line 5252 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5419,7 +5420,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5423 "opencl_guest.c"
+#line 5424 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5574,7 +5575,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5578 "opencl_guest.c"
+#line 5579 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5659,7 +5660,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5663 "opencl_guest.c"
+#line 5664 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5735,7 +5736,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5739 "opencl_guest.c"
+#line 5740 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5784,7 +5785,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5788 "opencl_guest.c"
+#line 5789 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5836,7 +5837,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 5840 "opencl_guest.c"
+#line 5841 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5938,7 +5939,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 5942 "opencl_guest.c"
+#line 5943 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6177,7 +6178,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6181 "opencl_guest.c"
+#line 6182 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6280,7 +6281,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6284 "opencl_guest.c"
+#line 6285 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6363,7 +6364,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6367 "opencl_guest.c"
+#line 6368 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6453,7 +6454,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6457 "opencl_guest.c"
+#line 6458 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6584,7 +6585,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6588 "opencl_guest.c"
+#line 6589 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6812,7 +6813,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6816 "opencl_guest.c"
+#line 6817 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7648,7 +7649,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7652 "opencl_guest.c"
+#line 7653 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7850,7 +7851,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 7854 "opencl_guest.c"
+#line 7855 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7932,7 +7933,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7936 "opencl_guest.c"
+#line 7937 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8150,7 +8151,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 8154 "opencl_guest.c"
+#line 8155 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8217,7 +8218,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 8221 "opencl_guest.c"
+#line 8222 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8298,7 +8299,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8302 "opencl_guest.c"
+#line 8303 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8535,7 +8536,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8539 "opencl_guest.c"
+#line 8540 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8605,7 +8606,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 8609 "opencl_guest.c"
+#line 8610 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8851,7 +8852,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8855 "opencl_guest.c"
+#line 8856 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8906,7 +8907,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8910 "opencl_guest.c"
+#line 8911 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8955,7 +8956,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8959 "opencl_guest.c"
+#line 8960 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9007,7 +9008,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9011 "opencl_guest.c"
+#line 9012 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9050,7 +9051,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 9054 "opencl_guest.c"
+#line 9055 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9259,7 +9260,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9263 "opencl_guest.c"
+#line 9264 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9369,7 +9370,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9373 "opencl_guest.c"
+#line 9374 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9507,7 +9508,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9511 "opencl_guest.c"
+#line 9512 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9631,7 +9632,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9635 "opencl_guest.c"
+#line 9636 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9722,7 +9723,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 326 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9726 "opencl_guest.c"
+#line 9727 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9851,7 +9852,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
 #line 350 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9855 "opencl_guest.c"
+#line 9856 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9952,7 +9953,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 368 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9956 "opencl_guest.c"
+#line 9957 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10075,7 +10076,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10079 "opencl_guest.c"
+#line 10080 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10183,7 +10184,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10187 "opencl_guest.c"
+#line 10188 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10302,7 +10303,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 464 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10306 "opencl_guest.c"
+#line 10307 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10423,7 +10424,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 485 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10427 "opencl_guest.c"
+#line 10428 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10534,7 +10535,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
 #line 505 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10538 "opencl_guest.c"
+#line 10539 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10645,7 +10646,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 525 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10649 "opencl_guest.c"
+#line 10650 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10742,7 +10743,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 544 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10746 "opencl_guest.c"
+#line 10747 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10865,7 +10866,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10869 "opencl_guest.c"
+#line 10870 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10950,7 +10951,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10954 "opencl_guest.c"
+#line 10955 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11031,7 +11032,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 604 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11035 "opencl_guest.c"
+#line 11036 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11112,7 +11113,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 620 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11116 "opencl_guest.c"
+#line 11117 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11181,7 +11182,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 632 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11185 "opencl_guest.c"
+#line 11186 "opencl_guest.c"
 #undef ava_execute
 }
 
