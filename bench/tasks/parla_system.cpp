@@ -3,6 +3,10 @@
 // TaskSpace per run, after the tasks of row t-1 it reads. With the default
 // vcus = 1 a device of k threads runs k tasks at once, so `devices` devices
 // of cores/devices threads each run `cores` tasks at once either way.
+// Threads as oneTBB's arena and OpenMP's team have them: cores - 1 workers
+// and the calling thread, which runs tasks while it waits
+// (Options::waiting_thread_helps); a worker per core besides the spawning
+// thread made three threads share two cores while the graph was spawned.
 #include <parla/parla.hpp>
 
 #include "systems.hpp"
@@ -15,12 +19,15 @@ class ParlaSystem final : public System {
 public:
   ParlaSystem(unsigned cores, unsigned devices)
       : devices_(devices), threads_(std::max(1u, cores / devices)),
-        runtime_(parla::Options{.devices = parla::host_devices(devices_, threads_)}) {}
+        workers_(std::max(1u, cores - 1)),
+        runtime_(parla::Options{.devices = parla::host_devices(devices_, threads_),
+                                .threads = workers_,
+                                .waiting_thread_helps = true}) {}
 
   std::string name() const override { return devices_ == 1 ? "parla" : "parla-devices"; }
   std::string config() const override {
     return std::to_string(devices_) + " host device(s) x " + std::to_string(threads_) +
-           " thread(s), vcus=1";
+           " thread(s), vcus=1; " + std::to_string(workers_) + " worker(s) + the waiting thread";
   }
 
   void run(const Graph &graph, uint64_t *values) override {
@@ -44,7 +51,7 @@ public:
   }
 
 private:
-  unsigned devices_, threads_;
+  unsigned devices_, threads_, workers_;
   parla::Runtime runtime_;
 };
 

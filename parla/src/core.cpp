@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <span>
@@ -49,13 +50,14 @@ bool env_flag(const char *name) {
 Core::Core(Options options) : epoch_(std::chrono::steady_clock::now()) {
   sequential_ = options.sequential || env_flag("PARLA_SEQUENTIAL");
   runahead_ = options.runahead || env_flag("PARLA_RUNAHEAD");
+  outsiders_help_ = options.waiting_thread_helps || env_flag("PARLA_HELP");
   trace_path_ = options.trace_path;
   if (trace_path_.empty() && std::getenv("PARLA_TRACE") != nullptr)
     trace_path_ = std::getenv("PARLA_TRACE");
   spin_us_ = options.spin_us;
   if (spin_us_ < 0) {
     const char *v = std::getenv("PARLA_SPIN_US");
-    spin_us_ = v != nullptr ? std::atoi(v) : 20;
+    spin_us_ = v != nullptr ? static_cast<int>(std::strtol(v, nullptr, 10)) : 20;
   }
   owned_devices_ = std::move(options.devices);
   if (owned_devices_.empty())
@@ -73,7 +75,7 @@ Core::Core(Options options) : epoch_(std::chrono::steady_clock::now()) {
     DeviceState s;
     s.device = &d;
     s.memory_capacity = d.memory_capacity();
-    s.milli_vcus_capacity = static_cast<uint32_t>(d.vcus() * 1000 + 0.5);
+    s.milli_vcus_capacity = static_cast<uint32_t>(std::lround(d.vcus() * 1000));
     device_states_.push_back(std::move(s));
     if (d.arch() == Arch::cpu)
       host_threads += static_cast<unsigned>(d.vcus());
@@ -277,6 +279,14 @@ std::vector<TaskState *> Core::live_tasks() const {
 
 std::shared_ptr<TaskState> Core::spawn(const TaskRef &id, SpawnOptions options,
                                        std::unique_ptr<Body> body) {
+  // What needs no lock is done before it is taken: the workers wait for
+  // the lock to complete tasks, and the spawning thread is the bottleneck
+  // of a stream of small tasks.
+  uint64_t access_bytes = 0;
+  for (const auto *list : {&options.in, &options.out, &options.inout})
+    for (const Array &a : *list)
+      access_bytes += a.bytes();
+  check_placeable(options.placement, options.resources, access_bytes, id); // throws
   Lock lock(mu_, std::defer_lock);
   lock_briefly_spinning(lock);
   std::shared_ptr<TaskState> self = lookup(id);
@@ -287,15 +297,12 @@ std::shared_ptr<TaskState> Core::spawn(const TaskRef &id, SpawnOptions options,
   t->placement = std::move(options.placement);
   t->default_resources = options.resources;
   t->accesses.clear();
-  t->access_bytes = 0;
+  t->access_bytes = access_bytes;
   for (auto [list, mode] :
        {std::pair{&options.in, Access::in}, std::pair{&options.out, Access::out},
         std::pair{&options.inout, Access::inout}})
-    for (Array &a : *list) {
-      t->access_bytes += a.bytes();
+    for (Array &a : *list)
       t->accesses.emplace_back(std::move(a), mode);
-    }
-  check_placeable(*t); // throws; the task stays a placeholder
   // Dependencies are named (placeholders made) before anything is changed,
   // so that an exception leaves the graph as it was.
   // On the stack for the usual few (an allocation here is a tenth of a spawn).
@@ -474,8 +481,10 @@ void Core::release_dependents(TaskState *t) {
         d->waiting_on.pop_back();
       }
   }
+  // A state is reused (renew()): small buffers stay, a large one goes.
   t->dependents.clear();
-  t->dependents.shrink_to_fit();
+  if (t->dependents.capacity() > 16)
+    t->dependents.shrink_to_fit();
 }
 
 void Core::resume_awaiters(TaskState *t) {
@@ -593,6 +602,23 @@ void Core::wait_until(Lock &lock, const std::function<bool()> &done) {
       free_graveyard(lock);
     return;
   }
+  // A thread of the program's own (Options::waiting_thread_helps) helps as
+  // a worker would, on a trace track of its own after the workers'.
+  struct Outsider {
+    Core *core;
+    ThreadContext saved;
+    bool active;
+    ~Outsider() {
+      if (active) {
+        core->outsider_tracks_[static_cast<size_t>(tl.worker) - core->workers_.size()] = false;
+        tl = saved;
+      }
+    }
+  } outsider{this, tl, outsiders_help_ && tl.core == nullptr};
+  if (outsider.active) {
+    tl.core = this;
+    tl.worker = take_outsider_track();
+  }
   const bool helping = tl.core == this && tl.worker >= 0;
   // A body blocked in a wait computes nothing: like a coroutine's await, it
   // lends its compute units (the task it waits for may need them) and
@@ -603,7 +629,10 @@ void Core::wait_until(Lock &lock, const std::function<bool()> &done) {
     release_compute(self);
     retry_waiting();
   }
-  if (helping) {
+  // A body blocked in a wait counts for stuck(); a helping outside
+  // thread runs no body while it waits.
+  const bool blocked = helping && tl.task != nullptr;
+  if (blocked) {
     ++blocked_in_wait_;
     blocked_waits_.push_back(&done);
   }
@@ -629,7 +658,7 @@ void Core::wait_until(Lock &lock, const std::function<bool()> &done) {
     --waiters_;
     helpers_ -= helping;
   }
-  if (helping) {
+  if (blocked) {
     --blocked_in_wait_;
     blocked_waits_.erase(std::find(blocked_waits_.begin(), blocked_waits_.end(), &done));
   }
@@ -637,6 +666,19 @@ void Core::wait_until(Lock &lock, const std::function<bool()> &done) {
     wait_until(lock, [this, self] { return compute_fits(self); });
     take_compute(self);
   }
+}
+
+int Core::take_outsider_track() {
+  size_t i =
+      std::find(outsider_tracks_.begin(), outsider_tracks_.end(), false) - outsider_tracks_.begin();
+  if (i == outsider_tracks_.size()) {
+    outsider_tracks_.push_back(false);
+    if (trace_)
+      trace_->thread_name(Trace::kWorkers, static_cast<int>(workers_.size() + i),
+                          "waiting thread " + std::to_string(i));
+  }
+  outsider_tracks_[i] = true;
+  return static_cast<int>(workers_.size() + i);
 }
 
 // Wakes the waiters only when one of them has what it waits for: a thread

@@ -261,7 +261,8 @@ private:
   static constexpr size_t kGraveyardBatch = 256;
 
   // scheduler.cpp: placement, reservations, the ready queue, workers.
-  void check_placeable(const TaskState &task) const;
+  void check_placeable(const Placement &placement, const Resources &defaults, uint64_t access_bytes,
+                       const TaskRef &id) const;
   void map(TaskState *task);
   // try_: reserve, or queue behind the tasks waiting for the same devices.
   void try_reserve_memory(TaskState *task);
@@ -347,7 +348,10 @@ private:
   bool error_observed_ = false;
 
   bool sequential_ = false;
-  bool runahead_ = false; // Options::runahead
+  bool runahead_ = false;             // Options::runahead
+  bool outsiders_help_ = false;       // Options::waiting_thread_helps
+  std::vector<bool> outsider_tracks_; // trace tracks of helping outside threads, taken or not
+  int take_outsider_track();          // under mu_
   bool draining_ = false;
   std::priority_queue<std::pair<uint64_t, TaskState *>,
                       std::vector<std::pair<uint64_t, TaskState *>>, std::greater<>>

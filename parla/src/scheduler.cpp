@@ -35,10 +35,14 @@ struct Need {
   uint32_t milli_vcus;
 };
 
+// vcus are checked positive, finite and at most 4e6 at spawn: the milli-vcus fit.
+Need need_of(const Resources &defaults, uint64_t access_bytes, const Placement::Option *option) {
+  const Resources &r = option != nullptr && option->resources ? *option->resources : defaults;
+  return {r.memory.value_or(access_bytes), static_cast<uint32_t>(std::lround(r.vcus * 1000))};
+}
+
 Need need_of(const TaskState &t, const Placement::Option *option) {
-  const Resources &r =
-      option != nullptr && option->resources ? *option->resources : t.default_resources;
-  return {r.memory.value_or(t.access_bytes), static_cast<uint32_t>(std::lround(r.vcus * 1000))};
+  return need_of(t.default_resources, t.access_bytes, option);
 }
 
 // L(d): the share of the task's access bytes already valid in d's space
@@ -103,20 +107,27 @@ std::string option_text(const Placement::Option &o) {
 } // namespace
 
 // An empty placement is one option of one part that any device matches.
-static const std::vector<Placement::Option> &options_of(const TaskState &t) {
+static const std::vector<Placement::Option> &options_of(const Placement &placement) {
   static const std::vector<Placement::Option> anywhere{Placement::Option{}};
-  return t.placement.anywhere() ? anywhere : t.placement.options();
+  return placement.anywhere() ? anywhere : placement.options();
 }
 
-void Core::check_placeable(const TaskState &t) const {
-  const std::vector<Placement::Option> &options = options_of(t);
+static const std::vector<Placement::Option> &options_of(const TaskState &t) {
+  return options_of(t.placement);
+}
+
+// Reads only what the constructor set (devices and capacities): the
+// spawning thread checks before it takes the lock.
+void Core::check_placeable(const Placement &placement, const Resources &defaults,
+                           uint64_t access_bytes, const TaskRef &id) const {
+  const auto name = [&id] { return id.space()->describe(id.index()); };
   std::string needs;
-  for (const Placement::Option &o : options) {
-    const Need need = need_of(t, &o);
-    const Resources &r = o.resources ? *o.resources : t.default_resources;
-    if (!(r.vcus > 0) || !std::isfinite(r.vcus))
-      throw Error("parla: task " + t.name() + " asks for " + std::to_string(r.vcus) +
-                  " vcus; vcus must be a positive number");
+  for (const Placement::Option &o : options_of(placement)) {
+    const Resources &r = o.resources ? *o.resources : defaults;
+    if (!(r.vcus > 0) || !std::isfinite(r.vcus) || r.vcus > 4e6)
+      throw Error("parla: task " + name() + " asks for " + std::to_string(r.vcus) +
+                  " vcus; vcus must be a positive number, at most 4e6");
+    const Need need = need_of(defaults, access_bytes, &o);
     DeviceMask used(device_states_.size());
     bool ok = true;
     const size_t parts = o.parts.empty() ? 1 : o.parts.size();
@@ -125,7 +136,7 @@ void Core::check_placeable(const TaskState &t) const {
       if (part && std::holds_alternative<Device *>(*part)) {
         Device *d = std::get<Device *>(*part);
         if (std::find(device_list_.begin(), device_list_.end(), d) == device_list_.end())
-          throw Error("parla: task " + t.name() + " is placed on a device of another runtime");
+          throw Error("parla: task " + name() + " is placed on a device of another runtime");
       }
       ok = false;
       for (size_t i = 0; i < device_states_.size() && !ok; ++i) {
@@ -150,7 +161,7 @@ void Core::check_placeable(const TaskState &t) const {
   for (const DeviceState &s : device_states_)
     have += (have.empty() ? "" : ", ") + s.device->name() + " " + bytes_text(s.memory_capacity) +
             " " + std::to_string(s.milli_vcus_capacity / 1000.0) + " vcus";
-  throw Error("parla: task " + t.name() + " cannot be placed: it needs " + needs +
+  throw Error("parla: task " + name() + " cannot be placed: it needs " + needs +
               "; the devices have " + have);
 }
 
@@ -184,7 +195,8 @@ void Core::map(TaskState *t) {
         if (!matches || used.test(i) || need.memory > s.memory_capacity ||
             need.milli_vcus > s.milli_vcus_capacity)
           continue;
-        const double load = static_cast<double>(s.mapped_tasks) / (1.0 + total_mapped);
+        const double load =
+            static_cast<double>(s.mapped_tasks) / (1.0 + static_cast<double>(total_mapped));
         const double memory =
             s.memory_capacity == 0
                 ? 0

@@ -70,7 +70,9 @@ inline parla::Arch arch() {
 inline parla::Options options(bool sequential = false) {
   parla::Options o;
   o.devices = devices();
-  o.threads = 2;
+  // PARLA_TEST_THREADS: fewer workers, as the PARLA_HELP=1 runs have.
+  const char *threads = std::getenv("PARLA_TEST_THREADS");
+  o.threads = threads != nullptr ? static_cast<unsigned>(std::atoi(threads)) : 2;
   o.sequential = sequential;
   return o;
 }

@@ -43,6 +43,13 @@ struct Options {
   // Threads running task bodies; 0: the host CPU devices' threads (at
   // least the host's CPU count).
   unsigned threads = 0;
+  // A thread outside the runtime that waits (wait, finish, a task's
+  // get()) runs ready tasks meanwhile, as oneTBB's and OpenMP's waiting
+  // threads do: with threads = cores - 1 the spawning thread and the
+  // workers then share the cores without a spare thread contending for
+  // them. Its task bodies must not need anything the waiting thread holds
+  // (a lock taken around the wait). Also PARLA_HELP=1.
+  bool waiting_thread_helps = false;
   // Also PARLA_SEQUENTIAL=1.
   bool sequential = false;
   // A Chrome/Perfetto JSON trace written when the runtime ends; also
