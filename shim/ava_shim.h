@@ -244,6 +244,14 @@ int ava_guest_stage_blocking(const struct ava_guest_spec *spec, uint64_t bytes);
 uint64_t ava_guest_transfer_expect_blocking(const struct ava_guest_spec *spec, void *dst,
 					    uint64_t capacity);
 /*
+ * ava_guest_transfer_expect_lent for a blocking call, which learns how it
+ * ended: a blocking read whose wait list may fail, whose destination must
+ * then stay as it was (a reply's buffer would bring the bytes the driver
+ * never wrote).
+ */
+uint64_t ava_guest_transfer_expect_lent_blocking(const struct ava_guest_spec *spec, void *dst,
+						 uint64_t capacity, uint64_t *heap_offset);
+/*
  * Waits up to a second for the END of token (a blocking call's staged
  * transfer, whose call succeeded): 1 when its command completed, 0 when it
  * failed (the destination is as it was), 2 when it has not ended yet, -1

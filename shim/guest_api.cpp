@@ -266,20 +266,34 @@ uint64_t ava_guest_transfer_expect(const struct ava_guest_spec *spec, void *dst,
   }
 }
 
-uint64_t ava_guest_transfer_expect_lent(const struct ava_guest_spec *spec, void *dst,
-                                        uint64_t capacity, uint64_t *heap_offset) {
+namespace {
+
+uint64_t expect_lent(const struct ava_guest_spec *spec, void *dst, uint64_t capacity,
+                     uint64_t *heap_offset, bool keep_failure) {
   *heap_offset = AVA_NO_HEAP;
   try {
     Runtime *runtime = ava::guest::find_runtime(spec, true);
     std::shared_ptr<ava::guest::Connection> conn;
     if (runtime == nullptr)
       return 0;
-    if (!runtime->acquire(UINT32_MAX, &conn).is_ok())
-      return runtime->transfers().expect(dst, capacity); // the call reports the failure
-    return runtime->transfers().expect_lent(dst, capacity, conn, heap_offset);
+    if (!runtime->acquire(UINT32_MAX, &conn).is_ok()) // the call reports the failure
+      return runtime->transfers().expect(dst, capacity, keep_failure);
+    return runtime->transfers().expect_lent(dst, capacity, conn, heap_offset, keep_failure);
   } catch (...) {
     return 0;
   }
+}
+
+} // namespace
+
+uint64_t ava_guest_transfer_expect_lent(const struct ava_guest_spec *spec, void *dst,
+                                        uint64_t capacity, uint64_t *heap_offset) {
+  return expect_lent(spec, dst, capacity, heap_offset, false);
+}
+
+uint64_t ava_guest_transfer_expect_lent_blocking(const struct ava_guest_spec *spec, void *dst,
+                                                 uint64_t capacity, uint64_t *heap_offset) {
+  return expect_lent(spec, dst, capacity, heap_offset, true);
 }
 
 uint64_t ava_guest_transfer_lend(const struct ava_guest_spec *spec, const void *src, uint64_t bytes,

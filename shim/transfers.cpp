@@ -126,12 +126,12 @@ uint64_t TransferTable::lend_storage(uint64_t bytes, const std::shared_ptr<Conne
 }
 
 uint64_t TransferTable::expect_lent(void *dst, uint64_t capacity,
-                                    const std::shared_ptr<Connection> &conn,
-                                    uint64_t *heap_offset) {
+                                    const std::shared_ptr<Connection> &conn, uint64_t *heap_offset,
+                                    bool keep_failure) {
   *heap_offset = AVA_NO_HEAP;
   HeapAllocator *heap = conn != nullptr ? conn->heap() : nullptr;
   if (heap == nullptr || capacity < conn->zerocopy_min())
-    return expect(dst, capacity);
+    return expect(dst, capacity, keep_failure);
   uint64_t offset = 0;
   std::shared_ptr<uint8_t> lent;
   if (heap->contains(dst, capacity, &offset)) {
@@ -139,9 +139,11 @@ uint64_t TransferTable::expect_lent(void *dst, uint64_t capacity,
   } else if ((lent = lend_block(conn, capacity)) != nullptr) {
     heap->contains(lent.get(), capacity, &offset);
   } else {
-    return expect(dst, capacity); // heap full: the bytes travel in DATA messages
+    return expect(dst, capacity, keep_failure); // heap full: the bytes travel in DATA messages
   }
-  const uint64_t token = add({static_cast<uint8_t *>(dst), capacity, std::move(lent)});
+  Destination d{static_cast<uint8_t *>(dst), capacity, std::move(lent)};
+  d.keep_failure = keep_failure;
+  const uint64_t token = add(std::move(d));
   if (token != 0)
     *heap_offset = offset;
   return token;

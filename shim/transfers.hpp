@@ -37,7 +37,7 @@ public:
   // into (*heap_offset; AVA_NO_HEAP where there is no heap, it is full or the
   // transfer is small). The block goes back when the transfer ends.
   uint64_t expect_lent(void *dst, uint64_t capacity, const std::shared_ptr<Connection> &conn,
-                       uint64_t *heap_offset);
+                       uint64_t *heap_offset, bool keep_failure = false);
   // A write's bytes at src copied into a block of conn's shared heap lent to
   // the worker (*heap_offset), held until the worker's END for the token;
   // 0 (and AVA_NO_HEAP) without a heap, for small writes or a full heap.

@@ -763,6 +763,8 @@ static void ava_cl_guest_fini(void)
 #define ava_cl_stage_blocking(bytes) ava_guest_stage_blocking(&ava_opencl_guest_spec, bytes)
 #define ava_cl_expect_blocking(dst, capacity)                                                   \
 	ava_guest_transfer_expect_blocking(&ava_opencl_guest_spec, dst, capacity)
+#define ava_cl_expect_lent_blocking(dst, capacity, heap_offset)                                 \
+	ava_guest_transfer_expect_lent_blocking(&ava_opencl_guest_spec, dst, capacity, heap_offset)
 #define ava_cl_expect_finish(token) ava_guest_transfer_finish(&ava_opencl_guest_spec, token)
 /*
  * A blocking read that went staged: waits for its transfer's end (asking
@@ -800,6 +802,8 @@ static inline cl_int ava_cl_staged_end(uint64_t token, cl_event own, cl_event *e
 #define ava_cl_map_release(block) ((void)(block))
 #define ava_cl_stage_blocking(bytes) ((void)(bytes), 0)
 #define ava_cl_expect_blocking(dst, capacity) ((void)(dst), (void)(capacity), (uint64_t)0)
+#define ava_cl_expect_lent_blocking(dst, capacity, heap_offset)                                 \
+	((void)(dst), (void)(capacity), *(heap_offset) = AVA_NO_HEAP, (uint64_t)0)
 #define ava_cl_expect_finish(token) ((void)(token), -1)
 #define ava_cl_staged_end(token, own, event)                                                    \
 	((void)(token), (void)(own), (void)(event), CL_OUT_OF_RESOURCES)
@@ -1410,29 +1414,22 @@ static void ava_cl_drain(cl_event *events, size_t count, int wait)
 
 static cl_int ava_cl_pipelined(cl_command_queue queue, cl_mem buffer, int is_read,
 			       cl_bool blocking, size_t offset, size_t size, void *ptr,
-			       uint64_t chunk, uint32_t window, cl_uint num_events_in_wait_list,
-			       const cl_event *event_wait_list, cl_event *event)
+			       uint64_t chunk, uint32_t window, cl_event *event)
 {
 	const size_t pieces = (size_t)((size + chunk - 1) / chunk);
-	/* The program's wait list, then the events of pieces in flight (a ring). */
+	/* The events of pieces in flight (a ring). */
 	const size_t ring = blocking ? (window < pieces - 1 ? window : pieces - 1) : pieces - 1;
-	cl_event *list;
 	cl_event *flying;
 	uint8_t *bytes = (uint8_t *)ptr;
 	size_t live = 0, k;
 	cl_int rc = CL_SUCCESS;
 
 	if (ring == 0) /* one piece (or a window of none): the transfer goes whole */
-		return ava_cl_piece(queue, buffer, is_read, blocking, offset, size, bytes,
-				    num_events_in_wait_list, event_wait_list, event);
-	list = (cl_event *)malloc((num_events_in_wait_list + ring) * sizeof(cl_event));
-	if (list == NULL)
+		return ava_cl_piece(queue, buffer, is_read, blocking, offset, size, bytes, 0, NULL,
+				    event);
+	flying = (cl_event *)calloc(ring, sizeof(cl_event));
+	if (flying == NULL)
 		return CL_OUT_OF_HOST_MEMORY;
-	if (num_events_in_wait_list != 0)
-		memcpy(list, event_wait_list, num_events_in_wait_list * sizeof(cl_event));
-	flying = list + num_events_in_wait_list;
-	for (k = 0; k < ring; ++k)
-		flying[k] = NULL;
 	for (k = 0; k + 1 < pieces; ++k) {
 		cl_event *slot = &flying[k % ring];
 
@@ -1446,7 +1443,7 @@ static cl_int ava_cl_pipelined(cl_command_queue queue, cl_mem buffer, int is_rea
 				break;
 		}
 		rc = ava_cl_piece(queue, buffer, is_read, CL_FALSE, offset + k * chunk, chunk,
-				  bytes + k * chunk, num_events_in_wait_list, event_wait_list, slot);
+				  bytes + k * chunk, 0, NULL, slot);
 		if (rc != CL_SUCCESS) {
 			*slot = NULL;
 			break;
@@ -1455,15 +1452,15 @@ static cl_int ava_cl_pipelined(cl_command_queue queue, cl_mem buffer, int is_rea
 	}
 	if (rc != CL_SUCCESS) {
 		ava_cl_drain(flying, ring, blocking != CL_FALSE);
-		free(list);
+		free(flying);
 		return rc;
 	}
 	/* No slot is free here: the live pieces fill slots 0 .. live-1. */
 	rc = ava_cl_piece(queue, buffer, is_read, blocking, offset + k * chunk,
-			  size - k * chunk, bytes + k * chunk,
-			  (cl_uint)(num_events_in_wait_list + live), list, event);
+			  size - k * chunk, bytes + k * chunk, (cl_uint)live,
+			  live != 0 ? flying : NULL, event);
 	ava_cl_drain(flying, live, blocking && rc != CL_SUCCESS);
-	free(list);
+	free(flying);
 	return rc;
 }
 /*
@@ -1480,12 +1477,23 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 
 	if ((num_events_in_wait_list == 0) != (event_wait_list == NULL))
 		return 0; /* the API's error, from the whole call */
+	/*
+	 * Not behind a wait list: each piece would wait for it and the last one
+	 * also for the others, and when an event of the list fails PoCL 3.1
+	 * frees such a command in its failure cascade while it still uses it
+	 * (an abort in pocl_update_event_failed; tests/opencl/failed_reads.c).
+	 * Waiting for the list first is no way out: a command queued behind an
+	 * event that failed already waits for ever in PoCL. Such a transfer goes
+	 * whole (a read staged, ending as natively when the list fails).
+	 */
+	if (num_events_in_wait_list != 0)
+		return 0;
 	chunk = ava_guest_pipeline_chunk(&ava_opencl_guest_spec, ptr,
 					 ava_cl_span(buffer, offset, size), &window);
 	if (chunk == 0)
 		return 0;
 	*rc = ava_cl_pipelined(queue, buffer, is_read, blocking, offset, size, (void *)ptr, chunk,
-			       window, num_events_in_wait_list, event_wait_list, event);
+			       window, event);
 	return 1;
 }
 #else
@@ -1494,7 +1502,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1498 "opencl_guest.c"
+#line 1506 "opencl_guest.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -1582,6 +1590,16 @@ static inline int ava_cl_heap_transfer(cl_command_queue queue, cl_mem buffer, in
 				    wait_list, &gate, &command);
 	if (*rc != CL_SUCCESS)
 		return 1;
+	if (gate == NULL && command != NULL) {
+		/* A blocking call whose wait list failed: a failed event, nothing moved. */
+		if (event != NULL) {
+			*event = command;
+			ava_cl_made_event(CL_SUCCESS, queue, event);
+		} else {
+			clReleaseEvent(command);
+		}
+		return 1;
+	}
 	if (gate == NULL)
 		return 0; /* non-blocking, and the command could not run now */
 	at = (uint8_t *)info.heap + offset;
@@ -1802,7 +1820,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1806 "opencl_guest.c"
+#line 1824 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1816,7 +1834,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1820 "opencl_guest.c"
+#line 1838 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1857,7 +1875,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1861 "opencl_guest.c"
+#line 1879 "opencl_guest.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1880,7 +1898,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1884 "opencl_guest.c"
+#line 1902 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1891,7 +1909,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1895 "opencl_guest.c"
+#line 1913 "opencl_guest.c"
 #line 191 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1911,7 +1929,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1915 "opencl_guest.c"
+#line 1933 "opencl_guest.c"
 #line 234 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -1970,7 +1988,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1974 "opencl_guest.c"
+#line 1992 "opencl_guest.c"
 #line 118 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2145,7 +2163,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2149 "opencl_guest.c"
+#line 2167 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2202,7 +2220,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2206 "opencl_guest.c"
+#line 2224 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2229,14 +2247,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2233 "opencl_guest.c"
+#line 2251 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 706 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2240 "opencl_guest.c"
+#line 2258 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -2785,7 +2803,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 2789 "opencl_guest.c"
+#line 2807 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -3112,7 +3130,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 3116 "opencl_guest.c"
+#line 3134 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -4415,7 +4433,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4419 "opencl_guest.c"
+#line 4437 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4483,7 +4501,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4487 "opencl_guest.c"
+#line 4505 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4565,7 +4583,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4569 "opencl_guest.c"
+#line 4587 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4876,7 +4894,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 4880 "opencl_guest.c"
+#line 4898 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4952,7 +4970,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		return NULL;
 	}
 	return ava_execute();
-#line 4956 "opencl_guest.c"
+#line 4974 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5090,7 +5108,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5094 "opencl_guest.c"
+#line 5112 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5182,7 +5200,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 5186 "opencl_guest.c"
+#line 5204 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5248,7 +5266,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 5252 "opencl_guest.c"
+#line 5270 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5420,7 +5438,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5424 "opencl_guest.c"
+#line 5442 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5575,7 +5593,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5579 "opencl_guest.c"
+#line 5597 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5660,7 +5678,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5664 "opencl_guest.c"
+#line 5682 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5736,7 +5754,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5740 "opencl_guest.c"
+#line 5758 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5785,7 +5803,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5789 "opencl_guest.c"
+#line 5807 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5837,7 +5855,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 5841 "opencl_guest.c"
+#line 5859 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5939,7 +5957,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 5943 "opencl_guest.c"
+#line 5961 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6178,7 +6196,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6182 "opencl_guest.c"
+#line 6200 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6281,7 +6299,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6285 "opencl_guest.c"
+#line 6303 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6364,7 +6382,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6368 "opencl_guest.c"
+#line 6386 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6454,7 +6472,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6458 "opencl_guest.c"
+#line 6476 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6585,7 +6603,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6589 "opencl_guest.c"
+#line 6607 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6813,7 +6831,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6817 "opencl_guest.c"
+#line 6835 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7649,7 +7667,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7653 "opencl_guest.c"
+#line 7671 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7851,7 +7869,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 7855 "opencl_guest.c"
+#line 7873 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7933,7 +7951,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7937 "opencl_guest.c"
+#line 7955 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8151,7 +8169,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 8155 "opencl_guest.c"
+#line 8173 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8218,7 +8236,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 8222 "opencl_guest.c"
+#line 8240 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8299,7 +8317,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8303 "opencl_guest.c"
+#line 8321 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8536,7 +8554,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8540 "opencl_guest.c"
+#line 8558 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8606,7 +8624,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 8610 "opencl_guest.c"
+#line 8628 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8852,7 +8870,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8856 "opencl_guest.c"
+#line 8874 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8907,7 +8925,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8911 "opencl_guest.c"
+#line 8929 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8956,7 +8974,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8960 "opencl_guest.c"
+#line 8978 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9008,7 +9026,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9012 "opencl_guest.c"
+#line 9030 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9051,7 +9069,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 9055 "opencl_guest.c"
+#line 9073 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9235,12 +9253,15 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 			return ava_rc;
 	}
 	if (ava_is_guest && ptr != NULL &&
-	    (blocking_read == CL_FALSE ||
+	    (blocking_read == CL_FALSE || num_events_in_wait_list != 0 ||
 	     ava_cl_stage_blocking(ava_cl_span(buffer, offset, size)))) {
 		uint64_t ava_span = ava_cl_span(buffer, offset, size);
 		uint64_t ava_heap = AVA_NO_HEAP;
-		uint64_t ava_token = blocking_read ? ava_cl_expect_blocking(ptr, ava_span)
-						   : ava_cl_expect_lent(ptr, ava_span, &ava_heap);
+		uint64_t ava_token =
+			blocking_read == CL_FALSE ? ava_cl_expect_lent(ptr, ava_span, &ava_heap)
+			: num_events_in_wait_list != 0
+				? ava_cl_expect_lent_blocking(ptr, ava_span, &ava_heap)
+				: ava_cl_expect_blocking(ptr, ava_span);
 
 		if (ava_token != 0) {
 			/* A blocking read keeps an event of its own to ask about. */
@@ -9260,7 +9281,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9264 "opencl_guest.c"
+#line 9285 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9336,7 +9357,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 190 "specs/opencl/opencl_enqueue.spec.inc"
+#line 196 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
@@ -9370,7 +9391,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9374 "opencl_guest.c"
+#line 9395 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9485,7 +9506,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 252 "specs/opencl/opencl_enqueue.spec.inc"
+#line 258 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -9508,7 +9529,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9512 "opencl_guest.c"
+#line 9533 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9620,7 +9641,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 299 "specs/opencl/opencl_enqueue.spec.inc"
+#line 305 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -9632,7 +9653,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9636 "opencl_guest.c"
+#line 9657 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9721,9 +9742,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 326 "specs/opencl/opencl_enqueue.spec.inc"
+#line 332 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9727 "opencl_guest.c"
+#line 9748 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9850,9 +9871,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 350 "specs/opencl/opencl_enqueue.spec.inc"
+#line 356 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9856 "opencl_guest.c"
+#line 9877 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9951,9 +9972,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 368 "specs/opencl/opencl_enqueue.spec.inc"
+#line 374 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9957 "opencl_guest.c"
+#line 9978 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10004,7 +10025,7 @@ static cl_int ava_opencl_remote_clEnqueueReadImage(cl_command_queue command_queu
 		ava_count_region = (uint64_t)(3);
 	}
 	if (ptr != NULL) {
-		if (row_pitch != 0 || slice_pitch != 0) {
+		if (row_pitch != 0 || slice_pitch != 0 || num_events_in_wait_list != 0) {
 			ava_dir_ptr |= AVA_BUF_IN;
 		}
 		ava_dir_ptr |= AVA_BUF_OUT;
@@ -10056,7 +10077,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 393 "specs/opencl/opencl_enqueue.spec.inc"
+#line 405 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -10076,7 +10097,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10080 "opencl_guest.c"
+#line 10101 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10174,7 +10195,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 434 "specs/opencl/opencl_enqueue.spec.inc"
+#line 446 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -10184,7 +10205,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10188 "opencl_guest.c"
+#line 10209 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10301,9 +10322,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 464 "specs/opencl/opencl_enqueue.spec.inc"
+#line 476 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10307 "opencl_guest.c"
+#line 10328 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10422,9 +10443,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 485 "specs/opencl/opencl_enqueue.spec.inc"
+#line 497 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10428 "opencl_guest.c"
+#line 10449 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10533,9 +10554,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 505 "specs/opencl/opencl_enqueue.spec.inc"
+#line 517 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10539 "opencl_guest.c"
+#line 10560 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10644,9 +10665,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 525 "specs/opencl/opencl_enqueue.spec.inc"
+#line 537 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10650 "opencl_guest.c"
+#line 10671 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10741,9 +10762,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 544 "specs/opencl/opencl_enqueue.spec.inc"
+#line 556 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10747 "opencl_guest.c"
+#line 10768 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10862,11 +10883,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 569 "specs/opencl/opencl_enqueue.spec.inc"
+#line 581 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10870 "opencl_guest.c"
+#line 10891 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10947,11 +10968,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 587 "specs/opencl/opencl_enqueue.spec.inc"
+#line 599 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10955 "opencl_guest.c"
+#line 10976 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11030,9 +11051,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 604 "specs/opencl/opencl_enqueue.spec.inc"
+#line 616 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11036 "opencl_guest.c"
+#line 11057 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11111,9 +11132,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 620 "specs/opencl/opencl_enqueue.spec.inc"
+#line 632 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11117 "opencl_guest.c"
+#line 11138 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11180,9 +11201,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
-#line 632 "specs/opencl/opencl_enqueue.spec.inc"
+#line 644 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11186 "opencl_guest.c"
+#line 11207 "opencl_guest.c"
 #undef ava_execute
 }
 

@@ -807,6 +807,8 @@ static void ava_cl_guest_fini(void)
 #define ava_cl_stage_blocking(bytes) ava_guest_stage_blocking(&ava_opencl_guest_spec, bytes)
 #define ava_cl_expect_blocking(dst, capacity)                                                   \
 	ava_guest_transfer_expect_blocking(&ava_opencl_guest_spec, dst, capacity)
+#define ava_cl_expect_lent_blocking(dst, capacity, heap_offset)                                 \
+	ava_guest_transfer_expect_lent_blocking(&ava_opencl_guest_spec, dst, capacity, heap_offset)
 #define ava_cl_expect_finish(token) ava_guest_transfer_finish(&ava_opencl_guest_spec, token)
 /*
  * A blocking read that went staged: waits for its transfer's end (asking
@@ -844,6 +846,8 @@ static inline cl_int ava_cl_staged_end(uint64_t token, cl_event own, cl_event *e
 #define ava_cl_map_release(block) ((void)(block))
 #define ava_cl_stage_blocking(bytes) ((void)(bytes), 0)
 #define ava_cl_expect_blocking(dst, capacity) ((void)(dst), (void)(capacity), (uint64_t)0)
+#define ava_cl_expect_lent_blocking(dst, capacity, heap_offset)                                 \
+	((void)(dst), (void)(capacity), *(heap_offset) = AVA_NO_HEAP, (uint64_t)0)
 #define ava_cl_expect_finish(token) ((void)(token), -1)
 #define ava_cl_staged_end(token, own, event)                                                    \
 	((void)(token), (void)(own), (void)(event), CL_OUT_OF_RESOURCES)
@@ -1454,29 +1458,22 @@ static void ava_cl_drain(cl_event *events, size_t count, int wait)
 
 static cl_int ava_cl_pipelined(cl_command_queue queue, cl_mem buffer, int is_read,
 			       cl_bool blocking, size_t offset, size_t size, void *ptr,
-			       uint64_t chunk, uint32_t window, cl_uint num_events_in_wait_list,
-			       const cl_event *event_wait_list, cl_event *event)
+			       uint64_t chunk, uint32_t window, cl_event *event)
 {
 	const size_t pieces = (size_t)((size + chunk - 1) / chunk);
-	/* The program's wait list, then the events of pieces in flight (a ring). */
+	/* The events of pieces in flight (a ring). */
 	const size_t ring = blocking ? (window < pieces - 1 ? window : pieces - 1) : pieces - 1;
-	cl_event *list;
 	cl_event *flying;
 	uint8_t *bytes = (uint8_t *)ptr;
 	size_t live = 0, k;
 	cl_int rc = CL_SUCCESS;
 
 	if (ring == 0) /* one piece (or a window of none): the transfer goes whole */
-		return ava_cl_piece(queue, buffer, is_read, blocking, offset, size, bytes,
-				    num_events_in_wait_list, event_wait_list, event);
-	list = (cl_event *)malloc((num_events_in_wait_list + ring) * sizeof(cl_event));
-	if (list == NULL)
+		return ava_cl_piece(queue, buffer, is_read, blocking, offset, size, bytes, 0, NULL,
+				    event);
+	flying = (cl_event *)calloc(ring, sizeof(cl_event));
+	if (flying == NULL)
 		return CL_OUT_OF_HOST_MEMORY;
-	if (num_events_in_wait_list != 0)
-		memcpy(list, event_wait_list, num_events_in_wait_list * sizeof(cl_event));
-	flying = list + num_events_in_wait_list;
-	for (k = 0; k < ring; ++k)
-		flying[k] = NULL;
 	for (k = 0; k + 1 < pieces; ++k) {
 		cl_event *slot = &flying[k % ring];
 
@@ -1490,7 +1487,7 @@ static cl_int ava_cl_pipelined(cl_command_queue queue, cl_mem buffer, int is_rea
 				break;
 		}
 		rc = ava_cl_piece(queue, buffer, is_read, CL_FALSE, offset + k * chunk, chunk,
-				  bytes + k * chunk, num_events_in_wait_list, event_wait_list, slot);
+				  bytes + k * chunk, 0, NULL, slot);
 		if (rc != CL_SUCCESS) {
 			*slot = NULL;
 			break;
@@ -1499,15 +1496,15 @@ static cl_int ava_cl_pipelined(cl_command_queue queue, cl_mem buffer, int is_rea
 	}
 	if (rc != CL_SUCCESS) {
 		ava_cl_drain(flying, ring, blocking != CL_FALSE);
-		free(list);
+		free(flying);
 		return rc;
 	}
 	/* No slot is free here: the live pieces fill slots 0 .. live-1. */
 	rc = ava_cl_piece(queue, buffer, is_read, blocking, offset + k * chunk,
-			  size - k * chunk, bytes + k * chunk,
-			  (cl_uint)(num_events_in_wait_list + live), list, event);
+			  size - k * chunk, bytes + k * chunk, (cl_uint)live,
+			  live != 0 ? flying : NULL, event);
 	ava_cl_drain(flying, live, blocking && rc != CL_SUCCESS);
-	free(list);
+	free(flying);
 	return rc;
 }
 /*
@@ -1524,12 +1521,23 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 
 	if ((num_events_in_wait_list == 0) != (event_wait_list == NULL))
 		return 0; /* the API's error, from the whole call */
+	/*
+	 * Not behind a wait list: each piece would wait for it and the last one
+	 * also for the others, and when an event of the list fails PoCL 3.1
+	 * frees such a command in its failure cascade while it still uses it
+	 * (an abort in pocl_update_event_failed; tests/opencl/failed_reads.c).
+	 * Waiting for the list first is no way out: a command queued behind an
+	 * event that failed already waits for ever in PoCL. Such a transfer goes
+	 * whole (a read staged, ending as natively when the list fails).
+	 */
+	if (num_events_in_wait_list != 0)
+		return 0;
 	chunk = ava_guest_pipeline_chunk(&ava_opencl_guest_spec, ptr,
 					 ava_cl_span(buffer, offset, size), &window);
 	if (chunk == 0)
 		return 0;
 	*rc = ava_cl_pipelined(queue, buffer, is_read, blocking, offset, size, (void *)ptr, chunk,
-			       window, num_events_in_wait_list, event_wait_list, event);
+			       window, event);
 	return 1;
 }
 #else
@@ -1538,7 +1546,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1542 "opencl_worker.c"
+#line 1550 "opencl_worker.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -1626,6 +1634,16 @@ static inline int ava_cl_heap_transfer(cl_command_queue queue, cl_mem buffer, in
 				    wait_list, &gate, &command);
 	if (*rc != CL_SUCCESS)
 		return 1;
+	if (gate == NULL && command != NULL) {
+		/* A blocking call whose wait list failed: a failed event, nothing moved. */
+		if (event != NULL) {
+			*event = command;
+			ava_cl_made_event(CL_SUCCESS, queue, event);
+		} else {
+			clReleaseEvent(command);
+		}
+		return 1;
+	}
 	if (gate == NULL)
 		return 0; /* non-blocking, and the command could not run now */
 	at = (uint8_t *)info.heap + offset;
@@ -1846,7 +1864,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1850 "opencl_worker.c"
+#line 1868 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1860,7 +1878,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1864 "opencl_worker.c"
+#line 1882 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1901,7 +1919,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1905 "opencl_worker.c"
+#line 1923 "opencl_worker.c"
 #line 297 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -1924,7 +1942,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1928 "opencl_worker.c"
+#line 1946 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1935,7 +1953,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1939 "opencl_worker.c"
+#line 1957 "opencl_worker.c"
 #line 191 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -1955,7 +1973,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1959 "opencl_worker.c"
+#line 1977 "opencl_worker.c"
 #line 234 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -2014,7 +2032,7 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 2018 "opencl_worker.c"
+#line 2036 "opencl_worker.c"
 #line 118 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2189,7 +2207,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2193 "opencl_worker.c"
+#line 2211 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2246,7 +2264,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2250 "opencl_worker.c"
+#line 2268 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2273,14 +2291,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2277 "opencl_worker.c"
+#line 2295 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 705 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 2284 "opencl_worker.c"
+#line 2302 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -2368,7 +2386,7 @@ static void ava_opencl_tramp_ava_cl_context_destructor(cl_context context, void 
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 792 "specs/opencl/opencl_staged.spec.inc"
+#line 800 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
 	struct ava_w_transfer *ava_t;
 	cl_context ava_context = NULL;
@@ -2388,7 +2406,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2392 "opencl_worker.c"
+#line 2410 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -2476,7 +2494,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 833 "specs/opencl/opencl_staged.spec.inc"
+#line 841 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
@@ -2498,7 +2516,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2502 "opencl_worker.c"
+#line 2520 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -2641,7 +2659,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava
 
 static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 871 "specs/opencl/opencl_staged.spec.inc"
+#line 879 "specs/opencl/opencl_staged.spec.inc"
 	static const size_t ava_zero[3] = {0, 0, 0};
 	uint64_t ava_span = ava_cl_image_span(image, origin, region, row_pitch, slice_pitch);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
@@ -2661,7 +2679,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2665 "opencl_worker.c"
+#line 2683 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -2783,7 +2801,7 @@ static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 917 "specs/opencl/opencl_staged.spec.inc"
+#line 925 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
@@ -2796,7 +2814,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2800 "opencl_worker.c"
+#line 2818 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -2913,7 +2931,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 954 "specs/opencl/opencl_staged.spec.inc"
+#line 962 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, size, heap_offset);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
@@ -2929,7 +2947,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_
 		return ava_rc;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2933 "opencl_worker.c"
+#line 2951 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
@@ -3033,7 +3051,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1000 "specs/opencl/opencl_staged.spec.inc"
+#line 1008 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
@@ -3050,7 +3068,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3054 "opencl_worker.c"
+#line 3072 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -3223,7 +3241,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *av
 
 static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1043 "specs/opencl/opencl_staged.spec.inc"
+#line 1051 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span =
 		ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
@@ -3238,7 +3256,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3242 "opencl_worker.c"
+#line 3260 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -3389,7 +3407,7 @@ static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1077 "specs/opencl/opencl_staged.spec.inc"
+#line 1085 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc = CL_SUCCESS;
@@ -3404,7 +3422,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 3408 "opencl_worker.c"
+#line 3426 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -3492,7 +3510,7 @@ static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags, const size_t *origin, const size_t *region, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1112 "specs/opencl/opencl_staged.spec.inc"
+#line 1120 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	struct ava_cl_geometry ava_g;
 	size_t ava_row = 0, ava_slice = 0;
@@ -3512,7 +3530,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_q
 		return ava_cl_unmap_unlaid(command_queue, image, ava_p, ava_ev, ava_t);
 	return ava_cl_mapped_transfer(ava_t, command_queue, image, ava_p, 0, &ava_g, map_flags,
 				      ava_ev, event);
-#line 3516 "opencl_worker.c"
+#line 3534 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
@@ -3630,7 +3648,7 @@ static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
 
 static cl_mem ava_opencl_impl_ava_cl_create_buffer_in_heap(cl_context context, cl_mem_flags flags, size_t size, uint64_t token, uint64_t heap_offset, cl_int *errcode_ret)
 {
-#line 358 "specs/opencl/opencl_heap.spec.inc"
+#line 368 "specs/opencl/opencl_heap.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, size, heap_offset);
 	const cl_mem_flags ava_host_bits = CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
 	cl_int ava_rc = CL_SUCCESS;
@@ -3658,7 +3676,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_in_heap(cl_context context, c
 	if (errcode_ret != NULL)
 		*errcode_ret = ava_rc;
 	return ava_mem;
-#line 3662 "opencl_worker.c"
+#line 3680 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_in_heap(struct ava_wcall *ava_w)
@@ -3718,7 +3736,7 @@ static int ava_opencl_serve_ava_cl_create_buffer_in_heap(struct ava_wcall *ava_w
 
 static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write, cl_bool blocking, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *gate, cl_event *command)
 {
-#line 416 "specs/opencl/opencl_heap.spec.inc"
+#line 427 "specs/opencl/opencl_heap.spec.inc"
 	uint8_t *ava_at = ava_cl_heap_bytes(buffer, offset, size);
 	cl_context ava_context = NULL;
 	cl_event ava_marker = NULL, ava_waits[2];
@@ -3763,18 +3781,28 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_que
 	}
 	if (ava_rc == CL_SUCCESS)
 		ava_rc = clWaitForEvents(1, &ava_marker);
-	clReleaseEvent(ava_marker);
-	if (ava_rc != CL_SUCCESS) {
-		/* The command (if queued) fails with its wait list, as natively. */
-		(void)ava_cl_gate_end(ava_waits[1], CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-		if (*command != NULL)
-			clReleaseEvent(*command);
-		*command = NULL;
-		return ava_rc;
+	if (ava_rc == CL_SUCCESS) {
+		clReleaseEvent(ava_marker);
+		*gate = ava_waits[1];
+		return CL_SUCCESS;
 	}
-	*gate = ava_waits[1];
-	return CL_SUCCESS;
-#line 3778 "opencl_worker.c"
+	(void)ava_cl_gate_end(ava_waits[1], CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+	ava_cl_probe_keep(ava_marker);
+	if (*command != NULL && ava_rc == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST &&
+	    clRetainEvent(*command) == CL_SUCCESS) {
+		/*
+		 * What failed is the wait list: PoCL's blocking call then returns
+		 * CL_SUCCESS with a failed event and moves nothing. The guest gets
+		 * the failed command and no gate (*gate stays NULL).
+		 */
+		ava_cl_probe_keep(*command);
+		return CL_SUCCESS;
+	}
+	if (*command != NULL)
+		ava_cl_probe_keep(*command);
+	*command = NULL;
+	return ava_rc;
+#line 3806 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
@@ -3888,12 +3916,12 @@ static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_heap_gate_close(cl_event gate, cl_event command)
 {
-#line 491 "specs/opencl/opencl_heap.spec.inc"
+#line 520 "specs/opencl/opencl_heap.spec.inc"
 	cl_int ava_rc = ava_cl_gate_end(gate, CL_COMPLETE);
 	if (ava_rc != CL_SUCCESS)
 		return ava_rc;
 	return clWaitForEvents(1, &command);
-#line 3897 "opencl_worker.c"
+#line 3925 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
@@ -3928,9 +3956,9 @@ static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_heap_gate_release(cl_event gate)
 {
-#line 504 "specs/opencl/opencl_heap.spec.inc"
+#line 533 "specs/opencl/opencl_heap.spec.inc"
 	return ava_cl_gate_end(gate, CL_COMPLETE);
-#line 3934 "opencl_worker.c"
+#line 3962 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
@@ -3961,7 +3989,7 @@ static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_in_heap(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 523 "specs/opencl/opencl_heap.spec.inc"
+#line 552 "specs/opencl/opencl_heap.spec.inc"
 	uint8_t *ava_at = ava_cl_heap_bytes(buffer, offset, size);
 	cl_int ava_rc = CL_SUCCESS;
 	void *ava_p;
@@ -3980,7 +4008,7 @@ static cl_int ava_opencl_impl_ava_cl_map_in_heap(cl_command_queue command_queue,
 		return CL_MAP_FAILURE;
 	}
 	return CL_SUCCESS;
-#line 3984 "opencl_worker.c"
+#line 4012 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_in_heap(struct ava_wcall *ava_w)
@@ -4068,13 +4096,13 @@ static int ava_opencl_serve_ava_cl_map_in_heap(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_in_heap(cl_command_queue command_queue, cl_mem buffer, size_t offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 558 "specs/opencl/opencl_heap.spec.inc"
+#line 587 "specs/opencl/opencl_heap.spec.inc"
 	uint8_t *ava_at = ava_cl_heap_bytes(buffer, offset, 0);
 	if (ava_at == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_at, num_events_in_wait_list,
 				       event_wait_list, event);
-#line 4078 "opencl_worker.c"
+#line 4106 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_in_heap(struct ava_wcall *ava_w)
@@ -4249,7 +4277,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4253 "opencl_worker.c"
+#line 4281 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4333,7 +4361,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4337 "opencl_worker.c"
+#line 4365 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4435,7 +4463,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4439 "opencl_worker.c"
+#line 4467 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4788,7 +4816,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 4792 "opencl_worker.c"
+#line 4820 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4905,7 +4933,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		return NULL;
 	}
 	return ava_execute();
-#line 4909 "opencl_worker.c"
+#line 4937 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5060,7 +5088,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5064 "opencl_worker.c"
+#line 5092 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5189,7 +5217,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 5193 "opencl_worker.c"
+#line 5221 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5255,7 +5283,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 5259 "opencl_worker.c"
+#line 5287 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5431,7 +5459,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5435 "opencl_worker.c"
+#line 5463 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5580,7 +5608,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5584 "opencl_worker.c"
+#line 5612 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5669,7 +5697,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5673 "opencl_worker.c"
+#line 5701 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5777,7 +5805,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5781 "opencl_worker.c"
+#line 5809 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5857,7 +5885,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5861 "opencl_worker.c"
+#line 5889 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5903,7 +5931,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	return ret;
-#line 5907 "opencl_worker.c"
+#line 5935 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5982,7 +6010,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 5986 "opencl_worker.c"
+#line 6014 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6262,7 +6290,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6266 "opencl_worker.c"
+#line 6294 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6384,7 +6412,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6388 "opencl_worker.c"
+#line 6416 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6518,7 +6546,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6522 "opencl_worker.c"
+#line 6550 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6631,7 +6659,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6635 "opencl_worker.c"
+#line 6663 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6831,7 +6859,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6835 "opencl_worker.c"
+#line 6863 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7092,7 +7120,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7096 "opencl_worker.c"
+#line 7124 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7186,7 +7214,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 7190 "opencl_worker.c"
+#line 7218 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -7316,7 +7344,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7320 "opencl_worker.c"
+#line 7348 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -7455,7 +7483,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7459 "opencl_worker.c"
+#line 7487 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
@@ -7586,7 +7614,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image(cl_command_queue command_queue, c
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 7590 "opencl_worker.c"
+#line 7618 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
@@ -7753,7 +7781,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue,
 	ret = clEnqueueUnmapMemObject(command_queue, image, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7757 "opencl_worker.c"
+#line 7785 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_image(struct ava_wcall *ava_w)
@@ -7905,7 +7933,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 7909 "opencl_worker.c"
+#line 7937 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -8013,7 +8041,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 8017 "opencl_worker.c"
+#line 8045 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -8356,7 +8384,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 8360 "opencl_worker.c"
+#line 8388 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8469,7 +8497,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 8473 "opencl_worker.c"
+#line 8501 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -8625,7 +8653,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 8629 "opencl_worker.c"
+#line 8657 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8805,7 +8833,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 8809 "opencl_worker.c"
+#line 8837 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8875,7 +8903,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8879 "opencl_worker.c"
+#line 8907 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -8975,7 +9003,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 8979 "opencl_worker.c"
+#line 9007 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -9055,7 +9083,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 9059 "opencl_worker.c"
+#line 9087 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9147,7 +9175,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 9151 "opencl_worker.c"
+#line 9179 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9236,7 +9264,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 9240 "opencl_worker.c"
+#line 9268 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9451,7 +9479,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 9455 "opencl_worker.c"
+#line 9483 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -9522,7 +9550,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9526 "opencl_worker.c"
+#line 9554 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9607,7 +9635,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 9611 "opencl_worker.c"
+#line 9639 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9917,7 +9945,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9921 "opencl_worker.c"
+#line 9949 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10005,7 +10033,7 @@ static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *er
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 10009 "opencl_worker.c"
+#line 10037 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10064,7 +10092,7 @@ static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 10068 "opencl_worker.c"
+#line 10096 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10110,7 +10138,7 @@ static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 10114 "opencl_worker.c"
+#line 10142 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10157,7 +10185,7 @@ static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execut
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)clReleaseEvent(event);
 	return ret;
-#line 10161 "opencl_worker.c"
+#line 10189 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10320,12 +10348,15 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 			return ava_rc;
 	}
 	if (ava_is_guest && ptr != NULL &&
-	    (blocking_read == CL_FALSE ||
+	    (blocking_read == CL_FALSE || num_events_in_wait_list != 0 ||
 	     ava_cl_stage_blocking(ava_cl_span(buffer, offset, size)))) {
 		uint64_t ava_span = ava_cl_span(buffer, offset, size);
 		uint64_t ava_heap = AVA_NO_HEAP;
-		uint64_t ava_token = blocking_read ? ava_cl_expect_blocking(ptr, ava_span)
-						   : ava_cl_expect_lent(ptr, ava_span, &ava_heap);
+		uint64_t ava_token =
+			blocking_read == CL_FALSE ? ava_cl_expect_lent(ptr, ava_span, &ava_heap)
+			: num_events_in_wait_list != 0
+				? ava_cl_expect_lent_blocking(ptr, ava_span, &ava_heap)
+				: ava_cl_expect_blocking(ptr, ava_span);
 
 		if (ava_token != 0) {
 			/* A blocking read keeps an event of its own to ask about. */
@@ -10345,7 +10376,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10349 "opencl_worker.c"
+#line 10380 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10455,7 +10486,7 @@ static int ava_opencl_serve_clEnqueueReadBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 190 "specs/opencl/opencl_enqueue.spec.inc"
+#line 196 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
@@ -10489,7 +10520,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10493 "opencl_worker.c"
+#line 10524 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10594,7 +10625,7 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 252 "specs/opencl/opencl_enqueue.spec.inc"
+#line 258 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -10617,7 +10648,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10621 "opencl_worker.c"
+#line 10652 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10784,7 +10815,7 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 299 "specs/opencl/opencl_enqueue.spec.inc"
+#line 305 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -10796,7 +10827,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10800 "opencl_worker.c"
+#line 10831 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10957,9 +10988,9 @@ static int ava_opencl_serve_clEnqueueWriteBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 326 "specs/opencl/opencl_enqueue.spec.inc"
+#line 332 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10963 "opencl_worker.c"
+#line 10994 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11066,9 +11097,9 @@ static int ava_opencl_serve_clEnqueueCopyBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 350 "specs/opencl/opencl_enqueue.spec.inc"
+#line 356 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11072 "opencl_worker.c"
+#line 11103 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11228,9 +11259,9 @@ static int ava_opencl_serve_clEnqueueCopyBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 368 "specs/opencl/opencl_enqueue.spec.inc"
+#line 374 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11234 "opencl_worker.c"
+#line 11265 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11351,7 +11382,7 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 393 "specs/opencl/opencl_enqueue.spec.inc"
+#line 405 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -11371,7 +11402,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11375 "opencl_worker.c"
+#line 11406 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11463,7 +11494,7 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 	(void)ava_life_region;
 	(void)ava_coupled_region;
 	if (ava_a->ptr.flags & AVA_BUF_PRESENT) {
-		if (row_pitch != 0 || slice_pitch != 0) {
+		if (row_pitch != 0 || slice_pitch != 0 || num_events_in_wait_list != 0) {
 			ava_dir_ptr |= AVA_BUF_IN;
 		}
 		ava_dir_ptr |= AVA_BUF_OUT;
@@ -11518,7 +11549,7 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 434 "specs/opencl/opencl_enqueue.spec.inc"
+#line 446 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -11528,7 +11559,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11532 "opencl_worker.c"
+#line 11563 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11667,9 +11698,9 @@ static int ava_opencl_serve_clEnqueueWriteImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 464 "specs/opencl/opencl_enqueue.spec.inc"
+#line 476 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11673 "opencl_worker.c"
+#line 11704 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11818,9 +11849,9 @@ static int ava_opencl_serve_clEnqueueFillImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 485 "specs/opencl/opencl_enqueue.spec.inc"
+#line 497 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11824 "opencl_worker.c"
+#line 11855 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11972,9 +12003,9 @@ static int ava_opencl_serve_clEnqueueCopyImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 505 "specs/opencl/opencl_enqueue.spec.inc"
+#line 517 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11978 "opencl_worker.c"
+#line 12009 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12111,9 +12142,9 @@ static int ava_opencl_serve_clEnqueueCopyImageToBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 525 "specs/opencl/opencl_enqueue.spec.inc"
+#line 537 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12117 "opencl_worker.c"
+#line 12148 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12250,9 +12281,9 @@ static int ava_opencl_serve_clEnqueueCopyBufferToImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 544 "specs/opencl/opencl_enqueue.spec.inc"
+#line 556 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12256 "opencl_worker.c"
+#line 12287 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12370,11 +12401,11 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 569 "specs/opencl/opencl_enqueue.spec.inc"
+#line 581 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12378 "opencl_worker.c"
+#line 12409 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12525,11 +12556,11 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 587 "specs/opencl/opencl_enqueue.spec.inc"
+#line 599 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12533 "opencl_worker.c"
+#line 12564 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12627,9 +12658,9 @@ static int ava_opencl_serve_clEnqueueTask(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 604 "specs/opencl/opencl_enqueue.spec.inc"
+#line 616 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12633 "opencl_worker.c"
+#line 12664 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12724,9 +12755,9 @@ static int ava_opencl_serve_clEnqueueMarkerWithWaitList(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 620 "specs/opencl/opencl_enqueue.spec.inc"
+#line 632 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12730 "opencl_worker.c"
+#line 12761 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12821,9 +12852,9 @@ static int ava_opencl_serve_clEnqueueBarrierWithWaitList(struct ava_wcall *ava_w
 static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() clEnqueueMarker(command_queue, event)
-#line 632 "specs/opencl/opencl_enqueue.spec.inc"
+#line 644 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12827 "opencl_worker.c"
+#line 12858 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12926,11 +12957,11 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-#line 651 "specs/opencl/opencl_enqueue.spec.inc"
+#line 663 "specs/opencl/opencl_enqueue.spec.inc"
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 12934 "opencl_worker.c"
+#line 12965 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -13006,7 +13037,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 13010 "opencl_worker.c"
+#line 13041 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -13067,7 +13098,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 13071 "opencl_worker.c"
+#line 13102 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -13138,7 +13169,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 13142 "opencl_worker.c"
+#line 13173 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -13182,7 +13213,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 13186 "opencl_worker.c"
+#line 13217 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -13308,7 +13339,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 13312 "opencl_worker.c"
+#line 13343 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -13421,7 +13452,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 13425 "opencl_worker.c"
+#line 13456 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -13545,7 +13576,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 13549 "opencl_worker.c"
+#line 13580 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -13695,7 +13726,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 13699 "opencl_worker.c"
+#line 13730 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -13819,7 +13850,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 13823 "opencl_worker.c"
+#line 13854 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -13880,7 +13911,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 13884 "opencl_worker.c"
+#line 13915 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -13968,7 +13999,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 13972 "opencl_worker.c"
+#line 14003 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -14106,7 +14137,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 14110 "opencl_worker.c"
+#line 14141 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -14215,7 +14246,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 14219 "opencl_worker.c"
+#line 14250 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -14327,7 +14358,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 14331 "opencl_worker.c"
+#line 14362 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)

@@ -68,9 +68,11 @@ static int sentinels_kept(const uint8_t *p, size_t n) {
 }
 
 /* One round trip: write size bytes at offset, read them back into a
- * buffer with sentinels on both sides, check both. */
+ * buffer with sentinels on both sides, check both. The read waits for the
+ * write's event when it does not block, or when wait says so (a blocking
+ * write has completed: the wait list is then one that completed already). */
 static void round_trip(cl_command_queue q, cl_mem buf, size_t offset, size_t size, cl_bool blocking,
-                       uint32_t seed, const char *what) {
+                       int wait, uint32_t seed, const char *what) {
   enum { GUARD = 64 };
   uint8_t *src = xmalloc(size);
   uint8_t *dst = xmalloc(size + 2 * GUARD);
@@ -86,7 +88,9 @@ static void round_trip(cl_command_queue q, cl_mem buf, size_t offset, size_t siz
     /* The program may reuse its memory once a blocking write returned. */
     memset(src, 0, size);
   }
-  CHECK(clEnqueueReadBuffer(q, buf, blocking, offset, size, dst + GUARD, 1, &wev, &rev));
+  const cl_uint waits = !blocking || wait ? 1 : 0;
+  CHECK(clEnqueueReadBuffer(q, buf, blocking, offset, size, dst + GUARD, waits,
+                            waits ? &wev : NULL, &rev));
   CHECK(clWaitForEvents(1, &rev));
   CHECK(clGetEventInfo(wev, CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL));
   EXPECT(type == CL_COMMAND_WRITE_BUFFER, "%s: write event type %#x", what, (unsigned)type);
@@ -121,7 +125,8 @@ static void sizes_and_offsets(cl_command_queue q, const char *queue_name) {
         snprintf(what, sizeof what, "%s queue, %s, %zu bytes at %zu", queue_name,
                  blocking ? "blocking" : "non-blocking", kSizes[s], kOffsets[o]);
         g_case = what;
-        round_trip(q, buf, kOffsets[o], kSizes[s], blocking ? CL_TRUE : CL_FALSE, seed++, what);
+        round_trip(q, buf, kOffsets[o], kSizes[s], blocking ? CL_TRUE : CL_FALSE, o == 1, seed++,
+                   what);
       }
   CHECK(clReleaseMemObject(buf));
   printf("%s queue: %zu sizes x %zu offsets, blocking and not: ok\n", queue_name,
@@ -143,7 +148,7 @@ static void one_gib(cl_command_queue q) {
   }
   cl_mem buf = ocl_buffer(&g_env, CL_MEM_READ_WRITE, offset + size, NULL);
   g_case = "1 GiB + 5 bytes at 4093, blocking";
-  round_trip(q, buf, offset, size, CL_TRUE, 4242, g_case);
+  round_trip(q, buf, offset, size, CL_TRUE, 1, 4242, g_case);
   CHECK(clReleaseMemObject(buf));
   alarm(WATCHDOG_S);
   printf("1 GiB + 5 bytes at 4093, blocking: ok\n");
@@ -193,7 +198,7 @@ static void *thread_main(void *arg) {
 
   for (int round = 0; round < 4; ++round) {
     snprintf(what, sizeof what, "thread %d round %d", w->index, round);
-    round_trip(w->queue, buf, (size_t)round * 3, size, round % 2 == 0 ? CL_TRUE : CL_FALSE,
+    round_trip(w->queue, buf, (size_t)round * 3, size, round % 2 == 0 ? CL_TRUE : CL_FALSE, 1,
                (uint32_t)(1000 + w->index * 10 + round), what);
   }
   CHECK(clReleaseMemObject(buf));
