@@ -264,6 +264,9 @@ private:
   void check_placeable(const Placement &placement, const Resources &defaults, uint64_t access_bytes,
                        const TaskRef &id) const;
   void map(TaskState *task);
+  // map()'s end: the task's devices chosen, it takes what it needs of them
+  // into account and queues for their memory.
+  void take_mapping(TaskState *task, uint64_t memory, uint32_t milli_vcus);
   // try_: reserve, or queue behind the tasks waiting for the same devices.
   void try_reserve_memory(TaskState *task);
   void try_reserve_compute(TaskState *task);

@@ -45,6 +45,15 @@ Need need_of(const TaskState &t, const Placement::Option *option) {
   return need_of(t.default_resources, t.access_bytes, option);
 }
 
+// A part's feasible device for a task's need: the part names it (or its
+// architecture, or nothing), and it holds the need.
+bool feasible(const Placement::Part *part, const DeviceState &s, const Need &need) {
+  const bool matches = part == nullptr || (std::holds_alternative<Arch>(*part)
+                                               ? std::get<Arch>(*part) == s.device->arch()
+                                               : std::get<Device *>(*part) == s.device);
+  return matches && need.memory <= s.memory_capacity && need.milli_vcus <= s.milli_vcus_capacity;
+}
+
 // L(d): the share of the task's access bytes already valid in d's space
 // (an array busy moving data counts as none there).
 double locality(const TaskState &t, const Device &d) {
@@ -139,17 +148,11 @@ void Core::check_placeable(const Placement &placement, const Resources &defaults
           throw Error("parla: task " + name() + " is placed on a device of another runtime");
       }
       ok = false;
-      for (size_t i = 0; i < device_states_.size() && !ok; ++i) {
-        const DeviceState &s = device_states_[i];
-        const bool matches = part == nullptr || (std::holds_alternative<Arch>(*part)
-                                                     ? std::get<Arch>(*part) == s.device->arch()
-                                                     : std::get<Device *>(*part) == s.device);
-        if (matches && !used.test(i) && need.memory <= s.memory_capacity &&
-            need.milli_vcus <= s.milli_vcus_capacity) {
+      for (size_t i = 0; i < device_states_.size() && !ok; ++i)
+        if (!used.test(i) && feasible(part, device_states_[i], need)) {
           used.set(i);
           ok = true;
         }
-      }
     }
     if (ok)
       return;
@@ -167,6 +170,26 @@ void Core::check_placeable(const Placement &placement, const Resources &defaults
 
 void Core::map(TaskState *t) {
   const std::vector<Placement::Option> &options = options_of(*t);
+  // One option of one device, which only one device can take (a task
+  // placed on a device, or on an architecture of one device): no scores to
+  // weigh. The commonest case of a stream of small tasks.
+  if (options.size() == 1 && options.front().parts.size() <= 1) {
+    const Placement::Option &o = options.front();
+    const Placement::Part *part = o.parts.empty() ? nullptr : &o.parts.front();
+    const Need need = need_of(*t, &o);
+    size_t only = device_states_.size(), count = 0;
+    for (size_t i = 0; i < device_states_.size() && count < 2; ++i)
+      if (feasible(part, device_states_[i], need)) {
+        only = i;
+        ++count;
+      }
+    if (count == 1) {
+      ++rr_;
+      t->devices.assign(1, device_states_[only].device);
+      take_mapping(t, need.memory, need.milli_vcus);
+      return;
+    }
+  }
   uint64_t total_mapped = 0;
   for (const DeviceState &s : device_states_)
     total_mapped += s.mapped_tasks;
@@ -189,11 +212,7 @@ void Core::map(TaskState *t) {
       for (size_t k = 0; k < n; ++k) {
         const size_t i = (k + rr_) % n;
         const DeviceState &s = device_states_[i];
-        const bool matches = part == nullptr || (std::holds_alternative<Arch>(*part)
-                                                     ? std::get<Arch>(*part) == s.device->arch()
-                                                     : std::get<Device *>(*part) == s.device);
-        if (!matches || used.test(i) || need.memory > s.memory_capacity ||
-            need.milli_vcus > s.milli_vcus_capacity)
+        if (used.test(i) || !feasible(part, s, need))
           continue;
         const double load =
             static_cast<double>(s.mapped_tasks) / (1.0 + static_cast<double>(total_mapped));
@@ -229,10 +248,14 @@ void Core::map(TaskState *t) {
   }
   ++rr_;
   // check_placeable made sure some option fits.
-  const Need need = need_of(*t, best_option);
   t->devices.assign(best.begin(), best.end());
-  t->memory = need.memory;
-  t->milli_vcus = need.milli_vcus;
+  const Need need = need_of(*t, best_option);
+  take_mapping(t, need.memory, need.milli_vcus);
+}
+
+void Core::take_mapping(TaskState *t, uint64_t memory, uint32_t milli_vcus) {
+  t->memory = memory;
+  t->milli_vcus = milli_vcus;
   for (Device *d : t->devices) {
     DeviceState &s = device_states_[static_cast<size_t>(d->id())];
     ++s.mapped_tasks;
@@ -347,13 +370,21 @@ void Core::release_memory(TaskState *t) {
 // fits on each. Each step looks only at queue fronts, so a long queue for
 // one device costs nothing when another frees up.
 void Core::retry_waiting() {
+  // A queue whose waiter count is 0 holds only tasks that left it (done,
+  // or reserved through another device's queue): nothing to look at, and
+  // called at every completion.
+  const auto waiting = [](std::deque<TaskState *> &q, uint32_t waiters) {
+    if (waiters == 0 && !q.empty())
+      q.clear();
+    return waiters != 0;
+  };
   for (bool progress = true; progress;) {
     progress = false;
     for (DeviceState &s : device_states_)
-      while (reserve_front(s.memory_queue, true))
+      while (waiting(s.memory_queue, s.memory_waiters) && reserve_front(s.memory_queue, true))
         progress = true;
     for (DeviceState &s : device_states_)
-      while (reserve_front(s.compute_queue, false))
+      while (waiting(s.compute_queue, s.compute_waiters) && reserve_front(s.compute_queue, false))
         progress = true;
   }
 }
