@@ -117,8 +117,11 @@ Transfer::~Transfer() {
 }
 
 void Transfer::drop_staging() {
-  if (pool != nullptr && !staging_dropped.exchange(true, std::memory_order_acq_rel))
+  if (staging_dropped.exchange(true, std::memory_order_acq_rel))
+    return;
+  if (pool != nullptr)
     pool->give(staging, capacity);
+  lent_channel.reset();
 }
 
 bool TransferBook::open(const std::shared_ptr<Transfer> &t) {
@@ -170,8 +173,15 @@ void TransferBook::drop_all() {
     started_.store(0, std::memory_order_relaxed);
   }
   // Nothing goes to the guest any more: no command may wait for a slot.
-  for (auto &[token, t] : gone)
+  // A command that failed (the guest's departure fails its user events)
+  // never writes its staging again: it goes now, for no completion
+  // callback will come for it.
+  for (auto &[token, t] : gone) {
     t->advance_ring(UINT32_MAX);
+    if (t->ring == nullptr && t->poll != nullptr &&
+        t->device.load(std::memory_order_acquire) != Transfer::kDone && t->poll(t->ctx) < 0)
+      t->drop_staging();
+  }
 }
 
 void TransferBook::poll_ring(Transfer &t) {
@@ -366,9 +376,6 @@ namespace {
 
 struct Handle {
   std::shared_ptr<ava::Transfer> t; // the API's reference
-  // A lent heap block is the channel's memory: the channel stays mapped
-  // until the API is done writing there, even if the guest left.
-  std::shared_ptr<ava::GuestConnection> keep;
   // The API's completions still to come: one, or a ring's segments.
   std::atomic<uint32_t> pending{1};
 };
@@ -404,8 +411,9 @@ AVA_W_EXPORT ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t stagi
     return nullptr;
   }
   try {
-    auto *h = new Handle{std::shared_ptr<ava::Transfer>(raw), // deletes raw if it throws
-                         lent ? w->connection : nullptr};
+    if (lent)
+      raw->lent_channel = w->connection;
+    auto *h = new Handle{std::shared_ptr<ava::Transfer>(raw)}; // deletes raw if it throws
     if (token != 0 && !book.open(h->t)) {
       conn.log_error("a staged transfer named token " + std::to_string(token) +
                      ", which is in use");

@@ -112,10 +112,16 @@ struct Transfer {
   };
   std::unique_ptr<Ring> ring;
   // The API reported the command failed, so it never touches the staging
-  // again: the staging goes back to the pool now. PoCL calls no completion
-  // callback for a failed command, so the API's reference (and with it the
-  // staging) would otherwise stay until the worker exits.
+  // again: the staging goes back to the pool now (a lent block: the
+  // channel that maps it is let go). PoCL calls no completion callback for
+  // a failed command, so the API's reference (and with it the staging, or
+  // the guest's channel and its heap) would otherwise stay until the worker
+  // exits.
   void drop_staging();
+  // A lent block is the channel's memory: the channel stays mapped until the
+  // API is done writing there, even if the guest left (drop_staging, or the
+  // last reference, lets it go).
+  std::shared_ptr<GuestConnection> lent_channel;
   std::atomic<bool> staging_dropped{false};
   // Gives back the slots of segments [advanced, upto) (upto past the last:
   // every one left), each once, off every lock of the book.

@@ -15,8 +15,14 @@
 // transfer more for each than with AVA_STAGE_BLOCKING=0, with the same output.
 #include <criterion/criterion.h>
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "ocl_run.hpp"
@@ -154,4 +160,95 @@ Test(e2e_opencl_pipelined, a_worker_killed_mid_transfer_fails_its_guest_alone, .
     bystander->wait_for_line("\x01(end)", 5000, &seen);
     cr_expect(seen.find("rounds: 12") != std::string::npos, "the bystander: %s", seen.c_str());
   }
+}
+
+namespace {
+
+// The lines of the file at path (0 if it is not there).
+size_t lines_in(const std::string &path) {
+  std::ifstream in(path);
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);)
+    ++n;
+  return n;
+}
+
+// Waits (woken by inotify, never napping) until the file at path, in dir,
+// has at least n lines: a worker's report gains a line as each session ends.
+bool wait_for_lines(const std::string &dir, const std::string &path, size_t n, int timeout_ms) {
+  const int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (fd < 0 || inotify_add_watch(fd, dir.c_str(), IN_CLOSE_WRITE | IN_MODIFY | IN_CREATE) < 0)
+    return false;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  bool done = false;
+  while (!(done = lines_in(path) >= n)) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          until - std::chrono::steady_clock::now())
+                          .count();
+    pollfd p{fd, POLLIN, 0};
+    if (left <= 0 || poll(&p, 1, static_cast<int>(left)) <= 0)
+      break;
+    char drain[4096];
+    while (read(fd, drain, sizeof drain) > 0) {
+    }
+  }
+  close(fd);
+  return done;
+}
+
+// The mappings of the shm channels' memory (the guests' heaps and rings) in
+// process pid.
+size_t channel_mappings(pid_t pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  size_t n = 0;
+  for (std::string line; std::getline(maps, line);)
+    n += line.find("memfd:ava-shm") != std::string::npos;
+  return n;
+}
+
+} // namespace
+
+// A worker serving every guest in one process (--shared) holds a guest's
+// channel, and with it its shared heap, while the API may still write a
+// block the guest lent. tests/opencl/failed_reads.c makes blocking reads
+// through lent blocks whose commands fail (their wait list does), for which
+// PoCL calls no completion callback: the worker must let go of the channel
+// anyway once the guest left (it kept the whole heap mapped for good).
+Test(e2e_opencl_pipelined, a_shared_worker_unmaps_a_guest_whose_lent_reads_failed, .timeout = 300) {
+  const std::string missing = ocl::missing_opencl_spec();
+  cr_assert(missing.empty(), "%s", missing.c_str());
+  const std::string dir = make_temp_dir();
+  const std::string address = "shm:" + dir + "/worker.sock";
+  const std::string report = dir + "/sessions.report";
+  BackgroundProc worker({AVA_BIN, "worker", "--spec", "opencl", "--listen", address, "--ready-fd",
+                         "1", "--report", report, "--shared"},
+                        ocl::child_env());
+  std::string seen;
+  cr_assert(worker.wait_for_line("worker.sock", 20000, &seen), "the worker: %s", seen.c_str());
+  std::vector<std::string> env = ocl::child_env();
+  for (const std::string &e : guest_env(address))
+    env.push_back(e);
+  const ProcResult r = run_proc({std::string(OCL_DIR) + "/ocl_failed_reads"}, env, ocl::kTimeoutMs);
+  cr_assert_eq(r.exit_code, 0, "the program: %s", r.err.c_str());
+  cr_expect(r.out.find("3145728 bytes behind an event that failed: CL_SUCCESS") !=
+                std::string::npos,
+            "%s", r.out.c_str());
+  cr_assert(wait_for_lines(dir, report, 1, 20000), "the session never ended (report: %zu lines)",
+            lines_in(report));
+  const remoted::WorkerReport sessions = remoted::WorkerReport::read(report);
+  cr_expect_geq(sessions.of("opencl").staged, 6u, "%lu transfers staged",
+                (unsigned long)sessions.of("opencl").staged);
+  // The report line is the session's last act; the accepting thread frees
+  // the session just after, and /proc has no wake-up for that: looked at
+  // again for up to 10 s.
+  size_t mapped = channel_mappings(worker.pid());
+  for (int i = 0; i < 500 && mapped != 0; ++i) {
+    usleep(20000);
+    mapped = channel_mappings(worker.pid());
+  }
+  cr_expect_eq(mapped, 0u, "the worker still maps the departed guest's channel %zu times", mapped);
+  worker.kill_now(SIGTERM);
+  worker.wait_exit(10000);
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
 }
