@@ -636,10 +636,12 @@ void Core::wait_until(Lock &lock, const std::function<bool()> &done) {
     ++blocked_in_wait_;
     blocked_waits_.push_back(&done);
   }
+  bool spun = false; // the last spin saw nothing happen: sleep now
   while (!done()) {
     if (helping) {
       if (TaskState *t = pop_ready()) {
         run(lock, t, tl.worker);
+        spun = false;
         continue;
       }
     }
@@ -650,6 +652,26 @@ void Core::wait_until(Lock &lock, const std::function<bool()> &done) {
       if (done() || !ready_.empty())
         continue;
     }
+    if (helping && spin_us_ > 0 && !spun) {
+      // As an idle worker does: a short spin catches the next ready task,
+      // or a change that may end the wait, without a sleep and a wake-up
+      // (a futex call on the completing thread for every task).
+      const uint64_t seen = changes_.load(std::memory_order_relaxed);
+      lock.unlock();
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
+      bool claimed = false;
+      for (unsigned spins = 1;
+           !(claimed = claim_ready()) && changes_.load(std::memory_order_relaxed) == seen &&
+           (spins % 64 != 0 || std::chrono::steady_clock::now() < until);
+           ++spins)
+        cpu_relax();
+      spun = !claimed && changes_.load(std::memory_order_relaxed) == seen;
+      lock_briefly_spinning(lock);
+      if (claimed)
+        claims_.fetch_sub(1, std::memory_order_relaxed);
+      continue;
+    }
+    spun = false;
     ++waiters_;
     helpers_ += helping;
     sleeping_waits_.push_back(&done);
@@ -684,6 +706,7 @@ int Core::take_outsider_track() {
 // Wakes the waiters only when one of them has what it waits for: a thread
 // in wait() would otherwise wake at every completion.
 void Core::wake_waiters() {
+  changes_.fetch_add(1, std::memory_order_relaxed); // what spinning waiters watch
   for (const std::function<bool()> *done : sleeping_waits_)
     if ((*done)()) {
       done_cv_.notify_all();

@@ -326,6 +326,7 @@ private:
   std::deque<TaskState *> ready_;
   std::atomic<size_t> ready_count_{0}; // what spinning workers watch
   std::atomic<size_t> claims_{0};      // spinning workers on their way to the lock for one of those
+  std::atomic<uint64_t> changes_{0};   // wake_waiters() calls: what spinning waiters watch
   unsigned sleepers_ = 0;              // workers in work_cv_
   unsigned waiters_ = 0;               // threads in done_cv_
   std::vector<const std::function<bool()> *> sleeping_waits_; // what each of those waits for
