@@ -706,7 +706,8 @@ int Core::take_outsider_track() {
 // Wakes the waiters only when one of them has what it waits for: a thread
 // in wait() would otherwise wake at every completion.
 void Core::wake_waiters() {
-  changes_.fetch_add(1, std::memory_order_relaxed); // what spinning waiters watch
+  // What spinning waiters watch; written under mu_ only, so no atomic add.
+  changes_.store(changes_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   for (const std::function<bool()> *done : sleeping_waits_)
     if ((*done)()) {
       done_cv_.notify_all();

@@ -164,13 +164,9 @@ Test(e2e_opencl_pipelined, a_worker_killed_mid_transfer_fails_its_guest_alone, .
 
 namespace {
 
-// The lines of the file at path (0 if it is not there).
+// The lines of a worker's report (one per ended session; 0 without one).
 size_t lines_in(const std::string &path) {
-  std::ifstream in(path);
-  size_t n = 0;
-  for (std::string line; std::getline(in, line);)
-    ++n;
-  return n;
+  return remoted::split_lines(remoted::WorkerReport::read(path).text).size();
 }
 
 // Waits (woken by inotify, never napping) until the file at path, in dir,
