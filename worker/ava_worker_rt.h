@@ -114,8 +114,19 @@ uint64_t ava_w_handle_out(struct ava_wcall *w, void *object, uint32_t type, int 
 int ava_w_handles_out(struct ava_wcall *w, void *array, uint64_t n, uint32_t type, int owned);
 
 /*
- * The guest dropped one reference to id (ava_deallocates): the id is
- * forgotten, and what was kept for it freed, when that was its last one.
+ * A handle a call releases (ava_deallocates), looked up as ava_w_handle but
+ * taking one of the guest's references for the call: *object is NULL when
+ * the guest holds none of an object it created, so that a hostile guest
+ * cannot make the API drop a reference it does not own. Returns 1 when a
+ * reference was taken (ava_w_handle_untake gives it back if the call fails).
+ */
+int ava_w_handle_take(struct ava_wcall *w, uint64_t id, uint32_t type, void **object);
+void ava_w_handle_untake(struct ava_wcall *w, uint64_t id);
+
+/*
+ * The release call succeeded (its reference taken by ava_w_handle_take): the
+ * id is forgotten, and what was kept for it freed, when that was the
+ * guest's last one.
  */
 void ava_w_handle_release(struct ava_wcall *w, uint64_t id);
 

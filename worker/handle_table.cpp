@@ -117,12 +117,32 @@ bool HandleTable::retain(uint64_t id) {
   return true;
 }
 
+void *HandleTable::take(uint64_t id, uint32_t type, bool *taken) {
+  *taken = false;
+  std::lock_guard lock(mutex_);
+  auto it = by_id_.find(id);
+  if (it == by_id_.end() || it->second.type != type)
+    return nullptr;
+  if (it->second.refs > 0) {
+    --it->second.refs;
+    *taken = true;
+  } else if (it->second.created) {
+    return nullptr;
+  }
+  return it->second.object;
+}
+
+void HandleTable::untake(uint64_t id) {
+  std::lock_guard lock(mutex_);
+  auto it = by_id_.find(id);
+  if (it != by_id_.end() && it->second.refs < UINT32_MAX)
+    ++it->second.refs;
+}
+
 bool HandleTable::release(uint64_t id) {
   std::lock_guard lock(mutex_);
   auto it = by_id_.find(id);
-  if (it == by_id_.end() || it->second.refs == 0)
-    return false;
-  if (--it->second.refs > 0 || !it->second.created)
+  if (it == by_id_.end() || it->second.refs > 0 || !it->second.created)
     return false;
   erase_locked(it);
   return true;

@@ -42,10 +42,19 @@ public:
   void *lookup(uint64_t id, uint32_t type) const;
   // The guest took one more reference to id (retain); false if unknown.
   bool retain(uint64_t id);
-  // The guest dropped one reference to id. When it held the last one the id
-  // is forgotten and true is returned; ids of objects the guest never created
-  // stay (they live on without it: a root device, even when retained and
-  // released again).
+  // A release call's first step: the object behind id (of type), with one of
+  // the guest's references taken for the call (*taken) where it holds one.
+  // nullptr when it holds none of an object it created (it dropped them all,
+  // or another of its calls is dropping the last): the API must not drop a
+  // reference the guest does not own. An object it never created (a root
+  // device) passes without a reference taken.
+  void *take(uint64_t id, uint32_t type, bool *taken);
+  // The release call failed: the reference it took is the guest's again.
+  void untake(uint64_t id);
+  // The release call succeeded. When the guest's last reference to an
+  // object it created is gone the id is forgotten and true is returned; ids
+  // of objects the guest never created stay (they live on without it: a
+  // root device, even when retained and released again).
   bool release(uint64_t id);
   // Removes the most recently created entry; false when empty. Never allocates,
   // so teardown can always run to the end.

@@ -155,6 +155,26 @@ AVA_W_EXPORT int ava_w_handle(struct ava_wcall *w, uint64_t id, uint32_t type, v
   return AVA_OK;
 }
 
+AVA_W_EXPORT int ava_w_handle_take(struct ava_wcall *w, uint64_t id, uint32_t type, void **object) {
+  *object = nullptr;
+  if (id == 0 || !valid_type(w, type))
+    return 0;
+  bool taken = false;
+  void *found = w->connection->handles().take(id, type, &taken);
+  if (found == nullptr) {
+    if (type < 64)
+      w->bad_handle_types |= 1ull << type;
+    return 0;
+  }
+  *object = found;
+  return taken ? 1 : 0;
+}
+
+AVA_W_EXPORT void ava_w_handle_untake(struct ava_wcall *w, uint64_t id) {
+  if (id != 0)
+    w->connection->handles().untake(id);
+}
+
 AVA_W_EXPORT int ava_w_buffer_in(struct ava_wcall *w, const struct ava_buf_desc *d, void **ptr) {
   *ptr = nullptr;
   ava_buf_desc desc = read_desc(d);

@@ -195,6 +195,8 @@ void WorkerGen::handler(const Function &fn) {
     }
     if (guest_named(fn, p))
       out_.line("\tuint64_t *ava_ids_" + p.name + " = NULL;");
+    if (p.info.role == Role::Handle && p.info.deallocates)
+      out_.line("\tint ava_taken_" + p.name + " = 0;");
   }
   out_.line("\tint ava_st;");
   out_.line();
@@ -230,6 +232,15 @@ void WorkerGen::handler(const Function &fn) {
         indent = "\t\t";
       } else {
         out_.line("\t/* An unknown id becomes NULL: the library reports its own error. */");
+      }
+      if (p.info.deallocates) {
+        // One of the guest's references is taken before the API drops one:
+        // a guest that holds none (it released them all, or another of its
+        // threads is releasing the last) gets NULL, never an over-release
+        // that frees an object the API itself still uses.
+        out_.line(indent + "ava_taken_" + p.name + " = ava_w_handle_take(ava_w, " + f + ", " +
+                  type_id_macro(spec_, p.info.handle_type) + ", (void **)&" + p.name + ");");
+        break;
       }
       out_.line(indent + "(void)ava_w_handle(ava_w, " + f + ", " +
                 type_id_macro(spec_, p.info.handle_type) + ", (void **)&" + p.name + ");");
@@ -369,6 +380,10 @@ void WorkerGen::handler(const Function &fn) {
       out_.line(indent + "if (" + cond + ")");
       out_.line(indent + "\tava_w_handle_" + (p.info.retains ? "retain" : "release") +
                 "(ava_w, ava_a->" + p.name + ");");
+      if (p.info.deallocates && cond != "1") {
+        out_.line(indent + "else if (ava_taken_" + p.name + ")");
+        out_.line(indent + "\tava_w_handle_untake(ava_w, ava_a->" + p.name + ");");
+      }
     }
   };
   if (fn.async) {

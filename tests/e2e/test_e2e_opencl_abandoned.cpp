@@ -59,7 +59,7 @@ Test(e2e_opencl_abandoned, a_departed_guests_user_events_fail_and_its_session_en
   struct {
     const char *mode;
     bool killed; // blocked in a call, then killed; else it exits by itself
-  } cases[] = {{"exit", false}, {"wait", true}, {"read", true}};
+  } cases[] = {{"exit", false}, {"wait", true}, {"read", true}, {"released-exit", false}};
   for (const auto &c : cases) {
     if (c.killed) {
       BackgroundProc guest({kProgram, c.mode}, guest_env_of(w));
@@ -123,5 +123,27 @@ Test(e2e_opencl_abandoned, a_guest_killed_inside_a_heap_gate_leaves_the_worker_s
   const ProcResult r = w.run({kProgram, "set"});
   cr_expect_eq(r.exit_code, 0, "set: exit %d:\n%s%s", r.exit_code, r.out.c_str(), r.err.c_str());
   const std::string why = remoted::not_remoted_reason(w.stop(), "opencl", kRounds + 1);
+  cr_expect(why.empty(), "%s", why.c_str());
+}
+
+// A program that releases the events of queued kernels and then fails the
+// user event they wait for: natively PoCL 3.1 aborts (it frees such an event
+// inside its own failure cascade). Remoted, the worker keeps those events
+// until they end: the program sees its kernels fail as the API says, another
+// queue still runs, and the worker serves the next guest (in the shared
+// variant, in the same process).
+Test(e2e_opencl_abandoned, released_events_behind_a_failed_user_event_leave_the_worker_serving,
+     .timeout = 600) {
+  require_spec();
+  OpenclWorker w("");
+  cr_assert(w.ready, "the worker did not start:\n%s", w.output.c_str());
+  const ProcResult r = w.run({kProgram, "released"});
+  cr_expect_eq(r.exit_code, 0, "exit %d:\n%s%s", r.exit_code, r.out.c_str(), r.err.c_str());
+  cr_expect(r.out.find("released: a kernel on another queue ran once: yes") != std::string::npos,
+            "%s", r.out.c_str());
+  const ProcResult again = w.run({kProgram, "set"});
+  cr_expect_eq(again.exit_code, 0, "the next guest: exit %d:\n%s", again.exit_code,
+               again.err.c_str());
+  const std::string why = remoted::not_remoted_reason(w.stop(), "opencl", 2);
   cr_expect(why.empty(), "%s", why.c_str());
 }

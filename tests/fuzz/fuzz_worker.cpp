@@ -292,13 +292,29 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  // A driver that aborts on its own (PoCL's assertions) ends the process
+  // before libFuzzer can write the input out: AVA_FUZZ_LAST_INPUT keeps it.
+  if (const char *keep = std::getenv("AVA_FUZZ_LAST_INPUT"); keep != nullptr) {
+    if (FILE *f = std::fopen(keep, "wb"); f != nullptr) {
+      std::fwrite(data, 1, size, f);
+      std::fclose(f);
+    }
+  }
   std::vector<Message> records = ava::fuzz::split_records(data, size, kMaxRecords);
   std::deque<Message> input;
   input.push_back(hello_message());
   std::map<uint64_t, uint64_t> threads;
+  // AVA_FUZZ_TRACE lists the calls an input makes, to read a finding.
+  static const bool trace = std::getenv("AVA_FUZZ_TRACE") != nullptr;
   for (Message &m : records) {
-    if (normalise(m, threads))
-      input.push_back(std::move(m));
+    if (!normalise(m, threads))
+      continue;
+    if (trace && m.hdr().kind == AVA_MSG_CALL)
+      std::fprintf(stderr, "fuzz: thread %u %s %s (%u bytes)\n", unsigned(m.hdr().thread_id),
+                   (m.hdr().flags & AVA_F_SYNC) != 0 ? "sync" : "async",
+                   g_spec->func_names != nullptr ? g_spec->func_names[m.hdr().func_id] : "?",
+                   unsigned(m.size));
+    input.push_back(std::move(m));
   }
   ava::serve_guest(std::make_unique<FuzzChannel>(std::move(input)), *g_plugins, *g_options);
   return 0;

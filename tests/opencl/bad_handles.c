@@ -114,6 +114,67 @@ static void queries(const BadSet *b) {
 }
 
 /* Bad handles as arguments of calls on good objects. */
+/* Arguments PoCL 3.1 itself does not check: natively a SIGSEGV (NULL
+ * objects, a NULL device in a list), an exit(2) (mipmaps), or a buffer
+ * transfer on an image that never ends (and overran the worker's host side).
+ * The worker must refuse each with the API's error however the guest sends
+ * it (the fuzz corpus replays them raw: tests/fuzz/corpus/worker_opencl/regress-*). */
+static void pocl_crashers(void) {
+  const size_t origin[3] = {0, 0, 0};
+  const size_t region[3] = {4, 2, 1};
+  BAD_ASYNC("clEnqueueCopyBufferRect NULL source",
+            clEnqueueCopyBufferRect(g_q, NULL, g_buf, origin, origin, region, 0, 0, 0, 0, 0, NULL,
+                                    NULL),
+            CL_INVALID_MEM_OBJECT);
+  BAD_ASYNC("clEnqueueCopyBufferRect NULL destination",
+            clEnqueueCopyBufferRect(g_q, g_buf, NULL, origin, origin, region, 0, 0, 0, 0, 0, NULL,
+                                    NULL),
+            CL_INVALID_MEM_OBJECT);
+  const cl_image_format format = {CL_RGBA, CL_UNSIGNED_INT8};
+  cl_image_desc desc = {0};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = 4;
+  desc.image_height = 4;
+  cl_int err;
+  cl_mem image = clCreateImage(g_env.context, CL_MEM_READ_WRITE, &format, &desc, NULL, &err);
+  CHECK_ERR(err, "clCreateImage");
+  BAD_ASYNC("clEnqueueCopyImageToBuffer NULL destination",
+            clEnqueueCopyImageToBuffer(g_q, image, NULL, origin, region, 0, 0, NULL, NULL),
+            CL_INVALID_MEM_OBJECT);
+  char host[64];
+  BAD("clEnqueueReadBuffer of an image",
+      clEnqueueReadBuffer(g_q, image, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL),
+      CL_INVALID_MEM_OBJECT);
+  BAD("clEnqueueWriteBuffer of an image",
+      clEnqueueWriteBuffer(g_q, image, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL),
+      CL_INVALID_MEM_OBJECT);
+  CHECK(clReleaseMemObject(image));
+  const cl_device_id none[1] = {NULL};
+  BAD("clBuildProgram NULL device", clBuildProgram(g_prog, 1, none, NULL, NULL, NULL),
+      CL_INVALID_DEVICE);
+  BAD("clCompileProgram NULL device",
+      clCompileProgram(g_prog, 1, none, NULL, 0, NULL, NULL, NULL, NULL), CL_INVALID_DEVICE);
+  BAD_CREATE("clCreateProgramWithBuiltInKernels NULL device",
+             clCreateProgramWithBuiltInKernels(g_env.context, 1, none, "inc", &g_err),
+             CL_INVALID_DEVICE);
+  /* With a context alive (g_env's), PoCL 3.1 aborts on the second type it has no device of. */
+  const cl_device_type missing[] = {CL_DEVICE_TYPE_GPU, CL_DEVICE_TYPE_ACCELERATOR,
+                                    CL_DEVICE_TYPE_CUSTOM};
+  for (size_t i = 0; i < sizeof missing / sizeof missing[0]; ++i)
+    BAD_CREATE("clCreateContextFromType without such a device",
+               clCreateContextFromType(NULL, missing[i], NULL, NULL, &g_err), CL_DEVICE_NOT_FOUND);
+  desc.num_mip_levels = 1;
+  BAD_CREATE("clCreateImage mipmaps",
+             clCreateImage(g_env.context, CL_MEM_READ_WRITE, &format, &desc, NULL, &g_err),
+             CL_INVALID_IMAGE_DESCRIPTOR);
+  desc.num_mip_levels = 0;
+  desc.num_samples = 2;
+  BAD_CREATE("clCreateImageWithProperties samples",
+             clCreateImageWithProperties(g_env.context, NULL, CL_MEM_READ_WRITE, &format, &desc,
+                                         NULL, &g_err),
+             CL_INVALID_IMAGE_DESCRIPTOR);
+}
+
 static void as_arguments(const BadSet *b) {
   char label[160];
   char host[64];
@@ -237,6 +298,8 @@ int main(void) {
     queries(sets[i]);
     as_arguments(sets[i]);
   }
+
+  pocl_crashers();
 
   /* The good objects were not disturbed by any of it. */
   const cl_int by = 2;

@@ -2,6 +2,7 @@
 // The per-guest handle table on its own, its per-thread lookup cache included.
 #include <criterion/criterion.h>
 
+#include <atomic>
 #include <new>
 #include <thread>
 #include <vector>
@@ -10,6 +11,15 @@
 #include "worker/handle_table.hpp"
 
 using ava::HandleTable;
+
+namespace {
+// What a release call does to the table: take one of the guest's
+// references, then (the API released it) forget the id if that was the last.
+bool drop(HandleTable &table, uint64_t id, uint32_t type = 1) {
+  bool taken = false;
+  return table.take(id, type, &taken) != nullptr && table.release(id);
+}
+} // namespace
 
 Test(worker_handles, ids_are_stable_and_type_checked) {
   HandleTable table;
@@ -26,7 +36,11 @@ Test(worker_handles, ids_are_stable_and_type_checked) {
   cr_expect_null(table.lookup(ia2, 1));
   cr_expect_null(table.lookup(0, 1));
   cr_expect_null(table.lookup(12345, 1));
+  bool taken = false;
+  cr_expect_eq(table.take(ia, 1, &taken), &a);
+  cr_expect(taken);
   cr_expect(table.release(ia));
+  cr_expect_null(table.take(ia, 1, &taken));
   cr_expect_not(table.release(ia));
   cr_expect_null(table.lookup(ia, 1));
   uint64_t again = table.insert(&a, 1, true);
@@ -61,18 +75,63 @@ Test(worker_handles, references_keep_an_id_alive) {
   uint64_t ia = table.insert(&a, 1, true);
   cr_expect(table.retain(ia));
   cr_expect_eq(table.insert(&a, 1, true), ia, "a second create of the same object");
-  cr_expect_not(table.release(ia), "3 references, 1 dropped");
-  cr_expect_not(table.release(ia), "2 references, 1 dropped");
+  bool taken = false;
+  cr_expect_not(drop(table, ia), "3 references, 1 dropped");
+  cr_expect_not(drop(table, ia), "2 references, 1 dropped");
   cr_expect_eq(table.lookup(ia, 1), &a);
-  cr_expect(table.release(ia), "the last reference forgets the id");
+  cr_expect(drop(table, ia), "the last reference forgets the id");
   cr_expect_null(table.lookup(ia, 1));
   cr_expect_not(table.retain(ia));
 
   uint64_t ir = table.insert(&root, 1, false);
+  cr_expect_eq(table.take(ir, 1, &taken), &root, "a root device passes");
+  cr_expect_not(taken, "without a reference the guest never had");
   cr_expect_not(table.release(ir), "never owned: the guest cannot drop it");
   cr_expect(table.retain(ir));
-  cr_expect_not(table.release(ir), "retained and released, but not the guest's to forget");
+  cr_expect_not(drop(table, ir), "retained and released, but not the guest's to forget");
   cr_expect_eq(table.lookup(ir, 1), &root);
+}
+
+// A release takes one of the guest's references before the API drops one: a
+// guest that holds none cannot make the API over-release (PoCL then frees a
+// context its programs still use), also while another of its threads is
+// releasing the last one; a release the API refused gives it back.
+Test(worker_handles, a_release_takes_a_reference_the_guest_holds) {
+  HandleTable table;
+  int ctx = 0;
+  const uint64_t id = table.insert(&ctx, 1, true);
+  bool taken = false;
+  cr_assert_eq(table.take(id, 1, &taken), &ctx);
+  cr_expect(taken);
+  cr_expect_null(table.take(id, 1, &taken), "the last one is being released");
+  cr_expect_not(taken);
+  cr_expect_null(table.take(id, 2, &taken), "another type");
+  table.untake(id); // the API refused the release
+  cr_expect_eq(table.take(id, 1, &taken), &ctx, "given back, it can be released again");
+  cr_expect(table.release(id));
+  cr_expect_null(table.take(id, 1, &taken), "forgotten");
+
+  // Threads releasing one object they hold 4 references to, 64 times each:
+  // exactly 4 releases reach the API.
+  const uint64_t many = table.insert(&ctx, 3, true);
+  for (int i = 0; i < 3; ++i)
+    cr_assert(table.retain(many));
+  std::atomic<int> reached{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 64; ++i) {
+        bool mine = false;
+        if (table.take(many, 3, &mine) != nullptr && mine) {
+          reached.fetch_add(1);
+          table.release(many);
+        }
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  cr_expect_eq(reached.load(), 4);
+  cr_expect_null(table.lookup(many, 3));
 }
 
 // Objects created by async calls get the ids the guest chose.
@@ -89,9 +148,9 @@ Test(worker_handles, guest_chosen_ids) {
   // A second id for the same object (aliases) lives on its own references.
   const uint64_t again = AVA_GUEST_ID_BIT | 8;
   cr_expect(table.insert_as(&a, 1, again));
-  cr_expect(table.release(again));
+  cr_expect(drop(table, again));
   cr_expect_eq(table.lookup(mine, 1), &a, "the older id survives the alias' release");
-  cr_expect(table.release(mine));
+  cr_expect(drop(table, mine));
   cr_expect_null(table.lookup(mine, 1));
   cr_expect_eq(table.size(), 0u);
 }
@@ -117,7 +176,7 @@ Test(worker_handles, concurrent_use) {
         if (table.lookup(id, 1) != &objects[t][i])
           return;
         if (i % 2 == 0)
-          table.release(id);
+          drop(table, id);
       }
     });
   }
@@ -140,7 +199,7 @@ Test(worker_handles, the_table_holds_at_most_its_limit) {
   cr_expect_not(t.insert_as(&objects[3], 1, AVA_GUEST_ID_BIT | 5), "a fourth, chosen id");
   cr_expect_eq(t.insert(&objects[0], 1, true), a, "a known object is no new entry");
   cr_expect_eq(t.size(), 3u);
-  cr_expect(t.release(b));
+  cr_expect(drop(t, b));
   cr_expect_neq(t.insert(&objects[4], 1, true), 0u, "released room is room again");
   t.set_limit(0);
   cr_expect_neq(t.insert(&objects[3], 1, true), 0u, "0: no limit");
@@ -157,7 +216,7 @@ Test(worker_handles, cached_lookups_follow_the_table) {
     cr_assert_eq(table.lookup(id, 1), &a);
     cr_assert_eq(table.lookup(id, 1), &a); // from the cache
     cr_expect_null(table.lookup(id, 2), "the type is checked on a cached id too");
-    cr_assert(table.release(id));
+    cr_assert(drop(table, id));
     cr_expect_null(table.lookup(id, 1));
     void *seen = &b;
     std::thread([&] { seen = table.lookup(id, 1); }).join();
@@ -169,7 +228,7 @@ Test(worker_handles, cached_lookups_follow_the_table) {
     const uint64_t mine = AVA_GUEST_ID_BIT | 9;
     cr_assert(table.insert_as(&a, 1, mine));
     cr_assert_eq(table.lookup(mine, 1), &a);
-    cr_assert(table.release(mine));
+    cr_assert(drop(table, mine));
     cr_assert(table.insert_as(&b, 1, mine));
     cr_expect_eq(table.lookup(mine, 1), &b);
   }

@@ -308,6 +308,7 @@ static int ava_cuda_serve_cuModuleUnload(struct ava_wcall *ava_w)
 	struct ava_cuda_cuModuleUnload_reply ava_r;
 	CUmodule hmod;
 	CUresult ava_ret;
+	int ava_taken_hmod = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -317,7 +318,7 @@ static int ava_cuda_serve_cuModuleUnload(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->hmod, AVA_CUDA_T_CUMODULE, (void **)&hmod);
+	ava_taken_hmod = ava_w_handle_take(ava_w, ava_a->hmod, AVA_CUDA_T_CUMODULE, (void **)&hmod);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -326,6 +327,8 @@ static int ava_cuda_serve_cuModuleUnload(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_u64)ava_ret;
 	if (ava_ret == (CUDA_SUCCESS))
 		ava_w_handle_release(ava_w, ava_a->hmod);
+	else if (ava_taken_hmod)
+		ava_w_handle_untake(ava_w, ava_a->hmod);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
@@ -409,7 +412,7 @@ static CUresult ava_cuda_impl_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *by
 	    ava_w_ranges_replace(*dptr, ava_bytes, AVA_CU_RANGE_GLOBAL, (uintptr_t)hmod) != 0)
 		ret = CUDA_ERROR_OUT_OF_MEMORY;
 	return ret;
-#line 413 "cuda_worker.c"
+#line 416 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -642,7 +645,7 @@ static CUresult ava_cuda_impl_ava_cu_launch(CUfunction f, unsigned int gridDimX,
 	}
 	free(ava_l);
 	return ret;
-#line 646 "cuda_worker.c"
+#line 649 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_launch(struct ava_wcall *ava_w)
@@ -724,7 +727,7 @@ static CUresult ava_cuda_impl_ava_cu_error_string(CUresult error, char *text, si
 		return ret == CUDA_SUCCESS ? CUDA_ERROR_INVALID_VALUE : ret;
 	snprintf(text, capacity, "%s", ava_s);
 	return CUDA_SUCCESS;
-#line 728 "cuda_worker.c"
+#line 731 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_error_string(struct ava_wcall *ava_w)
@@ -1035,7 +1038,7 @@ static CUresult ava_cuda_impl_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	if (ava_is_worker && ret == CUDA_SUCCESS)
 		ava_cu_quota_clamp(NULL, bytes);
 	return ret;
-#line 1039 "cuda_worker.c"
+#line 1042 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1141,7 +1144,7 @@ static CUresult ava_cuda_impl_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice
 	if (ava_is_worker && ret == CUDA_SUCCESS && pctx != NULL)
 		ava_cu_note_primary(dev, *pctx);
 	return ret;
-#line 1145 "cuda_worker.c"
+#line 1148 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1206,7 +1209,7 @@ static CUresult ava_cuda_impl_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	    cuDevicePrimaryCtxGetState(dev, &ava_flags, &ava_active) == CUDA_SUCCESS && !ava_active)
 		ava_cu_forget_primary(dev);
 	return ret;
-#line 1210 "cuda_worker.c"
+#line 1213 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1241,7 +1244,7 @@ static CUresult ava_cuda_impl_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	if (ava_is_worker)
 		ava_cu_forget_primary(dev);
 	return ava_execute();
-#line 1245 "cuda_worker.c"
+#line 1248 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1370,7 +1373,7 @@ static CUresult ava_cuda_impl_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams 
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1374 "cuda_worker.c"
+#line 1377 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1435,7 +1438,7 @@ static CUresult ava_cuda_impl_cuCtxDestroy_v2(CUcontext ctx)
 	if (ava_is_worker && ctx != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 	return ava_execute();
-#line 1439 "cuda_worker.c"
+#line 1442 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1445,6 +1448,7 @@ static int ava_cuda_serve_cuCtxDestroy_v2(struct ava_wcall *ava_w)
 	struct ava_cuda_cuCtxDestroy_v2_reply ava_r;
 	CUcontext ctx;
 	CUresult ava_ret;
+	int ava_taken_ctx = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -1454,7 +1458,7 @@ static int ava_cuda_serve_cuCtxDestroy_v2(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->ctx, AVA_CUDA_T_CUCONTEXT, (void **)&ctx);
+	ava_taken_ctx = ava_w_handle_take(ava_w, ava_a->ctx, AVA_CUDA_T_CUCONTEXT, (void **)&ctx);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -1463,6 +1467,8 @@ static int ava_cuda_serve_cuCtxDestroy_v2(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_u64)ava_ret;
 	if (ava_ret == (CUDA_SUCCESS))
 		ava_w_handle_release(ava_w, ava_a->ctx);
+	else if (ava_taken_ctx)
+		ava_w_handle_untake(ava_w, ava_a->ctx);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
@@ -1736,7 +1742,7 @@ static CUresult ava_cuda_impl_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		*dptr = 0;
 	}
 	return ret;
-#line 1740 "cuda_worker.c"
+#line 1746 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1799,7 +1805,7 @@ static CUresult ava_cuda_impl_cuMemFree_v2(CUdeviceptr dptr)
 	if (ava_is_worker && ret != CUDA_SUCCESS && dptr != 0)
 		(void)ava_w_ranges_add(dptr, ava_size, AVA_CU_RANGE_ALLOC, ava_owner);
 	return ret;
-#line 1803 "cuda_worker.c"
+#line 1809 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1835,7 +1841,7 @@ static CUresult ava_cuda_impl_cuMemGetInfo_v2(size_t *free, size_t *total)
 	if (ava_is_worker && ret == CUDA_SUCCESS)
 		ava_cu_quota_clamp(free, total);
 	return ret;
-#line 1839 "cuda_worker.c"
+#line 1845 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1913,7 +1919,7 @@ static CUresult ava_cuda_impl_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void 
 			      (ByteCount != 0 && srcHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 1917 "cuda_worker.c"
+#line 1923 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1968,7 +1974,7 @@ static CUresult ava_cuda_impl_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevi
 			      (ByteCount != 0 && dstHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 1972 "cuda_worker.c"
+#line 1978 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2027,7 +2033,7 @@ static CUresult ava_cuda_impl_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2031 "cuda_worker.c"
+#line 2037 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2070,7 +2076,7 @@ static CUresult ava_cuda_impl_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const 
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2074 "cuda_worker.c"
+#line 2080 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2138,7 +2144,7 @@ static CUresult ava_cuda_impl_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr sr
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2142 "cuda_worker.c"
+#line 2148 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2202,7 +2208,7 @@ static CUresult ava_cuda_impl_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdevi
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2206 "cuda_worker.c"
+#line 2212 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2251,7 +2257,7 @@ static CUresult ava_cuda_impl_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2255 "cuda_worker.c"
+#line 2261 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2290,7 +2296,7 @@ static CUresult ava_cuda_impl_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2294 "cuda_worker.c"
+#line 2300 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2329,7 +2335,7 @@ static CUresult ava_cuda_impl_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned ch
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2333 "cuda_worker.c"
+#line 2339 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2378,7 +2384,7 @@ static CUresult ava_cuda_impl_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned i
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2382 "cuda_worker.c"
+#line 2388 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2476,6 +2482,7 @@ static int ava_cuda_serve_cuStreamDestroy_v2(struct ava_wcall *ava_w)
 	struct ava_cuda_cuStreamDestroy_v2_reply ava_r;
 	CUstream hStream;
 	CUresult ava_ret;
+	int ava_taken_hStream = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -2487,7 +2494,7 @@ static int ava_cuda_serve_cuStreamDestroy_v2(struct ava_wcall *ava_w)
 	if (ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_LEGACY) || ava_a->hStream == (ava_u64)(uintptr_t)(CU_STREAM_PER_THREAD))
 		hStream = (CUstream)(uintptr_t)ava_a->hStream;
 	else
-		(void)ava_w_handle(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
+		ava_taken_hStream = ava_w_handle_take(ava_w, ava_a->hStream, AVA_CUDA_T_CUSTREAM, (void **)&hStream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -2496,6 +2503,8 @@ static int ava_cuda_serve_cuStreamDestroy_v2(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_u64)ava_ret;
 	if (ava_ret == (CUDA_SUCCESS))
 		ava_w_handle_release(ava_w, ava_a->hStream);
+	else if (ava_taken_hStream)
+		ava_w_handle_untake(ava_w, ava_a->hStream);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
@@ -2646,6 +2655,7 @@ static int ava_cuda_serve_cuEventDestroy_v2(struct ava_wcall *ava_w)
 	struct ava_cuda_cuEventDestroy_v2_reply ava_r;
 	CUevent hEvent;
 	CUresult ava_ret;
+	int ava_taken_hEvent = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -2655,7 +2665,7 @@ static int ava_cuda_serve_cuEventDestroy_v2(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->hEvent, AVA_CUDA_T_CUEVENT, (void **)&hEvent);
+	ava_taken_hEvent = ava_w_handle_take(ava_w, ava_a->hEvent, AVA_CUDA_T_CUEVENT, (void **)&hEvent);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -2664,6 +2674,8 @@ static int ava_cuda_serve_cuEventDestroy_v2(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_u64)ava_ret;
 	if (ava_ret == (CUDA_SUCCESS))
 		ava_w_handle_release(ava_w, ava_a->hEvent);
+	else if (ava_taken_hEvent)
+		ava_w_handle_untake(ava_w, ava_a->hEvent);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 

@@ -794,6 +794,7 @@ static int ava_cudart_serve_ava_cudart_release_function(struct ava_wcall *ava_w)
 	struct ava_cudart_ava_cudart_release_function_reply ava_r;
 	ava_cudart_fn function;
 	cudaError_t ava_ret;
+	int ava_taken_function = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -803,7 +804,7 @@ static int ava_cudart_serve_ava_cudart_release_function(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->function, AVA_CUDART_T_AVA_CUDART_FN, (void **)&function);
+	ava_taken_function = ava_w_handle_take(ava_w, ava_a->function, AVA_CUDART_T_AVA_CUDART_FN, (void **)&function);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -812,6 +813,8 @@ static int ava_cudart_serve_ava_cudart_release_function(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_u64)ava_ret;
 	if (ava_ret == (cudaSuccess))
 		ava_w_handle_release(ava_w, ava_a->function);
+	else if (ava_taken_function)
+		ava_w_handle_untake(ava_w, ava_a->function);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
@@ -829,7 +832,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_unregister_module(ava_cudart_mod m
 	free(module->fatbin);
 	free(module);
 	return cudaSuccess;
-#line 833 "cudart_worker.c"
+#line 836 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_unregister_module(struct ava_wcall *ava_w)
@@ -838,6 +841,7 @@ static int ava_cudart_serve_ava_cudart_unregister_module(struct ava_wcall *ava_w
 	struct ava_cudart_ava_cudart_unregister_module_reply ava_r;
 	ava_cudart_mod module;
 	cudaError_t ava_ret;
+	int ava_taken_module = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -847,7 +851,7 @@ static int ava_cudart_serve_ava_cudart_unregister_module(struct ava_wcall *ava_w
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->module, AVA_CUDART_T_AVA_CUDART_MOD, (void **)&module);
+	ava_taken_module = ava_w_handle_take(ava_w, ava_a->module, AVA_CUDART_T_AVA_CUDART_MOD, (void **)&module);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -856,6 +860,8 @@ static int ava_cudart_serve_ava_cudart_unregister_module(struct ava_wcall *ava_w
 	ava_r.ret = (ava_u64)ava_ret;
 	if (ava_ret == (cudaSuccess))
 		ava_w_handle_release(ava_w, ava_a->module);
+	else if (ava_taken_module)
+		ava_w_handle_untake(ava_w, ava_a->module);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
@@ -873,7 +879,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_launch(ava_cudart_fn function, uns
 		ava_args[i] = (char *)params + function->params.offsets[i];
 	return cudaLaunchKernel(&function->stand_in, ava_grid, ava_block, ava_args, shared_mem,
 				stream);
-#line 877 "cudart_worker.c"
+#line 883 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_launch(struct ava_wcall *ava_w)
@@ -952,7 +958,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_func_get_attributes(struct cudaFun
 	if (function == NULL)
 		return cudaErrorInvalidDeviceFunction;
 	return cudaFuncGetAttributes(attr, &function->stand_in);
-#line 956 "cudart_worker.c"
+#line 962 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_func_get_attributes(struct ava_wcall *ava_w)
@@ -1009,7 +1015,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_occupancy(int *num_blocks, ava_cud
 		return cudaErrorInvalidDeviceFunction;
 	return cudaOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, &function->stand_in,
 							     block_size, dynamic_smem);
-#line 1013 "cudart_worker.c"
+#line 1019 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_occupancy(struct ava_wcall *ava_w)
@@ -1327,7 +1333,7 @@ static cudaError_t ava_cudart_impl_cudaDeviceReset(void)
 	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
 		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
 	return ava_execute();
-#line 1331 "cudart_worker.c"
+#line 1337 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1637,7 +1643,7 @@ static cudaError_t ava_cudart_impl_cudaMemGetInfo(size_t *free, size_t *total)
 	if (ava_is_worker && ret == cudaSuccess)
 		ava_cudart_quota_clamp(free, total);
 	return ret;
-#line 1641 "cudart_worker.c"
+#line 1647 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1764,7 +1770,7 @@ static cudaError_t ava_cudart_impl_cudaMalloc(void **devPtr, size_t size)
 		*devPtr = NULL;
 	}
 	return ret;
-#line 1768 "cudart_worker.c"
+#line 1774 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1830,7 +1836,7 @@ static cudaError_t ava_cudart_impl_cudaMallocPitch(void **devPtr, size_t *pitch,
 		ret = cudaErrorMemoryAllocation;
 	}
 	return ret;
-#line 1834 "cudart_worker.c"
+#line 1840 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1923,7 +1929,7 @@ static cudaError_t ava_cudart_impl_cudaFree(void *devPtr)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 1927 "cudart_worker.c"
+#line 1933 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1958,7 +1964,7 @@ static cudaError_t ava_cudart_impl_cudaMemset(void *devPtr, int value, size_t co
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return ava_cudart_refused(devPtr);
 	return ava_execute();
-#line 1962 "cudart_worker.c"
+#line 1968 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1997,7 +2003,7 @@ static cudaError_t ava_cudart_impl_cudaMemsetAsync(void *devPtr, int value, size
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return ava_cudart_refused(devPtr);
 	return ava_execute();
-#line 2001 "cudart_worker.c"
+#line 2007 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -2052,7 +2058,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device(void *dst, const 
 			       ? cudaStreamSynchronize(stream)
 			       : cudaPeekAtLastError();
 	return cudaMemcpy(dst, src, count, cudaMemcpyHostToDevice);
-#line 2056 "cudart_worker.c"
+#line 2062 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device(struct ava_wcall *ava_w)
@@ -2114,7 +2120,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device_async(void *dst, 
 		return ava_cudart_refused(ava_cudart_offender(dst, NULL, count));
 	cudaError_t ret = cudaMemcpyAsync(dst, src, count, cudaMemcpyHostToDevice, stream);
 	return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
-#line 2118 "cudart_worker.c"
+#line 2124 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device_async(struct ava_wcall *ava_w)
@@ -2182,7 +2188,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_host(void *dst, const vo
 		return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
 	}
 	return cudaMemcpy(dst, src, count, cudaMemcpyDeviceToHost);
-#line 2186 "cudart_worker.c"
+#line 2192 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_host(struct ava_wcall *ava_w)
@@ -2251,7 +2257,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_on_device(void *dst, const 
 		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return async ? cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToDevice, stream)
 		     : cudaMemcpy(dst, src, count, cudaMemcpyDeviceToDevice);
-#line 2255 "cudart_worker.c"
+#line 2261 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_on_device(struct ava_wcall *ava_w)
@@ -2324,7 +2330,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy2d(void *dst, size_t dpitch,
 					 stream)
 		     : cudaMemcpy2D(ava_dst, dpitch, ava_src, spitch, width, height, ava_kind);
 	return ret == cudaSuccess && stream ? cudaStreamSynchronize(stream) : ret;
-#line 2328 "cudart_worker.c"
+#line 2334 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy2d(struct ava_wcall *ava_w)
@@ -2409,7 +2415,7 @@ static cudaError_t ava_cudart_impl_cudaMemset2D(void *devPtr, size_t pitch, int 
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2413 "cudart_worker.c"
+#line 2419 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -2455,7 +2461,7 @@ static cudaError_t ava_cudart_impl_cudaMemset2DAsync(void *devPtr, size_t pitch,
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2459 "cudart_worker.c"
+#line 2465 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -2509,7 +2515,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_host_alloc_check(size_t size, unsi
 	if (ret == cudaSuccess)
 		cudaFreeHost(ava_p);
 	return ret;
-#line 2513 "cudart_worker.c"
+#line 2519 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_host_alloc_check(struct ava_wcall *ava_w)
@@ -2694,6 +2700,7 @@ static int ava_cudart_serve_cudaStreamDestroy(struct ava_wcall *ava_w)
 	struct ava_cudart_cudaStreamDestroy_reply ava_r;
 	cudaStream_t stream;
 	cudaError_t ava_ret;
+	int ava_taken_stream = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -2705,7 +2712,7 @@ static int ava_cudart_serve_cudaStreamDestroy(struct ava_wcall *ava_w)
 	if (ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamLegacy) || ava_a->stream == (ava_u64)(uintptr_t)(cudaStreamPerThread))
 		stream = (cudaStream_t)(uintptr_t)ava_a->stream;
 	else
-		(void)ava_w_handle(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
+		ava_taken_stream = ava_w_handle_take(ava_w, ava_a->stream, AVA_CUDART_T_CUDASTREAM_T, (void **)&stream);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -2714,6 +2721,8 @@ static int ava_cudart_serve_cudaStreamDestroy(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_u64)ava_ret;
 	if (ava_ret == (cudaSuccess))
 		ava_w_handle_release(ava_w, ava_a->stream);
+	else if (ava_taken_stream)
+		ava_w_handle_untake(ava_w, ava_a->stream);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
@@ -3002,6 +3011,7 @@ static int ava_cudart_serve_cudaEventDestroy(struct ava_wcall *ava_w)
 	struct ava_cudart_cudaEventDestroy_reply ava_r;
 	cudaEvent_t event;
 	cudaError_t ava_ret;
+	int ava_taken_event = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -3011,7 +3021,7 @@ static int ava_cudart_serve_cudaEventDestroy(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->event, AVA_CUDART_T_CUDAEVENT_T, (void **)&event);
+	ava_taken_event = ava_w_handle_take(ava_w, ava_a->event, AVA_CUDART_T_CUDAEVENT_T, (void **)&event);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -3020,6 +3030,8 @@ static int ava_cudart_serve_cudaEventDestroy(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_u64)ava_ret;
 	if (ava_ret == (cudaSuccess))
 		ava_w_handle_release(ava_w, ava_a->event);
+	else if (ava_taken_event)
+		ava_w_handle_untake(ava_w, ava_a->event);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
@@ -3710,7 +3722,7 @@ static cudaError_t ava_cudart_impl_cudaMallocAsync(void **devPtr, size_t size, c
 		*devPtr = NULL;
 	}
 	return ret;
-#line 3714 "cudart_worker.c"
+#line 3726 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3781,7 +3793,7 @@ static cudaError_t ava_cudart_impl_cudaFreeAsync(void *devPtr, cudaStream_t hStr
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 3785 "cudart_worker.c"
+#line 3797 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3826,7 +3838,7 @@ static cudaError_t ava_cudart_impl_cudaMemcpyPeer(void *dst, int dstDevice, cons
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 3830 "cudart_worker.c"
+#line 3842 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3869,7 +3881,7 @@ static cudaError_t ava_cudart_impl_cudaMemcpyPeerAsync(void *dst, int dstDevice,
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 3873 "cudart_worker.c"
+#line 3885 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3922,7 +3934,7 @@ static cudaError_t ava_cudart_impl_cudaPointerGetAttributes(struct cudaPointerAt
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3926 "cudart_worker.c"
+#line 3938 "cudart_worker.c"
 #undef ava_execute
 }
 

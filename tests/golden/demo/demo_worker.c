@@ -409,6 +409,7 @@ static int ava_demo_serve_demo_obj_release(struct ava_wcall *ava_w)
 	struct ava_demo_demo_obj_release_reply ava_r;
 	demo_obj obj;
 	demo_status ava_ret;
+	int ava_taken_obj = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -418,7 +419,7 @@ static int ava_demo_serve_demo_obj_release(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->obj, AVA_DEMO_T_DEMO_OBJ, (void **)&obj);
+	ava_taken_obj = ava_w_handle_take(ava_w, ava_a->obj, AVA_DEMO_T_DEMO_OBJ, (void **)&obj);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -427,6 +428,8 @@ static int ava_demo_serve_demo_obj_release(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_s64)ava_ret;
 	if (ava_ret == (DEMO_OK))
 		ava_w_handle_release(ava_w, ava_a->obj);
+	else if (ava_taken_obj)
+		ava_w_handle_untake(ava_w, ava_a->obj);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
@@ -441,7 +444,7 @@ static demo_status ava_demo_impl_demo_obj_write(demo_obj obj, uint64_t offset, c
 			return ava_status;
 	}
 	return ava_execute();
-#line 445 "demo_worker.c"
+#line 448 "demo_worker.c"
 #undef ava_execute
 }
 
@@ -502,7 +505,7 @@ static demo_status ava_demo_impl_demo_obj_read(demo_obj obj, uint64_t offset, vo
 			return ava_status;
 	}
 	return ava_execute();
-#line 506 "demo_worker.c"
+#line 509 "demo_worker.c"
 #undef ava_execute
 }
 
@@ -912,7 +915,7 @@ static demo_status ava_demo_impl_demo_obj_clear(demo_obj obj)
 {
 #line 353 "specs/demo/demo.spec.c"
 	return demo_obj_fill(obj, 0);
-#line 916 "demo_worker.c"
+#line 919 "demo_worker.c"
 }
 
 static int ava_demo_serve_demo_obj_clear(struct ava_wcall *ava_w)
@@ -1200,7 +1203,7 @@ static demo_status ava_demo_impl_demo_sleep_ms(uint32_t ms)
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 1204 "demo_worker.c"
+#line 1207 "demo_worker.c"
 #undef ava_execute
 }
 
@@ -1274,7 +1277,7 @@ static demo_status ava_demo_impl_ava_demo_write_lent(demo_obj obj, uint64_t offs
 {
 #line 422 "specs/demo/demo.spec.c"
 	return demo_lent_piece(obj, offset, size, token, heap_offset, 1);
-#line 1278 "demo_worker.c"
+#line 1281 "demo_worker.c"
 }
 
 static int ava_demo_serve_ava_demo_write_lent(struct ava_wcall *ava_w)
@@ -1313,7 +1316,7 @@ static demo_status ava_demo_impl_ava_demo_read_lent(demo_obj obj, uint64_t offse
 {
 #line 431 "specs/demo/demo.spec.c"
 	return demo_lent_piece(obj, offset, size, token, heap_offset, 0);
-#line 1317 "demo_worker.c"
+#line 1320 "demo_worker.c"
 }
 
 static int ava_demo_serve_ava_demo_read_lent(struct ava_wcall *ava_w)

@@ -312,6 +312,22 @@ static uint64_t ava_cl_span(cl_mem buffer, size_t offset, size_t size)
 }
 
 /*
+ * Worker: PoCL 3.1 runs clEnqueueReadBuffer and clEnqueueWriteBuffer on an
+ * image as on a buffer (natively the command never ends, and a blocking one
+ * never returns), past the host side the worker sized by ava_cl_span (0 for
+ * anything but a buffer). Refused first, with the API's error for an object
+ * that is not a buffer; NULL is left to the API.
+ */
+static int ava_cl_not_a_buffer(cl_mem mem)
+{
+	cl_mem_object_type type = CL_MEM_OBJECT_BUFFER;
+
+	return ava_is_worker && mem != NULL &&
+	       clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof(type), &type, NULL) == CL_SUCCESS &&
+	       type != CL_MEM_OBJECT_BUFFER;
+}
+
+/*
  * Host bytes of a rectangle transfer, or 0 when the buffer side does not fit
  * the buffer (the API refuses that without touching host memory).
  */
@@ -692,6 +708,192 @@ static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
 int ava_w_at_departure_cancel(void (*fn)(void *arg), void *arg);
 
+#if !defined(__KERNEL__)
+/*
+ * Worker: events it lets go of before PoCL is done with them. PoCL 3.1 drops
+ * its own reference to a command whose wait list failed, but leaves it in the
+ * notify lists of the other events of that wait list; and inside a failure
+ * cascade it locks a command's event again after dropping its reference.
+ * With the program's reference gone too, PoCL frees the event and later
+ * aborts on it ("PTHREAD ERROR ... Invalid argument": when another event of
+ * its wait list ends, or in the cascade itself). Natively a program that
+ * releases a queued command's event and then fails a user event the command
+ * waits for aborts (tests/opencl/abandoned_events.c, mode released); a guest
+ * must not take its worker down that way, nor a departure that fails its
+ * user events. So the worker keeps what it lets go of until it is safe:
+ *  - a command that completed: every event it waited for completed before
+ *    it, so no list names it any more: released at once;
+ *  - a user event that ended: its own cascade is over once no
+ *    ava_cl_set_user_status runs (user events are set under
+ *    ava_cl_cascade_lock, shared; such an event is released only with it
+ *    held exclusively, tried and never waited for: a cascade may run guest
+ *    callbacks for a while, and the next let-go or gate tries again);
+ *  - a command that failed: PoCL gives no way to know when the other events
+ *    of its wait list ended, so it stays kept, with what it holds (its
+ *    buffers), until the worker process ends: the guest's own process by
+ *    default; a shared worker (--shared, trusted guests) keeps them longer.
+ */
+static pthread_rwlock_t ava_cl_cascade_lock = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_mutex_t ava_cl_kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static cl_event *ava_cl_kept;
+static size_t ava_cl_kept_count, ava_cl_kept_cap;
+/*
+ * Memory objects a completion callback let go of, released by the next
+ * sweep, on a thread of the worker's: in a driver's thread the last
+ * reference to a context could go too, which PoCL does not expect there.
+ */
+static cl_mem *ava_cl_later;
+static size_t ava_cl_later_count, ava_cl_later_cap;
+
+/* Without room the reference stays for good. */
+static inline void ava_cl_release_later(cl_mem mem)
+{
+	pthread_mutex_lock(&ava_cl_kept_lock);
+	if (ava_cl_later_count == ava_cl_later_cap) {
+		size_t cap = ava_cl_later_cap ? 2 * ava_cl_later_cap : 16;
+		cl_mem *grown = realloc(ava_cl_later, cap * sizeof(*grown));
+
+		if (grown != NULL) {
+			ava_cl_later = grown;
+			ava_cl_later_cap = cap;
+		}
+	}
+	if (ava_cl_later_count < ava_cl_later_cap)
+		ava_cl_later[ava_cl_later_count++] = mem;
+	pthread_mutex_unlock(&ava_cl_kept_lock);
+}
+
+static inline cl_int ava_cl_set_user_status(cl_event event, cl_int status)
+{
+	cl_int rc;
+
+	pthread_rwlock_rdlock(&ava_cl_cascade_lock);
+	rc = clSetUserEventStatus(event, status);
+	pthread_rwlock_unlock(&ava_cl_cascade_lock);
+	return rc;
+}
+
+/*
+ * Whether the last reference to event may go now: 1 yes, 0 not yet, -1
+ * never (a failed command). cascades_over: no user event is being set.
+ */
+static inline int ava_cl_may_release(cl_event event, int cascades_over)
+{
+	cl_int status = CL_QUEUED;
+	cl_command_type type = 0;
+
+	if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+			   NULL) != CL_SUCCESS)
+		return 1; /* not an event: the driver says so */
+	if (status == CL_COMPLETE)
+		return 1;
+	if (status > CL_COMPLETE)
+		return 0;
+	if (clGetEventInfo(event, CL_EVENT_COMMAND_TYPE, sizeof(type), &type, NULL) !=
+		    CL_SUCCESS ||
+	    type != CL_COMMAND_USER)
+		return -1;
+	return cascades_over;
+}
+
+/*
+ * Releases the kept events that may go, unless a failure cascade runs, and
+ * the memory objects released later.
+ */
+static inline void ava_cl_kept_sweep(void)
+{
+	cl_mem *mems;
+	size_t n;
+
+	pthread_mutex_lock(&ava_cl_kept_lock);
+	mems = ava_cl_later;
+	n = ava_cl_later_count;
+	ava_cl_later = NULL;
+	ava_cl_later_count = ava_cl_later_cap = 0;
+	pthread_mutex_unlock(&ava_cl_kept_lock);
+	for (size_t i = 0; i < n; ++i)
+		clReleaseMemObject(mems[i]);
+	free(mems);
+	if (pthread_rwlock_trywrlock(&ava_cl_cascade_lock) != 0)
+		return;
+	pthread_mutex_lock(&ava_cl_kept_lock);
+	for (size_t i = 0; i < ava_cl_kept_count;) {
+		int may = ava_cl_may_release(ava_cl_kept[i], 1);
+
+		if (may == 0) {
+			++i;
+			continue;
+		}
+		/* A failed command's reference is left to the process's end. */
+		if (may == 1)
+			clReleaseEvent(ava_cl_kept[i]);
+		ava_cl_kept[i] = ava_cl_kept[--ava_cl_kept_count];
+	}
+	pthread_mutex_unlock(&ava_cl_kept_lock);
+	pthread_rwlock_unlock(&ava_cl_cascade_lock);
+}
+
+/* Keeps event (one reference) until it may go; without room, for good. */
+static inline void ava_cl_keep(cl_event event)
+{
+	pthread_mutex_lock(&ava_cl_kept_lock);
+	if (ava_cl_kept_count == ava_cl_kept_cap) {
+		size_t cap = ava_cl_kept_cap ? 2 * ava_cl_kept_cap : 16;
+		cl_event *grown = realloc(ava_cl_kept, cap * sizeof(*grown));
+
+		if (grown != NULL) {
+			ava_cl_kept = grown;
+			ava_cl_kept_cap = cap;
+		}
+	}
+	if (ava_cl_kept_count < ava_cl_kept_cap)
+		ava_cl_kept[ava_cl_kept_count++] = event;
+	pthread_mutex_unlock(&ava_cl_kept_lock);
+}
+
+/*
+ * Worker: gives up one reference to event, now where that is safe, else
+ * once it is (or never: above). Not an event: the driver's error.
+ */
+static inline cl_int ava_cl_let_go(cl_event event)
+{
+	cl_int rc = CL_SUCCESS;
+	int now = ava_cl_may_release(event, 0);
+
+	if (now == 0 && pthread_rwlock_trywrlock(&ava_cl_cascade_lock) == 0) {
+		if (ava_cl_may_release(event, 1) == 1)
+			rc = clReleaseEvent(event);
+		else
+			ava_cl_keep(event);
+		pthread_rwlock_unlock(&ava_cl_cascade_lock);
+	} else if (now == 1) {
+		rc = clReleaseEvent(event);
+	} else if (now == 0) {
+		ava_cl_keep(event);
+	} /* else a failed command: its reference stays for good */
+	pthread_mutex_lock(&ava_cl_kept_lock);
+	now = ava_cl_kept_count != 0 || ava_cl_later_count != 0;
+	pthread_mutex_unlock(&ava_cl_kept_lock);
+	if (now)
+		ava_cl_kept_sweep();
+	return rc;
+}
+#else
+static inline cl_int ava_cl_set_user_status(cl_event event, cl_int status)
+{
+	return clSetUserEventStatus(event, status);
+}
+
+static inline void ava_cl_kept_sweep(void)
+{
+}
+
+static inline cl_int ava_cl_let_go(cl_event event)
+{
+	return clReleaseEvent(event);
+}
+#endif
+
 /* The status an abandoned user event ends with: any error will do. */
 #define AVA_CL_GUEST_GONE CL_DEVICE_NOT_AVAILABLE
 
@@ -703,8 +905,8 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
 			   NULL) == CL_SUCCESS &&
 	    status > CL_COMPLETE)
-		(void)clSetUserEventStatus(ev, AVA_CL_GUEST_GONE);
-	(void)clReleaseEvent(ev);
+		(void)ava_cl_set_user_status(ev, AVA_CL_GUEST_GONE);
+	(void)ava_cl_let_go(ev);
 }
 
 /*
@@ -739,7 +941,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 743 "opencl_guest.c"
+#line 945 "opencl_guest.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -1174,8 +1376,8 @@ static inline cl_int ava_cl_read_ring(cl_command_queue queue, cl_context context
 	free(list);
 	if (rc != CL_SUCCESS) {
 		/* Segment 0's error is the call's own; a later one fails them all unread. */
-		(void)clSetUserEventStatus(go, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-		clReleaseEvent(go);
+		(void)ava_cl_set_user_status(go, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+		ava_cl_let_go(go);
 		ava_w_transfer_abort(t);
 		return k == 0 ? rc : CL_OUT_OF_HOST_MEMORY;
 	}
@@ -1255,6 +1457,7 @@ struct ava_cl_fill {
 	cl_event gate;
 	int image;
 	struct ava_cl_geometry g; /* with image: the mapping's layout */
+	cl_mem mem; /* kept: dst is its mapping, which dies with it */
 };
 
 static inline void ava_cl_fill_copy(struct ava_cl_fill *f)
@@ -1273,20 +1476,24 @@ static inline void CL_CALLBACK ava_cl_fill_done(cl_event mapped, cl_int status, 
 	(void)mapped;
 	if (status == CL_COMPLETE)
 		ava_cl_fill_copy(f);
-	clSetUserEventStatus(f->gate, status == CL_COMPLETE ? CL_COMPLETE : status);
-	clReleaseEvent(f->gate);
+	ava_cl_set_user_status(f->gate, status == CL_COMPLETE ? CL_COMPLETE : status);
+	ava_cl_let_go(f->gate);
 	ava_w_transfer_finished(f->t, status == CL_COMPLETE);
+	/* Not here: the last reference to its context may go with it (a driver thread). */
+	if (f->mem != NULL)
+		ava_cl_release_later(f->mem);
 	free(f);
 }
 
 /*
- * What the unmap of ptr (mapped by the command of mapped) must wait for:
- * mapped itself, or, with staged bytes to write (t: size of them, or an
- * image region packed, laid out in the mapping as g says), the user event
- * set once they are in. Takes mapped and t; the caller releases the event
- * returned.
+ * What the unmap of ptr (mapped from mem, NULL for SVM, by the command of
+ * mapped) must wait for: mapped itself, or, with staged bytes to write (t:
+ * size of them, or an image region packed, laid out in the mapping as g
+ * says), the user event set once they are in. Takes mapped and t; the
+ * caller releases the event returned. mem is kept until the bytes are in:
+ * the guest may release it (or leave) first, and its mapping goes with it.
  */
-static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped,
+static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_mem mem, cl_event mapped,
 					 struct ava_w_transfer *t, void *ptr, size_t size,
 					 const struct ava_cl_geometry *g)
 {
@@ -1304,7 +1511,7 @@ static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped
 		       : NULL;
 	if (gate == NULL) {
 		/* Out of memory: blocking, as before. */
-		struct ava_cl_fill now = {t, ptr, size, NULL, g != NULL, {{0, 0, 0}, 0, 0, 0}};
+		struct ava_cl_fill now = {t, ptr, size, NULL, g != NULL, {{0, 0, 0}, 0, 0, 0}, NULL};
 
 		free(f);
 		if (g != NULL)
@@ -1321,6 +1528,8 @@ static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped
 	f->image = g != NULL;
 	if (g != NULL)
 		f->g = *g;
+	if (mem != NULL && clRetainMemObject(mem) == CL_SUCCESS)
+		f->mem = mem;
 	clRetainEvent(gate); /* the callback's */
 	ava_w_transfer_start(t, NULL, NULL, NULL);
 	if (clSetEventCallback(mapped, CL_COMPLETE, ava_cl_fill_done, f) != CL_SUCCESS)
@@ -1502,7 +1711,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1506 "opencl_guest.c"
+#line 1715 "opencl_guest.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -1714,53 +1923,6 @@ static inline int ava_cl_done_within(cl_command_queue queue, cl_event event, uin
 }
 
 /*
- * Probes a non-blocking gate gave up on, held until they complete: PoCL 3.1
- * aborts when an event released before it completed fails later while a
- * command queued after it waits for it (a released marker, or the
- * migration used here). Each gate call releases those that completed; one
- * still pending when the worker ends goes with the process.
- */
-static pthread_mutex_t ava_cl_probe_lock = PTHREAD_MUTEX_INITIALIZER;
-static cl_event *ava_cl_probes;
-static size_t ava_cl_probe_count, ava_cl_probe_cap;
-
-static inline void ava_cl_probes_sweep(void)
-{
-	pthread_mutex_lock(&ava_cl_probe_lock);
-	for (size_t i = 0; i < ava_cl_probe_count;) {
-		cl_int status = CL_QUEUED;
-
-		if (clGetEventInfo(ava_cl_probes[i], CL_EVENT_COMMAND_EXECUTION_STATUS,
-				   sizeof(status), &status, NULL) == CL_SUCCESS &&
-		    status > CL_COMPLETE) {
-			++i;
-			continue;
-		}
-		clReleaseEvent(ava_cl_probes[i]);
-		ava_cl_probes[i] = ava_cl_probes[--ava_cl_probe_count];
-	}
-	pthread_mutex_unlock(&ava_cl_probe_lock);
-}
-
-/* Keeps probe until it completes (without room, for good: never released early). */
-static inline void ava_cl_probe_keep(cl_event probe)
-{
-	pthread_mutex_lock(&ava_cl_probe_lock);
-	if (ava_cl_probe_count == ava_cl_probe_cap) {
-		size_t cap = ava_cl_probe_cap ? 2 * ava_cl_probe_cap : 16;
-		cl_event *grown = realloc(ava_cl_probes, cap * sizeof(*grown));
-
-		if (grown != NULL) {
-			ava_cl_probes = grown;
-			ava_cl_probe_cap = cap;
-		}
-	}
-	if (ava_cl_probe_count < ava_cl_probe_cap)
-		ava_cl_probes[ava_cl_probe_count++] = probe;
-	pthread_mutex_unlock(&ava_cl_probe_lock);
-}
-
-/*
  * How long a non-blocking gated transfer of size bytes may wait for the
  * commands before it: an eighth of what its copy takes at 16 GB/s, at least
  * 20 µs. Long enough for a run of transfers, each behind the one before
@@ -1781,11 +1943,14 @@ static inline uint64_t ava_cl_gate_patience_ns(size_t size)
  */
 static inline cl_int ava_cl_gate_end(cl_event gate, cl_int status)
 {
-	cl_int rc = clSetUserEventStatus(gate, status);
+	cl_int rc = ava_cl_set_user_status(gate, status);
 
+	/* Not a gate (a guest's command event, a gate already set): untouched. */
+	if (rc != CL_SUCCESS)
+		return rc;
 	if (ava_w_at_departure_cancel(ava_cl_user_event_abandoned, gate))
-		clReleaseEvent(gate);
-	clReleaseEvent(gate);
+		ava_cl_let_go(gate);
+	ava_cl_let_go(gate);
 	return rc;
 }
 #endif
@@ -1820,7 +1985,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1824 "opencl_guest.c"
+#line 1989 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1834,7 +1999,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1838 "opencl_guest.c"
+#line 2003 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1875,8 +2040,8 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1879 "opencl_guest.c"
-#line 297 "specs/opencl/opencl_platform.spec.inc"
+#line 2044 "opencl_guest.c"
+#line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
 {
@@ -1898,7 +2063,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1902 "opencl_guest.c"
+#line 2067 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1909,8 +2074,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1913 "opencl_guest.c"
-#line 191 "specs/opencl/opencl_memory.spec.inc"
+#line 2078 "opencl_guest.c"
+#line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
 {
@@ -1929,8 +2094,8 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1933 "opencl_guest.c"
-#line 234 "specs/opencl/opencl_memory.spec.inc"
+#line 2098 "opencl_guest.c"
+#line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
  * Device memory an image takes, for the guest's quota: its element size
@@ -1988,8 +2153,65 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 1992 "opencl_guest.c"
-#line 118 "specs/opencl/opencl_program.spec.inc"
+/*
+ * Mipmaps and multisampling, which the API asks to be 0 without the
+ * extensions PoCL lacks: PoCL 3.1 ends the process instead of refusing them
+ * (natively an exit(2) in clCreateImage).
+ */
+static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_ret)
+{
+	if (desc == NULL || (desc->num_mip_levels == 0 && desc->num_samples == 0))
+		return 0;
+	if (errcode_ret != NULL)
+		*errcode_ret = CL_INVALID_IMAGE_DESCRIPTOR;
+	return 1;
+}
+
+#line 2171 "opencl_guest.c"
+#line 85 "specs/opencl/opencl_program.spec.inc"
+
+/*
+ * A device list with a NULL entry (or an id that names no device, which
+ * arrives as NULL): PoCL 3.1 dereferences it in clBuildProgram,
+ * clCompileProgram and clCreateProgramWithBuiltInKernels (natively a
+ * SIGSEGV); the API's error for it is CL_INVALID_DEVICE.
+ */
+static int ava_cl_null_device(cl_uint num_devices, const cl_device_id *device_list)
+{
+	for (cl_uint i = 0; device_list != NULL && i < num_devices; ++i) {
+		if (device_list[i] == NULL)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Worker: an input of clLinkProgram whose compile failed on one of its
+ * devices. PoCL 3.1 asserts on it (natively an abort in
+ * pocl_driver_link_program); it refuses an input never compiled, or whose
+ * build failed, with CL_INVALID_OPERATION, and so does the worker for this one.
+ */
+static int ava_cl_failed_input(cl_program program)
+{
+	cl_device_id devices[16];
+	size_t size = 0;
+
+	if (clGetProgramInfo(program, CL_PROGRAM_DEVICES, sizeof(devices), devices, &size) !=
+	    CL_SUCCESS)
+		return 0; /* the API judges it */
+	for (size_t i = 0; i < size / sizeof(devices[0]); ++i) {
+		cl_build_status status = CL_BUILD_NONE;
+
+		if (clGetProgramBuildInfo(program, devices[i], CL_PROGRAM_BUILD_STATUS,
+					  sizeof(status), &status, NULL) == CL_SUCCESS &&
+		    status == CL_BUILD_ERROR)
+			return 1;
+	}
+	return 0;
+}
+
+#line 2214 "opencl_guest.c"
+#line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
 
@@ -2163,7 +2385,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2167 "opencl_guest.c"
+#line 2389 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2220,7 +2442,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2224 "opencl_guest.c"
+#line 2446 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2247,14 +2469,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2251 "opencl_guest.c"
+#line 2473 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
-#line 706 "specs/opencl/opencl_util.spec.inc"
+#line 908 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2258 "opencl_guest.c"
+#line 2480 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -2803,7 +3025,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 2807 "opencl_guest.c"
+#line 3029 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -3130,7 +3352,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 3134 "opencl_guest.c"
+#line 3356 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -4433,7 +4655,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4437 "opencl_guest.c"
+#line 4659 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4501,7 +4723,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4505 "opencl_guest.c"
+#line 4727 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4583,7 +4805,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4587 "opencl_guest.c"
+#line 4809 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4894,7 +5116,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 4898 "opencl_guest.c"
+#line 5120 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4969,8 +5191,27 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 			*errcode_ret = CL_INVALID_PLATFORM;
 		return NULL;
 	}
+	if (ava_is_worker) {
+		cl_platform_id ava_platform = NULL;
+		cl_uint ava_n = 0;
+		cl_int ava_rc = CL_SUCCESS;
+
+		for (size_t i = 0; properties != NULL && properties[i] != 0; i += 2) {
+			if (properties[i] == CL_CONTEXT_PLATFORM)
+				ava_platform = (cl_platform_id)properties[i + 1];
+		}
+		if (ava_platform == NULL)
+			ava_rc = clGetPlatformIDs(1, &ava_platform, NULL);
+		if (ava_rc == CL_SUCCESS)
+			ava_rc = clGetDeviceIDs(ava_platform, device_type, 0, NULL, &ava_n);
+		if (ava_rc == CL_DEVICE_NOT_FOUND || ava_rc == CL_INVALID_DEVICE_TYPE) {
+			if (errcode_ret)
+				*errcode_ret = ava_rc;
+			return NULL;
+		}
+	}
 	return ava_execute();
-#line 4974 "opencl_guest.c"
+#line 5215 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5094,7 +5335,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 264 "specs/opencl/opencl_platform.spec.inc"
+#line 289 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5108,7 +5349,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5112 "opencl_guest.c"
+#line 5353 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5193,14 +5434,14 @@ ava_fail:
 AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateCommandQueue(context, device, properties, errcode_ret)
-#line 324 "specs/opencl/opencl_platform.spec.inc"
+#line 349 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, properties)) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 5204 "opencl_guest.c"
+#line 5445 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5259,14 +5500,14 @@ ava_fail:
 AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
-#line 340 "specs/opencl/opencl_platform.spec.inc"
+#line 365 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 5270 "opencl_guest.c"
+#line 5511 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5421,7 +5662,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 369 "specs/opencl/opencl_platform.spec.inc"
+#line 394 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5438,7 +5679,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5442 "opencl_guest.c"
+#line 5683 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5593,7 +5834,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5597 "opencl_guest.c"
+#line 5838 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5678,7 +5919,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5682 "opencl_guest.c"
+#line 5923 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5754,7 +5995,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5758 "opencl_guest.c"
+#line 5999 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5803,7 +6044,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5807 "opencl_guest.c"
+#line 6048 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5854,8 +6095,10 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
+	if (ava_is_worker)
+		ava_cl_kept_sweep();
 	return ret;
-#line 5859 "opencl_guest.c"
+#line 6102 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5919,7 +6162,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 132 "specs/opencl/opencl_memory.spec.inc"
+#line 135 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5957,7 +6200,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 5961 "opencl_guest.c"
+#line 6204 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6185,9 +6428,11 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 306 "specs/opencl/opencl_memory.spec.inc"
+#line 323 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
+	if (ava_cl_image_desc_refused(image_desc, errcode_ret))
+		return NULL;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
@@ -6196,7 +6441,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6200 "opencl_guest.c"
+#line 6445 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6288,9 +6533,11 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 335 "specs/opencl/opencl_memory.spec.inc"
+#line 354 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
+	if (ava_cl_image_desc_refused(image_desc, errcode_ret))
+		return NULL;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
@@ -6299,7 +6546,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6303 "opencl_guest.c"
+#line 6550 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6376,13 +6623,13 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 367 "specs/opencl/opencl_memory.spec.inc"
+#line 388 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6386 "opencl_guest.c"
+#line 6633 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6465,14 +6712,14 @@ ava_fail:
 AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 400 "specs/opencl/opencl_memory.spec.inc"
+#line 421 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6476 "opencl_guest.c"
+#line 6723 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6594,7 +6841,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 421 "specs/opencl/opencl_memory.spec.inc"
+#line 442 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -6603,7 +6850,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6607 "opencl_guest.c"
+#line 6854 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6821,7 +7068,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 468 "specs/opencl/opencl_memory.spec.inc"
+#line 489 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -6831,7 +7078,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6835 "opencl_guest.c"
+#line 7082 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7476,7 +7723,7 @@ ava_fail:
 	return (cl_program)(NULL);
 }
 
-AVA_EXPORT cl_program clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *kernel_names, cl_int *errcode_ret)
+static cl_program ava_opencl_remote_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *kernel_names, cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateProgramWithBuiltInKernels_call ava_a;
 	const struct ava_opencl_clCreateProgramWithBuiltInKernels_reply *ava_r = NULL;
@@ -7537,6 +7784,20 @@ ava_fail:
 			errcode_ret[ava_i] = (cl_int)(CL_OUT_OF_RESOURCES);
 	ava_call_end(&ava_c);
 	return (cl_program)(NULL);
+}
+
+AVA_EXPORT cl_program clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *kernel_names, cl_int *errcode_ret)
+{
+#define ava_execute() ava_opencl_remote_clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret)
+#line 135 "specs/opencl/opencl_program.spec.inc"
+	if (ava_cl_null_device(num_devices, device_list)) {
+		if (errcode_ret != NULL)
+			*errcode_ret = CL_INVALID_DEVICE;
+		return NULL;
+	}
+	return ava_execute();
+#line 7800 "opencl_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT cl_int clRetainProgram(cl_program program)
@@ -7661,13 +7922,15 @@ ava_fail:
 AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
 #define ava_execute() ava_opencl_remote_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
-#line 304 "specs/opencl/opencl_program.spec.inc"
+#line 352 "specs/opencl/opencl_program.spec.inc"
 	char *ava_owned;
+	if (ava_cl_null_device(num_devices, device_list))
+		return CL_INVALID_DEVICE;
 	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7671 "opencl_guest.c"
+#line 7934 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7839,12 +8102,17 @@ ava_fail:
 AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (*pfn_notify)(cl_program, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret)
-#line 375 "specs/opencl/opencl_program.spec.inc"
+#line 427 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && input_programs != NULL) {
 		for (cl_uint i = 0; i < num_input_programs; ++i) {
 			if (input_programs[i] == NULL) {
 				if (errcode_ret != NULL)
 					*errcode_ret = CL_INVALID_PROGRAM;
+				return NULL;
+			}
+			if (ava_cl_failed_input(input_programs[i])) {
+				if (errcode_ret != NULL)
+					*errcode_ret = CL_INVALID_OPERATION;
 				return NULL;
 			}
 		}
@@ -7869,7 +8137,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 7873 "opencl_guest.c"
+#line 8141 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7947,11 +8215,11 @@ ava_fail:
 AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() ava_opencl_remote_clUnloadPlatformCompiler(platform)
-#line 415 "specs/opencl/opencl_program.spec.inc"
+#line 472 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7955 "opencl_guest.c"
+#line 8223 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8144,7 +8412,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 485 "specs/opencl/opencl_program.spec.inc"
+#line 542 "specs/opencl/opencl_program.spec.inc"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -8169,7 +8437,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 8173 "opencl_guest.c"
+#line 8441 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8227,7 +8495,7 @@ ava_fail:
 AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateKernel(program, kernel_name, errcode_ret)
-#line 525 "specs/opencl/opencl_program.spec.inc"
+#line 582 "specs/opencl/opencl_program.spec.inc"
 	cl_kernel ret = ava_execute();
 	if (ava_is_worker && ret != NULL && !ava_cl_arg_kinds_known(ret)) {
 		(void)clReleaseKernel(ret);
@@ -8236,7 +8504,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 8240 "opencl_guest.c"
+#line 8508 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8299,7 +8567,7 @@ ava_fail:
 AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
 {
 #define ava_execute() ava_opencl_remote_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret)
-#line 544 "specs/opencl/opencl_program.spec.inc"
+#line 601 "specs/opencl/opencl_program.spec.inc"
 	cl_uint ava_made = 0;
 	int ava_known = 1;
 	if (ava_is_worker && num_kernels_ret == NULL)
@@ -8317,7 +8585,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8321 "opencl_guest.c"
+#line 8589 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8540,7 +8808,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 638 "specs/opencl/opencl_program.spec.inc"
+#line 695 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -8554,7 +8822,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8558 "opencl_guest.c"
+#line 8826 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8619,12 +8887,12 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 660 "specs/opencl/opencl_program.spec.inc"
+#line 717 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 8628 "opencl_guest.c"
+#line 8896 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8870,7 +9138,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8874 "opencl_guest.c"
+#line 9142 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8925,7 +9193,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8929 "opencl_guest.c"
+#line 9197 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8974,7 +9242,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8978 "opencl_guest.c"
+#line 9246 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9021,12 +9289,12 @@ ava_fail:
 AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 {
 #define ava_execute() ava_opencl_remote_clReleaseEvent(event)
-#line 71 "specs/opencl/opencl_enqueue.spec.inc"
-	cl_int ret = ava_execute();
+#line 72 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_int ret = ava_is_worker ? ava_cl_let_go(event) : ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9030 "opencl_guest.c"
+#line 9298 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9063,13 +9331,13 @@ ava_fail:
 AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
 #define ava_execute() ava_opencl_remote_clSetUserEventStatus(event, execution_status)
-#line 79 "specs/opencl/opencl_enqueue.spec.inc"
-	cl_int ret = ava_execute();
+#line 80 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_int ret = ava_is_worker ? ava_cl_set_user_status(event, execution_status) : ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS &&
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
-		(void)clReleaseEvent(event);
+		(void)ava_cl_let_go(event);
 	return ret;
-#line 9073 "opencl_guest.c"
+#line 9341 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9242,6 +9510,8 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
 #line 128 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_cl_not_a_buffer(buffer))
+		return CL_INVALID_MEM_OBJECT;
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
@@ -9281,7 +9551,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9285 "opencl_guest.c"
+#line 9555 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9357,7 +9627,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 196 "specs/opencl/opencl_enqueue.spec.inc"
+#line 199 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_cl_not_a_buffer(buffer))
+		return CL_INVALID_MEM_OBJECT;
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
@@ -9391,7 +9663,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9395 "opencl_guest.c"
+#line 9667 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9506,7 +9778,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 258 "specs/opencl/opencl_enqueue.spec.inc"
+#line 263 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -9529,7 +9801,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9533 "opencl_guest.c"
+#line 9805 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9641,7 +9913,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 305 "specs/opencl/opencl_enqueue.spec.inc"
+#line 310 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -9653,7 +9925,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9657 "opencl_guest.c"
+#line 9929 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9742,9 +10014,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 332 "specs/opencl/opencl_enqueue.spec.inc"
+#line 337 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9748 "opencl_guest.c"
+#line 10020 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9871,9 +10143,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 356 "specs/opencl/opencl_enqueue.spec.inc"
+#line 362 "specs/opencl/opencl_enqueue.spec.inc"
+	if (src_buffer == NULL || dst_buffer == NULL)
+		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9877 "opencl_guest.c"
+#line 10151 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9972,9 +10246,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 374 "specs/opencl/opencl_enqueue.spec.inc"
+#line 382 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9978 "opencl_guest.c"
+#line 10252 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10077,7 +10351,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 405 "specs/opencl/opencl_enqueue.spec.inc"
+#line 413 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -10097,7 +10371,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10101 "opencl_guest.c"
+#line 10375 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10195,7 +10469,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 446 "specs/opencl/opencl_enqueue.spec.inc"
+#line 454 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -10205,7 +10479,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10209 "opencl_guest.c"
+#line 10483 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10322,9 +10596,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 476 "specs/opencl/opencl_enqueue.spec.inc"
+#line 484 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10328 "opencl_guest.c"
+#line 10602 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10443,9 +10717,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 497 "specs/opencl/opencl_enqueue.spec.inc"
+#line 505 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10449 "opencl_guest.c"
+#line 10723 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10554,9 +10828,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 517 "specs/opencl/opencl_enqueue.spec.inc"
+#line 526 "specs/opencl/opencl_enqueue.spec.inc"
+	if (dst_buffer == NULL)
+		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10560 "opencl_guest.c"
+#line 10836 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10665,9 +10941,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 537 "specs/opencl/opencl_enqueue.spec.inc"
+#line 548 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10671 "opencl_guest.c"
+#line 10947 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10762,9 +11038,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 556 "specs/opencl/opencl_enqueue.spec.inc"
+#line 567 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10768 "opencl_guest.c"
+#line 11044 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10883,11 +11159,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 581 "specs/opencl/opencl_enqueue.spec.inc"
+#line 592 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10891 "opencl_guest.c"
+#line 11167 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10968,11 +11244,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 599 "specs/opencl/opencl_enqueue.spec.inc"
+#line 610 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10976 "opencl_guest.c"
+#line 11252 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11051,9 +11327,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 616 "specs/opencl/opencl_enqueue.spec.inc"
+#line 627 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11057 "opencl_guest.c"
+#line 11333 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11132,9 +11408,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 632 "specs/opencl/opencl_enqueue.spec.inc"
+#line 643 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11138 "opencl_guest.c"
+#line 11414 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11201,9 +11477,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
-#line 644 "specs/opencl/opencl_enqueue.spec.inc"
+#line 655 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11207 "opencl_guest.c"
+#line 11483 "opencl_guest.c"
 #undef ava_execute
 }
 

@@ -442,6 +442,22 @@ static uint64_t ava_cl_span(cl_mem buffer, size_t offset, size_t size)
 }
 
 /*
+ * Worker: PoCL 3.1 runs clEnqueueReadBuffer and clEnqueueWriteBuffer on an
+ * image as on a buffer (natively the command never ends, and a blocking one
+ * never returns), past the host side the worker sized by ava_cl_span (0 for
+ * anything but a buffer). Refused first, with the API's error for an object
+ * that is not a buffer; NULL is left to the API.
+ */
+static int ava_cl_not_a_buffer(cl_mem mem)
+{
+	cl_mem_object_type type = CL_MEM_OBJECT_BUFFER;
+
+	return ava_is_worker && mem != NULL &&
+	       clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof(type), &type, NULL) == CL_SUCCESS &&
+	       type != CL_MEM_OBJECT_BUFFER;
+}
+
+/*
  * Host bytes of a rectangle transfer, or 0 when the buffer side does not fit
  * the buffer (the API refuses that without touching host memory).
  */
@@ -822,6 +838,192 @@ static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
 int ava_w_at_departure_cancel(void (*fn)(void *arg), void *arg);
 
+#if !defined(__KERNEL__)
+/*
+ * Worker: events it lets go of before PoCL is done with them. PoCL 3.1 drops
+ * its own reference to a command whose wait list failed, but leaves it in the
+ * notify lists of the other events of that wait list; and inside a failure
+ * cascade it locks a command's event again after dropping its reference.
+ * With the program's reference gone too, PoCL frees the event and later
+ * aborts on it ("PTHREAD ERROR ... Invalid argument": when another event of
+ * its wait list ends, or in the cascade itself). Natively a program that
+ * releases a queued command's event and then fails a user event the command
+ * waits for aborts (tests/opencl/abandoned_events.c, mode released); a guest
+ * must not take its worker down that way, nor a departure that fails its
+ * user events. So the worker keeps what it lets go of until it is safe:
+ *  - a command that completed: every event it waited for completed before
+ *    it, so no list names it any more: released at once;
+ *  - a user event that ended: its own cascade is over once no
+ *    ava_cl_set_user_status runs (user events are set under
+ *    ava_cl_cascade_lock, shared; such an event is released only with it
+ *    held exclusively, tried and never waited for: a cascade may run guest
+ *    callbacks for a while, and the next let-go or gate tries again);
+ *  - a command that failed: PoCL gives no way to know when the other events
+ *    of its wait list ended, so it stays kept, with what it holds (its
+ *    buffers), until the worker process ends: the guest's own process by
+ *    default; a shared worker (--shared, trusted guests) keeps them longer.
+ */
+static pthread_rwlock_t ava_cl_cascade_lock = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_mutex_t ava_cl_kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static cl_event *ava_cl_kept;
+static size_t ava_cl_kept_count, ava_cl_kept_cap;
+/*
+ * Memory objects a completion callback let go of, released by the next
+ * sweep, on a thread of the worker's: in a driver's thread the last
+ * reference to a context could go too, which PoCL does not expect there.
+ */
+static cl_mem *ava_cl_later;
+static size_t ava_cl_later_count, ava_cl_later_cap;
+
+/* Without room the reference stays for good. */
+static inline void ava_cl_release_later(cl_mem mem)
+{
+	pthread_mutex_lock(&ava_cl_kept_lock);
+	if (ava_cl_later_count == ava_cl_later_cap) {
+		size_t cap = ava_cl_later_cap ? 2 * ava_cl_later_cap : 16;
+		cl_mem *grown = realloc(ava_cl_later, cap * sizeof(*grown));
+
+		if (grown != NULL) {
+			ava_cl_later = grown;
+			ava_cl_later_cap = cap;
+		}
+	}
+	if (ava_cl_later_count < ava_cl_later_cap)
+		ava_cl_later[ava_cl_later_count++] = mem;
+	pthread_mutex_unlock(&ava_cl_kept_lock);
+}
+
+static inline cl_int ava_cl_set_user_status(cl_event event, cl_int status)
+{
+	cl_int rc;
+
+	pthread_rwlock_rdlock(&ava_cl_cascade_lock);
+	rc = clSetUserEventStatus(event, status);
+	pthread_rwlock_unlock(&ava_cl_cascade_lock);
+	return rc;
+}
+
+/*
+ * Whether the last reference to event may go now: 1 yes, 0 not yet, -1
+ * never (a failed command). cascades_over: no user event is being set.
+ */
+static inline int ava_cl_may_release(cl_event event, int cascades_over)
+{
+	cl_int status = CL_QUEUED;
+	cl_command_type type = 0;
+
+	if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+			   NULL) != CL_SUCCESS)
+		return 1; /* not an event: the driver says so */
+	if (status == CL_COMPLETE)
+		return 1;
+	if (status > CL_COMPLETE)
+		return 0;
+	if (clGetEventInfo(event, CL_EVENT_COMMAND_TYPE, sizeof(type), &type, NULL) !=
+		    CL_SUCCESS ||
+	    type != CL_COMMAND_USER)
+		return -1;
+	return cascades_over;
+}
+
+/*
+ * Releases the kept events that may go, unless a failure cascade runs, and
+ * the memory objects released later.
+ */
+static inline void ava_cl_kept_sweep(void)
+{
+	cl_mem *mems;
+	size_t n;
+
+	pthread_mutex_lock(&ava_cl_kept_lock);
+	mems = ava_cl_later;
+	n = ava_cl_later_count;
+	ava_cl_later = NULL;
+	ava_cl_later_count = ava_cl_later_cap = 0;
+	pthread_mutex_unlock(&ava_cl_kept_lock);
+	for (size_t i = 0; i < n; ++i)
+		clReleaseMemObject(mems[i]);
+	free(mems);
+	if (pthread_rwlock_trywrlock(&ava_cl_cascade_lock) != 0)
+		return;
+	pthread_mutex_lock(&ava_cl_kept_lock);
+	for (size_t i = 0; i < ava_cl_kept_count;) {
+		int may = ava_cl_may_release(ava_cl_kept[i], 1);
+
+		if (may == 0) {
+			++i;
+			continue;
+		}
+		/* A failed command's reference is left to the process's end. */
+		if (may == 1)
+			clReleaseEvent(ava_cl_kept[i]);
+		ava_cl_kept[i] = ava_cl_kept[--ava_cl_kept_count];
+	}
+	pthread_mutex_unlock(&ava_cl_kept_lock);
+	pthread_rwlock_unlock(&ava_cl_cascade_lock);
+}
+
+/* Keeps event (one reference) until it may go; without room, for good. */
+static inline void ava_cl_keep(cl_event event)
+{
+	pthread_mutex_lock(&ava_cl_kept_lock);
+	if (ava_cl_kept_count == ava_cl_kept_cap) {
+		size_t cap = ava_cl_kept_cap ? 2 * ava_cl_kept_cap : 16;
+		cl_event *grown = realloc(ava_cl_kept, cap * sizeof(*grown));
+
+		if (grown != NULL) {
+			ava_cl_kept = grown;
+			ava_cl_kept_cap = cap;
+		}
+	}
+	if (ava_cl_kept_count < ava_cl_kept_cap)
+		ava_cl_kept[ava_cl_kept_count++] = event;
+	pthread_mutex_unlock(&ava_cl_kept_lock);
+}
+
+/*
+ * Worker: gives up one reference to event, now where that is safe, else
+ * once it is (or never: above). Not an event: the driver's error.
+ */
+static inline cl_int ava_cl_let_go(cl_event event)
+{
+	cl_int rc = CL_SUCCESS;
+	int now = ava_cl_may_release(event, 0);
+
+	if (now == 0 && pthread_rwlock_trywrlock(&ava_cl_cascade_lock) == 0) {
+		if (ava_cl_may_release(event, 1) == 1)
+			rc = clReleaseEvent(event);
+		else
+			ava_cl_keep(event);
+		pthread_rwlock_unlock(&ava_cl_cascade_lock);
+	} else if (now == 1) {
+		rc = clReleaseEvent(event);
+	} else if (now == 0) {
+		ava_cl_keep(event);
+	} /* else a failed command: its reference stays for good */
+	pthread_mutex_lock(&ava_cl_kept_lock);
+	now = ava_cl_kept_count != 0 || ava_cl_later_count != 0;
+	pthread_mutex_unlock(&ava_cl_kept_lock);
+	if (now)
+		ava_cl_kept_sweep();
+	return rc;
+}
+#else
+static inline cl_int ava_cl_set_user_status(cl_event event, cl_int status)
+{
+	return clSetUserEventStatus(event, status);
+}
+
+static inline void ava_cl_kept_sweep(void)
+{
+}
+
+static inline cl_int ava_cl_let_go(cl_event event)
+{
+	return clReleaseEvent(event);
+}
+#endif
+
 /* The status an abandoned user event ends with: any error will do. */
 #define AVA_CL_GUEST_GONE CL_DEVICE_NOT_AVAILABLE
 
@@ -833,8 +1035,8 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
 			   NULL) == CL_SUCCESS &&
 	    status > CL_COMPLETE)
-		(void)clSetUserEventStatus(ev, AVA_CL_GUEST_GONE);
-	(void)clReleaseEvent(ev);
+		(void)ava_cl_set_user_status(ev, AVA_CL_GUEST_GONE);
+	(void)ava_cl_let_go(ev);
 }
 
 /*
@@ -869,7 +1071,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 873 "opencl_kern.c"
+#line 1075 "opencl_kern.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -1304,8 +1506,8 @@ static inline cl_int ava_cl_read_ring(cl_command_queue queue, cl_context context
 	free(list);
 	if (rc != CL_SUCCESS) {
 		/* Segment 0's error is the call's own; a later one fails them all unread. */
-		(void)clSetUserEventStatus(go, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-		clReleaseEvent(go);
+		(void)ava_cl_set_user_status(go, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+		ava_cl_let_go(go);
 		ava_w_transfer_abort(t);
 		return k == 0 ? rc : CL_OUT_OF_HOST_MEMORY;
 	}
@@ -1385,6 +1587,7 @@ struct ava_cl_fill {
 	cl_event gate;
 	int image;
 	struct ava_cl_geometry g; /* with image: the mapping's layout */
+	cl_mem mem; /* kept: dst is its mapping, which dies with it */
 };
 
 static inline void ava_cl_fill_copy(struct ava_cl_fill *f)
@@ -1403,20 +1606,24 @@ static inline void CL_CALLBACK ava_cl_fill_done(cl_event mapped, cl_int status, 
 	(void)mapped;
 	if (status == CL_COMPLETE)
 		ava_cl_fill_copy(f);
-	clSetUserEventStatus(f->gate, status == CL_COMPLETE ? CL_COMPLETE : status);
-	clReleaseEvent(f->gate);
+	ava_cl_set_user_status(f->gate, status == CL_COMPLETE ? CL_COMPLETE : status);
+	ava_cl_let_go(f->gate);
 	ava_w_transfer_finished(f->t, status == CL_COMPLETE);
+	/* Not here: the last reference to its context may go with it (a driver thread). */
+	if (f->mem != NULL)
+		ava_cl_release_later(f->mem);
 	free(f);
 }
 
 /*
- * What the unmap of ptr (mapped by the command of mapped) must wait for:
- * mapped itself, or, with staged bytes to write (t: size of them, or an
- * image region packed, laid out in the mapping as g says), the user event
- * set once they are in. Takes mapped and t; the caller releases the event
- * returned.
+ * What the unmap of ptr (mapped from mem, NULL for SVM, by the command of
+ * mapped) must wait for: mapped itself, or, with staged bytes to write (t:
+ * size of them, or an image region packed, laid out in the mapping as g
+ * says), the user event set once they are in. Takes mapped and t; the
+ * caller releases the event returned. mem is kept until the bytes are in:
+ * the guest may release it (or leave) first, and its mapping goes with it.
  */
-static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped,
+static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_mem mem, cl_event mapped,
 					 struct ava_w_transfer *t, void *ptr, size_t size,
 					 const struct ava_cl_geometry *g)
 {
@@ -1434,7 +1641,7 @@ static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped
 		       : NULL;
 	if (gate == NULL) {
 		/* Out of memory: blocking, as before. */
-		struct ava_cl_fill now = {t, ptr, size, NULL, g != NULL, {{0, 0, 0}, 0, 0, 0}};
+		struct ava_cl_fill now = {t, ptr, size, NULL, g != NULL, {{0, 0, 0}, 0, 0, 0}, NULL};
 
 		free(f);
 		if (g != NULL)
@@ -1451,6 +1658,8 @@ static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped
 	f->image = g != NULL;
 	if (g != NULL)
 		f->g = *g;
+	if (mem != NULL && clRetainMemObject(mem) == CL_SUCCESS)
+		f->mem = mem;
 	clRetainEvent(gate); /* the callback's */
 	ava_w_transfer_start(t, NULL, NULL, NULL);
 	if (clSetEventCallback(mapped, CL_COMPLETE, ava_cl_fill_done, f) != CL_SUCCESS)
@@ -1632,7 +1841,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1636 "opencl_kern.c"
+#line 1845 "opencl_kern.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -1844,53 +2053,6 @@ static inline int ava_cl_done_within(cl_command_queue queue, cl_event event, uin
 }
 
 /*
- * Probes a non-blocking gate gave up on, held until they complete: PoCL 3.1
- * aborts when an event released before it completed fails later while a
- * command queued after it waits for it (a released marker, or the
- * migration used here). Each gate call releases those that completed; one
- * still pending when the worker ends goes with the process.
- */
-static pthread_mutex_t ava_cl_probe_lock = PTHREAD_MUTEX_INITIALIZER;
-static cl_event *ava_cl_probes;
-static size_t ava_cl_probe_count, ava_cl_probe_cap;
-
-static inline void ava_cl_probes_sweep(void)
-{
-	pthread_mutex_lock(&ava_cl_probe_lock);
-	for (size_t i = 0; i < ava_cl_probe_count;) {
-		cl_int status = CL_QUEUED;
-
-		if (clGetEventInfo(ava_cl_probes[i], CL_EVENT_COMMAND_EXECUTION_STATUS,
-				   sizeof(status), &status, NULL) == CL_SUCCESS &&
-		    status > CL_COMPLETE) {
-			++i;
-			continue;
-		}
-		clReleaseEvent(ava_cl_probes[i]);
-		ava_cl_probes[i] = ava_cl_probes[--ava_cl_probe_count];
-	}
-	pthread_mutex_unlock(&ava_cl_probe_lock);
-}
-
-/* Keeps probe until it completes (without room, for good: never released early). */
-static inline void ava_cl_probe_keep(cl_event probe)
-{
-	pthread_mutex_lock(&ava_cl_probe_lock);
-	if (ava_cl_probe_count == ava_cl_probe_cap) {
-		size_t cap = ava_cl_probe_cap ? 2 * ava_cl_probe_cap : 16;
-		cl_event *grown = realloc(ava_cl_probes, cap * sizeof(*grown));
-
-		if (grown != NULL) {
-			ava_cl_probes = grown;
-			ava_cl_probe_cap = cap;
-		}
-	}
-	if (ava_cl_probe_count < ava_cl_probe_cap)
-		ava_cl_probes[ava_cl_probe_count++] = probe;
-	pthread_mutex_unlock(&ava_cl_probe_lock);
-}
-
-/*
  * How long a non-blocking gated transfer of size bytes may wait for the
  * commands before it: an eighth of what its copy takes at 16 GB/s, at least
  * 20 µs. Long enough for a run of transfers, each behind the one before
@@ -1911,11 +2073,14 @@ static inline uint64_t ava_cl_gate_patience_ns(size_t size)
  */
 static inline cl_int ava_cl_gate_end(cl_event gate, cl_int status)
 {
-	cl_int rc = clSetUserEventStatus(gate, status);
+	cl_int rc = ava_cl_set_user_status(gate, status);
 
+	/* Not a gate (a guest's command event, a gate already set): untouched. */
+	if (rc != CL_SUCCESS)
+		return rc;
 	if (ava_w_at_departure_cancel(ava_cl_user_event_abandoned, gate))
-		clReleaseEvent(gate);
-	clReleaseEvent(gate);
+		ava_cl_let_go(gate);
+	ava_cl_let_go(gate);
 	return rc;
 }
 #endif
@@ -1950,7 +2115,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1954 "opencl_kern.c"
+#line 2119 "opencl_kern.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1964,7 +2129,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1968 "opencl_kern.c"
+#line 2133 "opencl_kern.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -2005,8 +2170,8 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 2009 "opencl_kern.c"
-#line 297 "specs/opencl/opencl_platform.spec.inc"
+#line 2174 "opencl_kern.c"
+#line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
 {
@@ -2028,7 +2193,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 2032 "opencl_kern.c"
+#line 2197 "opencl_kern.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -2039,8 +2204,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 2043 "opencl_kern.c"
-#line 191 "specs/opencl/opencl_memory.spec.inc"
+#line 2208 "opencl_kern.c"
+#line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
 {
@@ -2059,8 +2224,8 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 2063 "opencl_kern.c"
-#line 234 "specs/opencl/opencl_memory.spec.inc"
+#line 2228 "opencl_kern.c"
+#line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
  * Device memory an image takes, for the guest's quota: its element size
@@ -2118,8 +2283,65 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 2122 "opencl_kern.c"
-#line 118 "specs/opencl/opencl_program.spec.inc"
+/*
+ * Mipmaps and multisampling, which the API asks to be 0 without the
+ * extensions PoCL lacks: PoCL 3.1 ends the process instead of refusing them
+ * (natively an exit(2) in clCreateImage).
+ */
+static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_ret)
+{
+	if (desc == NULL || (desc->num_mip_levels == 0 && desc->num_samples == 0))
+		return 0;
+	if (errcode_ret != NULL)
+		*errcode_ret = CL_INVALID_IMAGE_DESCRIPTOR;
+	return 1;
+}
+
+#line 2301 "opencl_kern.c"
+#line 85 "specs/opencl/opencl_program.spec.inc"
+
+/*
+ * A device list with a NULL entry (or an id that names no device, which
+ * arrives as NULL): PoCL 3.1 dereferences it in clBuildProgram,
+ * clCompileProgram and clCreateProgramWithBuiltInKernels (natively a
+ * SIGSEGV); the API's error for it is CL_INVALID_DEVICE.
+ */
+static int ava_cl_null_device(cl_uint num_devices, const cl_device_id *device_list)
+{
+	for (cl_uint i = 0; device_list != NULL && i < num_devices; ++i) {
+		if (device_list[i] == NULL)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Worker: an input of clLinkProgram whose compile failed on one of its
+ * devices. PoCL 3.1 asserts on it (natively an abort in
+ * pocl_driver_link_program); it refuses an input never compiled, or whose
+ * build failed, with CL_INVALID_OPERATION, and so does the worker for this one.
+ */
+static int ava_cl_failed_input(cl_program program)
+{
+	cl_device_id devices[16];
+	size_t size = 0;
+
+	if (clGetProgramInfo(program, CL_PROGRAM_DEVICES, sizeof(devices), devices, &size) !=
+	    CL_SUCCESS)
+		return 0; /* the API judges it */
+	for (size_t i = 0; i < size / sizeof(devices[0]); ++i) {
+		cl_build_status status = CL_BUILD_NONE;
+
+		if (clGetProgramBuildInfo(program, devices[i], CL_PROGRAM_BUILD_STATUS,
+					  sizeof(status), &status, NULL) == CL_SUCCESS &&
+		    status == CL_BUILD_ERROR)
+			return 1;
+	}
+	return 0;
+}
+
+#line 2344 "opencl_kern.c"
+#line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
 
@@ -2293,7 +2515,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2297 "opencl_kern.c"
+#line 2519 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2350,7 +2572,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2354 "opencl_kern.c"
+#line 2576 "opencl_kern.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2377,14 +2599,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2381 "opencl_kern.c"
+#line 2603 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
-#line 706 "specs/opencl/opencl_util.spec.inc"
+#line 908 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2388 "opencl_kern.c"
+#line 2610 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -3833,7 +4055,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3837 "opencl_kern.c"
+#line 4059 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -3911,7 +4133,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 3915 "opencl_kern.c"
+#line 4137 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -4004,7 +4226,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4008 "opencl_kern.c"
+#line 4230 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -4362,7 +4584,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 4366 "opencl_kern.c"
+#line 4588 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -4447,8 +4669,27 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 			*errcode_ret = CL_INVALID_PLATFORM;
 		return NULL;
 	}
+	if (ava_is_worker) {
+		cl_platform_id ava_platform = NULL;
+		cl_uint ava_n = 0;
+		cl_int ava_rc = CL_SUCCESS;
+
+		for (size_t i = 0; properties != NULL && properties[i] != 0; i += 2) {
+			if (properties[i] == CL_CONTEXT_PLATFORM)
+				ava_platform = (cl_platform_id)properties[i + 1];
+		}
+		if (ava_platform == NULL)
+			ava_rc = clGetPlatformIDs(1, &ava_platform, NULL);
+		if (ava_rc == CL_SUCCESS)
+			ava_rc = clGetDeviceIDs(ava_platform, device_type, 0, NULL, &ava_n);
+		if (ava_rc == CL_DEVICE_NOT_FOUND || ava_rc == CL_INVALID_DEVICE_TYPE) {
+			if (errcode_ret)
+				*errcode_ret = ava_rc;
+			return NULL;
+		}
+	}
 	return ava_execute();
-#line 4452 "opencl_kern.c"
+#line 4693 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -4591,7 +4832,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 			    void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 264 "specs/opencl/opencl_platform.spec.inc"
+#line 289 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -4605,7 +4846,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4609 "opencl_kern.c"
+#line 4850 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -4704,14 +4945,14 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 					  cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateCommandQueue(context, device, properties, errcode_ret)
-#line 324 "specs/opencl/opencl_platform.spec.inc"
+#line 349 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, properties)) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 4715 "opencl_kern.c"
+#line 4956 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -4781,14 +5022,14 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 							cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
-#line 340 "specs/opencl/opencl_platform.spec.inc"
+#line 365 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 4792 "opencl_kern.c"
+#line 5033 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -4969,7 +5210,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				 size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 369 "specs/opencl/opencl_platform.spec.inc"
+#line 394 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -4986,7 +5227,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 4990 "opencl_kern.c"
+#line 5231 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -5141,7 +5382,7 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5145 "opencl_kern.c"
+#line 5386 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -5238,7 +5479,7 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5242 "opencl_kern.c"
+#line 5483 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -5324,7 +5565,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5328 "opencl_kern.c"
+#line 5569 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -5376,7 +5617,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5380 "opencl_kern.c"
+#line 5621 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -5430,8 +5671,10 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
+	if (ava_is_worker)
+		ava_cl_kept_sweep();
 	return ret;
-#line 5435 "opencl_kern.c"
+#line 5678 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -5506,7 +5749,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 			      void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 132 "specs/opencl/opencl_memory.spec.inc"
+#line 135 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5544,7 +5787,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 5548 "opencl_kern.c"
+#line 5791 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -5809,9 +6052,11 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 			 void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 306 "specs/opencl/opencl_memory.spec.inc"
+#line 323 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
+	if (ava_cl_image_desc_refused(image_desc, errcode_ret))
+		return NULL;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
@@ -5820,7 +6065,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5824 "opencl_kern.c"
+#line 6069 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -5930,9 +6175,11 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				       cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 335 "specs/opencl/opencl_memory.spec.inc"
+#line 354 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
+	if (ava_cl_image_desc_refused(image_desc, errcode_ret))
+		return NULL;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
@@ -5941,7 +6188,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 5945 "opencl_kern.c"
+#line 6192 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -6032,13 +6279,13 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 			   cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 367 "specs/opencl/opencl_memory.spec.inc"
+#line 388 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6042 "opencl_kern.c"
+#line 6289 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -6136,14 +6383,14 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 			   size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 400 "specs/opencl/opencl_memory.spec.inc"
+#line 421 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6147 "opencl_kern.c"
+#line 6394 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -6287,7 +6534,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 			  void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 421 "specs/opencl/opencl_memory.spec.inc"
+#line 442 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -6296,7 +6543,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6300 "opencl_kern.c"
+#line 6547 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -6551,7 +6798,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 			    void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 468 "specs/opencl/opencl_memory.spec.inc"
+#line 489 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -6561,7 +6808,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6565 "opencl_kern.c"
+#line 6812 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -7261,9 +7508,11 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clCreateProgramWithIL);
 
-cl_program ava_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices,
-						 const cl_device_id *device_list,
-						 const char *kernel_names, cl_int *errcode_ret)
+static cl_program ava_kern_remote_clCreateProgramWithBuiltInKernels(cl_context context,
+								    cl_uint num_devices,
+								    const cl_device_id *device_list,
+								    const char *kernel_names,
+								    cl_int *errcode_ret)
 {
 	struct ava_opencl_clCreateProgramWithBuiltInKernels_call ava_a;
 	const struct ava_opencl_clCreateProgramWithBuiltInKernels_reply *ava_r = NULL;
@@ -7332,6 +7581,21 @@ ava_fail:
 	return (cl_program)(NULL);
 }
 
+cl_program ava_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices,
+						 const cl_device_id *device_list,
+						 const char *kernel_names, cl_int *errcode_ret)
+{
+#define ava_execute() ava_kern_remote_clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret)
+#line 135 "specs/opencl/opencl_program.spec.inc"
+	if (ava_cl_null_device(num_devices, device_list)) {
+		if (errcode_ret != NULL)
+			*errcode_ret = CL_INVALID_DEVICE;
+		return NULL;
+	}
+	return ava_execute();
+#line 7597 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clCreateProgramWithBuiltInKernels);
 
 cl_int ava_clRetainProgram(cl_program program)
@@ -7472,13 +7736,15 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 			  void *user_data)
 {
 #define ava_execute() ava_kern_remote_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
-#line 304 "specs/opencl/opencl_program.spec.inc"
+#line 352 "specs/opencl/opencl_program.spec.inc"
 	char *ava_owned;
+	if (ava_cl_null_device(num_devices, device_list))
+		return CL_INVALID_DEVICE;
 	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7482 "opencl_kern.c"
+#line 7748 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -7677,12 +7943,17 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 			     cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret)
-#line 375 "specs/opencl/opencl_program.spec.inc"
+#line 427 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && input_programs != NULL) {
 		for (cl_uint i = 0; i < num_input_programs; ++i) {
 			if (input_programs[i] == NULL) {
 				if (errcode_ret != NULL)
 					*errcode_ret = CL_INVALID_PROGRAM;
+				return NULL;
+			}
+			if (ava_cl_failed_input(input_programs[i])) {
+				if (errcode_ret != NULL)
+					*errcode_ret = CL_INVALID_OPERATION;
 				return NULL;
 			}
 		}
@@ -7707,7 +7978,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 7711 "opencl_kern.c"
+#line 7982 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
@@ -7794,11 +8065,11 @@ ava_fail:
 cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() ava_kern_remote_clUnloadPlatformCompiler(platform)
-#line 415 "specs/opencl/opencl_program.spec.inc"
+#line 472 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 7802 "opencl_kern.c"
+#line 8073 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -8025,7 +8296,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 				 void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 485 "specs/opencl/opencl_program.spec.inc"
+#line 542 "specs/opencl/opencl_program.spec.inc"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -8050,7 +8321,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 8054 "opencl_kern.c"
+#line 8325 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -8115,7 +8386,7 @@ ava_fail:
 cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateKernel(program, kernel_name, errcode_ret)
-#line 525 "specs/opencl/opencl_program.spec.inc"
+#line 582 "specs/opencl/opencl_program.spec.inc"
 	cl_kernel ret = ava_execute();
 	if (ava_is_worker && ret != NULL && !ava_cl_arg_kinds_known(ret)) {
 		(void)clReleaseKernel(ret);
@@ -8124,7 +8395,7 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 		return NULL;
 	}
 	return ret;
-#line 8128 "opencl_kern.c"
+#line 8399 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
@@ -8196,7 +8467,7 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 				    cl_uint *num_kernels_ret)
 {
 #define ava_execute() ava_kern_remote_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret)
-#line 544 "specs/opencl/opencl_program.spec.inc"
+#line 601 "specs/opencl/opencl_program.spec.inc"
 	cl_uint ava_made = 0;
 	int ava_known = 1;
 	if (ava_is_worker && num_kernels_ret == NULL)
@@ -8214,7 +8485,7 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8218 "opencl_kern.c"
+#line 8489 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernelsInProgram);
@@ -8459,7 +8730,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 			   void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 638 "specs/opencl/opencl_program.spec.inc"
+#line 695 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -8473,7 +8744,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8477 "opencl_kern.c"
+#line 8748 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -8551,12 +8822,12 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 			      size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 660 "specs/opencl/opencl_program.spec.inc"
+#line 717 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 8560 "opencl_kern.c"
+#line 8831 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -8842,7 +9113,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8846 "opencl_kern.c"
+#line 9117 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -8902,7 +9173,7 @@ cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 8906 "opencl_kern.c"
+#line 9177 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateUserEvent);
@@ -8954,7 +9225,7 @@ cl_int ava_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 8958 "opencl_kern.c"
+#line 9229 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainEvent);
@@ -9004,12 +9275,12 @@ ava_fail:
 cl_int ava_clReleaseEvent(cl_event event)
 {
 #define ava_execute() ava_kern_remote_clReleaseEvent(event)
-#line 71 "specs/opencl/opencl_enqueue.spec.inc"
-	cl_int ret = ava_execute();
+#line 72 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_int ret = ava_is_worker ? ava_cl_let_go(event) : ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9013 "opencl_kern.c"
+#line 9284 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseEvent);
@@ -9049,13 +9320,13 @@ ava_fail:
 cl_int ava_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
 #define ava_execute() ava_kern_remote_clSetUserEventStatus(event, execution_status)
-#line 79 "specs/opencl/opencl_enqueue.spec.inc"
-	cl_int ret = ava_execute();
+#line 80 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_int ret = ava_is_worker ? ava_cl_set_user_status(event, execution_status) : ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS &&
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
-		(void)clReleaseEvent(event);
+		(void)ava_cl_let_go(event);
 	return ret;
-#line 9059 "opencl_kern.c"
+#line 9330 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clSetUserEventStatus);
@@ -9255,6 +9526,8 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
 #line 128 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_cl_not_a_buffer(buffer))
+		return CL_INVALID_MEM_OBJECT;
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
@@ -9294,7 +9567,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9298 "opencl_kern.c"
+#line 9571 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -9383,7 +9656,9 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 				cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 196 "specs/opencl/opencl_enqueue.spec.inc"
+#line 199 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_cl_not_a_buffer(buffer))
+		return CL_INVALID_MEM_OBJECT;
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
@@ -9417,7 +9692,7 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9421 "opencl_kern.c"
+#line 9696 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -9558,7 +9833,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 				   cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 258 "specs/opencl/opencl_enqueue.spec.inc"
+#line 263 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -9581,7 +9856,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9585 "opencl_kern.c"
+#line 9860 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -9720,7 +9995,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 				    const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 305 "specs/opencl/opencl_enqueue.spec.inc"
+#line 310 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -9732,7 +10007,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9736 "opencl_kern.c"
+#line 10011 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -9823,9 +10098,9 @@ cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 332 "specs/opencl/opencl_enqueue.spec.inc"
+#line 337 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9829 "opencl_kern.c"
+#line 10104 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBuffer);
@@ -9961,9 +10236,11 @@ cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_bu
 				   cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 356 "specs/opencl/opencl_enqueue.spec.inc"
+#line 362 "specs/opencl/opencl_enqueue.spec.inc"
+	if (src_buffer == NULL || dst_buffer == NULL)
+		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9967 "opencl_kern.c"
+#line 10244 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferRect);
@@ -10065,9 +10342,9 @@ cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, co
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 374 "specs/opencl/opencl_enqueue.spec.inc"
+#line 382 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10071 "opencl_kern.c"
+#line 10348 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillBuffer);
@@ -10187,7 +10464,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 			      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 405 "specs/opencl/opencl_enqueue.spec.inc"
+#line 413 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -10207,7 +10484,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10211 "opencl_kern.c"
+#line 10488 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -10323,7 +10600,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 			       cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 446 "specs/opencl/opencl_enqueue.spec.inc"
+#line 454 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -10333,7 +10610,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10337 "opencl_kern.c"
+#line 10614 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -10456,9 +10733,9 @@ cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, cons
 			      cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 476 "specs/opencl/opencl_enqueue.spec.inc"
+#line 484 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10462 "opencl_kern.c"
+#line 10739 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillImage);
@@ -10582,9 +10859,9 @@ cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, 
 			      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 497 "specs/opencl/opencl_enqueue.spec.inc"
+#line 505 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10588 "opencl_kern.c"
+#line 10865 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImage);
@@ -10700,9 +10977,11 @@ cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src
 				      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 517 "specs/opencl/opencl_enqueue.spec.inc"
+#line 526 "specs/opencl/opencl_enqueue.spec.inc"
+	if (dst_buffer == NULL)
+		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10706 "opencl_kern.c"
+#line 10985 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImageToBuffer);
@@ -10818,9 +11097,9 @@ cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src
 				      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 537 "specs/opencl/opencl_enqueue.spec.inc"
+#line 548 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10824 "opencl_kern.c"
+#line 11103 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferToImage);
@@ -10922,9 +11201,9 @@ cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint nu
 				      const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 556 "specs/opencl/opencl_enqueue.spec.inc"
+#line 567 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10928 "opencl_kern.c"
+#line 11207 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMigrateMemObjects);
@@ -11053,11 +11332,11 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 				  cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 581 "specs/opencl/opencl_enqueue.spec.inc"
+#line 592 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11061 "opencl_kern.c"
+#line 11340 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -11141,11 +11420,11 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 			 cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 599 "specs/opencl/opencl_enqueue.spec.inc"
+#line 610 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11149 "opencl_kern.c"
+#line 11428 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);
@@ -11229,9 +11508,9 @@ cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
 				       const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 616 "specs/opencl/opencl_enqueue.spec.inc"
+#line 627 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11235 "opencl_kern.c"
+#line 11514 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMarkerWithWaitList);
@@ -11316,9 +11595,9 @@ cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
 					const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 632 "specs/opencl/opencl_enqueue.spec.inc"
+#line 643 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11322 "opencl_kern.c"
+#line 11601 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueBarrierWithWaitList);
@@ -11384,9 +11663,9 @@ ava_fail:
 cl_int ava_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() ava_kern_remote_clEnqueueMarker(command_queue, event)
-#line 644 "specs/opencl/opencl_enqueue.spec.inc"
+#line 655 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11390 "opencl_kern.c"
+#line 11669 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMarker);

@@ -252,6 +252,7 @@ cl_program ava_ava_cl_create_program_with_binary(cl_context context, cl_uint num
 						 cl_int *errcode_ret);
 cl_program ava_clCreateProgramWithIL(cl_context context, const void *il, size_t length,
 				     cl_int *errcode_ret);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_program ava_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices,
 						 const cl_device_id *device_list,
 						 const char *kernel_names, cl_int *errcode_ret);

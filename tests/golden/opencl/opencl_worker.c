@@ -356,6 +356,22 @@ static uint64_t ava_cl_span(cl_mem buffer, size_t offset, size_t size)
 }
 
 /*
+ * Worker: PoCL 3.1 runs clEnqueueReadBuffer and clEnqueueWriteBuffer on an
+ * image as on a buffer (natively the command never ends, and a blocking one
+ * never returns), past the host side the worker sized by ava_cl_span (0 for
+ * anything but a buffer). Refused first, with the API's error for an object
+ * that is not a buffer; NULL is left to the API.
+ */
+static int ava_cl_not_a_buffer(cl_mem mem)
+{
+	cl_mem_object_type type = CL_MEM_OBJECT_BUFFER;
+
+	return ava_is_worker && mem != NULL &&
+	       clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof(type), &type, NULL) == CL_SUCCESS &&
+	       type != CL_MEM_OBJECT_BUFFER;
+}
+
+/*
  * Host bytes of a rectangle transfer, or 0 when the buffer side does not fit
  * the buffer (the API refuses that without touching host memory).
  */
@@ -736,6 +752,192 @@ static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
 int ava_w_at_departure_cancel(void (*fn)(void *arg), void *arg);
 
+#if !defined(__KERNEL__)
+/*
+ * Worker: events it lets go of before PoCL is done with them. PoCL 3.1 drops
+ * its own reference to a command whose wait list failed, but leaves it in the
+ * notify lists of the other events of that wait list; and inside a failure
+ * cascade it locks a command's event again after dropping its reference.
+ * With the program's reference gone too, PoCL frees the event and later
+ * aborts on it ("PTHREAD ERROR ... Invalid argument": when another event of
+ * its wait list ends, or in the cascade itself). Natively a program that
+ * releases a queued command's event and then fails a user event the command
+ * waits for aborts (tests/opencl/abandoned_events.c, mode released); a guest
+ * must not take its worker down that way, nor a departure that fails its
+ * user events. So the worker keeps what it lets go of until it is safe:
+ *  - a command that completed: every event it waited for completed before
+ *    it, so no list names it any more: released at once;
+ *  - a user event that ended: its own cascade is over once no
+ *    ava_cl_set_user_status runs (user events are set under
+ *    ava_cl_cascade_lock, shared; such an event is released only with it
+ *    held exclusively, tried and never waited for: a cascade may run guest
+ *    callbacks for a while, and the next let-go or gate tries again);
+ *  - a command that failed: PoCL gives no way to know when the other events
+ *    of its wait list ended, so it stays kept, with what it holds (its
+ *    buffers), until the worker process ends: the guest's own process by
+ *    default; a shared worker (--shared, trusted guests) keeps them longer.
+ */
+static pthread_rwlock_t ava_cl_cascade_lock = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_mutex_t ava_cl_kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static cl_event *ava_cl_kept;
+static size_t ava_cl_kept_count, ava_cl_kept_cap;
+/*
+ * Memory objects a completion callback let go of, released by the next
+ * sweep, on a thread of the worker's: in a driver's thread the last
+ * reference to a context could go too, which PoCL does not expect there.
+ */
+static cl_mem *ava_cl_later;
+static size_t ava_cl_later_count, ava_cl_later_cap;
+
+/* Without room the reference stays for good. */
+static inline void ava_cl_release_later(cl_mem mem)
+{
+	pthread_mutex_lock(&ava_cl_kept_lock);
+	if (ava_cl_later_count == ava_cl_later_cap) {
+		size_t cap = ava_cl_later_cap ? 2 * ava_cl_later_cap : 16;
+		cl_mem *grown = realloc(ava_cl_later, cap * sizeof(*grown));
+
+		if (grown != NULL) {
+			ava_cl_later = grown;
+			ava_cl_later_cap = cap;
+		}
+	}
+	if (ava_cl_later_count < ava_cl_later_cap)
+		ava_cl_later[ava_cl_later_count++] = mem;
+	pthread_mutex_unlock(&ava_cl_kept_lock);
+}
+
+static inline cl_int ava_cl_set_user_status(cl_event event, cl_int status)
+{
+	cl_int rc;
+
+	pthread_rwlock_rdlock(&ava_cl_cascade_lock);
+	rc = clSetUserEventStatus(event, status);
+	pthread_rwlock_unlock(&ava_cl_cascade_lock);
+	return rc;
+}
+
+/*
+ * Whether the last reference to event may go now: 1 yes, 0 not yet, -1
+ * never (a failed command). cascades_over: no user event is being set.
+ */
+static inline int ava_cl_may_release(cl_event event, int cascades_over)
+{
+	cl_int status = CL_QUEUED;
+	cl_command_type type = 0;
+
+	if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+			   NULL) != CL_SUCCESS)
+		return 1; /* not an event: the driver says so */
+	if (status == CL_COMPLETE)
+		return 1;
+	if (status > CL_COMPLETE)
+		return 0;
+	if (clGetEventInfo(event, CL_EVENT_COMMAND_TYPE, sizeof(type), &type, NULL) !=
+		    CL_SUCCESS ||
+	    type != CL_COMMAND_USER)
+		return -1;
+	return cascades_over;
+}
+
+/*
+ * Releases the kept events that may go, unless a failure cascade runs, and
+ * the memory objects released later.
+ */
+static inline void ava_cl_kept_sweep(void)
+{
+	cl_mem *mems;
+	size_t n;
+
+	pthread_mutex_lock(&ava_cl_kept_lock);
+	mems = ava_cl_later;
+	n = ava_cl_later_count;
+	ava_cl_later = NULL;
+	ava_cl_later_count = ava_cl_later_cap = 0;
+	pthread_mutex_unlock(&ava_cl_kept_lock);
+	for (size_t i = 0; i < n; ++i)
+		clReleaseMemObject(mems[i]);
+	free(mems);
+	if (pthread_rwlock_trywrlock(&ava_cl_cascade_lock) != 0)
+		return;
+	pthread_mutex_lock(&ava_cl_kept_lock);
+	for (size_t i = 0; i < ava_cl_kept_count;) {
+		int may = ava_cl_may_release(ava_cl_kept[i], 1);
+
+		if (may == 0) {
+			++i;
+			continue;
+		}
+		/* A failed command's reference is left to the process's end. */
+		if (may == 1)
+			clReleaseEvent(ava_cl_kept[i]);
+		ava_cl_kept[i] = ava_cl_kept[--ava_cl_kept_count];
+	}
+	pthread_mutex_unlock(&ava_cl_kept_lock);
+	pthread_rwlock_unlock(&ava_cl_cascade_lock);
+}
+
+/* Keeps event (one reference) until it may go; without room, for good. */
+static inline void ava_cl_keep(cl_event event)
+{
+	pthread_mutex_lock(&ava_cl_kept_lock);
+	if (ava_cl_kept_count == ava_cl_kept_cap) {
+		size_t cap = ava_cl_kept_cap ? 2 * ava_cl_kept_cap : 16;
+		cl_event *grown = realloc(ava_cl_kept, cap * sizeof(*grown));
+
+		if (grown != NULL) {
+			ava_cl_kept = grown;
+			ava_cl_kept_cap = cap;
+		}
+	}
+	if (ava_cl_kept_count < ava_cl_kept_cap)
+		ava_cl_kept[ava_cl_kept_count++] = event;
+	pthread_mutex_unlock(&ava_cl_kept_lock);
+}
+
+/*
+ * Worker: gives up one reference to event, now where that is safe, else
+ * once it is (or never: above). Not an event: the driver's error.
+ */
+static inline cl_int ava_cl_let_go(cl_event event)
+{
+	cl_int rc = CL_SUCCESS;
+	int now = ava_cl_may_release(event, 0);
+
+	if (now == 0 && pthread_rwlock_trywrlock(&ava_cl_cascade_lock) == 0) {
+		if (ava_cl_may_release(event, 1) == 1)
+			rc = clReleaseEvent(event);
+		else
+			ava_cl_keep(event);
+		pthread_rwlock_unlock(&ava_cl_cascade_lock);
+	} else if (now == 1) {
+		rc = clReleaseEvent(event);
+	} else if (now == 0) {
+		ava_cl_keep(event);
+	} /* else a failed command: its reference stays for good */
+	pthread_mutex_lock(&ava_cl_kept_lock);
+	now = ava_cl_kept_count != 0 || ava_cl_later_count != 0;
+	pthread_mutex_unlock(&ava_cl_kept_lock);
+	if (now)
+		ava_cl_kept_sweep();
+	return rc;
+}
+#else
+static inline cl_int ava_cl_set_user_status(cl_event event, cl_int status)
+{
+	return clSetUserEventStatus(event, status);
+}
+
+static inline void ava_cl_kept_sweep(void)
+{
+}
+
+static inline cl_int ava_cl_let_go(cl_event event)
+{
+	return clReleaseEvent(event);
+}
+#endif
+
 /* The status an abandoned user event ends with: any error will do. */
 #define AVA_CL_GUEST_GONE CL_DEVICE_NOT_AVAILABLE
 
@@ -747,8 +949,8 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
 			   NULL) == CL_SUCCESS &&
 	    status > CL_COMPLETE)
-		(void)clSetUserEventStatus(ev, AVA_CL_GUEST_GONE);
-	(void)clReleaseEvent(ev);
+		(void)ava_cl_set_user_status(ev, AVA_CL_GUEST_GONE);
+	(void)ava_cl_let_go(ev);
 }
 
 /*
@@ -783,7 +985,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 787 "opencl_worker.c"
+#line 989 "opencl_worker.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -1218,8 +1420,8 @@ static inline cl_int ava_cl_read_ring(cl_command_queue queue, cl_context context
 	free(list);
 	if (rc != CL_SUCCESS) {
 		/* Segment 0's error is the call's own; a later one fails them all unread. */
-		(void)clSetUserEventStatus(go, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-		clReleaseEvent(go);
+		(void)ava_cl_set_user_status(go, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+		ava_cl_let_go(go);
 		ava_w_transfer_abort(t);
 		return k == 0 ? rc : CL_OUT_OF_HOST_MEMORY;
 	}
@@ -1299,6 +1501,7 @@ struct ava_cl_fill {
 	cl_event gate;
 	int image;
 	struct ava_cl_geometry g; /* with image: the mapping's layout */
+	cl_mem mem; /* kept: dst is its mapping, which dies with it */
 };
 
 static inline void ava_cl_fill_copy(struct ava_cl_fill *f)
@@ -1317,20 +1520,24 @@ static inline void CL_CALLBACK ava_cl_fill_done(cl_event mapped, cl_int status, 
 	(void)mapped;
 	if (status == CL_COMPLETE)
 		ava_cl_fill_copy(f);
-	clSetUserEventStatus(f->gate, status == CL_COMPLETE ? CL_COMPLETE : status);
-	clReleaseEvent(f->gate);
+	ava_cl_set_user_status(f->gate, status == CL_COMPLETE ? CL_COMPLETE : status);
+	ava_cl_let_go(f->gate);
 	ava_w_transfer_finished(f->t, status == CL_COMPLETE);
+	/* Not here: the last reference to its context may go with it (a driver thread). */
+	if (f->mem != NULL)
+		ava_cl_release_later(f->mem);
 	free(f);
 }
 
 /*
- * What the unmap of ptr (mapped by the command of mapped) must wait for:
- * mapped itself, or, with staged bytes to write (t: size of them, or an
- * image region packed, laid out in the mapping as g says), the user event
- * set once they are in. Takes mapped and t; the caller releases the event
- * returned.
+ * What the unmap of ptr (mapped from mem, NULL for SVM, by the command of
+ * mapped) must wait for: mapped itself, or, with staged bytes to write (t:
+ * size of them, or an image region packed, laid out in the mapping as g
+ * says), the user event set once they are in. Takes mapped and t; the
+ * caller releases the event returned. mem is kept until the bytes are in:
+ * the guest may release it (or leave) first, and its mapping goes with it.
  */
-static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped,
+static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_mem mem, cl_event mapped,
 					 struct ava_w_transfer *t, void *ptr, size_t size,
 					 const struct ava_cl_geometry *g)
 {
@@ -1348,7 +1555,7 @@ static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped
 		       : NULL;
 	if (gate == NULL) {
 		/* Out of memory: blocking, as before. */
-		struct ava_cl_fill now = {t, ptr, size, NULL, g != NULL, {{0, 0, 0}, 0, 0, 0}};
+		struct ava_cl_fill now = {t, ptr, size, NULL, g != NULL, {{0, 0, 0}, 0, 0, 0}, NULL};
 
 		free(f);
 		if (g != NULL)
@@ -1365,6 +1572,8 @@ static inline cl_event ava_cl_unmap_gate(cl_command_queue queue, cl_event mapped
 	f->image = g != NULL;
 	if (g != NULL)
 		f->g = *g;
+	if (mem != NULL && clRetainMemObject(mem) == CL_SUCCESS)
+		f->mem = mem;
 	clRetainEvent(gate); /* the callback's */
 	ava_w_transfer_start(t, NULL, NULL, NULL);
 	if (clSetEventCallback(mapped, CL_COMPLETE, ava_cl_fill_done, f) != CL_SUCCESS)
@@ -1546,7 +1755,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1550 "opencl_worker.c"
+#line 1759 "opencl_worker.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -1758,53 +1967,6 @@ static inline int ava_cl_done_within(cl_command_queue queue, cl_event event, uin
 }
 
 /*
- * Probes a non-blocking gate gave up on, held until they complete: PoCL 3.1
- * aborts when an event released before it completed fails later while a
- * command queued after it waits for it (a released marker, or the
- * migration used here). Each gate call releases those that completed; one
- * still pending when the worker ends goes with the process.
- */
-static pthread_mutex_t ava_cl_probe_lock = PTHREAD_MUTEX_INITIALIZER;
-static cl_event *ava_cl_probes;
-static size_t ava_cl_probe_count, ava_cl_probe_cap;
-
-static inline void ava_cl_probes_sweep(void)
-{
-	pthread_mutex_lock(&ava_cl_probe_lock);
-	for (size_t i = 0; i < ava_cl_probe_count;) {
-		cl_int status = CL_QUEUED;
-
-		if (clGetEventInfo(ava_cl_probes[i], CL_EVENT_COMMAND_EXECUTION_STATUS,
-				   sizeof(status), &status, NULL) == CL_SUCCESS &&
-		    status > CL_COMPLETE) {
-			++i;
-			continue;
-		}
-		clReleaseEvent(ava_cl_probes[i]);
-		ava_cl_probes[i] = ava_cl_probes[--ava_cl_probe_count];
-	}
-	pthread_mutex_unlock(&ava_cl_probe_lock);
-}
-
-/* Keeps probe until it completes (without room, for good: never released early). */
-static inline void ava_cl_probe_keep(cl_event probe)
-{
-	pthread_mutex_lock(&ava_cl_probe_lock);
-	if (ava_cl_probe_count == ava_cl_probe_cap) {
-		size_t cap = ava_cl_probe_cap ? 2 * ava_cl_probe_cap : 16;
-		cl_event *grown = realloc(ava_cl_probes, cap * sizeof(*grown));
-
-		if (grown != NULL) {
-			ava_cl_probes = grown;
-			ava_cl_probe_cap = cap;
-		}
-	}
-	if (ava_cl_probe_count < ava_cl_probe_cap)
-		ava_cl_probes[ava_cl_probe_count++] = probe;
-	pthread_mutex_unlock(&ava_cl_probe_lock);
-}
-
-/*
  * How long a non-blocking gated transfer of size bytes may wait for the
  * commands before it: an eighth of what its copy takes at 16 GB/s, at least
  * 20 µs. Long enough for a run of transfers, each behind the one before
@@ -1825,11 +1987,14 @@ static inline uint64_t ava_cl_gate_patience_ns(size_t size)
  */
 static inline cl_int ava_cl_gate_end(cl_event gate, cl_int status)
 {
-	cl_int rc = clSetUserEventStatus(gate, status);
+	cl_int rc = ava_cl_set_user_status(gate, status);
 
+	/* Not a gate (a guest's command event, a gate already set): untouched. */
+	if (rc != CL_SUCCESS)
+		return rc;
 	if (ava_w_at_departure_cancel(ava_cl_user_event_abandoned, gate))
-		clReleaseEvent(gate);
-	clReleaseEvent(gate);
+		ava_cl_let_go(gate);
+	ava_cl_let_go(gate);
 	return rc;
 }
 #endif
@@ -1864,7 +2029,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1868 "opencl_worker.c"
+#line 2033 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1878,7 +2043,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 1882 "opencl_worker.c"
+#line 2047 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -1919,8 +2084,8 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 1923 "opencl_worker.c"
-#line 297 "specs/opencl/opencl_platform.spec.inc"
+#line 2088 "opencl_worker.c"
+#line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
 {
@@ -1942,7 +2107,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 1946 "opencl_worker.c"
+#line 2111 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -1953,8 +2118,8 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 1957 "opencl_worker.c"
-#line 191 "specs/opencl/opencl_memory.spec.inc"
+#line 2122 "opencl_worker.c"
+#line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
 {
@@ -1973,8 +2138,8 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 1977 "opencl_worker.c"
-#line 234 "specs/opencl/opencl_memory.spec.inc"
+#line 2142 "opencl_worker.c"
+#line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
  * Device memory an image takes, for the guest's quota: its element size
@@ -2032,8 +2197,65 @@ static const cl_image_desc *ava_cl_image_desc_in(const cl_image_desc *desc, cl_i
 	return copy;
 }
 
-#line 2036 "opencl_worker.c"
-#line 118 "specs/opencl/opencl_program.spec.inc"
+/*
+ * Mipmaps and multisampling, which the API asks to be 0 without the
+ * extensions PoCL lacks: PoCL 3.1 ends the process instead of refusing them
+ * (natively an exit(2) in clCreateImage).
+ */
+static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_ret)
+{
+	if (desc == NULL || (desc->num_mip_levels == 0 && desc->num_samples == 0))
+		return 0;
+	if (errcode_ret != NULL)
+		*errcode_ret = CL_INVALID_IMAGE_DESCRIPTOR;
+	return 1;
+}
+
+#line 2215 "opencl_worker.c"
+#line 85 "specs/opencl/opencl_program.spec.inc"
+
+/*
+ * A device list with a NULL entry (or an id that names no device, which
+ * arrives as NULL): PoCL 3.1 dereferences it in clBuildProgram,
+ * clCompileProgram and clCreateProgramWithBuiltInKernels (natively a
+ * SIGSEGV); the API's error for it is CL_INVALID_DEVICE.
+ */
+static int ava_cl_null_device(cl_uint num_devices, const cl_device_id *device_list)
+{
+	for (cl_uint i = 0; device_list != NULL && i < num_devices; ++i) {
+		if (device_list[i] == NULL)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Worker: an input of clLinkProgram whose compile failed on one of its
+ * devices. PoCL 3.1 asserts on it (natively an abort in
+ * pocl_driver_link_program); it refuses an input never compiled, or whose
+ * build failed, with CL_INVALID_OPERATION, and so does the worker for this one.
+ */
+static int ava_cl_failed_input(cl_program program)
+{
+	cl_device_id devices[16];
+	size_t size = 0;
+
+	if (clGetProgramInfo(program, CL_PROGRAM_DEVICES, sizeof(devices), devices, &size) !=
+	    CL_SUCCESS)
+		return 0; /* the API judges it */
+	for (size_t i = 0; i < size / sizeof(devices[0]); ++i) {
+		cl_build_status status = CL_BUILD_NONE;
+
+		if (clGetProgramBuildInfo(program, devices[i], CL_PROGRAM_BUILD_STATUS,
+					  sizeof(status), &status, NULL) == CL_SUCCESS &&
+		    status == CL_BUILD_ERROR)
+			return 1;
+	}
+	return 0;
+}
+
+#line 2258 "opencl_worker.c"
+#line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
 
@@ -2207,7 +2429,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2211 "opencl_worker.c"
+#line 2433 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2264,7 +2486,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2268 "opencl_worker.c"
+#line 2490 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2291,14 +2513,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2295 "opencl_worker.c"
+#line 2517 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
-#line 705 "specs/opencl/opencl_util.spec.inc"
+#line 907 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 2302 "opencl_worker.c"
+#line 2524 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -2386,7 +2608,9 @@ static void ava_opencl_tramp_ava_cl_context_destructor(cl_context context, void 
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 800 "specs/opencl/opencl_staged.spec.inc"
+#line 807 "specs/opencl/opencl_staged.spec.inc"
+	if (ava_cl_not_a_buffer(buffer))
+		return CL_INVALID_MEM_OBJECT;
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
 	struct ava_w_transfer *ava_t;
 	cl_context ava_context = NULL;
@@ -2406,7 +2630,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2410 "opencl_worker.c"
+#line 2634 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -2494,7 +2718,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 841 "specs/opencl/opencl_staged.spec.inc"
+#line 850 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
@@ -2516,7 +2740,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2520 "opencl_worker.c"
+#line 2744 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -2659,7 +2883,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava
 
 static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 879 "specs/opencl/opencl_staged.spec.inc"
+#line 888 "specs/opencl/opencl_staged.spec.inc"
 	static const size_t ava_zero[3] = {0, 0, 0};
 	uint64_t ava_span = ava_cl_image_span(image, origin, region, row_pitch, slice_pitch);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
@@ -2679,7 +2903,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2683 "opencl_worker.c"
+#line 2907 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -2801,7 +3025,9 @@ static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 925 "specs/opencl/opencl_staged.spec.inc"
+#line 934 "specs/opencl/opencl_staged.spec.inc"
+	if (ava_cl_not_a_buffer(buffer))
+		return CL_INVALID_MEM_OBJECT;
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
@@ -2814,7 +3040,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2818 "opencl_worker.c"
+#line 3044 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -2931,7 +3157,9 @@ static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 962 "specs/opencl/opencl_staged.spec.inc"
+#line 973 "specs/opencl/opencl_staged.spec.inc"
+	if (ava_cl_not_a_buffer(buffer))
+		return CL_INVALID_MEM_OBJECT;
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, size, heap_offset);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
@@ -2947,7 +3175,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_
 		return ava_rc;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2951 "opencl_worker.c"
+#line 3179 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
@@ -3051,7 +3279,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1008 "specs/opencl/opencl_staged.spec.inc"
+#line 1021 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
@@ -3068,7 +3296,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3072 "opencl_worker.c"
+#line 3300 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -3241,7 +3469,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *av
 
 static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1051 "specs/opencl/opencl_staged.spec.inc"
+#line 1064 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span =
 		ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
@@ -3256,7 +3484,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3260 "opencl_worker.c"
+#line 3488 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -3407,7 +3635,7 @@ static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1085 "specs/opencl/opencl_staged.spec.inc"
+#line 1098 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc = CL_SUCCESS;
@@ -3422,7 +3650,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 3426 "opencl_worker.c"
+#line 3654 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -3510,7 +3738,7 @@ static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags, const size_t *origin, const size_t *region, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1120 "specs/opencl/opencl_staged.spec.inc"
+#line 1133 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	struct ava_cl_geometry ava_g;
 	size_t ava_row = 0, ava_slice = 0;
@@ -3530,7 +3758,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_q
 		return ava_cl_unmap_unlaid(command_queue, image, ava_p, ava_ev, ava_t);
 	return ava_cl_mapped_transfer(ava_t, command_queue, image, ava_p, 0, &ava_g, map_flags,
 				      ava_ev, event);
-#line 3534 "opencl_worker.c"
+#line 3762 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
@@ -3648,7 +3876,7 @@ static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
 
 static cl_mem ava_opencl_impl_ava_cl_create_buffer_in_heap(cl_context context, cl_mem_flags flags, size_t size, uint64_t token, uint64_t heap_offset, cl_int *errcode_ret)
 {
-#line 368 "specs/opencl/opencl_heap.spec.inc"
+#line 324 "specs/opencl/opencl_heap.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, size, heap_offset);
 	const cl_mem_flags ava_host_bits = CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
 	cl_int ava_rc = CL_SUCCESS;
@@ -3676,7 +3904,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_in_heap(cl_context context, c
 	if (errcode_ret != NULL)
 		*errcode_ret = ava_rc;
 	return ava_mem;
-#line 3680 "opencl_worker.c"
+#line 3908 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_in_heap(struct ava_wcall *ava_w)
@@ -3736,7 +3964,7 @@ static int ava_opencl_serve_ava_cl_create_buffer_in_heap(struct ava_wcall *ava_w
 
 static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_queue, cl_mem buffer, cl_int write, cl_bool blocking, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *gate, cl_event *command)
 {
-#line 427 "specs/opencl/opencl_heap.spec.inc"
+#line 383 "specs/opencl/opencl_heap.spec.inc"
 	uint8_t *ava_at = ava_cl_heap_bytes(buffer, offset, size);
 	cl_context ava_context = NULL;
 	cl_event ava_marker = NULL, ava_waits[2];
@@ -3755,10 +3983,10 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_que
 					    event_wait_list, &ava_marker);
 	if (ava_rc != CL_SUCCESS)
 		return ava_rc;
-	ava_cl_probes_sweep();
+	ava_cl_kept_sweep();
 	if (!blocking &&
 	    !ava_cl_done_within(command_queue, ava_marker, ava_cl_gate_patience_ns(size))) {
-		ava_cl_probe_keep(ava_marker);
+		ava_cl_keep(ava_marker);
 		return CL_SUCCESS;
 	}
 	ava_waits[0] = ava_marker;
@@ -3787,7 +4015,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_que
 		return CL_SUCCESS;
 	}
 	(void)ava_cl_gate_end(ava_waits[1], CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-	ava_cl_probe_keep(ava_marker);
+	ava_cl_keep(ava_marker);
 	if (*command != NULL && ava_rc == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST &&
 	    clRetainEvent(*command) == CL_SUCCESS) {
 		/*
@@ -3795,14 +4023,14 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_que
 		 * CL_SUCCESS with a failed event and moves nothing. The guest gets
 		 * the failed command and no gate (*gate stays NULL).
 		 */
-		ava_cl_probe_keep(*command);
+		ava_cl_keep(*command);
 		return CL_SUCCESS;
 	}
 	if (*command != NULL)
-		ava_cl_probe_keep(*command);
+		ava_cl_keep(*command);
 	*command = NULL;
 	return ava_rc;
-#line 3806 "opencl_worker.c"
+#line 4034 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
@@ -3916,12 +4144,13 @@ static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_heap_gate_close(cl_event gate, cl_event command)
 {
-#line 520 "specs/opencl/opencl_heap.spec.inc"
+#line 476 "specs/opencl/opencl_heap.spec.inc"
 	cl_int ava_rc = ava_cl_gate_end(gate, CL_COMPLETE);
 	if (ava_rc != CL_SUCCESS)
 		return ava_rc;
-	return clWaitForEvents(1, &command);
-#line 3925 "opencl_worker.c"
+	(void)clWaitForEvents(1, &command);
+	return CL_SUCCESS;
+#line 4154 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
@@ -3931,6 +4160,7 @@ static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
 	cl_event gate;
 	cl_event command;
 	cl_int ava_ret;
+	int ava_taken_gate = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -3940,7 +4170,7 @@ static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->gate, AVA_OPENCL_T_CL_EVENT, (void **)&gate);
+	ava_taken_gate = ava_w_handle_take(ava_w, ava_a->gate, AVA_OPENCL_T_CL_EVENT, (void **)&gate);
 	/* An unknown id becomes NULL: the library reports its own error. */
 	(void)ava_w_handle(ava_w, ava_a->command, AVA_OPENCL_T_CL_EVENT, (void **)&command);
 
@@ -3951,14 +4181,16 @@ static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_s64)ava_ret;
 	if (ava_ret == (CL_SUCCESS))
 		ava_w_handle_release(ava_w, ava_a->gate);
+	else if (ava_taken_gate)
+		ava_w_handle_untake(ava_w, ava_a->gate);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cl_int ava_opencl_impl_ava_cl_heap_gate_release(cl_event gate)
 {
-#line 533 "specs/opencl/opencl_heap.spec.inc"
+#line 495 "specs/opencl/opencl_heap.spec.inc"
 	return ava_cl_gate_end(gate, CL_COMPLETE);
-#line 3962 "opencl_worker.c"
+#line 4194 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
@@ -3966,6 +4198,7 @@ static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
 	const struct ava_opencl_ava_cl_heap_gate_release_call *ava_a;
 	cl_event gate;
 	cl_int ava_ret;
+	int ava_taken_gate = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -3974,7 +4207,7 @@ static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->gate, AVA_OPENCL_T_CL_EVENT, (void **)&gate);
+	ava_taken_gate = ava_w_handle_take(ava_w, ava_a->gate, AVA_OPENCL_T_CL_EVENT, (void **)&gate);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -3982,6 +4215,8 @@ static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
 
 	if (ava_ret == (CL_SUCCESS))
 		ava_w_handle_release(ava_w, ava_a->gate);
+	else if (ava_taken_gate)
+		ava_w_handle_untake(ava_w, ava_a->gate);
 	if (!(ava_ret == (CL_SUCCESS)))
 		ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
 	return ava_w_reply(ava_w, NULL, 0);
@@ -3989,7 +4224,7 @@ static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_in_heap(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 552 "specs/opencl/opencl_heap.spec.inc"
+#line 514 "specs/opencl/opencl_heap.spec.inc"
 	uint8_t *ava_at = ava_cl_heap_bytes(buffer, offset, size);
 	cl_int ava_rc = CL_SUCCESS;
 	void *ava_p;
@@ -4008,7 +4243,7 @@ static cl_int ava_opencl_impl_ava_cl_map_in_heap(cl_command_queue command_queue,
 		return CL_MAP_FAILURE;
 	}
 	return CL_SUCCESS;
-#line 4012 "opencl_worker.c"
+#line 4247 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_in_heap(struct ava_wcall *ava_w)
@@ -4096,13 +4331,13 @@ static int ava_opencl_serve_ava_cl_map_in_heap(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_in_heap(cl_command_queue command_queue, cl_mem buffer, size_t offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 587 "specs/opencl/opencl_heap.spec.inc"
+#line 549 "specs/opencl/opencl_heap.spec.inc"
 	uint8_t *ava_at = ava_cl_heap_bytes(buffer, offset, 0);
 	if (ava_at == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_at, num_events_in_wait_list,
 				       event_wait_list, event);
-#line 4106 "opencl_worker.c"
+#line 4341 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_in_heap(struct ava_wcall *ava_w)
@@ -4277,7 +4512,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4281 "opencl_worker.c"
+#line 4516 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4361,7 +4596,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4365 "opencl_worker.c"
+#line 4600 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4463,7 +4698,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4467 "opencl_worker.c"
+#line 4702 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4665,6 +4900,7 @@ static int ava_opencl_serve_clReleaseDevice(struct ava_wcall *ava_w)
 	struct ava_opencl_clReleaseDevice_reply ava_r;
 	cl_device_id device;
 	cl_int ava_ret;
+	int ava_taken_device = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -4674,7 +4910,7 @@ static int ava_opencl_serve_clReleaseDevice(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->device, AVA_OPENCL_T_CL_DEVICE_ID, (void **)&device);
+	ava_taken_device = ava_w_handle_take(ava_w, ava_a->device, AVA_OPENCL_T_CL_DEVICE_ID, (void **)&device);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -4683,6 +4919,8 @@ static int ava_opencl_serve_clReleaseDevice(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_s64)ava_ret;
 	if (ava_ret == (CL_SUCCESS))
 		ava_w_handle_release(ava_w, ava_a->device);
+	else if (ava_taken_device)
+		ava_w_handle_untake(ava_w, ava_a->device);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
@@ -4816,7 +5054,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 4820 "opencl_worker.c"
+#line 5058 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4932,8 +5170,27 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 			*errcode_ret = CL_INVALID_PLATFORM;
 		return NULL;
 	}
+	if (ava_is_worker) {
+		cl_platform_id ava_platform = NULL;
+		cl_uint ava_n = 0;
+		cl_int ava_rc = CL_SUCCESS;
+
+		for (size_t i = 0; properties != NULL && properties[i] != 0; i += 2) {
+			if (properties[i] == CL_CONTEXT_PLATFORM)
+				ava_platform = (cl_platform_id)properties[i + 1];
+		}
+		if (ava_platform == NULL)
+			ava_rc = clGetPlatformIDs(1, &ava_platform, NULL);
+		if (ava_rc == CL_SUCCESS)
+			ava_rc = clGetDeviceIDs(ava_platform, device_type, 0, NULL, &ava_n);
+		if (ava_rc == CL_DEVICE_NOT_FOUND || ava_rc == CL_INVALID_DEVICE_TYPE) {
+			if (errcode_ret)
+				*errcode_ret = ava_rc;
+			return NULL;
+		}
+	}
 	return ava_execute();
-#line 4937 "opencl_worker.c"
+#line 5194 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5050,6 +5307,7 @@ static int ava_opencl_serve_clReleaseContext(struct ava_wcall *ava_w)
 	struct ava_opencl_clReleaseContext_reply ava_r;
 	cl_context context;
 	cl_int ava_ret;
+	int ava_taken_context = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -5059,7 +5317,7 @@ static int ava_opencl_serve_clReleaseContext(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->context, AVA_OPENCL_T_CL_CONTEXT, (void **)&context);
+	ava_taken_context = ava_w_handle_take(ava_w, ava_a->context, AVA_OPENCL_T_CL_CONTEXT, (void **)&context);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -5068,13 +5326,15 @@ static int ava_opencl_serve_clReleaseContext(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_s64)ava_ret;
 	if (ava_ret == (CL_SUCCESS))
 		ava_w_handle_release(ava_w, ava_a->context);
+	else if (ava_taken_context)
+		ava_w_handle_untake(ava_w, ava_a->context);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret)
-#line 264 "specs/opencl/opencl_platform.spec.inc"
+#line 289 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5088,7 +5348,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5092 "opencl_worker.c"
+#line 5352 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5210,14 +5470,14 @@ static int ava_opencl_serve_clSetContextDestructorCallback(struct ava_wcall *ava
 static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateCommandQueue(context, device, properties, errcode_ret)
-#line 324 "specs/opencl/opencl_platform.spec.inc"
+#line 349 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, properties)) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 5221 "opencl_worker.c"
+#line 5481 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5276,14 +5536,14 @@ static int ava_opencl_serve_clCreateCommandQueue(struct ava_wcall *ava_w)
 static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
-#line 340 "specs/opencl/opencl_platform.spec.inc"
+#line 365 "specs/opencl/opencl_platform.spec.inc"
 	if (ava_cl_device_queue_unsupported(device, ava_cl_queue_props(properties))) {
 		if (errcode_ret)
 			*errcode_ret = CL_INVALID_QUEUE_PROPERTIES;
 		return NULL;
 	}
 	return ava_execute();
-#line 5287 "opencl_worker.c"
+#line 5547 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5418,6 +5678,7 @@ static int ava_opencl_serve_clReleaseCommandQueue(struct ava_wcall *ava_w)
 	struct ava_opencl_clReleaseCommandQueue_reply ava_r;
 	cl_command_queue command_queue;
 	cl_int ava_ret;
+	int ava_taken_command_queue = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -5427,7 +5688,7 @@ static int ava_opencl_serve_clReleaseCommandQueue(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
+	ava_taken_command_queue = ava_w_handle_take(ava_w, ava_a->command_queue, AVA_OPENCL_T_CL_COMMAND_QUEUE, (void **)&command_queue);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -5436,13 +5697,15 @@ static int ava_opencl_serve_clReleaseCommandQueue(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_s64)ava_ret;
 	if (ava_ret == (CL_SUCCESS))
 		ava_w_handle_release(ava_w, ava_a->command_queue);
+	else if (ava_taken_command_queue)
+		ava_w_handle_untake(ava_w, ava_a->command_queue);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret)
-#line 369 "specs/opencl/opencl_platform.spec.inc"
+#line 394 "specs/opencl/opencl_platform.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -5459,7 +5722,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5463 "opencl_worker.c"
+#line 5726 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5608,7 +5871,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5612 "opencl_worker.c"
+#line 5875 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5697,7 +5960,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5701 "opencl_worker.c"
+#line 5964 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5805,7 +6068,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5809 "opencl_worker.c"
+#line 6072 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5885,7 +6148,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5889 "opencl_worker.c"
+#line 6152 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5930,8 +6193,10 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	cl_int ret = ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
+	if (ava_is_worker)
+		ava_cl_kept_sweep();
 	return ret;
-#line 5935 "opencl_worker.c"
+#line 6200 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5941,6 +6206,7 @@ static int ava_opencl_serve_clReleaseMemObject(struct ava_wcall *ava_w)
 	struct ava_opencl_clReleaseMemObject_reply ava_r;
 	cl_mem memobj;
 	cl_int ava_ret;
+	int ava_taken_memobj = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -5950,7 +6216,7 @@ static int ava_opencl_serve_clReleaseMemObject(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->memobj, AVA_OPENCL_T_CL_MEM, (void **)&memobj);
+	ava_taken_memobj = ava_w_handle_take(ava_w, ava_a->memobj, AVA_OPENCL_T_CL_MEM, (void **)&memobj);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -5959,6 +6225,8 @@ static int ava_opencl_serve_clReleaseMemObject(struct ava_wcall *ava_w)
 	if (ava_w_is_async(ava_w)) {
 		if (ava_ret == (CL_SUCCESS))
 			ava_w_handle_release(ava_w, ava_a->memobj);
+		else if (ava_taken_memobj)
+			ava_w_handle_untake(ava_w, ava_a->memobj);
 		if (!(ava_ret == (CL_SUCCESS)))
 			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
 		return ava_w_reply(ava_w, NULL, 0);
@@ -5966,13 +6234,15 @@ static int ava_opencl_serve_clReleaseMemObject(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_s64)ava_ret;
 	if (ava_ret == (CL_SUCCESS))
 		ava_w_handle_release(ava_w, ava_a->memobj);
+	else if (ava_taken_memobj)
+		ava_w_handle_untake(ava_w, ava_a->memobj);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret)
-#line 132 "specs/opencl/opencl_memory.spec.inc"
+#line 135 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -6010,7 +6280,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 6014 "opencl_worker.c"
+#line 6284 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6279,9 +6549,11 @@ static int ava_opencl_serve_clGetPipeInfo(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 306 "specs/opencl/opencl_memory.spec.inc"
+#line 323 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
+	if (ava_cl_image_desc_refused(image_desc, errcode_ret))
+		return NULL;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
@@ -6290,7 +6562,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6294 "opencl_worker.c"
+#line 6566 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6341,7 +6613,7 @@ static int ava_opencl_serve_clCreateImage(struct ava_wcall *ava_w)
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->host_ptr, (void **)&host_ptr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 
@@ -6377,7 +6649,7 @@ static int ava_opencl_serve_clCreateImage(struct ava_wcall *ava_w)
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret | AVA_W_PRIVATE, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_errcode_ret;
@@ -6401,9 +6673,11 @@ static int ava_opencl_serve_clCreateImage(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret)
-#line 335 "specs/opencl/opencl_memory.spec.inc"
+#line 354 "specs/opencl/opencl_memory.spec.inc"
 	cl_image_desc ava_desc;
 	const cl_image_desc *ava_given = image_desc;
+	if (ava_cl_image_desc_refused(image_desc, errcode_ret))
+		return NULL;
 	image_desc = ava_cl_image_desc_in(image_desc, &ava_desc);
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
@@ -6412,7 +6686,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6416 "opencl_worker.c"
+#line 6690 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6471,7 +6745,7 @@ static int ava_opencl_serve_clCreateImageWithProperties(struct ava_wcall *ava_w)
 	ava_st = ava_w_buffer_in(ava_w, &ava_a->host_ptr, (void **)&host_ptr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 
@@ -6516,7 +6790,7 @@ static int ava_opencl_serve_clCreateImageWithProperties(struct ava_wcall *ava_w)
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret | AVA_W_PRIVATE, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_errcode_ret;
@@ -6540,13 +6814,13 @@ static int ava_opencl_serve_clCreateImageWithProperties(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret)
-#line 367 "specs/opencl/opencl_memory.spec.inc"
+#line 388 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6550 "opencl_worker.c"
+#line 6824 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6652,14 +6926,14 @@ static int ava_opencl_serve_clCreateImage2D(struct ava_wcall *ava_w)
 static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret)
-#line 400 "specs/opencl/opencl_memory.spec.inc"
+#line 421 "specs/opencl/opencl_memory.spec.inc"
 	flags = ava_cl_worker_flags(flags);
 	cl_mem ret = ava_execute();
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6663 "opencl_worker.c"
+#line 6937 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6850,7 +7124,7 @@ static int ava_opencl_serve_clGetSupportedImageFormats(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret)
-#line 421 "specs/opencl/opencl_memory.spec.inc"
+#line 442 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -6859,7 +7133,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6863 "opencl_worker.c"
+#line 7137 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7086,6 +7360,7 @@ static int ava_opencl_serve_clReleaseSampler(struct ava_wcall *ava_w)
 	struct ava_opencl_clReleaseSampler_reply ava_r;
 	cl_sampler sampler;
 	cl_int ava_ret;
+	int ava_taken_sampler = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -7095,7 +7370,7 @@ static int ava_opencl_serve_clReleaseSampler(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->sampler, AVA_OPENCL_T_CL_SAMPLER, (void **)&sampler);
+	ava_taken_sampler = ava_w_handle_take(ava_w, ava_a->sampler, AVA_OPENCL_T_CL_SAMPLER, (void **)&sampler);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -7104,13 +7379,15 @@ static int ava_opencl_serve_clReleaseSampler(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_s64)ava_ret;
 	if (ava_ret == (CL_SUCCESS))
 		ava_w_handle_release(ava_w, ava_a->sampler);
+	else if (ava_taken_sampler)
+		ava_w_handle_untake(ava_w, ava_a->sampler);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret)
-#line 468 "specs/opencl/opencl_memory.spec.inc"
+#line 489 "specs/opencl/opencl_memory.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -7120,7 +7397,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7124 "opencl_worker.c"
+#line 7401 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7199,7 +7476,7 @@ static int ava_opencl_serve_clGetSamplerInfo(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 498 "specs/opencl/opencl_memory.spec.inc"
+#line 519 "specs/opencl/opencl_memory.spec.inc"
 	cl_int ret = CL_SUCCESS;
 	cl_event ava_unmapped = NULL;
 	void *ava_p = clEnqueueMapBuffer(command_queue, buffer, CL_TRUE, map_flags, offset, size,
@@ -7214,7 +7491,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 7218 "opencl_worker.c"
+#line 7495 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -7322,7 +7599,7 @@ static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 534 "specs/opencl/opencl_memory.spec.inc"
+#line 555 "specs/opencl/opencl_memory.spec.inc"
 	uint64_t ava_span = write && data != NULL ? ava_cl_span(buffer, offset, size) : 0;
 	struct ava_w_transfer *ava_t =
 		ava_span != 0 ? ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP) : NULL;
@@ -7340,11 +7617,12 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 		ava_w_transfer_abort(ava_t);
 		return ret;
 	}
-	ava_gate = ava_cl_unmap_gate(command_queue, ava_mapped, ava_t, ava_p, ava_span, NULL);
+	ava_gate = ava_cl_unmap_gate(command_queue, buffer, ava_mapped, ava_t, ava_p, ava_span,
+				     NULL);
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7348 "opencl_worker.c"
+#line 7626 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -7463,7 +7741,7 @@ static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 580 "specs/opencl/opencl_memory.spec.inc"
+#line 602 "specs/opencl/opencl_memory.spec.inc"
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
 	cl_event ava_mapped = NULL, ava_gate;
@@ -7479,11 +7757,12 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_
 		ava_w_transfer_finished(ava_t, 0);
 		return ret != CL_SUCCESS ? ret : CL_OUT_OF_HOST_MEMORY;
 	}
-	ava_gate = ava_cl_unmap_gate(command_queue, ava_mapped, ava_t, ava_p, ava_span, NULL);
+	ava_gate = ava_cl_unmap_gate(command_queue, buffer, ava_mapped, ava_t, ava_p, ava_span,
+				     NULL);
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7487 "opencl_worker.c"
+#line 7766 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
@@ -7587,7 +7866,7 @@ static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_image(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags, const size_t *origin, const size_t *region, void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 623 "specs/opencl/opencl_memory.spec.inc"
+#line 646 "specs/opencl/opencl_memory.spec.inc"
 	struct ava_cl_geometry ava_g;
 	size_t ava_row = 0, ava_slice = 0;
 	cl_event ava_unmapped = NULL;
@@ -7614,7 +7893,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image(cl_command_queue command_queue, c
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 7618 "opencl_worker.c"
+#line 7897 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
@@ -7752,7 +8031,7 @@ static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, cl_int write, const void *data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 671 "specs/opencl/opencl_memory.spec.inc"
+#line 694 "specs/opencl/opencl_memory.spec.inc"
 	uint64_t ava_span = write && data != NULL ? ava_cl_image_span(image, origin, region, 0, 0)
 						  : 0;
 	struct ava_w_transfer *ava_t =
@@ -7776,12 +8055,12 @@ static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue,
 	}
 	if (ava_t != NULL && !ava_cl_image_geometry(image, region, ava_row, ava_slice, &ava_g))
 		return ava_cl_unmap_unlaid(command_queue, image, ava_p, ava_mapped, ava_t);
-	ava_gate = ava_cl_unmap_gate(command_queue, ava_mapped, ava_t, ava_p, ava_span,
+	ava_gate = ava_cl_unmap_gate(command_queue, image, ava_mapped, ava_t, ava_p, ava_span,
 				     ava_t != NULL ? &ava_g : NULL);
 	ret = clEnqueueUnmapMemObject(command_queue, image, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7785 "opencl_worker.c"
+#line 8064 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_image(struct ava_wcall *ava_w)
@@ -7933,7 +8212,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 7937 "opencl_worker.c"
+#line 8216 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -8041,7 +8320,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 8045 "opencl_worker.c"
+#line 8324 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -8236,6 +8515,20 @@ static int ava_opencl_serve_clCreateProgramWithIL(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_program ava_opencl_impl_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *kernel_names, cl_int *errcode_ret)
+{
+#define ava_execute() clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret)
+#line 135 "specs/opencl/opencl_program.spec.inc"
+	if (ava_cl_null_device(num_devices, device_list)) {
+		if (errcode_ret != NULL)
+			*errcode_ret = CL_INVALID_DEVICE;
+		return NULL;
+	}
+	return ava_execute();
+#line 8529 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clCreateProgramWithBuiltInKernels(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clCreateProgramWithBuiltInKernels_call *ava_a;
@@ -8275,7 +8568,7 @@ static int ava_opencl_serve_clCreateProgramWithBuiltInKernels(struct ava_wcall *
 	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->kernel_names, (void **)&kernel_names);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->errcode_ret, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 
@@ -8304,13 +8597,13 @@ static int ava_opencl_serve_clCreateProgramWithBuiltInKernels(struct ava_wcall *
 		ava_dir_errcode_ret |= AVA_BUF_OUT;
 		ava_count_errcode_ret = (uint64_t)(1);
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret, (void **)&errcode_ret);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->errcode_ret, ava_count_errcode_ret, sizeof(cl_int), ava_dir_errcode_ret | AVA_W_PRIVATE, (void **)&errcode_ret);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 0u, (int64_t)(NULL));
 	(void)ava_life_errcode_ret;
 	(void)ava_coupled_errcode_ret;
 
-	ava_ret = clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
+	ava_ret = ava_opencl_impl_clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
 
 	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -8354,6 +8647,7 @@ static int ava_opencl_serve_clReleaseProgram(struct ava_wcall *ava_w)
 	struct ava_opencl_clReleaseProgram_reply ava_r;
 	cl_program program;
 	cl_int ava_ret;
+	int ava_taken_program = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -8363,7 +8657,7 @@ static int ava_opencl_serve_clReleaseProgram(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->program, AVA_OPENCL_T_CL_PROGRAM, (void **)&program);
+	ava_taken_program = ava_w_handle_take(ava_w, ava_a->program, AVA_OPENCL_T_CL_PROGRAM, (void **)&program);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -8372,19 +8666,23 @@ static int ava_opencl_serve_clReleaseProgram(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_s64)ava_ret;
 	if (ava_ret == (CL_SUCCESS))
 		ava_w_handle_release(ava_w, ava_a->program);
+	else if (ava_taken_program)
+		ava_w_handle_untake(ava_w, ava_a->program);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
 #define ava_execute() clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
-#line 304 "specs/opencl/opencl_program.spec.inc"
+#line 352 "specs/opencl/opencl_program.spec.inc"
 	char *ava_owned;
+	if (ava_cl_null_device(num_devices, device_list))
+		return CL_INVALID_DEVICE;
 	options = ava_cl_with_arg_info(program, options, &ava_owned);
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 8388 "opencl_worker.c"
+#line 8686 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8470,7 +8768,9 @@ static int ava_opencl_serve_clBuildProgram(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char *include_names, size_t include_names_length, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
-#line 329 "specs/opencl/opencl_program.spec.inc"
+#line 378 "specs/opencl/opencl_program.spec.inc"
+	if (ava_cl_null_device(num_devices, device_list))
+		return CL_INVALID_DEVICE;
 	for (cl_uint i = 0; ava_is_worker && input_headers != NULL && i < num_input_headers; ++i) {
 		if (input_headers[i] == NULL)
 			return CL_INVALID_PROGRAM;
@@ -8497,7 +8797,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 8501 "opencl_worker.c"
+#line 8801 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -8623,12 +8923,17 @@ static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
 static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (*pfn_notify)(cl_program, void *), void *user_data, cl_int *errcode_ret)
 {
 #define ava_execute() clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret)
-#line 375 "specs/opencl/opencl_program.spec.inc"
+#line 427 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && input_programs != NULL) {
 		for (cl_uint i = 0; i < num_input_programs; ++i) {
 			if (input_programs[i] == NULL) {
 				if (errcode_ret != NULL)
 					*errcode_ret = CL_INVALID_PROGRAM;
+				return NULL;
+			}
+			if (ava_cl_failed_input(input_programs[i])) {
+				if (errcode_ret != NULL)
+					*errcode_ret = CL_INVALID_OPERATION;
 				return NULL;
 			}
 		}
@@ -8653,7 +8958,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 8657 "opencl_worker.c"
+#line 8962 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8829,11 +9134,11 @@ static int ava_opencl_serve_clSetProgramSpecializationConstant(struct ava_wcall 
 static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 {
 #define ava_execute() clUnloadPlatformCompiler(platform)
-#line 415 "specs/opencl/opencl_program.spec.inc"
+#line 472 "specs/opencl/opencl_program.spec.inc"
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 8837 "opencl_worker.c"
+#line 9142 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8886,7 +9191,7 @@ static int ava_opencl_serve_clUnloadCompiler(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-#line 432 "specs/opencl/opencl_program.spec.inc"
+#line 489 "specs/opencl/opencl_program.spec.inc"
 	if (param_name == CL_PROGRAM_BINARIES && param_value != NULL)
 		return CL_INVALID_VALUE;
 	size_t ava_written = 0;
@@ -8903,7 +9208,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8907 "opencl_worker.c"
+#line 9212 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -8981,7 +9286,7 @@ static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, size_t total, unsigned char *binaries)
 {
-#line 456 "specs/opencl/opencl_program.spec.inc"
+#line 513 "specs/opencl/opencl_program.spec.inc"
 	cl_uint ava_ndev = 0;
 	size_t ava_sizes[64], ava_sum = 0;
 	unsigned char *ava_parts[64];
@@ -9003,7 +9308,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 9007 "opencl_worker.c"
+#line 9312 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -9058,7 +9363,7 @@ static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret)
-#line 485 "specs/opencl/opencl_program.spec.inc"
+#line 542 "specs/opencl/opencl_program.spec.inc"
 	if (!ava_is_worker || param_name != CL_PROGRAM_BUILD_OPTIONS)
 		return ava_execute();
 	size_t ava_need = 0, ava_len;
@@ -9083,7 +9388,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 9087 "opencl_worker.c"
+#line 9392 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9166,7 +9471,7 @@ static int ava_opencl_serve_clGetProgramBuildInfo(struct ava_wcall *ava_w)
 static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
 {
 #define ava_execute() clCreateKernel(program, kernel_name, errcode_ret)
-#line 525 "specs/opencl/opencl_program.spec.inc"
+#line 582 "specs/opencl/opencl_program.spec.inc"
 	cl_kernel ret = ava_execute();
 	if (ava_is_worker && ret != NULL && !ava_cl_arg_kinds_known(ret)) {
 		(void)clReleaseKernel(ret);
@@ -9175,7 +9480,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 9179 "opencl_worker.c"
+#line 9484 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9246,7 +9551,7 @@ static int ava_opencl_serve_clCreateKernel(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
 {
 #define ava_execute() clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret)
-#line 544 "specs/opencl/opencl_program.spec.inc"
+#line 601 "specs/opencl/opencl_program.spec.inc"
 	cl_uint ava_made = 0;
 	int ava_known = 1;
 	if (ava_is_worker && num_kernels_ret == NULL)
@@ -9264,7 +9569,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 9268 "opencl_worker.c"
+#line 9573 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9423,6 +9728,7 @@ static int ava_opencl_serve_clReleaseKernel(struct ava_wcall *ava_w)
 	struct ava_opencl_clReleaseKernel_reply ava_r;
 	cl_kernel kernel;
 	cl_int ava_ret;
+	int ava_taken_kernel = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -9432,7 +9738,7 @@ static int ava_opencl_serve_clReleaseKernel(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->kernel, AVA_OPENCL_T_CL_KERNEL, (void **)&kernel);
+	ava_taken_kernel = ava_w_handle_take(ava_w, ava_a->kernel, AVA_OPENCL_T_CL_KERNEL, (void **)&kernel);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -9441,12 +9747,14 @@ static int ava_opencl_serve_clReleaseKernel(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_s64)ava_ret;
 	if (ava_ret == (CL_SUCCESS))
 		ava_w_handle_release(ava_w, ava_a->kernel);
+	else if (ava_taken_kernel)
+		ava_w_handle_untake(ava_w, ava_a->kernel);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
-#line 598 "specs/opencl/opencl_program.spec.inc"
+#line 655 "specs/opencl/opencl_program.spec.inc"
 	if (arg_value == NULL || arg_size != sizeof(cl_mem) || kernel == NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
 	uint64_t ava_id;
@@ -9479,7 +9787,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_queue != NULL)
 		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
 	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 9483 "opencl_worker.c"
+#line 9791 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -9536,7 +9844,7 @@ static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 638 "specs/opencl/opencl_program.spec.inc"
+#line 695 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -9550,7 +9858,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9554 "opencl_worker.c"
+#line 9862 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9630,12 +9938,12 @@ static int ava_opencl_serve_clGetKernelInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 660 "specs/opencl/opencl_program.spec.inc"
+#line 717 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 9639 "opencl_worker.c"
+#line 9947 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9945,7 +10253,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9949 "opencl_worker.c"
+#line 10257 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10033,7 +10341,7 @@ static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *er
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 10037 "opencl_worker.c"
+#line 10345 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10092,7 +10400,7 @@ static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 10096 "opencl_worker.c"
+#line 10404 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10133,12 +10441,12 @@ static int ava_opencl_serve_clRetainEvent(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
 {
 #define ava_execute() clReleaseEvent(event)
-#line 71 "specs/opencl/opencl_enqueue.spec.inc"
-	cl_int ret = ava_execute();
+#line 72 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_int ret = ava_is_worker ? ava_cl_let_go(event) : ava_execute();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 10142 "opencl_worker.c"
+#line 10450 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10148,6 +10456,7 @@ static int ava_opencl_serve_clReleaseEvent(struct ava_wcall *ava_w)
 	struct ava_opencl_clReleaseEvent_reply ava_r;
 	cl_event event;
 	cl_int ava_ret;
+	int ava_taken_event = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -10157,7 +10466,7 @@ static int ava_opencl_serve_clReleaseEvent(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->event, AVA_OPENCL_T_CL_EVENT, (void **)&event);
+	ava_taken_event = ava_w_handle_take(ava_w, ava_a->event, AVA_OPENCL_T_CL_EVENT, (void **)&event);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -10166,6 +10475,8 @@ static int ava_opencl_serve_clReleaseEvent(struct ava_wcall *ava_w)
 	if (ava_w_is_async(ava_w)) {
 		if (ava_ret == (CL_SUCCESS))
 			ava_w_handle_release(ava_w, ava_a->event);
+		else if (ava_taken_event)
+			ava_w_handle_untake(ava_w, ava_a->event);
 		if (!(ava_ret == (CL_SUCCESS)))
 			ava_w_async_error(ava_w, 1u, (int64_t)ava_ret);
 		return ava_w_reply(ava_w, NULL, 0);
@@ -10173,19 +10484,21 @@ static int ava_opencl_serve_clReleaseEvent(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_s64)ava_ret;
 	if (ava_ret == (CL_SUCCESS))
 		ava_w_handle_release(ava_w, ava_a->event);
+	else if (ava_taken_event)
+		ava_w_handle_untake(ava_w, ava_a->event);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
 static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
 #define ava_execute() clSetUserEventStatus(event, execution_status)
-#line 79 "specs/opencl/opencl_enqueue.spec.inc"
-	cl_int ret = ava_execute();
+#line 80 "specs/opencl/opencl_enqueue.spec.inc"
+	cl_int ret = ava_is_worker ? ava_cl_set_user_status(event, execution_status) : ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS &&
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
-		(void)clReleaseEvent(event);
+		(void)ava_cl_let_go(event);
 	return ret;
-#line 10189 "opencl_worker.c"
+#line 10502 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10337,6 +10650,8 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 {
 #define ava_execute() clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
 #line 128 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_cl_not_a_buffer(buffer))
+		return CL_INVALID_MEM_OBJECT;
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
@@ -10376,7 +10691,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10380 "opencl_worker.c"
+#line 10695 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10486,7 +10801,9 @@ static int ava_opencl_serve_clEnqueueReadBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 196 "specs/opencl/opencl_enqueue.spec.inc"
+#line 199 "specs/opencl/opencl_enqueue.spec.inc"
+	if (ava_cl_not_a_buffer(buffer))
+		return CL_INVALID_MEM_OBJECT;
 	if (ava_is_guest) {
 		cl_int ava_rc;
 
@@ -10520,7 +10837,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10524 "opencl_worker.c"
+#line 10841 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10625,7 +10942,7 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 258 "specs/opencl/opencl_enqueue.spec.inc"
+#line 263 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -10648,7 +10965,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10652 "opencl_worker.c"
+#line 10969 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10815,7 +11132,7 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 305 "specs/opencl/opencl_enqueue.spec.inc"
+#line 310 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -10827,7 +11144,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10831 "opencl_worker.c"
+#line 11148 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10988,9 +11305,9 @@ static int ava_opencl_serve_clEnqueueWriteBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 332 "specs/opencl/opencl_enqueue.spec.inc"
+#line 337 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10994 "opencl_worker.c"
+#line 11311 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11097,9 +11414,11 @@ static int ava_opencl_serve_clEnqueueCopyBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 356 "specs/opencl/opencl_enqueue.spec.inc"
+#line 362 "specs/opencl/opencl_enqueue.spec.inc"
+	if (src_buffer == NULL || dst_buffer == NULL)
+		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11103 "opencl_worker.c"
+#line 11422 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11259,9 +11578,9 @@ static int ava_opencl_serve_clEnqueueCopyBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 374 "specs/opencl/opencl_enqueue.spec.inc"
+#line 382 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11265 "opencl_worker.c"
+#line 11584 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11382,7 +11701,7 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 405 "specs/opencl/opencl_enqueue.spec.inc"
+#line 413 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -11402,7 +11721,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11406 "opencl_worker.c"
+#line 11725 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11549,7 +11868,7 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 446 "specs/opencl/opencl_enqueue.spec.inc"
+#line 454 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -11559,7 +11878,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11563 "opencl_worker.c"
+#line 11882 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11698,9 +12017,9 @@ static int ava_opencl_serve_clEnqueueWriteImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 476 "specs/opencl/opencl_enqueue.spec.inc"
+#line 484 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11704 "opencl_worker.c"
+#line 12023 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11849,9 +12168,9 @@ static int ava_opencl_serve_clEnqueueFillImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 497 "specs/opencl/opencl_enqueue.spec.inc"
+#line 505 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11855 "opencl_worker.c"
+#line 12174 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12003,9 +12322,11 @@ static int ava_opencl_serve_clEnqueueCopyImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 517 "specs/opencl/opencl_enqueue.spec.inc"
+#line 526 "specs/opencl/opencl_enqueue.spec.inc"
+	if (dst_buffer == NULL)
+		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12009 "opencl_worker.c"
+#line 12330 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12142,9 +12463,9 @@ static int ava_opencl_serve_clEnqueueCopyImageToBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 537 "specs/opencl/opencl_enqueue.spec.inc"
+#line 548 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12148 "opencl_worker.c"
+#line 12469 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12281,9 +12602,9 @@ static int ava_opencl_serve_clEnqueueCopyBufferToImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 556 "specs/opencl/opencl_enqueue.spec.inc"
+#line 567 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12287 "opencl_worker.c"
+#line 12608 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12401,11 +12722,11 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 581 "specs/opencl/opencl_enqueue.spec.inc"
+#line 592 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12409 "opencl_worker.c"
+#line 12730 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12556,11 +12877,11 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 599 "specs/opencl/opencl_enqueue.spec.inc"
+#line 610 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12564 "opencl_worker.c"
+#line 12885 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12658,9 +12979,9 @@ static int ava_opencl_serve_clEnqueueTask(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 616 "specs/opencl/opencl_enqueue.spec.inc"
+#line 627 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12664 "opencl_worker.c"
+#line 12985 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12755,9 +13076,9 @@ static int ava_opencl_serve_clEnqueueMarkerWithWaitList(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 632 "specs/opencl/opencl_enqueue.spec.inc"
+#line 643 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12761 "opencl_worker.c"
+#line 13082 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12852,9 +13173,9 @@ static int ava_opencl_serve_clEnqueueBarrierWithWaitList(struct ava_wcall *ava_w
 static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() clEnqueueMarker(command_queue, event)
-#line 644 "specs/opencl/opencl_enqueue.spec.inc"
+#line 655 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12858 "opencl_worker.c"
+#line 13179 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12957,11 +13278,11 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-#line 663 "specs/opencl/opencl_enqueue.spec.inc"
+#line 674 "specs/opencl/opencl_enqueue.spec.inc"
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 12965 "opencl_worker.c"
+#line 13286 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -13037,7 +13358,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 13041 "opencl_worker.c"
+#line 13362 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -13098,7 +13419,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 13102 "opencl_worker.c"
+#line 13423 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -13169,7 +13490,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 13173 "opencl_worker.c"
+#line 13494 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -13178,6 +13499,7 @@ static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
 	struct ava_opencl_ava_cl_svm_release_reply ava_r;
 	ava_cl_svm svm;
 	cl_int ava_ret;
+	int ava_taken_svm = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -13187,7 +13509,7 @@ static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->svm, AVA_OPENCL_T_AVA_CL_SVM, (void **)&svm);
+	ava_taken_svm = ava_w_handle_take(ava_w, ava_a->svm, AVA_OPENCL_T_AVA_CL_SVM, (void **)&svm);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -13196,6 +13518,8 @@ static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_s64)ava_ret;
 	if (ava_ret == (CL_SUCCESS))
 		ava_w_handle_release(ava_w, ava_a->svm);
+	else if (ava_taken_svm)
+		ava_w_handle_untake(ava_w, ava_a->svm);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
@@ -13213,7 +13537,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 13217 "opencl_worker.c"
+#line 13541 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -13339,7 +13663,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 13343 "opencl_worker.c"
+#line 13667 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -13447,12 +13771,12 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 		ava_w_transfer_abort(ava_t);
 		return ret;
 	}
-	ava_gate = ava_cl_unmap_gate(command_queue, ava_mapped, ava_t, ava_p,
+	ava_gate = ava_cl_unmap_gate(command_queue, NULL, ava_mapped, ava_t, ava_p,
 				     data != NULL ? size : 0, NULL);
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 13456 "opencl_worker.c"
+#line 13780 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -13576,7 +13900,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 13580 "opencl_worker.c"
+#line 13904 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -13726,7 +14050,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 13730 "opencl_worker.c"
+#line 14054 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -13850,7 +14174,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 13854 "opencl_worker.c"
+#line 14178 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -13911,7 +14235,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 13915 "opencl_worker.c"
+#line 14239 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -13999,7 +14323,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 14003 "opencl_worker.c"
+#line 14327 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -14137,7 +14461,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 14141 "opencl_worker.c"
+#line 14465 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -14219,6 +14543,7 @@ static int ava_opencl_serve_clReleaseDeviceEXT(struct ava_wcall *ava_w)
 	struct ava_opencl_clReleaseDeviceEXT_reply ava_r;
 	cl_device_id device;
 	cl_int ava_ret;
+	int ava_taken_device = 0;
 	int ava_st;
 
 	ava_st = ava_w_args(ava_w, sizeof(*ava_a), (const void **)&ava_a);
@@ -14228,7 +14553,7 @@ static int ava_opencl_serve_clReleaseDeviceEXT(struct ava_wcall *ava_w)
 
 	/* Phase 1: values as sent by the guest. */
 	/* An unknown id becomes NULL: the library reports its own error. */
-	(void)ava_w_handle(ava_w, ava_a->device, AVA_OPENCL_T_CL_DEVICE_ID, (void **)&device);
+	ava_taken_device = ava_w_handle_take(ava_w, ava_a->device, AVA_OPENCL_T_CL_DEVICE_ID, (void **)&device);
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
@@ -14237,6 +14562,8 @@ static int ava_opencl_serve_clReleaseDeviceEXT(struct ava_wcall *ava_w)
 	ava_r.ret = (ava_s64)ava_ret;
 	if (ava_ret == (CL_SUCCESS))
 		ava_w_handle_release(ava_w, ava_a->device);
+	else if (ava_taken_device)
+		ava_w_handle_untake(ava_w, ava_a->device);
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
@@ -14246,7 +14573,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 14250 "opencl_worker.c"
+#line 14577 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -14358,7 +14685,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 14362 "opencl_worker.c"
+#line 14689 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
