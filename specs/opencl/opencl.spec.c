@@ -58,6 +58,7 @@ ava_type(cl_int) {
 
 /* The spec proper, in parts (cava reads "*.spec.inc" as spec text). */
 #include "opencl_util.spec.inc"
+#include "opencl_keep.spec.inc"
 #include "opencl_staged.spec.inc"
 #include "opencl_heap.spec.inc"
 #include "opencl_guest.spec.inc"

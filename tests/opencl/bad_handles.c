@@ -157,6 +157,18 @@ static void pocl_crashers(void) {
   BAD_CREATE("clCreateProgramWithBuiltInKernels NULL device",
              clCreateProgramWithBuiltInKernels(g_env.context, 1, none, "inc", &g_err),
              CL_INVALID_DEVICE);
+  /* A kernel enqueued after the program released the buffer it names:
+   * natively PoCL uses freed memory (an abort in can_run_command, or worse);
+   * the worker holds what a kernel's arguments name. */
+  cl_mem doomed = ocl_buffer(&g_env, CL_MEM_READ_WRITE, 256, NULL);
+  const cl_int by = 1;
+  const size_t one = 1;
+  CHECK(clSetKernelArg(g_kernel, 0, sizeof doomed, &doomed));
+  CHECK(clSetKernelArg(g_kernel, 1, sizeof by, &by));
+  CHECK(clReleaseMemObject(doomed));
+  BAD("clEnqueueNDRangeKernel after its buffer's release",
+      and_finish(clEnqueueNDRangeKernel(g_q, g_kernel, 1, NULL, &one, NULL, 0, NULL, NULL), g_q),
+      CL_SUCCESS);
   /* With a context alive (g_env's), PoCL 3.1 aborts on the second type it has no device of. */
   const cl_device_type missing[] = {CL_DEVICE_TYPE_GPU, CL_DEVICE_TYPE_ACCELERATOR,
                                     CL_DEVICE_TYPE_CUSTOM};

@@ -708,6 +708,41 @@ static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
 int ava_w_at_departure_cancel(void (*fn)(void *arg), void *arg);
 
+/*
+ * A kernel module (ava_opencl.ko) frees the table when it is unloaded; a
+ * process leaves it to its exit, where other threads may still be in calls.
+ */
+static void ava_cl_guest_fini(void)
+{
+#ifdef __KERNEL__
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	free(ava_cl_objs);
+	ava_cl_objs = NULL;
+	ava_cl_obj_cap = 0;
+	ava_cl_obj_used = 0;
+	pthread_mutex_unlock(&ava_cl_obj_lock);
+#endif
+}
+
+/*
+ * The worker's answer to an info query names objects: give the guest ids.
+ * Only the bytes the driver wrote (written, its param_value_size_ret) hold
+ * objects; param_value is worker memory (cava makes buffers that spec code
+ * rewrites worker-private), zeroed beyond them, never guest-chosen values. The
+ * query's prologue makes the driver report written (see clGetDeviceInfo).
+ */
+#define AVA_CL_IDS_OUT(T, value, size, written)                                            \
+	do {                                                                               \
+		uint64_t *ava_ids_ = (uint64_t *)(value);                                  \
+		size_t ava_n_ = ((written) < (size) ? (written) : (size)) / sizeof(T);     \
+		for (size_t ava_i_ = 0; ava_i_ < ava_n_; ++ava_i_)                         \
+			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
+	} while (0)
+
+
+#line 744 "opencl_guest.c"
+#line 7 "specs/opencl/opencl_keep.spec.inc"
+
 #if !defined(__KERNEL__)
 /*
  * Worker: events it lets go of before PoCL is done with them. PoCL 3.1 drops
@@ -909,39 +944,144 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)ava_cl_let_go(ev);
 }
 
+
+#if !defined(__KERNEL__)
 /*
- * A kernel module (ava_opencl.ko) frees the table when it is unloaded; a
- * process leaves it to its exit, where other threads may still be in calls.
+ * Worker: the objects a kernel's arguments name. The API keeps no reference
+ * to them (a program must not release a buffer a kernel it still enqueues
+ * names; natively PoCL then uses freed memory), so a guest could make the
+ * worker's PoCL use an object it freed. The worker holds one reference per
+ * argument until the argument changes or the kernel goes; commands already
+ * enqueued hold their own. A kernel's clones name the same objects.
  */
-static void ava_cl_guest_fini(void)
+enum { AVA_CL_KARG_MEM = 1, AVA_CL_KARG_SAMPLER = 2, AVA_CL_KARG_QUEUE = 3 };
+struct ava_cl_karg {
+	cl_kernel kernel;
+	cl_uint index;
+	int kind;
+	void *object;
+};
+static pthread_mutex_t ava_cl_karg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ava_cl_karg *ava_cl_kargs;
+static size_t ava_cl_karg_count, ava_cl_karg_cap;
+
+static inline int ava_cl_karg_retain(int kind, void *object)
 {
-#ifdef __KERNEL__
-	pthread_mutex_lock(&ava_cl_obj_lock);
-	free(ava_cl_objs);
-	ava_cl_objs = NULL;
-	ava_cl_obj_cap = 0;
-	ava_cl_obj_used = 0;
-	pthread_mutex_unlock(&ava_cl_obj_lock);
-#endif
+	if (kind == AVA_CL_KARG_MEM)
+		return clRetainMemObject((cl_mem)object) == CL_SUCCESS;
+	if (kind == AVA_CL_KARG_SAMPLER)
+		return clRetainSampler((cl_sampler)object) == CL_SUCCESS;
+	return clRetainCommandQueue((cl_command_queue)object) == CL_SUCCESS;
+}
+
+static inline void ava_cl_karg_release(int kind, void *object)
+{
+	if (kind == AVA_CL_KARG_MEM)
+		clReleaseMemObject((cl_mem)object);
+	else if (kind == AVA_CL_KARG_SAMPLER)
+		clReleaseSampler((cl_sampler)object);
+	else
+		clReleaseCommandQueue((cl_command_queue)object);
 }
 
 /*
- * The worker's answer to an info query names objects: give the guest ids.
- * Only the bytes the driver wrote (written, its param_value_size_ret) hold
- * objects; param_value is worker memory (cava makes buffers that spec code
- * rewrites worker-private), zeroed beyond them, never guest-chosen values. The
- * query's prologue makes the driver report written (see clGetDeviceInfo).
+ * Argument index of kernel now names object (of kind; NULL: no object): one
+ * reference is taken for it, the one for what it named before given back.
+ * Without memory the object goes unheld, as before this table.
  */
-#define AVA_CL_IDS_OUT(T, value, size, written)                                            \
-	do {                                                                               \
-		uint64_t *ava_ids_ = (uint64_t *)(value);                                  \
-		size_t ava_n_ = ((written) < (size) ? (written) : (size)) / sizeof(T);     \
-		for (size_t ava_i_ = 0; ava_i_ < ava_n_; ++ava_i_)                         \
-			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
-	} while (0)
+static inline void ava_cl_karg_set(cl_kernel kernel, cl_uint index, int kind, void *object)
+{
+	struct ava_cl_karg old = { NULL, 0, 0, NULL };
+	int held = object != NULL && ava_cl_karg_retain(kind, object);
+	size_t i;
 
+	pthread_mutex_lock(&ava_cl_karg_lock);
+	for (i = 0; i < ava_cl_karg_count; ++i) {
+		if (ava_cl_kargs[i].kernel == kernel && ava_cl_kargs[i].index == index)
+			break;
+	}
+	if (i < ava_cl_karg_count) {
+		old = ava_cl_kargs[i];
+		ava_cl_kargs[i] = ava_cl_kargs[--ava_cl_karg_count];
+	}
+	if (held && ava_cl_karg_count == ava_cl_karg_cap) {
+		size_t cap = ava_cl_karg_cap ? 2 * ava_cl_karg_cap : 16;
+		struct ava_cl_karg *grown = realloc(ava_cl_kargs, cap * sizeof(*grown));
 
-#line 945 "opencl_guest.c"
+		if (grown != NULL) {
+			ava_cl_kargs = grown;
+			ava_cl_karg_cap = cap;
+		}
+	}
+	if (held && ava_cl_karg_count < ava_cl_karg_cap) {
+		struct ava_cl_karg now = { kernel, index, kind, object };
+
+		ava_cl_kargs[ava_cl_karg_count++] = now;
+		held = 0;
+	}
+	pthread_mutex_unlock(&ava_cl_karg_lock);
+	if (held)
+		ava_cl_karg_release(kind, object);
+	if (old.object != NULL)
+		ava_cl_karg_release(old.kind, old.object);
+}
+
+/* A clone of kernel names what kernel names. */
+static inline void ava_cl_karg_clone(cl_kernel kernel, cl_kernel clone)
+{
+	struct ava_cl_karg *copy = NULL;
+	size_t n = 0;
+
+	pthread_mutex_lock(&ava_cl_karg_lock);
+	for (size_t i = 0; i < ava_cl_karg_count; ++i)
+		n += ava_cl_kargs[i].kernel == kernel;
+	copy = n != 0 ? calloc(n, sizeof(*copy)) : NULL;
+	n = 0;
+	for (size_t i = 0; copy != NULL && i < ava_cl_karg_count; ++i) {
+		if (ava_cl_kargs[i].kernel == kernel)
+			copy[n++] = ava_cl_kargs[i];
+	}
+	pthread_mutex_unlock(&ava_cl_karg_lock);
+	for (size_t i = 0; i < n; ++i)
+		ava_cl_karg_set(clone, copy[i].index, copy[i].kind, copy[i].object);
+	free(copy);
+}
+
+/* kernel is gone (its last reference was released): what it named goes. */
+static inline void ava_cl_karg_forget(cl_kernel kernel)
+{
+	struct ava_cl_karg *gone = NULL;
+	size_t n = 0;
+
+	pthread_mutex_lock(&ava_cl_karg_lock);
+	for (size_t i = 0; i < ava_cl_karg_count; ++i)
+		n += ava_cl_kargs[i].kernel == kernel;
+	gone = n != 0 ? calloc(n, sizeof(*gone)) : NULL;
+	n = 0;
+	for (size_t i = 0; gone != NULL && i < ava_cl_karg_count;) {
+		if (ava_cl_kargs[i].kernel != kernel) {
+			++i;
+			continue;
+		}
+		gone[n++] = ava_cl_kargs[i];
+		ava_cl_kargs[i] = ava_cl_kargs[--ava_cl_karg_count];
+	}
+	pthread_mutex_unlock(&ava_cl_karg_lock);
+	for (size_t i = 0; i < n; ++i)
+		ava_cl_karg_release(gone[i].kind, gone[i].object);
+	free(gone);
+}
+#else
+static inline void ava_cl_karg_clone(cl_kernel kernel, cl_kernel clone)
+{
+}
+
+static inline void ava_cl_karg_forget(cl_kernel kernel)
+{
+}
+#endif
+
+#line 1085 "opencl_guest.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -1711,7 +1851,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1715 "opencl_guest.c"
+#line 1855 "opencl_guest.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -1985,7 +2125,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 1989 "opencl_guest.c"
+#line 2129 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -1999,7 +2139,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 2003 "opencl_guest.c"
+#line 2143 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -2040,7 +2180,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 2044 "opencl_guest.c"
+#line 2184 "opencl_guest.c"
 #line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -2063,7 +2203,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 2067 "opencl_guest.c"
+#line 2207 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -2074,7 +2214,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 2078 "opencl_guest.c"
+#line 2218 "opencl_guest.c"
 #line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -2094,7 +2234,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 2098 "opencl_guest.c"
+#line 2238 "opencl_guest.c"
 #line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -2167,7 +2307,7 @@ static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_
 	return 1;
 }
 
-#line 2171 "opencl_guest.c"
+#line 2311 "opencl_guest.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 /*
@@ -2210,7 +2350,7 @@ static int ava_cl_failed_input(cl_program program)
 	return 0;
 }
 
-#line 2214 "opencl_guest.c"
+#line 2354 "opencl_guest.c"
 #line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2385,7 +2525,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2389 "opencl_guest.c"
+#line 2529 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2442,7 +2582,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2446 "opencl_guest.c"
+#line 2586 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2469,14 +2609,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2473 "opencl_guest.c"
+#line 2613 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
-#line 908 "specs/opencl/opencl_util.spec.inc"
+#line 707 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2480 "opencl_guest.c"
+#line 2620 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -3025,7 +3165,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 3029 "opencl_guest.c"
+#line 3169 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -3352,7 +3492,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 3356 "opencl_guest.c"
+#line 3496 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -4655,7 +4795,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4659 "opencl_guest.c"
+#line 4799 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4723,7 +4863,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4727 "opencl_guest.c"
+#line 4867 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4805,7 +4945,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4809 "opencl_guest.c"
+#line 4949 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5116,7 +5256,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 5120 "opencl_guest.c"
+#line 5260 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5211,7 +5351,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		}
 	}
 	return ava_execute();
-#line 5215 "opencl_guest.c"
+#line 5355 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5349,7 +5489,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5353 "opencl_guest.c"
+#line 5493 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5441,7 +5581,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 5445 "opencl_guest.c"
+#line 5585 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5507,7 +5647,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 5511 "opencl_guest.c"
+#line 5651 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5679,7 +5819,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5683 "opencl_guest.c"
+#line 5823 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5834,7 +5974,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5838 "opencl_guest.c"
+#line 5978 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5919,7 +6059,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5923 "opencl_guest.c"
+#line 6063 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5995,7 +6135,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5999 "opencl_guest.c"
+#line 6139 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6044,7 +6184,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 6048 "opencl_guest.c"
+#line 6188 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6098,7 +6238,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_worker)
 		ava_cl_kept_sweep();
 	return ret;
-#line 6102 "opencl_guest.c"
+#line 6242 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6200,7 +6340,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 6204 "opencl_guest.c"
+#line 6344 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6441,7 +6581,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6445 "opencl_guest.c"
+#line 6585 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6546,7 +6686,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6550 "opencl_guest.c"
+#line 6690 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6629,7 +6769,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6633 "opencl_guest.c"
+#line 6773 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6719,7 +6859,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6723 "opencl_guest.c"
+#line 6863 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6850,7 +6990,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6854 "opencl_guest.c"
+#line 6994 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7078,7 +7218,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7082 "opencl_guest.c"
+#line 7222 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7796,7 +7936,7 @@ AVA_EXPORT cl_program clCreateProgramWithBuiltInKernels(cl_context context, cl_u
 		return NULL;
 	}
 	return ava_execute();
-#line 7800 "opencl_guest.c"
+#line 7940 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7930,7 +8070,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7934 "opencl_guest.c"
+#line 8074 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8137,7 +8277,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 8141 "opencl_guest.c"
+#line 8281 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8219,7 +8359,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 8223 "opencl_guest.c"
+#line 8363 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8437,7 +8577,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 8441 "opencl_guest.c"
+#line 8581 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8504,7 +8644,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 8508 "opencl_guest.c"
+#line 8648 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8585,11 +8725,11 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8589 "opencl_guest.c"
+#line 8729 "opencl_guest.c"
 #undef ava_execute
 }
 
-AVA_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
+static cl_kernel ava_opencl_remote_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 {
 	struct ava_opencl_clCloneKernel_call ava_a;
 	const struct ava_opencl_clCloneKernel_reply *ava_r = NULL;
@@ -8629,6 +8769,18 @@ ava_fail:
 	return (cl_kernel)(NULL);
 }
 
+AVA_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
+{
+#define ava_execute() ava_opencl_remote_clCloneKernel(source_kernel, errcode_ret)
+#line 625 "specs/opencl/opencl_program.spec.inc"
+	cl_kernel ret = ava_execute();
+	if (ava_is_worker && ret != NULL)
+		ava_cl_karg_clone(source_kernel, ret);
+	return ret;
+#line 8781 "opencl_guest.c"
+#undef ava_execute
+}
+
 AVA_EXPORT cl_int clRetainKernel(cl_kernel kernel)
 {
 	struct ava_opencl_clRetainKernel_call ava_a;
@@ -8658,7 +8810,7 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
-AVA_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
+static cl_int ava_opencl_remote_clReleaseKernel(cl_kernel kernel)
 {
 	struct ava_opencl_clReleaseKernel_call ava_a;
 	const struct ava_opencl_clReleaseKernel_reply *ava_r = NULL;
@@ -8687,6 +8839,22 @@ AVA_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
 ava_fail:
 	ava_call_end(&ava_c);
 	return (cl_int)(CL_OUT_OF_RESOURCES);
+}
+
+AVA_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
+{
+#define ava_execute() ava_opencl_remote_clReleaseKernel(kernel)
+#line 643 "specs/opencl/opencl_program.spec.inc"
+	cl_uint ava_refs = 0;
+	if (ava_is_worker && clGetKernelInfo(kernel, CL_KERNEL_REFERENCE_COUNT, sizeof(ava_refs),
+					     &ava_refs, NULL) != CL_SUCCESS)
+		ava_refs = 0;
+	cl_int ret = ava_execute();
+	if (ava_is_worker && ret == CL_SUCCESS && ava_refs == 1)
+		ava_cl_karg_forget(kernel);
+	return ret;
+#line 8857 "opencl_guest.c"
+#undef ava_execute
 }
 
 AVA_EXPORT cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
@@ -8808,7 +8976,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 695 "specs/opencl/opencl_program.spec.inc"
+#line 733 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -8822,7 +8990,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8826 "opencl_guest.c"
+#line 8994 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8887,12 +9055,12 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 717 "specs/opencl/opencl_program.spec.inc"
+#line 755 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 8896 "opencl_guest.c"
+#line 9064 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9138,7 +9306,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9142 "opencl_guest.c"
+#line 9310 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9193,7 +9361,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 9197 "opencl_guest.c"
+#line 9365 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9242,7 +9410,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 9246 "opencl_guest.c"
+#line 9414 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9294,7 +9462,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9298 "opencl_guest.c"
+#line 9466 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9337,7 +9505,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)ava_cl_let_go(event);
 	return ret;
-#line 9341 "opencl_guest.c"
+#line 9509 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9551,7 +9719,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9555 "opencl_guest.c"
+#line 9723 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9663,7 +9831,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9667 "opencl_guest.c"
+#line 9835 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9801,7 +9969,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9805 "opencl_guest.c"
+#line 9973 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9925,7 +10093,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9929 "opencl_guest.c"
+#line 10097 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10016,7 +10184,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 337 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10020 "opencl_guest.c"
+#line 10188 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10147,7 +10315,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 	if (src_buffer == NULL || dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10151 "opencl_guest.c"
+#line 10319 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10248,7 +10416,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 382 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10252 "opencl_guest.c"
+#line 10420 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10371,7 +10539,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10375 "opencl_guest.c"
+#line 10543 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10479,7 +10647,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10483 "opencl_guest.c"
+#line 10651 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10598,7 +10766,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 484 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10602 "opencl_guest.c"
+#line 10770 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10719,7 +10887,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 505 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10723 "opencl_guest.c"
+#line 10891 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10832,7 +11000,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 	if (dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10836 "opencl_guest.c"
+#line 11004 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10943,7 +11111,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 548 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10947 "opencl_guest.c"
+#line 11115 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11040,7 +11208,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 567 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11044 "opencl_guest.c"
+#line 11212 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11163,7 +11331,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11167 "opencl_guest.c"
+#line 11335 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11248,7 +11416,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11252 "opencl_guest.c"
+#line 11420 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11329,7 +11497,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 627 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11333 "opencl_guest.c"
+#line 11501 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11410,7 +11578,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 643 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11414 "opencl_guest.c"
+#line 11582 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11479,7 +11647,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 655 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11483 "opencl_guest.c"
+#line 11651 "opencl_guest.c"
 #undef ava_execute
 }
 

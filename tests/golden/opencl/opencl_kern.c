@@ -838,6 +838,41 @@ static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
 int ava_w_at_departure_cancel(void (*fn)(void *arg), void *arg);
 
+/*
+ * A kernel module (ava_opencl.ko) frees the table when it is unloaded; a
+ * process leaves it to its exit, where other threads may still be in calls.
+ */
+static void ava_cl_guest_fini(void)
+{
+#ifdef __KERNEL__
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	free(ava_cl_objs);
+	ava_cl_objs = NULL;
+	ava_cl_obj_cap = 0;
+	ava_cl_obj_used = 0;
+	pthread_mutex_unlock(&ava_cl_obj_lock);
+#endif
+}
+
+/*
+ * The worker's answer to an info query names objects: give the guest ids.
+ * Only the bytes the driver wrote (written, its param_value_size_ret) hold
+ * objects; param_value is worker memory (cava makes buffers that spec code
+ * rewrites worker-private), zeroed beyond them, never guest-chosen values. The
+ * query's prologue makes the driver report written (see clGetDeviceInfo).
+ */
+#define AVA_CL_IDS_OUT(T, value, size, written)                                            \
+	do {                                                                               \
+		uint64_t *ava_ids_ = (uint64_t *)(value);                                  \
+		size_t ava_n_ = ((written) < (size) ? (written) : (size)) / sizeof(T);     \
+		for (size_t ava_i_ = 0; ava_i_ < ava_n_; ++ava_i_)                         \
+			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
+	} while (0)
+
+
+#line 874 "opencl_kern.c"
+#line 7 "specs/opencl/opencl_keep.spec.inc"
+
 #if !defined(__KERNEL__)
 /*
  * Worker: events it lets go of before PoCL is done with them. PoCL 3.1 drops
@@ -1039,39 +1074,144 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)ava_cl_let_go(ev);
 }
 
+
+#if !defined(__KERNEL__)
 /*
- * A kernel module (ava_opencl.ko) frees the table when it is unloaded; a
- * process leaves it to its exit, where other threads may still be in calls.
+ * Worker: the objects a kernel's arguments name. The API keeps no reference
+ * to them (a program must not release a buffer a kernel it still enqueues
+ * names; natively PoCL then uses freed memory), so a guest could make the
+ * worker's PoCL use an object it freed. The worker holds one reference per
+ * argument until the argument changes or the kernel goes; commands already
+ * enqueued hold their own. A kernel's clones name the same objects.
  */
-static void ava_cl_guest_fini(void)
+enum { AVA_CL_KARG_MEM = 1, AVA_CL_KARG_SAMPLER = 2, AVA_CL_KARG_QUEUE = 3 };
+struct ava_cl_karg {
+	cl_kernel kernel;
+	cl_uint index;
+	int kind;
+	void *object;
+};
+static pthread_mutex_t ava_cl_karg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ava_cl_karg *ava_cl_kargs;
+static size_t ava_cl_karg_count, ava_cl_karg_cap;
+
+static inline int ava_cl_karg_retain(int kind, void *object)
 {
-#ifdef __KERNEL__
-	pthread_mutex_lock(&ava_cl_obj_lock);
-	free(ava_cl_objs);
-	ava_cl_objs = NULL;
-	ava_cl_obj_cap = 0;
-	ava_cl_obj_used = 0;
-	pthread_mutex_unlock(&ava_cl_obj_lock);
-#endif
+	if (kind == AVA_CL_KARG_MEM)
+		return clRetainMemObject((cl_mem)object) == CL_SUCCESS;
+	if (kind == AVA_CL_KARG_SAMPLER)
+		return clRetainSampler((cl_sampler)object) == CL_SUCCESS;
+	return clRetainCommandQueue((cl_command_queue)object) == CL_SUCCESS;
+}
+
+static inline void ava_cl_karg_release(int kind, void *object)
+{
+	if (kind == AVA_CL_KARG_MEM)
+		clReleaseMemObject((cl_mem)object);
+	else if (kind == AVA_CL_KARG_SAMPLER)
+		clReleaseSampler((cl_sampler)object);
+	else
+		clReleaseCommandQueue((cl_command_queue)object);
 }
 
 /*
- * The worker's answer to an info query names objects: give the guest ids.
- * Only the bytes the driver wrote (written, its param_value_size_ret) hold
- * objects; param_value is worker memory (cava makes buffers that spec code
- * rewrites worker-private), zeroed beyond them, never guest-chosen values. The
- * query's prologue makes the driver report written (see clGetDeviceInfo).
+ * Argument index of kernel now names object (of kind; NULL: no object): one
+ * reference is taken for it, the one for what it named before given back.
+ * Without memory the object goes unheld, as before this table.
  */
-#define AVA_CL_IDS_OUT(T, value, size, written)                                            \
-	do {                                                                               \
-		uint64_t *ava_ids_ = (uint64_t *)(value);                                  \
-		size_t ava_n_ = ((written) < (size) ? (written) : (size)) / sizeof(T);     \
-		for (size_t ava_i_ = 0; ava_i_ < ava_n_; ++ava_i_)                         \
-			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
-	} while (0)
+static inline void ava_cl_karg_set(cl_kernel kernel, cl_uint index, int kind, void *object)
+{
+	struct ava_cl_karg old = { NULL, 0, 0, NULL };
+	int held = object != NULL && ava_cl_karg_retain(kind, object);
+	size_t i;
 
+	pthread_mutex_lock(&ava_cl_karg_lock);
+	for (i = 0; i < ava_cl_karg_count; ++i) {
+		if (ava_cl_kargs[i].kernel == kernel && ava_cl_kargs[i].index == index)
+			break;
+	}
+	if (i < ava_cl_karg_count) {
+		old = ava_cl_kargs[i];
+		ava_cl_kargs[i] = ava_cl_kargs[--ava_cl_karg_count];
+	}
+	if (held && ava_cl_karg_count == ava_cl_karg_cap) {
+		size_t cap = ava_cl_karg_cap ? 2 * ava_cl_karg_cap : 16;
+		struct ava_cl_karg *grown = realloc(ava_cl_kargs, cap * sizeof(*grown));
 
-#line 1075 "opencl_kern.c"
+		if (grown != NULL) {
+			ava_cl_kargs = grown;
+			ava_cl_karg_cap = cap;
+		}
+	}
+	if (held && ava_cl_karg_count < ava_cl_karg_cap) {
+		struct ava_cl_karg now = { kernel, index, kind, object };
+
+		ava_cl_kargs[ava_cl_karg_count++] = now;
+		held = 0;
+	}
+	pthread_mutex_unlock(&ava_cl_karg_lock);
+	if (held)
+		ava_cl_karg_release(kind, object);
+	if (old.object != NULL)
+		ava_cl_karg_release(old.kind, old.object);
+}
+
+/* A clone of kernel names what kernel names. */
+static inline void ava_cl_karg_clone(cl_kernel kernel, cl_kernel clone)
+{
+	struct ava_cl_karg *copy = NULL;
+	size_t n = 0;
+
+	pthread_mutex_lock(&ava_cl_karg_lock);
+	for (size_t i = 0; i < ava_cl_karg_count; ++i)
+		n += ava_cl_kargs[i].kernel == kernel;
+	copy = n != 0 ? calloc(n, sizeof(*copy)) : NULL;
+	n = 0;
+	for (size_t i = 0; copy != NULL && i < ava_cl_karg_count; ++i) {
+		if (ava_cl_kargs[i].kernel == kernel)
+			copy[n++] = ava_cl_kargs[i];
+	}
+	pthread_mutex_unlock(&ava_cl_karg_lock);
+	for (size_t i = 0; i < n; ++i)
+		ava_cl_karg_set(clone, copy[i].index, copy[i].kind, copy[i].object);
+	free(copy);
+}
+
+/* kernel is gone (its last reference was released): what it named goes. */
+static inline void ava_cl_karg_forget(cl_kernel kernel)
+{
+	struct ava_cl_karg *gone = NULL;
+	size_t n = 0;
+
+	pthread_mutex_lock(&ava_cl_karg_lock);
+	for (size_t i = 0; i < ava_cl_karg_count; ++i)
+		n += ava_cl_kargs[i].kernel == kernel;
+	gone = n != 0 ? calloc(n, sizeof(*gone)) : NULL;
+	n = 0;
+	for (size_t i = 0; gone != NULL && i < ava_cl_karg_count;) {
+		if (ava_cl_kargs[i].kernel != kernel) {
+			++i;
+			continue;
+		}
+		gone[n++] = ava_cl_kargs[i];
+		ava_cl_kargs[i] = ava_cl_kargs[--ava_cl_karg_count];
+	}
+	pthread_mutex_unlock(&ava_cl_karg_lock);
+	for (size_t i = 0; i < n; ++i)
+		ava_cl_karg_release(gone[i].kind, gone[i].object);
+	free(gone);
+}
+#else
+static inline void ava_cl_karg_clone(cl_kernel kernel, cl_kernel clone)
+{
+}
+
+static inline void ava_cl_karg_forget(cl_kernel kernel)
+{
+}
+#endif
+
+#line 1215 "opencl_kern.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -1841,7 +1981,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1845 "opencl_kern.c"
+#line 1985 "opencl_kern.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -2115,7 +2255,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 2119 "opencl_kern.c"
+#line 2259 "opencl_kern.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -2129,7 +2269,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 2133 "opencl_kern.c"
+#line 2273 "opencl_kern.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -2170,7 +2310,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 2174 "opencl_kern.c"
+#line 2314 "opencl_kern.c"
 #line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -2193,7 +2333,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 2197 "opencl_kern.c"
+#line 2337 "opencl_kern.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -2204,7 +2344,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 2208 "opencl_kern.c"
+#line 2348 "opencl_kern.c"
 #line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -2224,7 +2364,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 2228 "opencl_kern.c"
+#line 2368 "opencl_kern.c"
 #line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -2297,7 +2437,7 @@ static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_
 	return 1;
 }
 
-#line 2301 "opencl_kern.c"
+#line 2441 "opencl_kern.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 /*
@@ -2340,7 +2480,7 @@ static int ava_cl_failed_input(cl_program program)
 	return 0;
 }
 
-#line 2344 "opencl_kern.c"
+#line 2484 "opencl_kern.c"
 #line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2515,7 +2655,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2519 "opencl_kern.c"
+#line 2659 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2572,7 +2712,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2576 "opencl_kern.c"
+#line 2716 "opencl_kern.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2599,14 +2739,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2603 "opencl_kern.c"
+#line 2743 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
-#line 908 "specs/opencl/opencl_util.spec.inc"
+#line 707 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2610 "opencl_kern.c"
+#line 2750 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -4055,7 +4195,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4059 "opencl_kern.c"
+#line 4199 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -4133,7 +4273,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4137 "opencl_kern.c"
+#line 4277 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -4226,7 +4366,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4230 "opencl_kern.c"
+#line 4370 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -4584,7 +4724,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 4588 "opencl_kern.c"
+#line 4728 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -4689,7 +4829,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		}
 	}
 	return ava_execute();
-#line 4693 "opencl_kern.c"
+#line 4833 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -4846,7 +4986,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4850 "opencl_kern.c"
+#line 4990 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -4952,7 +5092,7 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 		return NULL;
 	}
 	return ava_execute();
-#line 4956 "opencl_kern.c"
+#line 5096 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -5029,7 +5169,7 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 		return NULL;
 	}
 	return ava_execute();
-#line 5033 "opencl_kern.c"
+#line 5173 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -5227,7 +5367,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5231 "opencl_kern.c"
+#line 5371 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -5382,7 +5522,7 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5386 "opencl_kern.c"
+#line 5526 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -5479,7 +5619,7 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5483 "opencl_kern.c"
+#line 5623 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -5565,7 +5705,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5569 "opencl_kern.c"
+#line 5709 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -5617,7 +5757,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5621 "opencl_kern.c"
+#line 5761 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -5674,7 +5814,7 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_worker)
 		ava_cl_kept_sweep();
 	return ret;
-#line 5678 "opencl_kern.c"
+#line 5818 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -5787,7 +5927,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 5791 "opencl_kern.c"
+#line 5931 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -6065,7 +6205,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6069 "opencl_kern.c"
+#line 6209 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -6188,7 +6328,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6192 "opencl_kern.c"
+#line 6332 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -6285,7 +6425,7 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6289 "opencl_kern.c"
+#line 6429 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -6390,7 +6530,7 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6394 "opencl_kern.c"
+#line 6534 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -6543,7 +6683,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6547 "opencl_kern.c"
+#line 6687 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -6808,7 +6948,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6812 "opencl_kern.c"
+#line 6952 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -7593,7 +7733,7 @@ cl_program ava_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num
 		return NULL;
 	}
 	return ava_execute();
-#line 7597 "opencl_kern.c"
+#line 7737 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateProgramWithBuiltInKernels);
@@ -7744,7 +7884,7 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7748 "opencl_kern.c"
+#line 7888 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -7978,7 +8118,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 7982 "opencl_kern.c"
+#line 8122 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
@@ -8069,7 +8209,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 8073 "opencl_kern.c"
+#line 8213 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -8321,7 +8461,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 8325 "opencl_kern.c"
+#line 8465 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -8395,7 +8535,7 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 		return NULL;
 	}
 	return ret;
-#line 8399 "opencl_kern.c"
+#line 8539 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
@@ -8485,12 +8625,12 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8489 "opencl_kern.c"
+#line 8629 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernelsInProgram);
 
-cl_kernel ava_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
+static cl_kernel ava_kern_remote_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 {
 	struct ava_opencl_clCloneKernel_call ava_a;
 	const struct ava_opencl_clCloneKernel_reply *ava_r = NULL;
@@ -8534,6 +8674,17 @@ ava_fail:
 	return (cl_kernel)(NULL);
 }
 
+cl_kernel ava_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
+{
+#define ava_execute() ava_kern_remote_clCloneKernel(source_kernel, errcode_ret)
+#line 625 "specs/opencl/opencl_program.spec.inc"
+	cl_kernel ret = ava_execute();
+	if (ava_is_worker && ret != NULL)
+		ava_cl_karg_clone(source_kernel, ret);
+	return ret;
+#line 8686 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clCloneKernel);
 
 cl_int ava_clRetainKernel(cl_kernel kernel)
@@ -8569,7 +8720,7 @@ ava_fail:
 
 EXPORT_SYMBOL_GPL(ava_clRetainKernel);
 
-cl_int ava_clReleaseKernel(cl_kernel kernel)
+static cl_int ava_kern_remote_clReleaseKernel(cl_kernel kernel)
 {
 	struct ava_opencl_clReleaseKernel_call ava_a;
 	const struct ava_opencl_clReleaseKernel_reply *ava_r = NULL;
@@ -8602,6 +8753,21 @@ ava_fail:
 	return (cl_int)(CL_OUT_OF_RESOURCES);
 }
 
+cl_int ava_clReleaseKernel(cl_kernel kernel)
+{
+#define ava_execute() ava_kern_remote_clReleaseKernel(kernel)
+#line 643 "specs/opencl/opencl_program.spec.inc"
+	cl_uint ava_refs = 0;
+	if (ava_is_worker && clGetKernelInfo(kernel, CL_KERNEL_REFERENCE_COUNT, sizeof(ava_refs),
+					     &ava_refs, NULL) != CL_SUCCESS)
+		ava_refs = 0;
+	cl_int ret = ava_execute();
+	if (ava_is_worker && ret == CL_SUCCESS && ava_refs == 1)
+		ava_cl_karg_forget(kernel);
+	return ret;
+#line 8769 "opencl_kern.c"
+#undef ava_execute
+}
 EXPORT_SYMBOL_GPL(ava_clReleaseKernel);
 
 cl_int ava_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
@@ -8730,7 +8896,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 			   void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 695 "specs/opencl/opencl_program.spec.inc"
+#line 733 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -8744,7 +8910,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8748 "opencl_kern.c"
+#line 8914 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -8822,12 +8988,12 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 			      size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 717 "specs/opencl/opencl_program.spec.inc"
+#line 755 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 8831 "opencl_kern.c"
+#line 8997 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -9113,7 +9279,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9117 "opencl_kern.c"
+#line 9283 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -9173,7 +9339,7 @@ cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 9177 "opencl_kern.c"
+#line 9343 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateUserEvent);
@@ -9225,7 +9391,7 @@ cl_int ava_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 9229 "opencl_kern.c"
+#line 9395 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainEvent);
@@ -9280,7 +9446,7 @@ cl_int ava_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9284 "opencl_kern.c"
+#line 9450 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseEvent);
@@ -9326,7 +9492,7 @@ cl_int ava_clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)ava_cl_let_go(event);
 	return ret;
-#line 9330 "opencl_kern.c"
+#line 9496 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clSetUserEventStatus);
@@ -9567,7 +9733,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9571 "opencl_kern.c"
+#line 9737 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -9692,7 +9858,7 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9696 "opencl_kern.c"
+#line 9862 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -9856,7 +10022,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9860 "opencl_kern.c"
+#line 10026 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -10007,7 +10173,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10011 "opencl_kern.c"
+#line 10177 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -10100,7 +10266,7 @@ cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer
 #define ava_execute() ava_kern_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 337 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10104 "opencl_kern.c"
+#line 10270 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBuffer);
@@ -10240,7 +10406,7 @@ cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_bu
 	if (src_buffer == NULL || dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10244 "opencl_kern.c"
+#line 10410 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferRect);
@@ -10344,7 +10510,7 @@ cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, co
 #define ava_execute() ava_kern_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 382 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10348 "opencl_kern.c"
+#line 10514 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillBuffer);
@@ -10484,7 +10650,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10488 "opencl_kern.c"
+#line 10654 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -10610,7 +10776,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10614 "opencl_kern.c"
+#line 10780 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -10735,7 +10901,7 @@ cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, cons
 #define ava_execute() ava_kern_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 484 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10739 "opencl_kern.c"
+#line 10905 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillImage);
@@ -10861,7 +11027,7 @@ cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, 
 #define ava_execute() ava_kern_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 505 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10865 "opencl_kern.c"
+#line 11031 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImage);
@@ -10981,7 +11147,7 @@ cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src
 	if (dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10985 "opencl_kern.c"
+#line 11151 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImageToBuffer);
@@ -11099,7 +11265,7 @@ cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_kern_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 548 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11103 "opencl_kern.c"
+#line 11269 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferToImage);
@@ -11203,7 +11369,7 @@ cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint nu
 #define ava_execute() ava_kern_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 567 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11207 "opencl_kern.c"
+#line 11373 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMigrateMemObjects);
@@ -11336,7 +11502,7 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11340 "opencl_kern.c"
+#line 11506 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -11424,7 +11590,7 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11428 "opencl_kern.c"
+#line 11594 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);
@@ -11510,7 +11676,7 @@ cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
 #define ava_execute() ava_kern_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 627 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11514 "opencl_kern.c"
+#line 11680 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMarkerWithWaitList);
@@ -11597,7 +11763,7 @@ cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
 #define ava_execute() ava_kern_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 643 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11601 "opencl_kern.c"
+#line 11767 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueBarrierWithWaitList);
@@ -11665,7 +11831,7 @@ cl_int ava_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 #define ava_execute() ava_kern_remote_clEnqueueMarker(command_queue, event)
 #line 655 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11669 "opencl_kern.c"
+#line 11835 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMarker);

@@ -294,8 +294,10 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 /* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels,
 				    cl_uint *num_kernels_ret);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_kernel ava_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret);
 cl_int ava_clRetainKernel(cl_kernel kernel);
+/* Runs the spec's guest-side code around the call, as in user space. */
 cl_int ava_clReleaseKernel(cl_kernel kernel);
 cl_int ava_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
 			  const void *arg_value);

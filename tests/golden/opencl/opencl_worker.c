@@ -752,6 +752,41 @@ static uint64_t ava_cl_arg_shape(size_t arg_size, const void *arg_value)
 int ava_w_at_departure(void (*fn)(void *arg), void *arg);
 int ava_w_at_departure_cancel(void (*fn)(void *arg), void *arg);
 
+/*
+ * A kernel module (ava_opencl.ko) frees the table when it is unloaded; a
+ * process leaves it to its exit, where other threads may still be in calls.
+ */
+static void ava_cl_guest_fini(void)
+{
+#ifdef __KERNEL__
+	pthread_mutex_lock(&ava_cl_obj_lock);
+	free(ava_cl_objs);
+	ava_cl_objs = NULL;
+	ava_cl_obj_cap = 0;
+	ava_cl_obj_used = 0;
+	pthread_mutex_unlock(&ava_cl_obj_lock);
+#endif
+}
+
+/*
+ * The worker's answer to an info query names objects: give the guest ids.
+ * Only the bytes the driver wrote (written, its param_value_size_ret) hold
+ * objects; param_value is worker memory (cava makes buffers that spec code
+ * rewrites worker-private), zeroed beyond them, never guest-chosen values. The
+ * query's prologue makes the driver report written (see clGetDeviceInfo).
+ */
+#define AVA_CL_IDS_OUT(T, value, size, written)                                            \
+	do {                                                                               \
+		uint64_t *ava_ids_ = (uint64_t *)(value);                                  \
+		size_t ava_n_ = ((written) < (size) ? (written) : (size)) / sizeof(T);     \
+		for (size_t ava_i_ = 0; ava_i_ < ava_n_; ++ava_i_)                         \
+			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
+	} while (0)
+
+
+#line 788 "opencl_worker.c"
+#line 7 "specs/opencl/opencl_keep.spec.inc"
+
 #if !defined(__KERNEL__)
 /*
  * Worker: events it lets go of before PoCL is done with them. PoCL 3.1 drops
@@ -953,39 +988,144 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 	(void)ava_cl_let_go(ev);
 }
 
+
+#if !defined(__KERNEL__)
 /*
- * A kernel module (ava_opencl.ko) frees the table when it is unloaded; a
- * process leaves it to its exit, where other threads may still be in calls.
+ * Worker: the objects a kernel's arguments name. The API keeps no reference
+ * to them (a program must not release a buffer a kernel it still enqueues
+ * names; natively PoCL then uses freed memory), so a guest could make the
+ * worker's PoCL use an object it freed. The worker holds one reference per
+ * argument until the argument changes or the kernel goes; commands already
+ * enqueued hold their own. A kernel's clones name the same objects.
  */
-static void ava_cl_guest_fini(void)
+enum { AVA_CL_KARG_MEM = 1, AVA_CL_KARG_SAMPLER = 2, AVA_CL_KARG_QUEUE = 3 };
+struct ava_cl_karg {
+	cl_kernel kernel;
+	cl_uint index;
+	int kind;
+	void *object;
+};
+static pthread_mutex_t ava_cl_karg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ava_cl_karg *ava_cl_kargs;
+static size_t ava_cl_karg_count, ava_cl_karg_cap;
+
+static inline int ava_cl_karg_retain(int kind, void *object)
 {
-#ifdef __KERNEL__
-	pthread_mutex_lock(&ava_cl_obj_lock);
-	free(ava_cl_objs);
-	ava_cl_objs = NULL;
-	ava_cl_obj_cap = 0;
-	ava_cl_obj_used = 0;
-	pthread_mutex_unlock(&ava_cl_obj_lock);
-#endif
+	if (kind == AVA_CL_KARG_MEM)
+		return clRetainMemObject((cl_mem)object) == CL_SUCCESS;
+	if (kind == AVA_CL_KARG_SAMPLER)
+		return clRetainSampler((cl_sampler)object) == CL_SUCCESS;
+	return clRetainCommandQueue((cl_command_queue)object) == CL_SUCCESS;
+}
+
+static inline void ava_cl_karg_release(int kind, void *object)
+{
+	if (kind == AVA_CL_KARG_MEM)
+		clReleaseMemObject((cl_mem)object);
+	else if (kind == AVA_CL_KARG_SAMPLER)
+		clReleaseSampler((cl_sampler)object);
+	else
+		clReleaseCommandQueue((cl_command_queue)object);
 }
 
 /*
- * The worker's answer to an info query names objects: give the guest ids.
- * Only the bytes the driver wrote (written, its param_value_size_ret) hold
- * objects; param_value is worker memory (cava makes buffers that spec code
- * rewrites worker-private), zeroed beyond them, never guest-chosen values. The
- * query's prologue makes the driver report written (see clGetDeviceInfo).
+ * Argument index of kernel now names object (of kind; NULL: no object): one
+ * reference is taken for it, the one for what it named before given back.
+ * Without memory the object goes unheld, as before this table.
  */
-#define AVA_CL_IDS_OUT(T, value, size, written)                                            \
-	do {                                                                               \
-		uint64_t *ava_ids_ = (uint64_t *)(value);                                  \
-		size_t ava_n_ = ((written) < (size) ? (written) : (size)) / sizeof(T);     \
-		for (size_t ava_i_ = 0; ava_i_ < ava_n_; ++ava_i_)                         \
-			ava_ids_[ava_i_] = ava_handle_id(T, (T)(uintptr_t)ava_ids_[ava_i_]); \
-	} while (0)
+static inline void ava_cl_karg_set(cl_kernel kernel, cl_uint index, int kind, void *object)
+{
+	struct ava_cl_karg old = { NULL, 0, 0, NULL };
+	int held = object != NULL && ava_cl_karg_retain(kind, object);
+	size_t i;
 
+	pthread_mutex_lock(&ava_cl_karg_lock);
+	for (i = 0; i < ava_cl_karg_count; ++i) {
+		if (ava_cl_kargs[i].kernel == kernel && ava_cl_kargs[i].index == index)
+			break;
+	}
+	if (i < ava_cl_karg_count) {
+		old = ava_cl_kargs[i];
+		ava_cl_kargs[i] = ava_cl_kargs[--ava_cl_karg_count];
+	}
+	if (held && ava_cl_karg_count == ava_cl_karg_cap) {
+		size_t cap = ava_cl_karg_cap ? 2 * ava_cl_karg_cap : 16;
+		struct ava_cl_karg *grown = realloc(ava_cl_kargs, cap * sizeof(*grown));
 
-#line 989 "opencl_worker.c"
+		if (grown != NULL) {
+			ava_cl_kargs = grown;
+			ava_cl_karg_cap = cap;
+		}
+	}
+	if (held && ava_cl_karg_count < ava_cl_karg_cap) {
+		struct ava_cl_karg now = { kernel, index, kind, object };
+
+		ava_cl_kargs[ava_cl_karg_count++] = now;
+		held = 0;
+	}
+	pthread_mutex_unlock(&ava_cl_karg_lock);
+	if (held)
+		ava_cl_karg_release(kind, object);
+	if (old.object != NULL)
+		ava_cl_karg_release(old.kind, old.object);
+}
+
+/* A clone of kernel names what kernel names. */
+static inline void ava_cl_karg_clone(cl_kernel kernel, cl_kernel clone)
+{
+	struct ava_cl_karg *copy = NULL;
+	size_t n = 0;
+
+	pthread_mutex_lock(&ava_cl_karg_lock);
+	for (size_t i = 0; i < ava_cl_karg_count; ++i)
+		n += ava_cl_kargs[i].kernel == kernel;
+	copy = n != 0 ? calloc(n, sizeof(*copy)) : NULL;
+	n = 0;
+	for (size_t i = 0; copy != NULL && i < ava_cl_karg_count; ++i) {
+		if (ava_cl_kargs[i].kernel == kernel)
+			copy[n++] = ava_cl_kargs[i];
+	}
+	pthread_mutex_unlock(&ava_cl_karg_lock);
+	for (size_t i = 0; i < n; ++i)
+		ava_cl_karg_set(clone, copy[i].index, copy[i].kind, copy[i].object);
+	free(copy);
+}
+
+/* kernel is gone (its last reference was released): what it named goes. */
+static inline void ava_cl_karg_forget(cl_kernel kernel)
+{
+	struct ava_cl_karg *gone = NULL;
+	size_t n = 0;
+
+	pthread_mutex_lock(&ava_cl_karg_lock);
+	for (size_t i = 0; i < ava_cl_karg_count; ++i)
+		n += ava_cl_kargs[i].kernel == kernel;
+	gone = n != 0 ? calloc(n, sizeof(*gone)) : NULL;
+	n = 0;
+	for (size_t i = 0; gone != NULL && i < ava_cl_karg_count;) {
+		if (ava_cl_kargs[i].kernel != kernel) {
+			++i;
+			continue;
+		}
+		gone[n++] = ava_cl_kargs[i];
+		ava_cl_kargs[i] = ava_cl_kargs[--ava_cl_karg_count];
+	}
+	pthread_mutex_unlock(&ava_cl_karg_lock);
+	for (size_t i = 0; i < n; ++i)
+		ava_cl_karg_release(gone[i].kind, gone[i].object);
+	free(gone);
+}
+#else
+static inline void ava_cl_karg_clone(cl_kernel kernel, cl_kernel clone)
+{
+}
+
+static inline void ava_cl_karg_forget(cl_kernel kernel)
+{
+}
+#endif
+
+#line 1129 "opencl_worker.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -1755,7 +1895,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1759 "opencl_worker.c"
+#line 1899 "opencl_worker.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -2029,7 +2169,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 2033 "opencl_worker.c"
+#line 2173 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -2043,7 +2183,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 2047 "opencl_worker.c"
+#line 2187 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -2084,7 +2224,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 2088 "opencl_worker.c"
+#line 2228 "opencl_worker.c"
 #line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -2107,7 +2247,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 2111 "opencl_worker.c"
+#line 2251 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -2118,7 +2258,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 2122 "opencl_worker.c"
+#line 2262 "opencl_worker.c"
 #line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -2138,7 +2278,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 2142 "opencl_worker.c"
+#line 2282 "opencl_worker.c"
 #line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -2211,7 +2351,7 @@ static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_
 	return 1;
 }
 
-#line 2215 "opencl_worker.c"
+#line 2355 "opencl_worker.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 /*
@@ -2254,7 +2394,7 @@ static int ava_cl_failed_input(cl_program program)
 	return 0;
 }
 
-#line 2258 "opencl_worker.c"
+#line 2398 "opencl_worker.c"
 #line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2429,7 +2569,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2433 "opencl_worker.c"
+#line 2573 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2486,7 +2626,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2490 "opencl_worker.c"
+#line 2630 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2513,14 +2653,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2517 "opencl_worker.c"
+#line 2657 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
-#line 907 "specs/opencl/opencl_util.spec.inc"
+#line 706 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 2524 "opencl_worker.c"
+#line 2664 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -2630,7 +2770,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2634 "opencl_worker.c"
+#line 2774 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -2740,7 +2880,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2744 "opencl_worker.c"
+#line 2884 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -2903,7 +3043,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2907 "opencl_worker.c"
+#line 3047 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -3040,7 +3180,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3044 "opencl_worker.c"
+#line 3184 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -3175,7 +3315,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_
 		return ava_rc;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3179 "opencl_worker.c"
+#line 3319 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
@@ -3296,7 +3436,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3300 "opencl_worker.c"
+#line 3440 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -3484,7 +3624,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3488 "opencl_worker.c"
+#line 3628 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -3650,7 +3790,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 3654 "opencl_worker.c"
+#line 3794 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -3758,7 +3898,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_q
 		return ava_cl_unmap_unlaid(command_queue, image, ava_p, ava_ev, ava_t);
 	return ava_cl_mapped_transfer(ava_t, command_queue, image, ava_p, 0, &ava_g, map_flags,
 				      ava_ev, event);
-#line 3762 "opencl_worker.c"
+#line 3902 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
@@ -3904,7 +4044,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_in_heap(cl_context context, c
 	if (errcode_ret != NULL)
 		*errcode_ret = ava_rc;
 	return ava_mem;
-#line 3908 "opencl_worker.c"
+#line 4048 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_in_heap(struct ava_wcall *ava_w)
@@ -4030,7 +4170,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_que
 		ava_cl_keep(*command);
 	*command = NULL;
 	return ava_rc;
-#line 4034 "opencl_worker.c"
+#line 4174 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
@@ -4150,7 +4290,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_close(cl_event gate, cl_event com
 		return ava_rc;
 	(void)clWaitForEvents(1, &command);
 	return CL_SUCCESS;
-#line 4154 "opencl_worker.c"
+#line 4294 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
@@ -4190,7 +4330,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_release(cl_event gate)
 {
 #line 495 "specs/opencl/opencl_heap.spec.inc"
 	return ava_cl_gate_end(gate, CL_COMPLETE);
-#line 4194 "opencl_worker.c"
+#line 4334 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
@@ -4243,7 +4383,7 @@ static cl_int ava_opencl_impl_ava_cl_map_in_heap(cl_command_queue command_queue,
 		return CL_MAP_FAILURE;
 	}
 	return CL_SUCCESS;
-#line 4247 "opencl_worker.c"
+#line 4387 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_in_heap(struct ava_wcall *ava_w)
@@ -4337,7 +4477,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_in_heap(cl_command_queue command_queu
 		return CL_INVALID_VALUE;
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_at, num_events_in_wait_list,
 				       event_wait_list, event);
-#line 4341 "opencl_worker.c"
+#line 4481 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_in_heap(struct ava_wcall *ava_w)
@@ -4512,7 +4652,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4516 "opencl_worker.c"
+#line 4656 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4596,7 +4736,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4600 "opencl_worker.c"
+#line 4740 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4698,7 +4838,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4702 "opencl_worker.c"
+#line 4842 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5054,7 +5194,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 5058 "opencl_worker.c"
+#line 5198 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5190,7 +5330,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		}
 	}
 	return ava_execute();
-#line 5194 "opencl_worker.c"
+#line 5334 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5348,7 +5488,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5352 "opencl_worker.c"
+#line 5492 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5477,7 +5617,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 5481 "opencl_worker.c"
+#line 5621 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5543,7 +5683,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 5547 "opencl_worker.c"
+#line 5687 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5722,7 +5862,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5726 "opencl_worker.c"
+#line 5866 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5871,7 +6011,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5875 "opencl_worker.c"
+#line 6015 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5960,7 +6100,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5964 "opencl_worker.c"
+#line 6104 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6068,7 +6208,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 6072 "opencl_worker.c"
+#line 6212 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6148,7 +6288,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 6152 "opencl_worker.c"
+#line 6292 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6196,7 +6336,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_worker)
 		ava_cl_kept_sweep();
 	return ret;
-#line 6200 "opencl_worker.c"
+#line 6340 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6280,7 +6420,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 6284 "opencl_worker.c"
+#line 6424 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6562,7 +6702,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6566 "opencl_worker.c"
+#line 6706 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6686,7 +6826,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6690 "opencl_worker.c"
+#line 6830 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6820,7 +6960,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6824 "opencl_worker.c"
+#line 6964 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6933,7 +7073,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6937 "opencl_worker.c"
+#line 7077 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7133,7 +7273,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7137 "opencl_worker.c"
+#line 7277 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7397,7 +7537,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7401 "opencl_worker.c"
+#line 7541 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7491,7 +7631,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 7495 "opencl_worker.c"
+#line 7635 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -7622,7 +7762,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7626 "opencl_worker.c"
+#line 7766 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -7762,7 +7902,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7766 "opencl_worker.c"
+#line 7906 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
@@ -7893,7 +8033,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image(cl_command_queue command_queue, c
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 7897 "opencl_worker.c"
+#line 8037 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
@@ -8060,7 +8200,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue,
 	ret = clEnqueueUnmapMemObject(command_queue, image, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 8064 "opencl_worker.c"
+#line 8204 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_image(struct ava_wcall *ava_w)
@@ -8212,7 +8352,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 8216 "opencl_worker.c"
+#line 8356 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -8320,7 +8460,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 8324 "opencl_worker.c"
+#line 8464 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -8525,7 +8665,7 @@ static cl_program ava_opencl_impl_clCreateProgramWithBuiltInKernels(cl_context c
 		return NULL;
 	}
 	return ava_execute();
-#line 8529 "opencl_worker.c"
+#line 8669 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8682,7 +8822,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 8686 "opencl_worker.c"
+#line 8826 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8797,7 +8937,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 8801 "opencl_worker.c"
+#line 8941 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -8958,7 +9098,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 8962 "opencl_worker.c"
+#line 9102 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9138,7 +9278,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 9142 "opencl_worker.c"
+#line 9282 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9208,7 +9348,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9212 "opencl_worker.c"
+#line 9352 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -9308,7 +9448,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 9312 "opencl_worker.c"
+#line 9452 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -9388,7 +9528,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 9392 "opencl_worker.c"
+#line 9532 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9480,7 +9620,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 9484 "opencl_worker.c"
+#line 9624 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9569,7 +9709,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 9573 "opencl_worker.c"
+#line 9713 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9648,6 +9788,18 @@ static int ava_opencl_serve_clCreateKernelsInProgram(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_kernel ava_opencl_impl_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
+{
+#define ava_execute() clCloneKernel(source_kernel, errcode_ret)
+#line 625 "specs/opencl/opencl_program.spec.inc"
+	cl_kernel ret = ava_execute();
+	if (ava_is_worker && ret != NULL)
+		ava_cl_karg_clone(source_kernel, ret);
+	return ret;
+#line 9800 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clCloneKernel(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clCloneKernel_call *ava_a;
@@ -9684,7 +9836,7 @@ static int ava_opencl_serve_clCloneKernel(struct ava_wcall *ava_w)
 	(void)ava_life_errcode_ret;
 	(void)ava_coupled_errcode_ret;
 
-	ava_ret = clCloneKernel(source_kernel, errcode_ret);
+	ava_ret = ava_opencl_impl_clCloneKernel(source_kernel, errcode_ret);
 
 	if ((ava_dir_errcode_ret & AVA_BUF_OUT)) {
 		ava_st = ava_w_buffer_out(ava_w, &ava_r.errcode_ret, errcode_ret, ava_count_errcode_ret * sizeof(cl_int));
@@ -9722,6 +9874,22 @@ static int ava_opencl_serve_clRetainKernel(struct ava_wcall *ava_w)
 	return ava_w_reply(ava_w, &ava_r, sizeof(ava_r));
 }
 
+static cl_int ava_opencl_impl_clReleaseKernel(cl_kernel kernel)
+{
+#define ava_execute() clReleaseKernel(kernel)
+#line 643 "specs/opencl/opencl_program.spec.inc"
+	cl_uint ava_refs = 0;
+	if (ava_is_worker && clGetKernelInfo(kernel, CL_KERNEL_REFERENCE_COUNT, sizeof(ava_refs),
+					     &ava_refs, NULL) != CL_SUCCESS)
+		ava_refs = 0;
+	cl_int ret = ava_execute();
+	if (ava_is_worker && ret == CL_SUCCESS && ava_refs == 1)
+		ava_cl_karg_forget(kernel);
+	return ret;
+#line 9890 "opencl_worker.c"
+#undef ava_execute
+}
+
 static int ava_opencl_serve_clReleaseKernel(struct ava_wcall *ava_w)
 {
 	const struct ava_opencl_clReleaseKernel_call *ava_a;
@@ -9742,7 +9910,7 @@ static int ava_opencl_serve_clReleaseKernel(struct ava_wcall *ava_w)
 
 	/* Phase 2: the spec's annotations, evaluated with those values. */
 
-	ava_ret = clReleaseKernel(kernel);
+	ava_ret = ava_opencl_impl_clReleaseKernel(kernel);
 
 	ava_r.ret = (ava_s64)ava_ret;
 	if (ava_ret == (CL_SUCCESS))
@@ -9754,40 +9922,58 @@ static int ava_opencl_serve_clReleaseKernel(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
-#line 655 "specs/opencl/opencl_program.spec.inc"
-	if (arg_value == NULL || arg_size != sizeof(cl_mem) || kernel == NULL)
-		return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-	uint64_t ava_id;
-	memcpy(&ava_id, arg_value, sizeof(ava_id));
-	const enum ava_cl_arg_kind ava_kind = ava_cl_arg_kind(kernel, arg_index);
-	if (ava_kind == AVA_CL_ARG_BYTES)
-		return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-	cl_mem ava_mem = ava_handle_object(cl_mem, ava_id);
-	if (ava_kind == AVA_CL_ARG_MEM) {
-		if (ava_mem == NULL && ava_id != 0)
+#line 675 "specs/opencl/opencl_program.spec.inc"
+	int ava_kind = 0;
+	void *ava_object = NULL;
+	cl_int ava_rc;
+	if (arg_value == NULL || arg_size != sizeof(cl_mem) || kernel == NULL) {
+		ava_rc = clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+	} else {
+		uint64_t ava_id;
+		memcpy(&ava_id, arg_value, sizeof(ava_id));
+		const enum ava_cl_arg_kind ava_arg = ava_cl_arg_kind(kernel, arg_index);
+		cl_mem ava_mem = ava_arg == AVA_CL_ARG_BYTES ? NULL : ava_handle_object(cl_mem, ava_id);
+		cl_sampler ava_sampler =
+			ava_arg == AVA_CL_ARG_BYTES ? NULL : ava_handle_object(cl_sampler, ava_id);
+		cl_command_queue ava_queue =
+			ava_arg == AVA_CL_ARG_BYTES ? NULL
+						    : ava_handle_object(cl_command_queue, ava_id);
+
+		if (ava_arg == AVA_CL_ARG_MEM && ava_mem == NULL && ava_id != 0)
 			return CL_INVALID_MEM_OBJECT;
-		return clSetKernelArg(kernel, arg_index, arg_size, &ava_mem);
-	}
-	cl_sampler ava_sampler = ava_handle_object(cl_sampler, ava_id);
-	if (ava_kind == AVA_CL_ARG_SAMPLER) {
-		if (ava_sampler == NULL && ava_id != 0)
+		if (ava_arg == AVA_CL_ARG_SAMPLER && ava_sampler == NULL && ava_id != 0)
 			return CL_INVALID_SAMPLER;
-		return clSetKernelArg(kernel, arg_index, arg_size, &ava_sampler);
-	}
-	cl_command_queue ava_queue = ava_handle_object(cl_command_queue, ava_id);
-	if (ava_kind == AVA_CL_ARG_QUEUE) {
-		if (ava_queue == NULL && ava_id != 0)
+		if (ava_arg == AVA_CL_ARG_QUEUE && ava_queue == NULL && ava_id != 0)
 			return CL_INVALID_DEVICE_QUEUE;
-		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
+		/* No kinds (allowed by the host): an id of the guest's is its object. */
+		if (ava_arg == AVA_CL_ARG_BYTES) {
+			ava_rc = clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+		} else if (ava_mem != NULL && (ava_arg == AVA_CL_ARG_MEM ||
+					       ava_arg == AVA_CL_ARG_UNKNOWN)) {
+			ava_kind = AVA_CL_KARG_MEM;
+			ava_object = ava_mem;
+			ava_rc = clSetKernelArg(kernel, arg_index, arg_size, &ava_mem);
+		} else if (ava_sampler != NULL && (ava_arg == AVA_CL_ARG_SAMPLER ||
+						   ava_arg == AVA_CL_ARG_UNKNOWN)) {
+			ava_kind = AVA_CL_KARG_SAMPLER;
+			ava_object = ava_sampler;
+			ava_rc = clSetKernelArg(kernel, arg_index, arg_size, &ava_sampler);
+		} else if (ava_queue != NULL && (ava_arg == AVA_CL_ARG_QUEUE ||
+						 ava_arg == AVA_CL_ARG_UNKNOWN)) {
+			ava_kind = AVA_CL_KARG_QUEUE;
+			ava_object = ava_queue;
+			ava_rc = clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
+		} else if (ava_arg == AVA_CL_ARG_UNKNOWN) {
+			ava_rc = clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+		} else {
+			/* An object argument set to no object (id 0). */
+			ava_rc = clSetKernelArg(kernel, arg_index, arg_size, &ava_mem);
+		}
 	}
-	if (ava_mem != NULL)
-		return clSetKernelArg(kernel, arg_index, arg_size, &ava_mem);
-	if (ava_sampler != NULL)
-		return clSetKernelArg(kernel, arg_index, arg_size, &ava_sampler);
-	if (ava_queue != NULL)
-		return clSetKernelArg(kernel, arg_index, arg_size, &ava_queue);
-	return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-#line 9791 "opencl_worker.c"
+	if (ava_rc == CL_SUCCESS)
+		ava_cl_karg_set(kernel, arg_index, ava_kind, ava_object);
+	return ava_rc;
+#line 9977 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -9844,7 +10030,7 @@ static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 695 "specs/opencl/opencl_program.spec.inc"
+#line 733 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -9858,7 +10044,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9862 "opencl_worker.c"
+#line 10048 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9938,12 +10124,12 @@ static int ava_opencl_serve_clGetKernelInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 717 "specs/opencl/opencl_program.spec.inc"
+#line 755 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 9947 "opencl_worker.c"
+#line 10133 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10253,7 +10439,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 10257 "opencl_worker.c"
+#line 10443 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10341,7 +10527,7 @@ static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *er
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 10345 "opencl_worker.c"
+#line 10531 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10400,7 +10586,7 @@ static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 10404 "opencl_worker.c"
+#line 10590 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10446,7 +10632,7 @@ static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 10450 "opencl_worker.c"
+#line 10636 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10498,7 +10684,7 @@ static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execut
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)ava_cl_let_go(event);
 	return ret;
-#line 10502 "opencl_worker.c"
+#line 10688 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10691,7 +10877,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10695 "opencl_worker.c"
+#line 10881 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10837,7 +11023,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10841 "opencl_worker.c"
+#line 11027 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10965,7 +11151,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10969 "opencl_worker.c"
+#line 11155 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11144,7 +11330,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11148 "opencl_worker.c"
+#line 11334 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11307,7 +11493,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 337 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11311 "opencl_worker.c"
+#line 11497 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11418,7 +11604,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_q
 	if (src_buffer == NULL || dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11422 "opencl_worker.c"
+#line 11608 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11580,7 +11766,7 @@ static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 382 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11584 "opencl_worker.c"
+#line 11770 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11721,7 +11907,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11725 "opencl_worker.c"
+#line 11911 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11878,7 +12064,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11882 "opencl_worker.c"
+#line 12068 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12019,7 +12205,7 @@ static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 484 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12023 "opencl_worker.c"
+#line 12209 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12170,7 +12356,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 505 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12174 "opencl_worker.c"
+#line 12360 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12326,7 +12512,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue comman
 	if (dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12330 "opencl_worker.c"
+#line 12516 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12465,7 +12651,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue comman
 #define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 548 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12469 "opencl_worker.c"
+#line 12655 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12604,7 +12790,7 @@ static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue comman
 #define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 567 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12608 "opencl_worker.c"
+#line 12794 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12726,7 +12912,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12730 "opencl_worker.c"
+#line 12916 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12881,7 +13067,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12885 "opencl_worker.c"
+#line 13071 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12981,7 +13167,7 @@ static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue comma
 #define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 627 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12985 "opencl_worker.c"
+#line 13171 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13078,7 +13264,7 @@ static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue comm
 #define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 643 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13082 "opencl_worker.c"
+#line 13268 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13175,7 +13361,7 @@ static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl
 #define ava_execute() clEnqueueMarker(command_queue, event)
 #line 655 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13179 "opencl_worker.c"
+#line 13365 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13282,7 +13468,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 13286 "opencl_worker.c"
+#line 13472 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -13358,7 +13544,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 13362 "opencl_worker.c"
+#line 13548 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -13419,7 +13605,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 13423 "opencl_worker.c"
+#line 13609 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -13490,7 +13676,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 13494 "opencl_worker.c"
+#line 13680 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -13537,7 +13723,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 13541 "opencl_worker.c"
+#line 13727 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -13663,7 +13849,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 13667 "opencl_worker.c"
+#line 13853 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -13776,7 +13962,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 13780 "opencl_worker.c"
+#line 13966 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -13900,7 +14086,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 13904 "opencl_worker.c"
+#line 14090 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -14050,7 +14236,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 14054 "opencl_worker.c"
+#line 14240 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -14174,7 +14360,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 14178 "opencl_worker.c"
+#line 14364 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -14235,7 +14421,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 14239 "opencl_worker.c"
+#line 14425 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -14323,7 +14509,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 14327 "opencl_worker.c"
+#line 14513 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -14461,7 +14647,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 14465 "opencl_worker.c"
+#line 14651 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -14573,7 +14759,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 14577 "opencl_worker.c"
+#line 14763 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -14685,7 +14871,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 14689 "opencl_worker.c"
+#line 14875 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
@@ -15016,7 +15202,7 @@ static void ava_opencl_destroy(uint32_t ava_type, void *ava_object)
 		(void)clReleaseSampler((cl_sampler)ava_object);
 		break;
 	case AVA_OPENCL_T_CL_KERNEL:
-		(void)clReleaseKernel((cl_kernel)ava_object);
+		(void)ava_opencl_impl_clReleaseKernel((cl_kernel)ava_object);
 		break;
 	case AVA_OPENCL_T_AVA_CL_SVM:
 		(void)ava_opencl_impl_ava_cl_svm_release((ava_cl_svm)ava_object);
