@@ -768,6 +768,24 @@ static void ava_cl_guest_fini(void)
  *    buffers), until the worker process ends: the guest's own process by
  *    default; a shared worker (--shared, trusted guests) keeps them longer.
  */
+/*
+ * Room for one more of an array's elements (each elem bytes), grown by
+ * doubling; 0 without memory.
+ */
+static inline int ava_cl_room(void **items, size_t *cap, size_t count, size_t elem)
+{
+	if (count == *cap) {
+		size_t grown_cap = *cap ? 2 * *cap : 16;
+		void *grown = realloc(*items, grown_cap * elem);
+
+		if (grown == NULL)
+			return 0;
+		*items = grown;
+		*cap = grown_cap;
+	}
+	return 1;
+}
+
 static pthread_rwlock_t ava_cl_cascade_lock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_mutex_t ava_cl_kept_lock = PTHREAD_MUTEX_INITIALIZER;
 static cl_event *ava_cl_kept;
@@ -784,16 +802,8 @@ static size_t ava_cl_later_count, ava_cl_later_cap;
 static inline void ava_cl_release_later(cl_mem mem)
 {
 	pthread_mutex_lock(&ava_cl_kept_lock);
-	if (ava_cl_later_count == ava_cl_later_cap) {
-		size_t cap = ava_cl_later_cap ? 2 * ava_cl_later_cap : 16;
-		cl_mem *grown = realloc(ava_cl_later, cap * sizeof(*grown));
-
-		if (grown != NULL) {
-			ava_cl_later = grown;
-			ava_cl_later_cap = cap;
-		}
-	}
-	if (ava_cl_later_count < ava_cl_later_cap)
+	if (ava_cl_room((void **)&ava_cl_later, &ava_cl_later_cap, ava_cl_later_count,
+			sizeof(*ava_cl_later)))
 		ava_cl_later[ava_cl_later_count++] = mem;
 	pthread_mutex_unlock(&ava_cl_kept_lock);
 }
@@ -872,16 +882,8 @@ static inline void ava_cl_kept_sweep(void)
 static inline void ava_cl_keep(cl_event event)
 {
 	pthread_mutex_lock(&ava_cl_kept_lock);
-	if (ava_cl_kept_count == ava_cl_kept_cap) {
-		size_t cap = ava_cl_kept_cap ? 2 * ava_cl_kept_cap : 16;
-		cl_event *grown = realloc(ava_cl_kept, cap * sizeof(*grown));
-
-		if (grown != NULL) {
-			ava_cl_kept = grown;
-			ava_cl_kept_cap = cap;
-		}
-	}
-	if (ava_cl_kept_count < ava_cl_kept_cap)
+	if (ava_cl_room((void **)&ava_cl_kept, &ava_cl_kept_cap, ava_cl_kept_count,
+			sizeof(*ava_cl_kept)))
 		ava_cl_kept[ava_cl_kept_count++] = event;
 	pthread_mutex_unlock(&ava_cl_kept_lock);
 }
@@ -1004,16 +1006,8 @@ static inline void ava_cl_karg_set(cl_kernel kernel, cl_uint index, int kind, vo
 		old = ava_cl_kargs[i];
 		ava_cl_kargs[i] = ava_cl_kargs[--ava_cl_karg_count];
 	}
-	if (held && ava_cl_karg_count == ava_cl_karg_cap) {
-		size_t cap = ava_cl_karg_cap ? 2 * ava_cl_karg_cap : 16;
-		struct ava_cl_karg *grown = realloc(ava_cl_kargs, cap * sizeof(*grown));
-
-		if (grown != NULL) {
-			ava_cl_kargs = grown;
-			ava_cl_karg_cap = cap;
-		}
-	}
-	if (held && ava_cl_karg_count < ava_cl_karg_cap) {
+	if (held && ava_cl_room((void **)&ava_cl_kargs, &ava_cl_karg_cap, ava_cl_karg_count,
+				sizeof(*ava_cl_kargs))) {
 		struct ava_cl_karg now = { kernel, index, kind, object };
 
 		ava_cl_kargs[ava_cl_karg_count++] = now;
@@ -1081,7 +1075,7 @@ static inline void ava_cl_karg_forget(cl_kernel kernel)
 }
 #endif
 
-#line 1085 "opencl_guest.c"
+#line 1079 "opencl_guest.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -1851,7 +1845,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1855 "opencl_guest.c"
+#line 1849 "opencl_guest.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -2125,7 +2119,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 2129 "opencl_guest.c"
+#line 2123 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -2139,7 +2133,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 2143 "opencl_guest.c"
+#line 2137 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -2180,7 +2174,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 2184 "opencl_guest.c"
+#line 2178 "opencl_guest.c"
 #line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -2203,7 +2197,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 2207 "opencl_guest.c"
+#line 2201 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -2214,7 +2208,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 2218 "opencl_guest.c"
+#line 2212 "opencl_guest.c"
 #line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -2234,7 +2228,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 2238 "opencl_guest.c"
+#line 2232 "opencl_guest.c"
 #line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -2307,7 +2301,7 @@ static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_
 	return 1;
 }
 
-#line 2311 "opencl_guest.c"
+#line 2305 "opencl_guest.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 /*
@@ -2350,7 +2344,7 @@ static int ava_cl_failed_input(cl_program program)
 	return 0;
 }
 
-#line 2354 "opencl_guest.c"
+#line 2348 "opencl_guest.c"
 #line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2525,7 +2519,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2529 "opencl_guest.c"
+#line 2523 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2582,7 +2576,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2586 "opencl_guest.c"
+#line 2580 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2609,14 +2603,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2613 "opencl_guest.c"
+#line 2607 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 707 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2620 "opencl_guest.c"
+#line 2614 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -3165,7 +3159,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 3169 "opencl_guest.c"
+#line 3163 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -3492,7 +3486,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 3496 "opencl_guest.c"
+#line 3490 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -4795,7 +4789,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4799 "opencl_guest.c"
+#line 4793 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4863,7 +4857,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4867 "opencl_guest.c"
+#line 4861 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4945,7 +4939,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4949 "opencl_guest.c"
+#line 4943 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5256,7 +5250,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 5260 "opencl_guest.c"
+#line 5254 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5351,7 +5345,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		}
 	}
 	return ava_execute();
-#line 5355 "opencl_guest.c"
+#line 5349 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5489,7 +5483,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5493 "opencl_guest.c"
+#line 5487 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5581,7 +5575,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 5585 "opencl_guest.c"
+#line 5579 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5647,7 +5641,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 5651 "opencl_guest.c"
+#line 5645 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5819,7 +5813,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5823 "opencl_guest.c"
+#line 5817 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5974,7 +5968,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5978 "opencl_guest.c"
+#line 5972 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6059,7 +6053,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6063 "opencl_guest.c"
+#line 6057 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6135,7 +6129,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 6139 "opencl_guest.c"
+#line 6133 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6184,7 +6178,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 6188 "opencl_guest.c"
+#line 6182 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6238,7 +6232,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_worker)
 		ava_cl_kept_sweep();
 	return ret;
-#line 6242 "opencl_guest.c"
+#line 6236 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6340,7 +6334,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 6344 "opencl_guest.c"
+#line 6338 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6581,7 +6575,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6585 "opencl_guest.c"
+#line 6579 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6686,7 +6680,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6690 "opencl_guest.c"
+#line 6684 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6769,7 +6763,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6773 "opencl_guest.c"
+#line 6767 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6859,7 +6853,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6863 "opencl_guest.c"
+#line 6857 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6990,7 +6984,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6994 "opencl_guest.c"
+#line 6988 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7218,7 +7212,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7222 "opencl_guest.c"
+#line 7216 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7936,7 +7930,7 @@ AVA_EXPORT cl_program clCreateProgramWithBuiltInKernels(cl_context context, cl_u
 		return NULL;
 	}
 	return ava_execute();
-#line 7940 "opencl_guest.c"
+#line 7934 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8070,7 +8064,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 8074 "opencl_guest.c"
+#line 8068 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8277,7 +8271,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 8281 "opencl_guest.c"
+#line 8275 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8359,7 +8353,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 8363 "opencl_guest.c"
+#line 8357 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8577,7 +8571,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 8581 "opencl_guest.c"
+#line 8575 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8644,7 +8638,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 8648 "opencl_guest.c"
+#line 8642 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8725,7 +8719,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8729 "opencl_guest.c"
+#line 8723 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8777,7 +8771,7 @@ AVA_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 	if (ava_is_worker && ret != NULL)
 		ava_cl_karg_clone(source_kernel, ret);
 	return ret;
-#line 8781 "opencl_guest.c"
+#line 8775 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8853,7 +8847,7 @@ AVA_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
 	if (ava_is_worker && ret == CL_SUCCESS && ava_refs == 1)
 		ava_cl_karg_forget(kernel);
 	return ret;
-#line 8857 "opencl_guest.c"
+#line 8851 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8990,7 +8984,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8994 "opencl_guest.c"
+#line 8988 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9060,7 +9054,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 9064 "opencl_guest.c"
+#line 9058 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9306,7 +9300,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9310 "opencl_guest.c"
+#line 9304 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9361,7 +9355,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 9365 "opencl_guest.c"
+#line 9359 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9410,7 +9404,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 9414 "opencl_guest.c"
+#line 9408 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9462,7 +9456,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9466 "opencl_guest.c"
+#line 9460 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9505,7 +9499,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)ava_cl_let_go(event);
 	return ret;
-#line 9509 "opencl_guest.c"
+#line 9503 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9719,7 +9713,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9723 "opencl_guest.c"
+#line 9717 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9831,7 +9825,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9835 "opencl_guest.c"
+#line 9829 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9969,7 +9963,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9973 "opencl_guest.c"
+#line 9967 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10093,7 +10087,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10097 "opencl_guest.c"
+#line 10091 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10184,7 +10178,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 337 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10188 "opencl_guest.c"
+#line 10182 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10315,7 +10309,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 	if (src_buffer == NULL || dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10319 "opencl_guest.c"
+#line 10313 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10416,7 +10410,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 382 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10420 "opencl_guest.c"
+#line 10414 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10539,7 +10533,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10543 "opencl_guest.c"
+#line 10537 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10647,7 +10641,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10651 "opencl_guest.c"
+#line 10645 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10766,7 +10760,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 484 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10770 "opencl_guest.c"
+#line 10764 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10887,7 +10881,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 505 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10891 "opencl_guest.c"
+#line 10885 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11000,7 +10994,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 	if (dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11004 "opencl_guest.c"
+#line 10998 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11111,7 +11105,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 548 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11115 "opencl_guest.c"
+#line 11109 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11208,7 +11202,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 567 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11212 "opencl_guest.c"
+#line 11206 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11331,7 +11325,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11335 "opencl_guest.c"
+#line 11329 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11416,7 +11410,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11420 "opencl_guest.c"
+#line 11414 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11497,7 +11491,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 627 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11501 "opencl_guest.c"
+#line 11495 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11578,7 +11572,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 643 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11582 "opencl_guest.c"
+#line 11576 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11647,7 +11641,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 655 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11651 "opencl_guest.c"
+#line 11645 "opencl_guest.c"
 #undef ava_execute
 }
 
