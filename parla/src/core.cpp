@@ -589,7 +589,7 @@ void Core::report_stuck() {
   drain_completions();
 }
 
-void Core::wait_until(Lock &lock, const std::function<bool()> &done) {
+void Core::wait_until(Lock &lock, const std::function<bool()> &done, const HelpsWith *helps_with) {
   if (sequential_) {
     while (!done()) {
       if (!sequential_queue_.empty()) {
@@ -620,6 +620,12 @@ void Core::wait_until(Lock &lock, const std::function<bool()> &done) {
     tl.worker = take_outsider_track();
   }
   const bool helping = tl.core == this && tl.worker >= 0;
+  // The program's thread runs only what its wait is for: any other task
+  // may wait for this very thread (a grandchild that finish() does not wait
+  // for, waiting for what the program does after it), and would never end.
+  // Run here, what it waits for would deadlock natively too.
+  const HelpsWith *mine = outsider.active ? helps_with : nullptr;
+  bool missed = false; // ready tasks, none of them mine: sleep, do not spin
   // A body blocked in a wait computes nothing: like a coroutine's await, it
   // lends its compute units (the task it waits for may need them) and
   // takes them back before it goes on.
@@ -639,11 +645,12 @@ void Core::wait_until(Lock &lock, const std::function<bool()> &done) {
   bool spun = false; // the last spin saw nothing happen: sleep now
   while (!done()) {
     if (helping) {
-      if (TaskState *t = pop_ready()) {
+      if (TaskState *t = mine != nullptr ? pop_ready_for(*mine) : pop_ready()) {
         run(lock, t, tl.worker);
         spun = false;
         continue;
       }
+      missed = mine != nullptr && !ready_.empty();
     }
     if (stuck()) {
       // It completes or cancels what cannot finish; if that is not what
@@ -652,7 +659,7 @@ void Core::wait_until(Lock &lock, const std::function<bool()> &done) {
       if (done() || !ready_.empty())
         continue;
     }
-    if (helping && spin_us_ > 0 && !spun) {
+    if (helping && spin_us_ > 0 && !spun && !missed) {
       // As an idle worker does: a short spin catches the next ready task,
       // or a change that may end the wait, without a sleep and a wake-up
       // (a futex call on the completing thread for every task).
@@ -732,7 +739,9 @@ void Core::wait_space(SpaceState &space) {
   Lock lock(mu_);
   if (space.core != this && space.core != nullptr)
     throw Error("parla: task space " + space.name + " is in use by another runtime");
-  wait_until(lock, [&space] { return space.unfinished == 0; });
+  const HelpsWith in_space = [&space](const TaskState &t) { return t.space == &space; };
+  wait_until(
+      lock, [&space] { return space.unfinished == 0; }, &in_space);
   rethrow_error();
 }
 
@@ -741,18 +750,26 @@ void Core::wait_refs(const TaskRefs &refs) {
   std::vector<TaskState *> tasks;
   for (const TaskRef &r : refs)
     tasks.push_back(lookup(r).get());
-  wait_until(lock, [&tasks] {
-    for (TaskState *t : tasks)
-      if (!t->is_done())
-        return false;
-    return true;
-  });
+  const HelpsWith listed = [&tasks](const TaskState &t) {
+    return std::find(tasks.begin(), tasks.end(), &t) != tasks.end();
+  };
+  wait_until(
+      lock,
+      [&tasks] {
+        for (TaskState *t : tasks)
+          if (!t->is_done())
+            return false;
+        return true;
+      },
+      &listed);
   rethrow_error();
 }
 
 void Core::wait_task(TaskState &task) {
   Lock lock(mu_);
-  wait_until(lock, [&task] { return task.is_done(); });
+  const HelpsWith that = [&task](const TaskState &t) { return &t == &task; };
+  wait_until(
+      lock, [&task] { return task.is_done(); }, &that);
   if (task.error)
     error_observed_ = true;
 }
@@ -770,7 +787,9 @@ void Core::finish(const std::function<void()> &block) {
   tl.scope = outer;
   Lock lock(mu_);
   // Tasks point at the scope until they are done: wait even after an error.
-  wait_until(lock, [&scope] { return scope.pending == 0; });
+  const HelpsWith children = [&scope](const TaskState &t) { return t.scope == &scope; };
+  wait_until(
+      lock, [&scope] { return scope.pending == 0; }, &children);
   if (block_error) {
     lock.unlock();
     std::rethrow_exception(block_error);

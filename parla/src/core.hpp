@@ -243,7 +243,11 @@ private:
   void fail_fast(TaskState *failed, std::exception_ptr error);
   void release_dependents(TaskState *task);
   void resume_awaiters(TaskState *task);
-  void wait_until(Lock &lock, const std::function<bool()> &done);
+  // What a waiting thread of the program's own may run while it waits
+  // (Options::waiting_thread_helps): the tasks the wait is for.
+  using HelpsWith = std::function<bool(const TaskState &)>;
+  void wait_until(Lock &lock, const std::function<bool()> &done,
+                  const HelpsWith *helps_with = nullptr);
   bool stuck() const;
   void report_stuck();
   void rethrow_error();
@@ -282,7 +286,8 @@ private:
   void release_memory(TaskState *task);
   void push_ready(TaskState *task);
   TaskState *pop_ready();
-  bool claim_ready(); // a spinning worker's turn to take a ready task
+  TaskState *pop_ready_for(const HelpsWith &mine); // the first ready task that is mine
+  bool claim_ready();                              // a spinning worker's turn to take a ready task
   void worker_main(int worker);
   void run(Lock &lock, TaskState *task, int worker);
   void run_sequential(Lock &lock, TaskState *task);

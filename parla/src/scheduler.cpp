@@ -450,6 +450,24 @@ TaskState *Core::pop_ready() {
   return nullptr;
 }
 
+TaskState *Core::pop_ready_for(const HelpsWith &mine) {
+  TaskState *found = nullptr;
+  for (auto it = ready_.begin(); it != ready_.end();) {
+    if ((*it)->phase != Phase::ready) {
+      it = ready_.erase(it);
+    } else if (mine(**it)) {
+      found = *it;
+      ready_.erase(it);
+      ++running_;
+      break;
+    } else {
+      ++it;
+    }
+  }
+  ready_count_.store(ready_.size(), std::memory_order_relaxed);
+  return found;
+}
+
 // A spinning worker takes the lock only for a ready task no other
 // spinner went for: two workers rushing at each task a spawn made ready
 // held the lock twice, and the spawning thread (the bottleneck of a stream

@@ -6,6 +6,8 @@
 // spawn, graphs, errors, finish and coroutines also run with PARLA_HELP=1
 // (tests/parla/CMakeLists.txt).
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -124,4 +126,46 @@ Test(help, several_waiting_threads_help_at_once) {
     t.join();
   cr_expect_eq(ran.load(), kThreads * kTasks);
   cr_expect_eq(rt.stats().completed, static_cast<uint64_t>(kThreads * kTasks));
+}
+
+// The waiting thread runs only what its wait is for: a task finish() does
+// not wait for (a grandchild) may itself wait for the program's thread,
+// which would then never return from finish() to let it go. The single
+// worker is kept busy while the grandchild is ready, so that only the
+// waiting thread could take it (before, it did, and this never ended).
+Test(help, the_waiting_thread_runs_only_what_its_wait_is_for, .timeout = 60) {
+  Runtime rt(one_worker(true));
+  TaskSpace T("T"), G("G");
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  Threads threads;
+  bool started = false;
+  rt.finish([&] {
+    rt.spawn(T[0], [&] {
+      {
+        std::lock_guard lock(mu);
+        started = true;
+      }
+      cv.notify_all();
+      rt.spawn(G[0], [&] {
+        threads.note();
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return release; });
+      });
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    });
+    // T[0] on the worker, not on this thread (a wait of the block's own,
+    // not the runtime's: this thread helps only in the runtime's waits).
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return started; });
+  });
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  rt.wait(G);
+  cr_expect(!threads.has(std::this_thread::get_id()), "the grandchild ran on the waiting thread");
+  cr_expect_eq(rt.stats().completed, 2u);
 }

@@ -47,8 +47,10 @@ struct Options {
   // get()) runs ready tasks meanwhile, as oneTBB's and OpenMP's waiting
   // threads do: with threads = cores - 1 the spawning thread and the
   // workers then share the cores without a spare thread contending for
-  // them. Its task bodies must not need anything the waiting thread holds
-  // (a lock taken around the wait). Also PARLA_HELP=1.
+  // them. It runs only what its wait is for (a space's tasks, a finish
+  // block's children, the task of get(); any task in wait()), whose
+  // bodies must not need anything the waiting thread holds (a lock taken
+  // around the wait). Also PARLA_HELP=1.
   bool waiting_thread_helps = false;
   // Also PARLA_SEQUENTIAL=1.
   bool sequential = false;
