@@ -792,8 +792,9 @@ static cl_event *ava_cl_kept;
 static size_t ava_cl_kept_count, ava_cl_kept_cap;
 /*
  * Memory objects a completion callback let go of, released by the next
- * sweep, on a thread of the worker's: in a driver's thread the last
- * reference to a context could go too, which PoCL does not expect there.
+ * release of an event or a memory object (ava_cl_later_sweep), on a thread
+ * of the worker's: in a driver's thread the last reference to a context
+ * could go too, which PoCL does not expect there.
  */
 static cl_mem *ava_cl_later;
 static size_t ava_cl_later_count, ava_cl_later_cap;
@@ -842,10 +843,10 @@ static inline int ava_cl_may_release(cl_event event, int cascades_over)
 }
 
 /*
- * Releases the kept events that may go, unless a failure cascade runs, and
- * the memory objects released later.
+ * Releases the memory objects released later. Only on a thread of the
+ * worker's own (a call's, or the teardown's), never in a callback.
  */
-static inline void ava_cl_kept_sweep(void)
+static inline void ava_cl_later_sweep(void)
 {
 	cl_mem *mems;
 	size_t n;
@@ -859,6 +860,11 @@ static inline void ava_cl_kept_sweep(void)
 	for (size_t i = 0; i < n; ++i)
 		clReleaseMemObject(mems[i]);
 	free(mems);
+}
+
+/* Releases the kept events that may go, unless a failure cascade runs. */
+static inline void ava_cl_kept_sweep(void)
+{
 	if (pthread_rwlock_trywrlock(&ava_cl_cascade_lock) != 0)
 		return;
 	pthread_mutex_lock(&ava_cl_kept_lock);
@@ -909,7 +915,7 @@ static inline cl_int ava_cl_let_go(cl_event event)
 		ava_cl_keep(event);
 	} /* else a failed command: its reference stays for good */
 	pthread_mutex_lock(&ava_cl_kept_lock);
-	now = ava_cl_kept_count != 0 || ava_cl_later_count != 0;
+	now = ava_cl_kept_count != 0;
 	pthread_mutex_unlock(&ava_cl_kept_lock);
 	if (now)
 		ava_cl_kept_sweep();
@@ -921,7 +927,7 @@ static inline cl_int ava_cl_set_user_status(cl_event event, cl_int status)
 	return clSetUserEventStatus(event, status);
 }
 
-static inline void ava_cl_kept_sweep(void)
+static inline void ava_cl_later_sweep(void)
 {
 }
 
@@ -1075,7 +1081,7 @@ static inline void ava_cl_karg_forget(cl_kernel kernel)
 }
 #endif
 
-#line 1079 "opencl_guest.c"
+#line 1085 "opencl_guest.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -1845,7 +1851,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1849 "opencl_guest.c"
+#line 1855 "opencl_guest.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -2119,7 +2125,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 2123 "opencl_guest.c"
+#line 2129 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -2133,7 +2139,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 2137 "opencl_guest.c"
+#line 2143 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -2174,7 +2180,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 2178 "opencl_guest.c"
+#line 2184 "opencl_guest.c"
 #line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -2197,7 +2203,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 2201 "opencl_guest.c"
+#line 2207 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -2208,7 +2214,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 2212 "opencl_guest.c"
+#line 2218 "opencl_guest.c"
 #line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -2228,7 +2234,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 2232 "opencl_guest.c"
+#line 2238 "opencl_guest.c"
 #line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -2301,7 +2307,7 @@ static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_
 	return 1;
 }
 
-#line 2305 "opencl_guest.c"
+#line 2311 "opencl_guest.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 /*
@@ -2344,7 +2350,7 @@ static int ava_cl_failed_input(cl_program program)
 	return 0;
 }
 
-#line 2348 "opencl_guest.c"
+#line 2354 "opencl_guest.c"
 #line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2519,7 +2525,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2523 "opencl_guest.c"
+#line 2529 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2576,7 +2582,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2580 "opencl_guest.c"
+#line 2586 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2603,14 +2609,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2607 "opencl_guest.c"
+#line 2613 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 707 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2614 "opencl_guest.c"
+#line 2620 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -3159,7 +3165,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 3163 "opencl_guest.c"
+#line 3169 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -3486,7 +3492,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 3490 "opencl_guest.c"
+#line 3496 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -4789,7 +4795,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4793 "opencl_guest.c"
+#line 4799 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4857,7 +4863,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4861 "opencl_guest.c"
+#line 4867 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4939,7 +4945,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4943 "opencl_guest.c"
+#line 4949 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5250,7 +5256,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 5254 "opencl_guest.c"
+#line 5260 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5345,7 +5351,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		}
 	}
 	return ava_execute();
-#line 5349 "opencl_guest.c"
+#line 5355 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5483,7 +5489,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5487 "opencl_guest.c"
+#line 5493 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5575,7 +5581,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 5579 "opencl_guest.c"
+#line 5585 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5641,7 +5647,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 5645 "opencl_guest.c"
+#line 5651 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5813,7 +5819,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5817 "opencl_guest.c"
+#line 5823 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5968,7 +5974,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5972 "opencl_guest.c"
+#line 5978 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6053,7 +6059,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6057 "opencl_guest.c"
+#line 6063 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6129,7 +6135,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 6133 "opencl_guest.c"
+#line 6139 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6178,7 +6184,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 6182 "opencl_guest.c"
+#line 6188 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6230,9 +6236,9 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	if (ava_is_worker)
-		ava_cl_kept_sweep();
+		ava_cl_later_sweep();
 	return ret;
-#line 6236 "opencl_guest.c"
+#line 6242 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6334,7 +6340,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 6338 "opencl_guest.c"
+#line 6344 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6575,7 +6581,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6579 "opencl_guest.c"
+#line 6585 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6680,7 +6686,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6684 "opencl_guest.c"
+#line 6690 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6763,7 +6769,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6767 "opencl_guest.c"
+#line 6773 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6853,7 +6859,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6857 "opencl_guest.c"
+#line 6863 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6984,7 +6990,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6988 "opencl_guest.c"
+#line 6994 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7212,7 +7218,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7216 "opencl_guest.c"
+#line 7222 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7930,7 +7936,7 @@ AVA_EXPORT cl_program clCreateProgramWithBuiltInKernels(cl_context context, cl_u
 		return NULL;
 	}
 	return ava_execute();
-#line 7934 "opencl_guest.c"
+#line 7940 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8064,7 +8070,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 8068 "opencl_guest.c"
+#line 8074 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8271,7 +8277,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 8275 "opencl_guest.c"
+#line 8281 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8353,7 +8359,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 8357 "opencl_guest.c"
+#line 8363 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8571,7 +8577,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 8575 "opencl_guest.c"
+#line 8581 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8638,7 +8644,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 8642 "opencl_guest.c"
+#line 8648 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8719,7 +8725,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8723 "opencl_guest.c"
+#line 8729 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8771,7 +8777,7 @@ AVA_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 	if (ava_is_worker && ret != NULL)
 		ava_cl_karg_clone(source_kernel, ret);
 	return ret;
-#line 8775 "opencl_guest.c"
+#line 8781 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8847,7 +8853,7 @@ AVA_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
 	if (ava_is_worker && ret == CL_SUCCESS && ava_refs == 1)
 		ava_cl_karg_forget(kernel);
 	return ret;
-#line 8851 "opencl_guest.c"
+#line 8857 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8984,7 +8990,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8988 "opencl_guest.c"
+#line 8994 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9054,7 +9060,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 9058 "opencl_guest.c"
+#line 9064 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9300,7 +9306,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9304 "opencl_guest.c"
+#line 9310 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9355,7 +9361,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 9359 "opencl_guest.c"
+#line 9365 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9404,7 +9410,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 9408 "opencl_guest.c"
+#line 9414 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9451,12 +9457,14 @@ ava_fail:
 AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 {
 #define ava_execute() ava_opencl_remote_clReleaseEvent(event)
-#line 72 "specs/opencl/opencl_enqueue.spec.inc"
+#line 75 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_is_worker ? ava_cl_let_go(event) : ava_execute();
+	if (ava_is_worker)
+		ava_cl_later_sweep();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9460 "opencl_guest.c"
+#line 9468 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9493,13 +9501,13 @@ ava_fail:
 AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
 #define ava_execute() ava_opencl_remote_clSetUserEventStatus(event, execution_status)
-#line 80 "specs/opencl/opencl_enqueue.spec.inc"
+#line 85 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_is_worker ? ava_cl_set_user_status(event, execution_status) : ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS &&
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)ava_cl_let_go(event);
 	return ret;
-#line 9503 "opencl_guest.c"
+#line 9511 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9671,7 +9679,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 128 "specs/opencl/opencl_enqueue.spec.inc"
+#line 133 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_cl_not_a_buffer(buffer))
 		return CL_INVALID_MEM_OBJECT;
 	if (ava_is_guest) {
@@ -9713,7 +9721,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9717 "opencl_guest.c"
+#line 9725 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9789,7 +9797,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 199 "specs/opencl/opencl_enqueue.spec.inc"
+#line 204 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_cl_not_a_buffer(buffer))
 		return CL_INVALID_MEM_OBJECT;
 	if (ava_is_guest) {
@@ -9825,7 +9833,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9829 "opencl_guest.c"
+#line 9837 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9940,7 +9948,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 263 "specs/opencl/opencl_enqueue.spec.inc"
+#line 268 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -9963,7 +9971,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9967 "opencl_guest.c"
+#line 9975 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10075,7 +10083,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 310 "specs/opencl/opencl_enqueue.spec.inc"
+#line 315 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -10087,7 +10095,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10091 "opencl_guest.c"
+#line 10099 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10176,9 +10184,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 337 "specs/opencl/opencl_enqueue.spec.inc"
+#line 342 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10182 "opencl_guest.c"
+#line 10190 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10305,11 +10313,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 362 "specs/opencl/opencl_enqueue.spec.inc"
+#line 367 "specs/opencl/opencl_enqueue.spec.inc"
 	if (src_buffer == NULL || dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10313 "opencl_guest.c"
+#line 10321 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10408,9 +10416,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 382 "specs/opencl/opencl_enqueue.spec.inc"
+#line 387 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10414 "opencl_guest.c"
+#line 10422 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10513,7 +10521,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 413 "specs/opencl/opencl_enqueue.spec.inc"
+#line 418 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -10533,7 +10541,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10537 "opencl_guest.c"
+#line 10545 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10631,7 +10639,7 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 454 "specs/opencl/opencl_enqueue.spec.inc"
+#line 459 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -10641,7 +10649,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10645 "opencl_guest.c"
+#line 10653 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10758,9 +10766,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 484 "specs/opencl/opencl_enqueue.spec.inc"
+#line 489 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10764 "opencl_guest.c"
+#line 10772 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10879,9 +10887,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 505 "specs/opencl/opencl_enqueue.spec.inc"
+#line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10885 "opencl_guest.c"
+#line 10893 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10990,11 +10998,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 526 "specs/opencl/opencl_enqueue.spec.inc"
+#line 531 "specs/opencl/opencl_enqueue.spec.inc"
 	if (dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10998 "opencl_guest.c"
+#line 11006 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11103,9 +11111,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 548 "specs/opencl/opencl_enqueue.spec.inc"
+#line 553 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11109 "opencl_guest.c"
+#line 11117 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11200,9 +11208,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 567 "specs/opencl/opencl_enqueue.spec.inc"
+#line 572 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11206 "opencl_guest.c"
+#line 11214 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11321,11 +11329,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 592 "specs/opencl/opencl_enqueue.spec.inc"
+#line 597 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11329 "opencl_guest.c"
+#line 11337 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11406,11 +11414,11 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 610 "specs/opencl/opencl_enqueue.spec.inc"
+#line 615 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11414 "opencl_guest.c"
+#line 11422 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11489,9 +11497,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 627 "specs/opencl/opencl_enqueue.spec.inc"
+#line 632 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11495 "opencl_guest.c"
+#line 11503 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11570,9 +11578,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 643 "specs/opencl/opencl_enqueue.spec.inc"
+#line 648 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11576 "opencl_guest.c"
+#line 11584 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11639,9 +11647,9 @@ ava_fail:
 AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
-#line 655 "specs/opencl/opencl_enqueue.spec.inc"
+#line 660 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11645 "opencl_guest.c"
+#line 11653 "opencl_guest.c"
 #undef ava_execute
 }
 

@@ -836,8 +836,9 @@ static cl_event *ava_cl_kept;
 static size_t ava_cl_kept_count, ava_cl_kept_cap;
 /*
  * Memory objects a completion callback let go of, released by the next
- * sweep, on a thread of the worker's: in a driver's thread the last
- * reference to a context could go too, which PoCL does not expect there.
+ * release of an event or a memory object (ava_cl_later_sweep), on a thread
+ * of the worker's: in a driver's thread the last reference to a context
+ * could go too, which PoCL does not expect there.
  */
 static cl_mem *ava_cl_later;
 static size_t ava_cl_later_count, ava_cl_later_cap;
@@ -886,10 +887,10 @@ static inline int ava_cl_may_release(cl_event event, int cascades_over)
 }
 
 /*
- * Releases the kept events that may go, unless a failure cascade runs, and
- * the memory objects released later.
+ * Releases the memory objects released later. Only on a thread of the
+ * worker's own (a call's, or the teardown's), never in a callback.
  */
-static inline void ava_cl_kept_sweep(void)
+static inline void ava_cl_later_sweep(void)
 {
 	cl_mem *mems;
 	size_t n;
@@ -903,6 +904,11 @@ static inline void ava_cl_kept_sweep(void)
 	for (size_t i = 0; i < n; ++i)
 		clReleaseMemObject(mems[i]);
 	free(mems);
+}
+
+/* Releases the kept events that may go, unless a failure cascade runs. */
+static inline void ava_cl_kept_sweep(void)
+{
 	if (pthread_rwlock_trywrlock(&ava_cl_cascade_lock) != 0)
 		return;
 	pthread_mutex_lock(&ava_cl_kept_lock);
@@ -953,7 +959,7 @@ static inline cl_int ava_cl_let_go(cl_event event)
 		ava_cl_keep(event);
 	} /* else a failed command: its reference stays for good */
 	pthread_mutex_lock(&ava_cl_kept_lock);
-	now = ava_cl_kept_count != 0 || ava_cl_later_count != 0;
+	now = ava_cl_kept_count != 0;
 	pthread_mutex_unlock(&ava_cl_kept_lock);
 	if (now)
 		ava_cl_kept_sweep();
@@ -965,7 +971,7 @@ static inline cl_int ava_cl_set_user_status(cl_event event, cl_int status)
 	return clSetUserEventStatus(event, status);
 }
 
-static inline void ava_cl_kept_sweep(void)
+static inline void ava_cl_later_sweep(void)
 {
 }
 
@@ -1119,7 +1125,7 @@ static inline void ava_cl_karg_forget(cl_kernel kernel)
 }
 #endif
 
-#line 1123 "opencl_worker.c"
+#line 1129 "opencl_worker.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -1889,7 +1895,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1893 "opencl_worker.c"
+#line 1899 "opencl_worker.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -2163,7 +2169,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 2167 "opencl_worker.c"
+#line 2173 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -2177,7 +2183,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 2181 "opencl_worker.c"
+#line 2187 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -2218,7 +2224,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 2222 "opencl_worker.c"
+#line 2228 "opencl_worker.c"
 #line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -2241,7 +2247,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 2245 "opencl_worker.c"
+#line 2251 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -2252,7 +2258,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 2256 "opencl_worker.c"
+#line 2262 "opencl_worker.c"
 #line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -2272,7 +2278,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 2276 "opencl_worker.c"
+#line 2282 "opencl_worker.c"
 #line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -2345,7 +2351,7 @@ static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_
 	return 1;
 }
 
-#line 2349 "opencl_worker.c"
+#line 2355 "opencl_worker.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 /*
@@ -2388,7 +2394,7 @@ static int ava_cl_failed_input(cl_program program)
 	return 0;
 }
 
-#line 2392 "opencl_worker.c"
+#line 2398 "opencl_worker.c"
 #line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2563,7 +2569,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2567 "opencl_worker.c"
+#line 2573 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2620,7 +2626,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2624 "opencl_worker.c"
+#line 2630 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2647,14 +2653,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2651 "opencl_worker.c"
+#line 2657 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 706 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 2658 "opencl_worker.c"
+#line 2664 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -2764,7 +2770,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2768 "opencl_worker.c"
+#line 2774 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -2874,7 +2880,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2878 "opencl_worker.c"
+#line 2884 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -3037,7 +3043,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3041 "opencl_worker.c"
+#line 3047 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -3174,7 +3180,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3178 "opencl_worker.c"
+#line 3184 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -3309,7 +3315,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_
 		return ava_rc;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3313 "opencl_worker.c"
+#line 3319 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
@@ -3430,7 +3436,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3434 "opencl_worker.c"
+#line 3440 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -3618,7 +3624,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3622 "opencl_worker.c"
+#line 3628 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -3784,7 +3790,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 3788 "opencl_worker.c"
+#line 3794 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -3892,7 +3898,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_q
 		return ava_cl_unmap_unlaid(command_queue, image, ava_p, ava_ev, ava_t);
 	return ava_cl_mapped_transfer(ava_t, command_queue, image, ava_p, 0, &ava_g, map_flags,
 				      ava_ev, event);
-#line 3896 "opencl_worker.c"
+#line 3902 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
@@ -4038,7 +4044,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_in_heap(cl_context context, c
 	if (errcode_ret != NULL)
 		*errcode_ret = ava_rc;
 	return ava_mem;
-#line 4042 "opencl_worker.c"
+#line 4048 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_in_heap(struct ava_wcall *ava_w)
@@ -4164,7 +4170,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_que
 		ava_cl_keep(*command);
 	*command = NULL;
 	return ava_rc;
-#line 4168 "opencl_worker.c"
+#line 4174 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
@@ -4284,7 +4290,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_close(cl_event gate, cl_event com
 		return ava_rc;
 	(void)clWaitForEvents(1, &command);
 	return CL_SUCCESS;
-#line 4288 "opencl_worker.c"
+#line 4294 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
@@ -4324,7 +4330,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_release(cl_event gate)
 {
 #line 495 "specs/opencl/opencl_heap.spec.inc"
 	return ava_cl_gate_end(gate, CL_COMPLETE);
-#line 4328 "opencl_worker.c"
+#line 4334 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
@@ -4377,7 +4383,7 @@ static cl_int ava_opencl_impl_ava_cl_map_in_heap(cl_command_queue command_queue,
 		return CL_MAP_FAILURE;
 	}
 	return CL_SUCCESS;
-#line 4381 "opencl_worker.c"
+#line 4387 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_in_heap(struct ava_wcall *ava_w)
@@ -4471,7 +4477,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_in_heap(cl_command_queue command_queu
 		return CL_INVALID_VALUE;
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_at, num_events_in_wait_list,
 				       event_wait_list, event);
-#line 4475 "opencl_worker.c"
+#line 4481 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_in_heap(struct ava_wcall *ava_w)
@@ -4646,7 +4652,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4650 "opencl_worker.c"
+#line 4656 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4730,7 +4736,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4734 "opencl_worker.c"
+#line 4740 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4832,7 +4838,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4836 "opencl_worker.c"
+#line 4842 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5188,7 +5194,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 5192 "opencl_worker.c"
+#line 5198 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5324,7 +5330,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		}
 	}
 	return ava_execute();
-#line 5328 "opencl_worker.c"
+#line 5334 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5482,7 +5488,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5486 "opencl_worker.c"
+#line 5492 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5611,7 +5617,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 5615 "opencl_worker.c"
+#line 5621 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5677,7 +5683,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 5681 "opencl_worker.c"
+#line 5687 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5856,7 +5862,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5860 "opencl_worker.c"
+#line 5866 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6005,7 +6011,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6009 "opencl_worker.c"
+#line 6015 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6094,7 +6100,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6098 "opencl_worker.c"
+#line 6104 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6202,7 +6208,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 6206 "opencl_worker.c"
+#line 6212 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6282,7 +6288,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 6286 "opencl_worker.c"
+#line 6292 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6328,9 +6334,9 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, -1);
 	if (ava_is_worker)
-		ava_cl_kept_sweep();
+		ava_cl_later_sweep();
 	return ret;
-#line 6334 "opencl_worker.c"
+#line 6340 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6414,7 +6420,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 6418 "opencl_worker.c"
+#line 6424 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6696,7 +6702,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6700 "opencl_worker.c"
+#line 6706 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6820,7 +6826,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6824 "opencl_worker.c"
+#line 6830 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6954,7 +6960,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6958 "opencl_worker.c"
+#line 6964 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7067,7 +7073,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 7071 "opencl_worker.c"
+#line 7077 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7267,7 +7273,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7271 "opencl_worker.c"
+#line 7277 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7531,7 +7537,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7535 "opencl_worker.c"
+#line 7541 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7625,7 +7631,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 7629 "opencl_worker.c"
+#line 7635 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -7756,7 +7762,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7760 "opencl_worker.c"
+#line 7766 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -7896,7 +7902,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7900 "opencl_worker.c"
+#line 7906 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
@@ -8027,7 +8033,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image(cl_command_queue command_queue, c
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 8031 "opencl_worker.c"
+#line 8037 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
@@ -8194,7 +8200,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue,
 	ret = clEnqueueUnmapMemObject(command_queue, image, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 8198 "opencl_worker.c"
+#line 8204 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_image(struct ava_wcall *ava_w)
@@ -8346,7 +8352,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 8350 "opencl_worker.c"
+#line 8356 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -8454,7 +8460,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 8458 "opencl_worker.c"
+#line 8464 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -8659,7 +8665,7 @@ static cl_program ava_opencl_impl_clCreateProgramWithBuiltInKernels(cl_context c
 		return NULL;
 	}
 	return ava_execute();
-#line 8663 "opencl_worker.c"
+#line 8669 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8816,7 +8822,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 8820 "opencl_worker.c"
+#line 8826 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8931,7 +8937,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 8935 "opencl_worker.c"
+#line 8941 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -9092,7 +9098,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 9096 "opencl_worker.c"
+#line 9102 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9272,7 +9278,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 9276 "opencl_worker.c"
+#line 9282 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9342,7 +9348,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9346 "opencl_worker.c"
+#line 9352 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -9442,7 +9448,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 9446 "opencl_worker.c"
+#line 9452 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -9522,7 +9528,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 9526 "opencl_worker.c"
+#line 9532 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9614,7 +9620,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 9618 "opencl_worker.c"
+#line 9624 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9703,7 +9709,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 9707 "opencl_worker.c"
+#line 9713 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9790,7 +9796,7 @@ static cl_kernel ava_opencl_impl_clCloneKernel(cl_kernel source_kernel, cl_int *
 	if (ava_is_worker && ret != NULL)
 		ava_cl_karg_clone(source_kernel, ret);
 	return ret;
-#line 9794 "opencl_worker.c"
+#line 9800 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9880,7 +9886,7 @@ static cl_int ava_opencl_impl_clReleaseKernel(cl_kernel kernel)
 	if (ava_is_worker && ret == CL_SUCCESS && ava_refs == 1)
 		ava_cl_karg_forget(kernel);
 	return ret;
-#line 9884 "opencl_worker.c"
+#line 9890 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9967,7 +9973,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_rc == CL_SUCCESS)
 		ava_cl_karg_set(kernel, arg_index, ava_kind, ava_object);
 	return ava_rc;
-#line 9971 "opencl_worker.c"
+#line 9977 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -10038,7 +10044,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 10042 "opencl_worker.c"
+#line 10048 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10123,7 +10129,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 10127 "opencl_worker.c"
+#line 10133 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10433,7 +10439,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 10437 "opencl_worker.c"
+#line 10443 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10521,7 +10527,7 @@ static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *er
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 10525 "opencl_worker.c"
+#line 10531 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10580,7 +10586,7 @@ static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 10584 "opencl_worker.c"
+#line 10590 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10621,12 +10627,14 @@ static int ava_opencl_serve_clRetainEvent(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
 {
 #define ava_execute() clReleaseEvent(event)
-#line 72 "specs/opencl/opencl_enqueue.spec.inc"
+#line 75 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_is_worker ? ava_cl_let_go(event) : ava_execute();
+	if (ava_is_worker)
+		ava_cl_later_sweep();
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 10630 "opencl_worker.c"
+#line 10638 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10672,13 +10680,13 @@ static int ava_opencl_serve_clReleaseEvent(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
 #define ava_execute() clSetUserEventStatus(event, execution_status)
-#line 80 "specs/opencl/opencl_enqueue.spec.inc"
+#line 85 "specs/opencl/opencl_enqueue.spec.inc"
 	cl_int ret = ava_is_worker ? ava_cl_set_user_status(event, execution_status) : ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS &&
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)ava_cl_let_go(event);
 	return ret;
-#line 10682 "opencl_worker.c"
+#line 10690 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10829,7 +10837,7 @@ static int ava_opencl_serve_clGetEventProfilingInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 128 "specs/opencl/opencl_enqueue.spec.inc"
+#line 133 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_cl_not_a_buffer(buffer))
 		return CL_INVALID_MEM_OBJECT;
 	if (ava_is_guest) {
@@ -10871,7 +10879,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10875 "opencl_worker.c"
+#line 10883 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10981,7 +10989,7 @@ static int ava_opencl_serve_clEnqueueReadBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 199 "specs/opencl/opencl_enqueue.spec.inc"
+#line 204 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_cl_not_a_buffer(buffer))
 		return CL_INVALID_MEM_OBJECT;
 	if (ava_is_guest) {
@@ -11017,7 +11025,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11021 "opencl_worker.c"
+#line 11029 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11122,7 +11130,7 @@ static int ava_opencl_serve_clEnqueueWriteBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 263 "specs/opencl/opencl_enqueue.spec.inc"
+#line 268 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -11145,7 +11153,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11149 "opencl_worker.c"
+#line 11157 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11312,7 +11320,7 @@ static int ava_opencl_serve_clEnqueueReadBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 310 "specs/opencl/opencl_enqueue.spec.inc"
+#line 315 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_buffer_rect_staged(
@@ -11324,7 +11332,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11328 "opencl_worker.c"
+#line 11336 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11485,9 +11493,9 @@ static int ava_opencl_serve_clEnqueueWriteBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 337 "specs/opencl/opencl_enqueue.spec.inc"
+#line 342 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11491 "opencl_worker.c"
+#line 11499 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11594,11 +11602,11 @@ static int ava_opencl_serve_clEnqueueCopyBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event)
-#line 362 "specs/opencl/opencl_enqueue.spec.inc"
+#line 367 "specs/opencl/opencl_enqueue.spec.inc"
 	if (src_buffer == NULL || dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11602 "opencl_worker.c"
+#line 11610 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11758,9 +11766,9 @@ static int ava_opencl_serve_clEnqueueCopyBufferRect(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
-#line 382 "specs/opencl/opencl_enqueue.spec.inc"
+#line 387 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11764 "opencl_worker.c"
+#line 11772 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11881,7 +11889,7 @@ static int ava_opencl_serve_clEnqueueFillBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 413 "specs/opencl/opencl_enqueue.spec.inc"
+#line 418 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_read == CL_FALSE && ptr != NULL) {
 		uint64_t ava_heap;
 		uint64_t ava_token = ava_cl_expect_lent(
@@ -11901,7 +11909,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11905 "opencl_worker.c"
+#line 11913 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12048,7 +12056,7 @@ static int ava_opencl_serve_clEnqueueReadImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event)
-#line 454 "specs/opencl/opencl_enqueue.spec.inc"
+#line 459 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_guest && blocking_write == CL_FALSE)
 		return ava_cl_made_event(
 			ava_cl_write_image_staged(command_queue, image, origin, region,
@@ -12058,7 +12066,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12062 "opencl_worker.c"
+#line 12070 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12197,9 +12205,9 @@ static int ava_opencl_serve_clEnqueueWriteImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 484 "specs/opencl/opencl_enqueue.spec.inc"
+#line 489 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12203 "opencl_worker.c"
+#line 12211 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12348,9 +12356,9 @@ static int ava_opencl_serve_clEnqueueFillImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 505 "specs/opencl/opencl_enqueue.spec.inc"
+#line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12354 "opencl_worker.c"
+#line 12362 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12502,11 +12510,11 @@ static int ava_opencl_serve_clEnqueueCopyImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event)
-#line 526 "specs/opencl/opencl_enqueue.spec.inc"
+#line 531 "specs/opencl/opencl_enqueue.spec.inc"
 	if (dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12510 "opencl_worker.c"
+#line 12518 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12643,9 +12651,9 @@ static int ava_opencl_serve_clEnqueueCopyImageToBuffer(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
-#line 548 "specs/opencl/opencl_enqueue.spec.inc"
+#line 553 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12649 "opencl_worker.c"
+#line 12657 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12782,9 +12790,9 @@ static int ava_opencl_serve_clEnqueueCopyBufferToImage(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
-#line 567 "specs/opencl/opencl_enqueue.spec.inc"
+#line 572 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12788 "opencl_worker.c"
+#line 12796 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12902,11 +12910,11 @@ static int ava_opencl_serve_clEnqueueMigrateMemObjects(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event)
-#line 592 "specs/opencl/opencl_enqueue.spec.inc"
+#line 597 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12910 "opencl_worker.c"
+#line 12918 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13057,11 +13065,11 @@ static int ava_opencl_serve_clEnqueueNDRangeKernel(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event)
-#line 610 "specs/opencl/opencl_enqueue.spec.inc"
+#line 615 "specs/opencl/opencl_enqueue.spec.inc"
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13065 "opencl_worker.c"
+#line 13073 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13159,9 +13167,9 @@ static int ava_opencl_serve_clEnqueueTask(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 627 "specs/opencl/opencl_enqueue.spec.inc"
+#line 632 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13165 "opencl_worker.c"
+#line 13173 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13256,9 +13264,9 @@ static int ava_opencl_serve_clEnqueueMarkerWithWaitList(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
 #define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
-#line 643 "specs/opencl/opencl_enqueue.spec.inc"
+#line 648 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13262 "opencl_worker.c"
+#line 13270 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13353,9 +13361,9 @@ static int ava_opencl_serve_clEnqueueBarrierWithWaitList(struct ava_wcall *ava_w
 static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
 #define ava_execute() clEnqueueMarker(command_queue, event)
-#line 655 "specs/opencl/opencl_enqueue.spec.inc"
+#line 660 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13359 "opencl_worker.c"
+#line 13367 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13458,11 +13466,11 @@ static int ava_opencl_serve_clEnqueueBarrier(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-#line 674 "specs/opencl/opencl_enqueue.spec.inc"
+#line 679 "specs/opencl/opencl_enqueue.spec.inc"
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 13466 "opencl_worker.c"
+#line 13474 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -13538,7 +13546,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 13542 "opencl_worker.c"
+#line 13550 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -13599,7 +13607,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 13603 "opencl_worker.c"
+#line 13611 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -13670,7 +13678,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 13674 "opencl_worker.c"
+#line 13682 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -13717,7 +13725,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 13721 "opencl_worker.c"
+#line 13729 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -13843,7 +13851,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 13847 "opencl_worker.c"
+#line 13855 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -13956,7 +13964,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 13960 "opencl_worker.c"
+#line 13968 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -14080,7 +14088,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 14084 "opencl_worker.c"
+#line 14092 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -14230,7 +14238,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 14234 "opencl_worker.c"
+#line 14242 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -14354,7 +14362,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 14358 "opencl_worker.c"
+#line 14366 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -14415,7 +14423,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 14419 "opencl_worker.c"
+#line 14427 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -14503,7 +14511,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 14507 "opencl_worker.c"
+#line 14515 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -14641,7 +14649,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 14645 "opencl_worker.c"
+#line 14653 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -14753,7 +14761,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 14757 "opencl_worker.c"
+#line 14765 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -14865,7 +14873,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 14869 "opencl_worker.c"
+#line 14877 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
