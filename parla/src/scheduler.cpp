@@ -589,7 +589,10 @@ void Core::run(Lock &lock, TaskState *t, int worker) {
     if (!armed)
       end_device_slices(t, t->end_us);
   }
-  tl.will_pop = tl.core == this && tl.worker >= 0;
+  // A worker takes the next ready task itself; a thread of the program's
+  // own takes only what its wait is for, so it wakes a worker as others do.
+  tl.will_pop =
+      tl.core == this && tl.worker >= 0 && static_cast<size_t>(tl.worker) < workers_.size();
   if (armed) {
     // Its compute goes to the next task for the device, whose work queues
     // behind this one's; the last callback (or this) completes it.
