@@ -1026,22 +1026,41 @@ static inline void ava_cl_karg_set(cl_kernel kernel, cl_uint index, int kind, vo
 		ava_cl_karg_release(old.kind, old.object);
 }
 
-/* A clone of kernel names what kernel names. */
-static inline void ava_cl_karg_clone(cl_kernel kernel, cl_kernel clone)
+/*
+ * A copy of kernel's entries (*n of them; NULL without any or without
+ * memory), taken out of the table with remove.
+ */
+static inline struct ava_cl_karg *ava_cl_karg_of(cl_kernel kernel, int remove, size_t *n)
 {
-	struct ava_cl_karg *copy = NULL;
-	size_t n = 0;
+	struct ava_cl_karg *copy;
+	size_t found = 0;
 
 	pthread_mutex_lock(&ava_cl_karg_lock);
 	for (size_t i = 0; i < ava_cl_karg_count; ++i)
-		n += ava_cl_kargs[i].kernel == kernel;
-	copy = n != 0 ? calloc(n, sizeof(*copy)) : NULL;
-	n = 0;
-	for (size_t i = 0; copy != NULL && i < ava_cl_karg_count; ++i) {
-		if (ava_cl_kargs[i].kernel == kernel)
-			copy[n++] = ava_cl_kargs[i];
+		found += ava_cl_kargs[i].kernel == kernel;
+	copy = found != 0 ? calloc(found, sizeof(*copy)) : NULL;
+	*n = 0;
+	for (size_t i = 0; copy != NULL && i < ava_cl_karg_count;) {
+		if (ava_cl_kargs[i].kernel != kernel) {
+			++i;
+			continue;
+		}
+		copy[(*n)++] = ava_cl_kargs[i];
+		if (remove)
+			ava_cl_kargs[i] = ava_cl_kargs[--ava_cl_karg_count];
+		else
+			++i;
 	}
 	pthread_mutex_unlock(&ava_cl_karg_lock);
+	return copy;
+}
+
+/* A clone of kernel names what kernel names. */
+static inline void ava_cl_karg_clone(cl_kernel kernel, cl_kernel clone)
+{
+	size_t n;
+	struct ava_cl_karg *copy = ava_cl_karg_of(kernel, 0, &n);
+
 	for (size_t i = 0; i < n; ++i)
 		ava_cl_karg_set(clone, copy[i].index, copy[i].kind, copy[i].object);
 	free(copy);
@@ -1050,23 +1069,9 @@ static inline void ava_cl_karg_clone(cl_kernel kernel, cl_kernel clone)
 /* kernel is gone (its last reference was released): what it named goes. */
 static inline void ava_cl_karg_forget(cl_kernel kernel)
 {
-	struct ava_cl_karg *gone = NULL;
-	size_t n = 0;
+	size_t n;
+	struct ava_cl_karg *gone = ava_cl_karg_of(kernel, 1, &n);
 
-	pthread_mutex_lock(&ava_cl_karg_lock);
-	for (size_t i = 0; i < ava_cl_karg_count; ++i)
-		n += ava_cl_kargs[i].kernel == kernel;
-	gone = n != 0 ? calloc(n, sizeof(*gone)) : NULL;
-	n = 0;
-	for (size_t i = 0; gone != NULL && i < ava_cl_karg_count;) {
-		if (ava_cl_kargs[i].kernel != kernel) {
-			++i;
-			continue;
-		}
-		gone[n++] = ava_cl_kargs[i];
-		ava_cl_kargs[i] = ava_cl_kargs[--ava_cl_karg_count];
-	}
-	pthread_mutex_unlock(&ava_cl_karg_lock);
 	for (size_t i = 0; i < n; ++i)
 		ava_cl_karg_release(gone[i].kind, gone[i].object);
 	free(gone);
@@ -1081,7 +1086,7 @@ static inline void ava_cl_karg_forget(cl_kernel kernel)
 }
 #endif
 
-#line 1085 "opencl_guest.c"
+#line 1090 "opencl_guest.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -1851,7 +1856,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1855 "opencl_guest.c"
+#line 1860 "opencl_guest.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -2125,7 +2130,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 2129 "opencl_guest.c"
+#line 2134 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -2139,7 +2144,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 2143 "opencl_guest.c"
+#line 2148 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -2180,7 +2185,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 2184 "opencl_guest.c"
+#line 2189 "opencl_guest.c"
 #line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -2203,7 +2208,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 2207 "opencl_guest.c"
+#line 2212 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -2214,7 +2219,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 2218 "opencl_guest.c"
+#line 2223 "opencl_guest.c"
 #line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -2234,7 +2239,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 2238 "opencl_guest.c"
+#line 2243 "opencl_guest.c"
 #line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -2307,7 +2312,7 @@ static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_
 	return 1;
 }
 
-#line 2311 "opencl_guest.c"
+#line 2316 "opencl_guest.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 /*
@@ -2350,7 +2355,7 @@ static int ava_cl_failed_input(cl_program program)
 	return 0;
 }
 
-#line 2354 "opencl_guest.c"
+#line 2359 "opencl_guest.c"
 #line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2525,7 +2530,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2529 "opencl_guest.c"
+#line 2534 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2582,7 +2587,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2586 "opencl_guest.c"
+#line 2591 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2609,14 +2614,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2613 "opencl_guest.c"
+#line 2618 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 707 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2620 "opencl_guest.c"
+#line 2625 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -3165,7 +3170,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 3169 "opencl_guest.c"
+#line 3174 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -3492,7 +3497,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 3496 "opencl_guest.c"
+#line 3501 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -4795,7 +4800,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4799 "opencl_guest.c"
+#line 4804 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4863,7 +4868,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4867 "opencl_guest.c"
+#line 4872 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4945,7 +4950,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4949 "opencl_guest.c"
+#line 4954 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5256,7 +5261,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 5260 "opencl_guest.c"
+#line 5265 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5351,7 +5356,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		}
 	}
 	return ava_execute();
-#line 5355 "opencl_guest.c"
+#line 5360 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5489,7 +5494,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5493 "opencl_guest.c"
+#line 5498 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5581,7 +5586,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 5585 "opencl_guest.c"
+#line 5590 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5647,7 +5652,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 5651 "opencl_guest.c"
+#line 5656 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5819,7 +5824,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5823 "opencl_guest.c"
+#line 5828 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5974,7 +5979,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5978 "opencl_guest.c"
+#line 5983 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6059,7 +6064,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6063 "opencl_guest.c"
+#line 6068 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6135,7 +6140,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 6139 "opencl_guest.c"
+#line 6144 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6184,7 +6189,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 6188 "opencl_guest.c"
+#line 6193 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6238,7 +6243,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_worker)
 		ava_cl_later_sweep();
 	return ret;
-#line 6242 "opencl_guest.c"
+#line 6247 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6340,7 +6345,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 6344 "opencl_guest.c"
+#line 6349 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6581,7 +6586,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6585 "opencl_guest.c"
+#line 6590 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6686,7 +6691,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6690 "opencl_guest.c"
+#line 6695 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6769,7 +6774,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6773 "opencl_guest.c"
+#line 6778 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6859,7 +6864,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6863 "opencl_guest.c"
+#line 6868 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6990,7 +6995,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6994 "opencl_guest.c"
+#line 6999 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7218,7 +7223,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7222 "opencl_guest.c"
+#line 7227 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7936,7 +7941,7 @@ AVA_EXPORT cl_program clCreateProgramWithBuiltInKernels(cl_context context, cl_u
 		return NULL;
 	}
 	return ava_execute();
-#line 7940 "opencl_guest.c"
+#line 7945 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8070,7 +8075,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 8074 "opencl_guest.c"
+#line 8079 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8277,7 +8282,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 8281 "opencl_guest.c"
+#line 8286 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8359,7 +8364,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 8363 "opencl_guest.c"
+#line 8368 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8577,7 +8582,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 8581 "opencl_guest.c"
+#line 8586 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8644,7 +8649,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 8648 "opencl_guest.c"
+#line 8653 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8725,7 +8730,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8729 "opencl_guest.c"
+#line 8734 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8777,7 +8782,7 @@ AVA_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 	if (ava_is_worker && ret != NULL)
 		ava_cl_karg_clone(source_kernel, ret);
 	return ret;
-#line 8781 "opencl_guest.c"
+#line 8786 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8853,7 +8858,7 @@ AVA_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
 	if (ava_is_worker && ret == CL_SUCCESS && ava_refs == 1)
 		ava_cl_karg_forget(kernel);
 	return ret;
-#line 8857 "opencl_guest.c"
+#line 8862 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8990,7 +8995,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8994 "opencl_guest.c"
+#line 8999 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9060,7 +9065,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 9064 "opencl_guest.c"
+#line 9069 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9306,7 +9311,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9310 "opencl_guest.c"
+#line 9315 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9361,7 +9366,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 9365 "opencl_guest.c"
+#line 9370 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9410,7 +9415,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 9414 "opencl_guest.c"
+#line 9419 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9464,7 +9469,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9468 "opencl_guest.c"
+#line 9473 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9507,7 +9512,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)ava_cl_let_go(event);
 	return ret;
-#line 9511 "opencl_guest.c"
+#line 9516 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9721,7 +9726,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9725 "opencl_guest.c"
+#line 9730 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9833,7 +9838,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9837 "opencl_guest.c"
+#line 9842 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9971,7 +9976,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9975 "opencl_guest.c"
+#line 9980 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10095,7 +10100,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10099 "opencl_guest.c"
+#line 10104 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10186,7 +10191,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 342 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10190 "opencl_guest.c"
+#line 10195 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10317,7 +10322,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 	if (src_buffer == NULL || dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10321 "opencl_guest.c"
+#line 10326 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10418,7 +10423,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 387 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10422 "opencl_guest.c"
+#line 10427 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10541,7 +10546,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10545 "opencl_guest.c"
+#line 10550 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10649,7 +10654,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10653 "opencl_guest.c"
+#line 10658 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10768,7 +10773,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 489 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10772 "opencl_guest.c"
+#line 10777 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10889,7 +10894,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10893 "opencl_guest.c"
+#line 10898 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11002,7 +11007,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 	if (dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11006 "opencl_guest.c"
+#line 11011 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11113,7 +11118,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 553 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11117 "opencl_guest.c"
+#line 11122 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11210,7 +11215,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 572 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11214 "opencl_guest.c"
+#line 11219 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11333,7 +11338,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11337 "opencl_guest.c"
+#line 11342 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11418,7 +11423,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11422 "opencl_guest.c"
+#line 11427 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11499,7 +11504,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 632 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11503 "opencl_guest.c"
+#line 11508 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11580,7 +11585,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 648 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11584 "opencl_guest.c"
+#line 11589 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11649,7 +11654,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 660 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11653 "opencl_guest.c"
+#line 11658 "opencl_guest.c"
 #undef ava_execute
 }
 

@@ -1070,22 +1070,41 @@ static inline void ava_cl_karg_set(cl_kernel kernel, cl_uint index, int kind, vo
 		ava_cl_karg_release(old.kind, old.object);
 }
 
-/* A clone of kernel names what kernel names. */
-static inline void ava_cl_karg_clone(cl_kernel kernel, cl_kernel clone)
+/*
+ * A copy of kernel's entries (*n of them; NULL without any or without
+ * memory), taken out of the table with remove.
+ */
+static inline struct ava_cl_karg *ava_cl_karg_of(cl_kernel kernel, int remove, size_t *n)
 {
-	struct ava_cl_karg *copy = NULL;
-	size_t n = 0;
+	struct ava_cl_karg *copy;
+	size_t found = 0;
 
 	pthread_mutex_lock(&ava_cl_karg_lock);
 	for (size_t i = 0; i < ava_cl_karg_count; ++i)
-		n += ava_cl_kargs[i].kernel == kernel;
-	copy = n != 0 ? calloc(n, sizeof(*copy)) : NULL;
-	n = 0;
-	for (size_t i = 0; copy != NULL && i < ava_cl_karg_count; ++i) {
-		if (ava_cl_kargs[i].kernel == kernel)
-			copy[n++] = ava_cl_kargs[i];
+		found += ava_cl_kargs[i].kernel == kernel;
+	copy = found != 0 ? calloc(found, sizeof(*copy)) : NULL;
+	*n = 0;
+	for (size_t i = 0; copy != NULL && i < ava_cl_karg_count;) {
+		if (ava_cl_kargs[i].kernel != kernel) {
+			++i;
+			continue;
+		}
+		copy[(*n)++] = ava_cl_kargs[i];
+		if (remove)
+			ava_cl_kargs[i] = ava_cl_kargs[--ava_cl_karg_count];
+		else
+			++i;
 	}
 	pthread_mutex_unlock(&ava_cl_karg_lock);
+	return copy;
+}
+
+/* A clone of kernel names what kernel names. */
+static inline void ava_cl_karg_clone(cl_kernel kernel, cl_kernel clone)
+{
+	size_t n;
+	struct ava_cl_karg *copy = ava_cl_karg_of(kernel, 0, &n);
+
 	for (size_t i = 0; i < n; ++i)
 		ava_cl_karg_set(clone, copy[i].index, copy[i].kind, copy[i].object);
 	free(copy);
@@ -1094,23 +1113,9 @@ static inline void ava_cl_karg_clone(cl_kernel kernel, cl_kernel clone)
 /* kernel is gone (its last reference was released): what it named goes. */
 static inline void ava_cl_karg_forget(cl_kernel kernel)
 {
-	struct ava_cl_karg *gone = NULL;
-	size_t n = 0;
+	size_t n;
+	struct ava_cl_karg *gone = ava_cl_karg_of(kernel, 1, &n);
 
-	pthread_mutex_lock(&ava_cl_karg_lock);
-	for (size_t i = 0; i < ava_cl_karg_count; ++i)
-		n += ava_cl_kargs[i].kernel == kernel;
-	gone = n != 0 ? calloc(n, sizeof(*gone)) : NULL;
-	n = 0;
-	for (size_t i = 0; gone != NULL && i < ava_cl_karg_count;) {
-		if (ava_cl_kargs[i].kernel != kernel) {
-			++i;
-			continue;
-		}
-		gone[n++] = ava_cl_kargs[i];
-		ava_cl_kargs[i] = ava_cl_kargs[--ava_cl_karg_count];
-	}
-	pthread_mutex_unlock(&ava_cl_karg_lock);
 	for (size_t i = 0; i < n; ++i)
 		ava_cl_karg_release(gone[i].kind, gone[i].object);
 	free(gone);
@@ -1125,7 +1130,7 @@ static inline void ava_cl_karg_forget(cl_kernel kernel)
 }
 #endif
 
-#line 1129 "opencl_worker.c"
+#line 1134 "opencl_worker.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -1895,7 +1900,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1899 "opencl_worker.c"
+#line 1904 "opencl_worker.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -2169,7 +2174,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 2173 "opencl_worker.c"
+#line 2178 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -2183,7 +2188,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 2187 "opencl_worker.c"
+#line 2192 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -2224,7 +2229,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 2228 "opencl_worker.c"
+#line 2233 "opencl_worker.c"
 #line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -2247,7 +2252,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 2251 "opencl_worker.c"
+#line 2256 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -2258,7 +2263,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 2262 "opencl_worker.c"
+#line 2267 "opencl_worker.c"
 #line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -2278,7 +2283,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 2282 "opencl_worker.c"
+#line 2287 "opencl_worker.c"
 #line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -2351,7 +2356,7 @@ static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_
 	return 1;
 }
 
-#line 2355 "opencl_worker.c"
+#line 2360 "opencl_worker.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 /*
@@ -2394,7 +2399,7 @@ static int ava_cl_failed_input(cl_program program)
 	return 0;
 }
 
-#line 2398 "opencl_worker.c"
+#line 2403 "opencl_worker.c"
 #line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2569,7 +2574,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2573 "opencl_worker.c"
+#line 2578 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2626,7 +2631,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2630 "opencl_worker.c"
+#line 2635 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2653,14 +2658,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2657 "opencl_worker.c"
+#line 2662 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 706 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 2664 "opencl_worker.c"
+#line 2669 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -2770,7 +2775,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2774 "opencl_worker.c"
+#line 2779 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -2880,7 +2885,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2884 "opencl_worker.c"
+#line 2889 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -3043,7 +3048,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3047 "opencl_worker.c"
+#line 3052 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -3180,7 +3185,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3184 "opencl_worker.c"
+#line 3189 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -3315,7 +3320,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_
 		return ava_rc;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3319 "opencl_worker.c"
+#line 3324 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
@@ -3436,7 +3441,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3440 "opencl_worker.c"
+#line 3445 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -3624,7 +3629,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3628 "opencl_worker.c"
+#line 3633 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -3790,7 +3795,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 3794 "opencl_worker.c"
+#line 3799 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -3898,7 +3903,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_q
 		return ava_cl_unmap_unlaid(command_queue, image, ava_p, ava_ev, ava_t);
 	return ava_cl_mapped_transfer(ava_t, command_queue, image, ava_p, 0, &ava_g, map_flags,
 				      ava_ev, event);
-#line 3902 "opencl_worker.c"
+#line 3907 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
@@ -4044,7 +4049,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_in_heap(cl_context context, c
 	if (errcode_ret != NULL)
 		*errcode_ret = ava_rc;
 	return ava_mem;
-#line 4048 "opencl_worker.c"
+#line 4053 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_in_heap(struct ava_wcall *ava_w)
@@ -4170,7 +4175,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_que
 		ava_cl_keep(*command);
 	*command = NULL;
 	return ava_rc;
-#line 4174 "opencl_worker.c"
+#line 4179 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
@@ -4290,7 +4295,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_close(cl_event gate, cl_event com
 		return ava_rc;
 	(void)clWaitForEvents(1, &command);
 	return CL_SUCCESS;
-#line 4294 "opencl_worker.c"
+#line 4299 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
@@ -4330,7 +4335,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_release(cl_event gate)
 {
 #line 495 "specs/opencl/opencl_heap.spec.inc"
 	return ava_cl_gate_end(gate, CL_COMPLETE);
-#line 4334 "opencl_worker.c"
+#line 4339 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
@@ -4383,7 +4388,7 @@ static cl_int ava_opencl_impl_ava_cl_map_in_heap(cl_command_queue command_queue,
 		return CL_MAP_FAILURE;
 	}
 	return CL_SUCCESS;
-#line 4387 "opencl_worker.c"
+#line 4392 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_in_heap(struct ava_wcall *ava_w)
@@ -4477,7 +4482,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_in_heap(cl_command_queue command_queu
 		return CL_INVALID_VALUE;
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_at, num_events_in_wait_list,
 				       event_wait_list, event);
-#line 4481 "opencl_worker.c"
+#line 4486 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_in_heap(struct ava_wcall *ava_w)
@@ -4652,7 +4657,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4656 "opencl_worker.c"
+#line 4661 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4736,7 +4741,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4740 "opencl_worker.c"
+#line 4745 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4838,7 +4843,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4842 "opencl_worker.c"
+#line 4847 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5194,7 +5199,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 5198 "opencl_worker.c"
+#line 5203 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5330,7 +5335,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		}
 	}
 	return ava_execute();
-#line 5334 "opencl_worker.c"
+#line 5339 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5488,7 +5493,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5492 "opencl_worker.c"
+#line 5497 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5617,7 +5622,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 5621 "opencl_worker.c"
+#line 5626 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5683,7 +5688,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 5687 "opencl_worker.c"
+#line 5692 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5862,7 +5867,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5866 "opencl_worker.c"
+#line 5871 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6011,7 +6016,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6015 "opencl_worker.c"
+#line 6020 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6100,7 +6105,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6104 "opencl_worker.c"
+#line 6109 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6208,7 +6213,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 6212 "opencl_worker.c"
+#line 6217 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6288,7 +6293,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 6292 "opencl_worker.c"
+#line 6297 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6336,7 +6341,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_worker)
 		ava_cl_later_sweep();
 	return ret;
-#line 6340 "opencl_worker.c"
+#line 6345 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6420,7 +6425,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 6424 "opencl_worker.c"
+#line 6429 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6702,7 +6707,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6706 "opencl_worker.c"
+#line 6711 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6826,7 +6831,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6830 "opencl_worker.c"
+#line 6835 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6960,7 +6965,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6964 "opencl_worker.c"
+#line 6969 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7073,7 +7078,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 7077 "opencl_worker.c"
+#line 7082 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7273,7 +7278,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7277 "opencl_worker.c"
+#line 7282 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7537,7 +7542,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7541 "opencl_worker.c"
+#line 7546 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7631,7 +7636,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 7635 "opencl_worker.c"
+#line 7640 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -7762,7 +7767,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7766 "opencl_worker.c"
+#line 7771 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -7902,7 +7907,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7906 "opencl_worker.c"
+#line 7911 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
@@ -8033,7 +8038,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image(cl_command_queue command_queue, c
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 8037 "opencl_worker.c"
+#line 8042 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
@@ -8200,7 +8205,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue,
 	ret = clEnqueueUnmapMemObject(command_queue, image, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 8204 "opencl_worker.c"
+#line 8209 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_image(struct ava_wcall *ava_w)
@@ -8352,7 +8357,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 8356 "opencl_worker.c"
+#line 8361 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -8460,7 +8465,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 8464 "opencl_worker.c"
+#line 8469 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -8665,7 +8670,7 @@ static cl_program ava_opencl_impl_clCreateProgramWithBuiltInKernels(cl_context c
 		return NULL;
 	}
 	return ava_execute();
-#line 8669 "opencl_worker.c"
+#line 8674 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8822,7 +8827,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 8826 "opencl_worker.c"
+#line 8831 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8937,7 +8942,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 8941 "opencl_worker.c"
+#line 8946 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -9098,7 +9103,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 9102 "opencl_worker.c"
+#line 9107 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9278,7 +9283,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 9282 "opencl_worker.c"
+#line 9287 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9348,7 +9353,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9352 "opencl_worker.c"
+#line 9357 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -9448,7 +9453,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 9452 "opencl_worker.c"
+#line 9457 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -9528,7 +9533,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 9532 "opencl_worker.c"
+#line 9537 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9620,7 +9625,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 9624 "opencl_worker.c"
+#line 9629 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9709,7 +9714,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 9713 "opencl_worker.c"
+#line 9718 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9796,7 +9801,7 @@ static cl_kernel ava_opencl_impl_clCloneKernel(cl_kernel source_kernel, cl_int *
 	if (ava_is_worker && ret != NULL)
 		ava_cl_karg_clone(source_kernel, ret);
 	return ret;
-#line 9800 "opencl_worker.c"
+#line 9805 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9886,7 +9891,7 @@ static cl_int ava_opencl_impl_clReleaseKernel(cl_kernel kernel)
 	if (ava_is_worker && ret == CL_SUCCESS && ava_refs == 1)
 		ava_cl_karg_forget(kernel);
 	return ret;
-#line 9890 "opencl_worker.c"
+#line 9895 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9973,7 +9978,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_rc == CL_SUCCESS)
 		ava_cl_karg_set(kernel, arg_index, ava_kind, ava_object);
 	return ava_rc;
-#line 9977 "opencl_worker.c"
+#line 9982 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -10044,7 +10049,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 10048 "opencl_worker.c"
+#line 10053 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10129,7 +10134,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 10133 "opencl_worker.c"
+#line 10138 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10439,7 +10444,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 10443 "opencl_worker.c"
+#line 10448 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10527,7 +10532,7 @@ static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *er
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 10531 "opencl_worker.c"
+#line 10536 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10586,7 +10591,7 @@ static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 10590 "opencl_worker.c"
+#line 10595 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10634,7 +10639,7 @@ static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 10638 "opencl_worker.c"
+#line 10643 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10686,7 +10691,7 @@ static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execut
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)ava_cl_let_go(event);
 	return ret;
-#line 10690 "opencl_worker.c"
+#line 10695 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10879,7 +10884,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10883 "opencl_worker.c"
+#line 10888 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11025,7 +11030,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11029 "opencl_worker.c"
+#line 11034 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11153,7 +11158,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11157 "opencl_worker.c"
+#line 11162 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11332,7 +11337,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11336 "opencl_worker.c"
+#line 11341 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11495,7 +11500,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 342 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11499 "opencl_worker.c"
+#line 11504 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11606,7 +11611,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_q
 	if (src_buffer == NULL || dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11610 "opencl_worker.c"
+#line 11615 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11768,7 +11773,7 @@ static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 387 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11772 "opencl_worker.c"
+#line 11777 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11909,7 +11914,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11913 "opencl_worker.c"
+#line 11918 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12066,7 +12071,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12070 "opencl_worker.c"
+#line 12075 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12207,7 +12212,7 @@ static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 489 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12211 "opencl_worker.c"
+#line 12216 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12358,7 +12363,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12362 "opencl_worker.c"
+#line 12367 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12514,7 +12519,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue comman
 	if (dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12518 "opencl_worker.c"
+#line 12523 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12653,7 +12658,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue comman
 #define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 553 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12657 "opencl_worker.c"
+#line 12662 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12792,7 +12797,7 @@ static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue comman
 #define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 572 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12796 "opencl_worker.c"
+#line 12801 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12914,7 +12919,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12918 "opencl_worker.c"
+#line 12923 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13069,7 +13074,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13073 "opencl_worker.c"
+#line 13078 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13169,7 +13174,7 @@ static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue comma
 #define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 632 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13173 "opencl_worker.c"
+#line 13178 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13266,7 +13271,7 @@ static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue comm
 #define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 648 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13270 "opencl_worker.c"
+#line 13275 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13363,7 +13368,7 @@ static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl
 #define ava_execute() clEnqueueMarker(command_queue, event)
 #line 660 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13367 "opencl_worker.c"
+#line 13372 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13470,7 +13475,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 13474 "opencl_worker.c"
+#line 13479 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -13546,7 +13551,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 13550 "opencl_worker.c"
+#line 13555 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -13607,7 +13612,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 13611 "opencl_worker.c"
+#line 13616 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -13678,7 +13683,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 13682 "opencl_worker.c"
+#line 13687 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -13725,7 +13730,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 13729 "opencl_worker.c"
+#line 13734 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -13851,7 +13856,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 13855 "opencl_worker.c"
+#line 13860 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -13964,7 +13969,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 13968 "opencl_worker.c"
+#line 13973 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -14088,7 +14093,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 14092 "opencl_worker.c"
+#line 14097 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -14238,7 +14243,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 14242 "opencl_worker.c"
+#line 14247 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -14362,7 +14367,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 14366 "opencl_worker.c"
+#line 14371 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -14423,7 +14428,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 14427 "opencl_worker.c"
+#line 14432 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -14511,7 +14516,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 14515 "opencl_worker.c"
+#line 14520 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -14649,7 +14654,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 14653 "opencl_worker.c"
+#line 14658 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -14761,7 +14766,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 14765 "opencl_worker.c"
+#line 14770 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -14873,7 +14878,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 14877 "opencl_worker.c"
+#line 14882 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
