@@ -6,7 +6,7 @@
 # loads) and an initramfs holding busybox, vm/guest/init, the kernel modules
 # the channels need, ava.ko and avactl (when they exist), the `ava` binary with
 # the demo worker plugin, the guest libraries, the OpenCL test programs,
-# demo_bench (for scripts/bench-vm.sh), clinfo, and every shared library
+# demo_bench and baseline_memcpy (for scripts/bench-vm.sh), clinfo, and every shared library
 # those need (copied at the paths the host resolves them to, so RUNPATHs into
 # the build tree keep working).
 #
@@ -157,7 +157,7 @@ done
 # test_transport_vsock_loopback: the vsock round trip a host may not run
 # (test_vm_channels runs it in the guest).
 for p in "$build"/bin/demo_app "$build"/bin/demo_probe "$build"/bin/demo_bench \
-  "$build"/bin/test_transport_vsock_loopback \
+  "$build"/bin/baseline_memcpy "$build"/bin/test_transport_vsock_loopback \
   "$build"/tests/opencl/ocl_* \
   "$build"/tests/vm/guest/*; do
   [[ -f $p && -x $p ]] || continue
