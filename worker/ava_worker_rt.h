@@ -162,6 +162,11 @@ uint64_t ava_w_current_handle_id(void *object, uint32_t type);
  * not zero but named no object of that type (it was passed to the API as NULL).
  */
 int ava_w_current_bad_handle(uint32_t type);
+/*
+ * The references the calling guest holds to object (of type) now; 0 if it
+ * holds none or the object is not in its table (or outside a call).
+ */
+uint32_t ava_w_current_handle_held(void *object, uint32_t type);
 
 /*
  * Device memory of the calling guest, for spec code that runs inside a call

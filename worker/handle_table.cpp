@@ -107,6 +107,15 @@ void HandleTable::erase_locked(std::map<uint64_t, Value>::iterator it) {
   epoch_.fetch_add(1, std::memory_order_release); // pairs with lookup()'s acquire load
 }
 
+uint32_t HandleTable::held(void *object, uint32_t type) const {
+  std::lock_guard lock(mutex_);
+  auto named = by_object_.find(Key{object, type});
+  if (named == by_object_.end())
+    return 0;
+  auto it = by_id_.find(named->second);
+  return it == by_id_.end() ? 0 : it->second.refs;
+}
+
 bool HandleTable::retain(uint64_t id) {
   std::lock_guard lock(mutex_);
   auto it = by_id_.find(id);

@@ -40,6 +40,8 @@ public:
   bool insert_as(void *object, uint32_t type, uint64_t id);
   // The object behind id if it has the given type, else nullptr.
   void *lookup(uint64_t id, uint32_t type) const;
+  // The references the guest holds to (object, type) now; 0 if unknown.
+  uint32_t held(void *object, uint32_t type) const;
   // The guest took one more reference to id (retain); false if unknown.
   bool retain(uint64_t id);
   // A release call's first step: the object behind id (of type), with one of

@@ -469,6 +469,13 @@ AVA_W_EXPORT int ava_w_current_bad_handle(uint32_t type) {
   return w != nullptr && type < 64 && (w->bad_handle_types & (1ull << type)) != 0 ? 1 : 0;
 }
 
+AVA_W_EXPORT uint32_t ava_w_current_handle_held(void *object, uint32_t type) {
+  ava_wcall *w = tls_current_call;
+  if (w == nullptr || object == nullptr)
+    return 0;
+  return w->connection->handles().held(object, type);
+}
+
 AVA_W_EXPORT uint64_t ava_w_current_handle_id(void *object, uint32_t type) {
   ava_wcall *w = tls_current_call;
   if (w == nullptr || object == nullptr)

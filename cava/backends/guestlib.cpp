@@ -62,6 +62,7 @@ void GuestGen::preamble() {
   out_.line("#define ava_handle_object(T, id) ((T)(uintptr_t)(id))");
   out_.line("#define ava_handle_id(T, object) ((uint64_t)(uintptr_t)(object))");
   out_.line("#define ava_handle_invalid(T) 0");
+  out_.line("#define ava_handle_held(T, object) 0u");
   out_.line();
   out_.line("static const struct ava_guest_spec " + p_ + "_guest_spec;");
   out_.line();

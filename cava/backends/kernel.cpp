@@ -187,6 +187,7 @@ void KernelGen::preamble() {
   out_.line("#define ava_handle_object(T, id) ((T)(uintptr_t)(id))");
   out_.line("#define ava_handle_id(T, object) ((uint64_t)(uintptr_t)(object))");
   out_.line("#define ava_handle_invalid(T) 0");
+  out_.line("#define ava_handle_held(T, object) 0u");
   out_.line("/* As shim/ava_shim.h, which is user space only. */");
   out_.line("#define AVA_LIFETIME_CALL 0u");
   out_.line("#define AVA_LIFETIME_COUPLED 1u");

@@ -91,10 +91,18 @@ void WorkerGen::preamble() {
   out_.line("\treturn ava_w_current_bad_handle(" + p_ + "_type_by_name(ava_type));");
   out_.line("}");
   out_.line();
+  out_.line("__attribute__((unused)) static unsigned int __ava_handle_held(const void "
+            "*ava_object, const char *ava_type)");
+  out_.line("{");
+  out_.line("\treturn ava_w_current_handle_held((void *)ava_object, " + p_ +
+            "_type_by_name(ava_type));");
+  out_.line("}");
+  out_.line();
   out_.line("#define ava_handle_object(T, id) ((T)__ava_handle_object((unsigned long long)(id), "
             "#T))");
   out_.line("#define ava_handle_invalid(T) __ava_handle_invalid(#T)");
   out_.line("#define ava_handle_id(T, object) __ava_handle_id((const void *)(object), #T)");
+  out_.line("#define ava_handle_held(T, object) __ava_handle_held((const void *)(object), #T)");
   out_.line();
   emit_utility_code(out_, spec_, "compiled into guest and worker");
   emit_hook(out_, spec_, "worker_init_epilogue", p_ + "_worker_init_epilogue");

@@ -622,7 +622,7 @@ bool Parser::add_code(CXCursor stmt, Function *fn) {
     if (callee == "__ava_execute")
       has_execute = true;
     else if (callee == "__ava_handle_object" || callee == "__ava_handle_id" ||
-             callee == "__ava_handle_invalid")
+             callee == "__ava_handle_invalid" || callee == "__ava_handle_held")
       return; // helpers for worker code, not annotations
     else if (callee.rfind("__ava_", 0) == 0 && bad.empty())
       bad = callee.substr(2);

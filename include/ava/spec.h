@@ -250,5 +250,14 @@ int __ava_handle_invalid(const char *type);
  * default"; the spec can answer with the API's invalid-handle error instead).
  */
 #define ava_handle_invalid(T) __ava_handle_invalid(#T)
+/*
+ * Worker: how many references the calling guest holds to object (of handle
+ * type T) now; 0 for an object it holds none of or never saw. Inside a
+ * release (ava_deallocates) the call's own reference is already taken, so
+ * 0 there means the guest is dropping its last one: what the worker keeps
+ * for the object on the guest's behalf can go.
+ */
+unsigned int __ava_handle_held(const void *object, const char *type);
+#define ava_handle_held(T, object) __ava_handle_held((const void *)(object), #T)
 
 #endif /* AVA_SPEC_H */

@@ -92,6 +92,32 @@ Test(worker_handles, references_keep_an_id_alive) {
   cr_expect_eq(table.lookup(ir, 1), &root);
 }
 
+// What a release asks before the API drops a reference (ava_handle_held):
+// how many the guest still holds, the release's own already taken, so 0 is
+// its last; the driver's count would also count commands of its own.
+Test(worker_handles, held_counts_the_guests_references) {
+  HandleTable table;
+  int k = 0, other = 0, root = 0;
+  const uint64_t id = table.insert(&k, 1, true);
+  cr_expect_eq(table.held(&k, 1), 1u, "created");
+  cr_expect(table.retain(id));
+  cr_expect_eq(table.held(&k, 1), 2u, "retained");
+  cr_expect_eq(table.held(&k, 2), 0u, "another type");
+  cr_expect_eq(table.held(&other, 1), 0u, "never seen");
+  bool taken = false;
+  cr_assert_eq(table.take(id, 1, &taken), &k);
+  cr_expect_eq(table.held(&k, 1), 1u, "a release under way: one left");
+  cr_expect_not(table.release(id));
+  cr_assert_eq(table.take(id, 1, &taken), &k);
+  cr_expect_eq(table.held(&k, 1), 0u, "the last one is being released");
+  table.untake(id);
+  cr_expect_eq(table.held(&k, 1), 1u, "a refused release gives it back");
+  cr_expect(drop(table, id));
+  cr_expect_eq(table.held(&k, 1), 0u, "forgotten");
+  table.insert(&root, 1, false);
+  cr_expect_eq(table.held(&root, 1), 0u, "a root device: the guest holds no reference");
+}
+
 // A release takes one of the guest's references before the API drops one: a
 // guest that holds none cannot make the API over-release (PoCL then frees a
 // context its programs still use), also while another of its threads is

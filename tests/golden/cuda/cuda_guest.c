@@ -25,6 +25,7 @@
 #define ava_handle_object(T, id) ((T)(uintptr_t)(id))
 #define ava_handle_id(T, object) ((uint64_t)(uintptr_t)(object))
 #define ava_handle_invalid(T) 0
+#define ava_handle_held(T, object) 0u
 
 static const struct ava_guest_spec ava_cuda_guest_spec;
 
@@ -36,7 +37,7 @@ static const struct ava_guest_spec ava_cuda_guest_spec;
 
 #include "fatbin.h"
 
-#line 40 "cuda_guest.c"
+#line 41 "cuda_guest.c"
 #line 9 "specs/cuda/cuda_ranges.spec.inc"
 
 int ava_w_ranges_add(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
@@ -122,7 +123,7 @@ static inline void ava_cu_forget_primary(CUdevice dev)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 }
 
-#line 126 "cuda_guest.c"
+#line 127 "cuda_guest.c"
 #line 5 "specs/cuda/cuda_modules.spec.inc"
 
 CUresult ava_cu_module_load(CUmodule *module, const void *image, size_t size);
@@ -172,7 +173,7 @@ static CUresult ava_cu_get_layout(CUfunction f, struct ava_cu_layout *l)
 	return CUDA_SUCCESS;
 }
 
-#line 176 "cuda_guest.c"
+#line 177 "cuda_guest.c"
 #pragma GCC diagnostic pop
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -309,7 +310,7 @@ CUresult cuGetErrorName(CUresult error, const char **pStr)
 	return name ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-#line 313 "cuda_guest.c"
+#line 314 "cuda_guest.c"
 #line 55 "specs/cuda/cuda_modules.spec.inc"
 
 /* Bytes of a module image, from its own headers; 0 when it is none of the three. */
@@ -427,7 +428,7 @@ CUresult cuModuleLoad(CUmodule *module, const char *fname)
 	return rc;
 }
 
-#line 431 "cuda_guest.c"
+#line 432 "cuda_guest.c"
 #line 290 "specs/cuda/cuda_modules.spec.inc"
 
 static __thread int ava_cu_launch_async_ok;
@@ -592,7 +593,7 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuin
 	return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
-#line 596 "cuda_guest.c"
+#line 597 "cuda_guest.c"
 #pragma GCC visibility pop
 
 static int ava_cuda_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -700,7 +701,7 @@ AVA_EXPORT CUresult cuModuleUnload(CUmodule hmod)
 	if (ava_is_worker && hmod != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)hmod);
 	return ava_execute();
-#line 704 "cuda_guest.c"
+#line 705 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -835,7 +836,7 @@ AVA_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmod
 	    ava_w_ranges_replace(*dptr, ava_bytes, AVA_CU_RANGE_GLOBAL, (uintptr_t)hmod) != 0)
 		ret = CUDA_ERROR_OUT_OF_MEMORY;
 	return ret;
-#line 839 "cuda_guest.c"
+#line 840 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1341,7 +1342,7 @@ AVA_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	if (ava_is_worker && ret == CUDA_SUCCESS)
 		ava_cu_quota_clamp(NULL, bytes);
 	return ret;
-#line 1345 "cuda_guest.c"
+#line 1346 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1438,7 +1439,7 @@ AVA_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	if (ava_is_worker && ret == CUDA_SUCCESS && pctx != NULL)
 		ava_cu_note_primary(dev, *pctx);
 	return ret;
-#line 1442 "cuda_guest.c"
+#line 1443 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1482,7 +1483,7 @@ AVA_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	    cuDevicePrimaryCtxGetState(dev, &ava_flags, &ava_active) == CUDA_SUCCESS && !ava_active)
 		ava_cu_forget_primary(dev);
 	return ret;
-#line 1486 "cuda_guest.c"
+#line 1487 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1522,7 +1523,7 @@ AVA_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	if (ava_is_worker)
 		ava_cu_forget_primary(dev);
 	return ava_execute();
-#line 1526 "cuda_guest.c"
+#line 1527 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1662,7 +1663,7 @@ AVA_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreate
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1666 "cuda_guest.c"
+#line 1667 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -1704,7 +1705,7 @@ AVA_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 	if (ava_is_worker && ctx != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 	return ava_execute();
-#line 1708 "cuda_guest.c"
+#line 1709 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2012,7 +2013,7 @@ AVA_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		*dptr = 0;
 	}
 	return ret;
-#line 2016 "cuda_guest.c"
+#line 2017 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2058,7 +2059,7 @@ AVA_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 	if (ava_is_worker && ret != CUDA_SUCCESS && dptr != 0)
 		(void)ava_w_ranges_add(dptr, ava_size, AVA_CU_RANGE_ALLOC, ava_owner);
 	return ret;
-#line 2062 "cuda_guest.c"
+#line 2063 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2124,7 +2125,7 @@ AVA_EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
 	if (ava_is_worker && ret == CUDA_SUCCESS)
 		ava_cu_quota_clamp(free, total);
 	return ret;
-#line 2128 "cuda_guest.c"
+#line 2129 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2177,7 +2178,7 @@ AVA_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, 
 			      (ByteCount != 0 && srcHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2181 "cuda_guest.c"
+#line 2182 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2232,7 +2233,7 @@ AVA_EXPORT CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t
 			      (ByteCount != 0 && dstHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2236 "cuda_guest.c"
+#line 2237 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2274,7 +2275,7 @@ AVA_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2278 "cuda_guest.c"
+#line 2279 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2347,7 +2348,7 @@ AVA_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcH
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2351 "cuda_guest.c"
+#line 2352 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2406,7 +2407,7 @@ AVA_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, s
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2410 "cuda_guest.c"
+#line 2411 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2465,7 +2466,7 @@ AVA_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcD
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2469 "cuda_guest.c"
+#line 2470 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2507,7 +2508,7 @@ AVA_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2511 "cuda_guest.c"
+#line 2512 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2549,7 +2550,7 @@ AVA_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2553 "cuda_guest.c"
+#line 2554 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2607,7 +2608,7 @@ AVA_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, siz
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2611 "cuda_guest.c"
+#line 2612 "cuda_guest.c"
 #undef ava_execute
 }
 
@@ -2665,7 +2666,7 @@ AVA_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, siz
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2669 "cuda_guest.c"
+#line 2670 "cuda_guest.c"
 #undef ava_execute
 }
 

@@ -58,9 +58,15 @@ __attribute__((unused)) static int __ava_handle_invalid(const char *ava_type)
 	return ava_w_current_bad_handle(ava_cuda_type_by_name(ava_type));
 }
 
+__attribute__((unused)) static unsigned int __ava_handle_held(const void *ava_object, const char *ava_type)
+{
+	return ava_w_current_handle_held((void *)ava_object, ava_cuda_type_by_name(ava_type));
+}
+
 #define ava_handle_object(T, id) ((T)__ava_handle_object((unsigned long long)(id), #T))
 #define ava_handle_invalid(T) __ava_handle_invalid(#T)
 #define ava_handle_id(T, object) __ava_handle_id((const void *)(object), #T)
+#define ava_handle_held(T, object) __ava_handle_held((const void *)(object), #T)
 
 /* Utility code of the spec (compiled into guest and worker). */
 #pragma GCC diagnostic push
@@ -70,7 +76,7 @@ __attribute__((unused)) static int __ava_handle_invalid(const char *ava_type)
 
 #include "fatbin.h"
 
-#line 74 "cuda_worker.c"
+#line 80 "cuda_worker.c"
 #line 9 "specs/cuda/cuda_ranges.spec.inc"
 
 int ava_w_ranges_add(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
@@ -156,7 +162,7 @@ static inline void ava_cu_forget_primary(CUdevice dev)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 }
 
-#line 160 "cuda_worker.c"
+#line 166 "cuda_worker.c"
 #line 5 "specs/cuda/cuda_modules.spec.inc"
 
 CUresult ava_cu_module_load(CUmodule *module, const void *image, size_t size);
@@ -206,7 +212,7 @@ static CUresult ava_cu_get_layout(CUfunction f, struct ava_cu_layout *l)
 	return CUDA_SUCCESS;
 }
 
-#line 210 "cuda_worker.c"
+#line 216 "cuda_worker.c"
 #pragma GCC diagnostic pop
 
 static CUresult ava_cuda_impl_ava_cu_module_load(CUmodule *module, const void *image, size_t size)
@@ -221,7 +227,7 @@ static CUresult ava_cuda_impl_ava_cu_module_load(CUmodule *module, const void *i
 	    (ava_fatbin_total_len(image, size, &ava_total) != 0 || ava_total != size))
 		return CUDA_ERROR_INVALID_IMAGE;
 	return cuModuleLoadData(module, image);
-#line 225 "cuda_worker.c"
+#line 231 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_module_load(struct ava_wcall *ava_w)
@@ -298,7 +304,7 @@ static CUresult ava_cuda_impl_cuModuleUnload(CUmodule hmod)
 	if (ava_is_worker && hmod != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)hmod);
 	return ava_execute();
-#line 302 "cuda_worker.c"
+#line 308 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -412,7 +418,7 @@ static CUresult ava_cuda_impl_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *by
 	    ava_w_ranges_replace(*dptr, ava_bytes, AVA_CU_RANGE_GLOBAL, (uintptr_t)hmod) != 0)
 		ret = CUDA_ERROR_OUT_OF_MEMORY;
 	return ret;
-#line 416 "cuda_worker.c"
+#line 422 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -645,7 +651,7 @@ static CUresult ava_cuda_impl_ava_cu_launch(CUfunction f, unsigned int gridDimX,
 	}
 	free(ava_l);
 	return ret;
-#line 649 "cuda_worker.c"
+#line 655 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_launch(struct ava_wcall *ava_w)
@@ -727,7 +733,7 @@ static CUresult ava_cuda_impl_ava_cu_error_string(CUresult error, char *text, si
 		return ret == CUDA_SUCCESS ? CUDA_ERROR_INVALID_VALUE : ret;
 	snprintf(text, capacity, "%s", ava_s);
 	return CUDA_SUCCESS;
-#line 731 "cuda_worker.c"
+#line 737 "cuda_worker.c"
 }
 
 static int ava_cuda_serve_ava_cu_error_string(struct ava_wcall *ava_w)
@@ -1038,7 +1044,7 @@ static CUresult ava_cuda_impl_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	if (ava_is_worker && ret == CUDA_SUCCESS)
 		ava_cu_quota_clamp(NULL, bytes);
 	return ret;
-#line 1042 "cuda_worker.c"
+#line 1048 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1144,7 +1150,7 @@ static CUresult ava_cuda_impl_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice
 	if (ava_is_worker && ret == CUDA_SUCCESS && pctx != NULL)
 		ava_cu_note_primary(dev, *pctx);
 	return ret;
-#line 1148 "cuda_worker.c"
+#line 1154 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1209,7 +1215,7 @@ static CUresult ava_cuda_impl_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	    cuDevicePrimaryCtxGetState(dev, &ava_flags, &ava_active) == CUDA_SUCCESS && !ava_active)
 		ava_cu_forget_primary(dev);
 	return ret;
-#line 1213 "cuda_worker.c"
+#line 1219 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1244,7 +1250,7 @@ static CUresult ava_cuda_impl_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	if (ava_is_worker)
 		ava_cu_forget_primary(dev);
 	return ava_execute();
-#line 1248 "cuda_worker.c"
+#line 1254 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1373,7 +1379,7 @@ static CUresult ava_cuda_impl_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams 
 	if (ctxCreateParams != NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	return ava_execute();
-#line 1377 "cuda_worker.c"
+#line 1383 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1438,7 +1444,7 @@ static CUresult ava_cuda_impl_cuCtxDestroy_v2(CUcontext ctx)
 	if (ava_is_worker && ctx != NULL)
 		(void)ava_w_ranges_drop_owner((uintptr_t)ctx);
 	return ava_execute();
-#line 1442 "cuda_worker.c"
+#line 1448 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1742,7 +1748,7 @@ static CUresult ava_cuda_impl_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		*dptr = 0;
 	}
 	return ret;
-#line 1746 "cuda_worker.c"
+#line 1752 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1805,7 +1811,7 @@ static CUresult ava_cuda_impl_cuMemFree_v2(CUdeviceptr dptr)
 	if (ava_is_worker && ret != CUDA_SUCCESS && dptr != 0)
 		(void)ava_w_ranges_add(dptr, ava_size, AVA_CU_RANGE_ALLOC, ava_owner);
 	return ret;
-#line 1809 "cuda_worker.c"
+#line 1815 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1841,7 +1847,7 @@ static CUresult ava_cuda_impl_cuMemGetInfo_v2(size_t *free, size_t *total)
 	if (ava_is_worker && ret == CUDA_SUCCESS)
 		ava_cu_quota_clamp(free, total);
 	return ret;
-#line 1845 "cuda_worker.c"
+#line 1851 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1919,7 +1925,7 @@ static CUresult ava_cuda_impl_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void 
 			      (ByteCount != 0 && srcHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 1923 "cuda_worker.c"
+#line 1929 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -1974,7 +1980,7 @@ static CUresult ava_cuda_impl_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevi
 			      (ByteCount != 0 && dstHost == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 1978 "cuda_worker.c"
+#line 1984 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2033,7 +2039,7 @@ static CUresult ava_cuda_impl_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2037 "cuda_worker.c"
+#line 2043 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2076,7 +2082,7 @@ static CUresult ava_cuda_impl_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const 
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2080 "cuda_worker.c"
+#line 2086 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2144,7 +2150,7 @@ static CUresult ava_cuda_impl_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr sr
 		return ret == CUDA_SUCCESS ? cuStreamSynchronize(hStream) : ret;
 	}
 	return ava_execute();
-#line 2148 "cuda_worker.c"
+#line 2154 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2208,7 +2214,7 @@ static CUresult ava_cuda_impl_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdevi
 	if (ava_is_worker && !ava_cu_device_copy_ok(dstDevice, srcDevice, ByteCount))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2212 "cuda_worker.c"
+#line 2218 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2257,7 +2263,7 @@ static CUresult ava_cuda_impl_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2261 "cuda_worker.c"
+#line 2267 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2296,7 +2302,7 @@ static CUresult ava_cuda_impl_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2300 "cuda_worker.c"
+#line 2306 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2335,7 +2341,7 @@ static CUresult ava_cuda_impl_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned ch
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2339 "cuda_worker.c"
+#line 2345 "cuda_worker.c"
 #undef ava_execute
 }
 
@@ -2384,7 +2390,7 @@ static CUresult ava_cuda_impl_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned i
 	if (ava_is_worker && !ava_cu_mine(dstDevice, N, 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ava_execute();
-#line 2388 "cuda_worker.c"
+#line 2394 "cuda_worker.c"
 #undef ava_execute
 }
 

@@ -23,6 +23,7 @@
 #define ava_handle_object(T, id) ((T)(uintptr_t)(id))
 #define ava_handle_id(T, object) ((uint64_t)(uintptr_t)(object))
 #define ava_handle_invalid(T) 0
+#define ava_handle_held(T, object) 0u
 
 static const struct ava_guest_spec ava_cudart_guest_spec;
 
@@ -34,7 +35,7 @@ static const struct ava_guest_spec ava_cudart_guest_spec;
 
 #include "fatbin.h"
 
-#line 38 "cudart_guest.c"
+#line 39 "cudart_guest.c"
 #line 13 "specs/cudart/cudart_ranges.spec.inc"
 
 int ava_w_ranges_add(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
@@ -143,7 +144,7 @@ static inline cudaError_t ava_cudart_track(const void *p, size_t size)
 		       : cudaErrorMemoryAllocation;
 }
 
-#line 147 "cudart_guest.c"
+#line 148 "cudart_guest.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -236,7 +237,7 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 240 "cudart_guest.c"
+#line 241 "cudart_guest.c"
 #line 6 "specs/cudart/cudart_memory.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
@@ -291,7 +292,7 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 295 "cudart_guest.c"
+#line 296 "cudart_guest.c"
 #line 154 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
@@ -309,7 +310,7 @@ cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_
 				size_t host_span);
 
 
-#line 313 "cudart_guest.c"
+#line 314 "cudart_guest.c"
 #pragma GCC diagnostic pop
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -497,7 +498,7 @@ const char *cudaGetErrorString(cudaError_t error)
 	return e ? e->text : "unrecognized error code";
 }
 
-#line 501 "cudart_guest.c"
+#line 502 "cudart_guest.c"
 #line 371 "specs/cudart/cudart_launch.spec.inc"
 
 /* What the guest knows of a module and its kernels. */
@@ -1000,7 +1001,7 @@ struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
 	return d;
 }
 
-#line 1004 "cudart_guest.c"
+#line 1005 "cudart_guest.c"
 #line 324 "specs/cudart/cudart_memory.spec.inc"
 
 static cudaError_t ava_cudart_copy(void *dst, const void *src, size_t count,
@@ -1170,7 +1171,7 @@ cudaError_t cudaFreeHost(void *ptr)
 	return cudaSuccess;
 }
 
-#line 1174 "cudart_guest.c"
+#line 1175 "cudart_guest.c"
 #pragma GCC visibility pop
 
 static int ava_cudart_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -1921,7 +1922,7 @@ AVA_EXPORT cudaError_t cudaDeviceReset(void)
 	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
 		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
 	return ava_execute();
-#line 1925 "cudart_guest.c"
+#line 1926 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2254,7 +2255,7 @@ AVA_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
 	if (ava_is_worker && ret == cudaSuccess)
 		ava_cudart_quota_clamp(free, total);
 	return ret;
-#line 2258 "cudart_guest.c"
+#line 2259 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2369,7 +2370,7 @@ AVA_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 		*devPtr = NULL;
 	}
 	return ret;
-#line 2373 "cudart_guest.c"
+#line 2374 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2445,7 +2446,7 @@ AVA_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t widt
 		ret = cudaErrorMemoryAllocation;
 	}
 	return ret;
-#line 2449 "cudart_guest.c"
+#line 2450 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2493,7 +2494,7 @@ AVA_EXPORT cudaError_t cudaFree(void *devPtr)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 2497 "cudart_guest.c"
+#line 2498 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2535,7 +2536,7 @@ AVA_EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return ava_cudart_refused(devPtr);
 	return ava_execute();
-#line 2539 "cudart_guest.c"
+#line 2540 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2593,7 +2594,7 @@ AVA_EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cu
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return ava_cudart_refused(devPtr);
 	return ava_execute();
-#line 2597 "cudart_guest.c"
+#line 2598 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2894,7 +2895,7 @@ AVA_EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2898 "cudart_guest.c"
+#line 2899 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -2959,7 +2960,7 @@ AVA_EXPORT cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, 
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2963 "cudart_guest.c"
+#line 2964 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4146,7 +4147,7 @@ AVA_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t 
 		*devPtr = NULL;
 	}
 	return ret;
-#line 4150 "cudart_guest.c"
+#line 4151 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4210,7 +4211,7 @@ AVA_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 4214 "cudart_guest.c"
+#line 4215 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4254,7 +4255,7 @@ AVA_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 4258 "cudart_guest.c"
+#line 4259 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4317,7 +4318,7 @@ AVA_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void 
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 4321 "cudart_guest.c"
+#line 4322 "cudart_guest.c"
 #undef ava_execute
 }
 
@@ -4370,7 +4371,7 @@ AVA_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *at
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 4374 "cudart_guest.c"
+#line 4375 "cudart_guest.c"
 #undef ava_execute
 }
 

@@ -30,6 +30,7 @@
 #define ava_handle_object(T, id) ((T)(uintptr_t)(id))
 #define ava_handle_id(T, object) ((uint64_t)(uintptr_t)(object))
 #define ava_handle_invalid(T) 0
+#define ava_handle_held(T, object) 0u
 /* As shim/ava_shim.h, which is user space only. */
 #define AVA_LIFETIME_CALL 0u
 #define AVA_LIFETIME_COUPLED 1u
@@ -113,7 +114,7 @@ static const struct ava_kspec ava_kern_cudart_kspec;
 
 #include "fatbin.h"
 
-#line 117 "cudart_kern.c"
+#line 118 "cudart_kern.c"
 #line 13 "specs/cudart/cudart_ranges.spec.inc"
 
 int ava_w_ranges_add(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
@@ -222,7 +223,7 @@ static inline cudaError_t ava_cudart_track(const void *p, size_t size)
 		       : cudaErrorMemoryAllocation;
 }
 
-#line 226 "cudart_kern.c"
+#line 227 "cudart_kern.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -315,7 +316,7 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 319 "cudart_kern.c"
+#line 320 "cudart_kern.c"
 #line 6 "specs/cudart/cudart_memory.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
@@ -370,7 +371,7 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 374 "cudart_kern.c"
+#line 375 "cudart_kern.c"
 #line 154 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
@@ -388,7 +389,7 @@ cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_
 				size_t host_span);
 
 
-#line 392 "cudart_kern.c"
+#line 393 "cudart_kern.c"
 #pragma GCC diagnostic pop
 
 static int ava_kern_cudart_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -758,7 +759,7 @@ cudaError_t ava_cudaDeviceReset(void)
 	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
 		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
 	return ava_execute();
-#line 762 "cudart_kern.c"
+#line 763 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaDeviceReset);
@@ -1135,7 +1136,7 @@ cudaError_t ava_cudaMemGetInfo(size_t *free, size_t *total)
 	if (ava_is_worker && ret == cudaSuccess)
 		ava_cudart_quota_clamp(free, total);
 	return ret;
-#line 1139 "cudart_kern.c"
+#line 1140 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemGetInfo);
@@ -1263,7 +1264,7 @@ cudaError_t ava_cudaMalloc(void **devPtr, size_t size)
 		*devPtr = NULL;
 	}
 	return ret;
-#line 1267 "cudart_kern.c"
+#line 1268 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMalloc);
@@ -1347,7 +1348,7 @@ cudaError_t ava_cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size
 		ret = cudaErrorMemoryAllocation;
 	}
 	return ret;
-#line 1351 "cudart_kern.c"
+#line 1352 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocPitch);
@@ -1397,7 +1398,7 @@ cudaError_t ava_cudaFree(void *devPtr)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 1401 "cudart_kern.c"
+#line 1402 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFree);
@@ -1442,7 +1443,7 @@ cudaError_t ava_cudaMemset(void *devPtr, int value, size_t count)
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return ava_cudart_refused(devPtr);
 	return ava_execute();
-#line 1446 "cudart_kern.c"
+#line 1447 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemset);
@@ -1497,7 +1498,7 @@ cudaError_t ava_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStrea
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return ava_cudart_refused(devPtr);
 	return ava_execute();
-#line 1501 "cudart_kern.c"
+#line 1502 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemsetAsync);
@@ -1815,7 +1816,7 @@ cudaError_t ava_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width
 			return ava_rc;
 	}
 	return ava_execute();
-#line 1819 "cudart_kern.c"
+#line 1820 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemset2D);
@@ -1877,7 +1878,7 @@ cudaError_t ava_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t 
 			return ava_rc;
 	}
 	return ava_execute();
-#line 1881 "cudart_kern.c"
+#line 1882 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemset2DAsync);
@@ -3148,7 +3149,7 @@ cudaError_t ava_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream
 		*devPtr = NULL;
 	}
 	return ret;
-#line 3152 "cudart_kern.c"
+#line 3153 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMallocAsync);
@@ -3209,7 +3210,7 @@ cudaError_t ava_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 3213 "cudart_kern.c"
+#line 3214 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaFreeAsync);
@@ -3258,7 +3259,7 @@ cudaError_t ava_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int sr
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 3262 "cudart_kern.c"
+#line 3263 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemcpyPeer);
@@ -3317,7 +3318,7 @@ cudaError_t ava_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, i
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 3321 "cudart_kern.c"
+#line 3322 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaMemcpyPeerAsync);
@@ -3376,7 +3377,7 @@ cudaError_t ava_cudaPointerGetAttributes(struct cudaPointerAttributes *attribute
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3380 "cudart_kern.c"
+#line 3381 "cudart_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_cudaPointerGetAttributes);

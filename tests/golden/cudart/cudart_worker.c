@@ -54,9 +54,15 @@ __attribute__((unused)) static int __ava_handle_invalid(const char *ava_type)
 	return ava_w_current_bad_handle(ava_cudart_type_by_name(ava_type));
 }
 
+__attribute__((unused)) static unsigned int __ava_handle_held(const void *ava_object, const char *ava_type)
+{
+	return ava_w_current_handle_held((void *)ava_object, ava_cudart_type_by_name(ava_type));
+}
+
 #define ava_handle_object(T, id) ((T)__ava_handle_object((unsigned long long)(id), #T))
 #define ava_handle_invalid(T) __ava_handle_invalid(#T)
 #define ava_handle_id(T, object) __ava_handle_id((const void *)(object), #T)
+#define ava_handle_held(T, object) __ava_handle_held((const void *)(object), #T)
 
 /* Utility code of the spec (compiled into guest and worker). */
 #pragma GCC diagnostic push
@@ -66,7 +72,7 @@ __attribute__((unused)) static int __ava_handle_invalid(const char *ava_type)
 
 #include "fatbin.h"
 
-#line 70 "cudart_worker.c"
+#line 76 "cudart_worker.c"
 #line 13 "specs/cudart/cudart_ranges.spec.inc"
 
 int ava_w_ranges_add(uint64_t start, uint64_t size, uint32_t kind, uint64_t owner);
@@ -175,7 +181,7 @@ static inline cudaError_t ava_cudart_track(const void *p, size_t size)
 		       : cudaErrorMemoryAllocation;
 }
 
-#line 179 "cudart_worker.c"
+#line 185 "cudart_worker.c"
 #line 13 "specs/cudart/cudart_launch.spec.inc"
 
 /* Worker objects behind handles: a registered module and one of its kernels. */
@@ -268,7 +274,7 @@ static int ava_cudart_kernel_params(const void *fatbin, size_t len, const char *
 	return found;
 }
 
-#line 272 "cudart_worker.c"
+#line 278 "cudart_worker.c"
 #line 6 "specs/cudart/cudart_memory.spec.inc"
 
 /* Device allocations the guest made, to classify addresses for cudaMemcpyDefault. */
@@ -323,7 +329,7 @@ static int ava_cudart_is_device(const void *p)
 }
 
 
-#line 327 "cudart_worker.c"
+#line 333 "cudart_worker.c"
 #line 154 "specs/cudart/cudart_memory.spec.inc"
 
 cudaError_t ava_cudart_memcpy_to_device(void *dst, const void *src, size_t count,
@@ -341,7 +347,7 @@ cudaError_t ava_cudart_memcpy2d(void *dst, size_t dpitch, const void *src, size_
 				size_t host_span);
 
 
-#line 345 "cudart_worker.c"
+#line 351 "cudart_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_cudart_tramp_ava_cudart_stream_callback(cudaStream_t stream, cudaError_t status, void *userData)
@@ -449,7 +455,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_register_module(const void *fatbin
 	__cudaRegisterFatBinaryEnd(ava_mod->handle);
 	*module = ava_mod;
 	return cudaSuccess;
-#line 453 "cudart_worker.c"
+#line 459 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_register_module(struct ava_wcall *ava_w)
@@ -608,7 +614,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_symbol_copy(ava_cudart_mod module,
 		ret = cudaMemcpyFromSymbol(ava_other, module->vars[var].stand_in, count, offset,
 					   host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice);
 	return ret == cudaSuccess && stream ? cudaStreamSynchronize(stream) : ret;
-#line 612 "cudart_worker.c"
+#line 618 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_symbol_copy(struct ava_wcall *ava_w)
@@ -706,7 +712,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_symbol_info(ava_cudart_mod module,
 			return cudaErrorMemoryAllocation;
 	}
 	return size != NULL ? cudaGetSymbolSize(size, module->vars[var].stand_in) : cudaSuccess;
-#line 710 "cudart_worker.c"
+#line 716 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_symbol_info(struct ava_wcall *ava_w)
@@ -785,7 +791,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_release_function(ava_cudart_fn fun
 #line 295 "specs/cudart/cudart_launch.spec.inc"
 	free(function);
 	return cudaSuccess;
-#line 789 "cudart_worker.c"
+#line 795 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_release_function(struct ava_wcall *ava_w)
@@ -832,7 +838,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_unregister_module(ava_cudart_mod m
 	free(module->fatbin);
 	free(module);
 	return cudaSuccess;
-#line 836 "cudart_worker.c"
+#line 842 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_unregister_module(struct ava_wcall *ava_w)
@@ -879,7 +885,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_launch(ava_cudart_fn function, uns
 		ava_args[i] = (char *)params + function->params.offsets[i];
 	return cudaLaunchKernel(&function->stand_in, ava_grid, ava_block, ava_args, shared_mem,
 				stream);
-#line 883 "cudart_worker.c"
+#line 889 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_launch(struct ava_wcall *ava_w)
@@ -958,7 +964,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_func_get_attributes(struct cudaFun
 	if (function == NULL)
 		return cudaErrorInvalidDeviceFunction;
 	return cudaFuncGetAttributes(attr, &function->stand_in);
-#line 962 "cudart_worker.c"
+#line 968 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_func_get_attributes(struct ava_wcall *ava_w)
@@ -1015,7 +1021,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_occupancy(int *num_blocks, ava_cud
 		return cudaErrorInvalidDeviceFunction;
 	return cudaOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, &function->stand_in,
 							     block_size, dynamic_smem);
-#line 1019 "cudart_worker.c"
+#line 1025 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_occupancy(struct ava_wcall *ava_w)
@@ -1333,7 +1339,7 @@ static cudaError_t ava_cudart_impl_cudaDeviceReset(void)
 	if (ava_is_worker && cudaGetDevice(&ava_dev) == cudaSuccess)
 		(void)ava_w_ranges_drop_owner((uint64_t)ava_dev);
 	return ava_execute();
-#line 1337 "cudart_worker.c"
+#line 1343 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1643,7 +1649,7 @@ static cudaError_t ava_cudart_impl_cudaMemGetInfo(size_t *free, size_t *total)
 	if (ava_is_worker && ret == cudaSuccess)
 		ava_cudart_quota_clamp(free, total);
 	return ret;
-#line 1647 "cudart_worker.c"
+#line 1653 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1770,7 +1776,7 @@ static cudaError_t ava_cudart_impl_cudaMalloc(void **devPtr, size_t size)
 		*devPtr = NULL;
 	}
 	return ret;
-#line 1774 "cudart_worker.c"
+#line 1780 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1836,7 +1842,7 @@ static cudaError_t ava_cudart_impl_cudaMallocPitch(void **devPtr, size_t *pitch,
 		ret = cudaErrorMemoryAllocation;
 	}
 	return ret;
-#line 1840 "cudart_worker.c"
+#line 1846 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1929,7 +1935,7 @@ static cudaError_t ava_cudart_impl_cudaFree(void *devPtr)
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 1933 "cudart_worker.c"
+#line 1939 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -1964,7 +1970,7 @@ static cudaError_t ava_cudart_impl_cudaMemset(void *devPtr, int value, size_t co
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return ava_cudart_refused(devPtr);
 	return ava_execute();
-#line 1968 "cudart_worker.c"
+#line 1974 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -2003,7 +2009,7 @@ static cudaError_t ava_cudart_impl_cudaMemsetAsync(void *devPtr, int value, size
 	if (ava_is_worker && !ava_cudart_mine(devPtr, count))
 		return ava_cudart_refused(devPtr);
 	return ava_execute();
-#line 2007 "cudart_worker.c"
+#line 2013 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -2058,7 +2064,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device(void *dst, const 
 			       ? cudaStreamSynchronize(stream)
 			       : cudaPeekAtLastError();
 	return cudaMemcpy(dst, src, count, cudaMemcpyHostToDevice);
-#line 2062 "cudart_worker.c"
+#line 2068 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device(struct ava_wcall *ava_w)
@@ -2120,7 +2126,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_device_async(void *dst, 
 		return ava_cudart_refused(ava_cudart_offender(dst, NULL, count));
 	cudaError_t ret = cudaMemcpyAsync(dst, src, count, cudaMemcpyHostToDevice, stream);
 	return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
-#line 2124 "cudart_worker.c"
+#line 2130 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_device_async(struct ava_wcall *ava_w)
@@ -2188,7 +2194,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_to_host(void *dst, const vo
 		return ret == cudaSuccess ? cudaStreamSynchronize(stream) : ret;
 	}
 	return cudaMemcpy(dst, src, count, cudaMemcpyDeviceToHost);
-#line 2192 "cudart_worker.c"
+#line 2198 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_to_host(struct ava_wcall *ava_w)
@@ -2257,7 +2263,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy_on_device(void *dst, const 
 		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return async ? cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToDevice, stream)
 		     : cudaMemcpy(dst, src, count, cudaMemcpyDeviceToDevice);
-#line 2261 "cudart_worker.c"
+#line 2267 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy_on_device(struct ava_wcall *ava_w)
@@ -2330,7 +2336,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_memcpy2d(void *dst, size_t dpitch,
 					 stream)
 		     : cudaMemcpy2D(ava_dst, dpitch, ava_src, spitch, width, height, ava_kind);
 	return ret == cudaSuccess && stream ? cudaStreamSynchronize(stream) : ret;
-#line 2334 "cudart_worker.c"
+#line 2340 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_memcpy2d(struct ava_wcall *ava_w)
@@ -2415,7 +2421,7 @@ static cudaError_t ava_cudart_impl_cudaMemset2D(void *devPtr, size_t pitch, int 
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2419 "cudart_worker.c"
+#line 2425 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -2461,7 +2467,7 @@ static cudaError_t ava_cudart_impl_cudaMemset2DAsync(void *devPtr, size_t pitch,
 			return ava_rc;
 	}
 	return ava_execute();
-#line 2465 "cudart_worker.c"
+#line 2471 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -2515,7 +2521,7 @@ static cudaError_t ava_cudart_impl_ava_cudart_host_alloc_check(size_t size, unsi
 	if (ret == cudaSuccess)
 		cudaFreeHost(ava_p);
 	return ret;
-#line 2519 "cudart_worker.c"
+#line 2525 "cudart_worker.c"
 }
 
 static int ava_cudart_serve_ava_cudart_host_alloc_check(struct ava_wcall *ava_w)
@@ -3722,7 +3728,7 @@ static cudaError_t ava_cudart_impl_cudaMallocAsync(void **devPtr, size_t size, c
 		*devPtr = NULL;
 	}
 	return ret;
-#line 3726 "cudart_worker.c"
+#line 3732 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3793,7 +3799,7 @@ static cudaError_t ava_cudart_impl_cudaFreeAsync(void *devPtr, cudaStream_t hStr
 		(void)ava_w_ranges_add((uintptr_t)devPtr, ava_size, AVA_CUDART_RANGE_ALLOC,
 				       ava_owner);
 	return ret;
-#line 3797 "cudart_worker.c"
+#line 3803 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3838,7 +3844,7 @@ static cudaError_t ava_cudart_impl_cudaMemcpyPeer(void *dst, int dstDevice, cons
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 3842 "cudart_worker.c"
+#line 3848 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3881,7 +3887,7 @@ static cudaError_t ava_cudart_impl_cudaMemcpyPeerAsync(void *dst, int dstDevice,
 	if (ava_is_worker && (!ava_cudart_mine(dst, count) || !ava_cudart_mine(src, count)))
 		return ava_cudart_refused(ava_cudart_offender(dst, src, count));
 	return ava_execute();
-#line 3885 "cudart_worker.c"
+#line 3891 "cudart_worker.c"
 #undef ava_execute
 }
 
@@ -3934,7 +3940,7 @@ static cudaError_t ava_cudart_impl_cudaPointerGetAttributes(struct cudaPointerAt
 	if (ava_is_worker && !ava_w_ranges_check((uintptr_t)ptr, 0))
 		return cudaErrorInvalidValue;
 	return ava_execute();
-#line 3938 "cudart_worker.c"
+#line 3944 "cudart_worker.c"
 #undef ava_execute
 }
 

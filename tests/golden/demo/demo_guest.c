@@ -19,6 +19,7 @@
 #define ava_handle_object(T, id) ((T)(uintptr_t)(id))
 #define ava_handle_id(T, object) ((uint64_t)(uintptr_t)(object))
 #define ava_handle_invalid(T) 0
+#define ava_handle_held(T, object) 0u
 
 static const struct ava_guest_spec ava_demo_guest_spec;
 
@@ -211,14 +212,14 @@ static int demo_pieces(demo_obj obj, uint64_t offset, uint8_t *data, uint64_t si
 	((void)(obj), (void)(offset), (void)(data), (void)(size), (void)(status), 0)
 #endif
 
-#line 215 "demo_guest.c"
+#line 216 "demo_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_demo_guestlib_init_epilogue(void)
 {
 #line 204 "specs/demo/demo.spec.c"
 	demo_guest_connections++;
-#line 222 "demo_guest.c"
+#line 223 "demo_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -234,7 +235,7 @@ const char *demo_status_string(demo_status status)
 	return demo_status_text(status);
 }
 
-#line 238 "demo_guest.c"
+#line 239 "demo_guest.c"
 #pragma GCC visibility pop
 
 static int ava_demo_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -476,7 +477,7 @@ AVA_EXPORT demo_status demo_obj_write(demo_obj obj, uint64_t offset, const void 
 			return ava_status;
 	}
 	return ava_execute();
-#line 480 "demo_guest.c"
+#line 481 "demo_guest.c"
 #undef ava_execute
 }
 
@@ -535,7 +536,7 @@ AVA_EXPORT demo_status demo_obj_read(demo_obj obj, uint64_t offset, void *data, 
 			return ava_status;
 	}
 	return ava_execute();
-#line 539 "demo_guest.c"
+#line 540 "demo_guest.c"
 #undef ava_execute
 }
 
@@ -1128,7 +1129,7 @@ AVA_EXPORT demo_status demo_sleep_ms(uint32_t ms)
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 1132 "demo_guest.c"
+#line 1133 "demo_guest.c"
 #undef ava_execute
 }
 

@@ -26,6 +26,7 @@
 #define ava_handle_object(T, id) ((T)(uintptr_t)(id))
 #define ava_handle_id(T, object) ((uint64_t)(uintptr_t)(object))
 #define ava_handle_invalid(T) 0
+#define ava_handle_held(T, object) 0u
 /* As shim/ava_shim.h, which is user space only. */
 #define AVA_LIFETIME_CALL 0u
 #define AVA_LIFETIME_COUPLED 1u
@@ -252,14 +253,14 @@ static int demo_pieces(demo_obj obj, uint64_t offset, uint8_t *data, uint64_t si
 	((void)(obj), (void)(offset), (void)(data), (void)(size), (void)(status), 0)
 #endif
 
-#line 256 "demo_kern.c"
+#line 257 "demo_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_demo_guestlib_init_epilogue(void)
 {
 #line 204 "specs/demo/demo.spec.c"
 	demo_guest_connections++;
-#line 263 "demo_kern.c"
+#line 264 "demo_kern.c"
 }
 
 static int ava_kern_demo_callback(ava_u32 ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -498,7 +499,7 @@ demo_status ava_demo_obj_write(demo_obj obj, uint64_t offset, const void *data, 
 			return ava_status;
 	}
 	return ava_execute();
-#line 502 "demo_kern.c"
+#line 503 "demo_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_demo_obj_write);
@@ -560,7 +561,7 @@ demo_status ava_demo_obj_read(demo_obj obj, uint64_t offset, void *data, uint64_
 			return ava_status;
 	}
 	return ava_execute();
-#line 564 "demo_kern.c"
+#line 565 "demo_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_demo_obj_read);
@@ -1217,7 +1218,7 @@ demo_status ava_demo_sleep_ms(uint32_t ms)
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 1221 "demo_kern.c"
+#line 1222 "demo_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_demo_sleep_ms);

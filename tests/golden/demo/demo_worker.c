@@ -44,9 +44,15 @@ __attribute__((unused)) static int __ava_handle_invalid(const char *ava_type)
 	return ava_w_current_bad_handle(ava_demo_type_by_name(ava_type));
 }
 
+__attribute__((unused)) static unsigned int __ava_handle_held(const void *ava_object, const char *ava_type)
+{
+	return ava_w_current_handle_held((void *)ava_object, ava_demo_type_by_name(ava_type));
+}
+
 #define ava_handle_object(T, id) ((T)__ava_handle_object((unsigned long long)(id), #T))
 #define ava_handle_invalid(T) __ava_handle_invalid(#T)
 #define ava_handle_id(T, object) __ava_handle_id((const void *)(object), #T)
+#define ava_handle_held(T, object) __ava_handle_held((const void *)(object), #T)
 
 /* Utility code of the spec (compiled into guest and worker). */
 #pragma GCC diagnostic push
@@ -237,7 +243,7 @@ static int demo_pieces(demo_obj obj, uint64_t offset, uint8_t *data, uint64_t si
 	((void)(obj), (void)(offset), (void)(data), (void)(size), (void)(status), 0)
 #endif
 
-#line 241 "demo_worker.c"
+#line 247 "demo_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_demo_tramp_demo_event_callback(demo_obj obj, int32_t event, const char *message, void *user_data)
@@ -444,7 +450,7 @@ static demo_status ava_demo_impl_demo_obj_write(demo_obj obj, uint64_t offset, c
 			return ava_status;
 	}
 	return ava_execute();
-#line 448 "demo_worker.c"
+#line 454 "demo_worker.c"
 #undef ava_execute
 }
 
@@ -505,7 +511,7 @@ static demo_status ava_demo_impl_demo_obj_read(demo_obj obj, uint64_t offset, vo
 			return ava_status;
 	}
 	return ava_execute();
-#line 509 "demo_worker.c"
+#line 515 "demo_worker.c"
 #undef ava_execute
 }
 
@@ -915,7 +921,7 @@ static demo_status ava_demo_impl_demo_obj_clear(demo_obj obj)
 {
 #line 353 "specs/demo/demo.spec.c"
 	return demo_obj_fill(obj, 0);
-#line 919 "demo_worker.c"
+#line 925 "demo_worker.c"
 }
 
 static int ava_demo_serve_demo_obj_clear(struct ava_wcall *ava_w)
@@ -1203,7 +1209,7 @@ static demo_status ava_demo_impl_demo_sleep_ms(uint32_t ms)
 	if (ava_is_worker && ms > 600000u)
 		return DEMO_ERR_RANGE;
 	return ava_execute();
-#line 1207 "demo_worker.c"
+#line 1213 "demo_worker.c"
 #undef ava_execute
 }
 
@@ -1277,7 +1283,7 @@ static demo_status ava_demo_impl_ava_demo_write_lent(demo_obj obj, uint64_t offs
 {
 #line 422 "specs/demo/demo.spec.c"
 	return demo_lent_piece(obj, offset, size, token, heap_offset, 1);
-#line 1281 "demo_worker.c"
+#line 1287 "demo_worker.c"
 }
 
 static int ava_demo_serve_ava_demo_write_lent(struct ava_wcall *ava_w)
@@ -1316,7 +1322,7 @@ static demo_status ava_demo_impl_ava_demo_read_lent(demo_obj obj, uint64_t offse
 {
 #line 431 "specs/demo/demo.spec.c"
 	return demo_lent_piece(obj, offset, size, token, heap_offset, 0);
-#line 1320 "demo_worker.c"
+#line 1326 "demo_worker.c"
 }
 
 static int ava_demo_serve_ava_demo_read_lent(struct ava_wcall *ava_w)

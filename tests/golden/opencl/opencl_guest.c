@@ -31,6 +31,7 @@
 #define ava_handle_object(T, id) ((T)(uintptr_t)(id))
 #define ava_handle_id(T, object) ((uint64_t)(uintptr_t)(object))
 #define ava_handle_invalid(T) 0
+#define ava_handle_held(T, object) 0u
 
 static const struct ava_guest_spec ava_opencl_guest_spec;
 
@@ -42,7 +43,7 @@ static const struct ava_guest_spec ava_opencl_guest_spec;
 
 #include "poclbin.h"
 
-#line 46 "opencl_guest.c"
+#line 47 "opencl_guest.c"
 #line 9 "specs/opencl/opencl_util.spec.inc"
 
 /* Helpers the guest's replacement code calls (remote, defined below). */
@@ -740,7 +741,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 744 "opencl_guest.c"
+#line 745 "opencl_guest.c"
 #line 7 "specs/opencl/opencl_keep.spec.inc"
 
 #if !defined(__KERNEL__)
@@ -955,23 +956,87 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 
 #if !defined(__KERNEL__)
 /*
- * Worker: the objects a kernel's arguments name. The API keeps no reference
- * to them (a program must not release a buffer a kernel it still enqueues
- * names; natively PoCL then uses freed memory), so a guest could make the
- * worker's PoCL use an object it freed. The worker holds one reference per
- * argument until the argument changes or the kernel goes; commands already
- * enqueued hold their own. A kernel's clones name the same objects.
+ * Worker: one record per kernel the guest set arguments of, for
+ * clSetKernelArg's sake:
+ *  - what each argument takes (ava_cl_arg_kind), asked of the driver once
+ *    per argument, not at every set;
+ *  - the object each argument names. The API keeps no reference to them (a
+ *    program must not release a buffer a kernel it still enqueues names;
+ *    natively PoCL then uses freed memory), so a guest could make the
+ *    worker's PoCL use an object it freed. The worker holds one reference
+ *    per argument until the argument changes or the guest drops its last
+ *    reference to the kernel; commands already enqueued hold their own. A
+ *    kernel's clones name the same objects.
+ * Records are found by the kernel's address in one of 64 stripes, each with
+ * its own lock, so that guest threads setting arguments of different
+ * kernels seldom meet, and a set costs a short list walk, not a scan of
+ * every kernel's arguments.
  */
 enum { AVA_CL_KARG_MEM = 1, AVA_CL_KARG_SAMPLER = 2, AVA_CL_KARG_QUEUE = 3 };
 struct ava_cl_karg {
-	cl_kernel kernel;
-	cl_uint index;
-	int kind;
+	int kind; /* AVA_CL_KARG_*, 0: names nothing */
 	void *object;
 };
-static pthread_mutex_t ava_cl_karg_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ava_cl_karg *ava_cl_kargs;
-static size_t ava_cl_karg_count, ava_cl_karg_cap;
+struct ava_cl_kargs {
+	struct ava_cl_kargs *next; /* in its stripe */
+	cl_kernel kernel;
+	cl_uint n;		 /* the kernel's arguments */
+	signed char *kind;	 /* [n]: 0 not asked yet, else what ava_cl_arg_kind said, + 1 */
+	struct ava_cl_karg *arg; /* [n] */
+};
+#define AVA_CL_KARG_STRIPES 64
+struct ava_cl_karg_stripe {
+	pthread_mutex_t lock;
+	struct ava_cl_kargs *head;
+};
+static struct ava_cl_karg_stripe ava_cl_karg_stripes[AVA_CL_KARG_STRIPES] = {
+	[0 ... AVA_CL_KARG_STRIPES - 1] = { PTHREAD_MUTEX_INITIALIZER, NULL },
+};
+
+static inline struct ava_cl_karg_stripe *ava_cl_karg_stripe_of(cl_kernel kernel)
+{
+	uintptr_t k = (uintptr_t)kernel;
+
+	return &ava_cl_karg_stripes[((k >> 4) ^ (k >> 12)) % AVA_CL_KARG_STRIPES];
+}
+
+/* The link that points at kernel's record, or at the stripe's NULL end. */
+static inline struct ava_cl_kargs **ava_cl_karg_link(struct ava_cl_karg_stripe *s,
+						     cl_kernel kernel)
+{
+	struct ava_cl_kargs **at = &s->head;
+
+	while (*at != NULL && (*at)->kernel != kernel)
+		at = &(*at)->next;
+	return at;
+}
+
+/*
+ * kernel's record, made (with its n arguments, asked of the driver) if it
+ * has none; NULL without memory or for a kernel the driver does not know.
+ * Called and returns with s->lock held.
+ */
+static inline struct ava_cl_kargs *ava_cl_karg_record(struct ava_cl_karg_stripe *s,
+						      cl_kernel kernel)
+{
+	struct ava_cl_kargs **at = ava_cl_karg_link(s, kernel);
+	struct ava_cl_kargs *r;
+	cl_uint n = 0;
+
+	if (*at != NULL)
+		return *at;
+	if (clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof(n), &n, NULL) != CL_SUCCESS)
+		return NULL;
+	r = calloc(1, sizeof(*r) + (size_t)n * (sizeof(*r->arg) + sizeof(*r->kind)));
+	if (r == NULL)
+		return NULL;
+	r->kernel = kernel;
+	r->n = n;
+	r->arg = (struct ava_cl_karg *)(r + 1);
+	r->kind = (signed char *)(r->arg + n);
+	*at = r;
+	return r;
+}
 
 static inline int ava_cl_karg_retain(int kind, void *object)
 {
@@ -988,8 +1053,36 @@ static inline void ava_cl_karg_release(int kind, void *object)
 		clReleaseMemObject((cl_mem)object);
 	else if (kind == AVA_CL_KARG_SAMPLER)
 		clReleaseSampler((cl_sampler)object);
-	else
+	else if (kind == AVA_CL_KARG_QUEUE)
 		clReleaseCommandQueue((cl_command_queue)object);
+}
+
+/* What argument index of kernel takes, as learnt before + 1; 0 if not yet. */
+static inline int ava_cl_karg_kind(cl_kernel kernel, cl_uint index)
+{
+	struct ava_cl_karg_stripe *s = ava_cl_karg_stripe_of(kernel);
+	struct ava_cl_kargs *r;
+	int known = 0;
+
+	pthread_mutex_lock(&s->lock);
+	r = *ava_cl_karg_link(s, kernel);
+	if (r != NULL && index < r->n)
+		known = r->kind[index];
+	pthread_mutex_unlock(&s->lock);
+	return known;
+}
+
+/* Argument index of kernel takes what the driver said (code + 1). */
+static inline void ava_cl_karg_kind_learnt(cl_kernel kernel, cl_uint index, int code)
+{
+	struct ava_cl_karg_stripe *s = ava_cl_karg_stripe_of(kernel);
+	struct ava_cl_kargs *r;
+
+	pthread_mutex_lock(&s->lock);
+	r = ava_cl_karg_record(s, kernel);
+	if (r != NULL && index < r->n)
+		r->kind[index] = (signed char)code;
+	pthread_mutex_unlock(&s->lock);
 }
 
 /*
@@ -999,27 +1092,20 @@ static inline void ava_cl_karg_release(int kind, void *object)
  */
 static inline void ava_cl_karg_set(cl_kernel kernel, cl_uint index, int kind, void *object)
 {
-	struct ava_cl_karg old = { NULL, 0, 0, NULL };
+	struct ava_cl_karg_stripe *s = ava_cl_karg_stripe_of(kernel);
+	struct ava_cl_karg old = { 0, NULL };
 	int held = object != NULL && ava_cl_karg_retain(kind, object);
-	size_t i;
+	struct ava_cl_kargs *r;
 
-	pthread_mutex_lock(&ava_cl_karg_lock);
-	for (i = 0; i < ava_cl_karg_count; ++i) {
-		if (ava_cl_kargs[i].kernel == kernel && ava_cl_kargs[i].index == index)
-			break;
-	}
-	if (i < ava_cl_karg_count) {
-		old = ava_cl_kargs[i];
-		ava_cl_kargs[i] = ava_cl_kargs[--ava_cl_karg_count];
-	}
-	if (held && ava_cl_room((void **)&ava_cl_kargs, &ava_cl_karg_cap, ava_cl_karg_count,
-				sizeof(*ava_cl_kargs))) {
-		struct ava_cl_karg now = { kernel, index, kind, object };
-
-		ava_cl_kargs[ava_cl_karg_count++] = now;
+	pthread_mutex_lock(&s->lock);
+	r = held ? ava_cl_karg_record(s, kernel) : *ava_cl_karg_link(s, kernel);
+	if (r != NULL && index < r->n) {
+		old = r->arg[index];
+		r->arg[index].kind = held ? kind : 0;
+		r->arg[index].object = held ? object : NULL;
 		held = 0;
 	}
-	pthread_mutex_unlock(&ava_cl_karg_lock);
+	pthread_mutex_unlock(&s->lock);
 	if (held)
 		ava_cl_karg_release(kind, object);
 	if (old.object != NULL)
@@ -1027,53 +1113,57 @@ static inline void ava_cl_karg_set(cl_kernel kernel, cl_uint index, int kind, vo
 }
 
 /*
- * A copy of kernel's entries (*n of them; NULL without any or without
- * memory), taken out of the table with remove.
+ * kernel's record taken out of its stripe (remove) or copied (the caller
+ * frees it either way); NULL if it has none or without memory.
  */
-static inline struct ava_cl_karg *ava_cl_karg_of(cl_kernel kernel, int remove, size_t *n)
+static inline struct ava_cl_kargs *ava_cl_karg_of(cl_kernel kernel, int remove)
 {
-	struct ava_cl_karg *copy;
-	size_t found = 0;
+	struct ava_cl_karg_stripe *s = ava_cl_karg_stripe_of(kernel);
+	struct ava_cl_kargs **at, *r;
 
-	pthread_mutex_lock(&ava_cl_karg_lock);
-	for (size_t i = 0; i < ava_cl_karg_count; ++i)
-		found += ava_cl_kargs[i].kernel == kernel;
-	copy = found != 0 ? calloc(found, sizeof(*copy)) : NULL;
-	*n = 0;
-	for (size_t i = 0; copy != NULL && i < ava_cl_karg_count;) {
-		if (ava_cl_kargs[i].kernel != kernel) {
-			++i;
-			continue;
+	pthread_mutex_lock(&s->lock);
+	at = ava_cl_karg_link(s, kernel);
+	r = *at;
+	if (r != NULL && remove) {
+		*at = r->next;
+	} else if (r != NULL) {
+		size_t bytes = sizeof(*r) + (size_t)r->n * (sizeof(*r->arg) + sizeof(*r->kind));
+		struct ava_cl_kargs *copy = malloc(bytes);
+
+		if (copy != NULL) {
+			memcpy(copy, r, bytes);
+			copy->arg = (struct ava_cl_karg *)(copy + 1);
+			copy->kind = (signed char *)(copy->arg + copy->n);
 		}
-		copy[(*n)++] = ava_cl_kargs[i];
-		if (remove)
-			ava_cl_kargs[i] = ava_cl_kargs[--ava_cl_karg_count];
-		else
-			++i;
+		r = copy;
 	}
-	pthread_mutex_unlock(&ava_cl_karg_lock);
-	return copy;
+	pthread_mutex_unlock(&s->lock);
+	return r;
 }
 
-/* A clone of kernel names what kernel names. */
+/* A clone of kernel takes what kernel's arguments take and name. */
 static inline void ava_cl_karg_clone(cl_kernel kernel, cl_kernel clone)
 {
-	size_t n;
-	struct ava_cl_karg *copy = ava_cl_karg_of(kernel, 0, &n);
+	struct ava_cl_kargs *copy = ava_cl_karg_of(kernel, 0);
 
-	for (size_t i = 0; i < n; ++i)
-		ava_cl_karg_set(clone, copy[i].index, copy[i].kind, copy[i].object);
+	for (cl_uint i = 0; copy != NULL && i < copy->n; ++i) {
+		if (copy->kind[i] != 0)
+			ava_cl_karg_kind_learnt(clone, i, copy->kind[i]);
+		if (copy->arg[i].object != NULL)
+			ava_cl_karg_set(clone, i, copy->arg[i].kind, copy->arg[i].object);
+	}
 	free(copy);
 }
 
-/* kernel is gone (its last reference was released): what it named goes. */
+/* The guest dropped its last reference to kernel: what it named goes. */
 static inline void ava_cl_karg_forget(cl_kernel kernel)
 {
-	size_t n;
-	struct ava_cl_karg *gone = ava_cl_karg_of(kernel, 1, &n);
+	struct ava_cl_kargs *gone = ava_cl_karg_of(kernel, 1);
 
-	for (size_t i = 0; i < n; ++i)
-		ava_cl_karg_release(gone[i].kind, gone[i].object);
+	for (cl_uint i = 0; gone != NULL && i < gone->n; ++i) {
+		if (gone->arg[i].object != NULL)
+			ava_cl_karg_release(gone->arg[i].kind, gone->arg[i].object);
+	}
 	free(gone);
 }
 #else
@@ -1086,7 +1176,7 @@ static inline void ava_cl_karg_forget(cl_kernel kernel)
 }
 #endif
 
-#line 1090 "opencl_guest.c"
+#line 1180 "opencl_guest.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -1856,7 +1946,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1860 "opencl_guest.c"
+#line 1950 "opencl_guest.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -2130,7 +2220,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 2134 "opencl_guest.c"
+#line 2224 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -2144,7 +2234,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 2148 "opencl_guest.c"
+#line 2238 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -2185,7 +2275,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 2189 "opencl_guest.c"
+#line 2279 "opencl_guest.c"
 #line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -2208,7 +2298,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 2212 "opencl_guest.c"
+#line 2302 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -2219,7 +2309,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 2223 "opencl_guest.c"
+#line 2313 "opencl_guest.c"
 #line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -2239,7 +2329,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 2243 "opencl_guest.c"
+#line 2333 "opencl_guest.c"
 #line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -2312,7 +2402,7 @@ static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_
 	return 1;
 }
 
-#line 2316 "opencl_guest.c"
+#line 2406 "opencl_guest.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 /*
@@ -2355,7 +2445,7 @@ static int ava_cl_failed_input(cl_program program)
 	return 0;
 }
 
-#line 2359 "opencl_guest.c"
+#line 2449 "opencl_guest.c"
 #line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2530,7 +2620,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2534 "opencl_guest.c"
+#line 2624 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2587,7 +2677,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2591 "opencl_guest.c"
+#line 2681 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2614,14 +2704,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2618 "opencl_guest.c"
+#line 2708 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 707 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2625 "opencl_guest.c"
+#line 2715 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -3170,7 +3260,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 3174 "opencl_guest.c"
+#line 3264 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -3497,7 +3587,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 3501 "opencl_guest.c"
+#line 3591 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -4800,7 +4890,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4804 "opencl_guest.c"
+#line 4894 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4868,7 +4958,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4872 "opencl_guest.c"
+#line 4962 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4950,7 +5040,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4954 "opencl_guest.c"
+#line 5044 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5261,7 +5351,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 5265 "opencl_guest.c"
+#line 5355 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5356,7 +5446,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		}
 	}
 	return ava_execute();
-#line 5360 "opencl_guest.c"
+#line 5450 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5494,7 +5584,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5498 "opencl_guest.c"
+#line 5588 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5586,7 +5676,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 5590 "opencl_guest.c"
+#line 5680 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5652,7 +5742,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 5656 "opencl_guest.c"
+#line 5746 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5824,7 +5914,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5828 "opencl_guest.c"
+#line 5918 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5979,7 +6069,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5983 "opencl_guest.c"
+#line 6073 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6064,7 +6154,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6068 "opencl_guest.c"
+#line 6158 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6140,7 +6230,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 6144 "opencl_guest.c"
+#line 6234 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6189,7 +6279,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 6193 "opencl_guest.c"
+#line 6283 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6243,7 +6333,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_worker)
 		ava_cl_later_sweep();
 	return ret;
-#line 6247 "opencl_guest.c"
+#line 6337 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6345,7 +6435,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 6349 "opencl_guest.c"
+#line 6439 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6586,7 +6676,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6590 "opencl_guest.c"
+#line 6680 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6691,7 +6781,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6695 "opencl_guest.c"
+#line 6785 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6774,7 +6864,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6778 "opencl_guest.c"
+#line 6868 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6864,7 +6954,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6868 "opencl_guest.c"
+#line 6958 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6995,7 +7085,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6999 "opencl_guest.c"
+#line 7089 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7223,7 +7313,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7227 "opencl_guest.c"
+#line 7317 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7941,7 +8031,7 @@ AVA_EXPORT cl_program clCreateProgramWithBuiltInKernels(cl_context context, cl_u
 		return NULL;
 	}
 	return ava_execute();
-#line 7945 "opencl_guest.c"
+#line 8035 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8075,7 +8165,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 8079 "opencl_guest.c"
+#line 8169 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8282,7 +8372,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 8286 "opencl_guest.c"
+#line 8376 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8364,7 +8454,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 8368 "opencl_guest.c"
+#line 8458 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8582,7 +8672,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 8586 "opencl_guest.c"
+#line 8676 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8649,7 +8739,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 8653 "opencl_guest.c"
+#line 8743 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8730,7 +8820,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8734 "opencl_guest.c"
+#line 8824 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8782,7 +8872,7 @@ AVA_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 	if (ava_is_worker && ret != NULL)
 		ava_cl_karg_clone(source_kernel, ret);
 	return ret;
-#line 8786 "opencl_guest.c"
+#line 8876 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8849,16 +8939,13 @@ ava_fail:
 AVA_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
 {
 #define ava_execute() ava_opencl_remote_clReleaseKernel(kernel)
-#line 643 "specs/opencl/opencl_program.spec.inc"
-	cl_uint ava_refs = 0;
-	if (ava_is_worker && clGetKernelInfo(kernel, CL_KERNEL_REFERENCE_COUNT, sizeof(ava_refs),
-					     &ava_refs, NULL) != CL_SUCCESS)
-		ava_refs = 0;
+#line 646 "specs/opencl/opencl_program.spec.inc"
+	const int ava_last = ava_is_worker && ava_handle_held(cl_kernel, kernel) == 0;
 	cl_int ret = ava_execute();
-	if (ava_is_worker && ret == CL_SUCCESS && ava_refs == 1)
+	if (ava_is_worker && ret == CL_SUCCESS && ava_last)
 		ava_cl_karg_forget(kernel);
 	return ret;
-#line 8862 "opencl_guest.c"
+#line 8949 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8981,7 +9068,7 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 733 "specs/opencl/opencl_program.spec.inc"
+#line 744 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -8995,7 +9082,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8999 "opencl_guest.c"
+#line 9086 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9060,12 +9147,12 @@ ava_fail:
 AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_opencl_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 755 "specs/opencl/opencl_program.spec.inc"
+#line 766 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 9069 "opencl_guest.c"
+#line 9156 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9311,7 +9398,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9315 "opencl_guest.c"
+#line 9402 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9366,7 +9453,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 9370 "opencl_guest.c"
+#line 9457 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9415,7 +9502,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 9419 "opencl_guest.c"
+#line 9506 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9469,7 +9556,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9473 "opencl_guest.c"
+#line 9560 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9512,7 +9599,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)ava_cl_let_go(event);
 	return ret;
-#line 9516 "opencl_guest.c"
+#line 9603 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9726,7 +9813,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9730 "opencl_guest.c"
+#line 9817 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9838,7 +9925,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9842 "opencl_guest.c"
+#line 9929 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9976,7 +10063,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9980 "opencl_guest.c"
+#line 10067 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10100,7 +10187,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10104 "opencl_guest.c"
+#line 10191 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10191,7 +10278,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 342 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10195 "opencl_guest.c"
+#line 10282 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10322,7 +10409,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 	if (src_buffer == NULL || dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10326 "opencl_guest.c"
+#line 10413 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10423,7 +10510,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 387 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10427 "opencl_guest.c"
+#line 10514 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10546,7 +10633,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10550 "opencl_guest.c"
+#line 10637 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10654,7 +10741,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10658 "opencl_guest.c"
+#line 10745 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10773,7 +10860,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 489 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10777 "opencl_guest.c"
+#line 10864 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10894,7 +10981,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10898 "opencl_guest.c"
+#line 10985 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11007,7 +11094,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 	if (dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11011 "opencl_guest.c"
+#line 11098 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11118,7 +11205,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 553 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11122 "opencl_guest.c"
+#line 11209 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11215,7 +11302,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 572 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11219 "opencl_guest.c"
+#line 11306 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11338,7 +11425,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11342 "opencl_guest.c"
+#line 11429 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11423,7 +11510,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11427 "opencl_guest.c"
+#line 11514 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11504,7 +11591,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 632 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11508 "opencl_guest.c"
+#line 11595 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11585,7 +11672,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 648 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11589 "opencl_guest.c"
+#line 11676 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11654,7 +11741,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 660 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11658 "opencl_guest.c"
+#line 11745 "opencl_guest.c"
 #undef ava_execute
 }
 

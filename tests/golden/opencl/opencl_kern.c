@@ -30,6 +30,7 @@
 #define ava_handle_object(T, id) ((T)(uintptr_t)(id))
 #define ava_handle_id(T, object) ((uint64_t)(uintptr_t)(object))
 #define ava_handle_invalid(T) 0
+#define ava_handle_held(T, object) 0u
 /* As shim/ava_shim.h, which is user space only. */
 #define AVA_LIFETIME_CALL 0u
 #define AVA_LIFETIME_COUPLED 1u
@@ -172,7 +173,7 @@ static const struct ava_kspec ava_kern_opencl_kspec;
 
 #include "poclbin.h"
 
-#line 176 "opencl_kern.c"
+#line 177 "opencl_kern.c"
 #line 9 "specs/opencl/opencl_util.spec.inc"
 
 /* Helpers the guest's replacement code calls (remote, defined below). */
@@ -870,7 +871,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 874 "opencl_kern.c"
+#line 875 "opencl_kern.c"
 #line 7 "specs/opencl/opencl_keep.spec.inc"
 
 #if !defined(__KERNEL__)
@@ -1085,23 +1086,87 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 
 #if !defined(__KERNEL__)
 /*
- * Worker: the objects a kernel's arguments name. The API keeps no reference
- * to them (a program must not release a buffer a kernel it still enqueues
- * names; natively PoCL then uses freed memory), so a guest could make the
- * worker's PoCL use an object it freed. The worker holds one reference per
- * argument until the argument changes or the kernel goes; commands already
- * enqueued hold their own. A kernel's clones name the same objects.
+ * Worker: one record per kernel the guest set arguments of, for
+ * clSetKernelArg's sake:
+ *  - what each argument takes (ava_cl_arg_kind), asked of the driver once
+ *    per argument, not at every set;
+ *  - the object each argument names. The API keeps no reference to them (a
+ *    program must not release a buffer a kernel it still enqueues names;
+ *    natively PoCL then uses freed memory), so a guest could make the
+ *    worker's PoCL use an object it freed. The worker holds one reference
+ *    per argument until the argument changes or the guest drops its last
+ *    reference to the kernel; commands already enqueued hold their own. A
+ *    kernel's clones name the same objects.
+ * Records are found by the kernel's address in one of 64 stripes, each with
+ * its own lock, so that guest threads setting arguments of different
+ * kernels seldom meet, and a set costs a short list walk, not a scan of
+ * every kernel's arguments.
  */
 enum { AVA_CL_KARG_MEM = 1, AVA_CL_KARG_SAMPLER = 2, AVA_CL_KARG_QUEUE = 3 };
 struct ava_cl_karg {
-	cl_kernel kernel;
-	cl_uint index;
-	int kind;
+	int kind; /* AVA_CL_KARG_*, 0: names nothing */
 	void *object;
 };
-static pthread_mutex_t ava_cl_karg_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ava_cl_karg *ava_cl_kargs;
-static size_t ava_cl_karg_count, ava_cl_karg_cap;
+struct ava_cl_kargs {
+	struct ava_cl_kargs *next; /* in its stripe */
+	cl_kernel kernel;
+	cl_uint n;		 /* the kernel's arguments */
+	signed char *kind;	 /* [n]: 0 not asked yet, else what ava_cl_arg_kind said, + 1 */
+	struct ava_cl_karg *arg; /* [n] */
+};
+#define AVA_CL_KARG_STRIPES 64
+struct ava_cl_karg_stripe {
+	pthread_mutex_t lock;
+	struct ava_cl_kargs *head;
+};
+static struct ava_cl_karg_stripe ava_cl_karg_stripes[AVA_CL_KARG_STRIPES] = {
+	[0 ... AVA_CL_KARG_STRIPES - 1] = { PTHREAD_MUTEX_INITIALIZER, NULL },
+};
+
+static inline struct ava_cl_karg_stripe *ava_cl_karg_stripe_of(cl_kernel kernel)
+{
+	uintptr_t k = (uintptr_t)kernel;
+
+	return &ava_cl_karg_stripes[((k >> 4) ^ (k >> 12)) % AVA_CL_KARG_STRIPES];
+}
+
+/* The link that points at kernel's record, or at the stripe's NULL end. */
+static inline struct ava_cl_kargs **ava_cl_karg_link(struct ava_cl_karg_stripe *s,
+						     cl_kernel kernel)
+{
+	struct ava_cl_kargs **at = &s->head;
+
+	while (*at != NULL && (*at)->kernel != kernel)
+		at = &(*at)->next;
+	return at;
+}
+
+/*
+ * kernel's record, made (with its n arguments, asked of the driver) if it
+ * has none; NULL without memory or for a kernel the driver does not know.
+ * Called and returns with s->lock held.
+ */
+static inline struct ava_cl_kargs *ava_cl_karg_record(struct ava_cl_karg_stripe *s,
+						      cl_kernel kernel)
+{
+	struct ava_cl_kargs **at = ava_cl_karg_link(s, kernel);
+	struct ava_cl_kargs *r;
+	cl_uint n = 0;
+
+	if (*at != NULL)
+		return *at;
+	if (clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof(n), &n, NULL) != CL_SUCCESS)
+		return NULL;
+	r = calloc(1, sizeof(*r) + (size_t)n * (sizeof(*r->arg) + sizeof(*r->kind)));
+	if (r == NULL)
+		return NULL;
+	r->kernel = kernel;
+	r->n = n;
+	r->arg = (struct ava_cl_karg *)(r + 1);
+	r->kind = (signed char *)(r->arg + n);
+	*at = r;
+	return r;
+}
 
 static inline int ava_cl_karg_retain(int kind, void *object)
 {
@@ -1118,8 +1183,36 @@ static inline void ava_cl_karg_release(int kind, void *object)
 		clReleaseMemObject((cl_mem)object);
 	else if (kind == AVA_CL_KARG_SAMPLER)
 		clReleaseSampler((cl_sampler)object);
-	else
+	else if (kind == AVA_CL_KARG_QUEUE)
 		clReleaseCommandQueue((cl_command_queue)object);
+}
+
+/* What argument index of kernel takes, as learnt before + 1; 0 if not yet. */
+static inline int ava_cl_karg_kind(cl_kernel kernel, cl_uint index)
+{
+	struct ava_cl_karg_stripe *s = ava_cl_karg_stripe_of(kernel);
+	struct ava_cl_kargs *r;
+	int known = 0;
+
+	pthread_mutex_lock(&s->lock);
+	r = *ava_cl_karg_link(s, kernel);
+	if (r != NULL && index < r->n)
+		known = r->kind[index];
+	pthread_mutex_unlock(&s->lock);
+	return known;
+}
+
+/* Argument index of kernel takes what the driver said (code + 1). */
+static inline void ava_cl_karg_kind_learnt(cl_kernel kernel, cl_uint index, int code)
+{
+	struct ava_cl_karg_stripe *s = ava_cl_karg_stripe_of(kernel);
+	struct ava_cl_kargs *r;
+
+	pthread_mutex_lock(&s->lock);
+	r = ava_cl_karg_record(s, kernel);
+	if (r != NULL && index < r->n)
+		r->kind[index] = (signed char)code;
+	pthread_mutex_unlock(&s->lock);
 }
 
 /*
@@ -1129,27 +1222,20 @@ static inline void ava_cl_karg_release(int kind, void *object)
  */
 static inline void ava_cl_karg_set(cl_kernel kernel, cl_uint index, int kind, void *object)
 {
-	struct ava_cl_karg old = { NULL, 0, 0, NULL };
+	struct ava_cl_karg_stripe *s = ava_cl_karg_stripe_of(kernel);
+	struct ava_cl_karg old = { 0, NULL };
 	int held = object != NULL && ava_cl_karg_retain(kind, object);
-	size_t i;
+	struct ava_cl_kargs *r;
 
-	pthread_mutex_lock(&ava_cl_karg_lock);
-	for (i = 0; i < ava_cl_karg_count; ++i) {
-		if (ava_cl_kargs[i].kernel == kernel && ava_cl_kargs[i].index == index)
-			break;
-	}
-	if (i < ava_cl_karg_count) {
-		old = ava_cl_kargs[i];
-		ava_cl_kargs[i] = ava_cl_kargs[--ava_cl_karg_count];
-	}
-	if (held && ava_cl_room((void **)&ava_cl_kargs, &ava_cl_karg_cap, ava_cl_karg_count,
-				sizeof(*ava_cl_kargs))) {
-		struct ava_cl_karg now = { kernel, index, kind, object };
-
-		ava_cl_kargs[ava_cl_karg_count++] = now;
+	pthread_mutex_lock(&s->lock);
+	r = held ? ava_cl_karg_record(s, kernel) : *ava_cl_karg_link(s, kernel);
+	if (r != NULL && index < r->n) {
+		old = r->arg[index];
+		r->arg[index].kind = held ? kind : 0;
+		r->arg[index].object = held ? object : NULL;
 		held = 0;
 	}
-	pthread_mutex_unlock(&ava_cl_karg_lock);
+	pthread_mutex_unlock(&s->lock);
 	if (held)
 		ava_cl_karg_release(kind, object);
 	if (old.object != NULL)
@@ -1157,53 +1243,57 @@ static inline void ava_cl_karg_set(cl_kernel kernel, cl_uint index, int kind, vo
 }
 
 /*
- * A copy of kernel's entries (*n of them; NULL without any or without
- * memory), taken out of the table with remove.
+ * kernel's record taken out of its stripe (remove) or copied (the caller
+ * frees it either way); NULL if it has none or without memory.
  */
-static inline struct ava_cl_karg *ava_cl_karg_of(cl_kernel kernel, int remove, size_t *n)
+static inline struct ava_cl_kargs *ava_cl_karg_of(cl_kernel kernel, int remove)
 {
-	struct ava_cl_karg *copy;
-	size_t found = 0;
+	struct ava_cl_karg_stripe *s = ava_cl_karg_stripe_of(kernel);
+	struct ava_cl_kargs **at, *r;
 
-	pthread_mutex_lock(&ava_cl_karg_lock);
-	for (size_t i = 0; i < ava_cl_karg_count; ++i)
-		found += ava_cl_kargs[i].kernel == kernel;
-	copy = found != 0 ? calloc(found, sizeof(*copy)) : NULL;
-	*n = 0;
-	for (size_t i = 0; copy != NULL && i < ava_cl_karg_count;) {
-		if (ava_cl_kargs[i].kernel != kernel) {
-			++i;
-			continue;
+	pthread_mutex_lock(&s->lock);
+	at = ava_cl_karg_link(s, kernel);
+	r = *at;
+	if (r != NULL && remove) {
+		*at = r->next;
+	} else if (r != NULL) {
+		size_t bytes = sizeof(*r) + (size_t)r->n * (sizeof(*r->arg) + sizeof(*r->kind));
+		struct ava_cl_kargs *copy = malloc(bytes);
+
+		if (copy != NULL) {
+			memcpy(copy, r, bytes);
+			copy->arg = (struct ava_cl_karg *)(copy + 1);
+			copy->kind = (signed char *)(copy->arg + copy->n);
 		}
-		copy[(*n)++] = ava_cl_kargs[i];
-		if (remove)
-			ava_cl_kargs[i] = ava_cl_kargs[--ava_cl_karg_count];
-		else
-			++i;
+		r = copy;
 	}
-	pthread_mutex_unlock(&ava_cl_karg_lock);
-	return copy;
+	pthread_mutex_unlock(&s->lock);
+	return r;
 }
 
-/* A clone of kernel names what kernel names. */
+/* A clone of kernel takes what kernel's arguments take and name. */
 static inline void ava_cl_karg_clone(cl_kernel kernel, cl_kernel clone)
 {
-	size_t n;
-	struct ava_cl_karg *copy = ava_cl_karg_of(kernel, 0, &n);
+	struct ava_cl_kargs *copy = ava_cl_karg_of(kernel, 0);
 
-	for (size_t i = 0; i < n; ++i)
-		ava_cl_karg_set(clone, copy[i].index, copy[i].kind, copy[i].object);
+	for (cl_uint i = 0; copy != NULL && i < copy->n; ++i) {
+		if (copy->kind[i] != 0)
+			ava_cl_karg_kind_learnt(clone, i, copy->kind[i]);
+		if (copy->arg[i].object != NULL)
+			ava_cl_karg_set(clone, i, copy->arg[i].kind, copy->arg[i].object);
+	}
 	free(copy);
 }
 
-/* kernel is gone (its last reference was released): what it named goes. */
+/* The guest dropped its last reference to kernel: what it named goes. */
 static inline void ava_cl_karg_forget(cl_kernel kernel)
 {
-	size_t n;
-	struct ava_cl_karg *gone = ava_cl_karg_of(kernel, 1, &n);
+	struct ava_cl_kargs *gone = ava_cl_karg_of(kernel, 1);
 
-	for (size_t i = 0; i < n; ++i)
-		ava_cl_karg_release(gone[i].kind, gone[i].object);
+	for (cl_uint i = 0; gone != NULL && i < gone->n; ++i) {
+		if (gone->arg[i].object != NULL)
+			ava_cl_karg_release(gone->arg[i].kind, gone->arg[i].object);
+	}
 	free(gone);
 }
 #else
@@ -1216,7 +1306,7 @@ static inline void ava_cl_karg_forget(cl_kernel kernel)
 }
 #endif
 
-#line 1220 "opencl_kern.c"
+#line 1310 "opencl_kern.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -1986,7 +2076,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1990 "opencl_kern.c"
+#line 2080 "opencl_kern.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -2260,7 +2350,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 2264 "opencl_kern.c"
+#line 2354 "opencl_kern.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -2274,7 +2364,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 2278 "opencl_kern.c"
+#line 2368 "opencl_kern.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -2315,7 +2405,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 2319 "opencl_kern.c"
+#line 2409 "opencl_kern.c"
 #line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -2338,7 +2428,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 2342 "opencl_kern.c"
+#line 2432 "opencl_kern.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -2349,7 +2439,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 2353 "opencl_kern.c"
+#line 2443 "opencl_kern.c"
 #line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -2369,7 +2459,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 2373 "opencl_kern.c"
+#line 2463 "opencl_kern.c"
 #line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -2442,7 +2532,7 @@ static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_
 	return 1;
 }
 
-#line 2446 "opencl_kern.c"
+#line 2536 "opencl_kern.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 /*
@@ -2485,7 +2575,7 @@ static int ava_cl_failed_input(cl_program program)
 	return 0;
 }
 
-#line 2489 "opencl_kern.c"
+#line 2579 "opencl_kern.c"
 #line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2660,7 +2750,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2664 "opencl_kern.c"
+#line 2754 "opencl_kern.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2717,7 +2807,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2721 "opencl_kern.c"
+#line 2811 "opencl_kern.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2744,14 +2834,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2748 "opencl_kern.c"
+#line 2838 "opencl_kern.c"
 #pragma GCC diagnostic pop
 
 static void ava_kern_opencl_guestlib_fini_epilogue(void)
 {
 #line 707 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2755 "opencl_kern.c"
+#line 2845 "opencl_kern.c"
 }
 
 /* Ids of objects that async calls create: picked here, unique per connection. */
@@ -4200,7 +4290,7 @@ cl_int ava_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_nam
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4204 "opencl_kern.c"
+#line 4294 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetPlatformInfo);
@@ -4278,7 +4368,7 @@ cl_int ava_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, c
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4282 "opencl_kern.c"
+#line 4372 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceIDs);
@@ -4371,7 +4461,7 @@ cl_int ava_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4375 "opencl_kern.c"
+#line 4465 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetDeviceInfo);
@@ -4729,7 +4819,7 @@ cl_context ava_clCreateContext(const cl_context_properties *properties, cl_uint 
 		return NULL;
 	}
 	return ava_execute();
-#line 4733 "opencl_kern.c"
+#line 4823 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContext);
@@ -4834,7 +4924,7 @@ cl_context ava_clCreateContextFromType(const cl_context_properties *properties,
 		}
 	}
 	return ava_execute();
-#line 4838 "opencl_kern.c"
+#line 4928 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateContextFromType);
@@ -4991,7 +5081,7 @@ cl_int ava_clGetContextInfo(cl_context context, cl_context_info param_name, size
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 4995 "opencl_kern.c"
+#line 5085 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetContextInfo);
@@ -5097,7 +5187,7 @@ cl_command_queue ava_clCreateCommandQueue(cl_context context, cl_device_id devic
 		return NULL;
 	}
 	return ava_execute();
-#line 5101 "opencl_kern.c"
+#line 5191 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueue);
@@ -5174,7 +5264,7 @@ cl_command_queue ava_clCreateCommandQueueWithProperties(cl_context context, cl_d
 		return NULL;
 	}
 	return ava_execute();
-#line 5178 "opencl_kern.c"
+#line 5268 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateCommandQueueWithProperties);
@@ -5372,7 +5462,7 @@ cl_int ava_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queu
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5376 "opencl_kern.c"
+#line 5466 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetCommandQueueInfo);
@@ -5527,7 +5617,7 @@ cl_mem ava_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, v
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5531 "opencl_kern.c"
+#line 5621 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBuffer);
@@ -5624,7 +5714,7 @@ cl_mem ava_clCreateBufferWithProperties(cl_context context, const cl_mem_propert
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 5628 "opencl_kern.c"
+#line 5718 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateBufferWithProperties);
@@ -5710,7 +5800,7 @@ cl_mem ava_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 5714 "opencl_kern.c"
+#line 5804 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateSubBuffer);
@@ -5762,7 +5852,7 @@ cl_int ava_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 5766 "opencl_kern.c"
+#line 5856 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainMemObject);
@@ -5819,7 +5909,7 @@ cl_int ava_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_worker)
 		ava_cl_later_sweep();
 	return ret;
-#line 5823 "opencl_kern.c"
+#line 5913 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseMemObject);
@@ -5932,7 +6022,7 @@ cl_int ava_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t para
 		}
 	}
 	return ret;
-#line 5936 "opencl_kern.c"
+#line 6026 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetMemObjectInfo);
@@ -6210,7 +6300,7 @@ cl_mem ava_clCreateImage(cl_context context, cl_mem_flags flags,
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6214 "opencl_kern.c"
+#line 6304 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage);
@@ -6333,7 +6423,7 @@ cl_mem ava_clCreateImageWithProperties(cl_context context, const cl_mem_properti
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6337 "opencl_kern.c"
+#line 6427 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImageWithProperties);
@@ -6430,7 +6520,7 @@ cl_mem ava_clCreateImage2D(cl_context context, cl_mem_flags flags,
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6434 "opencl_kern.c"
+#line 6524 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage2D);
@@ -6535,7 +6625,7 @@ cl_mem ava_clCreateImage3D(cl_context context, cl_mem_flags flags,
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6539 "opencl_kern.c"
+#line 6629 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateImage3D);
@@ -6688,7 +6778,7 @@ cl_int ava_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_v
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6692 "opencl_kern.c"
+#line 6782 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetImageInfo);
@@ -6953,7 +7043,7 @@ cl_int ava_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 6957 "opencl_kern.c"
+#line 7047 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetSamplerInfo);
@@ -7738,7 +7828,7 @@ cl_program ava_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num
 		return NULL;
 	}
 	return ava_execute();
-#line 7742 "opencl_kern.c"
+#line 7832 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateProgramWithBuiltInKernels);
@@ -7889,7 +7979,7 @@ cl_int ava_clBuildProgram(cl_program program, cl_uint num_devices, const cl_devi
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 7893 "opencl_kern.c"
+#line 7983 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clBuildProgram);
@@ -8123,7 +8213,7 @@ cl_program ava_clLinkProgram(cl_context context, cl_uint num_devices,
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 8127 "opencl_kern.c"
+#line 8217 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clLinkProgram);
@@ -8214,7 +8304,7 @@ cl_int ava_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 8218 "opencl_kern.c"
+#line 8308 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clUnloadPlatformCompiler);
@@ -8466,7 +8556,7 @@ cl_int ava_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 8470 "opencl_kern.c"
+#line 8560 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetProgramBuildInfo);
@@ -8540,7 +8630,7 @@ cl_kernel ava_clCreateKernel(cl_program program, const char *kernel_name, cl_int
 		return NULL;
 	}
 	return ret;
-#line 8544 "opencl_kern.c"
+#line 8634 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernel);
@@ -8630,7 +8720,7 @@ cl_int ava_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8634 "opencl_kern.c"
+#line 8724 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateKernelsInProgram);
@@ -8687,7 +8777,7 @@ cl_kernel ava_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 	if (ava_is_worker && ret != NULL)
 		ava_cl_karg_clone(source_kernel, ret);
 	return ret;
-#line 8691 "opencl_kern.c"
+#line 8781 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCloneKernel);
@@ -8761,16 +8851,13 @@ ava_fail:
 cl_int ava_clReleaseKernel(cl_kernel kernel)
 {
 #define ava_execute() ava_kern_remote_clReleaseKernel(kernel)
-#line 643 "specs/opencl/opencl_program.spec.inc"
-	cl_uint ava_refs = 0;
-	if (ava_is_worker && clGetKernelInfo(kernel, CL_KERNEL_REFERENCE_COUNT, sizeof(ava_refs),
-					     &ava_refs, NULL) != CL_SUCCESS)
-		ava_refs = 0;
+#line 646 "specs/opencl/opencl_program.spec.inc"
+	const int ava_last = ava_is_worker && ava_handle_held(cl_kernel, kernel) == 0;
 	cl_int ret = ava_execute();
-	if (ava_is_worker && ret == CL_SUCCESS && ava_refs == 1)
+	if (ava_is_worker && ret == CL_SUCCESS && ava_last)
 		ava_cl_karg_forget(kernel);
 	return ret;
-#line 8774 "opencl_kern.c"
+#line 8861 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseKernel);
@@ -8901,7 +8988,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 			   void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 733 "specs/opencl/opencl_program.spec.inc"
+#line 744 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -8915,7 +9002,7 @@ cl_int ava_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 8919 "opencl_kern.c"
+#line 9006 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelInfo);
@@ -8993,12 +9080,12 @@ cl_int ava_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg
 			      size_t *param_value_size_ret)
 {
 #define ava_execute() ava_kern_remote_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 755 "specs/opencl/opencl_program.spec.inc"
+#line 766 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 9002 "opencl_kern.c"
+#line 9089 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetKernelArgInfo);
@@ -9284,7 +9371,7 @@ cl_int ava_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9288 "opencl_kern.c"
+#line 9375 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clGetEventInfo);
@@ -9344,7 +9431,7 @@ cl_event ava_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 9348 "opencl_kern.c"
+#line 9435 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clCreateUserEvent);
@@ -9396,7 +9483,7 @@ cl_int ava_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 9400 "opencl_kern.c"
+#line 9487 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clRetainEvent);
@@ -9453,7 +9540,7 @@ cl_int ava_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9457 "opencl_kern.c"
+#line 9544 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clReleaseEvent);
@@ -9499,7 +9586,7 @@ cl_int ava_clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)ava_cl_let_go(event);
 	return ret;
-#line 9503 "opencl_kern.c"
+#line 9590 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clSetUserEventStatus);
@@ -9740,7 +9827,7 @@ cl_int ava_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9744 "opencl_kern.c"
+#line 9831 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBuffer);
@@ -9865,7 +9952,7 @@ cl_int ava_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9869 "opencl_kern.c"
+#line 9956 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBuffer);
@@ -10029,7 +10116,7 @@ cl_int ava_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10033 "opencl_kern.c"
+#line 10120 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadBufferRect);
@@ -10180,7 +10267,7 @@ cl_int ava_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffe
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10184 "opencl_kern.c"
+#line 10271 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteBufferRect);
@@ -10273,7 +10360,7 @@ cl_int ava_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer
 #define ava_execute() ava_kern_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 342 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10277 "opencl_kern.c"
+#line 10364 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBuffer);
@@ -10413,7 +10500,7 @@ cl_int ava_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_bu
 	if (src_buffer == NULL || dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10417 "opencl_kern.c"
+#line 10504 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferRect);
@@ -10517,7 +10604,7 @@ cl_int ava_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, co
 #define ava_execute() ava_kern_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 387 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10521 "opencl_kern.c"
+#line 10608 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillBuffer);
@@ -10657,7 +10744,7 @@ cl_int ava_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_b
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10661 "opencl_kern.c"
+#line 10748 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueReadImage);
@@ -10783,7 +10870,7 @@ cl_int ava_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10787 "opencl_kern.c"
+#line 10874 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueWriteImage);
@@ -10908,7 +10995,7 @@ cl_int ava_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, cons
 #define ava_execute() ava_kern_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 489 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10912 "opencl_kern.c"
+#line 10999 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueFillImage);
@@ -11034,7 +11121,7 @@ cl_int ava_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, 
 #define ava_execute() ava_kern_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11038 "opencl_kern.c"
+#line 11125 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImage);
@@ -11154,7 +11241,7 @@ cl_int ava_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src
 	if (dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11158 "opencl_kern.c"
+#line 11245 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyImageToBuffer);
@@ -11272,7 +11359,7 @@ cl_int ava_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_kern_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 553 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11276 "opencl_kern.c"
+#line 11363 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueCopyBufferToImage);
@@ -11376,7 +11463,7 @@ cl_int ava_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint nu
 #define ava_execute() ava_kern_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 572 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11380 "opencl_kern.c"
+#line 11467 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMigrateMemObjects);
@@ -11509,7 +11596,7 @@ cl_int ava_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11513 "opencl_kern.c"
+#line 11600 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueNDRangeKernel);
@@ -11597,7 +11684,7 @@ cl_int ava_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11601 "opencl_kern.c"
+#line 11688 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueTask);
@@ -11683,7 +11770,7 @@ cl_int ava_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
 #define ava_execute() ava_kern_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 632 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11687 "opencl_kern.c"
+#line 11774 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMarkerWithWaitList);
@@ -11770,7 +11857,7 @@ cl_int ava_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
 #define ava_execute() ava_kern_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 648 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11774 "opencl_kern.c"
+#line 11861 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueBarrierWithWaitList);
@@ -11838,7 +11925,7 @@ cl_int ava_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 #define ava_execute() ava_kern_remote_clEnqueueMarker(command_queue, event)
 #line 660 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11842 "opencl_kern.c"
+#line 11929 "opencl_kern.c"
 #undef ava_execute
 }
 EXPORT_SYMBOL_GPL(ava_clEnqueueMarker);

@@ -74,9 +74,15 @@ __attribute__((unused)) static int __ava_handle_invalid(const char *ava_type)
 	return ava_w_current_bad_handle(ava_opencl_type_by_name(ava_type));
 }
 
+__attribute__((unused)) static unsigned int __ava_handle_held(const void *ava_object, const char *ava_type)
+{
+	return ava_w_current_handle_held((void *)ava_object, ava_opencl_type_by_name(ava_type));
+}
+
 #define ava_handle_object(T, id) ((T)__ava_handle_object((unsigned long long)(id), #T))
 #define ava_handle_invalid(T) __ava_handle_invalid(#T)
 #define ava_handle_id(T, object) __ava_handle_id((const void *)(object), #T)
+#define ava_handle_held(T, object) __ava_handle_held((const void *)(object), #T)
 
 /* Utility code of the spec (compiled into guest and worker). */
 #pragma GCC diagnostic push
@@ -86,7 +92,7 @@ __attribute__((unused)) static int __ava_handle_invalid(const char *ava_type)
 
 #include "poclbin.h"
 
-#line 90 "opencl_worker.c"
+#line 96 "opencl_worker.c"
 #line 9 "specs/opencl/opencl_util.spec.inc"
 
 /* Helpers the guest's replacement code calls (remote, defined below). */
@@ -784,7 +790,7 @@ static void ava_cl_guest_fini(void)
 	} while (0)
 
 
-#line 788 "opencl_worker.c"
+#line 794 "opencl_worker.c"
 #line 7 "specs/opencl/opencl_keep.spec.inc"
 
 #if !defined(__KERNEL__)
@@ -999,23 +1005,87 @@ static inline void ava_cl_user_event_abandoned(void *arg)
 
 #if !defined(__KERNEL__)
 /*
- * Worker: the objects a kernel's arguments name. The API keeps no reference
- * to them (a program must not release a buffer a kernel it still enqueues
- * names; natively PoCL then uses freed memory), so a guest could make the
- * worker's PoCL use an object it freed. The worker holds one reference per
- * argument until the argument changes or the kernel goes; commands already
- * enqueued hold their own. A kernel's clones name the same objects.
+ * Worker: one record per kernel the guest set arguments of, for
+ * clSetKernelArg's sake:
+ *  - what each argument takes (ava_cl_arg_kind), asked of the driver once
+ *    per argument, not at every set;
+ *  - the object each argument names. The API keeps no reference to them (a
+ *    program must not release a buffer a kernel it still enqueues names;
+ *    natively PoCL then uses freed memory), so a guest could make the
+ *    worker's PoCL use an object it freed. The worker holds one reference
+ *    per argument until the argument changes or the guest drops its last
+ *    reference to the kernel; commands already enqueued hold their own. A
+ *    kernel's clones name the same objects.
+ * Records are found by the kernel's address in one of 64 stripes, each with
+ * its own lock, so that guest threads setting arguments of different
+ * kernels seldom meet, and a set costs a short list walk, not a scan of
+ * every kernel's arguments.
  */
 enum { AVA_CL_KARG_MEM = 1, AVA_CL_KARG_SAMPLER = 2, AVA_CL_KARG_QUEUE = 3 };
 struct ava_cl_karg {
-	cl_kernel kernel;
-	cl_uint index;
-	int kind;
+	int kind; /* AVA_CL_KARG_*, 0: names nothing */
 	void *object;
 };
-static pthread_mutex_t ava_cl_karg_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ava_cl_karg *ava_cl_kargs;
-static size_t ava_cl_karg_count, ava_cl_karg_cap;
+struct ava_cl_kargs {
+	struct ava_cl_kargs *next; /* in its stripe */
+	cl_kernel kernel;
+	cl_uint n;		 /* the kernel's arguments */
+	signed char *kind;	 /* [n]: 0 not asked yet, else what ava_cl_arg_kind said, + 1 */
+	struct ava_cl_karg *arg; /* [n] */
+};
+#define AVA_CL_KARG_STRIPES 64
+struct ava_cl_karg_stripe {
+	pthread_mutex_t lock;
+	struct ava_cl_kargs *head;
+};
+static struct ava_cl_karg_stripe ava_cl_karg_stripes[AVA_CL_KARG_STRIPES] = {
+	[0 ... AVA_CL_KARG_STRIPES - 1] = { PTHREAD_MUTEX_INITIALIZER, NULL },
+};
+
+static inline struct ava_cl_karg_stripe *ava_cl_karg_stripe_of(cl_kernel kernel)
+{
+	uintptr_t k = (uintptr_t)kernel;
+
+	return &ava_cl_karg_stripes[((k >> 4) ^ (k >> 12)) % AVA_CL_KARG_STRIPES];
+}
+
+/* The link that points at kernel's record, or at the stripe's NULL end. */
+static inline struct ava_cl_kargs **ava_cl_karg_link(struct ava_cl_karg_stripe *s,
+						     cl_kernel kernel)
+{
+	struct ava_cl_kargs **at = &s->head;
+
+	while (*at != NULL && (*at)->kernel != kernel)
+		at = &(*at)->next;
+	return at;
+}
+
+/*
+ * kernel's record, made (with its n arguments, asked of the driver) if it
+ * has none; NULL without memory or for a kernel the driver does not know.
+ * Called and returns with s->lock held.
+ */
+static inline struct ava_cl_kargs *ava_cl_karg_record(struct ava_cl_karg_stripe *s,
+						      cl_kernel kernel)
+{
+	struct ava_cl_kargs **at = ava_cl_karg_link(s, kernel);
+	struct ava_cl_kargs *r;
+	cl_uint n = 0;
+
+	if (*at != NULL)
+		return *at;
+	if (clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof(n), &n, NULL) != CL_SUCCESS)
+		return NULL;
+	r = calloc(1, sizeof(*r) + (size_t)n * (sizeof(*r->arg) + sizeof(*r->kind)));
+	if (r == NULL)
+		return NULL;
+	r->kernel = kernel;
+	r->n = n;
+	r->arg = (struct ava_cl_karg *)(r + 1);
+	r->kind = (signed char *)(r->arg + n);
+	*at = r;
+	return r;
+}
 
 static inline int ava_cl_karg_retain(int kind, void *object)
 {
@@ -1032,8 +1102,36 @@ static inline void ava_cl_karg_release(int kind, void *object)
 		clReleaseMemObject((cl_mem)object);
 	else if (kind == AVA_CL_KARG_SAMPLER)
 		clReleaseSampler((cl_sampler)object);
-	else
+	else if (kind == AVA_CL_KARG_QUEUE)
 		clReleaseCommandQueue((cl_command_queue)object);
+}
+
+/* What argument index of kernel takes, as learnt before + 1; 0 if not yet. */
+static inline int ava_cl_karg_kind(cl_kernel kernel, cl_uint index)
+{
+	struct ava_cl_karg_stripe *s = ava_cl_karg_stripe_of(kernel);
+	struct ava_cl_kargs *r;
+	int known = 0;
+
+	pthread_mutex_lock(&s->lock);
+	r = *ava_cl_karg_link(s, kernel);
+	if (r != NULL && index < r->n)
+		known = r->kind[index];
+	pthread_mutex_unlock(&s->lock);
+	return known;
+}
+
+/* Argument index of kernel takes what the driver said (code + 1). */
+static inline void ava_cl_karg_kind_learnt(cl_kernel kernel, cl_uint index, int code)
+{
+	struct ava_cl_karg_stripe *s = ava_cl_karg_stripe_of(kernel);
+	struct ava_cl_kargs *r;
+
+	pthread_mutex_lock(&s->lock);
+	r = ava_cl_karg_record(s, kernel);
+	if (r != NULL && index < r->n)
+		r->kind[index] = (signed char)code;
+	pthread_mutex_unlock(&s->lock);
 }
 
 /*
@@ -1043,27 +1141,20 @@ static inline void ava_cl_karg_release(int kind, void *object)
  */
 static inline void ava_cl_karg_set(cl_kernel kernel, cl_uint index, int kind, void *object)
 {
-	struct ava_cl_karg old = { NULL, 0, 0, NULL };
+	struct ava_cl_karg_stripe *s = ava_cl_karg_stripe_of(kernel);
+	struct ava_cl_karg old = { 0, NULL };
 	int held = object != NULL && ava_cl_karg_retain(kind, object);
-	size_t i;
+	struct ava_cl_kargs *r;
 
-	pthread_mutex_lock(&ava_cl_karg_lock);
-	for (i = 0; i < ava_cl_karg_count; ++i) {
-		if (ava_cl_kargs[i].kernel == kernel && ava_cl_kargs[i].index == index)
-			break;
-	}
-	if (i < ava_cl_karg_count) {
-		old = ava_cl_kargs[i];
-		ava_cl_kargs[i] = ava_cl_kargs[--ava_cl_karg_count];
-	}
-	if (held && ava_cl_room((void **)&ava_cl_kargs, &ava_cl_karg_cap, ava_cl_karg_count,
-				sizeof(*ava_cl_kargs))) {
-		struct ava_cl_karg now = { kernel, index, kind, object };
-
-		ava_cl_kargs[ava_cl_karg_count++] = now;
+	pthread_mutex_lock(&s->lock);
+	r = held ? ava_cl_karg_record(s, kernel) : *ava_cl_karg_link(s, kernel);
+	if (r != NULL && index < r->n) {
+		old = r->arg[index];
+		r->arg[index].kind = held ? kind : 0;
+		r->arg[index].object = held ? object : NULL;
 		held = 0;
 	}
-	pthread_mutex_unlock(&ava_cl_karg_lock);
+	pthread_mutex_unlock(&s->lock);
 	if (held)
 		ava_cl_karg_release(kind, object);
 	if (old.object != NULL)
@@ -1071,53 +1162,57 @@ static inline void ava_cl_karg_set(cl_kernel kernel, cl_uint index, int kind, vo
 }
 
 /*
- * A copy of kernel's entries (*n of them; NULL without any or without
- * memory), taken out of the table with remove.
+ * kernel's record taken out of its stripe (remove) or copied (the caller
+ * frees it either way); NULL if it has none or without memory.
  */
-static inline struct ava_cl_karg *ava_cl_karg_of(cl_kernel kernel, int remove, size_t *n)
+static inline struct ava_cl_kargs *ava_cl_karg_of(cl_kernel kernel, int remove)
 {
-	struct ava_cl_karg *copy;
-	size_t found = 0;
+	struct ava_cl_karg_stripe *s = ava_cl_karg_stripe_of(kernel);
+	struct ava_cl_kargs **at, *r;
 
-	pthread_mutex_lock(&ava_cl_karg_lock);
-	for (size_t i = 0; i < ava_cl_karg_count; ++i)
-		found += ava_cl_kargs[i].kernel == kernel;
-	copy = found != 0 ? calloc(found, sizeof(*copy)) : NULL;
-	*n = 0;
-	for (size_t i = 0; copy != NULL && i < ava_cl_karg_count;) {
-		if (ava_cl_kargs[i].kernel != kernel) {
-			++i;
-			continue;
+	pthread_mutex_lock(&s->lock);
+	at = ava_cl_karg_link(s, kernel);
+	r = *at;
+	if (r != NULL && remove) {
+		*at = r->next;
+	} else if (r != NULL) {
+		size_t bytes = sizeof(*r) + (size_t)r->n * (sizeof(*r->arg) + sizeof(*r->kind));
+		struct ava_cl_kargs *copy = malloc(bytes);
+
+		if (copy != NULL) {
+			memcpy(copy, r, bytes);
+			copy->arg = (struct ava_cl_karg *)(copy + 1);
+			copy->kind = (signed char *)(copy->arg + copy->n);
 		}
-		copy[(*n)++] = ava_cl_kargs[i];
-		if (remove)
-			ava_cl_kargs[i] = ava_cl_kargs[--ava_cl_karg_count];
-		else
-			++i;
+		r = copy;
 	}
-	pthread_mutex_unlock(&ava_cl_karg_lock);
-	return copy;
+	pthread_mutex_unlock(&s->lock);
+	return r;
 }
 
-/* A clone of kernel names what kernel names. */
+/* A clone of kernel takes what kernel's arguments take and name. */
 static inline void ava_cl_karg_clone(cl_kernel kernel, cl_kernel clone)
 {
-	size_t n;
-	struct ava_cl_karg *copy = ava_cl_karg_of(kernel, 0, &n);
+	struct ava_cl_kargs *copy = ava_cl_karg_of(kernel, 0);
 
-	for (size_t i = 0; i < n; ++i)
-		ava_cl_karg_set(clone, copy[i].index, copy[i].kind, copy[i].object);
+	for (cl_uint i = 0; copy != NULL && i < copy->n; ++i) {
+		if (copy->kind[i] != 0)
+			ava_cl_karg_kind_learnt(clone, i, copy->kind[i]);
+		if (copy->arg[i].object != NULL)
+			ava_cl_karg_set(clone, i, copy->arg[i].kind, copy->arg[i].object);
+	}
 	free(copy);
 }
 
-/* kernel is gone (its last reference was released): what it named goes. */
+/* The guest dropped its last reference to kernel: what it named goes. */
 static inline void ava_cl_karg_forget(cl_kernel kernel)
 {
-	size_t n;
-	struct ava_cl_karg *gone = ava_cl_karg_of(kernel, 1, &n);
+	struct ava_cl_kargs *gone = ava_cl_karg_of(kernel, 1);
 
-	for (size_t i = 0; i < n; ++i)
-		ava_cl_karg_release(gone[i].kind, gone[i].object);
+	for (cl_uint i = 0; gone != NULL && i < gone->n; ++i) {
+		if (gone->arg[i].object != NULL)
+			ava_cl_karg_release(gone->arg[i].kind, gone->arg[i].object);
+	}
 	free(gone);
 }
 #else
@@ -1130,7 +1225,7 @@ static inline void ava_cl_karg_forget(cl_kernel kernel)
 }
 #endif
 
-#line 1134 "opencl_worker.c"
+#line 1229 "opencl_worker.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -1900,7 +1995,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1904 "opencl_worker.c"
+#line 1999 "opencl_worker.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -2174,7 +2269,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 2178 "opencl_worker.c"
+#line 2273 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -2188,7 +2283,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 2192 "opencl_worker.c"
+#line 2287 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -2229,7 +2324,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 2233 "opencl_worker.c"
+#line 2328 "opencl_worker.c"
 #line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -2252,7 +2347,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 2256 "opencl_worker.c"
+#line 2351 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -2263,7 +2358,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 2267 "opencl_worker.c"
+#line 2362 "opencl_worker.c"
 #line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -2283,7 +2378,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 2287 "opencl_worker.c"
+#line 2382 "opencl_worker.c"
 #line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -2356,7 +2451,7 @@ static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_
 	return 1;
 }
 
-#line 2360 "opencl_worker.c"
+#line 2455 "opencl_worker.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 /*
@@ -2399,7 +2494,7 @@ static int ava_cl_failed_input(cl_program program)
 	return 0;
 }
 
-#line 2403 "opencl_worker.c"
+#line 2498 "opencl_worker.c"
 #line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2574,7 +2669,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2578 "opencl_worker.c"
+#line 2673 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2631,7 +2726,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2635 "opencl_worker.c"
+#line 2730 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2658,14 +2753,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2662 "opencl_worker.c"
+#line 2757 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 706 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 2669 "opencl_worker.c"
+#line 2764 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -2775,7 +2870,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2779 "opencl_worker.c"
+#line 2874 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -2885,7 +2980,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2889 "opencl_worker.c"
+#line 2984 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -3048,7 +3143,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3052 "opencl_worker.c"
+#line 3147 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -3185,7 +3280,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3189 "opencl_worker.c"
+#line 3284 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -3320,7 +3415,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_
 		return ava_rc;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3324 "opencl_worker.c"
+#line 3419 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
@@ -3441,7 +3536,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3445 "opencl_worker.c"
+#line 3540 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -3629,7 +3724,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3633 "opencl_worker.c"
+#line 3728 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -3795,7 +3890,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 3799 "opencl_worker.c"
+#line 3894 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -3903,7 +3998,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_q
 		return ava_cl_unmap_unlaid(command_queue, image, ava_p, ava_ev, ava_t);
 	return ava_cl_mapped_transfer(ava_t, command_queue, image, ava_p, 0, &ava_g, map_flags,
 				      ava_ev, event);
-#line 3907 "opencl_worker.c"
+#line 4002 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
@@ -4049,7 +4144,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_in_heap(cl_context context, c
 	if (errcode_ret != NULL)
 		*errcode_ret = ava_rc;
 	return ava_mem;
-#line 4053 "opencl_worker.c"
+#line 4148 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_in_heap(struct ava_wcall *ava_w)
@@ -4175,7 +4270,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_que
 		ava_cl_keep(*command);
 	*command = NULL;
 	return ava_rc;
-#line 4179 "opencl_worker.c"
+#line 4274 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
@@ -4295,7 +4390,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_close(cl_event gate, cl_event com
 		return ava_rc;
 	(void)clWaitForEvents(1, &command);
 	return CL_SUCCESS;
-#line 4299 "opencl_worker.c"
+#line 4394 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
@@ -4335,7 +4430,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_release(cl_event gate)
 {
 #line 495 "specs/opencl/opencl_heap.spec.inc"
 	return ava_cl_gate_end(gate, CL_COMPLETE);
-#line 4339 "opencl_worker.c"
+#line 4434 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
@@ -4388,7 +4483,7 @@ static cl_int ava_opencl_impl_ava_cl_map_in_heap(cl_command_queue command_queue,
 		return CL_MAP_FAILURE;
 	}
 	return CL_SUCCESS;
-#line 4392 "opencl_worker.c"
+#line 4487 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_in_heap(struct ava_wcall *ava_w)
@@ -4482,7 +4577,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_in_heap(cl_command_queue command_queu
 		return CL_INVALID_VALUE;
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_at, num_events_in_wait_list,
 				       event_wait_list, event);
-#line 4486 "opencl_worker.c"
+#line 4581 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_in_heap(struct ava_wcall *ava_w)
@@ -4657,7 +4752,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4661 "opencl_worker.c"
+#line 4756 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4741,7 +4836,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4745 "opencl_worker.c"
+#line 4840 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4843,7 +4938,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4847 "opencl_worker.c"
+#line 4942 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5199,7 +5294,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 5203 "opencl_worker.c"
+#line 5298 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5335,7 +5430,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		}
 	}
 	return ava_execute();
-#line 5339 "opencl_worker.c"
+#line 5434 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5493,7 +5588,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5497 "opencl_worker.c"
+#line 5592 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5622,7 +5717,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 5626 "opencl_worker.c"
+#line 5721 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5688,7 +5783,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 5692 "opencl_worker.c"
+#line 5787 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5867,7 +5962,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5871 "opencl_worker.c"
+#line 5966 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6016,7 +6111,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6020 "opencl_worker.c"
+#line 6115 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6105,7 +6200,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6109 "opencl_worker.c"
+#line 6204 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6213,7 +6308,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 6217 "opencl_worker.c"
+#line 6312 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6293,7 +6388,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 6297 "opencl_worker.c"
+#line 6392 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6341,7 +6436,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_worker)
 		ava_cl_later_sweep();
 	return ret;
-#line 6345 "opencl_worker.c"
+#line 6440 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6425,7 +6520,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 6429 "opencl_worker.c"
+#line 6524 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6707,7 +6802,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6711 "opencl_worker.c"
+#line 6806 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6831,7 +6926,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6835 "opencl_worker.c"
+#line 6930 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6965,7 +7060,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6969 "opencl_worker.c"
+#line 7064 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7078,7 +7173,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 7082 "opencl_worker.c"
+#line 7177 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7278,7 +7373,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7282 "opencl_worker.c"
+#line 7377 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7542,7 +7637,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7546 "opencl_worker.c"
+#line 7641 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7636,7 +7731,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 7640 "opencl_worker.c"
+#line 7735 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -7767,7 +7862,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7771 "opencl_worker.c"
+#line 7866 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -7907,7 +8002,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7911 "opencl_worker.c"
+#line 8006 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
@@ -8038,7 +8133,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image(cl_command_queue command_queue, c
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 8042 "opencl_worker.c"
+#line 8137 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
@@ -8205,7 +8300,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue,
 	ret = clEnqueueUnmapMemObject(command_queue, image, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 8209 "opencl_worker.c"
+#line 8304 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_image(struct ava_wcall *ava_w)
@@ -8357,7 +8452,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 8361 "opencl_worker.c"
+#line 8456 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -8465,7 +8560,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 8469 "opencl_worker.c"
+#line 8564 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -8670,7 +8765,7 @@ static cl_program ava_opencl_impl_clCreateProgramWithBuiltInKernels(cl_context c
 		return NULL;
 	}
 	return ava_execute();
-#line 8674 "opencl_worker.c"
+#line 8769 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8827,7 +8922,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 8831 "opencl_worker.c"
+#line 8926 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8942,7 +9037,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 8946 "opencl_worker.c"
+#line 9041 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -9103,7 +9198,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 9107 "opencl_worker.c"
+#line 9202 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9283,7 +9378,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 9287 "opencl_worker.c"
+#line 9382 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9353,7 +9448,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9357 "opencl_worker.c"
+#line 9452 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -9453,7 +9548,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 9457 "opencl_worker.c"
+#line 9552 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -9533,7 +9628,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 9537 "opencl_worker.c"
+#line 9632 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9625,7 +9720,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 9629 "opencl_worker.c"
+#line 9724 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9714,7 +9809,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 9718 "opencl_worker.c"
+#line 9813 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9801,7 +9896,7 @@ static cl_kernel ava_opencl_impl_clCloneKernel(cl_kernel source_kernel, cl_int *
 	if (ava_is_worker && ret != NULL)
 		ava_cl_karg_clone(source_kernel, ret);
 	return ret;
-#line 9805 "opencl_worker.c"
+#line 9900 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9882,16 +9977,13 @@ static int ava_opencl_serve_clRetainKernel(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clReleaseKernel(cl_kernel kernel)
 {
 #define ava_execute() clReleaseKernel(kernel)
-#line 643 "specs/opencl/opencl_program.spec.inc"
-	cl_uint ava_refs = 0;
-	if (ava_is_worker && clGetKernelInfo(kernel, CL_KERNEL_REFERENCE_COUNT, sizeof(ava_refs),
-					     &ava_refs, NULL) != CL_SUCCESS)
-		ava_refs = 0;
+#line 646 "specs/opencl/opencl_program.spec.inc"
+	const int ava_last = ava_is_worker && ava_handle_held(cl_kernel, kernel) == 0;
 	cl_int ret = ava_execute();
-	if (ava_is_worker && ret == CL_SUCCESS && ava_refs == 1)
+	if (ava_is_worker && ret == CL_SUCCESS && ava_last)
 		ava_cl_karg_forget(kernel);
 	return ret;
-#line 9895 "opencl_worker.c"
+#line 9987 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9936,13 +10028,24 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	} else {
 		uint64_t ava_id;
 		memcpy(&ava_id, arg_value, sizeof(ava_id));
-		const enum ava_cl_arg_kind ava_arg = ava_cl_arg_kind(kernel, arg_index);
-		cl_mem ava_mem = ava_arg == AVA_CL_ARG_BYTES ? NULL : ava_handle_object(cl_mem, ava_id);
-		cl_sampler ava_sampler =
-			ava_arg == AVA_CL_ARG_BYTES ? NULL : ava_handle_object(cl_sampler, ava_id);
-		cl_command_queue ava_queue =
-			ava_arg == AVA_CL_ARG_BYTES ? NULL
-						    : ava_handle_object(cl_command_queue, ava_id);
+		/* What the argument takes, asked of the driver once (ava_cl_karg_kind). */
+		int ava_code = ava_cl_karg_kind(kernel, arg_index);
+		if (ava_code == 0) {
+			ava_code = (int)ava_cl_arg_kind(kernel, arg_index) + 1;
+			ava_cl_karg_kind_learnt(kernel, arg_index, ava_code);
+		}
+		const enum ava_cl_arg_kind ava_arg = (enum ava_cl_arg_kind)(ava_code - 1);
+		/* Only the handle types the argument may take are looked up. */
+		const int ava_any = ava_arg == AVA_CL_ARG_UNKNOWN;
+		cl_mem ava_mem = ava_arg == AVA_CL_ARG_MEM || ava_any
+					 ? ava_handle_object(cl_mem, ava_id)
+					 : NULL;
+		cl_sampler ava_sampler = ava_arg == AVA_CL_ARG_SAMPLER || ava_any
+						 ? ava_handle_object(cl_sampler, ava_id)
+						 : NULL;
+		cl_command_queue ava_queue = ava_arg == AVA_CL_ARG_QUEUE || ava_any
+						     ? ava_handle_object(cl_command_queue, ava_id)
+						     : NULL;
 
 		if (ava_arg == AVA_CL_ARG_MEM && ava_mem == NULL && ava_id != 0)
 			return CL_INVALID_MEM_OBJECT;
@@ -9978,7 +10081,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_rc == CL_SUCCESS)
 		ava_cl_karg_set(kernel, arg_index, ava_kind, ava_object);
 	return ava_rc;
-#line 9982 "opencl_worker.c"
+#line 10085 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -10035,7 +10138,7 @@ static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret)
-#line 733 "specs/opencl/opencl_program.spec.inc"
+#line 744 "specs/opencl/opencl_program.spec.inc"
 	size_t ava_written = 0;
 	if (ava_is_worker && param_value_size_ret == NULL)
 		param_value_size_ret = &ava_written;
@@ -10049,7 +10152,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 10053 "opencl_worker.c"
+#line 10156 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10129,12 +10232,12 @@ static int ava_opencl_serve_clGetKernelInfo(struct ava_wcall *ava_w)
 static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 #define ava_execute() clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret)
-#line 755 "specs/opencl/opencl_program.spec.inc"
+#line 766 "specs/opencl/opencl_program.spec.inc"
 	cl_int ret = ava_execute();
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 10138 "opencl_worker.c"
+#line 10241 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10444,7 +10547,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 10448 "opencl_worker.c"
+#line 10551 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10532,7 +10635,7 @@ static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *er
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 10536 "opencl_worker.c"
+#line 10639 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10591,7 +10694,7 @@ static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 10595 "opencl_worker.c"
+#line 10698 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10639,7 +10742,7 @@ static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 10643 "opencl_worker.c"
+#line 10746 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10691,7 +10794,7 @@ static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execut
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)ava_cl_let_go(event);
 	return ret;
-#line 10695 "opencl_worker.c"
+#line 10798 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10884,7 +10987,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10888 "opencl_worker.c"
+#line 10991 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11030,7 +11133,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11034 "opencl_worker.c"
+#line 11137 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11158,7 +11261,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11162 "opencl_worker.c"
+#line 11265 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11337,7 +11440,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11341 "opencl_worker.c"
+#line 11444 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11500,7 +11603,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 342 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11504 "opencl_worker.c"
+#line 11607 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11611,7 +11714,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_q
 	if (src_buffer == NULL || dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11615 "opencl_worker.c"
+#line 11718 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11773,7 +11876,7 @@ static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 387 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11777 "opencl_worker.c"
+#line 11880 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11914,7 +12017,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11918 "opencl_worker.c"
+#line 12021 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12071,7 +12174,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12075 "opencl_worker.c"
+#line 12178 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12212,7 +12315,7 @@ static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 489 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12216 "opencl_worker.c"
+#line 12319 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12363,7 +12466,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12367 "opencl_worker.c"
+#line 12470 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12519,7 +12622,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue comman
 	if (dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12523 "opencl_worker.c"
+#line 12626 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12658,7 +12761,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue comman
 #define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 553 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12662 "opencl_worker.c"
+#line 12765 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12797,7 +12900,7 @@ static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue comman
 #define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 572 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12801 "opencl_worker.c"
+#line 12904 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12919,7 +13022,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12923 "opencl_worker.c"
+#line 13026 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13074,7 +13177,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13078 "opencl_worker.c"
+#line 13181 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13174,7 +13277,7 @@ static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue comma
 #define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 632 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13178 "opencl_worker.c"
+#line 13281 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13271,7 +13374,7 @@ static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue comm
 #define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 648 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13275 "opencl_worker.c"
+#line 13378 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13368,7 +13471,7 @@ static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl
 #define ava_execute() clEnqueueMarker(command_queue, event)
 #line 660 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13372 "opencl_worker.c"
+#line 13475 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13475,7 +13578,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 13479 "opencl_worker.c"
+#line 13582 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -13551,7 +13654,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 13555 "opencl_worker.c"
+#line 13658 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -13612,7 +13715,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 13616 "opencl_worker.c"
+#line 13719 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -13683,7 +13786,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 13687 "opencl_worker.c"
+#line 13790 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -13730,7 +13833,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 13734 "opencl_worker.c"
+#line 13837 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -13856,7 +13959,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 13860 "opencl_worker.c"
+#line 13963 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -13969,7 +14072,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 13973 "opencl_worker.c"
+#line 14076 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -14093,7 +14196,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 14097 "opencl_worker.c"
+#line 14200 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -14243,7 +14346,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 14247 "opencl_worker.c"
+#line 14350 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -14367,7 +14470,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 14371 "opencl_worker.c"
+#line 14474 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -14428,7 +14531,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 14432 "opencl_worker.c"
+#line 14535 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -14516,7 +14619,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 14520 "opencl_worker.c"
+#line 14623 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -14654,7 +14757,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 14658 "opencl_worker.c"
+#line 14761 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -14766,7 +14869,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 14770 "opencl_worker.c"
+#line 14873 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -14878,7 +14981,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 14882 "opencl_worker.c"
+#line 14985 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)

@@ -349,6 +349,37 @@ static void ndrange(cl_program p) {
   CHECK(clReleaseMemObject(out));
 }
 
+/* A kernel released while a command of it waits: the command still runs on
+ * the buffer its argument names, and once the command is done nothing else
+ * holds the buffer (under ava the worker holds what arguments name while
+ * the guest holds the kernel, and no longer). */
+static void released_while_queued(cl_program p) {
+  cl_kernel k = ocl_kernel(p, "task");
+  cl_int err = CL_SUCCESS;
+  cl_mem out = clCreateBuffer(g_env.context, CL_MEM_READ_WRITE, sizeof(cl_int), NULL, &err);
+  CHECK(err);
+  const cl_int zero = 0;
+  CHECK(clEnqueueWriteBuffer(g_q, out, CL_TRUE, 0, sizeof zero, &zero, 0, NULL, NULL));
+  cl_event gate = clCreateUserEvent(g_env.context, &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(k, 0, sizeof out, &out));
+  cl_event done = NULL;
+  CHECK(clEnqueueTask(g_q, k, 1, &gate, &done));
+  CHECK(clReleaseKernel(k));
+  CHECK(clSetUserEventStatus(gate, CL_COMPLETE));
+  CHECK(clWaitForEvents(1, &done));
+  CHECK(clReleaseEvent(done));
+  CHECK(clReleaseEvent(gate));
+  CHECK(clFinish(g_q));
+  cl_int got = 0;
+  CHECK(clEnqueueReadBuffer(g_q, out, CL_TRUE, 0, sizeof got, &got, 0, NULL, NULL));
+  cl_uint refs = 0;
+  CHECK(clGetMemObjectInfo(out, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, NULL));
+  printf("kernel released while its task waited: task wrote %d, buffer refs then %u\n", got,
+         refs);
+  CHECK(clReleaseMemObject(out));
+}
+
 int main(void) {
   g_env = ocl_env_open();
   g_q = ocl_queue(&g_env, 0);
@@ -357,6 +388,7 @@ int main(void) {
   arguments(p);
   image_args(p);
   ndrange(p);
+  released_while_queued(p);
   CHECK(clReleaseProgram(p));
   CHECK(clReleaseCommandQueue(g_q));
   ocl_env_close(&g_env);
