@@ -466,14 +466,19 @@ MsgBuf Connection::take_spare() {
 }
 
 uint64_t Connection::pipeline_chunk(const void *ptr, uint64_t bytes) const {
-  const uint64_t chunk = pipeline_chunk_;
+  uint64_t chunk = pipeline_chunk_;
   uint64_t offset = 0;
-  // Two pieces at least, each lent (zerocopy_min), and the window's blocks
-  // plus one fit the heap several times over, so maps and other transfers
-  // keep room.
-  if (heap_ == nullptr || chunk == 0 || ptr == nullptr || chunk < zerocopy_min_ ||
-      bytes / 2 < chunk || chunk > heap_->size() / (4 * (pipeline_window_ + 1)) ||
-      heap_->contains(ptr, bytes, &offset))
+  if (heap_ == nullptr || chunk == 0 || ptr == nullptr || heap_->contains(ptr, bytes, &offset))
+    return 0;
+  // The window's blocks plus one fit the heap several times over, so maps
+  // and other transfers keep room: on a small heap (a VM's slot, `ava
+  // vmhost --heap-mib`) the pieces shrink to fit, in whole 64 KiB, rather
+  // than the transfer going whole through the rings.
+  constexpr uint64_t kGrain = 64 * 1024;
+  const uint64_t fit = heap_->size() / (4 * (pipeline_window_ + 1)) / kGrain * kGrain;
+  chunk = std::min(chunk, fit);
+  // Two pieces at least, each lent (zerocopy_min).
+  if (chunk == 0 || chunk < zerocopy_min_ || bytes / 2 < chunk)
     return 0;
   return chunk;
 }

@@ -20,7 +20,7 @@ struct IvshmemGeometry {
   uint32_t nslots = 4;
   uint64_t cmd_size = uint64_t{1} << 20; // per slot; powers of two
   uint64_t reply_size = uint64_t{1} << 20;
-  uint64_t heap_size = uint64_t{6} << 20; // per slot; multiple of 4096
+  uint64_t heap_size = uint64_t{24} << 20; // per slot; multiple of 4096
 };
 
 // Checks counts and sizes; the message names the bad one.

@@ -72,7 +72,7 @@ void print_help() {
       "                   -device ivshmem-doorbell,chardev=ivs,vectors=<1 + slots>\n"
       "  --slots           slots, i.e. guest processes at once (default 4, at most 32)\n"
       "  --ring-kib        each slot's command and reply ring (power of two; default 1024)\n"
-      "  --heap-mib        each slot's zero-copy heap at least (default 6)\n"
+      "  --heap-mib        each slot's zero-copy heap at least (default 24)\n"
       "  --shm-path        create the shared memory as this file (default: a memfd)\n"
       "  --ready-fd        write \"ready SLOTS VECTORS\" and a newline to fd N once listening\n"
       "  --exit-with-vm    exit once the VM has disconnected\n"
