@@ -110,6 +110,10 @@ def targets(index, skipped):
         r = index.get((channel, metric, size))
         return r["ratio"] if r else None
 
+    def any_size(channel, metric):
+        r = idle_row(index, channel, metric)
+        return r["value"] if r else None
+
     wanted = [
         ("shm null call p50 / bare ring p50", "shm", ratio("shm", "rt_p50", MSG_SIZE), "<=", 2.0),
         ("unix null call p50 / bare unix socket p50", "unix",
@@ -128,6 +132,11 @@ def targets(index, skipped):
          value("shm", "async_rate_unbatched", 0), ">=", 5e6),
         ("async calls/s on shm, slowest of 5", "shm",
          value("shm", "async_rate_min_unbatched", 0), ">=", 4.5e6),
+        # "At most a few times a second" (tests/e2e/test_e2e_idle.cpp's bound).
+        ("idle guests: wake-ups/s of the busiest process", "idle",
+         any_size("idle", "idle_wakeups_max"), "<=", 3.0),
+        ("guest blocked in a 10 s call: wake-ups/s of the busiest process", "idle",
+         any_size("idle", "blocked_wakeups_max"), "<=", 3.0),
     ]
     out = []
     for name, channel, got, op, goal in wanted:
@@ -139,6 +148,14 @@ def targets(index, skipped):
             status = "met" if met else "missed"
         out.append({"name": name, "value": got, "op": op, "target": goal, "status": status})
     return out
+
+
+def idle_row(index, channel, metric):
+    """The row of an idle figure, whatever its size (the guest count)."""
+    for (c, m, _), r in index.items():
+        if c == channel and m == metric:
+            return r
+    return None
 
 
 def fmt(x, digits=3):
@@ -232,6 +249,18 @@ def print_report(rows, index, target_rows, skipped, failed, quick, load_before):
     print_table("Bandwidth / memcpy of the same size (higher is better)", header,
                 [[label] + [fmt_ratio(get(c, m, s) and get(c, m, s)["ratio"]) for s in sizes]
                  for c, m, label in series if m != "bandwidth"])
+
+    lines = []
+    for prefix in ("idle", "blocked"):
+        got = [idle_row(index, "idle", f"{prefix}_{m}") for m in ("wakeups_max", "wakeups_sum",
+                                                                 "cpu")]
+        if any(got):
+            size = next(r["size"] for r in got if r)
+            label = (f"{size} idle guests of one worker" if prefix == "idle" else
+                     f"a guest blocked in one {size / 1000:g} s call (shm)")
+            lines.append([label] + [fmt(r and r["value"]) for r in got])
+    print_table("Idle cost: every process involved, over a window (lower is better)",
+                ["case", "wake-ups/s, busiest", "wake-ups/s, all", "CPU % of one CPU"], lines)
 
     print_table("Targets", ["target", "value", "goal", "status"],
                 [[t["name"], fmt(t["value"]), f"{t['op']} {fmt(t['target'])}", t["status"]]

@@ -14,6 +14,8 @@
 #   vm          scripts/bench-vm.sh: demo_bench in a QEMU guest over the kmod
 #               ring, tcp and virtio-serial, as ratios to tcp (OUT_DIR/vm.csv,
 #               vm.json); skipped without qemu-system-x86_64
+#   idle        bench/idle_cpu.py: wake-ups and CPU time of a worker with 100
+#               idle guests and of a guest blocked in a 10 s call (shm)
 #   tasks       scripts/bench-tasks.sh: per-task overhead and METG(50%) of parla
 #               against oneTBB, OpenMP and StarPU (OUT_DIR/tasks.csv, tasks.json,
 #               tasks.png)
@@ -42,7 +44,7 @@ bin=$build/bin
 ava=$bin/ava
 demo_bench=$bin/demo_bench
 
-for program in ava demo_bench baseline_ring baseline_socket baseline_memcpy; do
+for program in ava demo_bench demo_probe baseline_ring baseline_socket baseline_memcpy; do
   [[ -x $bin/$program ]] || die "$bin/$program is missing: build the project first (make)"
 done
 for tool in timeout python3; do
@@ -248,6 +250,12 @@ for kind in unix tcp; do
     ;;
   esac
 done
+
+echo "idle costs:"
+idle_args=()
+((quick)) && idle_args=(--guests 20 --window 3)
+measure idle idle_cpu python3 "$root/bench/idle_cpu.py" --ava "$ava" --probe "$bin/demo_probe" \
+  --guest-lib-dir "$build/lib/ava/guest" ${idle_args[@]+"${idle_args[@]}"}
 
 report_args=(--raw "$raw" --skipped "$skipped" --out-dir "$out" --load-before "$load")
 ((quick)) && report_args+=(--quick)
