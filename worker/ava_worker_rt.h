@@ -338,6 +338,16 @@ struct ava_w_transfer;
  */
 struct ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes,
 					    uint64_t heap_offset);
+/*
+ * A transfer (token 0: nothing goes to the guest) whose staging holds the
+ * call's IN bytes [ptr, ptr + bytes). Where they lie in the call's own
+ * message buffer (a socket channel's, 1 MiB and more) that buffer is kept
+ * as the staging until the transfer and the call are both done, then goes
+ * back to the guest's kept buffers, charged to the staging limit meanwhile;
+ * elsewhere the bytes are copied into staging from the pool (ptr NULL: no
+ * copy). AVA_STAGE_IN_PLACE=0 in the worker's environment always copies.
+ */
+struct ava_w_transfer *ava_w_transfer_begin_in(const void *ptr, uint64_t bytes);
 void *ava_w_transfer_staging(struct ava_w_transfer *t);
 /*
  * The pieces come from src (bytes long) instead of the staging: memory the

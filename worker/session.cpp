@@ -212,53 +212,6 @@ GuestSession::ReadResult GuestSession::read_as_holder(uint64_t thread_id, MsgBuf
   return read_step(timeout_ms, thread_id, mine);
 }
 
-MsgBuf GuestSession::take_scratch() {
-  if (!has_scratch())
-    return {};
-  std::lock_guard lock(scratch_mu_);
-  if (scratch_.empty())
-    return {};
-  auto largest =
-      std::max_element(scratch_.begin(), scratch_.end(), [](const MsgBuf &a, const MsgBuf &b) {
-        return a.capacity() < b.capacity();
-      });
-  MsgBuf buf = std::move(*largest);
-  scratch_.erase(largest);
-  scratch_kept_.store(scratch_.size(), std::memory_order_relaxed);
-  return buf;
-}
-
-void GuestSession::give_scratch(MsgBuf &buf) {
-  if (buf.capacity() < kScratchMin)
-    return;
-  MsgBuf dropped; // freed outside the lock
-  std::lock_guard lock(scratch_mu_);
-  try {
-    if (scratch_.size() < kScratchKept) {
-      scratch_.push_back(std::move(buf));
-    } else {
-      auto smallest =
-          std::min_element(scratch_.begin(), scratch_.end(), [](const MsgBuf &a, const MsgBuf &b) {
-            return a.capacity() < b.capacity();
-          });
-      if (smallest->capacity() < buf.capacity()) {
-        dropped = std::move(*smallest);
-        *smallest = std::move(buf);
-      }
-    }
-  } catch (const std::bad_alloc &) {
-    // Not kept: it stays buf's.
-  }
-  scratch_kept_.store(scratch_.size(), std::memory_order_relaxed);
-}
-
-void GuestSession::release_scratch() {
-  std::vector<MsgBuf> gone;
-  std::lock_guard lock(scratch_mu_);
-  gone.swap(scratch_);
-  scratch_kept_.store(0, std::memory_order_relaxed);
-}
-
 GuestSession::ReadResult GuestSession::read_step(int timeout_ms, uint64_t self, MsgBuf *mine) {
   // A shadow thread reads into its own buffer and keeps it from call to call;
   // a message for another thread moves to that thread's queue, and its

@@ -14,6 +14,7 @@
 
 #include "transport/channel.hpp"
 #include "transport/read_baton.hpp"
+#include "worker/msg_scratch.hpp"
 #include "worker/plugin_set.hpp"
 
 namespace ava {
@@ -51,19 +52,13 @@ public:
   // Over the queue limit the session thread alone reads, after waiting for room.
   bool queue_full() const;
   // Buffers of large calls read for a shadow thread, kept once it served
-  // them (and a shadow thread's own, while it does not read) so that the next such call lands on
-  // pages already touched: fresh memory costs a page fault and a zeroing per page, which halved the
-  // rate of large non-blocking writes. At most kScratchKept buffers, each within the channel's
-  // message limit, and they go after an idle second (release_scratch, from the shadow threads' idle
-  // waits).
-  static constexpr size_t kScratchKept = 2;
-  static constexpr uint64_t kScratchMin = 1ull << 20;
-  // Takes buf's memory (leaving buf empty) when it is worth keeping.
-  void give_scratch(MsgBuf &buf);
-  // The largest kept buffer, or an empty one.
-  MsgBuf take_scratch();
-  bool has_scratch() const { return scratch_kept_.load(std::memory_order_relaxed) != 0; }
-  void release_scratch();
+  // them (and a shadow thread's own, while it does not read, or one a
+  // transfer kept as its staging, once it is done): worker/msg_scratch.hpp.
+  void give_scratch(MsgBuf &buf) { scratch_->give(buf); }
+  MsgBuf take_scratch() { return scratch_->take(); }
+  bool has_scratch() const { return scratch_->has(); }
+  void release_scratch() { scratch_->release(); }
+  const std::shared_ptr<MsgScratch> &scratch() const { return scratch_; }
 
 private:
   // Receives one message and acts on it; a valid CALL of guest thread `self`
@@ -104,9 +99,7 @@ private:
   Status close_status_;
   std::unordered_map<uint64_t, std::unique_ptr<ShadowThread>> shadows_;
   std::unique_ptr<Record> record_; // seed recording of fuzzing builds, else nothing
-  std::mutex scratch_mu_;
-  std::vector<MsgBuf> scratch_; // scratch_mu_
-  std::atomic<size_t> scratch_kept_{0};
+  const std::shared_ptr<MsgScratch> scratch_ = std::make_shared<MsgScratch>();
 };
 
 } // namespace ava

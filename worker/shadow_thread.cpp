@@ -102,8 +102,9 @@ void ShadowThread::run() {
       // CALLBACK_DONEs must still be read while this call runs.
       if (holds)
         session_->baton().pass(member);
+      const uint64_t bytes = message.size(); // serve may keep the buffer for a transfer
       serve(message);
-      connection_->dequeued(message.size());
+      connection_->dequeued(bytes);
       if (session_ != nullptr)
         session_->give_scratch(message);
       continue;
@@ -227,6 +228,9 @@ bool reserve_resources(ava_wcall &w, ResourceLedger &ledger, std::string *why) {
 void ShadowThread::serve(MsgBuf &message) {
   ava_wcall w(connection_, &async_error_, message.data());
   w.out_spare = &out_spare_;
+  w.message_buf = &message;
+  if (session_ != nullptr)
+    w.scratch = session_->scratch();
   const ava_worker_spec *spec = w.spec;
   // hdr.seq is the reader's stamp: the async calls that must run first.
   connection_->wait_async_turn(w.hdr.seq);

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "shim/ava_shim.h" /* AVA_NO_HEAP */
 #include "transport/big_block.hpp"
 #include "worker/connection.hpp"
+#include "worker/msg_scratch.hpp"
 #include "worker/wcall.hpp"
 
 namespace ava {
@@ -99,6 +101,35 @@ void StagingPool::give(void *block, uint64_t capacity) {
   freed_.notify_all();
 }
 
+bool StagingPool::reserve(uint64_t bytes) {
+  const uint64_t charge = charge_of(bytes);
+  if (charge > limit_)
+    return false;
+  std::vector<Block> dropped; // freed after the lock
+  {
+    std::unique_lock lock(mu_);
+    while (!cached_.empty() && used_ + kept_bytes_ > limit_ - charge) {
+      dropped.push_back(cached_.front());
+      kept_bytes_ -= charge_of(cached_.front().capacity);
+      cached_.erase(cached_.begin());
+    }
+    if (!freed_.wait_for(lock, patience_, [&] { return used_ <= limit_ - charge; }))
+      return false;
+    used_ += charge;
+  }
+  for (const Block &b : dropped)
+    big_block_free(b.ptr, b.capacity);
+  return true;
+}
+
+void StagingPool::unreserve(uint64_t bytes) {
+  {
+    std::lock_guard lock(mu_);
+    used_ -= charge_of(bytes);
+  }
+  freed_.notify_all();
+}
+
 uint64_t StagingPool::used() const {
   std::lock_guard lock(mu_);
   return used_;
@@ -119,8 +150,12 @@ Transfer::~Transfer() {
 void Transfer::drop_staging() {
   if (staging_dropped.exchange(true, std::memory_order_acq_rel))
     return;
-  if (pool != nullptr)
+  if (kept_message != nullptr) {
+    kept_message.reset();
+    pool->unreserve(capacity);
+  } else if (pool != nullptr) {
     pool->give(staging, capacity);
+  }
   lent_channel.reset();
 }
 
@@ -421,6 +456,60 @@ AVA_W_EXPORT ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t stagi
       return nullptr;
     }
     return reinterpret_cast<ava_w_transfer *>(h);
+  } catch (const std::bad_alloc &) {
+    return nullptr;
+  }
+}
+
+namespace {
+
+// Whether large IN bytes may stay in their message buffer as a transfer's
+// staging (AVA_STAGE_IN_PLACE=0 copies them, as before; read once).
+bool stage_in_place() {
+  static const bool on = [] {
+    const char *v = std::getenv("AVA_STAGE_IN_PLACE");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
+} // namespace
+
+AVA_W_EXPORT ava_w_transfer *ava_w_transfer_begin_in(const void *ptr, uint64_t bytes) {
+  ava_wcall *w = ava::current_call();
+  if (w == nullptr)
+    return nullptr;
+  const auto *p = static_cast<const uint8_t *>(ptr);
+  // Kept already by an earlier transfer of this call, or still the call's.
+  ava::MsgBuf *message = w->kept_message != nullptr ? &w->kept_message->buf : w->message_buf;
+  // The call's own message buffer (sockets; on shm large bytes come in the
+  // heap), not one the guest could write to after the call: what it holds
+  // was received, and nothing reads into it while the call or a transfer
+  // keeps it.
+  const bool in_message = p != nullptr && message != nullptr && w->scratch != nullptr &&
+                          bytes >= ava::MsgScratch::kMin && message->data() != nullptr &&
+                          p >= message->data() && bytes <= message->size() &&
+                          static_cast<uint64_t>(p - message->data()) <= message->size() - bytes;
+  if (!in_message || !stage_in_place()) {
+    ava_w_transfer *t = ava_w_transfer_begin(0, bytes, AVA_NO_HEAP);
+    if (t != nullptr && p != nullptr)
+      std::memcpy(ava_w_transfer_staging(t), p, bytes);
+    return t;
+  }
+  ava::TransferBook &book = w->connection->transfers();
+  try {
+    if (w->kept_message == nullptr)
+      w->kept_message = std::make_shared<ava::KeptMessage>(std::move(*w->message_buf), w->scratch);
+    if (!book.pool()->reserve(bytes))
+      return nullptr;
+    auto *raw = new (std::nothrow)
+        ava::Transfer(0, bytes, const_cast<uint8_t *>(p), bytes, book.pool(), w->connection);
+    if (raw == nullptr) {
+      book.pool()->unreserve(bytes);
+      return nullptr;
+    }
+    raw->kept_message = w->kept_message;
+    return reinterpret_cast<ava_w_transfer *>(new Handle{std::shared_ptr<ava::Transfer>(raw)});
   } catch (const std::bad_alloc &) {
     return nullptr;
   }

@@ -19,6 +19,7 @@
 namespace ava {
 
 class GuestConnection;
+struct KeptMessage;
 
 // The staging memory of one guest. Bounded, so that commands queued behind
 // events that never complete cannot make the worker hold unbounded memory
@@ -46,6 +47,11 @@ public:
   // pace instead of failing.
   void *take(uint64_t bytes, uint64_t *capacity);
   void give(void *block, uint64_t capacity);
+  // Charges bytes of staging that is not the pool's (a call's message kept
+  // as a transfer's staging) as take does, waiting as take does; false when
+  // the limit does not make room. unreserve gives the charge back.
+  bool reserve(uint64_t bytes);
+  void unreserve(uint64_t bytes);
   // Bytes held by transfers (not counting the blocks kept for reuse).
   uint64_t used() const;
 
@@ -122,6 +128,9 @@ struct Transfer {
   // API is done writing there, even if the guest left (drop_staging, or the
   // last reference, lets it go).
   std::shared_ptr<GuestConnection> lent_channel;
+  // Staging that is the call's own message (ava_w_transfer_begin_in): held
+  // until the API is done with it, charged to the pool (capacity bytes).
+  std::shared_ptr<KeptMessage> kept_message;
   std::atomic<bool> staging_dropped{false};
   // Gives back the slots of segments [advanced, upto) (upto past the last:
   // every one left), each once, off every lock of the book.

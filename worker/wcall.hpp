@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ava/wire.h"
+#include "transport/channel.hpp"
 #include "worker/ava_worker_rt.h"
 #include "worker/resource_ledger.hpp"
 
@@ -22,6 +23,8 @@ namespace ava {
 
 class GuestConnection;
 class OutSpare;
+class MsgScratch;
+struct KeptMessage;
 
 // The first failed async call of a shadow thread not yet reported to the guest.
 struct AsyncErrorSlot {
@@ -83,6 +86,13 @@ struct ava_wcall {
   };
   std::vector<PrivateCopy> private_copies;
   ava::ResourceCharge charge; // reserved for the handle this call creates
+  // The message's own buffer, which a transfer may keep as its staging
+  // (ava_w_transfer_begin_in): it then moves to kept_message, which this
+  // call holds until it ends, and scratch is where it goes back after
+  // (nullptr, or no buffer: nothing is kept, bytes are copied).
+  ava::MsgBuf *message_buf = nullptr;
+  std::shared_ptr<ava::MsgScratch> scratch;
+  std::shared_ptr<ava::KeptMessage> kept_message;
 };
 
 namespace ava {

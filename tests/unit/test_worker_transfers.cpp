@@ -21,6 +21,7 @@
 #include "transport/channel.hpp"
 #include "worker/ava_worker_rt.h"
 #include "worker/connection.hpp"
+#include "worker/msg_scratch.hpp"
 #include "worker/server.hpp"
 #include "worker/transfers.hpp"
 #include "worker/wcall.hpp"
@@ -264,6 +265,82 @@ Test(worker_transfers, a_failed_command_without_a_callback_gives_its_staging_bac
   ava_w_transfer_finished(t, 0); // a driver that calls back after all
   cr_expect_eq(pool.used(), 0u);
   cr_expect_eq(g_released, 1);
+}
+
+// A non-blocking write's bytes that came in the call's own message (a
+// socket's) stay there as the transfer's staging: no copy, charged to the
+// pool; the buffer goes back to the guest's kept buffers (MsgScratch) once
+// the command and the call are both done, whichever ends last. Bytes of a
+// small call, or outside the message, are copied as before.
+Test(worker_transfers, a_calls_bytes_stay_in_its_message_as_staging) {
+  constexpr uint64_t kMessage = 4ull << 20;
+  constexpr uint64_t kBytes = 2ull << 20;
+  for (const bool command_first : {true, false}) {
+    Guest g;
+    auto scratch = std::make_shared<ava::MsgScratch>();
+    ava::MsgBuf message;
+    cr_assert(message.reserve(kMessage));
+    message.set_size(kMessage);
+    const std::vector<uint8_t> bytes = pattern(kBytes, 7);
+    uint8_t *const at = message.data() + 4096;
+    std::memcpy(at, bytes.data(), kBytes);
+    g.call->message_buf = &message;
+    g.call->scratch = scratch;
+    ava::StagingPool &pool = *g.connection->transfers().pool();
+    ava_w_transfer *t;
+    {
+      ava::CurrentCall in(g.call.get());
+      t = ava_w_transfer_begin_in(at, kBytes);
+      cr_assert_not_null(t);
+      ava_w_transfer_start(t, nullptr, nullptr, nullptr);
+    }
+    cr_expect_eq(ava_w_transfer_staging(t), static_cast<void *>(at), "the bytes were copied");
+    cr_expect_eq(message.capacity(), 0u, "the call's buffer was not kept");
+    cr_expect_geq(pool.used(), kBytes, "not charged to the staging limit");
+    if (command_first) {
+      ava_w_transfer_finished(t, 1);
+      cr_expect_not(scratch->has(), "given back while the call still runs");
+      cr_expect_eq(pool.used(), 0u);
+      g.call.reset();
+    } else {
+      g.call.reset();
+      cr_expect_not(scratch->has(), "given back while the command still reads it");
+      cr_expect(std::equal(bytes.begin(), bytes.end(), at), "the staging changed under the API");
+      ava_w_transfer_finished(t, 1);
+    }
+    cr_expect_eq(pool.used(), 0u, "[command first: %d] the charge stayed", command_first);
+    ava::MsgBuf back = scratch->take();
+    cr_expect_eq(back.capacity(), kMessage, "[command first: %d] not back in the kept buffers",
+                 command_first);
+    cr_expect_eq(back.data() + 4096, at, "another buffer came back");
+  }
+
+  // A small call's bytes, and bytes outside the message (past its end, in
+  // its buffer's spare room): copied.
+  Guest g;
+  auto scratch = std::make_shared<ava::MsgScratch>();
+  ava::MsgBuf message;
+  cr_assert(message.reserve(kMessage));
+  const uint64_t size = kMessage / 2;
+  message.set_size(size);
+  std::vector<uint8_t> elsewhere = pattern(kBytes, 9);
+  g.call->message_buf = &message;
+  g.call->scratch = scratch;
+  ava::CurrentCall in(g.call.get());
+  struct {
+    const uint8_t *ptr;
+    uint64_t bytes;
+  } copied[] = {{message.data(), ava::MsgScratch::kMin - 1},
+                {elsewhere.data(), kBytes},
+                {message.data() + size - kBytes + 1, kBytes}};
+  for (const auto &c : copied) {
+    ava_w_transfer *t = ava_w_transfer_begin_in(c.ptr, c.bytes);
+    cr_assert_not_null(t);
+    cr_expect_neq(ava_w_transfer_staging(t), static_cast<const void *>(c.ptr));
+    cr_expect_eq(std::memcmp(ava_w_transfer_staging(t), c.ptr, c.bytes), 0);
+    cr_expect_eq(message.capacity(), kMessage, "the call's buffer was kept");
+    ava_w_transfer_abort(t);
+  }
 }
 
 Test(worker_transfers, a_token_in_use_and_an_aborted_transfer) {

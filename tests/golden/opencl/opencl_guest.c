@@ -1293,6 +1293,7 @@ cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image,
 struct ava_w_transfer;
 struct ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes,
 					    uint64_t heap_offset);
+struct ava_w_transfer *ava_w_transfer_begin_in(const void *ptr, uint64_t bytes);
 void *ava_w_transfer_staging(struct ava_w_transfer *t);
 void ava_w_transfer_source(struct ava_w_transfer *t, void *src, uint64_t bytes);
 int ava_w_transfer_piece(struct ava_w_transfer *t, uint64_t dst_offset, uint64_t staging_offset,
@@ -1946,7 +1947,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1950 "opencl_guest.c"
+#line 1951 "opencl_guest.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -2220,7 +2221,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 2224 "opencl_guest.c"
+#line 2225 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -2234,7 +2235,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 2238 "opencl_guest.c"
+#line 2239 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -2275,7 +2276,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 2279 "opencl_guest.c"
+#line 2280 "opencl_guest.c"
 #line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -2298,7 +2299,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 2302 "opencl_guest.c"
+#line 2303 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -2309,7 +2310,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 2313 "opencl_guest.c"
+#line 2314 "opencl_guest.c"
 #line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -2329,7 +2330,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 2333 "opencl_guest.c"
+#line 2334 "opencl_guest.c"
 #line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -2402,7 +2403,7 @@ static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_
 	return 1;
 }
 
-#line 2406 "opencl_guest.c"
+#line 2407 "opencl_guest.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 /*
@@ -2445,7 +2446,7 @@ static int ava_cl_failed_input(cl_program program)
 	return 0;
 }
 
-#line 2449 "opencl_guest.c"
+#line 2450 "opencl_guest.c"
 #line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2620,7 +2621,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2624 "opencl_guest.c"
+#line 2625 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2677,7 +2678,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2681 "opencl_guest.c"
+#line 2682 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2704,14 +2705,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2708 "opencl_guest.c"
+#line 2709 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 707 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2715 "opencl_guest.c"
+#line 2716 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -3260,7 +3261,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 3264 "opencl_guest.c"
+#line 3265 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -3587,7 +3588,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 3591 "opencl_guest.c"
+#line 3592 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -4890,7 +4891,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4894 "opencl_guest.c"
+#line 4895 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4958,7 +4959,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4962 "opencl_guest.c"
+#line 4963 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5040,7 +5041,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 5044 "opencl_guest.c"
+#line 5045 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5351,7 +5352,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 5355 "opencl_guest.c"
+#line 5356 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5446,7 +5447,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		}
 	}
 	return ava_execute();
-#line 5450 "opencl_guest.c"
+#line 5451 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5584,7 +5585,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5588 "opencl_guest.c"
+#line 5589 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5676,7 +5677,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 5680 "opencl_guest.c"
+#line 5681 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5742,7 +5743,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 5746 "opencl_guest.c"
+#line 5747 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5914,7 +5915,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5918 "opencl_guest.c"
+#line 5919 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6069,7 +6070,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6073 "opencl_guest.c"
+#line 6074 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6154,7 +6155,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6158 "opencl_guest.c"
+#line 6159 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6230,7 +6231,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 6234 "opencl_guest.c"
+#line 6235 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6279,7 +6280,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 6283 "opencl_guest.c"
+#line 6284 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6333,7 +6334,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_worker)
 		ava_cl_later_sweep();
 	return ret;
-#line 6337 "opencl_guest.c"
+#line 6338 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6435,7 +6436,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 6439 "opencl_guest.c"
+#line 6440 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6676,7 +6677,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6680 "opencl_guest.c"
+#line 6681 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6781,7 +6782,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6785 "opencl_guest.c"
+#line 6786 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6864,7 +6865,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6868 "opencl_guest.c"
+#line 6869 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6954,7 +6955,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6958 "opencl_guest.c"
+#line 6959 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7085,7 +7086,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7089 "opencl_guest.c"
+#line 7090 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7313,7 +7314,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7317 "opencl_guest.c"
+#line 7318 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8031,7 +8032,7 @@ AVA_EXPORT cl_program clCreateProgramWithBuiltInKernels(cl_context context, cl_u
 		return NULL;
 	}
 	return ava_execute();
-#line 8035 "opencl_guest.c"
+#line 8036 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8165,7 +8166,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 8169 "opencl_guest.c"
+#line 8170 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8372,7 +8373,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 8376 "opencl_guest.c"
+#line 8377 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8454,7 +8455,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 8458 "opencl_guest.c"
+#line 8459 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8672,7 +8673,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 8676 "opencl_guest.c"
+#line 8677 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8739,7 +8740,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 8743 "opencl_guest.c"
+#line 8744 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8820,7 +8821,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8824 "opencl_guest.c"
+#line 8825 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8872,7 +8873,7 @@ AVA_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 	if (ava_is_worker && ret != NULL)
 		ava_cl_karg_clone(source_kernel, ret);
 	return ret;
-#line 8876 "opencl_guest.c"
+#line 8877 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8945,7 +8946,7 @@ AVA_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
 	if (ava_is_worker && ret == CL_SUCCESS && ava_last)
 		ava_cl_karg_forget(kernel);
 	return ret;
-#line 8949 "opencl_guest.c"
+#line 8950 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9082,7 +9083,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9086 "opencl_guest.c"
+#line 9087 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9152,7 +9153,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 9156 "opencl_guest.c"
+#line 9157 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9398,7 +9399,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9402 "opencl_guest.c"
+#line 9403 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9453,7 +9454,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 9457 "opencl_guest.c"
+#line 9458 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9502,7 +9503,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 9506 "opencl_guest.c"
+#line 9507 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9556,7 +9557,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9560 "opencl_guest.c"
+#line 9561 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9599,7 +9600,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)ava_cl_let_go(event);
 	return ret;
-#line 9603 "opencl_guest.c"
+#line 9604 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9813,7 +9814,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9817 "opencl_guest.c"
+#line 9818 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9925,7 +9926,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9929 "opencl_guest.c"
+#line 9930 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10063,7 +10064,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10067 "opencl_guest.c"
+#line 10068 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10187,7 +10188,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10191 "opencl_guest.c"
+#line 10192 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10278,7 +10279,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 342 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10282 "opencl_guest.c"
+#line 10283 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10409,7 +10410,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 	if (src_buffer == NULL || dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10413 "opencl_guest.c"
+#line 10414 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10510,7 +10511,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 387 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10514 "opencl_guest.c"
+#line 10515 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10633,7 +10634,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10637 "opencl_guest.c"
+#line 10638 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10741,7 +10742,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10745 "opencl_guest.c"
+#line 10746 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10860,7 +10861,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 489 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10864 "opencl_guest.c"
+#line 10865 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10981,7 +10982,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10985 "opencl_guest.c"
+#line 10986 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11094,7 +11095,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 	if (dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11098 "opencl_guest.c"
+#line 11099 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11205,7 +11206,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 553 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11209 "opencl_guest.c"
+#line 11210 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11302,7 +11303,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 572 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11306 "opencl_guest.c"
+#line 11307 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11425,7 +11426,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11429 "opencl_guest.c"
+#line 11430 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11510,7 +11511,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11514 "opencl_guest.c"
+#line 11515 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11591,7 +11592,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 632 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11595 "opencl_guest.c"
+#line 11596 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11672,7 +11673,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 648 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11676 "opencl_guest.c"
+#line 11677 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11741,7 +11742,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 660 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11745 "opencl_guest.c"
+#line 11746 "opencl_guest.c"
 #undef ava_execute
 }
 

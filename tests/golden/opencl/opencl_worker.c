@@ -1342,6 +1342,7 @@ cl_int ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image,
 struct ava_w_transfer;
 struct ava_w_transfer *ava_w_transfer_begin(uint64_t token, uint64_t staging_bytes,
 					    uint64_t heap_offset);
+struct ava_w_transfer *ava_w_transfer_begin_in(const void *ptr, uint64_t bytes);
 void *ava_w_transfer_staging(struct ava_w_transfer *t);
 void ava_w_transfer_source(struct ava_w_transfer *t, void *src, uint64_t bytes);
 int ava_w_transfer_piece(struct ava_w_transfer *t, uint64_t dst_offset, uint64_t staging_offset,
@@ -1995,7 +1996,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1999 "opencl_worker.c"
+#line 2000 "opencl_worker.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -2269,7 +2270,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 2273 "opencl_worker.c"
+#line 2274 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -2283,7 +2284,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 2287 "opencl_worker.c"
+#line 2288 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -2324,7 +2325,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 2328 "opencl_worker.c"
+#line 2329 "opencl_worker.c"
 #line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -2347,7 +2348,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 2351 "opencl_worker.c"
+#line 2352 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -2358,7 +2359,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 2362 "opencl_worker.c"
+#line 2363 "opencl_worker.c"
 #line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -2378,7 +2379,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 2382 "opencl_worker.c"
+#line 2383 "opencl_worker.c"
 #line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -2451,7 +2452,7 @@ static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_
 	return 1;
 }
 
-#line 2455 "opencl_worker.c"
+#line 2456 "opencl_worker.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 /*
@@ -2494,7 +2495,7 @@ static int ava_cl_failed_input(cl_program program)
 	return 0;
 }
 
-#line 2498 "opencl_worker.c"
+#line 2499 "opencl_worker.c"
 #line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2669,7 +2670,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2673 "opencl_worker.c"
+#line 2674 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2726,7 +2727,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2730 "opencl_worker.c"
+#line 2731 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2753,14 +2754,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2757 "opencl_worker.c"
+#line 2758 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 706 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 2764 "opencl_worker.c"
+#line 2765 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -2848,7 +2849,7 @@ static void ava_opencl_tramp_ava_cl_context_destructor(cl_context context, void 
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 807 "specs/opencl/opencl_staged.spec.inc"
+#line 808 "specs/opencl/opencl_staged.spec.inc"
 	if (ava_cl_not_a_buffer(buffer))
 		return CL_INVALID_MEM_OBJECT;
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
@@ -2870,7 +2871,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2874 "opencl_worker.c"
+#line 2875 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -2958,7 +2959,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 850 "specs/opencl/opencl_staged.spec.inc"
+#line 851 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
@@ -2980,7 +2981,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2984 "opencl_worker.c"
+#line 2985 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -3123,7 +3124,7 @@ static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava
 
 static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 888 "specs/opencl/opencl_staged.spec.inc"
+#line 889 "specs/opencl/opencl_staged.spec.inc"
 	static const size_t ava_zero[3] = {0, 0, 0};
 	uint64_t ava_span = ava_cl_image_span(image, origin, region, row_pitch, slice_pitch);
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, ava_span, heap_offset);
@@ -3143,7 +3144,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3147 "opencl_worker.c"
+#line 3148 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -3265,22 +3266,20 @@ static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 934 "specs/opencl/opencl_staged.spec.inc"
+#line 938 "specs/opencl/opencl_staged.spec.inc"
 	if (ava_cl_not_a_buffer(buffer))
 		return CL_INVALID_MEM_OBJECT;
 	uint64_t ava_span = ava_cl_span(buffer, offset, size);
-	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin_in(ptr, ava_span);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
 	if (ava_t == NULL)
 		return CL_OUT_OF_HOST_MEMORY;
-	if (ptr != NULL)
-		memcpy(ava_w_transfer_staging(ava_t), ptr, ava_span);
 	ava_rc = clEnqueueWriteBuffer(command_queue, buffer, CL_FALSE, offset, size,
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3284 "opencl_worker.c"
+#line 3283 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -3323,7 +3322,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
 	(void)ava_w_handle(ava_w, ava_a->buffer, AVA_OPENCL_T_CL_MEM, (void **)&buffer);
 	offset = (size_t)ava_a->offset;
 	size = (size_t)ava_a->size;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->ptr, (void **)&ptr);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->ptr, (void **)&ptr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
@@ -3339,7 +3338,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
 		ava_dir_ptr |= AVA_BUF_IN;
 		ava_count_ptr = (uint64_t)(ava_cl_span(buffer, offset, size));
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->ptr, ava_count_ptr, 1, ava_dir_ptr, (void **)&ptr);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->ptr, ava_count_ptr, 1, ava_dir_ptr | AVA_W_PRIVATE, (void **)&ptr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_ptr;
@@ -3397,7 +3396,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_queue, cl_mem buffer, size_t offset, size_t size, uint64_t token, uint64_t heap_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 973 "specs/opencl/opencl_staged.spec.inc"
+#line 976 "specs/opencl/opencl_staged.spec.inc"
 	if (ava_cl_not_a_buffer(buffer))
 		return CL_INVALID_MEM_OBJECT;
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, size, heap_offset);
@@ -3415,7 +3414,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_
 		return ava_rc;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3419 "opencl_worker.c"
+#line 3418 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
@@ -3519,24 +3518,22 @@ static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue command_queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1021 "specs/opencl/opencl_staged.spec.inc"
+#line 1024 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span = ava_cl_rect_io(buffer, buffer_origin, host_origin, region,
 					   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
 					   host_slice_pitch);
-	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin_in(ptr, ava_span);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
 	if (ava_t == NULL)
 		return CL_OUT_OF_HOST_MEMORY;
-	if (ptr != NULL)
-		memcpy(ava_w_transfer_staging(ava_t), ptr, ava_span);
 	ava_rc = clEnqueueWriteBufferRect(command_queue, buffer, CL_FALSE, buffer_origin,
 					  host_origin, region, buffer_row_pitch,
 					  buffer_slice_pitch, host_row_pitch, host_slice_pitch,
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3540 "opencl_worker.c"
+#line 3537 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -3607,7 +3604,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *av
 	buffer_slice_pitch = (size_t)ava_a->buffer_slice_pitch;
 	host_row_pitch = (size_t)ava_a->host_row_pitch;
 	host_slice_pitch = (size_t)ava_a->host_slice_pitch;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->ptr, (void **)&ptr);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->ptr, (void **)&ptr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
@@ -3651,7 +3648,7 @@ static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *av
 		ava_count_ptr = (uint64_t)(ava_cl_rect_io(buffer, buffer_origin, host_origin, region, buffer_row_pitch,
 					  buffer_slice_pitch, host_row_pitch, host_slice_pitch));
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->ptr, ava_count_ptr, 1, ava_dir_ptr, (void **)&ptr);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->ptr, ava_count_ptr, 1, ava_dir_ptr | AVA_W_PRIVATE, (void **)&ptr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_ptr;
@@ -3709,22 +3706,20 @@ static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *av
 
 static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command_queue, cl_mem image, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1064 "specs/opencl/opencl_staged.spec.inc"
+#line 1066 "specs/opencl/opencl_staged.spec.inc"
 	uint64_t ava_span =
 		ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch);
-	struct ava_w_transfer *ava_t = ava_w_transfer_begin(0, ava_span, AVA_NO_HEAP);
+	struct ava_w_transfer *ava_t = ava_w_transfer_begin_in(ptr, ava_span);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc;
 	if (ava_t == NULL)
 		return CL_OUT_OF_HOST_MEMORY;
-	if (ptr != NULL)
-		memcpy(ava_w_transfer_staging(ava_t), ptr, ava_span);
 	ava_rc = clEnqueueWriteImage(command_queue, image, CL_FALSE, origin, region,
 				     input_row_pitch, input_slice_pitch,
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3728 "opencl_worker.c"
+#line 3723 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -3783,7 +3778,7 @@ static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	input_row_pitch = (size_t)ava_a->input_row_pitch;
 	input_slice_pitch = (size_t)ava_a->input_slice_pitch;
-	ava_st = ava_w_buffer_in(ava_w, &ava_a->ptr, (void **)&ptr);
+	ava_st = ava_w_buffer_in_private(ava_w, &ava_a->ptr, (void **)&ptr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	num_events_in_wait_list = (cl_uint)ava_a->num_events_in_wait_list;
@@ -3817,7 +3812,7 @@ static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
 		ava_dir_ptr |= AVA_BUF_IN;
 		ava_count_ptr = (uint64_t)(ava_cl_image_span(image, origin, region, input_row_pitch, input_slice_pitch));
 	}
-	ava_st = ava_w_buffer_check(ava_w, &ava_a->ptr, ava_count_ptr, 1, ava_dir_ptr, (void **)&ptr);
+	ava_st = ava_w_buffer_check(ava_w, &ava_a->ptr, ava_count_ptr, 1, ava_dir_ptr | AVA_W_PRIVATE, (void **)&ptr);
 	if (ava_st != 0)
 		return ava_w_fail(ava_w, ava_st, 1u, (int64_t)(CL_OUT_OF_RESOURCES));
 	(void)ava_life_ptr;
@@ -3875,7 +3870,7 @@ static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_queue, cl_mem buffer, cl_map_flags map_flags, size_t offset, size_t size, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1098 "specs/opencl/opencl_staged.spec.inc"
+#line 1099 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	cl_event ava_ev = NULL;
 	cl_int ava_rc = CL_SUCCESS;
@@ -3890,7 +3885,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 3894 "opencl_worker.c"
+#line 3889 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -3978,7 +3973,7 @@ static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
 
 static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_queue, cl_mem image, cl_map_flags map_flags, const size_t *origin, const size_t *region, uint64_t token, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-#line 1133 "specs/opencl/opencl_staged.spec.inc"
+#line 1134 "specs/opencl/opencl_staged.spec.inc"
 	struct ava_w_transfer *ava_t = ava_w_transfer_begin(token, 0, AVA_NO_HEAP);
 	struct ava_cl_geometry ava_g;
 	size_t ava_row = 0, ava_slice = 0;
@@ -3998,7 +3993,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_q
 		return ava_cl_unmap_unlaid(command_queue, image, ava_p, ava_ev, ava_t);
 	return ava_cl_mapped_transfer(ava_t, command_queue, image, ava_p, 0, &ava_g, map_flags,
 				      ava_ev, event);
-#line 4002 "opencl_worker.c"
+#line 3997 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
@@ -4144,7 +4139,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_in_heap(cl_context context, c
 	if (errcode_ret != NULL)
 		*errcode_ret = ava_rc;
 	return ava_mem;
-#line 4148 "opencl_worker.c"
+#line 4143 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_in_heap(struct ava_wcall *ava_w)
@@ -4270,7 +4265,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_que
 		ava_cl_keep(*command);
 	*command = NULL;
 	return ava_rc;
-#line 4274 "opencl_worker.c"
+#line 4269 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
@@ -4390,7 +4385,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_close(cl_event gate, cl_event com
 		return ava_rc;
 	(void)clWaitForEvents(1, &command);
 	return CL_SUCCESS;
-#line 4394 "opencl_worker.c"
+#line 4389 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
@@ -4430,7 +4425,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_release(cl_event gate)
 {
 #line 495 "specs/opencl/opencl_heap.spec.inc"
 	return ava_cl_gate_end(gate, CL_COMPLETE);
-#line 4434 "opencl_worker.c"
+#line 4429 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
@@ -4483,7 +4478,7 @@ static cl_int ava_opencl_impl_ava_cl_map_in_heap(cl_command_queue command_queue,
 		return CL_MAP_FAILURE;
 	}
 	return CL_SUCCESS;
-#line 4487 "opencl_worker.c"
+#line 4482 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_in_heap(struct ava_wcall *ava_w)
@@ -4577,7 +4572,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_in_heap(cl_command_queue command_queu
 		return CL_INVALID_VALUE;
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_at, num_events_in_wait_list,
 				       event_wait_list, event);
-#line 4581 "opencl_worker.c"
+#line 4576 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_in_heap(struct ava_wcall *ava_w)
@@ -4752,7 +4747,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4756 "opencl_worker.c"
+#line 4751 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4836,7 +4831,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4840 "opencl_worker.c"
+#line 4835 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4938,7 +4933,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4942 "opencl_worker.c"
+#line 4937 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5294,7 +5289,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 5298 "opencl_worker.c"
+#line 5293 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5430,7 +5425,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		}
 	}
 	return ava_execute();
-#line 5434 "opencl_worker.c"
+#line 5429 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5588,7 +5583,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5592 "opencl_worker.c"
+#line 5587 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5717,7 +5712,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 5721 "opencl_worker.c"
+#line 5716 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5783,7 +5778,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 5787 "opencl_worker.c"
+#line 5782 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5962,7 +5957,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5966 "opencl_worker.c"
+#line 5961 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6111,7 +6106,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6115 "opencl_worker.c"
+#line 6110 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6200,7 +6195,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6204 "opencl_worker.c"
+#line 6199 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6308,7 +6303,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 6312 "opencl_worker.c"
+#line 6307 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6388,7 +6383,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 6392 "opencl_worker.c"
+#line 6387 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6436,7 +6431,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_worker)
 		ava_cl_later_sweep();
 	return ret;
-#line 6440 "opencl_worker.c"
+#line 6435 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6520,7 +6515,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 6524 "opencl_worker.c"
+#line 6519 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6802,7 +6797,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6806 "opencl_worker.c"
+#line 6801 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6926,7 +6921,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6930 "opencl_worker.c"
+#line 6925 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7060,7 +7055,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 7064 "opencl_worker.c"
+#line 7059 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7173,7 +7168,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 7177 "opencl_worker.c"
+#line 7172 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7373,7 +7368,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7377 "opencl_worker.c"
+#line 7372 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7637,7 +7632,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7641 "opencl_worker.c"
+#line 7636 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7731,7 +7726,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 7735 "opencl_worker.c"
+#line 7730 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -7862,7 +7857,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7866 "opencl_worker.c"
+#line 7861 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -8002,7 +7997,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 8006 "opencl_worker.c"
+#line 8001 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
@@ -8133,7 +8128,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image(cl_command_queue command_queue, c
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 8137 "opencl_worker.c"
+#line 8132 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
@@ -8300,7 +8295,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue,
 	ret = clEnqueueUnmapMemObject(command_queue, image, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 8304 "opencl_worker.c"
+#line 8299 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_image(struct ava_wcall *ava_w)
@@ -8452,7 +8447,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 8456 "opencl_worker.c"
+#line 8451 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -8560,7 +8555,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 8564 "opencl_worker.c"
+#line 8559 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -8765,7 +8760,7 @@ static cl_program ava_opencl_impl_clCreateProgramWithBuiltInKernels(cl_context c
 		return NULL;
 	}
 	return ava_execute();
-#line 8769 "opencl_worker.c"
+#line 8764 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8922,7 +8917,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 8926 "opencl_worker.c"
+#line 8921 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9037,7 +9032,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 9041 "opencl_worker.c"
+#line 9036 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -9198,7 +9193,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 9202 "opencl_worker.c"
+#line 9197 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9378,7 +9373,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 9382 "opencl_worker.c"
+#line 9377 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9448,7 +9443,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9452 "opencl_worker.c"
+#line 9447 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -9548,7 +9543,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 9552 "opencl_worker.c"
+#line 9547 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -9628,7 +9623,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 9632 "opencl_worker.c"
+#line 9627 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9720,7 +9715,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 9724 "opencl_worker.c"
+#line 9719 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9809,7 +9804,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 9813 "opencl_worker.c"
+#line 9808 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9896,7 +9891,7 @@ static cl_kernel ava_opencl_impl_clCloneKernel(cl_kernel source_kernel, cl_int *
 	if (ava_is_worker && ret != NULL)
 		ava_cl_karg_clone(source_kernel, ret);
 	return ret;
-#line 9900 "opencl_worker.c"
+#line 9895 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9983,7 +9978,7 @@ static cl_int ava_opencl_impl_clReleaseKernel(cl_kernel kernel)
 	if (ava_is_worker && ret == CL_SUCCESS && ava_last)
 		ava_cl_karg_forget(kernel);
 	return ret;
-#line 9987 "opencl_worker.c"
+#line 9982 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10081,7 +10076,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_rc == CL_SUCCESS)
 		ava_cl_karg_set(kernel, arg_index, ava_kind, ava_object);
 	return ava_rc;
-#line 10085 "opencl_worker.c"
+#line 10080 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -10152,7 +10147,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 10156 "opencl_worker.c"
+#line 10151 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10237,7 +10232,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 10241 "opencl_worker.c"
+#line 10236 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10547,7 +10542,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 10551 "opencl_worker.c"
+#line 10546 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10635,7 +10630,7 @@ static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *er
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 10639 "opencl_worker.c"
+#line 10634 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10694,7 +10689,7 @@ static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 10698 "opencl_worker.c"
+#line 10693 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10742,7 +10737,7 @@ static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 10746 "opencl_worker.c"
+#line 10741 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10794,7 +10789,7 @@ static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execut
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)ava_cl_let_go(event);
 	return ret;
-#line 10798 "opencl_worker.c"
+#line 10793 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10987,7 +10982,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10991 "opencl_worker.c"
+#line 10986 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11133,7 +11128,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11137 "opencl_worker.c"
+#line 11132 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11261,7 +11256,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11265 "opencl_worker.c"
+#line 11260 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11440,7 +11435,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11444 "opencl_worker.c"
+#line 11439 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11603,7 +11598,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 342 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11607 "opencl_worker.c"
+#line 11602 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11714,7 +11709,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_q
 	if (src_buffer == NULL || dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11718 "opencl_worker.c"
+#line 11713 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11876,7 +11871,7 @@ static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 387 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11880 "opencl_worker.c"
+#line 11875 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12017,7 +12012,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12021 "opencl_worker.c"
+#line 12016 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12174,7 +12169,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12178 "opencl_worker.c"
+#line 12173 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12315,7 +12310,7 @@ static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 489 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12319 "opencl_worker.c"
+#line 12314 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12466,7 +12461,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12470 "opencl_worker.c"
+#line 12465 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12622,7 +12617,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue comman
 	if (dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12626 "opencl_worker.c"
+#line 12621 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12761,7 +12756,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue comman
 #define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 553 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12765 "opencl_worker.c"
+#line 12760 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12900,7 +12895,7 @@ static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue comman
 #define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 572 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12904 "opencl_worker.c"
+#line 12899 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13022,7 +13017,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13026 "opencl_worker.c"
+#line 13021 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13177,7 +13172,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13181 "opencl_worker.c"
+#line 13176 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13277,7 +13272,7 @@ static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue comma
 #define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 632 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13281 "opencl_worker.c"
+#line 13276 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13374,7 +13369,7 @@ static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue comm
 #define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 648 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13378 "opencl_worker.c"
+#line 13373 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13471,7 +13466,7 @@ static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl
 #define ava_execute() clEnqueueMarker(command_queue, event)
 #line 660 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13475 "opencl_worker.c"
+#line 13470 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13578,7 +13573,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 13582 "opencl_worker.c"
+#line 13577 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -13654,7 +13649,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 13658 "opencl_worker.c"
+#line 13653 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -13715,7 +13710,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 13719 "opencl_worker.c"
+#line 13714 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -13786,7 +13781,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 13790 "opencl_worker.c"
+#line 13785 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -13833,7 +13828,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 13837 "opencl_worker.c"
+#line 13832 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -13959,7 +13954,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 13963 "opencl_worker.c"
+#line 13958 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -14072,7 +14067,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 14076 "opencl_worker.c"
+#line 14071 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -14196,7 +14191,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 14200 "opencl_worker.c"
+#line 14195 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -14346,7 +14341,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 14350 "opencl_worker.c"
+#line 14345 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -14470,7 +14465,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 14474 "opencl_worker.c"
+#line 14469 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -14531,7 +14526,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 14535 "opencl_worker.c"
+#line 14530 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -14619,7 +14614,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 14623 "opencl_worker.c"
+#line 14618 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -14757,7 +14752,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 14761 "opencl_worker.c"
+#line 14756 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -14869,7 +14864,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 14873 "opencl_worker.c"
+#line 14868 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -14981,7 +14976,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 14985 "opencl_worker.c"
+#line 14980 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
