@@ -128,8 +128,14 @@ def report(prefix, size, rates, cpu):
 
 def idle_guests(a, env, work):
     address = f"unix:{work}/worker.sock"
+    # Every guest runs as this user: the default of 64 connections per peer
+    # would refuse the rest.
+    config = os.path.join(work, "host.toml")
+    with open(config, "w") as f:
+        f.write(f"[guest]\nconnections_per_peer = {a.guests + 8}\n")
     worker = subprocess.Popen([a.ava, "worker", "--spec", "demo", "--listen", address,
-                               "--ready-fd", "1"], stdout=subprocess.PIPE, text=True, env=env)
+                               "--host-config", config, "--ready-fd", "1"],
+                              stdout=subprocess.PIPE, text=True, env=env)
     guests = []
     try:
         if wait_line(worker, "worker.sock", time.monotonic() + 20) is None:
