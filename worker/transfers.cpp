@@ -40,29 +40,36 @@ bool StagingPool::reuse_locked(uint64_t bytes, Block *out) {
   return true;
 }
 
+StagingPool::Dropped::~Dropped() {
+  for (const Block &b : blocks)
+    big_block_free(b.ptr, b.capacity);
+}
+
+bool StagingPool::room_locked(std::unique_lock<std::mutex> &lock, uint64_t charge,
+                              Dropped *dropped) {
+  while (!cached_.empty() && used_ + kept_bytes_ > limit_ - charge) {
+    dropped->blocks.push_back(cached_.front());
+    kept_bytes_ -= charge_of(cached_.front().capacity);
+    cached_.erase(cached_.begin());
+  }
+  return freed_.wait_for(lock, patience_, [&] { return used_ <= limit_ - charge; });
+}
+
 void *StagingPool::take(uint64_t bytes, uint64_t *capacity) {
   const uint64_t charge = charge_of(bytes);
   if (charge > limit_)
     return nullptr;
-  std::vector<Block> dropped; // freed after the lock
+  Dropped dropped; // declared before the lock: freed after it
   Block got{nullptr, 0};
   {
     std::unique_lock lock(mu_);
     if (!reuse_locked(bytes, &got)) {
-      // Kept blocks that do not fit give way to the new one.
-      while (!cached_.empty() && used_ + kept_bytes_ > limit_ - charge) {
-        dropped.push_back(cached_.front());
-        kept_bytes_ -= charge_of(cached_.front().capacity);
-        cached_.erase(cached_.begin());
-      }
-      if (!freed_.wait_for(lock, patience_, [&] { return used_ <= limit_ - charge; }))
+      if (!room_locked(lock, charge, &dropped))
         return nullptr;
       if (!reuse_locked(bytes, &got))
         used_ += charge; // allocated below, off the lock
     }
   }
-  for (const Block &b : dropped)
-    big_block_free(b.ptr, b.capacity);
   if (got.ptr == nullptr) {
     got.capacity = bytes != 0 ? bytes : 1;
     got.ptr = big_block_alloc(got.capacity, false);
@@ -105,20 +112,11 @@ bool StagingPool::reserve(uint64_t bytes) {
   const uint64_t charge = charge_of(bytes);
   if (charge > limit_)
     return false;
-  std::vector<Block> dropped; // freed after the lock
-  {
-    std::unique_lock lock(mu_);
-    while (!cached_.empty() && used_ + kept_bytes_ > limit_ - charge) {
-      dropped.push_back(cached_.front());
-      kept_bytes_ -= charge_of(cached_.front().capacity);
-      cached_.erase(cached_.begin());
-    }
-    if (!freed_.wait_for(lock, patience_, [&] { return used_ <= limit_ - charge; }))
-      return false;
-    used_ += charge;
-  }
-  for (const Block &b : dropped)
-    big_block_free(b.ptr, b.capacity);
+  Dropped dropped; // declared before the lock: freed after it
+  std::unique_lock lock(mu_);
+  if (!room_locked(lock, charge, &dropped))
+    return false;
+  used_ += charge;
   return true;
 }
 

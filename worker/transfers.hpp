@@ -62,6 +62,15 @@ private:
   };
   // A kept block that fits bytes without wasting more than its size; mu_.
   bool reuse_locked(uint64_t bytes, Block *out);
+  // Blocks taken out of the cache, freed (off the lock) when it goes.
+  struct Dropped {
+    std::vector<Block> blocks;
+    ~Dropped();
+  };
+  // Room for charge more: kept blocks that do not fit give way (into
+  // dropped), then waits up to the patience for used_ to leave room; false
+  // when it does not. mu_ held by lock.
+  bool room_locked(std::unique_lock<std::mutex> &lock, uint64_t charge, Dropped *dropped);
 
   const uint64_t limit_;
   const std::chrono::milliseconds patience_;
