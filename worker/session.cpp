@@ -458,6 +458,7 @@ void GuestSession::report() {
     r.sync = connection_->sync_calls_served();
     r.refused = connection_->calls_refused();
     r.staged = connection_->transfers().delivered();
+    r.in_place = connection_->transfers().in_place();
     r.session_id = session_id_;
     r.peer = peer_;
     Status written = append_session_report(report_file_, r);

@@ -24,7 +24,8 @@ std::string format_session_report(const SessionReport &report) {
          " pid=" + std::to_string(report.guest_pid) +
          " worker=" + std::to_string(report.worker_pid) + " calls=" + std::to_string(report.calls) +
          " sync=" + std::to_string(report.sync) + " refused=" + std::to_string(report.refused) +
-         " staged=" + std::to_string(report.staged) + " id=" + session_text(report.session_id) +
+         " staged=" + std::to_string(report.staged) +
+         " in_place=" + std::to_string(report.in_place) + " id=" + session_text(report.session_id) +
          " peer=" + (report.peer.empty() ? std::string("-") : report.peer) + "\n";
 }
 

@@ -507,6 +507,7 @@ AVA_W_EXPORT ava_w_transfer *ava_w_transfer_begin_in(const void *ptr, uint64_t b
       return nullptr;
     }
     raw->kept_message = w->kept_message;
+    book.note_in_place();
     return reinterpret_cast<ava_w_transfer *>(new Handle{std::shared_ptr<ava::Transfer>(raw)});
   } catch (const std::bad_alloc &) {
     return nullptr;

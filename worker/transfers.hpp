@@ -178,6 +178,9 @@ public:
   void drop_all();
 
   uint64_t delivered() const { return delivered_.load(std::memory_order_relaxed); }
+  // Transfers whose staging was their call's own message (the session report).
+  void note_in_place() { in_place_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t in_place() const { return in_place_.load(std::memory_order_relaxed); }
 
 private:
   void send_locked(GuestConnection &conn, const Transfer &t, bool ok);
@@ -198,6 +201,7 @@ private:
   std::unordered_map<uint64_t, std::shared_ptr<Transfer>> open_;
   std::atomic<uint64_t> started_{0}; // started transfers in open_
   std::atomic<uint64_t> delivered_{0};
+  std::atomic<uint64_t> in_place_{0};
   const std::shared_ptr<StagingPool> pool_;
 };
 

@@ -67,32 +67,36 @@ WorkerReport WorkerReport::parse(const std::string &text) {
   report.text = text;
   for (const std::string &line : split_lines(report.text)) {
     std::istringstream words(line);
-    std::string word, spec, pid, worker, calls, sync, refused, staged, id, peer;
+    std::string word, spec, pid, worker, calls, sync, refused, staged, in_place, id, peer;
     words >> word;
     bool ok = word == "session";
     while (ok && words >> word)
       ok = field(word, "spec", &spec) || field(word, "pid", &pid) ||
            field(word, "worker", &worker) || field(word, "calls", &calls) ||
            field(word, "sync", &sync) || field(word, "refused", &refused) ||
-           field(word, "staged", &staged) || field(word, "id", &id) || field(word, "peer", &peer);
+           field(word, "staged", &staged) || field(word, "in_place", &in_place) ||
+           field(word, "id", &id) || field(word, "peer", &peer);
     uint64_t session_id = 0;
     Totals line_totals;
     uint64_t n = 0, worker_pid = 0;
     if (!ok || spec.empty() || !parse_u64(pid, &n) || !parse_u64(worker, &worker_pid) ||
         !parse_u64(calls, &line_totals.calls) || !parse_u64(sync, &line_totals.sync) ||
         !parse_u64(refused, &line_totals.refused) || !parse_u64(staged, &line_totals.staged) ||
-        !parse_hex16(id, &session_id) || peer.empty() || (session_id == 0) != (spec == "-")) {
+        !parse_u64(in_place, &line_totals.in_place) || !parse_hex16(id, &session_id) ||
+        peer.empty() || (session_id == 0) != (spec == "-")) {
       report.problem = "malformed report line '" + line + "'";
       continue;
     }
     report.sessions.push_back({spec, n, worker_pid, line_totals.calls, line_totals.sync,
-                               line_totals.refused, line_totals.staged, session_id, peer});
+                               line_totals.refused, line_totals.staged, line_totals.in_place,
+                               session_id, peer});
     Totals &t = report.specs[spec];
     t.sessions += line_totals.calls > 0 ? 1 : 0;
     t.calls += line_totals.calls;
     t.sync += line_totals.sync;
     t.refused += line_totals.refused;
     t.staged += line_totals.staged;
+    t.in_place += line_totals.in_place;
   }
   return report;
 }

@@ -25,7 +25,8 @@ struct WorkerReport {
     uint64_t calls = 0;
     uint64_t sync = 0; // calls the program waited for
     uint64_t refused = 0;
-    uint64_t staged = 0; // staged transfers whose end went to the guest
+    uint64_t staged = 0;   // staged transfers whose end went to the guest
+    uint64_t in_place = 0; // transfers staged in their call's own message
   };
   std::map<std::string, Totals> specs;
   struct Session {
@@ -36,6 +37,7 @@ struct WorkerReport {
     uint64_t sync = 0;
     uint64_t refused = 0;
     uint64_t staged = 0;
+    uint64_t in_place = 0;
     uint64_t session_id = 0; // the handshake's; 0 when it never completed
     std::string peer;        // the credential's name, or "-"
   };

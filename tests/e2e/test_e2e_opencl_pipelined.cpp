@@ -12,7 +12,9 @@
 // same worker beside it goes on with whole data. Over sockets (no heap) the
 // blocking reads of 1 MiB and more go staged instead, their bytes placed
 // straight into the program's buffer: the worker's report counts one staged
-// transfer more for each than with AVA_STAGE_BLOCKING=0, with the same output.
+// transfer more for each than with AVA_STAGE_BLOCKING=0, with the same output;
+// and their non-blocking writes of 1 MiB and more run on the bytes where they
+// came in (the report's in_place), none with AVA_STAGE_IN_PLACE=0.
 #include <criterion/criterion.h>
 
 #include <poll.h>
@@ -40,6 +42,10 @@ constexpr uint64_t kExtraCalls = 15000;
 // the 3 offsets on 2 queues (AVA_STAGE_BLOCKING=0 sends those in replies; a
 // blocking read behind a wait list goes staged either way).
 constexpr uint64_t kStagedBlockingReads = 16;
+// Its non-blocking writes of at least 1 MiB without a wait list, the same
+// 4 sizes at 2 of the 3 offsets on 2 queues (a write behind a wait list goes
+// whole).
+constexpr uint64_t kInPlaceWrites = 16;
 
 // The program's buffers stay ordinary ones (AVA_BUFFERS_IN_HEAP=0): in the
 // heap their transfers would go gated, in one copy, instead of in pieces
@@ -62,14 +68,17 @@ Test(e2e_opencl_pipelined, pieces_at_every_boundary_match_native, .timeout = 900
   cr_assert_eq(native.exit_code, 0, "native: %s", native.err.c_str());
   uint64_t piece_calls = 0;
   uint64_t tcp_staged = 0;
+  uint64_t tcp_in_place = 0;
   for (const std::string &ch : cmp.channels) {
     const remoted::RemotedRun r = remoted::run_remoted(AVA_BIN, ch, {kProgram}, cmp);
     for (const std::string &d : remoted::differences(native, r, cmp))
       cr_expect_fail("[%s] %s", ch.c_str(), d.c_str());
     if (ch == "shm")
       piece_calls = r.report.of("opencl").calls;
-    if (ch == "tcp")
+    if (ch == "tcp") {
       tcp_staged = r.report.of("opencl").staged;
+      tcp_in_place = r.report.of("opencl").in_place;
+    }
   }
   remoted::Comparison unstaged = cmp;
   unstaged.remoted_env.push_back("AVA_STAGE_BLOCKING=0");
@@ -80,6 +89,17 @@ Test(e2e_opencl_pipelined, pieces_at_every_boundary_match_native, .timeout = 900
                 "over tcp %lu transfers went staged, %lu with AVA_STAGE_BLOCKING=0: the large "
                 "blocking reads did not",
                 (unsigned long)tcp_staged, (unsigned long)tcp_whole.report.of("opencl").staged);
+  remoted::Comparison copied = cmp;
+  copied.remoted_env.push_back("AVA_STAGE_IN_PLACE=0");
+  const remoted::RemotedRun tcp_copied = remoted::run_remoted(AVA_BIN, "tcp", {kProgram}, copied);
+  for (const std::string &d : remoted::differences(native, tcp_copied, copied))
+    cr_expect_fail("[tcp, non-blocking writes copied] %s", d.c_str());
+  cr_expect_geq(tcp_in_place, kInPlaceWrites,
+                "over tcp only %lu non-blocking writes ran on their message's bytes",
+                (unsigned long)tcp_in_place);
+  cr_expect_eq(tcp_copied.report.of("opencl").in_place, 0u,
+               "with AVA_STAGE_IN_PLACE=0 %lu writes still ran in place",
+               (unsigned long)tcp_copied.report.of("opencl").in_place);
   cmp.remoted_env = env_with_chunk("0");
   const remoted::RemotedRun whole = remoted::run_remoted(AVA_BIN, "shm", {kProgram}, cmp);
   for (const std::string &d : remoted::differences(native, whole, cmp))
