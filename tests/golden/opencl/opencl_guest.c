@@ -1011,6 +1011,23 @@ static inline struct ava_cl_kargs **ava_cl_karg_link(struct ava_cl_karg_stripe *
 	return at;
 }
 
+/* A record for n arguments, in one block: the record, arg[n], kind[n]. */
+static inline size_t ava_cl_karg_bytes(cl_uint n)
+{
+	return sizeof(struct ava_cl_kargs) +
+	       (size_t)n * (sizeof(struct ava_cl_karg) + sizeof(signed char));
+}
+
+/* Points r's arrays into its block (after a calloc or a copy of one). */
+static inline struct ava_cl_kargs *ava_cl_karg_lay_out(struct ava_cl_kargs *r)
+{
+	if (r != NULL) {
+		r->arg = (struct ava_cl_karg *)(r + 1);
+		r->kind = (signed char *)(r->arg + r->n);
+	}
+	return r;
+}
+
 /*
  * kernel's record, made (with its n arguments, asked of the driver) if it
  * has none; NULL without memory or for a kernel the driver does not know.
@@ -1027,14 +1044,12 @@ static inline struct ava_cl_kargs *ava_cl_karg_record(struct ava_cl_karg_stripe 
 		return *at;
 	if (clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof(n), &n, NULL) != CL_SUCCESS)
 		return NULL;
-	r = calloc(1, sizeof(*r) + (size_t)n * (sizeof(*r->arg) + sizeof(*r->kind)));
+	r = calloc(1, ava_cl_karg_bytes(n));
 	if (r == NULL)
 		return NULL;
 	r->kernel = kernel;
 	r->n = n;
-	r->arg = (struct ava_cl_karg *)(r + 1);
-	r->kind = (signed char *)(r->arg + n);
-	*at = r;
+	*at = ava_cl_karg_lay_out(r);
 	return r;
 }
 
@@ -1127,15 +1142,11 @@ static inline struct ava_cl_kargs *ava_cl_karg_of(cl_kernel kernel, int remove)
 	if (r != NULL && remove) {
 		*at = r->next;
 	} else if (r != NULL) {
-		size_t bytes = sizeof(*r) + (size_t)r->n * (sizeof(*r->arg) + sizeof(*r->kind));
-		struct ava_cl_kargs *copy = malloc(bytes);
+		struct ava_cl_kargs *copy = malloc(ava_cl_karg_bytes(r->n));
 
-		if (copy != NULL) {
-			memcpy(copy, r, bytes);
-			copy->arg = (struct ava_cl_karg *)(copy + 1);
-			copy->kind = (signed char *)(copy->arg + copy->n);
-		}
-		r = copy;
+		if (copy != NULL)
+			memcpy(copy, r, ava_cl_karg_bytes(r->n));
+		r = ava_cl_karg_lay_out(copy);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return r;
@@ -1176,7 +1187,7 @@ static inline void ava_cl_karg_forget(cl_kernel kernel)
 }
 #endif
 
-#line 1180 "opencl_guest.c"
+#line 1191 "opencl_guest.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -1947,7 +1958,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 1951 "opencl_guest.c"
+#line 1962 "opencl_guest.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -2221,7 +2232,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 2225 "opencl_guest.c"
+#line 2236 "opencl_guest.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -2235,7 +2246,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 2239 "opencl_guest.c"
+#line 2250 "opencl_guest.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -2276,7 +2287,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 2280 "opencl_guest.c"
+#line 2291 "opencl_guest.c"
 #line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -2299,7 +2310,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 2303 "opencl_guest.c"
+#line 2314 "opencl_guest.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -2310,7 +2321,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 2314 "opencl_guest.c"
+#line 2325 "opencl_guest.c"
 #line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -2330,7 +2341,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 2334 "opencl_guest.c"
+#line 2345 "opencl_guest.c"
 #line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -2403,7 +2414,7 @@ static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_
 	return 1;
 }
 
-#line 2407 "opencl_guest.c"
+#line 2418 "opencl_guest.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 /*
@@ -2446,7 +2457,7 @@ static int ava_cl_failed_input(cl_program program)
 	return 0;
 }
 
-#line 2450 "opencl_guest.c"
+#line 2461 "opencl_guest.c"
 #line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2621,7 +2632,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2625 "opencl_guest.c"
+#line 2636 "opencl_guest.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2678,7 +2689,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2682 "opencl_guest.c"
+#line 2693 "opencl_guest.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2705,14 +2716,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2709 "opencl_guest.c"
+#line 2720 "opencl_guest.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_guestlib_fini_epilogue(void)
 {
 #line 707 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_guest_fini();
-#line 2716 "opencl_guest.c"
+#line 2727 "opencl_guest.c"
 }
 
 /* The spec's own helpers (remote calls, not exported), for replacement code. */
@@ -3261,7 +3272,7 @@ void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const ch
 	return clGetExtensionFunctionAddress(func_name);
 }
 
-#line 3265 "opencl_guest.c"
+#line 3276 "opencl_guest.c"
 #line 418 "specs/opencl/opencl_svm.spec.inc"
 
 struct ava_cl_svm_block {
@@ -3588,7 +3599,7 @@ cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
 	return rc;
 }
 
-#line 3592 "opencl_guest.c"
+#line 3603 "opencl_guest.c"
 #pragma GCC visibility pop
 
 static int ava_opencl_guest_callback(uint32_t ava_decl_id, void (*ava_fn)(void), void *ava_userdata,
@@ -4891,7 +4902,7 @@ AVA_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4895 "opencl_guest.c"
+#line 4906 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -4959,7 +4970,7 @@ AVA_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4963 "opencl_guest.c"
+#line 4974 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5041,7 +5052,7 @@ AVA_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 5045 "opencl_guest.c"
+#line 5056 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5352,7 +5363,7 @@ AVA_EXPORT cl_context clCreateContext(const cl_context_properties *properties, c
 		return NULL;
 	}
 	return ava_execute();
-#line 5356 "opencl_guest.c"
+#line 5367 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5447,7 +5458,7 @@ AVA_EXPORT cl_context clCreateContextFromType(const cl_context_properties *prope
 		}
 	}
 	return ava_execute();
-#line 5451 "opencl_guest.c"
+#line 5462 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5585,7 +5596,7 @@ AVA_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5589 "opencl_guest.c"
+#line 5600 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5677,7 +5688,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
 		return NULL;
 	}
 	return ava_execute();
-#line 5681 "opencl_guest.c"
+#line 5692 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5743,7 +5754,7 @@ AVA_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
 		return NULL;
 	}
 	return ava_execute();
-#line 5747 "opencl_guest.c"
+#line 5758 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -5915,7 +5926,7 @@ AVA_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_comma
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5919 "opencl_guest.c"
+#line 5930 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6070,7 +6081,7 @@ AVA_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6074 "opencl_guest.c"
+#line 6085 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6155,7 +6166,7 @@ AVA_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6159 "opencl_guest.c"
+#line 6170 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6231,7 +6242,7 @@ AVA_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 6235 "opencl_guest.c"
+#line 6246 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6280,7 +6291,7 @@ AVA_EXPORT cl_int clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 6284 "opencl_guest.c"
+#line 6295 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6334,7 +6345,7 @@ AVA_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 	if (ava_is_worker)
 		ava_cl_later_sweep();
 	return ret;
-#line 6338 "opencl_guest.c"
+#line 6349 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6436,7 +6447,7 @@ AVA_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size
 		}
 	}
 	return ret;
-#line 6440 "opencl_guest.c"
+#line 6451 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6677,7 +6688,7 @@ AVA_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6681 "opencl_guest.c"
+#line 6692 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6782,7 +6793,7 @@ AVA_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_p
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6786 "opencl_guest.c"
+#line 6797 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6865,7 +6876,7 @@ AVA_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const 
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 6869 "opencl_guest.c"
+#line 6880 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -6955,7 +6966,7 @@ AVA_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 6959 "opencl_guest.c"
+#line 6970 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7086,7 +7097,7 @@ AVA_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size_t 
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7090 "opencl_guest.c"
+#line 7101 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -7314,7 +7325,7 @@ AVA_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7318 "opencl_guest.c"
+#line 7329 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8032,7 +8043,7 @@ AVA_EXPORT cl_program clCreateProgramWithBuiltInKernels(cl_context context, cl_u
 		return NULL;
 	}
 	return ava_execute();
-#line 8036 "opencl_guest.c"
+#line 8047 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8166,7 +8177,7 @@ AVA_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 8170 "opencl_guest.c"
+#line 8181 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8373,7 +8384,7 @@ AVA_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 8377 "opencl_guest.c"
+#line 8388 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8455,7 +8466,7 @@ AVA_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 8459 "opencl_guest.c"
+#line 8470 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8673,7 +8684,7 @@ AVA_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	}
 	free(ava_options);
 	return ret;
-#line 8677 "opencl_guest.c"
+#line 8688 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8740,7 +8751,7 @@ AVA_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
 		return NULL;
 	}
 	return ret;
-#line 8744 "opencl_guest.c"
+#line 8755 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8821,7 +8832,7 @@ AVA_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 8825 "opencl_guest.c"
+#line 8836 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8873,7 +8884,7 @@ AVA_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 	if (ava_is_worker && ret != NULL)
 		ava_cl_karg_clone(source_kernel, ret);
 	return ret;
-#line 8877 "opencl_guest.c"
+#line 8888 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -8946,7 +8957,7 @@ AVA_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
 	if (ava_is_worker && ret == CL_SUCCESS && ava_last)
 		ava_cl_karg_forget(kernel);
 	return ret;
-#line 8950 "opencl_guest.c"
+#line 8961 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9083,7 +9094,7 @@ AVA_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, s
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9087 "opencl_guest.c"
+#line 9098 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9153,7 +9164,7 @@ AVA_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_ker
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 9157 "opencl_guest.c"
+#line 9168 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9399,7 +9410,7 @@ AVA_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9403 "opencl_guest.c"
+#line 9414 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9454,7 +9465,7 @@ AVA_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 9458 "opencl_guest.c"
+#line 9469 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9503,7 +9514,7 @@ AVA_EXPORT cl_int clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 9507 "opencl_guest.c"
+#line 9518 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9557,7 +9568,7 @@ AVA_EXPORT cl_int clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 9561 "opencl_guest.c"
+#line 9572 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9600,7 +9611,7 @@ AVA_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status)
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)ava_cl_let_go(event);
 	return ret;
-#line 9604 "opencl_guest.c"
+#line 9615 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9814,7 +9825,7 @@ AVA_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buf
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9818 "opencl_guest.c"
+#line 9829 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -9926,7 +9937,7 @@ AVA_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem bu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 9930 "opencl_guest.c"
+#line 9941 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10064,7 +10075,7 @@ AVA_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10068 "opencl_guest.c"
+#line 10079 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10188,7 +10199,7 @@ AVA_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_me
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10192 "opencl_guest.c"
+#line 10203 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10279,7 +10290,7 @@ AVA_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 342 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10283 "opencl_guest.c"
+#line 10294 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10410,7 +10421,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem
 	if (src_buffer == NULL || dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10414 "opencl_guest.c"
+#line 10425 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10511,7 +10522,7 @@ AVA_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buf
 #define ava_execute() ava_opencl_remote_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 387 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10515 "opencl_guest.c"
+#line 10526 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10634,7 +10645,7 @@ AVA_EXPORT cl_int clEnqueueReadImage(cl_command_queue command_queue, cl_mem imag
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10638 "opencl_guest.c"
+#line 10649 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10742,7 +10753,7 @@ AVA_EXPORT cl_int clEnqueueWriteImage(cl_command_queue command_queue, cl_mem ima
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10746 "opencl_guest.c"
+#line 10757 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10861,7 +10872,7 @@ AVA_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem imag
 #define ava_execute() ava_opencl_remote_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 489 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10865 "opencl_guest.c"
+#line 10876 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -10982,7 +10993,7 @@ AVA_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10986 "opencl_guest.c"
+#line 10997 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11095,7 +11106,7 @@ AVA_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_
 	if (dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11099 "opencl_guest.c"
+#line 11110 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11206,7 +11217,7 @@ AVA_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 553 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11210 "opencl_guest.c"
+#line 11221 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11303,7 +11314,7 @@ AVA_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_
 #define ava_execute() ava_opencl_remote_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 572 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11307 "opencl_guest.c"
+#line 11318 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11426,7 +11437,7 @@ AVA_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11430 "opencl_guest.c"
+#line 11441 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11511,7 +11522,7 @@ AVA_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11515 "opencl_guest.c"
+#line 11526 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11592,7 +11603,7 @@ AVA_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl
 #define ava_execute() ava_opencl_remote_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 632 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11596 "opencl_guest.c"
+#line 11607 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11673,7 +11684,7 @@ AVA_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, c
 #define ava_execute() ava_opencl_remote_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 648 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11677 "opencl_guest.c"
+#line 11688 "opencl_guest.c"
 #undef ava_execute
 }
 
@@ -11742,7 +11753,7 @@ AVA_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *even
 #define ava_execute() ava_opencl_remote_clEnqueueMarker(command_queue, event)
 #line 660 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11746 "opencl_guest.c"
+#line 11757 "opencl_guest.c"
 #undef ava_execute
 }
 

@@ -1060,6 +1060,23 @@ static inline struct ava_cl_kargs **ava_cl_karg_link(struct ava_cl_karg_stripe *
 	return at;
 }
 
+/* A record for n arguments, in one block: the record, arg[n], kind[n]. */
+static inline size_t ava_cl_karg_bytes(cl_uint n)
+{
+	return sizeof(struct ava_cl_kargs) +
+	       (size_t)n * (sizeof(struct ava_cl_karg) + sizeof(signed char));
+}
+
+/* Points r's arrays into its block (after a calloc or a copy of one). */
+static inline struct ava_cl_kargs *ava_cl_karg_lay_out(struct ava_cl_kargs *r)
+{
+	if (r != NULL) {
+		r->arg = (struct ava_cl_karg *)(r + 1);
+		r->kind = (signed char *)(r->arg + r->n);
+	}
+	return r;
+}
+
 /*
  * kernel's record, made (with its n arguments, asked of the driver) if it
  * has none; NULL without memory or for a kernel the driver does not know.
@@ -1076,14 +1093,12 @@ static inline struct ava_cl_kargs *ava_cl_karg_record(struct ava_cl_karg_stripe 
 		return *at;
 	if (clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof(n), &n, NULL) != CL_SUCCESS)
 		return NULL;
-	r = calloc(1, sizeof(*r) + (size_t)n * (sizeof(*r->arg) + sizeof(*r->kind)));
+	r = calloc(1, ava_cl_karg_bytes(n));
 	if (r == NULL)
 		return NULL;
 	r->kernel = kernel;
 	r->n = n;
-	r->arg = (struct ava_cl_karg *)(r + 1);
-	r->kind = (signed char *)(r->arg + n);
-	*at = r;
+	*at = ava_cl_karg_lay_out(r);
 	return r;
 }
 
@@ -1176,15 +1191,11 @@ static inline struct ava_cl_kargs *ava_cl_karg_of(cl_kernel kernel, int remove)
 	if (r != NULL && remove) {
 		*at = r->next;
 	} else if (r != NULL) {
-		size_t bytes = sizeof(*r) + (size_t)r->n * (sizeof(*r->arg) + sizeof(*r->kind));
-		struct ava_cl_kargs *copy = malloc(bytes);
+		struct ava_cl_kargs *copy = malloc(ava_cl_karg_bytes(r->n));
 
-		if (copy != NULL) {
-			memcpy(copy, r, bytes);
-			copy->arg = (struct ava_cl_karg *)(copy + 1);
-			copy->kind = (signed char *)(copy->arg + copy->n);
-		}
-		r = copy;
+		if (copy != NULL)
+			memcpy(copy, r, ava_cl_karg_bytes(r->n));
+		r = ava_cl_karg_lay_out(copy);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return r;
@@ -1225,7 +1236,7 @@ static inline void ava_cl_karg_forget(cl_kernel kernel)
 }
 #endif
 
-#line 1229 "opencl_worker.c"
+#line 1240 "opencl_worker.c"
 #line 27 "specs/opencl/opencl_staged.spec.inc"
 
 #ifndef AVA_NO_HEAP
@@ -1996,7 +2007,7 @@ static int ava_cl_in_pieces(cl_command_queue queue, cl_mem buffer, int is_read, 
 	((void)(queue), (void)(buffer), (void)(ptr), (void)(list), (void)(event), (void)(rc), 0)
 #endif
 
-#line 2000 "opencl_worker.c"
+#line 2011 "opencl_worker.c"
 #line 40 "specs/opencl/opencl_heap.spec.inc"
 
 /* Wire calls of the guest's code below (defined after it). */
@@ -2270,7 +2281,7 @@ static inline void CL_CALLBACK ava_cl_heap_buffer_gone(cl_mem mem, void *t)
 }
 #endif
 
-#line 2274 "opencl_worker.c"
+#line 2285 "opencl_worker.c"
 #line 77 "specs/opencl/opencl_platform.spec.inc"
 
 void ava_w_resource_view(const char *resource, uint64_t *free, uint64_t *total);
@@ -2284,7 +2295,7 @@ static inline void ava_cl_quota_clamp(void *value)
 	memcpy(value, &v, sizeof(v));
 }
 
-#line 2288 "opencl_worker.c"
+#line 2299 "opencl_worker.c"
 #line 154 "specs/opencl/opencl_platform.spec.inc"
 
 /* *bad is set when a CL_CONTEXT_PLATFORM value names no platform of this guest. */
@@ -2325,7 +2336,7 @@ static void ava_cl_context_props_out(cl_context_properties *props, size_t size, 
 	}
 }
 
-#line 2329 "opencl_worker.c"
+#line 2340 "opencl_worker.c"
 #line 322 "specs/opencl/opencl_platform.spec.inc"
 
 static int ava_cl_device_queue_unsupported(cl_device_id device, cl_command_queue_properties props)
@@ -2348,7 +2359,7 @@ static cl_command_queue_properties ava_cl_queue_props(const cl_queue_properties 
 	return 0;
 }
 
-#line 2352 "opencl_worker.c"
+#line 2363 "opencl_worker.c"
 #line 14 "specs/opencl/opencl_memory.spec.inc"
 
 static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
@@ -2359,7 +2370,7 @@ static cl_mem_flags ava_cl_worker_flags(cl_mem_flags flags)
 	return flags;
 }
 
-#line 2363 "opencl_worker.c"
+#line 2374 "opencl_worker.c"
 #line 194 "specs/opencl/opencl_memory.spec.inc"
 
 static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_uint max_packets)
@@ -2379,7 +2390,7 @@ static uint64_t ava_cl_pipe_bytes(cl_context context, cl_uint packet_size, cl_ui
 	return pipes ? (uint64_t)packet_size * max_packets : 0;
 }
 
-#line 2383 "opencl_worker.c"
+#line 2394 "opencl_worker.c"
 #line 237 "specs/opencl/opencl_memory.spec.inc"
 
 /*
@@ -2452,7 +2463,7 @@ static int ava_cl_image_desc_refused(const cl_image_desc *desc, cl_int *errcode_
 	return 1;
 }
 
-#line 2456 "opencl_worker.c"
+#line 2467 "opencl_worker.c"
 #line 85 "specs/opencl/opencl_program.spec.inc"
 
 /*
@@ -2495,7 +2506,7 @@ static int ava_cl_failed_input(cl_program program)
 	return 0;
 }
 
-#line 2499 "opencl_worker.c"
+#line 2510 "opencl_worker.c"
 #line 166 "specs/opencl/opencl_program.spec.inc"
 
 const char *ava_w_setting(const char *name);
@@ -2670,7 +2681,7 @@ static enum ava_cl_arg_kind ava_cl_arg_kind(cl_kernel kernel, cl_uint index)
 	return AVA_CL_ARG_BYTES;
 }
 
-#line 2674 "opencl_worker.c"
+#line 2685 "opencl_worker.c"
 #line 16 "specs/opencl/opencl_svm.spec.inc"
 
 typedef struct ava_cl_svm_s *ava_cl_svm;
@@ -2727,7 +2738,7 @@ static void *ava_cl_svm_at(ava_cl_svm svm, size_t offset, size_t size)
 	return (char *)svm->base + offset;
 }
 
-#line 2731 "opencl_worker.c"
+#line 2742 "opencl_worker.c"
 #line 104 "specs/opencl/opencl_svm.spec.inc"
 
 /* Worker code (kernel callers have no SVM). */
@@ -2754,14 +2765,14 @@ static void CL_CALLBACK ava_cl_svm_alias_gone(cl_mem buffer, void *user_data)
 }
 #endif
 
-#line 2758 "opencl_worker.c"
+#line 2769 "opencl_worker.c"
 #pragma GCC diagnostic pop
 
 static void ava_opencl_worker_init_epilogue(void)
 {
 #line 706 "specs/opencl/opencl_util.spec.inc"
 	ava_cl_worker_init();
-#line 2765 "opencl_worker.c"
+#line 2776 "opencl_worker.c"
 }
 
 static void ava_opencl_tramp_ava_cl_context_notify(const char *errinfo, const void *private_info, size_t cb, void *user_data)
@@ -2871,7 +2882,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_staged(cl_command_queue command
 	if (ava_rc == CL_SUCCESS && ava_span != 0)
 		(void)ava_w_transfer_piece(ava_t, 0, 0, ava_span);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2875 "opencl_worker.c"
+#line 2886 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_staged(struct ava_wcall *ava_w)
@@ -2981,7 +2992,7 @@ static cl_int ava_opencl_impl_ava_cl_read_buffer_rect_staged(cl_command_queue co
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 2985 "opencl_worker.c"
+#line 2996 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -3144,7 +3155,7 @@ static cl_int ava_opencl_impl_ava_cl_read_image_staged(cl_command_queue command_
 		return CL_OUT_OF_HOST_MEMORY;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3148 "opencl_worker.c"
+#line 3159 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_read_image_staged(struct ava_wcall *ava_w)
@@ -3279,7 +3290,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_staged(cl_command_queue comman
 				      ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				      num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3283 "opencl_worker.c"
+#line 3294 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_staged(struct ava_wcall *ava_w)
@@ -3414,7 +3425,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_lent(cl_command_queue command_
 		return ava_rc;
 	}
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3418 "opencl_worker.c"
+#line 3429 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_lent(struct ava_wcall *ava_w)
@@ -3533,7 +3544,7 @@ static cl_int ava_opencl_impl_ava_cl_write_buffer_rect_staged(cl_command_queue c
 					  ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 					  num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3537 "opencl_worker.c"
+#line 3548 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_buffer_rect_staged(struct ava_wcall *ava_w)
@@ -3719,7 +3730,7 @@ static cl_int ava_opencl_impl_ava_cl_write_image_staged(cl_command_queue command
 				     ptr != NULL ? ava_w_transfer_staging(ava_t) : NULL,
 				     num_events_in_wait_list, event_wait_list, &ava_ev);
 	return ava_cl_staged(ava_t, ava_rc, ava_ev, event);
-#line 3723 "opencl_worker.c"
+#line 3734 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_write_image_staged(struct ava_wcall *ava_w)
@@ -3885,7 +3896,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer_staged(cl_command_queue command_
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, buffer, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 3889 "opencl_worker.c"
+#line 3900 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer_staged(struct ava_wcall *ava_w)
@@ -3993,7 +4004,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image_staged(cl_command_queue command_q
 		return ava_cl_unmap_unlaid(command_queue, image, ava_p, ava_ev, ava_t);
 	return ava_cl_mapped_transfer(ava_t, command_queue, image, ava_p, 0, &ava_g, map_flags,
 				      ava_ev, event);
-#line 3997 "opencl_worker.c"
+#line 4008 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image_staged(struct ava_wcall *ava_w)
@@ -4139,7 +4150,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_in_heap(cl_context context, c
 	if (errcode_ret != NULL)
 		*errcode_ret = ava_rc;
 	return ava_mem;
-#line 4143 "opencl_worker.c"
+#line 4154 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_in_heap(struct ava_wcall *ava_w)
@@ -4265,7 +4276,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_open(cl_command_queue command_que
 		ava_cl_keep(*command);
 	*command = NULL;
 	return ava_rc;
-#line 4269 "opencl_worker.c"
+#line 4280 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_open(struct ava_wcall *ava_w)
@@ -4385,7 +4396,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_close(cl_event gate, cl_event com
 		return ava_rc;
 	(void)clWaitForEvents(1, &command);
 	return CL_SUCCESS;
-#line 4389 "opencl_worker.c"
+#line 4400 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_close(struct ava_wcall *ava_w)
@@ -4425,7 +4436,7 @@ static cl_int ava_opencl_impl_ava_cl_heap_gate_release(cl_event gate)
 {
 #line 495 "specs/opencl/opencl_heap.spec.inc"
 	return ava_cl_gate_end(gate, CL_COMPLETE);
-#line 4429 "opencl_worker.c"
+#line 4440 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_heap_gate_release(struct ava_wcall *ava_w)
@@ -4478,7 +4489,7 @@ static cl_int ava_opencl_impl_ava_cl_map_in_heap(cl_command_queue command_queue,
 		return CL_MAP_FAILURE;
 	}
 	return CL_SUCCESS;
-#line 4482 "opencl_worker.c"
+#line 4493 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_in_heap(struct ava_wcall *ava_w)
@@ -4572,7 +4583,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_in_heap(cl_command_queue command_queu
 		return CL_INVALID_VALUE;
 	return clEnqueueUnmapMemObject(command_queue, buffer, ava_at, num_events_in_wait_list,
 				       event_wait_list, event);
-#line 4576 "opencl_worker.c"
+#line 4587 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_in_heap(struct ava_wcall *ava_w)
@@ -4747,7 +4758,7 @@ static cl_int ava_opencl_impl_clGetPlatformInfo(cl_platform_id platform, cl_plat
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4751 "opencl_worker.c"
+#line 4762 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4831,7 +4842,7 @@ static cl_int ava_opencl_impl_clGetDeviceIDs(cl_platform_id platform, cl_device_
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 4835 "opencl_worker.c"
+#line 4846 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -4933,7 +4944,7 @@ static cl_int ava_opencl_impl_clGetDeviceInfo(cl_device_id device, cl_device_inf
 			ava_cl_quota_clamp(param_value);
 	}
 	return ret;
-#line 4937 "opencl_worker.c"
+#line 4948 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5289,7 +5300,7 @@ static cl_context ava_opencl_impl_clCreateContext(const cl_context_properties *p
 		return NULL;
 	}
 	return ava_execute();
-#line 5293 "opencl_worker.c"
+#line 5304 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5425,7 +5436,7 @@ static cl_context ava_opencl_impl_clCreateContextFromType(const cl_context_prope
 		}
 	}
 	return ava_execute();
-#line 5429 "opencl_worker.c"
+#line 5440 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5583,7 +5594,7 @@ static cl_int ava_opencl_impl_clGetContextInfo(cl_context context, cl_context_in
 						 *param_value_size_ret);
 	}
 	return ret;
-#line 5587 "opencl_worker.c"
+#line 5598 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5712,7 +5723,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueue(cl_context context,
 		return NULL;
 	}
 	return ava_execute();
-#line 5716 "opencl_worker.c"
+#line 5727 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5778,7 +5789,7 @@ static cl_command_queue ava_opencl_impl_clCreateCommandQueueWithProperties(cl_co
 		return NULL;
 	}
 	return ava_execute();
-#line 5782 "opencl_worker.c"
+#line 5793 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -5957,7 +5968,7 @@ static cl_int ava_opencl_impl_clGetCommandQueueInfo(cl_command_queue command_que
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 5961 "opencl_worker.c"
+#line 5972 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6106,7 +6117,7 @@ static cl_mem ava_opencl_impl_clCreateBuffer(cl_context context, cl_mem_flags fl
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6110 "opencl_worker.c"
+#line 6121 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6195,7 +6206,7 @@ static cl_mem ava_opencl_impl_clCreateBufferWithProperties(cl_context context, c
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_mem(ret, size, (ava_given & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL);
 	return ret;
-#line 6199 "opencl_worker.c"
+#line 6210 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6303,7 +6314,7 @@ static cl_mem ava_opencl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flag
 			ava_cl_remember_mem(ret, r->size, host);
 	}
 	return ret;
-#line 6307 "opencl_worker.c"
+#line 6318 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6383,7 +6394,7 @@ static cl_int ava_opencl_impl_clRetainMemObject(cl_mem memobj)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_mem_ref(memobj, 1);
 	return ret;
-#line 6387 "opencl_worker.c"
+#line 6398 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6431,7 +6442,7 @@ static cl_int ava_opencl_impl_clReleaseMemObject(cl_mem memobj)
 	if (ava_is_worker)
 		ava_cl_later_sweep();
 	return ret;
-#line 6435 "opencl_worker.c"
+#line 6446 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6515,7 +6526,7 @@ static cl_int ava_opencl_impl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info para
 		}
 	}
 	return ret;
-#line 6519 "opencl_worker.c"
+#line 6530 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6797,7 +6808,7 @@ static cl_mem ava_opencl_impl_clCreateImage(cl_context context, cl_mem_flags fla
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6801 "opencl_worker.c"
+#line 6812 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -6921,7 +6932,7 @@ static cl_mem ava_opencl_impl_clCreateImageWithProperties(cl_context context, co
 				      ava_given->image_height, ava_given->image_depth,
 				      ava_given->image_array_size, ava_given->mem_object);
 	return ret;
-#line 6925 "opencl_worker.c"
+#line 6936 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7055,7 +7066,7 @@ static cl_mem ava_opencl_impl_clCreateImage2D(cl_context context, cl_mem_flags f
 	if (ava_is_guest && ret != NULL)
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 1, NULL);
 	return ret;
-#line 7059 "opencl_worker.c"
+#line 7070 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7168,7 +7179,7 @@ static cl_mem ava_opencl_impl_clCreateImage3D(cl_context context, cl_mem_flags f
 		ava_cl_remember_image(ret, CL_MEM_OBJECT_IMAGE3D, image_width, image_height,
 				      image_depth, 1, NULL);
 	return ret;
-#line 7172 "opencl_worker.c"
+#line 7183 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7368,7 +7379,7 @@ static cl_int ava_opencl_impl_clGetImageInfo(cl_mem image, cl_image_info param_n
 		AVA_CL_IDS_OUT(cl_mem, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7372 "opencl_worker.c"
+#line 7383 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7632,7 +7643,7 @@ static cl_int ava_opencl_impl_clGetSamplerInfo(cl_sampler sampler, cl_sampler_in
 		AVA_CL_IDS_OUT(cl_context, param_value, param_value_size,
 			       *param_value_size_ret);
 	return ret;
-#line 7636 "opencl_worker.c"
+#line 7647 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -7726,7 +7737,7 @@ static cl_int ava_opencl_impl_ava_cl_map_buffer(cl_command_queue command_queue, 
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 7730 "opencl_worker.c"
+#line 7741 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_buffer(struct ava_wcall *ava_w)
@@ -7857,7 +7868,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer(cl_command_queue command_queue
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 7861 "opencl_worker.c"
+#line 7872 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer(struct ava_wcall *ava_w)
@@ -7997,7 +8008,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_buffer_lent(cl_command_queue command_
 	ret = clEnqueueUnmapMemObject(command_queue, buffer, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 8001 "opencl_worker.c"
+#line 8012 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_buffer_lent(struct ava_wcall *ava_w)
@@ -8128,7 +8139,7 @@ static cl_int ava_opencl_impl_ava_cl_map_image(cl_command_queue command_queue, c
 		clReleaseEvent(ava_unmapped);
 	}
 	return CL_SUCCESS;
-#line 8132 "opencl_worker.c"
+#line 8143 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_map_image(struct ava_wcall *ava_w)
@@ -8295,7 +8306,7 @@ static cl_int ava_opencl_impl_ava_cl_unmap_image(cl_command_queue command_queue,
 	ret = clEnqueueUnmapMemObject(command_queue, image, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 8299 "opencl_worker.c"
+#line 8310 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_unmap_image(struct ava_wcall *ava_w)
@@ -8447,7 +8458,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_source(cl_context c
 #line 16 "specs/opencl/opencl_program.spec.inc"
 	return clCreateProgramWithSource(context, source ? 1 : 0, source ? &source : NULL,
 					 source ? &length : NULL, errcode_ret);
-#line 8451 "opencl_worker.c"
+#line 8462 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_source(struct ava_wcall *ava_w)
@@ -8555,7 +8566,7 @@ static cl_program ava_opencl_impl_ava_cl_create_program_with_binary(cl_context c
 	return clCreateProgramWithBinary(context, num_devices, device_list, lengths,
 					 lengths && binaries ? ava_parts : NULL, binary_status,
 					 errcode_ret);
-#line 8559 "opencl_worker.c"
+#line 8570 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_program_with_binary(struct ava_wcall *ava_w)
@@ -8760,7 +8771,7 @@ static cl_program ava_opencl_impl_clCreateProgramWithBuiltInKernels(cl_context c
 		return NULL;
 	}
 	return ava_execute();
-#line 8764 "opencl_worker.c"
+#line 8775 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -8917,7 +8928,7 @@ static cl_int ava_opencl_impl_clBuildProgram(cl_program program, cl_uint num_dev
 	cl_int ret = ava_execute();
 	free(ava_owned);
 	return ret;
-#line 8921 "opencl_worker.c"
+#line 8932 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9032,7 +9043,7 @@ static cl_int ava_opencl_impl_ava_cl_compile_program(cl_program program, cl_uint
 				       user_data);
 	free(ava_owned);
 	return ret;
-#line 9036 "opencl_worker.c"
+#line 9047 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_compile_program(struct ava_wcall *ava_w)
@@ -9193,7 +9204,7 @@ static cl_program ava_opencl_impl_clLinkProgram(cl_context context, cl_uint num_
 		ava_cl_mark_arg_info(ret, ava_owned != NULL);
 	free(ava_owned);
 	return ret;
-#line 9197 "opencl_worker.c"
+#line 9208 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9373,7 +9384,7 @@ static cl_int ava_opencl_impl_clUnloadPlatformCompiler(cl_platform_id platform)
 	if (ava_is_worker && ava_handle_invalid(cl_platform_id))
 		return CL_INVALID_PLATFORM;
 	return ava_execute();
-#line 9377 "opencl_worker.c"
+#line 9388 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9443,7 +9454,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_info(cl_program program, cl_pro
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 9447 "opencl_worker.c"
+#line 9458 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_info(struct ava_wcall *ava_w)
@@ -9543,7 +9554,7 @@ static cl_int ava_opencl_impl_ava_cl_get_program_binaries(cl_program program, si
 		return CL_INVALID_VALUE;
 	return clGetProgramInfo(program, CL_PROGRAM_BINARIES, ava_ndev * sizeof(unsigned char *),
 				ava_parts, NULL);
-#line 9547 "opencl_worker.c"
+#line 9558 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_get_program_binaries(struct ava_wcall *ava_w)
@@ -9623,7 +9634,7 @@ static cl_int ava_opencl_impl_clGetProgramBuildInfo(cl_program program, cl_devic
 	}
 	free(ava_options);
 	return ret;
-#line 9627 "opencl_worker.c"
+#line 9638 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9715,7 +9726,7 @@ static cl_kernel ava_opencl_impl_clCreateKernel(cl_program program, const char *
 		return NULL;
 	}
 	return ret;
-#line 9719 "opencl_worker.c"
+#line 9730 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9804,7 +9815,7 @@ static cl_int ava_opencl_impl_clCreateKernelsInProgram(cl_program program, cl_ui
 		kernels[i] = NULL;
 	}
 	return CL_INVALID_PROGRAM_EXECUTABLE;
-#line 9808 "opencl_worker.c"
+#line 9819 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9891,7 +9902,7 @@ static cl_kernel ava_opencl_impl_clCloneKernel(cl_kernel source_kernel, cl_int *
 	if (ava_is_worker && ret != NULL)
 		ava_cl_karg_clone(source_kernel, ret);
 	return ret;
-#line 9895 "opencl_worker.c"
+#line 9906 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -9978,7 +9989,7 @@ static cl_int ava_opencl_impl_clReleaseKernel(cl_kernel kernel)
 	if (ava_is_worker && ret == CL_SUCCESS && ava_last)
 		ava_cl_karg_forget(kernel);
 	return ret;
-#line 9982 "opencl_worker.c"
+#line 9993 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10076,7 +10087,7 @@ static cl_int ava_opencl_impl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index
 	if (ava_rc == CL_SUCCESS)
 		ava_cl_karg_set(kernel, arg_index, ava_kind, ava_object);
 	return ava_rc;
-#line 10080 "opencl_worker.c"
+#line 10091 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clSetKernelArg(struct ava_wcall *ava_w)
@@ -10147,7 +10158,7 @@ static cl_int ava_opencl_impl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info p
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 10151 "opencl_worker.c"
+#line 10162 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10232,7 +10243,7 @@ static cl_int ava_opencl_impl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_i
 	if (ava_is_worker && ret == CL_SUCCESS && ava_cl_arg_info_hidden(kernel))
 		return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
 	return ret;
-#line 10236 "opencl_worker.c"
+#line 10247 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10542,7 +10553,7 @@ static cl_int ava_opencl_impl_clGetEventInfo(cl_event event, cl_event_info param
 				       *param_value_size_ret);
 	}
 	return ret;
-#line 10546 "opencl_worker.c"
+#line 10557 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10630,7 +10641,7 @@ static cl_event ava_opencl_impl_clCreateUserEvent(cl_context context, cl_int *er
 	if (ava_is_guest && ret != NULL)
 		ava_cl_made_user_event(ret, context);
 	return ret;
-#line 10634 "opencl_worker.c"
+#line 10645 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10689,7 +10700,7 @@ static cl_int ava_opencl_impl_clRetainEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, 1);
 	return ret;
-#line 10693 "opencl_worker.c"
+#line 10704 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10737,7 +10748,7 @@ static cl_int ava_opencl_impl_clReleaseEvent(cl_event event)
 	if (ava_is_guest && ret == CL_SUCCESS)
 		ava_cl_obj_ref((uint64_t)(uintptr_t)event, -1);
 	return ret;
-#line 10741 "opencl_worker.c"
+#line 10752 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10789,7 +10800,7 @@ static cl_int ava_opencl_impl_clSetUserEventStatus(cl_event event, cl_int execut
 	    ava_w_at_departure_cancel(ava_cl_user_event_abandoned, event))
 		(void)ava_cl_let_go(event);
 	return ret;
-#line 10793 "opencl_worker.c"
+#line 10804 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -10982,7 +10993,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBuffer(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 10986 "opencl_worker.c"
+#line 10997 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11128,7 +11139,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBuffer(cl_command_queue command_queu
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11132 "opencl_worker.c"
+#line 11143 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11256,7 +11267,7 @@ static cl_int ava_opencl_impl_clEnqueueReadBufferRect(cl_command_queue command_q
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11260 "opencl_worker.c"
+#line 11271 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11435,7 +11446,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteBufferRect(cl_command_queue command_
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11439 "opencl_worker.c"
+#line 11450 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11598,7 +11609,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 342 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11602 "opencl_worker.c"
+#line 11613 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11709,7 +11720,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferRect(cl_command_queue command_q
 	if (src_buffer == NULL || dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11713 "opencl_worker.c"
+#line 11724 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -11871,7 +11882,7 @@ static cl_int ava_opencl_impl_clEnqueueFillBuffer(cl_command_queue command_queue
 #define ava_execute() clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event)
 #line 387 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 11875 "opencl_worker.c"
+#line 11886 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12012,7 +12023,7 @@ static cl_int ava_opencl_impl_clEnqueueReadImage(cl_command_queue command_queue,
 	if (ava_is_worker)
 		blocking_read = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12016 "opencl_worker.c"
+#line 12027 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12169,7 +12180,7 @@ static cl_int ava_opencl_impl_clEnqueueWriteImage(cl_command_queue command_queue
 	if (ava_is_worker)
 		blocking_write = CL_TRUE;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12173 "opencl_worker.c"
+#line 12184 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12310,7 +12321,7 @@ static cl_int ava_opencl_impl_clEnqueueFillImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 489 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12314 "opencl_worker.c"
+#line 12325 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12461,7 +12472,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImage(cl_command_queue command_queue,
 #define ava_execute() clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 510 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12465 "opencl_worker.c"
+#line 12476 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12617,7 +12628,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyImageToBuffer(cl_command_queue comman
 	if (dst_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12621 "opencl_worker.c"
+#line 12632 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12756,7 +12767,7 @@ static cl_int ava_opencl_impl_clEnqueueCopyBufferToImage(cl_command_queue comman
 #define ava_execute() clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event)
 #line 553 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12760 "opencl_worker.c"
+#line 12771 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -12895,7 +12906,7 @@ static cl_int ava_opencl_impl_clEnqueueMigrateMemObjects(cl_command_queue comman
 #define ava_execute() clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event)
 #line 572 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 12899 "opencl_worker.c"
+#line 12910 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13017,7 +13028,7 @@ static cl_int ava_opencl_impl_clEnqueueNDRangeKernel(cl_command_queue command_qu
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13021 "opencl_worker.c"
+#line 13032 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13172,7 +13183,7 @@ static cl_int ava_opencl_impl_clEnqueueTask(cl_command_queue command_queue, cl_k
 	if (ava_is_worker && kernel == NULL)
 		return CL_INVALID_KERNEL;
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13176 "opencl_worker.c"
+#line 13187 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13272,7 +13283,7 @@ static cl_int ava_opencl_impl_clEnqueueMarkerWithWaitList(cl_command_queue comma
 #define ava_execute() clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 632 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13276 "opencl_worker.c"
+#line 13287 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13369,7 +13380,7 @@ static cl_int ava_opencl_impl_clEnqueueBarrierWithWaitList(cl_command_queue comm
 #define ava_execute() clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event)
 #line 648 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13373 "opencl_worker.c"
+#line 13384 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13466,7 +13477,7 @@ static cl_int ava_opencl_impl_clEnqueueMarker(cl_command_queue command_queue, cl
 #define ava_execute() clEnqueueMarker(command_queue, event)
 #line 660 "specs/opencl/opencl_enqueue.spec.inc"
 	return ava_cl_made_event(ava_execute(), command_queue, event);
-#line 13470 "opencl_worker.c"
+#line 13481 "opencl_worker.c"
 #undef ava_execute
 }
 
@@ -13573,7 +13584,7 @@ static cl_int ava_opencl_impl_clEnqueueWaitForEvents(cl_command_queue command_qu
 	if (num_events == 0 && event_list == NULL)
 		return CL_INVALID_VALUE;
 	return clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
-#line 13577 "opencl_worker.c"
+#line 13588 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clEnqueueWaitForEvents(struct ava_wcall *ava_w)
@@ -13649,7 +13660,7 @@ static ava_cl_svm ava_opencl_impl_ava_cl_svm_alloc(cl_context context, cl_svm_me
 	svm->aliases = 0;
 	svm->released = 0;
 	return svm;
-#line 13653 "opencl_worker.c"
+#line 13664 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_alloc(struct ava_wcall *ava_w)
@@ -13710,7 +13721,7 @@ static cl_mem ava_opencl_impl_ava_cl_create_buffer_svm(cl_context context, cl_me
 		return NULL;
 	}
 	return ret;
-#line 13714 "opencl_worker.c"
+#line 13725 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_create_buffer_svm(struct ava_wcall *ava_w)
@@ -13781,7 +13792,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_release(ava_cl_svm svm)
 	if (!ava_in_use)
 		ava_cl_svm_free(svm);
 	return CL_SUCCESS;
-#line 13785 "opencl_worker.c"
+#line 13796 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_release(struct ava_wcall *ava_w)
@@ -13828,7 +13839,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map(cl_command_queue command_queue, ava
 	if (data != NULL && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION))
 		memcpy(data, ava_p, size);
 	return clEnqueueSVMUnmap(command_queue, ava_p, 0, NULL, NULL);
-#line 13832 "opencl_worker.c"
+#line 13843 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map(struct ava_wcall *ava_w)
@@ -13954,7 +13965,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_map_staged(cl_command_queue command_que
 	}
 	return ava_cl_mapped_transfer(ava_t, command_queue, NULL, ava_p, size, NULL, map_flags,
 				      ava_ev, event);
-#line 13958 "opencl_worker.c"
+#line 13969 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_map_staged(struct ava_wcall *ava_w)
@@ -14067,7 +14078,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_unmap(cl_command_queue command_queue, a
 	ret = clEnqueueSVMUnmap(command_queue, ava_p, 1, &ava_gate, event);
 	clReleaseEvent(ava_gate);
 	return ret;
-#line 14071 "opencl_worker.c"
+#line 14082 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_unmap(struct ava_wcall *ava_w)
@@ -14191,7 +14202,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_memcpy(cl_command_queue command_queue, 
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemcpy(command_queue, CL_TRUE, ava_dst, ava_src, size,
 				  num_events_in_wait_list, event_wait_list, event);
-#line 14195 "opencl_worker.c"
+#line 14206 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_memcpy(struct ava_wcall *ava_w)
@@ -14341,7 +14352,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_fill(cl_command_queue command_queue, av
 		return CL_INVALID_VALUE;
 	return clEnqueueSVMMemFill(command_queue, ava_p, pattern, pattern_size, size,
 				   num_events_in_wait_list, event_wait_list, event);
-#line 14345 "opencl_worker.c"
+#line 14356 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_fill(struct ava_wcall *ava_w)
@@ -14465,7 +14476,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_arg_svm(cl_kernel kernel, cl_uin
 	if ((svm != NULL && ava_p == NULL) || ava_handle_invalid(ava_cl_svm))
 		return CL_INVALID_ARG_VALUE;
 	return clSetKernelArgSVMPointer(kernel, arg_index, ava_p);
-#line 14469 "opencl_worker.c"
+#line 14480 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_arg_svm(struct ava_wcall *ava_w)
@@ -14526,7 +14537,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_svm_ptrs(cl_kernel kernel, cl_ui
 				  ava_ptrs);
 	free(ava_ptrs);
 	return ret;
-#line 14530 "opencl_worker.c"
+#line 14541 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_svm_ptrs(struct ava_wcall *ava_w)
@@ -14614,7 +14625,7 @@ static cl_int ava_opencl_impl_ava_cl_svm_migrate(cl_command_queue command_queue,
 				     num_events_in_wait_list, event_wait_list, event);
 	free(ava_ptrs);
 	return ret;
-#line 14618 "opencl_worker.c"
+#line 14629 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_svm_migrate(struct ava_wcall *ava_w)
@@ -14752,7 +14763,7 @@ static cl_int ava_opencl_impl_ava_cl_set_kernel_exec_info(cl_kernel kernel, cl_k
 	if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS)
 		return CL_INVALID_VALUE;
 	return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-#line 14756 "opencl_worker.c"
+#line 14767 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_kernel_exec_info(struct ava_wcall *ava_w)
@@ -14864,7 +14875,7 @@ static cl_int ava_opencl_impl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl
 	return clGetKernelSubGroupInfo(in_kernel, in_device, param_name, input_value_size,
 				       input_value, param_value_size, param_value,
 				       param_value_size_ret);
-#line 14868 "opencl_worker.c"
+#line 14879 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_clGetKernelSubGroupInfoKHR(struct ava_wcall *ava_w)
@@ -14976,7 +14987,7 @@ static cl_int ava_opencl_impl_ava_cl_set_content_size_buffer(cl_mem buffer, cl_m
 	if (buffer == NULL || content_size_buffer == NULL)
 		return CL_INVALID_MEM_OBJECT;
 	return ava_set(buffer, content_size_buffer);
-#line 14980 "opencl_worker.c"
+#line 14991 "opencl_worker.c"
 }
 
 static int ava_opencl_serve_ava_cl_set_content_size_buffer(struct ava_wcall *ava_w)
