@@ -230,7 +230,7 @@ void ShadowThread::serve(MsgBuf &message) {
   w.out_spare = &out_spare_;
   w.message_buf = &message;
   if (session_ != nullptr)
-    w.scratch = session_->scratch();
+    w.scratch = &session_->scratch(); // a pointer: no reference count touched per call
   const ava_worker_spec *spec = w.spec;
   // hdr.seq is the reader's stamp: the async calls that must run first.
   connection_->wait_async_turn(w.hdr.seq);

@@ -497,7 +497,7 @@ AVA_W_EXPORT ava_w_transfer *ava_w_transfer_begin_in(const void *ptr, uint64_t b
   ava::TransferBook &book = w->connection->transfers();
   try {
     if (w->kept_message == nullptr)
-      w->kept_message = std::make_shared<ava::KeptMessage>(std::move(*w->message_buf), w->scratch);
+      w->kept_message = std::make_shared<ava::KeptMessage>(std::move(*w->message_buf), *w->scratch);
     if (!book.pool()->reserve(bytes))
       return nullptr;
     auto *raw = new (std::nothrow)

@@ -91,7 +91,8 @@ struct ava_wcall {
   // call holds until it ends, and scratch is where it goes back after
   // (nullptr, or no buffer: nothing is kept, bytes are copied).
   ava::MsgBuf *message_buf = nullptr;
-  std::shared_ptr<ava::MsgScratch> scratch;
+  const std::shared_ptr<ava::MsgScratch> *scratch =
+      nullptr; // the session's, which outlives the call
   std::shared_ptr<ava::KeptMessage> kept_message;
 };
 

@@ -285,7 +285,7 @@ Test(worker_transfers, a_calls_bytes_stay_in_its_message_as_staging) {
     uint8_t *const at = message.data() + 4096;
     std::memcpy(at, bytes.data(), kBytes);
     g.call->message_buf = &message;
-    g.call->scratch = scratch;
+    g.call->scratch = &scratch;
     ava::StagingPool &pool = *g.connection->transfers().pool();
     ava_w_transfer *t;
     {
@@ -325,7 +325,7 @@ Test(worker_transfers, a_calls_bytes_stay_in_its_message_as_staging) {
   message.set_size(size);
   std::vector<uint8_t> elsewhere = pattern(kBytes, 9);
   g.call->message_buf = &message;
-  g.call->scratch = scratch;
+  g.call->scratch = &scratch;
   ava::CurrentCall in(g.call.get());
   struct {
     const uint8_t *ptr;
